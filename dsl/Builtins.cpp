@@ -1,0 +1,343 @@
+//===- Builtins.cpp - The built-in functions, as a table ------------------===//
+//
+// One row per built-in: its name, how many arguments it takes, and the rule
+// that elaborates it. Composites (softmax, gelu, cross_entropy, ...) decompose
+// here into primitive `ein` ops, so autodiff and fusion only see primitives.
+//
+//===----------------------------------------------------------------------===//
+#include "dsl/ElaboratorImpl.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace ein::dsl {
+namespace {
+
+using Rule = std::optional<Value> (*)(Elaborator &, const Expr &);
+
+struct Builtin {
+  const char *name;
+  int arity; // -1: checked by the rule itself
+  const char *usage;
+  Rule rule;
+};
+
+/// A unary math function: folds on numbers, emits `OpT` on float tensors.
+template <typename OpT, double (*Fold)(double)>
+std::optional<Value> unaryMath(Elaborator &E, const Expr &call) {
+  auto v = E.expr(*call.args[0]);
+  if (!v)
+    return std::nullopt;
+  if (!v->isTensor()) {
+    double r = Fold(v->number);
+    if (!std::isfinite(r)) {
+      E.diags.error(call.calleeLoc, call.callee + "(" + formatNumber(v->number) +
+                                        ") is not a finite number");
+      return std::nullopt;
+    }
+    return Value::ofNumber(r, false);
+  }
+  if (!isa<FloatType>(v->tensor.elementType())) {
+    E.diags.error(call.args[0]->loc, "'" + call.callee + "' needs a float tensor, got " +
+                                         formatTensor(v->tensor));
+    return std::nullopt;
+  }
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  return Value::ofTensor(E.emit.unary<OpT>(v->tensor));
+}
+
+double foldRsqrt(double x) { return 1.0 / std::sqrt(x); }
+double foldExp(double x) { return std::exp(x); }
+double foldLog(double x) { return std::log(x); }
+double foldTanh(double x) { return std::tanh(x); }
+double foldSqrt(double x) { return std::sqrt(x); }
+double foldAbs(double x) { return std::fabs(x); }
+
+/// The float tensor argument `i` of a composite.
+std::optional<Tensor> floatArg(Elaborator &E, const Expr &call, size_t i) {
+  auto t = E.floatTensorOf(*call.args[i], "'" + call.callee + "'");
+  if (t)
+    E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  return t;
+}
+
+Tensor scalarLike(Elaborator &E, double v, const Tensor &like) {
+  return E.emit.constant(v, like.elementType(), like.axes);
+}
+
+std::optional<Value> relu(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  return Value::ofTensor(E.emit.binary<mlir::ein::MaxOp>(*x, scalarLike(E, 0.0, *x)));
+}
+
+Tensor sigmoidOf(Elaborator &E, const Tensor &x) {
+  // 1 / (1 + exp(-x))
+  Tensor e = E.emit.unary<mlir::ein::ExpOp>(E.emit.unary<mlir::ein::NegOp>(x));
+  Tensor denom = E.emit.binary<mlir::ein::AddOp>(scalarLike(E, 1.0, x), e);
+  return E.emit.binary<mlir::ein::DivOp>(scalarLike(E, 1.0, x), denom);
+}
+
+std::optional<Value> sigmoid(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  return Value::ofTensor(sigmoidOf(E, *x));
+}
+
+std::optional<Value> silu(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  return Value::ofTensor(E.emit.binary<mlir::ein::MulOp>(*x, sigmoidOf(E, *x)));
+}
+
+/// GELU, tanh form (as GPT-2):
+/// 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))
+std::optional<Value> gelu(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  auto &em = E.emit;
+  Tensor x3 = em.binary<mlir::ein::MulOp>(em.binary<mlir::ein::MulOp>(*x, *x), *x);
+  Tensor inner = em.binary<mlir::ein::AddOp>(*x, em.binary<mlir::ein::MulOp>(scalarLike(E, 0.044715, *x), x3));
+  Tensor scaled = em.binary<mlir::ein::MulOp>(scalarLike(E, std::sqrt(2.0 / M_PI), *x), inner);
+  Tensor onePlus = em.binary<mlir::ein::AddOp>(scalarLike(E, 1.0, *x), em.unary<mlir::ein::TanhOp>(scaled));
+  Tensor half = em.binary<mlir::ein::MulOp>(scalarLike(E, 0.5, *x), *x);
+  return Value::ofTensor(em.binary<mlir::ein::MulOp>(half, onePlus));
+}
+
+std::optional<Value> maxOrMin(Elaborator &E, const Expr &call) {
+  auto a = E.expr(*call.args[0]);
+  if (!a)
+    return std::nullopt;
+  auto b = E.expr(*call.args[1]);
+  if (!b)
+    return std::nullopt;
+  return E.binaryOp(call.callee, call.calleeLoc, *a, *b);
+}
+
+/// The position of the axis named by string argument `i`.
+std::optional<int64_t> axisArg(Elaborator &E, const Expr &call, size_t i,
+                               const Tensor &x) {
+  const Expr &arg = *call.args[i];
+  if (arg.kind != ExprKind::String) {
+    E.diags.error(arg.loc, "'" + call.callee + "' needs an axis name as a string, e.g. \"s\"");
+    return std::nullopt;
+  }
+  llvm::StringRef name = llvm::StringRef(arg.text).trim();
+  int64_t found = -1;
+  for (size_t d = 0; d < x.axes.size(); ++d)
+    if (x.axes[d].name == name) {
+      if (found >= 0) {
+        E.diags.error(arg.loc, "axis '" + name + "' is ambiguous in " + formatTensor(x));
+        return std::nullopt;
+      }
+      found = d;
+    }
+  if (found < 0) {
+    E.diags.error(arg.loc, "no axis named '" + name + "' in " + formatTensor(x));
+    return std::nullopt;
+  }
+  return found;
+}
+
+/// max over `axis`, broadcast back: the shift that keeps exp() finite.
+Tensor shiftedByMax(Elaborator &E, const Tensor &x, int64_t axis, Tensor &maxOut) {
+  maxOut = E.emit.reduce(x, mlir::ein::ReduceKind::max, {axis});
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != axis)
+      dims.push_back(d);
+  Tensor back = E.emit.broadcast(maxOut, x.axes, dims);
+  return E.emit.binary<mlir::ein::SubOp>(x, back);
+}
+
+Tensor logsumexpOf(Elaborator &E, const Tensor &x, int64_t axis) {
+  Tensor m;
+  Tensor shifted = shiftedByMax(E, x, axis, m);
+  Tensor sum = E.emit.reduce(E.emit.unary<mlir::ein::ExpOp>(shifted), mlir::ein::ReduceKind::sum, {axis});
+  return E.emit.binary<mlir::ein::AddOp>(m, E.emit.unary<mlir::ein::LogOp>(sum));
+}
+
+std::optional<Value> softmax(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  auto axis = axisArg(E, call, 1, *x);
+  if (!axis)
+    return std::nullopt;
+  Tensor m;
+  Tensor e = E.emit.unary<mlir::ein::ExpOp>(shiftedByMax(E, *x, *axis, m));
+  Tensor sum = E.emit.reduce(e, mlir::ein::ReduceKind::sum, {*axis});
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < x->rank(); ++d)
+    if (d != *axis)
+      dims.push_back(d);
+  return Value::ofTensor(E.emit.binary<mlir::ein::DivOp>(e, E.emit.broadcast(sum, x->axes, dims)));
+}
+
+std::optional<Value> logsumexp(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  auto axis = axisArg(E, call, 1, *x);
+  if (!axis)
+    return std::nullopt;
+  return Value::ofTensor(logsumexpOf(E, *x, *axis));
+}
+
+/// causal(x, "t s"): positions with s > t become -inf.
+std::optional<Value> causal(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  const Expr &arg = *call.args[1];
+  llvm::SmallVector<llvm::StringRef> names;
+  if (arg.kind == ExprKind::String)
+    llvm::SplitString(arg.text, names);
+  if (arg.kind != ExprKind::String || names.size() != 2) {
+    E.diags.error(arg.loc, "'causal' needs two axis names in one string: the query and "
+                           "the key axis, e.g. \"t s\"");
+    return std::nullopt;
+  }
+  int64_t t = -1, s = -1;
+  for (size_t d = 0; d < x->axes.size(); ++d) {
+    if (x->axes[d].name == names[0])
+      t = d;
+    if (x->axes[d].name == names[1])
+      s = d;
+  }
+  for (auto [pos, name] : {std::pair{t, names[0]}, std::pair{s, names[1]}})
+    if (pos < 0) {
+      E.diags.error(arg.loc, "no axis named '" + name + "' in " + formatTensor(*x));
+      return std::nullopt;
+    }
+  if (t == s) {
+    E.diags.error(arg.loc, "'causal' needs two different axes");
+    return std::nullopt;
+  }
+  if (x->axes[t].size != x->axes[s].size) {
+    E.diags.error(arg.loc, "'causal' needs axes of equal size: " + formatTensor(*x));
+    return std::nullopt;
+  }
+  Tensor ti = E.emit.iota(x->axes, t, E.i32());
+  Tensor si = E.emit.iota(x->axes, s, E.i32());
+  Tensor future = E.emit.cmp(mlir::ein::CmpPredicate::gt, si, ti);
+  Tensor ninf = scalarLike(E, -std::numeric_limits<double>::infinity(), *x);
+  return Value::ofTensor(E.emit.select(future, ninf, *x));
+}
+
+/// cross_entropy(logits [..., V], targets i32[...]): the mean over all
+/// positions of logsumexp(logits) - logits[target].
+std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
+  auto logits = floatArg(E, call, 0);
+  if (!logits)
+    return std::nullopt;
+  auto targets = E.tensorOf(*call.args[1], "'cross_entropy'");
+  if (!targets)
+    return std::nullopt;
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  if (logits->rank() == 0) {
+    E.diags.error(call.args[0]->loc, "'cross_entropy' needs logits with a class axis last");
+    return std::nullopt;
+  }
+  if (!targets->elementType().isInteger(32)) {
+    E.diags.error(call.args[1]->loc, "'cross_entropy' needs i32 targets, got " +
+                                         formatTensor(*targets));
+    return std::nullopt;
+  }
+  Axes positions(logits->axes.begin(), logits->axes.end() - 1);
+  if (targets->axes != positions) {
+    E.diags.error(call.args[1]->loc,
+                  "'cross_entropy' targets must have the logits' axes without the last "
+                  "(class) axis: logits " + formatTensor(*logits) + ", targets " +
+                      formatTensor(*targets) + ", expected i32" + formatAxes(positions));
+    return std::nullopt;
+  }
+  int64_t classAxis = logits->rank() - 1;
+  Tensor lse = logsumexpOf(E, *logits, classAxis);
+  // The target's logit: sum over classes of logits where class == target.
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < classAxis; ++d)
+    dims.push_back(d);
+  Tensor classes = E.emit.iota(logits->axes, classAxis, E.i32());
+  Tensor wanted = E.emit.broadcast(*targets, logits->axes, dims);
+  Tensor hit = E.emit.cmp(mlir::ein::CmpPredicate::eq, classes, wanted);
+  Tensor picked = E.emit.reduce(
+      E.emit.select(hit, *logits, scalarLike(E, 0.0, *logits)), mlir::ein::ReduceKind::sum,
+      {classAxis});
+  Tensor perPosition = E.emit.binary<mlir::ein::SubOp>(lse, picked);
+  llvm::SmallVector<int64_t> all;
+  for (int64_t d = 0; d < perPosition.rank(); ++d)
+    all.push_back(d);
+  Tensor total = E.emit.reduce(perPosition, mlir::ein::ReduceKind::sum, all);
+  int64_t count = elementCount(positions).value_or(1);
+  if (count == 1)
+    return Value::ofTensor(total);
+  return Value::ofTensor(
+      E.emit.binary<mlir::ein::MulOp>(total, scalarLike(E, 1.0 / static_cast<double>(count), total)));
+}
+
+const Builtin kBuiltins[] = {
+    {"einsum", -1, "tensors..., pattern", elaborateEinsum},
+    {"rearrange", -1, "tensor, pattern, axis=size...", elaborateRearrange},
+    {"reduce", -1, "tensor, pattern, sum|mean|max|min", elaborateReduce},
+    {"repeat", -1, "tensor, pattern, axis=size...", elaborateRepeat},
+    {"relu", 1, "x", relu},
+    {"gelu", 1, "x", gelu},
+    {"sigmoid", 1, "x", sigmoid},
+    {"silu", 1, "x", silu},
+    {"tanh", 1, "x", unaryMath<mlir::ein::TanhOp, foldTanh>},
+    {"exp", 1, "x", unaryMath<mlir::ein::ExpOp, foldExp>},
+    {"log", 1, "x", unaryMath<mlir::ein::LogOp, foldLog>},
+    {"sqrt", 1, "x", unaryMath<mlir::ein::SqrtOp, foldSqrt>},
+    {"rsqrt", 1, "x", unaryMath<mlir::ein::RsqrtOp, foldRsqrt>},
+    {"abs", 1, "x", unaryMath<mlir::ein::AbsOp, foldAbs>},
+    {"max", 2, "a, b", maxOrMin},
+    {"min", 2, "a, b", maxOrMin},
+    {"softmax", 2, "x, axis", softmax},
+    {"logsumexp", 2, "x, axis", logsumexp},
+    {"causal", 2, "x, \"t s\"", causal},
+    {"cross_entropy", 2, "logits, targets", crossEntropy},
+};
+
+const Builtin *findBuiltin(llvm::StringRef name) {
+  for (const Builtin &b : kBuiltins)
+    if (name == b.name)
+      return &b;
+  return nullptr;
+}
+
+} // namespace
+
+bool isBuiltinName(llvm::StringRef name) { return findBuiltin(name) != nullptr; }
+
+std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call, bool &handled) {
+  const Builtin *b = findBuiltin(call.callee);
+  handled = b != nullptr;
+  if (!b)
+    return std::nullopt;
+  if (b->arity >= 0) {
+    if (!call.kwargs.empty()) {
+      E.diags.error(call.kwargs.front().loc,
+                    "'" + call.callee + "' takes no keyword arguments");
+      return std::nullopt;
+    }
+    if (call.args.size() != static_cast<size_t>(b->arity)) {
+      E.diags.error(call.calleeLoc, "'" + call.callee + "' takes " +
+                                        std::to_string(b->arity) + " argument" +
+                                        (b->arity == 1 ? "" : "s") + " (" + b->usage +
+                                        "), got " + std::to_string(call.args.size()));
+      return std::nullopt;
+    }
+  }
+  return b->rule(E, call);
+}
+
+} // namespace ein::dsl

@@ -1,0 +1,1206 @@
+//===- Elaborator.cpp - Statements, expressions, broadcasting by name -----===//
+#include "dsl/ElaboratorImpl.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace ein::dsl {
+
+namespace {
+constexpr unsigned kMaxCallDepth = 64;
+constexpr int64_t kMaxLoopTrips = 1024;
+
+std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(1))
+    return "i1";
+  return "?";
+}
+} // namespace
+
+std::string formatTensor(const Tensor &t) {
+  return dtypeName(t.elementType()) + formatAxes(t.axes);
+}
+
+void registerElaboratorDialects(MLIRContext &context) {
+  context.getOrLoadDialect<mlir::ein::EinDialect>();
+  context.getOrLoadDialect<func::FuncDialect>();
+}
+
+Elaborator::Elaborator(const SourceFile &file, DiagnosticEngine &diags,
+                       MLIRContext &context, const ElaborateOptions &options)
+    : diags(diags), emit(builder_), context_(context), file_(file),
+      options_(options), builder_(&context) {}
+
+Location Elaborator::mlirLoc(SourceLoc loc) {
+  return FileLineColLoc::get(&context_, file_.path(), loc.line, loc.col);
+}
+
+SourceLoc Elaborator::locInString(const Expr &str, unsigned offset) const {
+  return str.loc.advanced(1 + offset);
+}
+
+//===----------------------------------------------------------------------===//
+// Program and statements
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> Elaborator::run(const Program &program) {
+  registerElaboratorDialects(context_);
+  module_ = ModuleOp::create(mlirLoc({1, 1}));
+  builder_.setInsertionPointToEnd(module_->getBody());
+  forward_ = builder_.create<func::FuncOp>(mlirLoc({1, 1}), "forward",
+                                           builder_.getFunctionType({}, {}));
+  body_ = forward_.addEntryBlock();
+  builder_.setInsertionPointToEnd(body_);
+  emit.setLoc(mlirLoc({1, 1}));
+  scopes_.emplace_back();
+
+  declareDims(program);
+  if (diags.hasErrors())
+    return nullptr;
+  for (const StmtPtr &s : program.stmts) {
+    if (diags.tooMany())
+      break;
+    statement(*s);
+  }
+  if (!diags.hasErrors())
+    finish();
+  if (diags.hasErrors())
+    return nullptr;
+  return std::move(module_);
+}
+
+void Elaborator::declareDims(const Program &program) {
+  std::map<std::string, std::string> dimOverrides;
+  for (const auto &[name, value] : options_.overrides) {
+    if (isTrainKey(name))
+      continue;
+    bool declared = false;
+    for (const StmtPtr &s : program.stmts)
+      declared |= s->kind == StmtKind::Dim && s->name == name;
+    if (!declared) {
+      diags.error({}, "--set " + name + "=" + value + ": no dim or train setting named '" +
+                          name + "'");
+      continue;
+    }
+    dimOverrides[name] = value;
+  }
+  for (const StmtPtr &s : program.stmts) {
+    if (s->kind != StmtKind::Dim)
+      continue;
+    if (dims.isDeclared(s->name)) {
+      diags.error(s->nameLoc, "dim '" + s->name + "' is declared twice");
+      continue;
+    }
+    std::optional<int64_t> size;
+    auto it = dimOverrides.find(s->name);
+    if (it != dimOverrides.end()) {
+      int64_t v;
+      if (llvm::StringRef(it->second).getAsInteger(10, v) || v <= 0) {
+        diags.error({}, "--set " + s->name + "=" + it->second +
+                            ": a dim needs a positive integer");
+        continue;
+      }
+      size = v;
+    } else {
+      if (!s->value)
+        continue;
+      size = constantInteger(*s->value);
+      if (!size)
+        continue;
+      if (*size <= 0) {
+        diags.error(s->value->loc, "dim '" + s->name +
+                                       "' must be positive, got " +
+                                       std::to_string(*size));
+        continue;
+      }
+    }
+    if (*size > kMaxElements) {
+      diags.error(s->nameLoc, "dim '" + s->name + "' is too large (" +
+                                  std::to_string(*size) + ")");
+      continue;
+    }
+    dims.set(s->name, *size);
+  }
+}
+
+void Elaborator::statement(const Stmt &s) {
+  emit.setLoc(mlirLoc(s.loc));
+  switch (s.kind) {
+  case StmtKind::Dim:
+    return; // declareDims did these
+  case StmtKind::Input:
+    return declareInput(s);
+  case StmtKind::Param:
+    return declareParam(s);
+  case StmtKind::Assign:
+    return assign(s);
+  case StmtKind::Fn:
+    if (isBuiltinName(s.name)) {
+      diags.error(s.nameLoc, "'" + s.name +
+                                 "' is a built-in function and cannot be redefined");
+      return;
+    }
+    if (!functions_.emplace(s.name, &s).second)
+      diags.error(s.nameLoc, "function '" + s.name + "' is defined twice");
+    return;
+  case StmtKind::For:
+    return forLoop(s);
+  case StmtKind::Output: {
+    if (!s.value)
+      return;
+    auto t = tensorOf(*s.value, "'output'");
+    if (!t)
+      return;
+    std::string name = s.value->kind == ExprKind::Name
+                           ? s.value->text
+                           : "output" + std::to_string(outputs_.size());
+    for (auto &existing : outputs_)
+      if (existing.first == name) {
+        diags.error(s.value->loc, "output '" + name + "' is declared twice");
+        return;
+      }
+    outputs_.emplace_back(name, *t);
+    return;
+  }
+  case StmtKind::Minimize: {
+    if (!s.value)
+      return;
+    if (loss_) {
+      diags.error(s.loc, "a program has one 'minimize' statement; the first is at line " +
+                             std::to_string(lossLoc_.line));
+      return;
+    }
+    auto t = floatTensorOf(*s.value, "'minimize'");
+    if (!t)
+      return;
+    if (t->rank() != 0) {
+      diags.error(s.value->loc, "'minimize' needs a scalar loss, got " +
+                                    formatTensor(*t) +
+                                    "; reduce it first, e.g. with reduce(x, \"... -> \", mean)");
+      return;
+    }
+    loss_ = t;
+    lossLoc_ = s.loc;
+    return;
+  }
+  case StmtKind::Return:
+    diags.error(s.loc, "'return' outside a function");
+    return;
+  case StmtKind::Train:
+    return trainSection(s);
+  }
+}
+
+std::optional<Type> Elaborator::elementType(llvm::StringRef name, SourceLoc loc) {
+  Type t = llvm::StringSwitch<Type>(name)
+               .Case("f32", builder_.getF32Type())
+               .Case("bf16", builder_.getBF16Type())
+               .Case("f16", builder_.getF16Type())
+               .Case("i32", builder_.getI32Type())
+               .Case("i1", builder_.getI1Type())
+               .Default(Type());
+  if (!t) {
+    diags.error(loc, "unknown element type '" + name +
+                         "'; expected one of f32, bf16, f16, i32, i1");
+    return std::nullopt;
+  }
+  return t;
+}
+
+std::optional<Axes> Elaborator::declaredShape(llvm::ArrayRef<AxisSpec> specs,
+                                              bool allowEllipsis) {
+  Axes axes;
+  bool ok = true;
+  auto sizeOf = [&](const AxisSpec &a) -> std::optional<int64_t> {
+    if (a.kind == AxisSpec::Kind::Number) {
+      if (a.number <= 0) {
+        diags.error(a.loc, "axis size must be positive, got " +
+                               std::to_string(a.number));
+        return std::nullopt;
+      }
+      return a.number;
+    }
+    auto size = dims.lookup(a.name);
+    if (!size)
+      diags.error(a.loc, "unknown dim '" + a.name +
+                             "' in shape; declare it with 'dim " + a.name +
+                             " = ...'");
+    return size;
+  };
+  for (const AxisSpec &spec : specs) {
+    switch (spec.kind) {
+    case AxisSpec::Kind::Ellipsis:
+      if (!allowEllipsis) {
+        diags.error(spec.loc, "'...' is only allowed in function parameter shapes");
+        ok = false;
+      }
+      break;
+    case AxisSpec::Kind::Name:
+    case AxisSpec::Kind::Number: {
+      auto size = sizeOf(spec);
+      if (!size) {
+        ok = false;
+        break;
+      }
+      axes.push_back({spec.kind == AxisSpec::Kind::Name ? spec.name
+                                                        : std::to_string(spec.number),
+                      *size});
+      break;
+    }
+    case AxisSpec::Kind::Group: {
+      std::string name = "(";
+      int64_t size = 1;
+      for (const AxisSpec &m : spec.members) {
+        auto s = sizeOf(m);
+        if (!s) {
+          ok = false;
+          continue;
+        }
+        auto prod = checkedMul(size, *s);
+        if (!prod || *prod > kMaxElements) {
+          diags.error(spec.loc, "axis size overflows");
+          return std::nullopt;
+        }
+        size = *prod;
+        if (name.size() > 1)
+          name += " ";
+        name += m.kind == AxisSpec::Kind::Name ? m.name : std::to_string(m.number);
+      }
+      axes.push_back({name + ")", size});
+      break;
+    }
+    }
+  }
+  if (!ok)
+    return std::nullopt;
+  auto count = elementCount(axes);
+  if (!count || *count > kMaxElements) {
+    diags.error(specs.empty() ? SourceLoc{} : specs.front().loc,
+                "tensor " + formatAxes(axes) + " has too many elements");
+    return std::nullopt;
+  }
+  return axes;
+}
+
+void Elaborator::declareInput(const Stmt &s) {
+  if (argumentNames_.count(s.name) || lookup(s.name, {}).has_value()) {
+    diags.error(s.nameLoc, "'" + s.name + "' is already defined");
+    return;
+  }
+  auto type = elementType(s.dtype.empty() ? "f32" : s.dtype, s.dtypeLoc);
+  auto axes = declaredShape(s.shape, /*allowEllipsis=*/false);
+  if (!type || !axes)
+    return;
+  unsigned position = inputs_.size();
+  BlockArgument arg = body_->insertArgument(
+      position, emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
+  inputs_.push_back({s.name, false, *axes, {}});
+  argumentNames_[s.name] = s.nameLoc;
+  scopes_.front()[s.name] = Value::ofTensor({arg, *axes});
+}
+
+void Elaborator::declareParam(const Stmt &s) {
+  std::string fullName;
+  for (const std::string &p : loopPrefix_)
+    fullName += p + ".";
+  fullName += s.name;
+  if (argumentNames_.count(fullName) ||
+      (loopPrefix_.empty() && lookup(s.name, {}).has_value())) {
+    diags.error(s.nameLoc, "'" + fullName + "' is already defined");
+    return;
+  }
+  if (dims.isDeclared(s.name)) {
+    diags.error(s.nameLoc, "'" + s.name + "' is a dim and cannot name a param");
+    return;
+  }
+  auto type = elementType(s.dtype.empty() ? "f32" : s.dtype, s.dtypeLoc);
+  if (type && !isa<FloatType>(*type)) {
+    diags.error(s.dtypeLoc, "param '" + s.name + "' must have a float type, not " + s.dtype);
+    return;
+  }
+  auto axes = declaredShape(s.shape, /*allowEllipsis=*/false);
+  if (!type || !axes)
+    return;
+  auto init = initializer(s);
+  if (!init)
+    return;
+  BlockArgument arg = body_->addArgument(emit.tensorType(*axes, *type),
+                                         mlirLoc(s.nameLoc));
+  params_.push_back({fullName, true, *axes, *init});
+  argumentNames_[fullName] = s.nameLoc;
+  scopes_.back()[s.name] = Value::ofTensor({arg, *axes});
+}
+
+std::optional<DictionaryAttr> Elaborator::initializer(const Stmt &s) {
+  llvm::SmallVector<NamedAttribute> fields;
+  auto field = [&](llvm::StringRef k, Attribute v) {
+    fields.push_back(builder_.getNamedAttr(k, v));
+  };
+  if (!s.value) { // the default, as GPT-2 initialises its weights
+    field("kind", builder_.getStringAttr("normal"));
+    field("std", builder_.getF64FloatAttr(0.02));
+    return builder_.getDictionaryAttr(fields);
+  }
+  const Expr &e = *s.value;
+  if (e.kind == ExprKind::Name && (e.text == "zeros" || e.text == "ones")) {
+    field("kind", builder_.getStringAttr(e.text));
+    return builder_.getDictionaryAttr(fields);
+  }
+  if (e.kind != ExprKind::Call ||
+      (e.callee != "normal" && e.callee != "uniform")) {
+    diags.error(e.loc, "unknown initialiser; expected normal(std=, clip=), "
+                       "uniform(a, b), zeros or ones");
+    return std::nullopt;
+  }
+  field("kind", builder_.getStringAttr(e.callee));
+  // Positional and keyword arguments, by name.
+  llvm::SmallVector<llvm::StringRef> names =
+      e.callee == "normal" ? llvm::SmallVector<llvm::StringRef>{"std", "clip", "mean"}
+                           : llvm::SmallVector<llvm::StringRef>{"low", "high"};
+  std::map<std::string, double> values;
+  if (e.args.size() > names.size()) {
+    diags.error(e.args[names.size()]->loc,
+                "'" + e.callee + "' takes at most " + std::to_string(names.size()) +
+                    " arguments (" + llvm::join(names, ", ") + ")");
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    auto v = constantNumber(*e.args[i]);
+    if (!v)
+      return std::nullopt;
+    values[names[i].str()] = *v;
+  }
+  for (const KeywordArg &kw : e.kwargs) {
+    if (!llvm::is_contained(names, kw.name)) {
+      diags.error(kw.loc, "'" + e.callee + "' has no argument '" + kw.name +
+                              "'; it takes " + llvm::join(names, ", "));
+      return std::nullopt;
+    }
+    if (values.count(kw.name)) {
+      diags.error(kw.loc, "argument '" + kw.name + "' is given twice");
+      return std::nullopt;
+    }
+    auto v = constantNumber(*kw.value);
+    if (!v)
+      return std::nullopt;
+    values[kw.name] = *v;
+  }
+  if (e.callee == "normal") {
+    if (!values.count("std")) {
+      diags.error(e.loc, "normal() needs std=");
+      return std::nullopt;
+    }
+    if (!(values["std"] > 0)) {
+      diags.error(e.loc, "normal(): std must be positive");
+      return std::nullopt;
+    }
+    if (values.count("clip") && !(values["clip"] > 0)) {
+      diags.error(e.loc, "normal(): clip must be positive (in standard deviations)");
+      return std::nullopt;
+    }
+  } else {
+    if (values.size() != 2) {
+      diags.error(e.loc, "uniform() needs both bounds: uniform(low, high)");
+      return std::nullopt;
+    }
+    if (!(values["low"] < values["high"])) {
+      diags.error(e.loc, "uniform(): low must be below high");
+      return std::nullopt;
+    }
+  }
+  for (auto &[k, v] : values)
+    field(k, builder_.getF64FloatAttr(v));
+  return builder_.getDictionaryAttr(fields);
+}
+
+void Elaborator::assign(const Stmt &s) {
+  for (const Target &t : s.targets) {
+    if (dims.isDeclared(t.name)) {
+      diags.error(t.loc, "cannot assign to '" + t.name + "': it is a dim");
+      return;
+    }
+    if (argumentNames_.count(t.name)) {
+      diags.error(t.loc, "cannot assign to '" + t.name + "': it is an input or param");
+      return;
+    }
+  }
+  if (!s.value)
+    return;
+  auto v = expr(*s.value);
+  if (!v)
+    return;
+  if (s.targets.size() == 1) {
+    scopes_.back()[s.targets.front().name] = *v;
+    return;
+  }
+  // Tuple unpacking splits the first axis: `q, k, v = t` with t: [3, ...].
+  if (!v->isTensor() || v->tensor.rank() == 0 ||
+      v->tensor.axes.front().size != static_cast<int64_t>(s.targets.size())) {
+    diags.error(s.targets.front().loc,
+                "cannot unpack " +
+                    (v->isTensor() ? formatTensor(v->tensor) : std::string("a number")) +
+                    " into " + std::to_string(s.targets.size()) +
+                    " names: its first axis must have size " +
+                    std::to_string(s.targets.size()));
+    return;
+  }
+  const Tensor &whole = v->tensor;
+  Axes rest(whole.axes.begin() + 1, whole.axes.end());
+  for (size_t i = 0; i < s.targets.size(); ++i) {
+    Tensor index = emit.constant(static_cast<double>(i), i32());
+    scopes_.back()[s.targets[i].name] =
+        Value::ofTensor(emit.gather(whole, index, rest));
+  }
+}
+
+void Elaborator::forLoop(const Stmt &s) {
+  auto trips = dims.lookup(s.rangeDim);
+  if (!trips) {
+    diags.error(s.rangeLoc, "for-loop range '" + s.rangeDim + "' is not a dim");
+    return;
+  }
+  if (*trips > kMaxLoopTrips) {
+    diags.error(s.rangeLoc, "for-loop over '" + s.rangeDim + "' runs " +
+                                std::to_string(*trips) + " times; the limit is " +
+                                std::to_string(kMaxLoopTrips));
+    return;
+  }
+  if (dims.isDeclared(s.name)) {
+    diags.error(s.nameLoc, "loop variable '" + s.name + "' hides a dim");
+    return;
+  }
+  for (int64_t i = 0; i < *trips; ++i) {
+    unsigned before = diags.errorCount();
+    loopPrefix_.push_back(s.name + "." + std::to_string(i));
+    scopes_.back()[s.name] = Value::ofNumber(static_cast<double>(i), true);
+    for (const StmtPtr &b : s.body) {
+      if (diags.tooMany())
+        break;
+      statement(*b);
+    }
+    loopPrefix_.pop_back();
+    if (diags.errorCount() != before)
+      break; // the same error would repeat in every iteration
+  }
+}
+
+void Elaborator::trainSection(const Stmt &s) {
+  if (sawTrain_) {
+    diags.error(s.loc, "a program has at most one 'train' section");
+    return;
+  }
+  sawTrain_ = true;
+  std::map<std::string, SourceLoc> seen;
+  for (const TrainSetting &t : s.settings) {
+    if (!seen.emplace(t.key, t.loc).second) {
+      diags.error(t.loc, "train setting '" + t.key + "' is given twice");
+      continue;
+    }
+    bool overridden = false;
+    for (auto &[k, v] : options_.overrides)
+      overridden |= k == t.key;
+    if (overridden)
+      continue;
+    Attribute a = trainSetting(*this, t.key, t.loc, t.value.get(), "", builder_);
+    if (a)
+      train_.push_back(builder_.getNamedAttr(t.key, a));
+  }
+}
+
+void Elaborator::finish() {
+  if (!loss_) {
+    diags.error({}, "the program has no 'minimize' statement: say which scalar to train on, "
+                    "e.g. 'minimize cross_entropy(logits, targets)'");
+    return;
+  }
+  for (auto &[k, v] : options_.overrides) {
+    if (!isTrainKey(k))
+      continue;
+    Attribute a = trainSetting(*this, k, {}, nullptr, v, builder_);
+    if (a)
+      train_.push_back(builder_.getNamedAttr(k, a));
+  }
+  if (diags.hasErrors())
+    return;
+
+  emit.setLoc(mlirLoc(lossLoc_));
+  llvm::SmallVector<mlir::Value> results{loss_->value};
+  for (auto &out : outputs_)
+    results.push_back(out.second.value);
+  builder_.create<func::ReturnOp>(mlirLoc(lossLoc_), results);
+
+  llvm::SmallVector<Type> argTypes(body_->getArgumentTypes());
+  llvm::SmallVector<Type> resultTypes;
+  for (mlir::Value v : results)
+    resultTypes.push_back(v.getType());
+  forward_.setFunctionType(builder_.getFunctionType(argTypes, resultTypes));
+
+  unsigned index = 0;
+  for (const std::vector<Argument> *list : {&inputs_, &params_}) {
+    for (const Argument &a : *list) {
+      llvm::SmallVector<NamedAttribute> attrs{
+          builder_.getNamedAttr("ein.name", builder_.getStringAttr(a.name)),
+          builder_.getNamedAttr("ein.kind",
+                                builder_.getStringAttr(a.isParam ? "param" : "input")),
+          builder_.getNamedAttr("ein.axes", emit.axesAttr(a.axes))};
+      if (a.isParam)
+        attrs.push_back(builder_.getNamedAttr("ein.init", a.init));
+      forward_.setArgAttrs(index++, builder_.getDictionaryAttr(attrs));
+    }
+  }
+  forward_.setResultAttrs(
+      0, builder_.getDictionaryAttr(
+             {builder_.getNamedAttr("ein.name", builder_.getStringAttr("loss"))}));
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    forward_.setResultAttrs(
+        i + 1,
+        builder_.getDictionaryAttr(
+            {builder_.getNamedAttr("ein.name", builder_.getStringAttr(outputs_[i].first)),
+             builder_.getNamedAttr("ein.axes", emit.axesAttr(outputs_[i].second.axes))}));
+
+  llvm::SmallVector<NamedAttribute> dimAttrs;
+  for (auto &[name, size] : dims.ordered())
+    dimAttrs.push_back(builder_.getNamedAttr(name, builder_.getI64IntegerAttr(size)));
+  (*module_)->setAttr("ein.dims", builder_.getDictionaryAttr(dimAttrs));
+  (*module_)->setAttr("ein.train", builder_.getDictionaryAttr(train_));
+
+  // The IR is built to verify; a failure here is a bug in einc, reported
+  // as such instead of aborting.
+  std::string mlirMessage;
+  ScopedDiagnosticHandler handler(&context_, [&](mlir::Diagnostic &d) {
+    if (mlirMessage.empty())
+      mlirMessage = d.str();
+    return success();
+  });
+  if (failed(verify(*module_)))
+    diags.error({}, "internal error: the generated IR does not verify: " + mlirMessage);
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+std::optional<Value> Elaborator::lookup(const std::string &name, SourceLoc loc) {
+  auto find = [&](std::map<std::string, Value> &scope) -> std::optional<Value> {
+    auto it = scope.find(name);
+    if (it == scope.end())
+      return std::nullopt;
+    return it->second;
+  };
+  if (auto v = find(scopes_.back()))
+    return v;
+  if (scopes_.size() > 1)
+    if (auto v = find(scopes_.front()))
+      return v;
+  if (auto size = dims.lookup(name))
+    return Value::ofNumber(static_cast<double>(*size), true);
+  if (loc.isValid()) {
+    if (functions_.count(name) || isBuiltinName(name))
+      diags.error(loc, "'" + name + "' is a function; call it with arguments");
+    else
+      diags.error(loc, "unknown name '" + name + "'");
+  }
+  return std::nullopt;
+}
+
+std::optional<Value> Elaborator::expr(const Expr &e) {
+  emit.setLoc(mlirLoc(e.loc));
+  switch (e.kind) {
+  case ExprKind::Number:
+    return Value::ofNumber(e.number, e.isInteger);
+  case ExprKind::Name:
+    return lookup(e.text, e.loc);
+  case ExprKind::String:
+    diags.error(e.loc, "a string is only allowed as a pattern or axis argument");
+    return std::nullopt;
+  case ExprKind::Unary: {
+    if (e.args.empty())
+      return std::nullopt;
+    auto v = expr(*e.args[0]);
+    if (!v)
+      return std::nullopt;
+    if (!v->isTensor())
+      return Value::ofNumber(-v->number, v->isInteger);
+    if (!isa<FloatType>(v->tensor.elementType())) {
+      diags.error(e.loc, "cannot negate " + formatTensor(v->tensor) +
+                             ": arithmetic needs a float tensor");
+      return std::nullopt;
+    }
+    emit.setLoc(mlirLoc(e.loc));
+    return Value::ofTensor(emit.unary<mlir::ein::NegOp>(v->tensor));
+  }
+  case ExprKind::Binary: {
+    if (e.args.size() != 2)
+      return std::nullopt;
+    auto lhs = expr(*e.args[0]);
+    if (!lhs)
+      return std::nullopt;
+    auto rhs = expr(*e.args[1]);
+    if (!rhs)
+      return std::nullopt;
+    std::string spelling = e.op == '^' ? "**" : std::string(1, e.op);
+    return binaryOp(spelling, e.loc, *lhs, *rhs);
+  }
+  case ExprKind::Call:
+    return call(e);
+  case ExprKind::Index:
+    return index(e);
+  }
+  return std::nullopt;
+}
+
+std::optional<Tensor> Elaborator::tensorOf(const Expr &e, llvm::StringRef what) {
+  auto v = expr(e);
+  if (!v)
+    return std::nullopt;
+  if (!v->isTensor()) {
+    diags.error(e.loc, what + " needs a tensor, not a number");
+    return std::nullopt;
+  }
+  return v->tensor;
+}
+
+std::optional<Tensor> Elaborator::floatTensorOf(const Expr &e,
+                                                llvm::StringRef what) {
+  auto t = tensorOf(e, what);
+  if (t && !isa<FloatType>(t->elementType())) {
+    diags.error(e.loc, what + " needs a float tensor, got " + formatTensor(*t));
+    return std::nullopt;
+  }
+  return t;
+}
+
+std::optional<Value> Elaborator::index(const Expr &e) {
+  if (e.args.size() != 2)
+    return std::nullopt;
+  auto table = tensorOf(*e.args[0], "indexing");
+  if (!table)
+    return std::nullopt;
+  auto ids = tensorOf(*e.args[1], "an index");
+  if (!ids)
+    return std::nullopt;
+  if (table->rank() == 0) {
+    diags.error(e.args[0]->loc, "cannot index a scalar " + formatTensor(*table));
+    return std::nullopt;
+  }
+  if (!ids->elementType().isInteger(32)) {
+    diags.error(e.args[1]->loc, "indices must be i32, got " + formatTensor(*ids));
+    return std::nullopt;
+  }
+  Axes axes = ids->axes;
+  axes.insert(axes.end(), table->axes.begin() + 1, table->axes.end());
+  auto count = elementCount(axes);
+  if (!count || *count > kMaxElements) {
+    diags.error(e.loc, "the lookup result " + formatAxes(axes) + " has too many elements");
+    return std::nullopt;
+  }
+  emit.setLoc(mlirLoc(e.loc));
+  return Value::ofTensor(emit.gather(*table, *ids, axes));
+}
+
+std::optional<Value> Elaborator::call(const Expr &e) {
+  bool handled = false;
+  auto result = elaborateBuiltin(*this, e, handled);
+  if (handled)
+    return result;
+  auto fn = functions_.find(e.callee);
+  if (fn == functions_.end()) {
+    diags.error(e.calleeLoc, "unknown function '" + e.callee + "'");
+    return std::nullopt;
+  }
+  return callUser(e, *fn->second);
+}
+
+bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
+                             const Expr &argExpr, std::optional<Axes> &ellipsis,
+                             const std::string &fnName) {
+  auto fail = [&](const llvm::Twine &why) {
+    diags.error(argExpr.loc, "argument '" + p.name + "' of '" + fnName + "' is " +
+                                 formatTensor(arg) + ", which does not match [" +
+                                 [&] {
+                                   std::string s;
+                                   for (size_t i = 0; i < p.shape.size(); ++i) {
+                                     const AxisSpec &a = p.shape[i];
+                                     if (i)
+                                       s += ", ";
+                                     if (a.kind == AxisSpec::Kind::Ellipsis)
+                                       s += "...";
+                                     else if (a.kind == AxisSpec::Kind::Number)
+                                       s += std::to_string(a.number);
+                                     else if (a.kind == AxisSpec::Kind::Name)
+                                       s += a.name;
+                                     else {
+                                       s += "(";
+                                       for (size_t j = 0; j < a.members.size(); ++j)
+                                         s += (j ? " " : "") +
+                                              (a.members[j].kind == AxisSpec::Kind::Name
+                                                   ? a.members[j].name
+                                                   : std::to_string(a.members[j].number));
+                                       s += ")";
+                                     }
+                                   }
+                                   return s;
+                                 }() + "]: " + why);
+    return false;
+  };
+  if (!p.dtype.empty()) {
+    auto t = elementType(p.dtype, p.loc);
+    if (!t)
+      return false;
+    if (*t != arg.elementType())
+      return fail("the element type must be " + p.dtype);
+  }
+  size_t ellipsisAt = p.shape.size();
+  for (size_t i = 0; i < p.shape.size(); ++i)
+    if (p.shape[i].kind == AxisSpec::Kind::Ellipsis)
+      ellipsisAt = i;
+  size_t fixed = p.shape.size() - (ellipsisAt < p.shape.size() ? 1 : 0);
+  size_t rank = arg.axes.size();
+  if (ellipsisAt == p.shape.size() ? rank != fixed : rank < fixed)
+    return fail("it has " + std::to_string(rank) + " axes");
+  size_t bound = rank - fixed;
+  size_t a = 0;
+  for (size_t i = 0; i < p.shape.size(); ++i) {
+    const AxisSpec &spec = p.shape[i];
+    if (spec.kind == AxisSpec::Kind::Ellipsis) {
+      Axes part(arg.axes.begin() + a, arg.axes.begin() + a + bound);
+      if (ellipsis && *ellipsis != part)
+        return fail("'...' is already " + formatAxes(*ellipsis) +
+                    " from an earlier argument");
+      ellipsis = part;
+      a += bound;
+      continue;
+    }
+    const Axis &axis = arg.axes[a++];
+    if (spec.kind == AxisSpec::Kind::Name) {
+      auto size = dims.lookup(spec.name);
+      if (!size) {
+        diags.error(spec.loc, "unknown dim '" + spec.name + "' in shape");
+        return false;
+      }
+      if (axis.name != spec.name && dims.isDeclared(axis.name))
+        return fail("axis '" + axis.name + "' is not '" + spec.name + "'");
+      if (axis.size != *size)
+        return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
+                    ", not " + std::to_string(*size));
+      continue;
+    }
+    auto expected = declaredShape(llvm::ArrayRef<AxisSpec>(spec), false);
+    if (!expected)
+      return false;
+    if (expected->front().size != axis.size)
+      return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
+                  ", not " + std::to_string(expected->front().size));
+  }
+  return true;
+}
+
+std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
+  if (!e.kwargs.empty()) {
+    diags.error(e.kwargs.front().loc,
+                "function '" + fn.name + "' takes no keyword arguments");
+    return std::nullopt;
+  }
+  if (e.args.size() != fn.params.size()) {
+    diags.error(e.calleeLoc, "function '" + fn.name + "' takes " +
+                                 std::to_string(fn.params.size()) + " arguments, got " +
+                                 std::to_string(e.args.size()));
+    return std::nullopt;
+  }
+  if (callDepth_ >= kMaxCallDepth) {
+    diags.error(e.calleeLoc, "calls nest more than " + std::to_string(kMaxCallDepth) +
+                                 " deep (is '" + fn.name + "' recursive?)");
+    return std::nullopt;
+  }
+  std::map<std::string, Value> scope;
+  std::optional<Axes> ellipsis;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    auto arg = tensorOf(*e.args[i], "argument '" + fn.params[i].name + "'");
+    if (!arg)
+      return std::nullopt;
+    if (!bindFnParam(fn.params[i], *arg, *e.args[i], ellipsis, fn.name))
+      return std::nullopt;
+    scope[fn.params[i].name] = Value::ofTensor(*arg);
+  }
+
+  unsigned before = diags.errorCount();
+  scopes_.push_back(std::move(scope));
+  ++callDepth_;
+  std::optional<Value> result;
+  const Stmt *returnStmt = nullptr;
+  for (const StmtPtr &s : fn.body) {
+    if (diags.errorCount() != before)
+      break;
+    if (s->kind == StmtKind::Return) {
+      returnStmt = s.get();
+      if (s->value)
+        result = expr(*s->value);
+      break;
+    }
+    if (s->kind == StmtKind::Assign)
+      assign(*s);
+    else
+      diags.error(s->loc, "only assignments and 'return' are allowed in a function body");
+  }
+  --callDepth_;
+  scopes_.pop_back();
+  if (diags.errorCount() != before) {
+    diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
+    return std::nullopt;
+  }
+  if (!returnStmt) {
+    diags.error(fn.nameLoc, "function '" + fn.name + "' has no 'return'");
+    return std::nullopt;
+  }
+  if (!result)
+    return std::nullopt;
+  if (!result->isTensor())
+    return result;
+  // The declared result shape, with '...' as bound by the arguments.
+  FnParam declared{"result", fn.nameLoc, "", fn.resultShape};
+  const Expr &at = *returnStmt->value;
+  if (!bindFnParam(declared, result->tensor, at, ellipsis, fn.name)) {
+    diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
+    return std::nullopt;
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting by name
+//===----------------------------------------------------------------------===//
+
+std::optional<Tensor> Elaborator::broadcastTo(const Tensor &x, const Axes &target,
+                                              SourceLoc loc,
+                                              llvm::StringRef spelling) {
+  // Match each of x's axes to the target axis of the same name, in order of
+  // occurrence (so [d, d] works as expected).
+  llvm::SmallVector<int64_t> position;
+  std::vector<bool> used(target.size(), false);
+  for (const Axis &a : x.axes) {
+    int64_t found = -1;
+    for (size_t j = 0; j < target.size(); ++j)
+      if (!used[j] && target[j].name == a.name) {
+        found = j;
+        break;
+      }
+    if (found < 0) {
+      diags.error(loc, "operands of '" + spelling + "' do not broadcast: " +
+                           formatTensor(x) + " has axis '" + a.name + "', which " +
+                           formatAxes(target) +
+                           " lacks (broadcasting is by axis name: one operand's "
+                           "axes must be a subset of the other's)");
+      return std::nullopt;
+    }
+    if (target[found].size != a.size) {
+      diags.error(loc, "operands of '" + spelling + "' disagree on axis '" + a.name +
+                           "': " + formatTensor(x) + " and " + formatAxes(target));
+      return std::nullopt;
+    }
+    used[found] = true;
+    position.push_back(found);
+  }
+  // Transpose x so its axes come in the target's order, then broadcast.
+  llvm::SmallVector<int64_t> order(position.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  llvm::sort(order, [&](int64_t l, int64_t r) { return position[l] < position[r]; });
+  Tensor sorted = emit.transpose(x, order);
+  llvm::SmallVector<int64_t> dims(position);
+  llvm::sort(dims);
+  return emit.broadcast(sorted, target, dims);
+}
+
+std::optional<std::pair<Tensor, Tensor>>
+Elaborator::broadcastByName(llvm::StringRef spelling, SourceLoc loc,
+                            const Tensor &lhs, const Tensor &rhs) {
+  if (lhs.elementType() != rhs.elementType()) {
+    diags.error(loc, "operands of '" + spelling + "' have different element types: " +
+                         formatTensor(lhs) + " and " + formatTensor(rhs));
+    return std::nullopt;
+  }
+  bool rhsIsBigger = rhs.rank() > lhs.rank();
+  const Tensor &big = rhsIsBigger ? rhs : lhs;
+  const Tensor &small = rhsIsBigger ? lhs : rhs;
+  auto grown = broadcastTo(small, big.axes, loc, spelling);
+  if (!grown) {
+    diags.note(loc, "the operands are " + formatTensor(lhs) + " and " + formatTensor(rhs));
+    return std::nullopt;
+  }
+  if (rhsIsBigger)
+    return std::make_pair(*grown, big);
+  return std::make_pair(big, *grown);
+}
+
+std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc loc,
+                                          const Value &lhs, const Value &rhs) {
+  if (!lhs.isTensor() && !rhs.isTensor()) {
+    double a = lhs.number, b = rhs.number, r = 0;
+    bool integer = lhs.isInteger && rhs.isInteger;
+    if (spelling == "+")
+      r = a + b;
+    else if (spelling == "-")
+      r = a - b;
+    else if (spelling == "*")
+      r = a * b;
+    else if (spelling == "/") {
+      if (b == 0) {
+        diags.error(loc, "division by zero in a constant expression");
+        return std::nullopt;
+      }
+      r = a / b;
+      integer = integer && std::fmod(a, b) == 0;
+    } else if (spelling == "**")
+      r = std::pow(a, b);
+    else if (spelling == "max")
+      r = std::max(a, b);
+    else if (spelling == "min")
+      r = std::min(a, b);
+    if (!std::isfinite(r)) {
+      diags.error(loc, "constant expression is not finite");
+      return std::nullopt;
+    }
+    return Value::ofNumber(r, integer);
+  }
+  emit.setLoc(mlirLoc(loc));
+  auto asTensor = [&](const Value &v, const Value &other) -> std::optional<Tensor> {
+    if (v.isTensor())
+      return v.tensor;
+    return emit.constant(v.number, other.tensor.elementType(), other.tensor.axes);
+  };
+  for (const Value *v : {&lhs, &rhs})
+    if (v->isTensor() && !isa<FloatType>(v->tensor.elementType())) {
+      diags.error(loc, "operands of '" + spelling + "' must be float tensors, got " +
+                           formatTensor(v->tensor));
+      return std::nullopt;
+    }
+  auto l = asTensor(lhs, rhs);
+  auto r = asTensor(rhs, lhs);
+  auto pair = broadcastByName(spelling, loc, *l, *r);
+  if (!pair)
+    return std::nullopt;
+  emit.setLoc(mlirLoc(loc));
+  auto &[a, b] = *pair;
+  if (spelling == "+")
+    return Value::ofTensor(emit.binary<mlir::ein::AddOp>(a, b));
+  if (spelling == "-")
+    return Value::ofTensor(emit.binary<mlir::ein::SubOp>(a, b));
+  if (spelling == "*")
+    return Value::ofTensor(emit.binary<mlir::ein::MulOp>(a, b));
+  if (spelling == "/")
+    return Value::ofTensor(emit.binary<mlir::ein::DivOp>(a, b));
+  if (spelling == "**")
+    return Value::ofTensor(emit.binary<mlir::ein::PowOp>(a, b));
+  if (spelling == "max")
+    return Value::ofTensor(emit.binary<mlir::ein::MaxOp>(a, b));
+  if (spelling == "min")
+    return Value::ofTensor(emit.binary<mlir::ein::MinOp>(a, b));
+  diags.error(loc, "unknown operator '" + spelling + "'");
+  return std::nullopt;
+}
+
+bool Elaborator::checkAxisName(llvm::StringRef patternName, SourceLoc loc,
+                               const Axis &operandAxis, const Tensor &operand,
+                               unsigned operandIndex) {
+  auto declared = dims.lookup(patternName);
+  if (!declared)
+    return true; // a local name: sizes are checked by the caller
+  std::string which = operandIndex == 0 ? "the operand"
+                                        : "operand " + std::to_string(operandIndex);
+  if (operandAxis.name != patternName && dims.isDeclared(operandAxis.name)) {
+    diags.error(loc, "axis '" + patternName + "' does not match " + which +
+                         "'s axis '" + operandAxis.name + "' at this position: " +
+                         which + " is " + formatTensor(operand));
+    return false;
+  }
+  if (operandAxis.size != *declared) {
+    diags.error(loc, "axis '" + patternName + "' is " + std::to_string(*declared) +
+                         " but " + which + "'s axis '" + operandAxis.name + "' is " +
+                         std::to_string(operandAxis.size) + ": " + which + " is " +
+                         formatTensor(operand));
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Compile-time numbers
+//===----------------------------------------------------------------------===//
+
+std::optional<double> Elaborator::constantNumber(const Expr &e) {
+  switch (e.kind) {
+  case ExprKind::Number:
+    return e.number;
+  case ExprKind::Name: {
+    auto v = lookup(e.text, e.loc);
+    if (!v)
+      return std::nullopt;
+    if (v->isTensor()) {
+      diags.error(e.loc, "'" + e.text + "' is a tensor; a constant is needed here");
+      return std::nullopt;
+    }
+    return v->number;
+  }
+  case ExprKind::Unary: {
+    auto v = e.args.empty() ? std::nullopt : constantNumber(*e.args[0]);
+    if (!v)
+      return std::nullopt;
+    return -*v;
+  }
+  case ExprKind::Binary: {
+    if (e.args.size() != 2)
+      return std::nullopt;
+    auto a = constantNumber(*e.args[0]);
+    auto b = a ? constantNumber(*e.args[1]) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    auto r = binaryOp(e.op == '^' ? "**" : std::string(1, e.op), e.loc,
+                      Value::ofNumber(*a, false), Value::ofNumber(*b, false));
+    if (!r)
+      return std::nullopt;
+    return r->number;
+  }
+  case ExprKind::Call: {
+    if (e.args.size() == 1 && e.kwargs.empty() &&
+        (e.callee == "sqrt" || e.callee == "exp" || e.callee == "log")) {
+      auto v = constantNumber(*e.args[0]);
+      if (!v)
+        return std::nullopt;
+      if ((e.callee == "sqrt" && *v < 0) || (e.callee == "log" && *v <= 0)) {
+        diags.error(e.loc, e.callee + "() of " + std::to_string(*v) +
+                               " in a constant expression");
+        return std::nullopt;
+      }
+      double r = e.callee == "sqrt" ? std::sqrt(*v)
+                 : e.callee == "exp" ? std::exp(*v)
+                                     : std::log(*v);
+      if (!std::isfinite(r)) {
+        diags.error(e.loc, "constant expression is not finite");
+        return std::nullopt;
+      }
+      return r;
+    }
+    diags.error(e.loc, "a constant expression may only call sqrt, exp or log");
+    return std::nullopt;
+  }
+  case ExprKind::String:
+  case ExprKind::Index:
+    break;
+  }
+  diags.error(e.loc, "expected a constant number");
+  return std::nullopt;
+}
+
+std::optional<int64_t> Elaborator::constantInteger(const Expr &e) {
+  switch (e.kind) {
+  case ExprKind::Number:
+    if (!e.isInteger) {
+      diags.error(e.loc, "expected an integer, found '" + e.text + "'");
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(e.number);
+  case ExprKind::Name: {
+    auto size = dims.lookup(e.text);
+    if (!size) {
+      diags.error(e.loc, "unknown dim '" + e.text + "'");
+      return std::nullopt;
+    }
+    return size;
+  }
+  case ExprKind::Unary: {
+    auto v = e.args.empty() ? std::nullopt : constantInteger(*e.args[0]);
+    if (!v)
+      return std::nullopt;
+    return -*v;
+  }
+  case ExprKind::Binary: {
+    if (e.args.size() != 2)
+      return std::nullopt;
+    auto a = constantInteger(*e.args[0]);
+    auto b = a ? constantInteger(*e.args[1]) : std::nullopt;
+    if (!b)
+      return std::nullopt;
+    int64_t r = 0;
+    bool overflow = false;
+    switch (e.op) {
+    case '+':
+      overflow = __builtin_add_overflow(*a, *b, &r);
+      break;
+    case '-':
+      overflow = __builtin_sub_overflow(*a, *b, &r);
+      break;
+    case '*':
+      overflow = __builtin_mul_overflow(*a, *b, &r);
+      break;
+    case '/':
+      if (*b == 0) {
+        diags.error(e.loc, "division by zero");
+        return std::nullopt;
+      }
+      if (*a % *b != 0) {
+        diags.error(e.loc, std::to_string(*a) + " / " + std::to_string(*b) +
+                               " is not exact: dims divide exactly");
+        return std::nullopt;
+      }
+      if (*a == INT64_MIN && *b == -1)
+        overflow = true;
+      else
+        r = *a / *b;
+      break;
+    case '^': {
+      if (*b < 0) {
+        diags.error(e.loc, "negative exponent in an integer expression");
+        return std::nullopt;
+      }
+      r = 1;
+      if (*a == 0 || *a == 1)
+        r = *b == 0 ? 1 : *a;
+      else if (*a == -1)
+        r = *b % 2 ? -1 : 1;
+      else // |a| >= 2 overflows within 64 steps
+        for (int64_t i = 0; i < *b && !overflow; ++i)
+          overflow = __builtin_mul_overflow(r, *a, &r);
+      break;
+    }
+    default:
+      break;
+    }
+    if (overflow) {
+      diags.error(e.loc, "integer overflow in a dim expression");
+      return std::nullopt;
+    }
+    return r;
+  }
+  case ExprKind::String:
+  case ExprKind::Call:
+  case ExprKind::Index:
+    break;
+  }
+  diags.error(e.loc, "expected an integer expression of numbers and dims");
+  return std::nullopt;
+}
+
+OwningOpRef<ModuleOp> elaborate(const Program &program, const SourceFile &file,
+                                DiagnosticEngine &diags, MLIRContext &context,
+                                const ElaborateOptions &options) {
+  Elaborator elaborator(file, diags, context, options);
+  return elaborator.run(program);
+}
+
+} // namespace ein::dsl

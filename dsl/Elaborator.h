@@ -1,0 +1,43 @@
+//===- Elaborator.h - From a parsed program to `ein` IR ----------*- C++ -*-===//
+//
+// elaborate() checks a Program (dims, named axes, einops patterns, dtypes) and
+// emits a module holding `func.func @forward(inputs..., params...) -> (loss,
+// outputs...)` in the `ein` dialect. Loops are unrolled (one param copy per
+// iteration, named `layer.3.w_qkv`), user functions are inlined, composites
+// (softmax, gelu, cross_entropy, ...) are decomposed into primitive ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_DSL_ELABORATOR_H
+#define EINC_DSL_ELABORATOR_H
+
+#include "dsl/AST.h"
+#include "dsl/Diagnostics.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ein::dsl {
+
+struct ElaborateOptions {
+  /// `--set name=value`: a `dim` (integer) or a `train { }` setting.
+  std::vector<std::pair<std::string, std::string>> overrides;
+};
+
+/// Registers the dialects the elaborator emits (ein, func) in `context`.
+void registerElaboratorDialects(mlir::MLIRContext &context);
+
+/// Returns the module, or null when `diags` holds errors.
+mlir::OwningOpRef<mlir::ModuleOp> elaborate(const Program &program,
+                                            const SourceFile &file,
+                                            DiagnosticEngine &diags,
+                                            mlir::MLIRContext &context,
+                                            const ElaborateOptions &options);
+
+} // namespace ein::dsl
+
+#endif // EINC_DSL_ELABORATOR_H

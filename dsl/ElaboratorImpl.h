@@ -1,0 +1,176 @@
+//===- ElaboratorImpl.h - State shared by the elaborator's parts -*- C++ -*-===//
+//
+// Internal to dsl/: Elaborator.cpp (statements, expressions, broadcasting),
+// Einops.cpp (einsum / rearrange / reduce / repeat), Builtins.cpp (the table of
+// built-in functions) and TrainSettings.cpp all work on this one class.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_DSL_ELABORATORIMPL_H
+#define EINC_DSL_ELABORATORIMPL_H
+
+#include "dsl/Elaborator.h"
+#include "dsl/Emitter.h"
+#include "dsl/Pattern.h"
+#include "dsl/Shape.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace ein::dsl {
+
+/// What an expression evaluates to: a tensor or a compile-time number.
+struct Value {
+  enum class Kind { Tensor, Number };
+  Kind kind = Kind::Number;
+  Tensor tensor;
+  double number = 0;
+  bool isInteger = false;
+
+  static Value ofTensor(Tensor t) {
+    Value v;
+    v.kind = Kind::Tensor;
+    v.tensor = std::move(t);
+    return v;
+  }
+  static Value ofNumber(double n, bool isInteger) {
+    Value v;
+    v.number = n;
+    v.isInteger = isInteger;
+    return v;
+  }
+  bool isTensor() const { return kind == Kind::Tensor; }
+};
+
+/// `f32[batch=256, window=8]`
+std::string formatTensor(const Tensor &t);
+
+class Elaborator {
+public:
+  Elaborator(const SourceFile &file, DiagnosticEngine &diags,
+             mlir::MLIRContext &context, const ElaborateOptions &options);
+
+  mlir::OwningOpRef<mlir::ModuleOp> run(const Program &program);
+
+  // --- Shared by Einops.cpp and Builtins.cpp ---------------------------------
+  DiagnosticEngine &diags;
+  DimTable dims;
+  Emitter emit;
+
+  std::optional<Value> expr(const Expr &e);
+  /// Evaluates `e`, requiring a tensor; `what` names it in the error.
+  std::optional<Tensor> tensorOf(const Expr &e, llvm::StringRef what);
+  /// Evaluates `e`, requiring a float tensor.
+  std::optional<Tensor> floatTensorOf(const Expr &e, llvm::StringRef what);
+  /// A compile-time number (literals, dims, + - * / **, sqrt/exp/log).
+  std::optional<double> constantNumber(const Expr &e);
+  /// A compile-time integer (exact division or an error).
+  std::optional<int64_t> constantInteger(const Expr &e);
+
+  /// Applies an elementwise binary operator, broadcasting by axis name.
+  /// `spelling` is the operator as the user wrote it (`+`, `max`, ...).
+  std::optional<Value> binaryOp(llvm::StringRef spelling, SourceLoc loc,
+                                const Value &lhs, const Value &rhs);
+  /// Brings two tensors to one shape by axis name (one's axes ⊆ the other's).
+  std::optional<std::pair<Tensor, Tensor>>
+  broadcastByName(llvm::StringRef spelling, SourceLoc loc, const Tensor &lhs,
+                  const Tensor &rhs);
+  /// Broadcasts `x` to `target`'s axes (x's axes must be a subset).
+  std::optional<Tensor> broadcastTo(const Tensor &x, const Axes &target,
+                                    SourceLoc loc, llvm::StringRef spelling);
+
+  /// The column of byte `offset` inside the string literal `str`.
+  SourceLoc locInString(const Expr &str, unsigned offset) const;
+  /// Checks a pattern axis name against the operand's axis: a declared dim
+  /// name must not read an axis carrying another declared name, and sizes of
+  /// declared dims must agree. Returns false after reporting.
+  bool checkAxisName(llvm::StringRef patternName, SourceLoc loc,
+                     const Axis &operandAxis, const Tensor &operand,
+                     unsigned operandIndex);
+
+  mlir::Location mlirLoc(SourceLoc loc);
+  mlir::Type f32() { return builder_.getF32Type(); }
+  mlir::Type i32() { return builder_.getI32Type(); }
+
+private:
+  friend struct StatementRunner;
+
+  // Statements.
+  void declareDims(const Program &program);
+  void statement(const Stmt &s);
+  void declareInput(const Stmt &s);
+  void declareParam(const Stmt &s);
+  void assign(const Stmt &s);
+  void forLoop(const Stmt &s);
+  void trainSection(const Stmt &s);
+  std::optional<mlir::DictionaryAttr> initializer(const Stmt &s);
+  std::optional<Axes> declaredShape(llvm::ArrayRef<AxisSpec> specs,
+                                    bool allowEllipsis);
+  std::optional<mlir::Type> elementType(llvm::StringRef name, SourceLoc loc);
+
+  // Expressions.
+  std::optional<Value> call(const Expr &e);
+  std::optional<Value> callUser(const Expr &e, const Stmt &fn);
+  std::optional<Value> index(const Expr &e);
+  std::optional<Value> lookup(const std::string &name, SourceLoc loc);
+  bool bindFnParam(const FnParam &p, const Tensor &arg, const Expr &argExpr,
+                   std::optional<Axes> &ellipsis, const std::string &fnName);
+
+  void finish();
+
+  mlir::MLIRContext &context_;
+  const SourceFile &file_;
+  const ElaborateOptions &options_;
+  mlir::OpBuilder builder_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  mlir::func::FuncOp forward_;
+  mlir::Block *body_ = nullptr;
+
+  struct Argument {
+    std::string name;
+    bool isParam = false;
+    Axes axes;
+    mlir::DictionaryAttr init;
+  };
+  std::vector<Argument> inputs_, params_;
+  std::map<std::string, SourceLoc> argumentNames_;
+
+  /// Variable scopes: [0] the program's, then one per active user-fn call.
+  std::vector<std::map<std::string, Value>> scopes_;
+  std::map<std::string, const Stmt *> functions_;
+  std::vector<std::string> loopPrefix_; // "layer.3" per active loop
+  unsigned callDepth_ = 0;
+
+  std::optional<Tensor> loss_;
+  SourceLoc lossLoc_;
+  std::vector<std::pair<std::string, Tensor>> outputs_;
+  llvm::SmallVector<mlir::NamedAttribute> train_;
+  bool sawTrain_ = false;
+};
+
+// --- Einops.cpp ---------------------------------------------------------------
+std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call);
+std::optional<Value> elaborateRearrange(Elaborator &E, const Expr &call);
+std::optional<Value> elaborateReduce(Elaborator &E, const Expr &call);
+std::optional<Value> elaborateRepeat(Elaborator &E, const Expr &call);
+
+// --- Builtins.cpp -------------------------------------------------------------
+/// Returns std::nullopt with `handled` false when `call.callee` is no built-in.
+std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call,
+                                      bool &handled);
+bool isBuiltinName(llvm::StringRef name);
+
+// --- TrainSettings.cpp --------------------------------------------------------
+/// Checks one `key = value` of a `train { }` section (or a `--set` of a train
+/// key: loc invalid) and returns its attribute, or null after reporting.
+mlir::Attribute trainSetting(Elaborator &E, llvm::StringRef key, SourceLoc loc,
+                             const Expr *value, llvm::StringRef overrideText,
+                             mlir::Builder &b);
+bool isTrainKey(llvm::StringRef key);
+
+} // namespace ein::dsl
+
+#endif // EINC_DSL_ELABORATORIMPL_H

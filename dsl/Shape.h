@@ -1,0 +1,67 @@
+//===- Shape.h - Tensor shapes with named axes -------------------*- C++ -*-===//
+//
+// Every tensor in the language carries named axes: the names come from its
+// declaration (`[batch, window]`) or from the output side of the pattern that
+// made it. Declared `dim` names are checked against operands; other names are
+// local and only their sizes are checked (see docs/language.md, "Named axes").
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_DSL_SHAPE_H
+#define EINC_DSL_SHAPE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ein::dsl {
+
+struct Axis {
+  std::string name;
+  int64_t size = 0;
+  bool operator==(const Axis &o) const {
+    return name == o.name && size == o.size;
+  }
+};
+
+using Axes = std::vector<Axis>;
+
+/// `[batch=256, window=8]`; the empty shape prints as `[]` (a scalar).
+std::string formatAxes(llvm::ArrayRef<Axis> axes);
+
+/// A number as a user would write it: 0.02, 1e-05, 3.
+std::string formatNumber(double v);
+
+/// Product of the sizes; std::nullopt on int64 overflow.
+std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes);
+
+/// The declared `dim`s of a program, in declaration order.
+class DimTable {
+public:
+  void set(const std::string &name, int64_t size);
+  std::optional<int64_t> lookup(llvm::StringRef name) const;
+  bool isDeclared(llvm::StringRef name) const { return lookup(name).has_value(); }
+  const std::vector<std::pair<std::string, int64_t>> &ordered() const {
+    return ordered_;
+  }
+
+private:
+  std::map<std::string, int64_t, std::less<>> sizes_;
+  std::vector<std::pair<std::string, int64_t>> ordered_;
+};
+
+/// Checked int64 arithmetic for sizes: std::nullopt on overflow.
+std::optional<int64_t> checkedMul(int64_t a, int64_t b);
+std::optional<int64_t> checkedAdd(int64_t a, int64_t b);
+
+/// The largest element count a tensor may have (2^40): keeps byte counts and
+/// index arithmetic far from int64 overflow.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+} // namespace ein::dsl
+
+#endif // EINC_DSL_SHAPE_H

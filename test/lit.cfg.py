@@ -1,0 +1,24 @@
+# lit configuration for einc: runs every .mlir and .ein test under test/ against
+# the tools in build/bin.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "einc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".ein", ".test"]
+config.excludes = ["Inputs", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.einc_obj_root, "test")
+
+config.substitutions.append(("%einc_src", config.einc_src_root))
+config.substitutions.append(("%examples", os.path.join(config.einc_src_root, "examples")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.einc_tools_dir, config.llvm_tools_dir]
+tools = ["einc", "ein-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,35 @@
+//===- Options.h - einc's command line -------------------------*- C++ -*-===//
+//
+// A small hand-written parser: subcommand, flags, one input file. Written
+// by hand (not llvm::cl) so that `--help` lists einc's options only and a
+// bad flag is a one-line message with exit status 2.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TOOLS_EINC_OPTIONS_H
+#define EINC_TOOLS_EINC_OPTIONS_H
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace einc {
+
+struct Options {
+  std::string command;  // check | emit
+  std::string input;    // the model file ("-" for stdin)
+  std::string output;   // -o FILE ("" = stdout)
+  std::string stage = "ir"; // emit: ast | ir
+  std::vector<std::pair<std::string, std::string>> overrides; // --set k=v
+  bool help = false;
+};
+
+/// Parses argv; on error prints a message to stderr and returns std::nullopt.
+std::optional<Options> parseOptions(int argc, char **argv);
+
+/// Prints the help of `command` ("" for the overview) to stdout.
+void printHelp(const std::string &command);
+
+} // namespace einc
+
+#endif // EINC_TOOLS_EINC_OPTIONS_H

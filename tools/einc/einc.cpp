@@ -1,0 +1,88 @@
+//===- einc.cpp - The einc driver -----------------------------------------===//
+//
+//   einc check FILE.ein               diagnostics only
+//   einc emit --stage=ast|ir FILE.ein the syntax tree or the `ein` IR
+//
+//===----------------------------------------------------------------------===//
+#include "Frontend.h"
+#include "Options.h"
+
+#include "dsl/ASTPrinter.h"
+#include "dsl/Elaborator.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace einc;
+
+namespace {
+
+/// Writes through `write` to -o FILE or stdout; false after printing why.
+template <typename Fn> bool writeOutput(const Options &o, Fn write) {
+  if (o.output.empty()) {
+    write(llvm::outs());
+    llvm::outs().flush();
+    return !llvm::outs().has_error();
+  }
+  std::error_code ec;
+  llvm::ToolOutputFile out(o.output, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::errs() << "einc: cannot write '" << o.output << "': " << ec.message() << "\n";
+    return false;
+  }
+  write(out.os());
+  out.os().flush();
+  if (out.os().has_error()) {
+    llvm::errs() << "einc: cannot write '" << o.output << "': "
+                 << out.os().error().message() << "\n";
+    out.os().clear_error();
+    return false;
+  }
+  out.keep(); // renamed into place only when complete
+  return true;
+}
+
+int run(const Options &o) {
+  Frontend fe;
+  if (!fe.load(o.input))
+    return 1;
+  bool parsed = fe.parse();
+  if (o.command == "emit" && o.stage == "ast") {
+    fe.printDiagnostics();
+    if (!parsed)
+      return 1;
+    return writeOutput(o, [&](llvm::raw_ostream &os) { ein::dsl::printAST(*fe.program, os); })
+               ? 0
+               : 1;
+  }
+  if (!parsed) {
+    fe.printDiagnostics();
+    return 1;
+  }
+  mlir::MLIRContext context;
+  ein::dsl::registerElaboratorDialects(context);
+  auto module = fe.lower(context, o);
+  fe.printDiagnostics();
+  if (!module)
+    return 1;
+  if (o.command == "check")
+    return 0;
+  return writeOutput(o, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; }) ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  auto options = parseOptions(argc, argv);
+  if (!options)
+    return 2;
+  if (options->help) {
+    printHelp(options->command);
+    return 0;
+  }
+  return run(*options);
+}
