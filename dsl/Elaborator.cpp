@@ -15,7 +15,6 @@ using namespace mlir;
 namespace ein::dsl {
 
 namespace {
-constexpr unsigned kMaxCallDepth = 64;
 constexpr int64_t kMaxLoopTrips = 1024;
 
 std::string dtypeName(Type t) {
@@ -305,8 +304,10 @@ void Elaborator::declareInput(const Stmt &s) {
   }
   auto type = elementType(s.dtype.empty() ? "f32" : s.dtype, s.dtypeLoc);
   auto axes = declaredShape(s.shape, /*allowEllipsis=*/false);
-  if (!type || !axes)
+  if (!type || !axes) {
+    scopes_.front()[s.name] = Value::poison();
     return;
+  }
   unsigned position = inputs_.size();
   BlockArgument arg = body_->insertArgument(
       position, emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
@@ -335,11 +336,11 @@ void Elaborator::declareParam(const Stmt &s) {
     return;
   }
   auto axes = declaredShape(s.shape, /*allowEllipsis=*/false);
-  if (!type || !axes)
+  auto init = type && axes ? initializer(s) : std::nullopt;
+  if (!init) {
+    scopes_.back()[s.name] = Value::poison();
     return;
-  auto init = initializer(s);
-  if (!init)
-    return;
+  }
   BlockArgument arg = body_->addArgument(emit.tensorType(*axes, *type),
                                          mlirLoc(s.nameLoc));
   params_.push_back({fullName, true, *axes, *init});
@@ -440,11 +441,14 @@ void Elaborator::assign(const Stmt &s) {
       return;
     }
   }
-  if (!s.value)
+  std::optional<Value> v;
+  if (s.value)
+    v = expr(*s.value);
+  if (!v) {
+    for (const Target &t : s.targets)
+      scopes_.back()[t.name] = Value::poison();
     return;
-  auto v = expr(*s.value);
-  if (!v)
-    return;
+  }
   if (s.targets.size() == 1) {
     scopes_.back()[s.targets.front().name] = *v;
     return;
@@ -603,11 +607,14 @@ std::optional<Value> Elaborator::lookup(const std::string &name, SourceLoc loc) 
       return std::nullopt;
     return it->second;
   };
-  if (auto v = find(scopes_.back()))
-    return v;
-  if (scopes_.size() > 1)
-    if (auto v = find(scopes_.front()))
-      return v;
+  std::optional<Value> found = find(scopes_.back());
+  if (!found && scopes_.size() > 1)
+    found = find(scopes_.front());
+  if (found) {
+    if (found->isPoison())
+      return std::nullopt; // its definition failed and was reported
+    return found;
+  }
   if (auto size = dims.lookup(name))
     return Value::ofNumber(static_cast<double>(*size), true);
   if (loc.isValid()) {
@@ -725,475 +732,6 @@ std::optional<Value> Elaborator::call(const Expr &e) {
     return std::nullopt;
   }
   return callUser(e, *fn->second);
-}
-
-bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
-                             const Expr &argExpr, std::optional<Axes> &ellipsis,
-                             const std::string &fnName) {
-  auto fail = [&](const llvm::Twine &why) {
-    diags.error(argExpr.loc, "argument '" + p.name + "' of '" + fnName + "' is " +
-                                 formatTensor(arg) + ", which does not match [" +
-                                 [&] {
-                                   std::string s;
-                                   for (size_t i = 0; i < p.shape.size(); ++i) {
-                                     const AxisSpec &a = p.shape[i];
-                                     if (i)
-                                       s += ", ";
-                                     if (a.kind == AxisSpec::Kind::Ellipsis)
-                                       s += "...";
-                                     else if (a.kind == AxisSpec::Kind::Number)
-                                       s += std::to_string(a.number);
-                                     else if (a.kind == AxisSpec::Kind::Name)
-                                       s += a.name;
-                                     else {
-                                       s += "(";
-                                       for (size_t j = 0; j < a.members.size(); ++j)
-                                         s += (j ? " " : "") +
-                                              (a.members[j].kind == AxisSpec::Kind::Name
-                                                   ? a.members[j].name
-                                                   : std::to_string(a.members[j].number));
-                                       s += ")";
-                                     }
-                                   }
-                                   return s;
-                                 }() + "]: " + why);
-    return false;
-  };
-  if (!p.dtype.empty()) {
-    auto t = elementType(p.dtype, p.loc);
-    if (!t)
-      return false;
-    if (*t != arg.elementType())
-      return fail("the element type must be " + p.dtype);
-  }
-  size_t ellipsisAt = p.shape.size();
-  for (size_t i = 0; i < p.shape.size(); ++i)
-    if (p.shape[i].kind == AxisSpec::Kind::Ellipsis)
-      ellipsisAt = i;
-  size_t fixed = p.shape.size() - (ellipsisAt < p.shape.size() ? 1 : 0);
-  size_t rank = arg.axes.size();
-  if (ellipsisAt == p.shape.size() ? rank != fixed : rank < fixed)
-    return fail("it has " + std::to_string(rank) + " axes");
-  size_t bound = rank - fixed;
-  size_t a = 0;
-  for (size_t i = 0; i < p.shape.size(); ++i) {
-    const AxisSpec &spec = p.shape[i];
-    if (spec.kind == AxisSpec::Kind::Ellipsis) {
-      Axes part(arg.axes.begin() + a, arg.axes.begin() + a + bound);
-      if (ellipsis && *ellipsis != part)
-        return fail("'...' is already " + formatAxes(*ellipsis) +
-                    " from an earlier argument");
-      ellipsis = part;
-      a += bound;
-      continue;
-    }
-    const Axis &axis = arg.axes[a++];
-    if (spec.kind == AxisSpec::Kind::Name) {
-      auto size = dims.lookup(spec.name);
-      if (!size) {
-        diags.error(spec.loc, "unknown dim '" + spec.name + "' in shape");
-        return false;
-      }
-      if (axis.name != spec.name && dims.isDeclared(axis.name))
-        return fail("axis '" + axis.name + "' is not '" + spec.name + "'");
-      if (axis.size != *size)
-        return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
-                    ", not " + std::to_string(*size));
-      continue;
-    }
-    auto expected = declaredShape(llvm::ArrayRef<AxisSpec>(spec), false);
-    if (!expected)
-      return false;
-    if (expected->front().size != axis.size)
-      return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
-                  ", not " + std::to_string(expected->front().size));
-  }
-  return true;
-}
-
-std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
-  if (!e.kwargs.empty()) {
-    diags.error(e.kwargs.front().loc,
-                "function '" + fn.name + "' takes no keyword arguments");
-    return std::nullopt;
-  }
-  if (e.args.size() != fn.params.size()) {
-    diags.error(e.calleeLoc, "function '" + fn.name + "' takes " +
-                                 std::to_string(fn.params.size()) + " arguments, got " +
-                                 std::to_string(e.args.size()));
-    return std::nullopt;
-  }
-  if (callDepth_ >= kMaxCallDepth) {
-    diags.error(e.calleeLoc, "calls nest more than " + std::to_string(kMaxCallDepth) +
-                                 " deep (is '" + fn.name + "' recursive?)");
-    return std::nullopt;
-  }
-  std::map<std::string, Value> scope;
-  std::optional<Axes> ellipsis;
-  for (size_t i = 0; i < e.args.size(); ++i) {
-    auto arg = tensorOf(*e.args[i], "argument '" + fn.params[i].name + "'");
-    if (!arg)
-      return std::nullopt;
-    if (!bindFnParam(fn.params[i], *arg, *e.args[i], ellipsis, fn.name))
-      return std::nullopt;
-    scope[fn.params[i].name] = Value::ofTensor(*arg);
-  }
-
-  unsigned before = diags.errorCount();
-  scopes_.push_back(std::move(scope));
-  ++callDepth_;
-  std::optional<Value> result;
-  const Stmt *returnStmt = nullptr;
-  for (const StmtPtr &s : fn.body) {
-    if (diags.errorCount() != before)
-      break;
-    if (s->kind == StmtKind::Return) {
-      returnStmt = s.get();
-      if (s->value)
-        result = expr(*s->value);
-      break;
-    }
-    if (s->kind == StmtKind::Assign)
-      assign(*s);
-    else
-      diags.error(s->loc, "only assignments and 'return' are allowed in a function body");
-  }
-  --callDepth_;
-  scopes_.pop_back();
-  if (diags.errorCount() != before) {
-    diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
-    return std::nullopt;
-  }
-  if (!returnStmt) {
-    diags.error(fn.nameLoc, "function '" + fn.name + "' has no 'return'");
-    return std::nullopt;
-  }
-  if (!result)
-    return std::nullopt;
-  if (!result->isTensor())
-    return result;
-  // The declared result shape, with '...' as bound by the arguments.
-  FnParam declared{"result", fn.nameLoc, "", fn.resultShape};
-  const Expr &at = *returnStmt->value;
-  if (!bindFnParam(declared, result->tensor, at, ellipsis, fn.name)) {
-    diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
-    return std::nullopt;
-  }
-  return result;
-}
-
-//===----------------------------------------------------------------------===//
-// Broadcasting by name
-//===----------------------------------------------------------------------===//
-
-std::optional<Tensor> Elaborator::broadcastTo(const Tensor &x, const Axes &target,
-                                              SourceLoc loc,
-                                              llvm::StringRef spelling) {
-  // Match each of x's axes to the target axis of the same name, in order of
-  // occurrence (so [d, d] works as expected).
-  llvm::SmallVector<int64_t> position;
-  std::vector<bool> used(target.size(), false);
-  for (const Axis &a : x.axes) {
-    int64_t found = -1;
-    for (size_t j = 0; j < target.size(); ++j)
-      if (!used[j] && target[j].name == a.name) {
-        found = j;
-        break;
-      }
-    if (found < 0) {
-      diags.error(loc, "operands of '" + spelling + "' do not broadcast: " +
-                           formatTensor(x) + " has axis '" + a.name + "', which " +
-                           formatAxes(target) +
-                           " lacks (broadcasting is by axis name: one operand's "
-                           "axes must be a subset of the other's)");
-      return std::nullopt;
-    }
-    if (target[found].size != a.size) {
-      diags.error(loc, "operands of '" + spelling + "' disagree on axis '" + a.name +
-                           "': " + formatTensor(x) + " and " + formatAxes(target));
-      return std::nullopt;
-    }
-    used[found] = true;
-    position.push_back(found);
-  }
-  // Transpose x so its axes come in the target's order, then broadcast.
-  llvm::SmallVector<int64_t> order(position.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  llvm::sort(order, [&](int64_t l, int64_t r) { return position[l] < position[r]; });
-  Tensor sorted = emit.transpose(x, order);
-  llvm::SmallVector<int64_t> dims(position);
-  llvm::sort(dims);
-  return emit.broadcast(sorted, target, dims);
-}
-
-std::optional<std::pair<Tensor, Tensor>>
-Elaborator::broadcastByName(llvm::StringRef spelling, SourceLoc loc,
-                            const Tensor &lhs, const Tensor &rhs) {
-  if (lhs.elementType() != rhs.elementType()) {
-    diags.error(loc, "operands of '" + spelling + "' have different element types: " +
-                         formatTensor(lhs) + " and " + formatTensor(rhs));
-    return std::nullopt;
-  }
-  bool rhsIsBigger = rhs.rank() > lhs.rank();
-  const Tensor &big = rhsIsBigger ? rhs : lhs;
-  const Tensor &small = rhsIsBigger ? lhs : rhs;
-  auto grown = broadcastTo(small, big.axes, loc, spelling);
-  if (!grown) {
-    diags.note(loc, "the operands are " + formatTensor(lhs) + " and " + formatTensor(rhs));
-    return std::nullopt;
-  }
-  if (rhsIsBigger)
-    return std::make_pair(*grown, big);
-  return std::make_pair(big, *grown);
-}
-
-std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc loc,
-                                          const Value &lhs, const Value &rhs) {
-  if (!lhs.isTensor() && !rhs.isTensor()) {
-    double a = lhs.number, b = rhs.number, r = 0;
-    bool integer = lhs.isInteger && rhs.isInteger;
-    if (spelling == "+")
-      r = a + b;
-    else if (spelling == "-")
-      r = a - b;
-    else if (spelling == "*")
-      r = a * b;
-    else if (spelling == "/") {
-      if (b == 0) {
-        diags.error(loc, "division by zero in a constant expression");
-        return std::nullopt;
-      }
-      r = a / b;
-      integer = integer && std::fmod(a, b) == 0;
-    } else if (spelling == "**")
-      r = std::pow(a, b);
-    else if (spelling == "max")
-      r = std::max(a, b);
-    else if (spelling == "min")
-      r = std::min(a, b);
-    if (!std::isfinite(r)) {
-      diags.error(loc, "constant expression is not finite");
-      return std::nullopt;
-    }
-    return Value::ofNumber(r, integer);
-  }
-  emit.setLoc(mlirLoc(loc));
-  auto asTensor = [&](const Value &v, const Value &other) -> std::optional<Tensor> {
-    if (v.isTensor())
-      return v.tensor;
-    return emit.constant(v.number, other.tensor.elementType(), other.tensor.axes);
-  };
-  for (const Value *v : {&lhs, &rhs})
-    if (v->isTensor() && !isa<FloatType>(v->tensor.elementType())) {
-      diags.error(loc, "operands of '" + spelling + "' must be float tensors, got " +
-                           formatTensor(v->tensor));
-      return std::nullopt;
-    }
-  auto l = asTensor(lhs, rhs);
-  auto r = asTensor(rhs, lhs);
-  auto pair = broadcastByName(spelling, loc, *l, *r);
-  if (!pair)
-    return std::nullopt;
-  emit.setLoc(mlirLoc(loc));
-  auto &[a, b] = *pair;
-  if (spelling == "+")
-    return Value::ofTensor(emit.binary<mlir::ein::AddOp>(a, b));
-  if (spelling == "-")
-    return Value::ofTensor(emit.binary<mlir::ein::SubOp>(a, b));
-  if (spelling == "*")
-    return Value::ofTensor(emit.binary<mlir::ein::MulOp>(a, b));
-  if (spelling == "/")
-    return Value::ofTensor(emit.binary<mlir::ein::DivOp>(a, b));
-  if (spelling == "**")
-    return Value::ofTensor(emit.binary<mlir::ein::PowOp>(a, b));
-  if (spelling == "max")
-    return Value::ofTensor(emit.binary<mlir::ein::MaxOp>(a, b));
-  if (spelling == "min")
-    return Value::ofTensor(emit.binary<mlir::ein::MinOp>(a, b));
-  diags.error(loc, "unknown operator '" + spelling + "'");
-  return std::nullopt;
-}
-
-bool Elaborator::checkAxisName(llvm::StringRef patternName, SourceLoc loc,
-                               const Axis &operandAxis, const Tensor &operand,
-                               unsigned operandIndex) {
-  auto declared = dims.lookup(patternName);
-  if (!declared)
-    return true; // a local name: sizes are checked by the caller
-  std::string which = operandIndex == 0 ? "the operand"
-                                        : "operand " + std::to_string(operandIndex);
-  if (operandAxis.name != patternName && dims.isDeclared(operandAxis.name)) {
-    diags.error(loc, "axis '" + patternName + "' does not match " + which +
-                         "'s axis '" + operandAxis.name + "' at this position: " +
-                         which + " is " + formatTensor(operand));
-    return false;
-  }
-  if (operandAxis.size != *declared) {
-    diags.error(loc, "axis '" + patternName + "' is " + std::to_string(*declared) +
-                         " but " + which + "'s axis '" + operandAxis.name + "' is " +
-                         std::to_string(operandAxis.size) + ": " + which + " is " +
-                         formatTensor(operand));
-    return false;
-  }
-  return true;
-}
-
-//===----------------------------------------------------------------------===//
-// Compile-time numbers
-//===----------------------------------------------------------------------===//
-
-std::optional<double> Elaborator::constantNumber(const Expr &e) {
-  switch (e.kind) {
-  case ExprKind::Number:
-    return e.number;
-  case ExprKind::Name: {
-    auto v = lookup(e.text, e.loc);
-    if (!v)
-      return std::nullopt;
-    if (v->isTensor()) {
-      diags.error(e.loc, "'" + e.text + "' is a tensor; a constant is needed here");
-      return std::nullopt;
-    }
-    return v->number;
-  }
-  case ExprKind::Unary: {
-    auto v = e.args.empty() ? std::nullopt : constantNumber(*e.args[0]);
-    if (!v)
-      return std::nullopt;
-    return -*v;
-  }
-  case ExprKind::Binary: {
-    if (e.args.size() != 2)
-      return std::nullopt;
-    auto a = constantNumber(*e.args[0]);
-    auto b = a ? constantNumber(*e.args[1]) : std::nullopt;
-    if (!b)
-      return std::nullopt;
-    auto r = binaryOp(e.op == '^' ? "**" : std::string(1, e.op), e.loc,
-                      Value::ofNumber(*a, false), Value::ofNumber(*b, false));
-    if (!r)
-      return std::nullopt;
-    return r->number;
-  }
-  case ExprKind::Call: {
-    if (e.args.size() == 1 && e.kwargs.empty() &&
-        (e.callee == "sqrt" || e.callee == "exp" || e.callee == "log")) {
-      auto v = constantNumber(*e.args[0]);
-      if (!v)
-        return std::nullopt;
-      if ((e.callee == "sqrt" && *v < 0) || (e.callee == "log" && *v <= 0)) {
-        diags.error(e.loc, e.callee + "() of " + std::to_string(*v) +
-                               " in a constant expression");
-        return std::nullopt;
-      }
-      double r = e.callee == "sqrt" ? std::sqrt(*v)
-                 : e.callee == "exp" ? std::exp(*v)
-                                     : std::log(*v);
-      if (!std::isfinite(r)) {
-        diags.error(e.loc, "constant expression is not finite");
-        return std::nullopt;
-      }
-      return r;
-    }
-    diags.error(e.loc, "a constant expression may only call sqrt, exp or log");
-    return std::nullopt;
-  }
-  case ExprKind::String:
-  case ExprKind::Index:
-    break;
-  }
-  diags.error(e.loc, "expected a constant number");
-  return std::nullopt;
-}
-
-std::optional<int64_t> Elaborator::constantInteger(const Expr &e) {
-  switch (e.kind) {
-  case ExprKind::Number:
-    if (!e.isInteger) {
-      diags.error(e.loc, "expected an integer, found '" + e.text + "'");
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(e.number);
-  case ExprKind::Name: {
-    auto size = dims.lookup(e.text);
-    if (!size) {
-      diags.error(e.loc, "unknown dim '" + e.text + "'");
-      return std::nullopt;
-    }
-    return size;
-  }
-  case ExprKind::Unary: {
-    auto v = e.args.empty() ? std::nullopt : constantInteger(*e.args[0]);
-    if (!v)
-      return std::nullopt;
-    return -*v;
-  }
-  case ExprKind::Binary: {
-    if (e.args.size() != 2)
-      return std::nullopt;
-    auto a = constantInteger(*e.args[0]);
-    auto b = a ? constantInteger(*e.args[1]) : std::nullopt;
-    if (!b)
-      return std::nullopt;
-    int64_t r = 0;
-    bool overflow = false;
-    switch (e.op) {
-    case '+':
-      overflow = __builtin_add_overflow(*a, *b, &r);
-      break;
-    case '-':
-      overflow = __builtin_sub_overflow(*a, *b, &r);
-      break;
-    case '*':
-      overflow = __builtin_mul_overflow(*a, *b, &r);
-      break;
-    case '/':
-      if (*b == 0) {
-        diags.error(e.loc, "division by zero");
-        return std::nullopt;
-      }
-      if (*a % *b != 0) {
-        diags.error(e.loc, std::to_string(*a) + " / " + std::to_string(*b) +
-                               " is not exact: dims divide exactly");
-        return std::nullopt;
-      }
-      if (*a == INT64_MIN && *b == -1)
-        overflow = true;
-      else
-        r = *a / *b;
-      break;
-    case '^': {
-      if (*b < 0) {
-        diags.error(e.loc, "negative exponent in an integer expression");
-        return std::nullopt;
-      }
-      r = 1;
-      if (*a == 0 || *a == 1)
-        r = *b == 0 ? 1 : *a;
-      else if (*a == -1)
-        r = *b % 2 ? -1 : 1;
-      else // |a| >= 2 overflows within 64 steps
-        for (int64_t i = 0; i < *b && !overflow; ++i)
-          overflow = __builtin_mul_overflow(r, *a, &r);
-      break;
-    }
-    default:
-      break;
-    }
-    if (overflow) {
-      diags.error(e.loc, "integer overflow in a dim expression");
-      return std::nullopt;
-    }
-    return r;
-  }
-  case ExprKind::String:
-  case ExprKind::Call:
-  case ExprKind::Index:
-    break;
-  }
-  diags.error(e.loc, "expected an integer expression of numbers and dims");
-  return std::nullopt;
 }
 
 OwningOpRef<ModuleOp> elaborate(const Program &program, const SourceFile &file,

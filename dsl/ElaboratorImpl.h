@@ -24,7 +24,9 @@ namespace ein::dsl {
 
 /// What an expression evaluates to: a tensor or a compile-time number.
 struct Value {
-  enum class Kind { Tensor, Number };
+  /// Poison: the value of a name whose definition failed; its uses report
+  /// nothing more (the first error said it all).
+  enum class Kind { Tensor, Number, Poison };
   Kind kind = Kind::Number;
   Tensor tensor;
   double number = 0;
@@ -42,7 +44,13 @@ struct Value {
     v.isInteger = isInteger;
     return v;
   }
+  static Value poison() {
+    Value v;
+    v.kind = Kind::Poison;
+    return v;
+  }
   bool isTensor() const { return kind == Kind::Tensor; }
+  bool isPoison() const { return kind == Kind::Poison; }
 };
 
 /// `f32[batch=256, window=8]`

@@ -1,0 +1,71 @@
+//===- EinCost.cpp - CostOpInterface for the ein ops ----------------------===//
+//
+// One getFlops() per op. Bytes read/written default to the sizes of all
+// operands/results (CostOpInterface in EinInterfaces.td); only the reshape
+// view overrides them. FLOPs per element of the elementwise ops (also in
+// docs/ir.md):
+//
+//   neg abs add sub mul div max min cmp select   1
+//   exp log tanh sqrt rsqrt pow                   1
+//   cast                                          0
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/EinOps.h"
+
+using namespace mlir;
+using namespace mlir::ein;
+
+static int64_t numElements(Value value) {
+  return cast<ShapedType>(value.getType()).getNumElements();
+}
+
+/// Cost of an elementwise op: result elements times `flopsPerElement`.
+static int64_t elementwiseFlops(Operation *op, int64_t flopsPerElement) {
+  return numElements(op->getResult(0)) * flopsPerElement;
+}
+
+// 2 · ∏batch · ∏lhs free · ∏contracted · ∏rhs free = 2 · |result| · ∏contracted.
+int64_t ContractOp::getFlops() {
+  ArrayRef<int64_t> lhsShape = getLhs().getType().getShape();
+  int64_t contracted = 1;
+  for (int64_t d : getLhsContract())
+    contracted *= lhsShape[d];
+  return 2 * numElements(getResult()) * contracted;
+}
+
+// One combine per input element, whatever the kind.
+int64_t ReduceOp::getFlops() { return numElements(getInput()); }
+// One add per update element.
+int64_t ScatterAddOp::getFlops() { return numElements(getUpdates()); }
+
+// Data movement only.
+int64_t TransposeOp::getFlops() { return 0; }
+int64_t ReshapeOp::getFlops() { return 0; }
+int64_t BroadcastOp::getFlops() { return 0; }
+int64_t CastOp::getFlops() { return 0; }
+int64_t ConstantOp::getFlops() { return 0; }
+int64_t IotaOp::getFlops() { return 0; }
+int64_t GatherOp::getFlops() { return 0; }
+
+// A reshape is a view: it moves no data.
+int64_t ReshapeOp::getBytesRead() { return 0; }
+int64_t ReshapeOp::getBytesWritten() { return 0; }
+
+// Elementwise ops (the table above).
+int64_t NegOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t AbsOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t ExpOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t LogOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t TanhOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t SqrtOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t RsqrtOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t AddOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t SubOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t MulOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t DivOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t MaxOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t MinOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t PowOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t CmpOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t SelectOp::getFlops() { return elementwiseFlops(*this, 1); }

@@ -1,0 +1,517 @@
+//===- EinOps.td - Operations of the ein dialect -------------*- tablegen -*-===//
+//
+// Every op: ranked tensors with static shapes, value semantics, no side
+// effects (Pure), and a trailing optional `axes` attribute naming the axes of
+// the result. The FLOPs each op reports through CostOpInterface are defined
+// in EinCost.cpp and tabulated in docs/ir.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EIN_OPS_TD
+#define EIN_OPS_TD
+
+include "ir/EinDialect.td"
+include "ir/EinInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Ein_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+    I32EnumAttrCase<"sum", 0>,
+    I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"min", 2>,
+  ]> {
+  let cppNamespace = "::mlir::ein";
+}
+
+def Ein_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison predicate", [
+    I32EnumAttrCase<"eq", 0>,
+    I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>,
+    I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>,
+    I32EnumAttrCase<"ge", 5>,
+  ]> {
+  let cppNamespace = "::mlir::ein";
+}
+
+//===----------------------------------------------------------------------===//
+// Traits (C++ in ir/EinTraits.h)
+//===----------------------------------------------------------------------===//
+
+class Ein_NativeOpTrait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::mlir::OpTrait::ein";
+}
+
+// Carried by every ein op: all operand and result shapes are static, and
+// `axes`, when present, has one name per result dimension.
+def EinTensorOp : Ein_NativeOpTrait<"EinTensorOp">;
+// The op reduces dimensions of its input away (ein.reduce).
+def EinReduction : Ein_NativeOpTrait<"EinReduction">;
+// The op is a tensor contraction, a sum of products (ein.contract).
+def EinContraction : Ein_NativeOpTrait<"EinContraction">;
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class Ein_Op<string mnemonic, list<Trait> traits = [],
+             Trait cost = DeclareOpInterfaceMethods<CostOpInterface>>
+    : Op<Ein_Dialect, mnemonic,
+         !listconcat([Pure, EinTensorOp, cost], traits)>;
+
+defvar EinAxesAttr = OptionalAttr<StrArrayAttr>;
+
+class Ein_UnaryOp<string mnemonic, Type type>
+    : Ein_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+  let arguments = (ins type:$input, EinAxesAttr:$axes);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+class Ein_BinaryOp<string mnemonic, Type type>
+    : Ein_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+  let arguments = (ins type:$lhs, type:$rhs, EinAxesAttr:$axes);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Structural ops
+//===----------------------------------------------------------------------===//
+
+def Ein_ContractOp : Ein_Op<"contract", [EinContraction]> {
+  let summary = "general tensor contraction (dot_general)";
+  let description = [{
+    Multiplies `lhs` and `rhs` elementwise over paired batch dimensions
+    (`lhs_batch[k]` with `rhs_batch[k]`) and sums over paired contracting
+    dimensions (`lhs_contract[k]` with `rhs_contract[k]`). The result
+    dimensions are, in order: the batch dimensions (in `lhs_batch` order),
+    the free dimensions of `lhs` (neither batch nor contracted, in order),
+    then the free dimensions of `rhs` (in order). Operands share one float
+    element type; the result may have another float type (for example f32
+    accumulation of bf16 operands).
+
+    A batched matrix product:
+
+    ```mlir
+    %c = ein.contract %a, %b batch [0], [0] contract [2], [1]
+           {axes = ["b", "i", "j"]}
+           : tensor<2x3x4xbf16>, tensor<2x4x5xbf16> -> tensor<2x3x5xf32>
+    ```
+  }];
+  let arguments = (ins EinFloatTensor:$lhs, EinFloatTensor:$rhs,
+                       DenseI64ArrayAttr:$lhs_batch,
+                       DenseI64ArrayAttr:$rhs_batch,
+                       DenseI64ArrayAttr:$lhs_contract,
+                       DenseI64ArrayAttr:$rhs_contract,
+                       EinAxesAttr:$axes);
+  let results = (outs EinFloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `batch` $lhs_batch `,` $rhs_batch
+    `contract` $lhs_contract `,` $rhs_contract attr-dict
+    `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_TransposeOp : Ein_Op<"transpose",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "permutes the dimensions of a tensor";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    ```mlir
+    %t = ein.transpose %x [1, 0] : tensor<3x4xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, DenseI64ArrayAttr:$permutation,
+                       EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_ReshapeOp : Ein_Op<"reshape",
+    [AllElementTypesMatch<["input", "result"]>],
+    DeclareOpInterfaceMethods<CostOpInterface,
+                              ["getBytesRead", "getBytesWritten"]>> {
+  let summary = "reinterprets a tensor with a new shape";
+  let description = [{
+    Same elements in row-major order, new shape; the element counts must be
+    equal. A reshape is a view: its cost is 0 FLOPs and 0 bytes.
+
+    ```mlir
+    %r = ein.reshape %x : tensor<3x4xf32> -> tensor<12xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ein_BroadcastOp : Ein_Op<"broadcast",
+    [AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "broadcasts a tensor into a larger shape";
+  let description = [{
+    Input dimension `i` maps to result dimension `dimensions[i]`;
+    `dimensions` is strictly increasing and has one entry per input
+    dimension. Each input dimension has the size of its result dimension, or
+    size 1 (then it is repeated). Result dimensions not named in
+    `dimensions` are new and the input is repeated along them.
+
+    ```mlir
+    %b = ein.broadcast %x dims [1] : tensor<4xf32> -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, DenseI64ArrayAttr:$dimensions,
+                       EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dimensions attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_ReduceOp : Ein_Op<"reduce",
+    [EinReduction, AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "reduces dimensions of a tensor with sum, max or min";
+  let description = [{
+    The result is the input with `dimensions` (strictly increasing, in
+    range) removed; each result element combines the input elements along
+    those dimensions with `kind`.
+
+    ```mlir
+    %s = ein.reduce sum %x dims [1] : tensor<3x4xf32> -> tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins EinNumericTensor:$input, Ein_ReduceKind:$kind,
+                       DenseI64ArrayAttr:$dimensions, EinAxesAttr:$axes);
+  let results = (outs EinNumericTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `dims` $dimensions attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Unary elementwise ops
+//===----------------------------------------------------------------------===//
+
+def Ein_NegOp : Ein_UnaryOp<"neg", EinNumericTensor> {
+  let summary = "elementwise negation";
+  let description = [{
+    `-x`, elementwise.
+
+    ```mlir
+    %y = ein.neg %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_ExpOp : Ein_UnaryOp<"exp", EinFloatTensor> {
+  let summary = "elementwise natural exponential";
+  let description = [{
+    `e^x`, elementwise.
+
+    ```mlir
+    %y = ein.exp %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_LogOp : Ein_UnaryOp<"log", EinFloatTensor> {
+  let summary = "elementwise natural logarithm";
+  let description = [{
+    `ln(x)`, elementwise.
+
+    ```mlir
+    %y = ein.log %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_TanhOp : Ein_UnaryOp<"tanh", EinFloatTensor> {
+  let summary = "elementwise hyperbolic tangent";
+  let description = [{
+    `tanh(x)`, elementwise.
+
+    ```mlir
+    %y = ein.tanh %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_SqrtOp : Ein_UnaryOp<"sqrt", EinFloatTensor> {
+  let summary = "elementwise square root";
+  let description = [{
+    `sqrt(x)`, elementwise.
+
+    ```mlir
+    %y = ein.sqrt %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_RsqrtOp : Ein_UnaryOp<"rsqrt", EinFloatTensor> {
+  let summary = "elementwise reciprocal square root";
+  let description = [{
+    `1 / sqrt(x)`, elementwise.
+
+    ```mlir
+    %y = ein.rsqrt %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_AbsOp : Ein_UnaryOp<"abs", EinNumericTensor> {
+  let summary = "elementwise absolute value";
+  let description = [{
+    `|x|`, elementwise.
+
+    ```mlir
+    %y = ein.abs %x : tensor<4xi32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise ops (no implicit broadcasting)
+//===----------------------------------------------------------------------===//
+
+def Ein_AddOp : Ein_BinaryOp<"add", EinNumericTensor> {
+  let summary = "elementwise addition";
+  let description = [{
+    `lhs + rhs`; both operands and the result have one type.
+
+    ```mlir
+    %z = ein.add %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_SubOp : Ein_BinaryOp<"sub", EinNumericTensor> {
+  let summary = "elementwise subtraction";
+  let description = [{
+    `lhs - rhs`.
+
+    ```mlir
+    %z = ein.sub %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_MulOp : Ein_BinaryOp<"mul", EinNumericTensor> {
+  let summary = "elementwise multiplication";
+  let description = [{
+    `lhs * rhs`.
+
+    ```mlir
+    %z = ein.mul %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_DivOp : Ein_BinaryOp<"div", EinNumericTensor> {
+  let summary = "elementwise division";
+  let description = [{
+    `lhs / rhs` (i32: rounds toward zero).
+
+    ```mlir
+    %z = ein.div %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_MaxOp : Ein_BinaryOp<"max", EinNumericTensor> {
+  let summary = "elementwise maximum";
+  let description = [{
+    `max(lhs, rhs)`.
+
+    ```mlir
+    %z = ein.max %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_MinOp : Ein_BinaryOp<"min", EinNumericTensor> {
+  let summary = "elementwise minimum";
+  let description = [{
+    `min(lhs, rhs)`.
+
+    ```mlir
+    %z = ein.min %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_PowOp : Ein_BinaryOp<"pow", EinFloatTensor> {
+  let summary = "elementwise power";
+  let description = [{
+    `lhs ^ rhs`, floats only.
+
+    ```mlir
+    %z = ein.pow %x, %y : tensor<4xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison, selection, conversion
+//===----------------------------------------------------------------------===//
+
+def Ein_CmpOp : Ein_Op<"cmp", [Elementwise, SameOperandsAndResultShape,
+                               AllTypesMatch<["lhs", "rhs"]>]> {
+  let summary = "elementwise comparison";
+  let description = [{
+    Compares `lhs` and `rhs` (same type) with `predicate` and yields an i1
+    tensor of the same shape.
+
+    ```mlir
+    %m = ein.cmp lt, %a, %b : tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Ein_CmpPredicate:$predicate, EinTensor:$lhs,
+                       EinTensor:$rhs, EinAxesAttr:$axes);
+  let results = (outs EinI1Tensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)
+  }];
+}
+
+def Ein_SelectOp : Ein_Op<"select", [Elementwise, SameOperandsAndResultShape,
+    AllTypesMatch<["on_true", "on_false", "result"]>]> {
+  let summary = "elementwise choice between two tensors";
+  let description = [{
+    Element `i` of the result is `on_true[i]` where `cond[i]` is true and
+    `on_false[i]` otherwise. All have one shape.
+
+    ```mlir
+    %r = ein.select %m, %a, %b : tensor<4xi1>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins EinI1Tensor:$cond, EinTensor:$on_true,
+                       EinTensor:$on_false, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,`
+    type($result)
+  }];
+}
+
+def Ein_CastOp : Ein_Op<"cast", [Elementwise, SameOperandsAndResultShape]> {
+  let summary = "elementwise element type conversion";
+  let description = [{
+    Converts each element to the result's element type (float rounding is
+    to nearest even; float to i32 truncates toward zero; to i1 is `!= 0`).
+
+    ```mlir
+    %h = ein.cast %x : tensor<4xf32> -> tensor<4xbf16>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Sources
+//===----------------------------------------------------------------------===//
+
+def Ein_ConstantOp : Ein_Op<"constant", [ConstantLike,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    The result is `value`; its type is the value's type.
+
+    ```mlir
+    %c = ein.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let builders = [
+    OpBuilder<(ins "::mlir::DenseElementsAttr":$value), [{
+      build($_builder, $_state, value.getType(), value, /*axes=*/nullptr);
+    }]>,
+  ];
+  let hasFolder = 1;
+}
+
+def Ein_IotaOp : Ein_Op<"iota"> {
+  let summary = "a tensor holding its index along one dimension";
+  let description = [{
+    Element `(i_0, ..., i_n)` of the result is `i_dimension`, converted to
+    the result's element type (i32 or float).
+
+    ```mlir
+    %i = ein.iota dim 1 : tensor<3x4xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dimension, EinAxesAttr:$axes);
+  let results = (outs EinNumericTensor:$result);
+  let assemblyFormat = "`dim` $dimension attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing
+//===----------------------------------------------------------------------===//
+
+def Ein_GatherOp : Ein_Op<"gather",
+    [AllElementTypesMatch<["table", "result"]>]> {
+  let summary = "embedding lookup: rows of a table selected by indices";
+  let description = [{
+    `result[i..., j...] = table[indices[i...], j...]`: the result shape is
+    the indices shape followed by the table shape without its first
+    dimension. Indices out of `[0, table.shape[0])` are undefined behaviour.
+
+    ```mlir
+    %e = ein.gather %table, %ids
+           : tensor<100x16xf32>, tensor<4x8xi32> -> tensor<4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$table, EinI32Tensor:$indices,
+                       EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` type($table) `,` type($indices) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_ScatterAddOp : Ein_Op<"scatter_add",
+    [AllElementTypesMatch<["updates", "result"]>]> {
+  let summary = "sums rows of updates into a zero table (gradient of gather)";
+  let description = [{
+    Starts from zeros of the result type and adds `updates[i..., j...]` into
+    `result[indices[i...], j...]`. `updates` has the shape of `indices`
+    followed by the result shape without its first dimension.
+
+    ```mlir
+    %g = ein.scatter_add %dy, %ids
+           : tensor<4x8x16xf32>, tensor<4x8xi32> -> tensor<100x16xf32>
+    ```
+  }];
+  let arguments = (ins EinNumericTensor:$updates, EinI32Tensor:$indices,
+                       EinAxesAttr:$axes);
+  let results = (outs EinNumericTensor:$result);
+  let assemblyFormat = [{
+    $updates `,` $indices attr-dict `:` type($updates) `,` type($indices)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // EIN_OPS_TD

@@ -1,0 +1,27 @@
+//===- ein-opt.cpp - mlir-opt for the ein dialect -------------------------===//
+//
+// Parses, verifies, transforms and prints ein IR:
+//   ein-opt input.mlir -canonicalize -cse
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/EinOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  // MLIR's generic passes: canonicalize, cse, inline, symbol-dce, ...
+  mlir::registerTransformsPasses();
+
+  // === passes/ registration goes here ===
+  // When the passes library (passes/) exists, call its registration function
+  // here (and link it in tools/ein-opt/CMakeLists.txt).
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::ein::EinDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "ein optimizer driver\n", registry));
+}
