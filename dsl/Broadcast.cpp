@@ -104,6 +104,16 @@ std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc lo
   auto asTensor = [&](const Value &v, const Value &other) -> std::optional<Tensor> {
     if (v.isTensor())
       return v.tensor;
+    if (auto ft = dyn_cast<FloatType>(other.tensor.elementType())) {
+      llvm::APFloat f(v.number);
+      bool lost = false;
+      f.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
+      if (f.isInfinity()) {
+        diags.error(loc, "the constant " + formatNumber(v.number) + " overflows " +
+                             formatTensor(other.tensor).substr(0, formatTensor(other.tensor).find('[')));
+        return std::nullopt;
+      }
+    }
     return emit.constant(v.number, other.tensor.elementType(), other.tensor.axes);
   };
   for (const Value *v : {&lhs, &rhs})
@@ -113,7 +123,9 @@ std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc lo
       return std::nullopt;
     }
   auto l = asTensor(lhs, rhs);
-  auto r = asTensor(rhs, lhs);
+  auto r = l ? asTensor(rhs, lhs) : std::nullopt;
+  if (!l || !r)
+    return std::nullopt;
   auto pair = broadcastByName(spelling, loc, *l, *r);
   if (!pair)
     return std::nullopt;

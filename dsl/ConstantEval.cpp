@@ -48,7 +48,7 @@ std::optional<double> Elaborator::constantNumber(const Expr &e) {
       if (!v)
         return std::nullopt;
       if ((e.callee == "sqrt" && *v < 0) || (e.callee == "log" && *v <= 0)) {
-        diags.error(e.loc, e.callee + "() of " + std::to_string(*v) +
+        diags.error(e.loc, e.callee + "() of " + formatNumber(*v) +
                                " in a constant expression");
         return std::nullopt;
       }
@@ -82,6 +82,8 @@ std::optional<int64_t> Elaborator::constantInteger(const Expr &e) {
     return static_cast<int64_t>(e.number);
   case ExprKind::Name: {
     auto size = dims.lookup(e.text);
+    if (!size && dimFailed(e.text))
+      return std::nullopt; // reported where it was defined
     if (!size) {
       diags.error(e.loc, "unknown dim '" + e.text + "'");
       return std::nullopt;

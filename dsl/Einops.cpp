@@ -64,6 +64,9 @@ public:
   std::optional<Pattern> pattern;
   /// Sizes of pattern names: keyword arguments, then sizes bound by operands.
   std::map<std::string, int64_t> known;
+  /// einops lets reduce name reduced axes by their size ("(h 2) -> h").
+  bool anonymousLeftAllowed = false;
+  unsigned anonymousLeft = 0;
 
   SourceLoc at(unsigned offset) const { return E.locInString(*text, offset); }
 
@@ -146,8 +149,8 @@ public:
                                           : "operand " + std::to_string(operandIndex);
     if (hasEllipsis ? rank < fixed : rank != fixed) {
       E.diags.error(at(side.offset),
-                    "the pattern names " + std::to_string(fixed) +
-                        (hasEllipsis ? " or more axes" : " axes") + " but " + which +
+                    "the pattern names " + countOf(fixed, "axis", "axes") +
+                        (hasEllipsis ? " or more" : "") + " but " + which +
                         " has " + std::to_string(rank) + ": " + formatTensor(x));
       return std::nullopt;
     }
@@ -170,9 +173,22 @@ public:
         }
         ++d;
         break;
-      case PatternAxis::Kind::Number:
-        E.diags.error(at(a.offset), "only '1' may stand for an anonymous axis on the left side");
-        return std::nullopt;
+      case PatternAxis::Kind::Number: {
+        if (!anonymousLeftAllowed) {
+          E.diags.error(at(a.offset), "only '1' may stand for an anonymous axis on the left side");
+          return std::nullopt;
+        }
+        const Axis &axis = x.axes[d++];
+        if (axis.size != a.number) {
+          E.diags.error(at(a.offset), "'" + std::to_string(a.number) + "' needs an axis of size " +
+                                          std::to_string(a.number) + ", but " + which + "'s axis '" +
+                                          axis.name + "' is " + std::to_string(axis.size));
+          return std::nullopt;
+        }
+        elems.push_back({"#left" + std::to_string(anonymousLeft++),
+                         {std::to_string(a.number), a.number}});
+        break;
+      }
       case PatternAxis::Kind::Name: {
         const Axis &axis = x.axes[d++];
         if (!E.checkAxisName(a.name, at(a.offset), axis, x, operandIndex))
@@ -199,8 +215,12 @@ public:
             return std::nullopt;
           }
           if (m.kind == PatternAxis::Kind::Number) {
-            E.diags.error(at(m.offset), "only '1' may stand for an anonymous axis on the left side");
-            return std::nullopt;
+            if (!anonymousLeftAllowed) {
+              E.diags.error(at(m.offset), "only '1' may stand for an anonymous axis on the left side");
+              return std::nullopt;
+            }
+            product = checkedMul(product, m.number).value_or(kMaxElements + 1);
+            continue;
           }
           if (m.kind != PatternAxis::Kind::Name)
             continue;
@@ -232,9 +252,13 @@ public:
                                           std::to_string(product) + ": " + formatTensor(x));
           return std::nullopt;
         }
-        for (const PatternAxis &m : a.members)
+        for (const PatternAxis &m : a.members) {
           if (m.kind == PatternAxis::Kind::Name)
             elems.push_back({m.name, {m.name, *sizeOf(m.name)}});
+          else if (m.kind == PatternAxis::Kind::Number)
+            elems.push_back({"#left" + std::to_string(anonymousLeft++),
+                             {std::to_string(m.number), m.number}});
+        }
         break;
       }
       }
@@ -417,13 +441,14 @@ bool expectArity(Elaborator &E, const Expr &call, size_t n, llvm::StringRef usag
 std::optional<Value> patternOp(Elaborator &E, const Expr &call, Mode mode,
                                size_t patternArg, std::optional<std::string> reduction) {
   PatternCall pc(E, call, call.callee);
+  pc.anonymousLeftAllowed = mode == Mode::Reduce;
   auto x = E.tensorOf(*call.args[0], "'" + call.callee + "'");
   if (!x || !pc.parse(*call.args[patternArg]) || !pc.readSizes())
     return std::nullopt;
   if (pc.pattern->inputs.size() != 1) {
     E.diags.error(pc.at(pc.pattern->inputs[1].offset),
                   "'" + call.callee + "' takes one operand, but the pattern has " +
-                      std::to_string(pc.pattern->inputs.size()) + " inputs");
+                      countOf(pc.pattern->inputs.size(), "input", "inputs"));
     return std::nullopt;
   }
   auto left = pc.bindLeft(pc.pattern->inputs.front(), *x, 0);
@@ -478,7 +503,7 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
   if (call.args.size() < 2) {
     E.diags.error(call.calleeLoc,
                   "'einsum' takes one or more tensors and then a pattern, got " +
-                      std::to_string(call.args.size()) + " arguments");
+                      countOf(call.args.size(), "argument", "arguments"));
     return std::nullopt;
   }
   if (!call.kwargs.empty()) {
@@ -538,6 +563,14 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
       bool isEllipsis = llvm::StringRef(e.key).starts_with("...");
       ellipsisHere += isEllipsis;
       auto it = axisOf.find(e.key);
+      if (isEllipsis && it != axisOf.end() && it->second.name != e.axis.name &&
+          E.dims.isDeclared(it->second.name) && E.dims.isDeclared(e.axis.name)) {
+        E.diags.error(pc.at(p.inputs[i].offset),
+                      "'...' stands for axis '" + it->second.name +
+                          "' in an earlier operand but for '" + e.axis.name + "' here: " +
+                          formatTensor(tensors[i]));
+        return std::nullopt;
+      }
       if (it != axisOf.end() && it->second.size != e.axis.size) {
         E.diags.error(pc.at(p.inputs[i].offset),
                       "'...' stands for different axes in different operands: " +

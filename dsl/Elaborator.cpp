@@ -16,6 +16,7 @@ namespace ein::dsl {
 
 namespace {
 constexpr int64_t kMaxLoopTrips = 1024;
+constexpr int64_t kMaxTotalTrips = 16384; // nested loops multiply
 
 std::string dtypeName(Type t) {
   if (t.isF32())
@@ -113,6 +114,7 @@ void Elaborator::declareDims(const Program &program) {
       if (llvm::StringRef(it->second).getAsInteger(10, v) || v <= 0) {
         diags.error({}, "--set " + s->name + "=" + it->second +
                             ": a dim needs a positive integer");
+        failedDims_.insert(s->name);
         continue;
       }
       size = v;
@@ -120,18 +122,22 @@ void Elaborator::declareDims(const Program &program) {
       if (!s->value)
         continue;
       size = constantInteger(*s->value);
-      if (!size)
+      if (!size) {
+        failedDims_.insert(s->name);
         continue;
+      }
       if (*size <= 0) {
         diags.error(s->value->loc, "dim '" + s->name +
                                        "' must be positive, got " +
                                        std::to_string(*size));
+        failedDims_.insert(s->name);
         continue;
       }
     }
     if (*size > kMaxElements) {
       diags.error(s->nameLoc, "dim '" + s->name + "' is too large (" +
                                   std::to_string(*size) + ")");
+      failedDims_.insert(s->name);
       continue;
     }
     dims.set(s->name, *size);
@@ -321,13 +327,13 @@ void Elaborator::declareParam(const Stmt &s) {
   for (const std::string &p : loopPrefix_)
     fullName += p + ".";
   fullName += s.name;
+  if (dims.isDeclared(s.name)) {
+    diags.error(s.nameLoc, "'" + s.name + "' is a dim and cannot name a param");
+    return;
+  }
   if (argumentNames_.count(fullName) ||
       (loopPrefix_.empty() && lookup(s.name, {}).has_value())) {
     diags.error(s.nameLoc, "'" + fullName + "' is already defined");
-    return;
-  }
-  if (dims.isDeclared(s.name)) {
-    diags.error(s.nameLoc, "'" + s.name + "' is a dim and cannot name a param");
     return;
   }
   auto type = elementType(s.dtype.empty() ? "f32" : s.dtype, s.dtypeLoc);
@@ -366,7 +372,7 @@ std::optional<DictionaryAttr> Elaborator::initializer(const Stmt &s) {
   if (e.kind != ExprKind::Call ||
       (e.callee != "normal" && e.callee != "uniform")) {
     diags.error(e.loc, "unknown initialiser; expected normal(std=, clip=), "
-                       "uniform(a, b), zeros or ones");
+                       "uniform(low, high), zeros or ones");
     return std::nullopt;
   }
   field("kind", builder_.getStringAttr(e.callee));
@@ -490,6 +496,11 @@ void Elaborator::forLoop(const Stmt &s) {
     return;
   }
   for (int64_t i = 0; i < *trips; ++i) {
+    if (++totalTrips_ > kMaxTotalTrips) {
+      diags.error(s.rangeLoc, "loops unroll more than " + std::to_string(kMaxTotalTrips) +
+                                  " iterations in all");
+      return;
+    }
     unsigned before = diags.errorCount();
     loopPrefix_.push_back(s.name + "." + std::to_string(i));
     scopes_.back()[s.name] = Value::ofNumber(static_cast<double>(i), true);
@@ -516,13 +527,12 @@ void Elaborator::trainSection(const Stmt &s) {
       diags.error(t.loc, "train setting '" + t.key + "' is given twice");
       continue;
     }
+    // The file's value is checked even when --set overrides it.
+    Attribute a = trainSetting(*this, t.key, t.loc, t.value.get(), "", builder_);
     bool overridden = false;
     for (auto &[k, v] : options_.overrides)
       overridden |= k == t.key;
-    if (overridden)
-      continue;
-    Attribute a = trainSetting(*this, t.key, t.loc, t.value.get(), "", builder_);
-    if (a)
+    if (a && !overridden)
       train_.push_back(builder_.getNamedAttr(t.key, a));
   }
 }
@@ -533,9 +543,11 @@ void Elaborator::finish() {
                     "e.g. 'minimize cross_entropy(logits, targets)'");
     return;
   }
-  for (auto &[k, v] : options_.overrides) {
-    if (!isTrainKey(k))
-      continue;
+  std::map<std::string, std::string> trainOverrides; // the last --set of a key wins
+  for (auto &[k, v] : options_.overrides)
+    if (isTrainKey(k))
+      trainOverrides[k] = v;
+  for (auto &[k, v] : trainOverrides) {
     Attribute a = trainSetting(*this, k, {}, nullptr, v, builder_);
     if (a)
       train_.push_back(builder_.getNamedAttr(k, a));

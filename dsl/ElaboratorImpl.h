@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -125,7 +126,8 @@ private:
   std::optional<Value> index(const Expr &e);
   std::optional<Value> lookup(const std::string &name, SourceLoc loc);
   bool bindFnParam(const FnParam &p, const Tensor &arg, const Expr &argExpr,
-                   std::optional<Axes> &ellipsis, const std::string &fnName);
+                   std::optional<Axes> &ellipsis, const std::string &fnName,
+                   bool isResult = false);
 
   void finish();
 
@@ -151,6 +153,14 @@ private:
   std::map<std::string, const Stmt *> functions_;
   std::vector<std::string> loopPrefix_; // "layer.3" per active loop
   unsigned callDepth_ = 0;
+  int64_t totalTrips_ = 0;
+  /// Dims whose definition failed: later uses report nothing more.
+  std::set<std::string> failedDims_;
+
+public:
+  bool dimFailed(llvm::StringRef name) const { return failedDims_.count(name.str()) != 0; }
+
+private:
 
   std::optional<Tensor> loss_;
   SourceLoc lossLoc_;

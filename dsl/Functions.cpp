@@ -7,14 +7,17 @@ namespace ein::dsl {
 
 namespace {
 constexpr unsigned kMaxCallDepth = 64;
+constexpr unsigned kMaxCallNotes = 4;
 } // namespace
 
 bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
                              const Expr &argExpr, std::optional<Axes> &ellipsis,
-                             const std::string &fnName) {
+                             const std::string &fnName, bool isResult) {
   auto fail = [&](const llvm::Twine &why) {
-    diags.error(argExpr.loc, "argument '" + p.name + "' of '" + fnName + "' is " +
-                                 formatTensor(arg) + ", which does not match [" +
+    std::string what = isResult ? "the result of '" + fnName + "'"
+                                : "argument '" + p.name + "' of '" + fnName + "'";
+    diags.error(argExpr.loc, what +
+                                 " is " + formatTensor(arg) + ", which does not match [" +
                                  [&] {
                                    std::string s;
                                    for (size_t i = 0; i < p.shape.size(); ++i) {
@@ -55,17 +58,16 @@ bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
   size_t fixed = p.shape.size() - (ellipsisAt < p.shape.size() ? 1 : 0);
   size_t rank = arg.axes.size();
   if (ellipsisAt == p.shape.size() ? rank != fixed : rank < fixed)
-    return fail("it has " + std::to_string(rank) + " axes");
+    return fail("it has " + countOf(rank, "axis", "axes"));
   size_t bound = rank - fixed;
+  // The named axes first, then what '...' stands for: a mismatch in a named
+  // axis is the more telling message.
+  std::optional<Axes> part;
   size_t a = 0;
   for (size_t i = 0; i < p.shape.size(); ++i) {
     const AxisSpec &spec = p.shape[i];
     if (spec.kind == AxisSpec::Kind::Ellipsis) {
-      Axes part(arg.axes.begin() + a, arg.axes.begin() + a + bound);
-      if (ellipsis && *ellipsis != part)
-        return fail("'...' is already " + formatAxes(*ellipsis) +
-                    " from an earlier argument");
-      ellipsis = part;
+      part = Axes(arg.axes.begin() + a, arg.axes.begin() + a + bound);
       a += bound;
       continue;
     }
@@ -90,6 +92,12 @@ bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
       return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
                   ", not " + std::to_string(expected->front().size));
   }
+  if (part) {
+    if (ellipsis && *ellipsis != *part)
+      return fail("'...' stands for " + formatAxes(*part) + " here but for " +
+                  formatAxes(*ellipsis) + (isResult ? " in the arguments" : " in an earlier argument"));
+    ellipsis = part;
+  }
   return true;
 }
 
@@ -101,8 +109,8 @@ std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
   }
   if (e.args.size() != fn.params.size()) {
     diags.error(e.calleeLoc, "function '" + fn.name + "' takes " +
-                                 std::to_string(fn.params.size()) + " arguments, got " +
-                                 std::to_string(e.args.size()));
+                                 countOf(fn.params.size(), "argument", "arguments") +
+                                 ", got " + std::to_string(e.args.size()));
     return std::nullopt;
   }
   if (callDepth_ >= kMaxCallDepth) {
@@ -129,11 +137,15 @@ std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
   for (const StmtPtr &s : fn.body) {
     if (diags.errorCount() != before)
       break;
+    if (returnStmt) {
+      diags.error(s->loc, "this statement follows 'return' and is never run");
+      break;
+    }
     if (s->kind == StmtKind::Return) {
       returnStmt = s.get();
       if (s->value)
         result = expr(*s->value);
-      break;
+      continue;
     }
     if (s->kind == StmtKind::Assign)
       assign(*s);
@@ -143,7 +155,8 @@ std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
   --callDepth_;
   scopes_.pop_back();
   if (diags.errorCount() != before) {
-    diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
+    if (callDepth_ < kMaxCallNotes) // a recursion would print one per level
+      diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
     return std::nullopt;
   }
   if (!returnStmt) {
@@ -157,7 +170,7 @@ std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
   // The declared result shape, with '...' as bound by the arguments.
   FnParam declared{"result", fn.nameLoc, "", fn.resultShape};
   const Expr &at = *returnStmt->value;
-  if (!bindFnParam(declared, result->tensor, at, ellipsis, fn.name)) {
+  if (!bindFnParam(declared, result->tensor, at, ellipsis, fn.name, /*isResult=*/true)) {
     diags.note(e.calleeLoc, "in this call to '" + fn.name + "'");
     return std::nullopt;
   }

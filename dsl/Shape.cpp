@@ -10,7 +10,11 @@ std::string formatAxes(llvm::ArrayRef<Axis> axes) {
   for (size_t i = 0; i < axes.size(); ++i) {
     if (i)
       out += ", ";
-    out += axes[i].name + "=" + std::to_string(axes[i].size);
+    // An anonymous axis is named by its size: print it once.
+    if (axes[i].name == std::to_string(axes[i].size))
+      out += axes[i].name;
+    else
+      out += axes[i].name + "=" + std::to_string(axes[i].size);
   }
   return out + "]";
 }
@@ -19,6 +23,10 @@ std::string formatNumber(double v) {
   char buf[64];
   snprintf(buf, sizeof buf, "%g", v);
   return buf;
+}
+
+std::string countOf(int64_t n, const char *one, const char *many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 std::optional<int64_t> checkedMul(int64_t a, int64_t b) {

@@ -36,6 +36,9 @@ std::string formatAxes(llvm::ArrayRef<Axis> axes);
 /// A number as a user would write it: 0.02, 1e-05, 3.
 std::string formatNumber(double v);
 
+/// "1 axis", "3 axes": a count with its noun.
+std::string countOf(int64_t n, const char *one, const char *many);
+
 /// Product of the sizes; std::nullopt on int64 overflow.
 std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes);
 
