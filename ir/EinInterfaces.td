@@ -32,27 +32,41 @@ def GradientOpInterface : OpInterface<"GradientOpInterface"> {
   let cppNamespace = "::mlir::ein";
   let description = [{
     Reverse-mode differentiation of one op (the vector-Jacobian product).
+    Every ein op has one result; the rules are in ir/EinGradients.cpp and
+    tabulated in docs/autodiff.md. The `ein-autodiff` pass calls them in
+    reverse program order.
   }];
   let methods = [
     InterfaceMethod<[{
         Emits, at the builder's insertion point, the ops that compute the
-        gradient of each operand from the gradients of the results.
+        gradients of the operands flagged in `needOperandGrad` from
+        `resultGrad`, the gradient of the op's (single) result, which has the
+        result's type and is never null.
 
-        `resultGrads` holds one value per result, in result order, each with
-        the type of its result; a null Value means no gradient flows into
-        that result (treat it as zero). On success `operandGrads` is cleared
-        and then receives exactly one entry per operand, in operand order:
-        a Value of the operand's type holding the gradient, or a null Value
-        where no gradient flows (non-differentiable operands such as i32
-        indices and i1 masks, or a gradient known to be zero). The op itself
-        is not modified. Returns failure (after emitting a diagnostic on the
-        op) when the gradient cannot be built.
+        `needOperandGrad` has one flag per operand; no op is emitted for an
+        operand whose flag is false (activity analysis: the FLOPs of a
+        backward depend on it). On success `operandGrads` is cleared and then
+        receives exactly one entry per operand, in operand order: a Value of
+        the operand's type holding the gradient, or a null Value where no
+        gradient is needed or none flows (i32 indices, i1 masks, cmp, iota,
+        constant). Forward values (operands, the result) are reused, never
+        recomputed. Every op created carries an `axes` attribute derived
+        from the names of the forward values (when they are known). The op
+        itself is not modified. Returns failure (after emitting a diagnostic
+        on the op) when the gradient cannot be built.
       }],
       "::mlir::LogicalResult", "buildGradient",
       (ins "::mlir::OpBuilder &":$builder,
-           "::mlir::ValueRange":$resultGrads,
+           "::mlir::Value":$resultGrad,
+           "::llvm::ArrayRef<bool>":$needOperandGrad,
            "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
   ];
+  let extraClassDeclaration = [{
+    /// The axis names of a value: the `axes` attribute of its defining op,
+    /// or the `ein.axes` attribute of the function argument. Null when
+    /// unknown (or when the length does not match the rank).
+    static ::mlir::ArrayAttr getAxisNames(::mlir::Value value);
+  }];
 }
 
 #endif // EIN_INTERFACES_TD

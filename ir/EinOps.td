@@ -4,6 +4,8 @@
 // effects (Pure), and a trailing optional `axes` attribute naming the axes of
 // the result. The FLOPs each op reports through CostOpInterface are defined
 // in EinCost.cpp and tabulated in docs/ir.md.
+// Every op also implements GradientOpInterface: its reverse-mode rule is in
+// EinGradients.cpp (table in docs/autodiff.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,7 +65,9 @@ def EinContraction : Ein_NativeOpTrait<"EinContraction">;
 class Ein_Op<string mnemonic, list<Trait> traits = [],
              Trait cost = DeclareOpInterfaceMethods<CostOpInterface>>
     : Op<Ein_Dialect, mnemonic,
-         !listconcat([Pure, EinTensorOp, cost], traits)>;
+         !listconcat([Pure, EinTensorOp, cost,
+                      DeclareOpInterfaceMethods<GradientOpInterface>],
+                     traits)>;
 
 defvar EinAxesAttr = OptionalAttr<StrArrayAttr>;
 

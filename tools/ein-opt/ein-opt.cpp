@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/EinOps.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,9 +17,9 @@ int main(int argc, char **argv) {
   // MLIR's generic passes: canonicalize, cse, inline, symbol-dce, ...
   mlir::registerTransformsPasses();
 
-  // === passes/ registration goes here ===
-  // When the passes library (passes/) exists, call its registration function
-  // here (and link it in tools/ein-opt/CMakeLists.txt).
+  // einc's passes and pipelines: ein-autodiff, ein-train-step,
+  // ein-build-train-step, ...
+  mlir::ein::registerEinPassesAndPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::ein::EinDialect, mlir::func::FuncDialect>();

@@ -1,0 +1,251 @@
+//===- Autodiff.cpp - Reverse-mode differentiation: @forward -> @grad -----===//
+//
+// `ein-autodiff` clones `@forward(inputs..., params...) -> (loss, outputs...)`
+// into `@grad(inputs..., params...) -> (loss, d loss / d param...)` and
+// appends the backward: the ops of the forward in reverse, each
+// differentiated by its GradientOpInterface rule (ir/EinGradients.cpp).
+//
+// Activity analysis decides which gradients exist: a value is active when it
+// is a float tensor that depends on a param ("varied") and the loss depends
+// on it through float values ("useful"). A rule is asked only for the
+// gradients of its active operands, so nothing flows into inputs and no op
+// is emitted for a gradient nobody needs. Gradients of a value used several
+// times are summed (ein.add). Params the loss does not depend on get zeros.
+// See docs/autodiff.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINAUTODIFF
+#include "passes/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+
+namespace {
+
+bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+/// The values that get a gradient: float tensors that depend on a param and
+/// on which the loss depends through float values.
+DenseSet<Value> findActiveValues(func::FuncOp fn, ArrayRef<Value> params,
+                                 Value loss) {
+  DenseSet<Value> varied;
+  for (Value param : params)
+    if (isFloatTensor(param))
+      varied.insert(param);
+  Block &body = fn.front();
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      for (Value result : op.getResults())
+        if (isFloatTensor(result))
+          varied.insert(result);
+
+  DenseSet<Value> useful;
+  if (isFloatTensor(loss))
+    useful.insert(loss);
+  for (Operation &op : llvm::reverse(body.without_terminator()))
+    if (llvm::any_of(op.getResults(),
+                     [&](Value v) { return useful.contains(v); }))
+      for (Value operand : op.getOperands())
+        if (isFloatTensor(operand))
+          useful.insert(operand);
+
+  DenseSet<Value> active;
+  for (Value v : varied)
+    if (useful.contains(v))
+      active.insert(v);
+  return active;
+}
+
+/// A tensor of `type` filled with `value`, named `axes`.
+Value splat(OpBuilder &b, Location loc, Type type, double value,
+            ArrayAttr axes) {
+  auto tensorType = cast<RankedTensorType>(type);
+  Type elt = tensorType.getElementType();
+  auto scalarType = RankedTensorType::get({}, elt);
+  Attribute scalar = isa<FloatType>(elt)
+                         ? Attribute(b.getFloatAttr(elt, value))
+                         : Attribute(b.getIntegerAttr(elt, (int64_t)value));
+  Value c = b.create<ConstantOp>(loc, scalarType,
+                                 DenseElementsAttr::get(scalarType, scalar),
+                                 b.getArrayAttr({}));
+  if (tensorType.getRank() == 0)
+    return c;
+  return b.create<BroadcastOp>(loc, type, c, ArrayRef<int64_t>{}, axes);
+}
+
+struct EinAutodiff : public ein::impl::EinAutodiffBase<EinAutodiff> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(run()))
+      signalPassFailure();
+  }
+
+  LogicalResult run();
+  /// Appends the backward of `grad`'s body before its terminator; fills
+  /// `paramGrads` (one per param, null: zero gradient).
+  LogicalResult buildBackward(func::FuncOp grad, ArrayRef<Value> params,
+                              Value loss, SmallVectorImpl<Value> &paramGrads);
+};
+
+LogicalResult EinAutodiff::run() {
+  ModuleOp module = getOperation();
+  auto forward = module.lookupSymbol<func::FuncOp>(forwardName);
+  if (!forward || forward.isExternal())
+    return module.emitError() << "ein-autodiff: no function @" << forwardName
+                              << " to differentiate";
+  auto lossType = forward.getNumResults() == 0
+                      ? RankedTensorType()
+                      : dyn_cast<RankedTensorType>(forward.getResultTypes()[0]);
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType())) {
+    InFlightDiagnostic diag = forward.emitError()
+                              << "ein-autodiff: result 0 of @" << forwardName
+                              << " must be the loss, a scalar float tensor";
+    if (forward.getNumResults() == 0)
+      diag << ", but it has no results";
+    else
+      diag << ", got " << forward.getResultTypes()[0];
+    return diag;
+  }
+  if (module.lookupSymbol(gradName))
+    return forward.emitError() << "ein-autodiff: a symbol @" << gradName
+                               << " already exists";
+
+  // @grad starts as a copy of @forward (argument attributes included).
+  OpBuilder b(forward);
+  b.setInsertionPointAfter(forward);
+  auto grad = cast<func::FuncOp>(b.clone(*forward));
+  grad.setSymName(gradName);
+  Block &body = grad.front();
+  Operation *oldReturn = body.getTerminator();
+  Value loss = oldReturn->getOperand(0);
+
+  SmallVector<Value> params;
+  for (BlockArgument arg : grad.getArguments()) {
+    auto kind = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
+    if (kind && kind.getValue() == "param")
+      params.push_back(arg);
+  }
+
+  SmallVector<Value> paramGrads;
+  if (failed(buildBackward(grad, params, loss, paramGrads))) {
+    grad.erase();
+    return failure();
+  }
+
+  // The new results: (loss, one gradient per param); zeros where none flows.
+  MLIRContext *ctx = &getContext();
+  b.setInsertionPoint(oldReturn);
+  SmallVector<Value> results{loss};
+  SmallVector<DictionaryAttr> resultAttrs{DictionaryAttr::get(
+      ctx, {b.getNamedAttr("ein.name", b.getStringAttr("loss"))})};
+  for (auto [param, g] : llvm::zip_equal(params, paramGrads)) {
+    unsigned argNo = cast<BlockArgument>(param).getArgNumber();
+    if (!g)
+      g = splat(b, oldReturn->getLoc(), param.getType(), 0.0,
+                GradientOpInterface::getAxisNames(param));
+    results.push_back(g);
+    SmallVector<NamedAttribute> attrs;
+    if (auto name = grad.getArgAttr(argNo, "ein.name"))
+      attrs.push_back(b.getNamedAttr("ein.name", name));
+    attrs.push_back(b.getNamedAttr("ein.kind", b.getStringAttr("grad")));
+    resultAttrs.push_back(DictionaryAttr::get(ctx, attrs));
+  }
+  b.create<func::ReturnOp>(oldReturn->getLoc(), results);
+  oldReturn->erase();
+  grad.setFunctionType(
+      FunctionType::get(ctx, grad.getArgumentTypes(), ValueRange(results).getTypes()));
+  grad.setAllResultAttrs(resultAttrs);
+
+  // Drop what only the forward's extra outputs needed.
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+LogicalResult EinAutodiff::buildBackward(func::FuncOp grad,
+                                         ArrayRef<Value> params, Value loss,
+                                         SmallVectorImpl<Value> &paramGrads) {
+  Block &body = grad.front();
+  Operation *terminator = body.getTerminator();
+  DenseSet<Value> active = findActiveValues(grad, params, loss);
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator())
+    forwardOps.push_back(&op);
+
+  OpBuilder b(terminator);
+  DenseMap<Value, Value> grads;
+  if (active.contains(loss))
+    grads[loss] = splat(b, loss.getLoc(), loss.getType(), 1.0,
+                        b.getArrayAttr({}));
+
+  // d value += contribution (a second use adds).
+  auto accumulate = [&](Value value, Value contribution) {
+    Value &slot = grads[value];
+    slot = slot ? b.create<AddOp>(contribution.getLoc(), value.getType(), slot,
+                                  contribution,
+                                  GradientOpInterface::getAxisNames(value))
+                      .getResult()
+                : contribution;
+  };
+
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    if (op->getNumResults() != 1)
+      continue;
+    Value dY = grads.lookup(op->getResult(0));
+    if (!dY)
+      continue;
+    SmallVector<bool> need;
+    for (Value operand : op->getOperands())
+      need.push_back(active.contains(operand));
+    if (!llvm::is_contained(need, true))
+      continue;
+    auto rule = dyn_cast<GradientOpInterface>(op);
+    if (!rule)
+      return op->emitError() << "ein-autodiff: no gradient rule for '"
+                             << op->getName() << "'";
+    SmallVector<Value> operandGrads;
+    if (failed(rule.buildGradient(b, dY, need, operandGrads)))
+      return failure();
+    if (operandGrads.size() != op->getNumOperands())
+      return op->emitError() << "ein-autodiff: the gradient rule returned "
+                             << operandGrads.size() << " gradients for "
+                             << op->getNumOperands() << " operands";
+    for (auto [i, operand, g] :
+         llvm::enumerate(op->getOperands(), operandGrads)) {
+      if (!g || !need[i])
+        continue;
+      if (g.getType() != operand.getType())
+        return op->emitError() << "ein-autodiff: the gradient of operand " << i
+                               << " has type " << g.getType() << ", expected "
+                               << operand.getType();
+      accumulate(operand, g);
+    }
+  }
+
+  for (Value param : params)
+    paramGrads.push_back(grads.lookup(param));
+  return success();
+}
+
+} // namespace

@@ -1,0 +1,51 @@
+//===- Passes.h - einc's passes and pipelines -------------------*- C++ -*-===//
+#ifndef EINC_PASSES_PASSES_H
+#define EINC_PASSES_PASSES_H
+
+#include "ir/EinOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <memory>
+
+namespace mlir::ein {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Options of the `ein-build-train-step` pipeline (those of ein-train-step).
+struct TrainStepPipelineOptions
+    : public PassPipelineOptions<TrainStepPipelineOptions> {
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("adamw | adam | sgd | adagrad"),
+                                llvm::cl::init("adamw")};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("first-moment decay"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("second-moment decay"),
+                       llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("epsilon"), llvm::cl::init(1e-8)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("weight decay"),
+                             llvm::cl::init(0.01)};
+  Option<std::string> decay{*this, "decay", llvm::cl::desc("matrices | all"),
+                            llvm::cl::init("matrices")};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                          llvm::cl::init(0.9)};
+  Option<double> clip{*this, "clip", llvm::cl::desc("max gradient norm (0: off)"),
+                      llvm::cl::init(1.0)};
+};
+
+/// @forward → @grad → @train_step, then canonicalize and CSE.
+void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &options);
+
+/// Registers every einc pass and pipeline (for ein-opt and einc).
+void registerEinPassesAndPipelines();
+
+} // namespace mlir::ein
+
+#endif // EINC_PASSES_PASSES_H

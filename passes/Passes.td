@@ -1,0 +1,50 @@
+//===- Passes.td - einc's passes ---------------------------*- tablegen -*-===//
+#ifndef EINC_PASSES_TD
+#define EINC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def EinAutodiff : Pass<"ein-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation: @forward -> @grad";
+  let description = [{
+    Builds `@grad(inputs..., params...) -> (loss, d loss / d param...)` from
+    `@forward`, one gradient rule per op through `GradientOpInterface`.
+    Gradients of values used more than once are summed; no gradient flows
+    into `ein.kind = "input"` arguments, and no op is emitted for a gradient
+    nothing needs. The backward reuses forward values (no recompute).
+  }];
+  let options = [
+    Option<"forwardName", "forward", "std::string", "\"forward\"",
+           "the function to differentiate">,
+    Option<"gradName", "grad", "std::string", "\"grad\"",
+           "the name of the function to create">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
+def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
+  let summary = "The whole training step: @grad + clipping + optimizer -> @train_step";
+  let description = [{
+    Builds `@train_step(inputs..., params..., opt_state..., step, lr) ->
+    (loss, grad_norm, params'..., opt_state'...)` from `@grad`: global-norm
+    gradient clipping with `torch.nn.utils.clip_grad_norm_` semantics, then the
+    optimizer update in PyTorch's order of operations.
+  }];
+  let options = [
+    Option<"gradName", "grad", "std::string", "\"grad\"", "the gradient function">,
+    Option<"stepName", "step", "std::string", "\"train_step\"", "the function to create">,
+    Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
+           "adamw | adam | sgd | adagrad">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam/AdamW first-moment decay">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam/AdamW second-moment decay">,
+    Option<"eps", "eps", "double", "1e-8", "Adam/AdamW/Adagrad epsilon">,
+    Option<"weightDecay", "weight-decay", "double", "0.01", "weight decay">,
+    Option<"decay", "decay", "std::string", "\"matrices\"",
+           "params weight decay applies to: matrices (rank >= 2) | all">,
+    Option<"momentum", "momentum", "double", "0.9", "SGD momentum">,
+    Option<"clip", "clip", "double", "1.0", "max global gradient norm (0: no clipping)">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
+#endif // EINC_PASSES_TD

@@ -1,0 +1,40 @@
+//===- Pipelines.cpp - Named pass pipelines and registration --------------===//
+//
+// `ein-build-train-step`: @forward → @grad → @train_step, then canonicalize
+// and CSE. The one pipeline `einc` runs to build the training step; ein-opt
+// runs it by name with the same options.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::ein {
+
+void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o) {
+  pm.addPass(createEinAutodiff());
+  EinTrainStepOptions step;
+  step.optimizer = o.optimizer;
+  step.beta1 = o.beta1;
+  step.beta2 = o.beta2;
+  step.eps = o.eps;
+  step.weightDecay = o.weightDecay;
+  step.decay = o.decay;
+  step.momentum = o.momentum;
+  step.clip = o.clip;
+  pm.addPass(createEinTrainStep(step));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void registerEinPassesAndPipelines() {
+  registerEinPasses();
+  PassPipelineRegistration<TrainStepPipelineOptions>(
+      "ein-build-train-step",
+      "autodiff, clipping and the optimizer update: @forward -> @grad -> @train_step",
+      buildTrainStepPipeline);
+}
+
+} // namespace mlir::ein

@@ -1,0 +1,269 @@
+//===- TrainStep.cpp - @grad + clipping + optimizer -> @train_step --------===//
+//
+// Builds
+//   @train_step(inputs..., params..., opt_state..., step, lr)
+//       -> (loss, grad_norm, new params..., new opt_state...)
+// from `@grad(inputs..., params...) -> (loss, grads...)`: @grad's body is
+// cloned, the gradients are clipped by their global L2 norm
+// (torch.nn.utils.clip_grad_norm_), then the optimizer rule
+// (passes/Optimizers.h) emits each param's update. docs/train-step.md has
+// the signature and the equations.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Optimizers.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "passes/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINTRAINSTEP
+#include "passes/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein::train;
+
+namespace {
+
+/// A double as diagnostics print it: "1", "-0.5", "1e-08".
+std::string fmtNumber(double v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%g", v);
+  return os.str();
+}
+
+/// One param of @grad.
+struct Param {
+  unsigned argIndex;     // in @grad's arguments
+  StringAttr name;
+  RankedTensorType type;
+  ArrayAttr axes;        // its `ein.axes`, when it names every dim; else null
+  bool decays = false;
+};
+
+struct EinTrainStepPass : public mlir::ein::impl::EinTrainStepBase<EinTrainStepPass> {
+  using EinTrainStepBase::EinTrainStepBase;
+
+  void runOnOperation() override;
+
+private:
+  /// Checks the options; emits a diagnostic on `module` for the first bad one.
+  LogicalResult checkOptions(ModuleOp module, const OptimizerRule *&rule);
+};
+
+LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRule *&rule) {
+  auto inUnit = [](double v) { return v >= 0 && v < 1; };
+  auto nonNegative = [](double v) { return v >= 0; }; // false for NaN
+  if (!inUnit(beta1))
+    return module.emitError("ein-train-step: beta1 must be in [0, 1), got ") << fmtNumber(beta1);
+  if (!inUnit(beta2))
+    return module.emitError("ein-train-step: beta2 must be in [0, 1), got ") << fmtNumber(beta2);
+  if (!nonNegative(eps))
+    return module.emitError("ein-train-step: eps must be >= 0, got ") << fmtNumber(eps);
+  if (!nonNegative(weightDecay))
+    return module.emitError("ein-train-step: weight-decay must be >= 0, got ")
+           << fmtNumber(weightDecay);
+  if (!nonNegative(momentum))
+    return module.emitError("ein-train-step: momentum must be >= 0, got ")
+           << fmtNumber(momentum);
+  if (!nonNegative(clip) || std::isinf(clip))
+    return module.emitError("ein-train-step: clip must be a finite number >= 0, got ")
+           << fmtNumber(clip);
+  if (decay != "matrices" && decay != "all")
+    return module.emitError("ein-train-step: decay must be 'matrices' or 'all', got '")
+           << decay << "'";
+  rule = findOptimizer(optimizer);
+  if (!rule) {
+    SmallVector<StringRef> names;
+    for (const OptimizerRule &r : optimizerRules())
+      names.push_back(r.name);
+    return module.emitError("ein-train-step: unknown optimizer '")
+           << optimizer << "' (valid: " << llvm::join(names, ", ") << ")";
+  }
+  return success();
+}
+
+void EinTrainStepPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  const OptimizerRule *rule = nullptr;
+  if (failed(checkOptions(module, rule)))
+    return signalPassFailure();
+
+  auto grad = module.lookupSymbol<func::FuncOp>(gradName);
+  if (!grad || grad.isExternal()) {
+    module.emitError("ein-train-step: no function @") << gradName << " to build @" << stepName
+                                                      << " from";
+    return signalPassFailure();
+  }
+  if (module.lookupSymbol(stepName)) {
+    grad.emitError("ein-train-step: a symbol @") << stepName << " already exists";
+    return signalPassFailure();
+  }
+  if (!grad.getBody().hasOneBlock()) {
+    grad.emitError("ein-train-step: @") << gradName << " must have a single block";
+    return signalPassFailure();
+  }
+
+  // The params, in argument order.
+  FunctionType gradType = grad.getFunctionType();
+  SmallVector<Param> params;
+  for (unsigned i = 0; i < gradType.getNumInputs(); ++i) {
+    auto kind = grad.getArgAttrOfType<StringAttr>(i, "ein.kind");
+    if (!kind || kind.getValue() != "param")
+      continue;
+    Param p;
+    p.argIndex = i;
+    p.name = grad.getArgAttrOfType<StringAttr>(i, "ein.name");
+    p.type = dyn_cast<RankedTensorType>(gradType.getInput(i));
+    if (!p.name || !p.type) {
+      grad.emitError("ein-train-step: param argument ")
+          << i << " of @" << gradName << " needs an ein.name and a ranked tensor type";
+      return signalPassFailure();
+    }
+    if (auto axes = grad.getArgAttrOfType<ArrayAttr>(i, "ein.axes"))
+      if (static_cast<int64_t>(axes.size()) == p.type.getRank() &&
+          llvm::all_of(axes, [](Attribute a) { return isa<StringAttr>(a); }))
+        p.axes = axes;
+    p.decays = decay == "all" || p.type.getRank() >= 2;
+    params.push_back(p);
+  }
+  if (gradType.getNumResults() != params.size() + 1) {
+    grad.emitError("ein-train-step: @")
+        << gradName << " returns " << gradType.getNumResults() << " values, expected "
+        << params.size() + 1 << " (the loss and one gradient per param)";
+    return signalPassFailure();
+  }
+  for (auto [k, p] : llvm::enumerate(params))
+    if (gradType.getResult(k + 1) != p.type) {
+      grad.emitError("ein-train-step: the gradient of '")
+          << p.name.getValue() << "' has type " << gradType.getResult(k + 1)
+          << ", expected the param's type " << p.type;
+      return signalPassFailure();
+    }
+
+  Hyper hyper{beta1, beta2, eps, weightDecay, momentum};
+  SmallVector<StringRef> slots = rule->slots(hyper);
+
+  // The signature.
+  Builder b(ctx);
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  auto named = [&](StringRef name, StringRef kind) {
+    SmallVector<NamedAttribute> attrs;
+    if (!kind.empty())
+      attrs.push_back(b.getNamedAttr("ein.kind", b.getStringAttr(kind)));
+    attrs.push_back(b.getNamedAttr("ein.name", b.getStringAttr(name)));
+    return attrs;
+  };
+  SmallVector<Type> argTypes(gradType.getInputs());
+  SmallVector<DictionaryAttr> argAttrs;
+  for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
+    argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i)
+                                              : b.getDictionaryAttr({}));
+  SmallVector<std::string> stateNames;
+  for (const Param &p : params)
+    for (StringRef slot : slots) {
+      stateNames.push_back((p.name.getValue() + "." + slot).str());
+      argTypes.push_back(p.type);
+      auto attrs = named(stateNames.back(), "opt_state");
+      if (auto axes = grad.getArgAttr(p.argIndex, "ein.axes"))
+        attrs.push_back(b.getNamedAttr("ein.axes", axes));
+      argAttrs.push_back(b.getDictionaryAttr(attrs));
+    }
+  unsigned stepArg = argTypes.size();
+  argTypes.push_back(scalarType);
+  argAttrs.push_back(b.getDictionaryAttr(named("step", "step")));
+  argTypes.push_back(scalarType);
+  argAttrs.push_back(b.getDictionaryAttr(named("lr", "lr")));
+
+  SmallVector<Type> resultTypes{gradType.getResult(0), scalarType};
+  SmallVector<DictionaryAttr> resultAttrs{b.getDictionaryAttr(named("loss", "")),
+                                          b.getDictionaryAttr(named("grad_norm", ""))};
+  for (const Param &p : params) {
+    resultTypes.push_back(p.type);
+    resultAttrs.push_back(b.getDictionaryAttr(named(p.name.getValue(), "param")));
+  }
+  for (auto [k, name] : llvm::enumerate(stateNames)) {
+    resultTypes.push_back(params[k / slots.size()].type);
+    resultAttrs.push_back(b.getDictionaryAttr(named(name, "opt_state")));
+  }
+
+  OpBuilder mb(ctx);
+  mb.setInsertionPointAfter(grad);
+  Location loc = grad.getLoc();
+  auto fn = mb.create<func::FuncOp>(loc, stepName, b.getFunctionType(argTypes, resultTypes));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setAllResultAttrs(resultAttrs);
+  Block *entry = fn.addEntryBlock();
+
+  // @grad's body.
+  IRMapping map;
+  Block &gradBody = grad.getBody().front();
+  for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
+    map.map(gradBody.getArgument(i), entry->getArgument(i));
+  OpBuilder ob = OpBuilder::atBlockEnd(entry);
+  for (Operation &op : gradBody.without_terminator())
+    ob.clone(op, map);
+  Operation *terminator = gradBody.getTerminator();
+  Value loss = map.lookupOrDefault(terminator->getOperand(0));
+  SmallVector<Value> grads;
+  for (unsigned k = 0; k < params.size(); ++k)
+    grads.push_back(map.lookupOrDefault(terminator->getOperand(k + 1)));
+
+  Emitter e(ob, loc);
+  ArrayAttr none = e.noAxes();
+
+  // Clipping: total = sqrt(Σ_g Σ g²) in f32; g *= min(clip / (total + 1e-6), 1).
+  Value sumSquares;
+  for (auto [k, g] : llvm::enumerate(grads)) {
+    Value g32 = e.castTo(g, b.getF32Type(), params[k].axes);
+    Value s = e.sumAll(e.mul(g32, g32, params[k].axes));
+    sumSquares = sumSquares ? e.add(sumSquares, s, none) : s;
+  }
+  Value gradNorm = sumSquares ? e.sqrt(sumSquares, none) : e.constant(0.0);
+  if (clip != 0 && !grads.empty()) {
+    Value maxNorm = e.constant(clip);
+    Value padded = e.add(gradNorm, e.constant(1e-6), none);
+    Value coef = e.div(maxNorm, padded, none);
+    Value clamped = e.min(coef, e.constant(1.0), none);
+    for (size_t k = 0; k < grads.size(); ++k)
+      grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes),
+                       params[k].axes);
+  }
+
+  // The optimizer.
+  StepScalars scalars;
+  scalars.step = entry->getArgument(stepArg);
+  scalars.lr = entry->getArgument(stepArg + 1);
+  scalars.anyDecays = llvm::any_of(params, [](const Param &p) { return p.decays; });
+  SmallVector<Value> shared = rule->prepare(e, hyper, scalars);
+
+  SmallVector<Value> newParams, newState;
+  unsigned firstState = gradType.getNumInputs();
+  for (auto [k, p] : llvm::enumerate(params)) {
+    ParamUpdate u;
+    u.param = entry->getArgument(p.argIndex);
+    u.grad = grads[k];
+    for (unsigned s = 0; s < slots.size(); ++s)
+      u.state.push_back(entry->getArgument(firstState + k * slots.size() + s));
+    u.decays = p.decays;
+    ParamEmitter pe{e, p.type, p.axes};
+    rule->update(pe, hyper, scalars, shared, u);
+    assert(u.newParam && u.newState.size() == slots.size() && "incomplete update");
+    newParams.push_back(u.newParam);
+    newState.append(u.newState.begin(), u.newState.end());
+  }
+
+  SmallVector<Value> results{loss, gradNorm};
+  results.append(newParams);
+  results.append(newState);
+  ob.create<func::ReturnOp>(loc, results);
+}
+
+} // namespace
