@@ -7,7 +7,8 @@
 // passes it as a Scalar, the constant is that double rounded to f32 (e.g.
 // `1 - beta2`), so the element-wise arithmetic matches torch's. Scalars
 // derived from `step` and `lr` (bias corrections, step size) are computed in
-// f32 in the IR; torch computes them in double.
+// f32 in the IR (torch uses double); the bias corrections use a formula that
+// keeps them accurate to a few f32 ulp (see oneMinusPower).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Optimizers.h"
@@ -52,6 +53,9 @@ Value Emitter::pow(Value l, Value r, ArrayAttr axes) {
 }
 Value Emitter::sqrt(Value x, ArrayAttr axes) {
   return b_.create<SqrtOp>(loc_, x.getType(), x, axes);
+}
+Value Emitter::tanh(Value x, ArrayAttr axes) {
+  return b_.create<TanhOp>(loc_, x.getType(), x, axes);
 }
 
 Value Emitter::castTo(Value x, Type to, ArrayAttr axes) {
@@ -115,14 +119,24 @@ Value secondMoment(ParamEmitter &e, const Hyper &h, Value v, Value g) {
   return e.add(decayed, e.mul(scaled, g));
 }
 
+/// 1 − β^t, accurate in f32. The plain form 1 − pow(β, t) loses the
+/// digits that matter (β = 0.999 is 0.99900001 in f32, so 1 − β is off by
+/// 1e-5 relative); instead 1 − β^t = −expm1(t·ln β) with ln β taken in
+/// double, and expm1(x) = 2·tanh(x/2) / (1 − tanh(x/2)), exact to a few ulp
+/// for small x. β = 0 gives ln β = −∞, tanh = −1 and the right answer, 1.
+Value oneMinusPower(Emitter &e, double beta, Value step) {
+  ArrayAttr none = e.noAxes();
+  Value halfX = e.mul(step, e.constant(0.5 * std::log(beta)), none);
+  Value t = e.tanh(halfX, none);
+  Value num = e.mul(e.constant(-2.0), t, none);
+  return e.div(num, e.sub(e.constant(1.0), t, none), none);
+}
+
 /// Adam's shared scalars: {step_size = lr / (1 − β1^t), sqrt(1 − β2^t)}.
 SmallVector<Value> adamScalars(Emitter &e, const Hyper &h, const StepScalars &s) {
   ArrayAttr none = e.noAxes();
-  Value one = e.constant(1.0);
-  Value beta1t = e.pow(e.constant(h.beta1), s.step, none);
-  Value bc1 = e.sub(one, beta1t, none);
-  Value beta2t = e.pow(e.constant(h.beta2), s.step, none);
-  Value bc2 = e.sub(one, beta2t, none);
+  Value bc1 = oneMinusPower(e, h.beta1, s.step);
+  Value bc2 = oneMinusPower(e, h.beta2, s.step);
   Value stepSize = e.div(s.lr, bc1, none);
   Value bc2Sqrt = e.sqrt(bc2, none);
   return {stepSize, bc2Sqrt};

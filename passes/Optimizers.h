@@ -45,6 +45,7 @@ public:
   Value min(Value l, Value r, ArrayAttr axes);
   Value pow(Value l, Value r, ArrayAttr axes);
   Value sqrt(Value x, ArrayAttr axes);
+  Value tanh(Value x, ArrayAttr axes);
   /// `ein.cast` to element type `to` (no op when it already has it).
   Value castTo(Value x, Type to, ArrayAttr axes);
   /// Sum of all elements: a rank-0 tensor (no op for a rank-0 input).

@@ -4,6 +4,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
+
 namespace einc {
 
 namespace {
@@ -14,7 +16,10 @@ Usage: einc <command> [options] FILE.ein
 
 Commands:
   check    parse and check a model; print diagnostics (exit 0 when clean, 1 on errors)
-  emit     print a stage of compilation: the syntax tree or the `ein` IR
+  emit     print a stage of compilation: the syntax tree, the `ein` IR, its gradient
+           or the whole training step
+  run      run the forward, the gradient or training steps on the reference backend;
+           print the loss and gradient norms
 
 Options common to every command:
   --set NAME=VALUE   override a `dim` (a positive integer) or a `train { }` setting;
@@ -43,15 +48,19 @@ Exit status: 0 when the model is clean, 1 when it has errors, 2 on a bad command
 
 const char *kEmitHelp = R"(einc emit — print a stage of compilation
 
-Usage: einc emit [--stage=ast|ir] [-o FILE] [--set NAME=VALUE]... FILE.ein
+Usage: einc emit [--stage=STAGE] [-o FILE] [--set NAME=VALUE]... FILE.ein
 
 Stages:
   ast   the syntax tree as parsed (before any checking)
   ir    the `ein` dialect: func.func @forward(inputs..., params...) -> (loss, outputs...),
         as MLIR text that `ein-opt` parses back (the default)
+  grad  after autodiff: @grad(inputs..., params...) -> (loss, d loss/d param...)
+  step  the whole training step: @train_step(inputs..., params..., optimizer state...,
+        step, lr) -> (loss, grad_norm, params'..., optimizer state'...), built with the
+        model's train settings (optimizer, betas, eps, weight_decay, decay, momentum, clip)
 
 Options:
-  --stage=STAGE      ast or ir (default: ir)
+  --stage=STAGE      ast, ir, grad or step (default: ir)
   -o FILE            write to FILE instead of standard output
   --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
   -h, --help         show this help
@@ -59,11 +68,51 @@ Options:
 Exit status: 0 on success, 1 when the model has errors, 2 on a bad command line.
 )";
 
-bool isCommand(llvm::StringRef s) { return s == "check" || s == "emit"; }
+const char *kRunHelp = R"(einc run — run a model on the reference backend
+
+Usage: einc run [options] FILE.ein
+
+Lowers the model op by op onto the runtime's reference kernels (the oracle
+later backends are checked against) and runs it once on random inputs and
+freshly initialised params, or on tensors loaded from a safetensors file.
+
+Modes:
+  --forward          the forward only: print the loss
+  (default)          forward and backward: print the loss and every gradient norm
+  --step             training steps (forward, backward, clipping, optimizer) on one
+                     batch: print loss and gradient norm per step
+  --steps N          with --step: how many steps (default 1)
+
+Options:
+  --load FILE        read params and inputs from a safetensors file; tensors are named
+                     as the model names them (per-layer params as layer.3.w_qkv);
+                     anything not in the file is initialised / drawn at random
+  --save-grads FILE  write the loss and every gradient (named as its param) to a
+                     safetensors file (default mode only)
+  --seed N           seed for parameter initialisation and random inputs (default 0)
+  --f64              compute in float64 instead of float32
+  --gradcheck        compare the gradients with central finite differences (float64)
+  --samples K        with --gradcheck: entries checked per param (default 8)
+  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
+  -h, --help         show this help
+
+Exit status: 0 on success, 1 on errors (or a failed gradient check), 2 on a bad
+command line.
+)";
+
+bool isCommand(llvm::StringRef s) { return s == "check" || s == "emit" || s == "run"; }
 
 bool fail(const std::string &message) {
   llvm::errs() << "einc: " << message << "\n";
   return false;
+}
+
+bool parseCount(const std::string &text, int64_t &out, int64_t min) {
+  long long v;
+  if (llvm::StringRef(text).getAsInteger(10, v) || v < min)
+    return false;
+  out = v;
+  return true;
 }
 
 } // namespace
@@ -73,6 +122,8 @@ void printHelp(const std::string &command) {
     llvm::outs() << kCheckHelp;
   else if (command == "emit")
     llvm::outs() << kEmitHelp;
+  else if (command == "run")
+    llvm::outs() << kRunHelp;
   else
     llvm::outs() << kOverview;
 }
@@ -80,7 +131,7 @@ void printHelp(const std::string &command) {
 std::optional<Options> parseOptions(int argc, char **argv) {
   Options o;
   std::vector<std::string> args(argv + 1, argv + argc);
-  size_t i = 0;
+  std::string problem;
   auto usage = [&](const std::string &message) -> std::optional<Options> {
     fail(message + " (see 'einc " + (o.command.empty() ? "" : o.command + " ") + "--help')");
     return std::nullopt;
@@ -94,58 +145,93 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     return o;
   }
   if (!isCommand(args[0]))
-    return usage("unknown command '" + args[0] + "'; expected check or emit");
-  o.command = args[i++];
-  // A flag's value: `--flag=v` or `--flag v`.
-  enum class Match { No, Yes, Error };
-  auto value = [&](llvm::StringRef arg, llvm::StringRef flag, std::string &out) {
-    if (arg == flag) {
-      if (i >= args.size()) {
-        fail(flag.str() + " needs a value");
-        return Match::Error;
-      }
-      out = args[i++];
-      return Match::Yes;
-    }
-    if (arg.starts_with(flag.str() + "=")) {
-      out = arg.drop_front(flag.size() + 1).str();
-      return Match::Yes;
-    }
-    return Match::No;
+    return usage("unknown command '" + args[0] + "'; expected check, emit or run");
+  o.command = args[0];
+
+  // The flags: name, the commands that take it ("" = all), whether it takes
+  // a value, and what it does (returns "" or a problem).
+  struct Flag {
+    const char *name;
+    const char *commands;
+    bool takesValue;
+    std::function<std::string(const std::string &)> apply;
   };
-  while (i < args.size()) {
-    llvm::StringRef arg = args[i++];
-    std::string v;
+  const Flag flags[] = {
+      {"--set", "", true,
+       [&](const std::string &v) -> std::string {
+         size_t eq = v.find('=');
+         if (eq == std::string::npos || eq == 0)
+           return "--set needs NAME=VALUE, got '" + v + "'";
+         o.overrides.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+         return "";
+       }},
+      {"--stage", "emit", true,
+       [&](const std::string &v) -> std::string {
+         if (v != "ast" && v != "ir" && v != "grad" && v != "step")
+           return "unknown stage '" + v + "'; expected ast, ir, grad or step";
+         o.stage = v;
+         return "";
+       }},
+      {"-o", "emit", true, [&](const std::string &v) { o.output = v; return std::string(); }},
+      {"--forward", "run", false, [&](const std::string &) { o.mode = "forward"; return std::string(); }},
+      {"--step", "run", false, [&](const std::string &) { o.mode = "step"; return std::string(); }},
+      {"--steps", "run", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.steps, 1) ? "" : "--steps needs a positive integer, got '" + v + "'";
+       }},
+      {"--load", "run", true, [&](const std::string &v) { o.load = v; return std::string(); }},
+      {"--save-grads", "run", true,
+       [&](const std::string &v) { o.saveGrads = v; return std::string(); }},
+      {"--seed", "run", true,
+       [&](const std::string &v) -> std::string {
+         int64_t s;
+         if (!parseCount(v, s, 0))
+           return "--seed needs a non-negative integer, got '" + v + "'";
+         o.seed = static_cast<uint64_t>(s);
+         return "";
+       }},
+      {"--f64", "run", false, [&](const std::string &) { o.f64 = true; return std::string(); }},
+      {"--gradcheck", "run", false,
+       [&](const std::string &) { o.gradcheck = true; return std::string(); }},
+      {"--samples", "run", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.samples, 1) ? "" : "--samples needs a positive integer, got '" + v + "'";
+       }},
+  };
+
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
     if (arg == "-h" || arg == "--help") {
       o.help = true;
       continue;
     }
-    Match m = value(arg, "--set", v);
-    if (m == Match::Error)
-      return std::nullopt;
-    if (m == Match::Yes) {
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return usage("--set needs NAME=VALUE, got '" + v + "'");
-      o.overrides.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-      continue;
+    const Flag *matched = nullptr;
+    std::string value;
+    for (const Flag &f : flags) {
+      llvm::StringRef name = f.name;
+      if (arg == name) {
+        matched = &f;
+        if (f.takesValue) {
+          if (i + 1 >= args.size())
+            return usage(std::string(f.name) + " needs a value");
+          value = args[++i];
+        }
+        break;
+      }
+      if (f.takesValue && arg.starts_with(name.str() + "=")) {
+        matched = &f;
+        value = arg.drop_front(name.size() + 1).str();
+        break;
+      }
     }
-    m = value(arg, "--stage", v);
-    if (m == Match::Error)
-      return std::nullopt;
-    if (m == Match::Yes) {
-      if (o.command != "emit")
-        return usage("--stage applies to 'einc emit' only");
-      if (v != "ast" && v != "ir")
-        return usage("unknown stage '" + v + "'; expected ast or ir");
-      o.stage = v;
-      continue;
-    }
-    m = value(arg, "-o", v);
-    if (m == Match::Error)
-      return std::nullopt;
-    if (m == Match::Yes) {
-      o.output = v;
+    if (matched) {
+      llvm::StringRef commands = matched->commands;
+      if (!commands.empty() && commands != o.command)
+        return usage(std::string(matched->name) + " applies to 'einc " + commands.str() +
+                     "' only");
+      std::string problem = matched->apply(value);
+      if (!problem.empty())
+        return usage(problem);
       continue;
     }
     if (arg.starts_with("-") && arg != "-")
@@ -154,8 +240,18 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       return usage("more than one input file ('" + o.input + "' and '" + arg.str() + "')");
     o.input = arg.str();
   }
-  if (!o.help && o.input.empty())
+  if (o.help)
+    return o;
+  if (o.input.empty())
     return usage("missing input file");
+  if (o.command == "run") {
+    if (o.steps != 1 && o.mode != "step")
+      return usage("--steps needs --step");
+    if (!o.saveGrads.empty() && o.mode != "grad")
+      return usage("--save-grads needs the default (gradient) mode");
+    if (o.gradcheck && o.mode != "grad")
+      return usage("--gradcheck needs the default (gradient) mode");
+  }
   return o;
 }
 

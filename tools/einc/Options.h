@@ -8,6 +8,7 @@
 #ifndef EINC_TOOLS_EINC_OPTIONS_H
 #define EINC_TOOLS_EINC_OPTIONS_H
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,12 +17,22 @@
 namespace einc {
 
 struct Options {
-  std::string command;  // check | emit
+  std::string command;  // check | emit | run
   std::string input;    // the model file ("-" for stdin)
   std::string output;   // -o FILE ("" = stdout)
-  std::string stage = "ir"; // emit: ast | ir
+  std::string stage = "ir"; // emit: ast | ir | grad | step
   std::vector<std::pair<std::string, std::string>> overrides; // --set k=v
   bool help = false;
+
+  // run
+  std::string mode = "grad";  // forward | grad | step
+  int64_t steps = 1;          // --steps N (step mode)
+  std::string load;           // --load FILE.safetensors
+  std::string saveGrads;      // --save-grads FILE.safetensors
+  uint64_t seed = 0;          // --seed N
+  bool f64 = false;           // --f64
+  bool gradcheck = false;     // --gradcheck
+  int64_t samples = 8;        // --samples K (gradcheck entries per param)
 };
 
 /// Parses argv; on error prints a message to stderr and returns std::nullopt.

@@ -1,11 +1,14 @@
 //===- einc.cpp - The einc driver -----------------------------------------===//
 //
 //   einc check FILE.ein               diagnostics only
-//   einc emit --stage=ast|ir FILE.ein the syntax tree or the `ein` IR
+//   einc emit --stage=ast|ir|grad|step FILE.ein   a stage of compilation
+//   einc run FILE.ein                 the reference backend on one batch
 //
 //===----------------------------------------------------------------------===//
 #include "Frontend.h"
 #include "Options.h"
+#include "Run.h"
+#include "Stages.h"
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Elaborator.h"
@@ -71,6 +74,12 @@ int run(const Options &o) {
     return 1;
   if (o.command == "check")
     return 0;
+  if (o.command == "run")
+    return runModel(o, *module);
+  if (o.stage == "grad" && failed(buildGrad(*module)))
+    return 1;
+  if (o.stage == "step" && failed(buildTrainStep(*module)))
+    return 1;
   return writeOutput(o, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; }) ? 0 : 1;
 }
 

@@ -1,0 +1,277 @@
+//===- ReferenceLowering.cpp - An `ein` function as a runtime Program -----===//
+//
+// One rule per op, in one table (the TypeSwitch below): each turns the op
+// into one Step whose kind is the op's, with the op's integer attributes as
+// the step's lists. Arguments become buffers with the role their `ein.kind`
+// gives; constants become Constant buffers.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/ReferenceLowering.h"
+
+#include "ir/EinOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <optional>
+
+using namespace mlir;
+using einrt::Buffer;
+using einrt::BufferRole;
+using einrt::DType;
+using einrt::Step;
+using einrt::StepKind;
+
+namespace ein::codegen {
+namespace {
+
+std::optional<DType> dtypeOf(Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isF64())
+    return DType::F64;
+  if (t.isInteger(32))
+    return DType::I32;
+  if (t.isInteger(1))
+    return DType::I1;
+  return std::nullopt;
+}
+
+std::vector<int64_t> list(llvm::ArrayRef<int64_t> a) { return {a.begin(), a.end()}; }
+
+std::string describe(Operation *op) {
+  std::string s = op->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
+         std::to_string(loc.getColumn());
+  return s;
+}
+
+BufferRole roleOf(llvm::StringRef kind) {
+  if (kind == "param")
+    return BufferRole::Param;
+  if (kind == "opt_state")
+    return BufferRole::OptState;
+  if (kind == "step" || kind == "lr")
+    return BufferRole::Scalar;
+  return BufferRole::Input;
+}
+
+einrt::Init initOf(DictionaryAttr dict) {
+  einrt::Init init;
+  if (!dict)
+    return init;
+  if (auto kind = dict.getAs<StringAttr>("kind"))
+    init.kind = kind.str();
+  auto number = [&](llvm::StringRef key, double &out) {
+    if (auto f = dict.getAs<FloatAttr>(key))
+      out = f.getValueAsDouble();
+  };
+  number("mean", init.mean);
+  number("std", init.std);
+  number("clip", init.clip);
+  number("low", init.low);
+  number("high", init.high);
+  return init;
+}
+
+class Lowering {
+public:
+  explicit Lowering(func::FuncOp fn) : fn_(fn) {}
+
+  FailureOr<einrt::Program> run() {
+    program_.name = fn_.getSymName().str();
+    Block &body = fn_.getBody().front();
+    for (BlockArgument arg : body.getArguments()) {
+      auto b = newBuffer(arg, fn_);
+      if (failed(b))
+        return failure();
+      Buffer &buf = program_.buffers[*b];
+      buf.role = BufferRole::Input;
+      if (auto attrs = fn_.getArgAttrDict(arg.getArgNumber())) {
+        if (auto name = attrs.getAs<StringAttr>("ein.name"))
+          buf.name = name.str();
+        if (auto kind = attrs.getAs<StringAttr>("ein.kind"))
+          buf.role = roleOf(kind.getValue());
+        buf.init = initOf(attrs.getAs<DictionaryAttr>("ein.init"));
+      }
+      if (buf.name.empty())
+        buf.name = "arg" + std::to_string(arg.getArgNumber());
+      program_.arguments.push_back(*b);
+    }
+    for (Operation &op : body.without_terminator())
+      if (failed(lower(&op)))
+        return failure();
+    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+    if (!ret)
+      return fn_.emitError("expected func.return");
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      program_.results.push_back(buffers_.lookup(v));
+      std::string name = "result" + std::to_string(i);
+      if (auto attrs = fn_.getResultAttrDict(i))
+        if (auto n = attrs.getAs<StringAttr>("ein.name"))
+          name = n.str();
+      program_.resultNames.push_back(name);
+    }
+    std::string problem = program_.validate();
+    if (!problem.empty())
+      return fn_.emitError("internal error: the lowered program is invalid: ") << problem;
+    return std::move(program_);
+  }
+
+private:
+  FailureOr<int32_t> newBuffer(Value v, Operation *at) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    auto dtype = type ? dtypeOf(type.getElementType()) : std::nullopt;
+    if (!type || !type.hasStaticShape() || !dtype)
+      return at->emitError("cannot lower a value of type ") << v.getType();
+    Buffer b;
+    b.dtype = *dtype;
+    b.shape = list(type.getShape());
+    b.name = "%" + std::to_string(program_.buffers.size());
+    program_.buffers.push_back(std::move(b));
+    int32_t index = program_.buffers.size() - 1;
+    buffers_[v] = index;
+    return index;
+  }
+
+  LogicalResult emit(Operation *op, StepKind kind,
+                     std::vector<std::vector<int64_t>> lists = {}, int64_t scalar = 0) {
+    auto out = newBuffer(op->getResult(0), op);
+    if (failed(out))
+      return failure();
+    Step s;
+    s.kind = kind;
+    for (Value operand : op->getOperands())
+      s.inputs.push_back(buffers_.lookup(operand));
+    s.output = *out;
+    s.lists = std::move(lists);
+    s.scalar = scalar;
+    s.note = describe(op);
+    program_.steps.push_back(std::move(s));
+    return success();
+  }
+
+  LogicalResult lowerConstant(mlir::ein::ConstantOp op) {
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense)
+      return op.emitError("only dense constants can be lowered");
+    auto out = newBuffer(op.getResult(), op);
+    if (failed(out))
+      return failure();
+    Buffer &b = program_.buffers[*out];
+    b.role = BufferRole::Constant;
+    Type et = dense.getElementType();
+    if (dense.isSplat()) {
+      if (isa<FloatType>(et))
+        b.constant.push_back(dense.getSplatValue<APFloat>().convertToDouble());
+      else
+        b.constant.push_back(static_cast<double>(dense.getSplatValue<APInt>().getSExtValue()));
+      return success();
+    }
+    if (isa<FloatType>(et)) {
+      for (APFloat v : dense.getValues<APFloat>())
+        b.constant.push_back(v.convertToDouble());
+    } else {
+      for (APInt v : dense.getValues<APInt>())
+        b.constant.push_back(static_cast<double>(et.isInteger(1) ? v.getZExtValue()
+                                                                 : v.getSExtValue()));
+    }
+    return success();
+  }
+
+  static StepKind reduceKind(mlir::ein::ReduceKind k) {
+    switch (k) {
+    case mlir::ein::ReduceKind::sum:
+      return StepKind::ReduceSum;
+    case mlir::ein::ReduceKind::max:
+      return StepKind::ReduceMax;
+    case mlir::ein::ReduceKind::min:
+      return StepKind::ReduceMin;
+    }
+    return StepKind::ReduceSum;
+  }
+
+  static StepKind cmpKind(mlir::ein::CmpPredicate p) {
+    switch (p) {
+    case mlir::ein::CmpPredicate::eq:
+      return StepKind::CmpEq;
+    case mlir::ein::CmpPredicate::ne:
+      return StepKind::CmpNe;
+    case mlir::ein::CmpPredicate::lt:
+      return StepKind::CmpLt;
+    case mlir::ein::CmpPredicate::le:
+      return StepKind::CmpLe;
+    case mlir::ein::CmpPredicate::gt:
+      return StepKind::CmpGt;
+    case mlir::ein::CmpPredicate::ge:
+      return StepKind::CmpGe;
+    }
+    return StepKind::CmpEq;
+  }
+
+  /// The table: one rule per op.
+  LogicalResult lower(Operation *op) {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](mlir::ein::ContractOp o) {
+          return emit(o, StepKind::Contract,
+                      {list(o.getLhsBatch()), list(o.getRhsBatch()),
+                       list(o.getLhsContract()), list(o.getRhsContract())});
+        })
+        .Case([&](mlir::ein::TransposeOp o) {
+          return emit(o, StepKind::Transpose, {list(o.getPermutation())});
+        })
+        .Case([&](mlir::ein::ReshapeOp o) { return emit(o, StepKind::Reshape); })
+        .Case([&](mlir::ein::BroadcastOp o) {
+          return emit(o, StepKind::Broadcast, {list(o.getDimensions())});
+        })
+        .Case([&](mlir::ein::ReduceOp o) {
+          return emit(o, reduceKind(o.getKind()), {list(o.getDimensions())});
+        })
+        .Case([&](mlir::ein::NegOp o) { return emit(o, StepKind::Neg); })
+        .Case([&](mlir::ein::ExpOp o) { return emit(o, StepKind::Exp); })
+        .Case([&](mlir::ein::LogOp o) { return emit(o, StepKind::Log); })
+        .Case([&](mlir::ein::TanhOp o) { return emit(o, StepKind::Tanh); })
+        .Case([&](mlir::ein::SqrtOp o) { return emit(o, StepKind::Sqrt); })
+        .Case([&](mlir::ein::RsqrtOp o) { return emit(o, StepKind::Rsqrt); })
+        .Case([&](mlir::ein::AbsOp o) { return emit(o, StepKind::Abs); })
+        .Case([&](mlir::ein::AddOp o) { return emit(o, StepKind::Add); })
+        .Case([&](mlir::ein::SubOp o) { return emit(o, StepKind::Sub); })
+        .Case([&](mlir::ein::MulOp o) { return emit(o, StepKind::Mul); })
+        .Case([&](mlir::ein::DivOp o) { return emit(o, StepKind::Div); })
+        .Case([&](mlir::ein::MaxOp o) { return emit(o, StepKind::Max); })
+        .Case([&](mlir::ein::MinOp o) { return emit(o, StepKind::Min); })
+        .Case([&](mlir::ein::PowOp o) { return emit(o, StepKind::Pow); })
+        .Case([&](mlir::ein::CmpOp o) { return emit(o, cmpKind(o.getPredicate())); })
+        .Case([&](mlir::ein::SelectOp o) { return emit(o, StepKind::Select); })
+        .Case([&](mlir::ein::CastOp o) { return emit(o, StepKind::Cast); })
+        .Case([&](mlir::ein::IotaOp o) {
+          return emit(o, StepKind::Iota, {}, static_cast<int64_t>(o.getDimension()));
+        })
+        .Case([&](mlir::ein::GatherOp o) { return emit(o, StepKind::Gather); })
+        .Case([&](mlir::ein::ScatterAddOp o) { return emit(o, StepKind::ScatterAdd); })
+        .Case([&](mlir::ein::ConstantOp o) { return lowerConstant(o); })
+        .Default([&](Operation *o) {
+          return o->emitError("the reference backend cannot run this op");
+        });
+  }
+
+  func::FuncOp fn_;
+  einrt::Program program_;
+  llvm::DenseMap<Value, int32_t> buffers_;
+};
+
+} // namespace
+
+FailureOr<einrt::Program> lowerToProgram(func::FuncOp fn) {
+  if (fn.getBody().empty())
+    return fn.emitError("cannot lower a function without a body");
+  return Lowering(fn).run();
+}
+
+} // namespace ein::codegen

@@ -1,0 +1,406 @@
+//===- Executor.cpp - The reference executor ------------------------------===//
+#include "runtime/Executor.h"
+
+#include "runtime/FloatFormats.h"
+#include "runtime/ReferenceKernels.h"
+
+#include <type_traits>
+
+namespace einrt {
+
+//===----------------------------------------------------------------------===//
+// BufferData
+//===----------------------------------------------------------------------===//
+
+int64_t BufferData::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+double BufferData::get(int64_t i) const {
+  switch (dtype) {
+  case DType::I32:
+    return i32[i];
+  case DType::I1:
+    return i1[i];
+  default:
+    return wide ? f64[i] : double(f32[i]);
+  }
+}
+
+void BufferData::set(int64_t i, double v) {
+  switch (dtype) {
+  case DType::I32:
+    i32[i] = truncToI32(v);
+    return;
+  case DType::I1:
+    i1[i] = v != 0 ? 1 : 0;
+    return;
+  case DType::BF16:
+  case DType::F16:
+    v = roundToDType(v, dtype);
+    break;
+  default:
+    break;
+  }
+  if (wide)
+    f64[i] = v;
+  else
+    f32[i] = float(v);
+}
+
+std::vector<double> BufferData::toDoubles() const {
+  int64_t n = size();
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = get(i);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Typed access
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+template <class T> struct Tag { using type = T; };
+
+template <class T> T *ptr(BufferData &b) {
+  if constexpr (std::is_same<T, float>::value)
+    return b.f32.data();
+  else if constexpr (std::is_same<T, double>::value)
+    return b.f64.data();
+  else if constexpr (std::is_same<T, int32_t>::value)
+    return b.i32.data();
+  else
+    return b.i1.data();
+}
+
+/// Calls fn(Tag<T>) with T the storage type of dtype `t`, where F is the
+/// float storage type.
+template <class F, class Fn> void visit(DType t, Fn &&fn) {
+  if (t == DType::I32)
+    fn(Tag<int32_t>());
+  else if (t == DType::I1)
+    fn(Tag<uint8_t>());
+  else
+    fn(Tag<F>());
+}
+
+template <class T> constexpr bool isNumericT() {
+  return !std::is_same<T, uint8_t>::value;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Executor
+//===----------------------------------------------------------------------===//
+
+std::optional<Executor> Executor::create(const Program &program,
+                                         Precision precision,
+                                         std::string &error) {
+  std::string problem = program.validate();
+  if (!problem.empty()) {
+    error = "invalid program '" + program.name + "': " + problem;
+    return std::nullopt;
+  }
+  Executor ex;
+  ex.prog = program;
+  ex.prec = precision;
+  ex.bufs.resize(program.buffers.size());
+  for (size_t b = 0; b < program.buffers.size(); ++b) {
+    const Buffer &src = program.buffers[b];
+    BufferData &d = ex.bufs[b];
+    d.dtype = src.dtype;
+    d.shape = src.shape;
+    d.wide = precision == Precision::F64;
+    int64_t n = d.size();
+    if (src.dtype == DType::I32)
+      d.i32.assign(n, 0);
+    else if (src.dtype == DType::I1)
+      d.i1.assign(n, 0);
+    else if (d.wide)
+      d.f64.assign(n, 0.0);
+    else
+      d.f32.assign(n, 0.0f);
+    if (src.role == BufferRole::Constant && !src.constant.empty())
+      for (int64_t i = 0; i < n; ++i)
+        d.set(i, src.constant.size() == 1 ? src.constant[0] : src.constant[i]);
+  }
+  return ex;
+}
+
+bool Executor::setBuffer(size_t bufferIndex, const double *data, size_t count,
+                         std::string &error) {
+  if (bufferIndex >= bufs.size()) {
+    error = "buffer index " + std::to_string(bufferIndex) + " out of range (" +
+            std::to_string(bufs.size()) + " buffers)";
+    return false;
+  }
+  BufferData &b = bufs[bufferIndex];
+  if (int64_t(count) != b.size()) {
+    error = "buffer " + std::to_string(bufferIndex) + " ('" +
+            prog.buffers[bufferIndex].name + "') has " +
+            std::to_string(b.size()) + " elements, got " +
+            std::to_string(count) + " values";
+    return false;
+  }
+  for (size_t i = 0; i < count; ++i)
+    b.set(int64_t(i), data[i]);
+  return true;
+}
+
+namespace {
+template <class T>
+bool setArgumentImpl(Executor &ex, size_t argIndex, const T *data, size_t count,
+                     std::string &error) {
+  if (argIndex >= ex.argumentCount()) {
+    error = "argument index " + std::to_string(argIndex) + " out of range (" +
+            std::to_string(ex.argumentCount()) + " arguments)";
+    return false;
+  }
+  std::vector<double> v(data, data + count);
+  return ex.setBuffer(size_t(ex.program().arguments[argIndex]), v.data(), count,
+                      error);
+}
+} // namespace
+
+bool Executor::setArgument(size_t argIndex, const double *data, size_t count,
+                           std::string &error) {
+  return setArgumentImpl(*this, argIndex, data, count, error);
+}
+bool Executor::setArgument(size_t argIndex, const float *data, size_t count,
+                           std::string &error) {
+  return setArgumentImpl(*this, argIndex, data, count, error);
+}
+bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count,
+                           std::string &error) {
+  return setArgumentImpl(*this, argIndex, data, count, error);
+}
+
+bool Executor::run(std::string &error) {
+  for (size_t i = 0; i < prog.steps.size(); ++i)
+    if (!runStep(i, error))
+      return false;
+  return true;
+}
+
+bool Executor::runStep(size_t index, std::string &error) {
+  const Step &s = prog.steps[index];
+  std::string e;
+  bool ok =
+      prec == Precision::F64 ? runStepT<double>(s, e) : runStepT<float>(s, e);
+  if (!ok) {
+    error = "step " + std::to_string(index) + " (" + stepKindName(s.kind);
+    if (!s.note.empty())
+      error += ", " + s.note;
+    error += "): " + e;
+    return false;
+  }
+  BufferData &out = bufs[s.output];
+  if (roundEveryStep && (out.dtype == DType::BF16 || out.dtype == DType::F16)) {
+    int64_t n = out.size();
+    for (int64_t i = 0; i < n; ++i)
+      out.set(i, out.get(i));
+  }
+  return true;
+}
+
+template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
+  BufferData &out = bufs[s.output];
+  auto in = [&](size_t i) -> BufferData & { return bufs[s.inputs[i]]; };
+  const int64_t n = out.size();
+  bool ok = true;
+  switch (s.kind) {
+  case StepKind::Contract:
+    ref::contract<F>(ptr<F>(in(0)), in(0).shape, ptr<F>(in(1)), in(1).shape,
+                     s.lists[0], s.lists[1], s.lists[2], s.lists[3],
+                     ptr<F>(out), out.shape);
+    return true;
+  case StepKind::Transpose:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ref::transpose<T>(ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out));
+    });
+    return true;
+  case StepKind::Reshape:
+  case StepKind::Copy:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ref::copy<T>(ptr<T>(in(0)), ptr<T>(out), n);
+    });
+    return true;
+  case StepKind::Broadcast:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ref::broadcast<T>(ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out),
+                        out.shape);
+    });
+    return true;
+  case StepKind::ReduceSum:
+  case StepKind::ReduceMax:
+  case StepKind::ReduceMin: {
+    ref::ReduceKind k = s.kind == StepKind::ReduceSum   ? ref::ReduceKind::Sum
+                        : s.kind == StepKind::ReduceMax ? ref::ReduceKind::Max
+                                                        : ref::ReduceKind::Min;
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (isNumericT<T>())
+        ref::reduce<T>(k, ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out));
+      else
+        ok = false, error = "reduce needs a float or i32 element type";
+    });
+    return ok;
+  }
+  case StepKind::Neg:
+  case StepKind::Exp:
+  case StepKind::Log:
+  case StepKind::Tanh:
+  case StepKind::Sqrt:
+  case StepKind::Rsqrt:
+  case StepKind::Abs:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (isNumericT<T>())
+        ok = ref::unary<T>(s.kind, ptr<T>(in(0)), ptr<T>(out), n, error);
+      else
+        ok = false, error = "needs a float or i32 element type";
+    });
+    return ok;
+  case StepKind::Add:
+  case StepKind::Sub:
+  case StepKind::Mul:
+  case StepKind::Div:
+  case StepKind::Max:
+  case StepKind::Min:
+  case StepKind::Pow:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (isNumericT<T>())
+        ok = ref::binary<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<T>(out),
+                            n, error);
+      else
+        ok = false, error = "needs a float or i32 element type";
+    });
+    return ok;
+  case StepKind::CmpEq:
+  case StepKind::CmpNe:
+  case StepKind::CmpLt:
+  case StepKind::CmpLe:
+  case StepKind::CmpGt:
+  case StepKind::CmpGe:
+    visit<F>(in(0).dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ref::compare<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<uint8_t>(out),
+                      n);
+    });
+    return true;
+  case StepKind::Select:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ref::select<T>(ptr<uint8_t>(in(0)), ptr<T>(in(1)), ptr<T>(in(2)),
+                     ptr<T>(out), n);
+    });
+    return true;
+  case StepKind::Cast: {
+    // Through double, which holds every f32, i32 and i1 value exactly;
+    // BufferData::set applies the target's rounding/truncation rules.
+    BufferData &src = in(0);
+    for (int64_t i = 0; i < n; ++i)
+      out.set(i, src.get(i));
+    return true;
+  }
+  case StepKind::Iota:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (isNumericT<T>())
+        ref::iota<T>(ptr<T>(out), out.shape, s.scalar);
+      else
+        ok = false, error = "iota needs a float or i32 element type";
+    });
+    return ok;
+  case StepKind::Gather:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ok = ref::gather<T>(ptr<T>(in(0)), in(0).shape, ptr<int32_t>(in(1)),
+                          in(1).size(), ptr<T>(out), error);
+    });
+    return ok;
+  case StepKind::ScatterAdd:
+    visit<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (isNumericT<T>())
+        ok = ref::scatterAdd<T>(ptr<T>(in(0)), ptr<int32_t>(in(1)),
+                                in(1).size(), ptr<T>(out), out.shape, error);
+      else
+        ok = false, error = "scatter_add needs a float or i32 element type";
+    });
+    return ok;
+  }
+  error = "unknown step kind";
+  return false;
+}
+
+HostTensor Executor::getResult(size_t resultIndex) const {
+  HostTensor t;
+  if (resultIndex >= prog.results.size())
+    return t;
+  size_t b = size_t(prog.results[resultIndex]);
+  t.name = resultIndex < prog.resultNames.size() ? prog.resultNames[resultIndex]
+                                                 : prog.buffers[b].name;
+  t.dtype = bufs[b].dtype;
+  t.shape = bufs[b].shape;
+  t.values = bufs[b].toDoubles();
+  return t;
+}
+
+const BufferData &Executor::resultBuffer(size_t resultIndex) const {
+  return bufs[size_t(prog.results[resultIndex])];
+}
+
+int64_t Executor::findBuffer(const std::string &name) const {
+  for (size_t b = 0; b < prog.buffers.size(); ++b)
+    if (prog.buffers[b].name == name)
+      return int64_t(b);
+  return -1;
+}
+
+TensorData Executor::exportBuffer(size_t bufferIndex) const {
+  const BufferData &b = bufs[bufferIndex];
+  std::vector<double> v = b.toDoubles();
+  return TensorData::fromDoubles(prog.buffers[bufferIndex].name, b.dtype,
+                                 b.shape, v.data());
+}
+
+bool Executor::importBuffer(size_t bufferIndex, const TensorData &t,
+                            std::string &error) {
+  if (bufferIndex >= bufs.size()) {
+    error = "buffer index " + std::to_string(bufferIndex) + " out of range";
+    return false;
+  }
+  BufferData &b = bufs[bufferIndex];
+  std::string where = "tensor '" + t.name + "' into buffer '" +
+                      prog.buffers[bufferIndex].name + "': ";
+  if (t.shape != b.shape) {
+    error = where + "shapes differ";
+    return false;
+  }
+  if (t.dtype != b.dtype && !(isFloat(t.dtype) && isFloat(b.dtype))) {
+    error = where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" +
+            dtypeName(b.dtype) + "'";
+    return false;
+  }
+  if (int64_t(t.bytes.size()) != t.elementCount() * dtypeSize(t.dtype)) {
+    error = where + "byte length does not match shape and dtype";
+    return false;
+  }
+  std::vector<double> v = t.toDoubles();
+  for (int64_t i = 0; i < b.size(); ++i)
+    b.set(i, v[i]);
+  return true;
+}
+
+} // namespace einrt

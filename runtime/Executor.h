@@ -1,0 +1,126 @@
+//===- Executor.h - The reference executor: runs a Program step by step ---===//
+//
+// Holds storage for every buffer of a validated Program and runs its steps in
+// order with the reference kernels (runtime/ReferenceKernels.h). The float
+// precision is chosen at construction: every float buffer (f32, bf16, f16,
+// f64 in the Program) is stored and computed as `float` (Precision::F32) or
+// `double` (Precision::F64). Values entering a bf16/f16 buffer from outside
+// (arguments, constants, parameter init, loaded tensors) and every `cast` to
+// bf16/f16 are rounded to that format (nearest even); with
+// setRoundEveryStep(true), every step writing a bf16/f16 buffer rounds its
+// result too. i32 buffers are int32_t, i1 buffers uint8_t (0/1).
+//
+// Errors are return values (false / std::nullopt plus a message); a bad
+// gather/scatter index is an error naming the step, never undefined
+// behaviour.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_EXECUTOR_H
+#define EINC_RUNTIME_EXECUTOR_H
+
+#include "runtime/Program.h"
+#include "runtime/Safetensors.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace einrt {
+
+enum class Precision { F32, F64 };
+
+/// Storage of one buffer: exactly one of the vectors is in use, chosen by
+/// the dtype and the executor's precision.
+struct BufferData {
+  DType dtype = DType::F32; // the Program's dtype
+  std::vector<int64_t> shape;
+  std::vector<float> f32;   // float dtypes, Precision::F32
+  std::vector<double> f64;  // float dtypes, Precision::F64
+  std::vector<int32_t> i32; // DType::I32
+  std::vector<uint8_t> i1;  // DType::I1 (0 or 1)
+  bool wide = false;        // float storage is f64 (Precision::F64)
+
+  int64_t size() const; // element count
+  /// Element i as a double / set element i (rounded to the dtype for
+  /// bf16/f16; float→i32 truncates toward zero, saturating; i1 is != 0).
+  double get(int64_t i) const;
+  void set(int64_t i, double v);
+  std::vector<double> toDoubles() const;
+};
+
+/// A result (or any buffer) copied out as doubles.
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<double> values; // row-major
+};
+
+class Executor {
+public:
+  /// Validates `program` and allocates (zeroed) storage for every buffer;
+  /// Constant buffers are filled. Param buffers start at zero: call
+  /// initParams (runtime/Init.h) or set them.
+  static std::optional<Executor>
+  create(const Program &program, Precision precision, std::string &error);
+
+  const Program &program() const { return prog; }
+  Precision precision() const { return prec; }
+  size_t argumentCount() const { return prog.arguments.size(); }
+  size_t resultCount() const { return prog.results.size(); }
+
+  /// Round every step's bf16/f16 output to its format (default off).
+  void setRoundEveryStep(bool on) { roundEveryStep = on; }
+
+  /// Copies `count` values into argument `argIndex`; count must equal its
+  /// element count. Conversions as in BufferData::set.
+  bool setArgument(size_t argIndex, const double *data, size_t count,
+                   std::string &error);
+  bool setArgument(size_t argIndex, const float *data, size_t count,
+                   std::string &error);
+  bool setArgument(size_t argIndex, const int32_t *data, size_t count,
+                   std::string &error);
+  /// The same, by buffer index (any buffer).
+  bool setBuffer(size_t bufferIndex, const double *data, size_t count,
+                 std::string &error);
+
+  /// Runs every step in order. On failure the message names the step index,
+  /// kind and note.
+  bool run(std::string &error);
+
+  /// Result `resultIndex` copied out; its name is the result name.
+  HostTensor getResult(size_t resultIndex) const;
+  const BufferData &resultBuffer(size_t resultIndex) const;
+
+  /// Direct access by buffer index.
+  size_t bufferCount() const { return bufs.size(); }
+  BufferData &buffer(size_t bufferIndex) { return bufs[bufferIndex]; }
+  const BufferData &buffer(size_t bufferIndex) const {
+    return bufs[bufferIndex];
+  }
+  /// The index of the buffer named `name`, or -1.
+  int64_t findBuffer(const std::string &name) const;
+
+  /// A buffer encoded in its Program dtype (for checkpoints), named after
+  /// the buffer.
+  TensorData exportBuffer(size_t bufferIndex) const;
+  /// Loads `t` into a buffer: shapes must match; float dtypes convert to
+  /// one another (rounding), i32 and bool must match exactly.
+  bool importBuffer(size_t bufferIndex, const TensorData &t,
+                    std::string &error);
+
+private:
+  Executor() = default;
+  bool runStep(size_t index, std::string &error);
+  template <class T> bool runStepT(const Step &s, std::string &error);
+
+  Program prog;
+  Precision prec = Precision::F32;
+  bool roundEveryStep = false;
+  std::vector<BufferData> bufs;
+};
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_EXECUTOR_H

@@ -1,0 +1,116 @@
+//===- FloatFormats.cpp - bf16 and IEEE half rounding ---------------------===//
+#include "runtime/FloatFormats.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace einrt {
+
+namespace {
+
+/// Rounds x to a binary format with `precision` significand bits (including
+/// the implicit one), minimum normal exponent `emin` and largest finite
+/// value `maxFinite`; ties to even.
+double roundToFormat(double x, int precision, int emin, double maxFinite) {
+  if (std::isnan(x) || std::isinf(x) || x == 0)
+    return x;
+  int e;
+  std::frexp(x, &e); // x = m * 2^e, 0.5 <= |m| < 1
+  int exp = e - 1;   // x = 1.f * 2^exp
+  if (exp < emin)
+    exp = emin; // subnormal: fixed quantum
+  int shift = exp - (precision - 1);
+  // x / 2^shift is exact in double; nearbyint rounds ties to even in the
+  // default rounding mode.
+  double q = std::nearbyint(std::ldexp(x, -shift));
+  double r = std::ldexp(q, shift);
+  if (std::fabs(r) > maxFinite)
+    return std::copysign(std::numeric_limits<double>::infinity(), x);
+  if (r == 0)
+    return std::copysign(0.0, x);
+  return r;
+}
+
+} // namespace
+
+double roundToBF16(double x) { return roundToFormat(x, 8, -126, 0x1.FEp127); }
+
+double roundToF16(double x) { return roundToFormat(x, 11, -14, 65504.0); }
+
+double roundToF32(double x) {
+  if (std::isnan(x))
+    return x;
+  return double(float(x));
+}
+
+double roundToDType(double x, DType t) {
+  switch (t) {
+  case DType::BF16:
+    return roundToBF16(x);
+  case DType::F16:
+    return roundToF16(x);
+  case DType::F32:
+    return roundToF32(x);
+  default:
+    return x;
+  }
+}
+
+int32_t truncToI32(double x) {
+  if (std::isnan(x))
+    return 0;
+  if (x >= 2147483647.0)
+    return std::numeric_limits<int32_t>::max();
+  if (x <= -2147483648.0)
+    return std::numeric_limits<int32_t>::min();
+  return int32_t(x); // truncates toward zero, in range
+}
+
+uint16_t bf16Bits(double x) {
+  if (std::isnan(x))
+    return std::signbit(x) ? 0xFFC0 : 0x7FC0;
+  float f = float(roundToBF16(x)); // exact: the value is a bf16
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return uint16_t(u >> 16);
+}
+
+double bf16FromBits(uint16_t bits) {
+  uint32_t u = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t f16Bits(double x) {
+  uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  if (std::isnan(x))
+    return sign | 0x7E00;
+  double r = std::fabs(roundToF16(x));
+  if (std::isinf(r))
+    return sign | 0x7C00;
+  if (r == 0)
+    return sign;
+  if (r < 0x1p-14) // subnormal: multiples of 2^-24
+    return sign | uint16_t(std::ldexp(r, 24));
+  int e;
+  double m = std::frexp(r, &e); // r = m * 2^e, m in [0.5, 1)
+  int exp = e - 1;
+  uint16_t mant = uint16_t((m * 2 - 1) * 1024);
+  return sign | uint16_t((exp + 15) << 10) | mant;
+}
+
+double f16FromBits(uint16_t bits) {
+  double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  int exp = (bits >> 10) & 0x1F;
+  int mant = bits & 0x3FF;
+  if (exp == 0x1F)
+    return mant ? std::numeric_limits<double>::quiet_NaN()
+                : sign * std::numeric_limits<double>::infinity();
+  if (exp == 0)
+    return sign * std::ldexp(double(mant), -24);
+  return sign * std::ldexp(double(mant + 1024), exp - 25);
+}
+
+} // namespace einrt

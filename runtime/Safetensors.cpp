@@ -1,0 +1,924 @@
+//===- Safetensors.cpp - Read and write the safetensors format ------------===//
+#include "runtime/Safetensors.h"
+
+#include "runtime/FloatFormats.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace einrt {
+
+//===----------------------------------------------------------------------===//
+// TensorData
+//===----------------------------------------------------------------------===//
+
+int64_t TensorData::elementCount() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::vector<double> TensorData::toDoubles() const {
+  int64_t n = elementCount();
+  std::vector<double> v(n);
+  const uint8_t *p = bytes.data();
+  if ((int64_t)bytes.size() < n * dtypeSize(dtype))
+    return {};
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+    case DType::F32: {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      v[i] = f;
+      break;
+    }
+    case DType::F64:
+      std::memcpy(&v[i], p + 8 * i, 8);
+      break;
+    case DType::BF16:
+    case DType::F16: {
+      uint16_t u;
+      std::memcpy(&u, p + 2 * i, 2);
+      v[i] = dtype == DType::BF16 ? bf16FromBits(u) : f16FromBits(u);
+      break;
+    }
+    case DType::I32: {
+      int32_t x;
+      std::memcpy(&x, p + 4 * i, 4);
+      v[i] = x;
+      break;
+    }
+    case DType::I1:
+      v[i] = p[i] ? 1 : 0;
+      break;
+    }
+  }
+  return v;
+}
+
+TensorData TensorData::fromDoubles(std::string name, DType dtype,
+                                   std::vector<int64_t> shape,
+                                   const double *values) {
+  TensorData t;
+  t.name = std::move(name);
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  int64_t n = t.elementCount();
+  t.bytes.resize(n * dtypeSize(dtype));
+  uint8_t *p = t.bytes.data();
+  for (int64_t i = 0; i < n; ++i) {
+    double x = values[i];
+    switch (dtype) {
+    case DType::F32: {
+      float f = float(x);
+      std::memcpy(p + 4 * i, &f, 4);
+      break;
+    }
+    case DType::F64:
+      std::memcpy(p + 8 * i, &x, 8);
+      break;
+    case DType::BF16:
+    case DType::F16: {
+      uint16_t u = dtype == DType::BF16 ? bf16Bits(x) : f16Bits(x);
+      std::memcpy(p + 2 * i, &u, 2);
+      break;
+    }
+    case DType::I32: {
+      int32_t v = truncToI32(x);
+      std::memcpy(p + 4 * i, &v, 4);
+      break;
+    }
+    case DType::I1:
+      p[i] = x != 0 ? 1 : 0;
+      break;
+    }
+  }
+  return t;
+}
+
+const char *safetensorsDTypeName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::BF16:
+    return "BF16";
+  case DType::F16:
+    return "F16";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
+  }
+  return "?";
+}
+
+std::optional<DType> parseSafetensorsDType(const std::string &name) {
+  for (DType t :
+       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I32, DType::I1})
+    if (name == safetensorsDTypeName(t))
+      return t;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// A minimal strict JSON parser (RFC 8259), depth-limited.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Json {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  bool boolean = false;
+  std::string text; // String: the decoded value; Number: the literal
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+};
+
+const char *kindName(Json::Kind k) {
+  switch (k) {
+  case Json::Null:
+    return "null";
+  case Json::Bool:
+    return "a boolean";
+  case Json::Number:
+    return "a number";
+  case Json::String:
+    return "a string";
+  case Json::Array:
+    return "an array";
+  case Json::Object:
+    return "an object";
+  }
+  return "?";
+}
+
+class JsonParser {
+public:
+  JsonParser(const char *p, size_t n) : p(p), n(n) {}
+
+  bool parseDocument(Json &out) {
+    skipWs();
+    if (!parseValue(out, 0))
+      return false;
+    skipWs();
+    if (pos != n)
+      return fail("unexpected trailing characters");
+    return true;
+  }
+  const std::string &error() const { return err; }
+
+private:
+  static constexpr int kMaxDepth = 64;
+  const char *p;
+  size_t n;
+  size_t pos = 0;
+  std::string err;
+
+  bool fail(const std::string &msg) {
+    if (err.empty())
+      err = "invalid JSON at byte " + std::to_string(pos) + ": " + msg;
+    return false;
+  }
+  void skipWs() {
+    while (pos < n && (p[pos] == ' ' || p[pos] == '\t' || p[pos] == '\n' ||
+                       p[pos] == '\r'))
+      ++pos;
+  }
+  bool literal(const char *word) {
+    size_t len = std::strlen(word);
+    if (n - pos < len || std::memcmp(p + pos, word, len) != 0)
+      return fail("invalid literal");
+    pos += len;
+    return true;
+  }
+
+  bool parseValue(Json &out, int depth) {
+    if (depth > kMaxDepth)
+      return fail("nesting deeper than " + std::to_string(kMaxDepth));
+    if (pos >= n)
+      return fail("unexpected end of input");
+    char c = p[pos];
+    switch (c) {
+    case '{':
+      return parseObject(out, depth);
+    case '[':
+      return parseArray(out, depth);
+    case '"':
+      out.kind = Json::String;
+      return parseString(out.text);
+    case 't':
+      out.kind = Json::Bool;
+      out.boolean = true;
+      return literal("true");
+    case 'f':
+      out.kind = Json::Bool;
+      out.boolean = false;
+      return literal("false");
+    case 'n':
+      out.kind = Json::Null;
+      return literal("null");
+    default:
+      if (c == '-' || (c >= '0' && c <= '9'))
+        return parseNumber(out);
+      return fail(std::string("unexpected character '") +
+                  (c >= 0x20 && c < 0x7f ? std::string(1, c) : "?") + "'");
+    }
+  }
+
+  bool parseObject(Json &out, int depth) {
+    out.kind = Json::Object;
+    ++pos; // '{'
+    skipWs();
+    if (pos < n && p[pos] == '}') {
+      ++pos;
+      return true;
+    }
+    std::set<std::string> keys;
+    while (true) {
+      skipWs();
+      if (pos >= n || p[pos] != '"')
+        return fail("expected a string key");
+      std::string key;
+      if (!parseString(key))
+        return false;
+      if (!keys.insert(key).second)
+        return fail("duplicate key \"" + key + "\"");
+      skipWs();
+      if (pos >= n || p[pos] != ':')
+        return fail("expected ':'");
+      ++pos;
+      skipWs();
+      Json v;
+      if (!parseValue(v, depth + 1))
+        return false;
+      out.members.emplace_back(std::move(key), std::move(v));
+      skipWs();
+      if (pos >= n)
+        return fail("unterminated object");
+      if (p[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (p[pos] == '}') {
+        ++pos;
+        return true;
+      }
+      return fail("expected ',' or '}'");
+    }
+  }
+
+  bool parseArray(Json &out, int depth) {
+    out.kind = Json::Array;
+    ++pos; // '['
+    skipWs();
+    if (pos < n && p[pos] == ']') {
+      ++pos;
+      return true;
+    }
+    while (true) {
+      skipWs();
+      Json v;
+      if (!parseValue(v, depth + 1))
+        return false;
+      out.items.push_back(std::move(v));
+      skipWs();
+      if (pos >= n)
+        return fail("unterminated array");
+      if (p[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (p[pos] == ']') {
+        ++pos;
+        return true;
+      }
+      return fail("expected ',' or ']'");
+    }
+  }
+
+  static bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+  bool parseNumber(Json &out) {
+    out.kind = Json::Number;
+    size_t start = pos;
+    if (p[pos] == '-')
+      ++pos;
+    if (pos >= n || !isDigit(p[pos]))
+      return fail("invalid number");
+    if (p[pos] == '0')
+      ++pos;
+    else
+      while (pos < n && isDigit(p[pos]))
+        ++pos;
+    if (pos < n && p[pos] == '.') {
+      ++pos;
+      if (pos >= n || !isDigit(p[pos]))
+        return fail("invalid number");
+      while (pos < n && isDigit(p[pos]))
+        ++pos;
+    }
+    if (pos < n && (p[pos] == 'e' || p[pos] == 'E')) {
+      ++pos;
+      if (pos < n && (p[pos] == '+' || p[pos] == '-'))
+        ++pos;
+      if (pos >= n || !isDigit(p[pos]))
+        return fail("invalid number");
+      while (pos < n && isDigit(p[pos]))
+        ++pos;
+    }
+    out.text.assign(p + start, pos - start);
+    return true;
+  }
+
+  bool hex4(uint32_t &v) {
+    if (n - pos < 4)
+      return fail("truncated \\u escape");
+    v = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = p[pos++];
+      v <<= 4;
+      if (c >= '0' && c <= '9')
+        v |= c - '0';
+      else if (c >= 'a' && c <= 'f')
+        v |= c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F')
+        v |= c - 'A' + 10;
+      else
+        return fail("invalid \\u escape");
+    }
+    return true;
+  }
+
+  static void appendUtf8(std::string &s, uint32_t cp) {
+    if (cp < 0x80) {
+      s += char(cp);
+    } else if (cp < 0x800) {
+      s += char(0xC0 | (cp >> 6));
+      s += char(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      s += char(0xE0 | (cp >> 12));
+      s += char(0x80 | ((cp >> 6) & 0x3F));
+      s += char(0x80 | (cp & 0x3F));
+    } else {
+      s += char(0xF0 | (cp >> 18));
+      s += char(0x80 | ((cp >> 12) & 0x3F));
+      s += char(0x80 | ((cp >> 6) & 0x3F));
+      s += char(0x80 | (cp & 0x3F));
+    }
+  }
+
+  /// Validates one UTF-8 sequence starting at pos and appends it.
+  bool utf8Sequence(std::string &s) {
+    unsigned char c = p[pos];
+    int len;
+    uint32_t cp, min;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2, cp = c & 0x1F, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3, cp = c & 0x0F, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4, cp = c & 0x07, min = 0x10000;
+    } else {
+      return fail("invalid UTF-8");
+    }
+    if (n - pos < size_t(len))
+      return fail("truncated UTF-8");
+    for (int i = 1; i < len; ++i) {
+      unsigned char cc = p[pos + i];
+      if ((cc & 0xC0) != 0x80)
+        return fail("invalid UTF-8");
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return fail("invalid UTF-8");
+    s.append(p + pos, len);
+    pos += len;
+    return true;
+  }
+
+  bool parseString(std::string &s) {
+    ++pos; // opening quote
+    s.clear();
+    while (true) {
+      if (pos >= n)
+        return fail("unterminated string");
+      unsigned char c = p[pos];
+      if (c == '"') {
+        ++pos;
+        return true;
+      }
+      if (c < 0x20)
+        return fail("control character in string");
+      if (c >= 0x80) {
+        if (!utf8Sequence(s))
+          return false;
+        continue;
+      }
+      if (c != '\\') {
+        s += char(c);
+        ++pos;
+        continue;
+      }
+      ++pos;
+      if (pos >= n)
+        return fail("unterminated escape");
+      char e = p[pos++];
+      switch (e) {
+      case '"':
+        s += '"';
+        break;
+      case '\\':
+        s += '\\';
+        break;
+      case '/':
+        s += '/';
+        break;
+      case 'b':
+        s += '\b';
+        break;
+      case 'f':
+        s += '\f';
+        break;
+      case 'n':
+        s += '\n';
+        break;
+      case 'r':
+        s += '\r';
+        break;
+      case 't':
+        s += '\t';
+        break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!hex4(cp))
+          return false;
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+          return fail("lone low surrogate");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (n - pos < 2 || p[pos] != '\\' || p[pos + 1] != 'u')
+            return fail("lone high surrogate");
+          pos += 2;
+          uint32_t lo = 0;
+          if (!hex4(lo))
+            return false;
+          if (lo < 0xDC00 || lo > 0xDFFF)
+            return fail("invalid surrogate pair");
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        appendUtf8(s, cp);
+        break;
+      }
+      default:
+        return fail("invalid escape");
+      }
+    }
+  }
+};
+
+/// A non-negative integer literal (no sign, fraction or exponent) that fits
+/// in int64.
+bool jsonToIndex(const Json &j, int64_t &v) {
+  if (j.kind != Json::Number || j.text.empty())
+    return false;
+  uint64_t acc = 0;
+  for (char c : j.text) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t d = c - '0';
+    if (acc > (uint64_t(std::numeric_limits<int64_t>::max()) - d) / 10)
+      return false;
+    acc = acc * 10 + d;
+  }
+  v = int64_t(acc);
+  return true;
+}
+
+bool validUtf8(const std::string &s) {
+  Json j;
+  std::string quoted = "\"";
+  for (char c : s)
+    if (c == '"' || c == '\\' || (unsigned char)c < 0x20)
+      quoted += ' '; // only the UTF-8 structure matters here
+    else
+      quoted += c;
+  quoted += '"';
+  JsonParser parser(quoted.data(), quoted.size());
+  return parser.parseDocument(j);
+}
+
+void appendJsonString(std::string &out, const std::string &s) {
+  static const char *hex = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (c < 0x20) {
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += char(c);
+      }
+    }
+  }
+  out += '"';
+}
+
+constexpr uint64_t kMaxHeader = 100u << 20; // as the reference implementation
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<TensorData>>
+parseSafetensors(const uint8_t *data, size_t size,
+                 SafetensorsMetadata &metadata, std::string &error) {
+  metadata.clear();
+  if (size < 8) {
+    error = "file is " + std::to_string(size) +
+            " bytes, shorter than the 8-byte header length";
+    return std::nullopt;
+  }
+  uint64_t headerLen = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLen = (headerLen << 8) | data[i];
+  if (headerLen > kMaxHeader) {
+    error = "header length " + std::to_string(headerLen) +
+            " exceeds the 100 MiB limit";
+    return std::nullopt;
+  }
+  if (headerLen > size - 8) {
+    error = "header length " + std::to_string(headerLen) + " exceeds the " +
+            std::to_string(size - 8) + " bytes after the length field";
+    return std::nullopt;
+  }
+  const char *hdr = reinterpret_cast<const char *>(data + 8);
+  if (headerLen == 0 || hdr[0] != '{') {
+    error = "header does not start with '{'";
+    return std::nullopt;
+  }
+  Json root;
+  JsonParser parser(hdr, headerLen);
+  if (!parser.parseDocument(root)) {
+    error = "header: " + parser.error();
+    return std::nullopt;
+  }
+  if (root.kind != Json::Object) {
+    error = "header is not a JSON object";
+    return std::nullopt;
+  }
+  const uint8_t *payload = data + 8 + headerLen;
+  uint64_t payloadSize = size - 8 - headerLen;
+
+  std::vector<TensorData> tensors;
+  std::vector<std::pair<int64_t, int64_t>> ranges; // begin, end
+  for (auto &[name, v] : root.members) {
+    if (name == "__metadata__") {
+      if (v.kind != Json::Object) {
+        error = "__metadata__ is " + std::string(kindName(v.kind)) +
+                ", expected an object of strings";
+        return std::nullopt;
+      }
+      for (auto &[k, mv] : v.members) {
+        if (mv.kind != Json::String) {
+          error = "__metadata__ value for \"" + k + "\" is " +
+                  kindName(mv.kind) + ", expected a string";
+          return std::nullopt;
+        }
+        metadata[k] = mv.text;
+      }
+      continue;
+    }
+    std::string where = "tensor \"" + name + "\": ";
+    if (v.kind != Json::Object) {
+      error = where + "entry is " + kindName(v.kind) + ", expected an object";
+      return std::nullopt;
+    }
+    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
+    for (auto &[k, f] : v.members) {
+      if (k == "dtype")
+        dt = &f;
+      else if (k == "shape")
+        shape = &f;
+      else if (k == "data_offsets")
+        offs = &f;
+      else {
+        error = where + "unknown field \"" + k + "\"";
+        return std::nullopt;
+      }
+    }
+    if (!dt || !shape || !offs) {
+      error = where + "needs \"dtype\", \"shape\" and \"data_offsets\"";
+      return std::nullopt;
+    }
+    if (dt->kind != Json::String) {
+      error = where + "dtype is not a string";
+      return std::nullopt;
+    }
+    std::optional<DType> dtype = parseSafetensorsDType(dt->text);
+    if (!dtype) {
+      error = where + "unsupported dtype \"" + dt->text + "\"";
+      return std::nullopt;
+    }
+    TensorData t;
+    t.name = name;
+    t.dtype = *dtype;
+    if (shape->kind != Json::Array) {
+      error = where + "shape is not an array";
+      return std::nullopt;
+    }
+    // Element count with overflow checking (a zero dim makes it 0).
+    for (const Json &d : shape->items) {
+      int64_t dim;
+      if (!jsonToIndex(d, dim)) {
+        error = where + "shape entries must be non-negative integers";
+        return std::nullopt;
+      }
+      t.shape.push_back(dim);
+    }
+    uint64_t count = 1;
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end()) {
+      count = 0;
+    } else {
+      for (int64_t dim : t.shape) {
+        if (count > (uint64_t(1) << 60) / uint64_t(dim)) {
+          error = where + "shape is too large";
+          return std::nullopt;
+        }
+        count *= uint64_t(dim);
+      }
+    }
+    if (offs->kind != Json::Array || offs->items.size() != 2) {
+      error = where + "data_offsets must be an array [begin, end]";
+      return std::nullopt;
+    }
+    int64_t begin, end;
+    if (!jsonToIndex(offs->items[0], begin) ||
+        !jsonToIndex(offs->items[1], end)) {
+      error = where + "data_offsets must be non-negative integers";
+      return std::nullopt;
+    }
+    if (begin > end) {
+      error = where + "data_offsets [" + std::to_string(begin) + ", " +
+              std::to_string(end) + "] has begin > end";
+      return std::nullopt;
+    }
+    if (uint64_t(end) > payloadSize) {
+      error = where + "data_offsets end " + std::to_string(end) +
+              " is beyond the " + std::to_string(payloadSize) + " data bytes";
+      return std::nullopt;
+    }
+    uint64_t expected = count * uint64_t(dtypeSize(t.dtype));
+    if (uint64_t(end - begin) != expected) {
+      error = where + "shape and dtype need " + std::to_string(expected) +
+              " bytes but data_offsets span " + std::to_string(end - begin);
+      return std::nullopt;
+    }
+    t.bytes.assign(payload + begin, payload + end);
+    ranges.emplace_back(begin, end);
+    tensors.push_back(std::move(t));
+  }
+  // The ranges must tile the data region exactly: no overlap, no holes.
+  std::vector<size_t> order(ranges.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
+  int64_t cursor = 0;
+  for (size_t i : order) {
+    if (ranges[i].first < cursor) {
+      error = "tensor \"" + tensors[i].name + "\": data_offsets [" +
+              std::to_string(ranges[i].first) + ", " +
+              std::to_string(ranges[i].second) + "] overlaps another tensor";
+      return std::nullopt;
+    }
+    if (ranges[i].first > cursor) {
+      error = "data bytes [" + std::to_string(cursor) + ", " +
+              std::to_string(ranges[i].first) + ") belong to no tensor";
+      return std::nullopt;
+    }
+    cursor = ranges[i].second;
+  }
+  if (uint64_t(cursor) != payloadSize) {
+    error = "data bytes [" + std::to_string(cursor) + ", " +
+            std::to_string(payloadSize) + ") belong to no tensor";
+    return std::nullopt;
+  }
+  return tensors;
+}
+
+std::optional<std::vector<TensorData>>
+readSafetensors(const std::string &path, SafetensorsMetadata &metadata,
+                std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = "'" + path + "' is not a regular file";
+    ::close(fd);
+    return std::nullopt;
+  }
+  std::vector<uint8_t> bytes(size_t(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      error = "cannot read '" + path +
+              "': " + (r < 0 ? std::strerror(errno) : "unexpected end of file");
+      ::close(fd);
+      return std::nullopt;
+    }
+    got += size_t(r);
+  }
+  ::close(fd);
+  std::string e;
+  auto result = parseSafetensors(bytes.data(), bytes.size(), metadata, e);
+  if (!result)
+    error = "'" + path + "': " + e;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+std::optional<std::vector<uint8_t>>
+serializeSafetensors(const std::vector<TensorData> &tensors,
+                     const SafetensorsMetadata &metadata, std::string &error) {
+  std::set<std::string> names;
+  std::string header = "{";
+  bool first = true;
+  if (!metadata.empty()) {
+    header += "\"__metadata__\":{";
+    bool firstKey = true;
+    for (auto &[k, v] : metadata) {
+      if (!validUtf8(k) || !validUtf8(v)) {
+        error = "metadata key or value \"" + k + "\" is not valid UTF-8";
+        return std::nullopt;
+      }
+      if (!firstKey)
+        header += ',';
+      firstKey = false;
+      appendJsonString(header, k);
+      header += ':';
+      appendJsonString(header, v);
+    }
+    header += '}';
+    first = false;
+  }
+  uint64_t offset = 0;
+  for (const TensorData &t : tensors) {
+    if (t.name.empty() || t.name == "__metadata__" || !validUtf8(t.name)) {
+      error = "invalid tensor name \"" + t.name + "\"";
+      return std::nullopt;
+    }
+    if (!names.insert(t.name).second) {
+      error = "duplicate tensor name \"" + t.name + "\"";
+      return std::nullopt;
+    }
+    uint64_t count = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0 || (d != 0 && count > (uint64_t(1) << 62) / uint64_t(d))) {
+        error = "tensor \"" + t.name + "\": invalid shape";
+        return std::nullopt;
+      }
+      count *= uint64_t(d);
+    }
+    if (count * uint64_t(dtypeSize(t.dtype)) != t.bytes.size()) {
+      error = "tensor \"" + t.name + "\": shape and dtype need " +
+              std::to_string(count * dtypeSize(t.dtype)) + " bytes, got " +
+              std::to_string(t.bytes.size());
+      return std::nullopt;
+    }
+    if (!first)
+      header += ',';
+    first = false;
+    appendJsonString(header, t.name);
+    header += ":{\"dtype\":\"";
+    header += safetensorsDTypeName(t.dtype);
+    header += "\",\"shape\":[";
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      if (i)
+        header += ',';
+      header += std::to_string(t.shape[i]);
+    }
+    header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+              std::to_string(offset + t.bytes.size()) + "]}";
+    offset += t.bytes.size();
+  }
+  header += '}';
+  while (header.size() % 8 != 0)
+    header += ' ';
+  std::vector<uint8_t> out;
+  out.reserve(8 + header.size() + offset);
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i)
+    out.push_back(uint8_t(n >> (8 * i)));
+  out.insert(out.end(), header.begin(), header.end());
+  for (const TensorData &t : tensors)
+    out.insert(out.end(), t.bytes.begin(), t.bytes.end());
+  return out;
+}
+
+bool writeFileAtomically(const std::string &path,
+                         const std::vector<uint8_t> &bytes,
+                         std::string &error) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot create '" + tmp + "': " + std::strerror(errno);
+    return false;
+  }
+  auto failWith = [&](const std::string &what) {
+    error = what + " '" + tmp + "': " + std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return false;
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      if (w == 0)
+        errno = ENOSPC;
+      return failWith("cannot write");
+    }
+    done += size_t(w);
+  }
+  if (::fsync(fd) != 0)
+    return failWith("cannot fsync");
+  if (::close(fd) != 0) {
+    error = "cannot close '" + tmp + "': " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = "cannot rename '" + tmp + "' to '" + path +
+            "': " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  std::string dir = ".";
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos)
+    dir = slash == 0 ? "/" : path.substr(0, slash);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    error = "cannot open directory '" + dir + "': " + std::strerror(errno);
+    return false;
+  }
+  int rc = ::fsync(dfd);
+  int savedErrno = errno;
+  ::close(dfd);
+  // Some filesystems do not support fsync on directories; that is no error.
+  if (rc != 0 && savedErrno != EINVAL && savedErrno != ENOTSUP) {
+    error =
+        "cannot fsync directory '" + dir + "': " + std::strerror(savedErrno);
+    return false;
+  }
+  return true;
+}
+
+bool writeSafetensors(const std::string &path,
+                      const std::vector<TensorData> &tensors,
+                      const SafetensorsMetadata &metadata, std::string &error) {
+  auto bytes = serializeSafetensors(tensors, metadata, error);
+  if (!bytes)
+    return false;
+  return writeFileAtomically(path, *bytes, error);
+}
+
+} // namespace einrt

@@ -1,0 +1,276 @@
+//===- Run.cpp - `einc run`: the reference backend on one batch -----------===//
+//
+// Lowers @forward / @grad / @train_step to Programs, initialises params (or
+// loads them), draws or loads inputs, runs, and prints the loss and gradient
+// norms. With --gradcheck, holds @grad against finite differences of
+// @forward in float64.
+//
+//===----------------------------------------------------------------------===//
+#include "Run.h"
+#include "Stages.h"
+
+#include "codegen/ReferenceLowering.h"
+#include "runtime/Executor.h"
+#include "runtime/GradCheck.h"
+#include "runtime/Init.h"
+#include "runtime/Safetensors.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace mlir;
+
+namespace einc {
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "einc: " << message << "\n";
+  return 1;
+}
+
+std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef name,
+                                            einrt::Precision precision) {
+  auto fn = module.lookupSymbol<func::FuncOp>(name);
+  if (!fn) {
+    fail("the module has no @" + name);
+    return std::nullopt;
+  }
+  auto program = ein::codegen::lowerToProgram(fn);
+  if (failed(program))
+    return std::nullopt;
+  std::string error;
+  auto ex = einrt::Executor::create(*program, precision, error);
+  if (!ex)
+    fail("cannot run @" + name + ": " + error);
+  return ex;
+}
+
+/// The exclusive upper bound for random token ids: the `vocab` dim when the
+/// model declares one, else the rows of the smallest table an input indexes.
+int32_t tokenBound(ModuleOp module, const einrt::Program &p) {
+  if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
+    if (auto vocab = dims.getAs<IntegerAttr>("vocab"))
+      return static_cast<int32_t>(std::min<int64_t>(vocab.getInt(), INT32_MAX));
+  int64_t bound = std::numeric_limits<int32_t>::max();
+  for (const einrt::Step &s : p.steps)
+    if (s.kind == einrt::StepKind::Gather &&
+        p.buffers[s.inputs[1]].role == einrt::BufferRole::Input)
+      bound = std::min(bound, p.buffers[s.inputs[0]].shape.front());
+  return bound == std::numeric_limits<int32_t>::max() ? 2 : static_cast<int32_t>(bound);
+}
+
+double norm(const einrt::BufferData &b) {
+  double sum = 0;
+  for (int64_t i = 0; i < b.size(); ++i)
+    sum += b.get(i) * b.get(i);
+  return std::sqrt(sum);
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Params from their initialisers, inputs at random, then whatever --load
+/// provides on top.
+bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
+  std::string error;
+  einrt::initParams(ex, o.seed);
+  if (!einrt::fillRandomInputs(ex, o.seed + 1, tokenBound(module, ex.program()), error))
+    return fail(error), false;
+  if (o.load.empty())
+    return true;
+  einrt::SafetensorsMetadata metadata;
+  auto tensors = einrt::readSafetensors(o.load, metadata, error);
+  if (!tensors)
+    return fail("cannot load '" + o.load + "': " + error), false;
+  const einrt::Program &p = ex.program();
+  int loaded = 0;
+  for (const einrt::TensorData &t : *tensors) {
+    int64_t found = -1;
+    for (int32_t a : p.arguments)
+      if (p.buffers[a].name == t.name)
+        found = a;
+    if (found < 0) {
+      llvm::errs() << "einc: warning: '" << o.load << "' has a tensor '" << t.name
+                   << "' that the model does not take\n";
+      continue;
+    }
+    if (!ex.importBuffer(found, t, error))
+      return fail("cannot load '" + t.name + "' from '" + o.load + "': " + error), false;
+    ++loaded;
+  }
+  llvm::outs() << "loaded " << loaded << " tensors from " << o.load << "\n";
+  return true;
+}
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+int runForward(const Options &o, ModuleOp module, einrt::Precision precision) {
+  auto ex = makeExecutor(module, "forward", precision);
+  if (!ex || !prepareArguments(o, module, *ex))
+    return 1;
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  if (!ex->run(error))
+    return fail(error);
+  llvm::outs() << "loss " << llvm::format("%.6f", ex->resultBuffer(0).get(0))
+               << llvm::format("   (forward, reference backend, %.2f s)\n", seconds(start));
+  return 0;
+}
+
+int runGrad(const Options &o, ModuleOp module, einrt::Precision precision) {
+  if (failed(buildGrad(module)))
+    return 1;
+  auto ex = makeExecutor(module, "grad", precision);
+  if (!ex || !prepareArguments(o, module, *ex))
+    return 1;
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  if (!ex->run(error))
+    return fail(error);
+  double elapsed = seconds(start);
+  double loss = ex->resultBuffer(0).get(0);
+  double total = 0;
+  const einrt::Program &p = ex->program();
+  std::vector<std::pair<std::string, double>> norms;
+  for (size_t r = 1; r < ex->resultCount(); ++r) {
+    double n = norm(ex->resultBuffer(r));
+    total += n * n;
+    norms.emplace_back(p.resultNames[r], n);
+  }
+  llvm::outs() << "loss " << llvm::format("%.6f", loss)
+               << llvm::format("   (forward + backward, reference backend, %.2f s)\n", elapsed);
+  llvm::outs() << "grad norm " << llvm::format("%.6g", std::sqrt(total)) << " (all params)\n";
+  size_t width = 0;
+  for (auto &[name, n] : norms)
+    width = std::max(width, name.size());
+  for (size_t r = 1; r < ex->resultCount(); ++r) {
+    const auto &[name, n] = norms[r - 1];
+    llvm::outs() << "  " << llvm::left_justify(name, width) << "  "
+                 << llvm::left_justify(shapeText(ex->resultBuffer(r).shape), 16)
+                 << llvm::format("%.6g", n) << "\n";
+  }
+  if (!std::isfinite(loss))
+    return fail("the loss is not finite");
+
+  if (!o.saveGrads.empty()) {
+    std::vector<einrt::TensorData> out;
+    for (size_t r = 0; r < ex->resultCount(); ++r) {
+      einrt::TensorData t = ex->exportBuffer(p.results[r]);
+      t.name = p.resultNames[r];
+      out.push_back(std::move(t));
+    }
+    if (!einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}, error))
+      return fail("cannot write '" + o.saveGrads + "': " + error);
+    llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to " << o.saveGrads
+                 << "\n";
+  }
+
+  if (o.gradcheck) {
+    auto forward = makeExecutor(module, "forward", einrt::Precision::F64);
+    auto grad = makeExecutor(module, "grad", einrt::Precision::F64);
+    if (!forward || !grad)
+      return 1;
+    // Both take (inputs, params): the same values as the run above.
+    for (size_t a = 0; a < ex->argumentCount(); ++a) {
+      std::vector<double> values = ex->buffer(p.arguments[a]).toDoubles();
+      if (!forward->setArgument(a, values.data(), values.size(), error) ||
+          !grad->setArgument(a, values.data(), values.size(), error))
+        return fail(error);
+    }
+    einrt::GradCheckOptions options;
+    options.samplesPerParam = static_cast<int>(o.samples);
+    options.seed = o.seed;
+    einrt::GradCheckReport report;
+    if (!einrt::gradCheck(*forward, *grad, options, report, error))
+      return fail(error);
+    constexpr double kTolerance = 1e-6;
+    llvm::outs() << "gradcheck: " << report.checked
+                 << " entries against central differences (float64, h = "
+                 << llvm::format("%g", options.step) << "); worst relative error "
+                 << llvm::format("%.3g", report.worst.relativeError) << " at "
+                 << report.worst.param << "[" << report.worst.index << "] (analytic "
+                 << llvm::format("%.9g", report.worst.analytic) << ", numeric "
+                 << llvm::format("%.9g", report.worst.numeric) << ")\n";
+    if (!(report.worst.relativeError < kTolerance))
+      return fail("gradient check failed: relative error above 1e-6");
+  }
+  return 0;
+}
+
+int runSteps(const Options &o, ModuleOp module, einrt::Precision precision) {
+  if (failed(buildTrainStep(module)))
+    return 1;
+  auto ex = makeExecutor(module, "train_step", precision);
+  if (!ex || !prepareArguments(o, module, *ex))
+    return 1;
+  const einrt::Program &p = ex->program();
+  std::string error;
+  // Results 2.. feed the arguments of the same name (params, optimizer state).
+  std::vector<std::pair<size_t, size_t>> feedback;
+  int64_t stepArg = -1, lrArg = -1;
+  for (size_t a = 0; a < p.arguments.size(); ++a) {
+    const einrt::Buffer &b = p.buffers[p.arguments[a]];
+    if (b.name == "step" && b.role == einrt::BufferRole::Scalar)
+      stepArg = a;
+    if (b.name == "lr" && b.role == einrt::BufferRole::Scalar)
+      lrArg = a;
+    if (b.role != einrt::BufferRole::Param && b.role != einrt::BufferRole::OptState)
+      continue;
+    for (size_t r = 2; r < p.results.size(); ++r)
+      if (p.resultNames[r] == b.name)
+        feedback.emplace_back(r, a);
+  }
+  if (stepArg < 0 || lrArg < 0)
+    return fail("@train_step lacks its step or lr argument");
+  double lr = learningRate(module);
+  llvm::outs() << "training " << o.steps << " step" << (o.steps == 1 ? "" : "s")
+               << " on one batch (reference backend, lr " << llvm::format("%g", lr) << ")\n";
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t step = 1; step <= o.steps; ++step) {
+    double t = static_cast<double>(step);
+    if (!ex->setArgument(stepArg, &t, 1, error) || !ex->setArgument(lrArg, &lr, 1, error))
+      return fail(error);
+    if (!ex->run(error))
+      return fail(error);
+    double loss = ex->resultBuffer(0).get(0);
+    double gradNorm = ex->resultBuffer(1).get(0);
+    llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss)
+                 << "  grad_norm " << llvm::format("%.6g", gradNorm) << "\n";
+    if (!std::isfinite(loss) || !std::isfinite(gradNorm))
+      return fail("step " + llvm::Twine(step) + ": the loss or gradient norm is not finite");
+    for (auto [r, a] : feedback) {
+      std::vector<double> values = ex->resultBuffer(r).toDoubles();
+      if (!ex->setArgument(a, values.data(), values.size(), error))
+        return fail(error);
+    }
+  }
+  llvm::outs() << llvm::format("%.2f s\n", seconds(start));
+  return 0;
+}
+
+} // namespace
+
+int runModel(const Options &o, ModuleOp module) {
+  auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
+  if (o.mode == "forward")
+    return runForward(o, module, precision);
+  if (o.mode == "step")
+    return runSteps(o, module, precision);
+  return runGrad(o, module, precision);
+}
+
+} // namespace einc
