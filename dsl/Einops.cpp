@@ -517,6 +517,12 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
     auto t = E.floatTensorOf(*call.args[i], "'einsum'");
     if (!t)
       return std::nullopt;
+    if (!tensors.empty() && t->elementType() != tensors.front().elementType()) {
+      E.diags.error(call.args[i]->loc, "'einsum' operands have different element types: " +
+                                           formatTensor(tensors.front()) + " and " +
+                                           formatTensor(*t));
+      return std::nullopt;
+    }
     tensors.push_back(*t);
   }
   if (!pc.parse(*call.args[n]))

@@ -119,7 +119,24 @@ void contract(const T *lhs, const Shape &lhsShape, const T *rhs,
   }
 
   int64_t nOut = elementCount(outShape), nCon = elementCount(cShape);
-  std::vector<int64_t> idx, cidx;
+  // The offsets of every contracted position, walked once in row-major order
+  // (an odometer, no divisions) and reused for every output element.
+  std::vector<int64_t> conL(nCon), conR(nCon), cidx(cShape.size(), 0);
+  int64_t lOff = 0, rOff = 0;
+  for (int64_t c = 0; c < nCon; ++c) {
+    conL[c] = lOff;
+    conR[c] = rOff;
+    for (int64_t k = static_cast<int64_t>(cShape.size()) - 1; k >= 0; --k) {
+      lOff += cL[k];
+      rOff += cR[k];
+      if (++cidx[k] < cShape[k])
+        break;
+      lOff -= cL[k] * cShape[k];
+      rOff -= cR[k] * cShape[k];
+      cidx[k] = 0;
+    }
+  }
+  std::vector<int64_t> idx;
   for (int64_t o = 0; o < nOut; ++o) {
     unravel(o, outShape, idx);
     int64_t lBase = 0, rBase = 0;
@@ -127,16 +144,11 @@ void contract(const T *lhs, const Shape &lhsShape, const T *rhs,
       lBase += idx[i] * outL[i];
       rBase += idx[i] * outR[i];
     }
+    const T *l = lhs + lBase;
+    const T *r = rhs + rBase;
     T acc = 0;
-    for (int64_t c = 0; c < nCon; ++c) {
-      unravel(c, cShape, cidx);
-      int64_t lOff = lBase, rOff = rBase;
-      for (size_t k = 0; k < cidx.size(); ++k) {
-        lOff += cidx[k] * cL[k];
-        rOff += cidx[k] * cR[k];
-      }
-      acc += lhs[lOff] * rhs[rOff];
-    }
+    for (int64_t c = 0; c < nCon; ++c)
+      acc += l[conL[c]] * r[conR[c]];
     out[o] = acc;
   }
 }

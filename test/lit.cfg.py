@@ -9,11 +9,12 @@ from lit.llvm.subst import ToolSubst
 config.name = "einc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".ein", ".test"]
-config.excludes = ["Inputs", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "reference", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.einc_obj_root, "test")
 
 config.substitutions.append(("%einc_src", config.einc_src_root))
+config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%examples", os.path.join(config.einc_src_root, "examples")))
 
 llvm_config.use_default_substitutions()

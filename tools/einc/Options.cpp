@@ -89,6 +89,8 @@ Options:
                      anything not in the file is initialised / drawn at random
   --save-grads FILE  write the loss and every gradient (named as its param) to a
                      safetensors file (default mode only)
+  --save-params FILE with --step: write the params and optimizer state after the
+                     last step to a safetensors file (loadable with --load)
   --seed N           seed for parameter initialisation and random inputs (default 0)
   --f64              compute in float64 instead of float32
   --gradcheck        compare the gradients with central finite differences (float64)
@@ -182,6 +184,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       {"--load", "run", true, [&](const std::string &v) { o.load = v; return std::string(); }},
       {"--save-grads", "run", true,
        [&](const std::string &v) { o.saveGrads = v; return std::string(); }},
+      {"--save-params", "run", true,
+       [&](const std::string &v) { o.saveParams = v; return std::string(); }},
       {"--seed", "run", true,
        [&](const std::string &v) -> std::string {
          int64_t s;
@@ -249,6 +253,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       return usage("--steps needs --step");
     if (!o.saveGrads.empty() && o.mode != "grad")
       return usage("--save-grads needs the default (gradient) mode");
+    if (!o.saveParams.empty() && o.mode != "step")
+      return usage("--save-params needs --step");
     if (o.gradcheck && o.mode != "grad")
       return usage("--gradcheck needs the default (gradient) mode");
   }

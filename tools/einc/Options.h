@@ -29,6 +29,7 @@ struct Options {
   int64_t steps = 1;          // --steps N (step mode)
   std::string load;           // --load FILE.safetensors
   std::string saveGrads;      // --save-grads FILE.safetensors
+  std::string saveParams;     // --save-params FILE.safetensors (step mode)
   uint64_t seed = 0;          // --seed N
   bool f64 = false;           // --f64
   bool gradcheck = false;     // --gradcheck

@@ -259,6 +259,18 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision) {
     }
   }
   llvm::outs() << llvm::format("%.2f s\n", seconds(start));
+  if (!o.saveParams.empty()) {
+    std::vector<einrt::TensorData> out;
+    for (auto [r, a] : feedback) {
+      einrt::TensorData t = ex->exportBuffer(p.arguments[a]);
+      t.name = p.buffers[p.arguments[a]].name;
+      out.push_back(std::move(t));
+    }
+    if (!einrt::writeSafetensors(o.saveParams, out,
+                                 {{"format", "pt"}, {"step", std::to_string(o.steps)}}, error))
+      return fail("cannot write '" + o.saveParams + "': " + error);
+    llvm::outs() << "wrote " << out.size() << " tensors to " << o.saveParams << "\n";
+  }
   return 0;
 }
 
