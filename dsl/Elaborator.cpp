@@ -67,6 +67,7 @@ OwningOpRef<ModuleOp> Elaborator::run(const Program &program) {
                                            builder_.getFunctionType({}, {}));
   body_ = forward_.addEntryBlock();
   builder_.setInsertionPointToEnd(body_);
+  builder_.setListener(&layerTagger_);
   emit.setLoc(mlirLoc({1, 1}));
   scopes_.emplace_back();
 
@@ -503,6 +504,7 @@ void Elaborator::forLoop(const Stmt &s) {
     }
     unsigned before = diags.errorCount();
     loopPrefix_.push_back(s.name + "." + std::to_string(i));
+    layerTagger_.layer = llvm::join(loopPrefix_, ".");
     scopes_.back()[s.name] = Value::ofNumber(static_cast<double>(i), true);
     for (const StmtPtr &b : s.body) {
       if (diags.tooMany())
@@ -510,6 +512,7 @@ void Elaborator::forLoop(const Stmt &s) {
       statement(*b);
     }
     loopPrefix_.pop_back();
+    layerTagger_.layer = llvm::join(loopPrefix_, ".");
     if (diags.errorCount() != before)
       break; // the same error would repeat in every iteration
   }

@@ -131,10 +131,22 @@ private:
 
   void finish();
 
+  /// Tags every op created inside a `for` iteration with `ein.layer`
+  /// ("layer.3"), so reports can attribute costs to layers.
+  struct LayerTagger : public mlir::OpBuilder::Listener {
+    std::string layer;
+    void notifyOperationInserted(mlir::Operation *op,
+                                 mlir::OpBuilder::InsertPoint) override {
+      if (!layer.empty())
+        op->setAttr("ein.layer", mlir::StringAttr::get(op->getContext(), layer));
+    }
+  };
+
   mlir::MLIRContext &context_;
   const SourceFile &file_;
   const ElaborateOptions &options_;
   mlir::OpBuilder builder_;
+  LayerTagger layerTagger_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp forward_;
   mlir::Block *body_ = nullptr;

@@ -1,0 +1,66 @@
+//===- Analysis.h - FLOP and byte ledgers of a compiled step ----*- C++ -*-===//
+//
+// Static analyses over one function (usually @train_step): every op's cost
+// through CostOpInterface, tagged with its phase and layer; the memory
+// ledger (params, grads, optimizer state, activations saved for backward,
+// inputs, temporaries) and the peak of live bytes over the function's op
+// order. Precision policies enter through `ByteWidth`: the bytes an element
+// of a type takes under the policy.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_PASSES_ANALYSIS_H
+#define EINC_PASSES_ANALYSIS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlir::ein {
+
+/// One op of the function, in order.
+struct OpCost {
+  Operation *op = nullptr;
+  std::string name;     // "ein.contract"
+  std::string kind;     // "contraction" | "elementwise" | "reduction" | "data"
+  std::string phase;    // "forward" | "backward" | "optimizer"
+  std::string layer;    // "layer.3", or "" outside any `for` iteration
+  std::string location; // "examples/gpt.ein:31:9", or ""
+  int64_t flops = 0;           // all arithmetic (transcendentals count 1 here too)
+  int64_t transcendentals = 0; // exp, log, tanh, sqrt, rsqrt, pow elements
+  int64_t bytesRead = 0;       // each operand read once (under the ByteWidth)
+  int64_t bytesWritten = 0;    // each result written once
+  bool isModelFlop = false;    // counted by MFU: forward/backward contractions
+};
+
+/// Bytes per element of `t` under a precision policy.
+using ByteWidth = std::function<int64_t(Type)>;
+/// The IR's own widths: f32/i32 4, bf16/f16 2, i1 1.
+int64_t irByteWidth(Type t);
+
+/// Every op of `fn` with its cost, in order.
+std::vector<OpCost> analyzeCosts(func::FuncOp fn, const ByteWidth &width = irByteWidth);
+
+struct MemoryLedger {
+  int64_t paramCount = 0;       // elements of all `ein.kind = "param"` arguments
+  int64_t params = 0;           // bytes
+  int64_t grads = 0;            // bytes of the gradients (one per param)
+  int64_t optimizerState = 0;   // bytes of `opt_state` arguments
+  int64_t inputs = 0;           // bytes of `input` arguments
+  int64_t activations = 0;      // forward values the backward reads (saved for backward)
+  int64_t peak = 0;             // max over the op order of live bytes
+  int64_t peakOpIndex = -1;     // index into analyzeCosts' order where the peak is reached
+  std::string peakOp;           // its name and location
+  std::vector<int64_t> liveAfter; // live bytes after each op (for plots)
+};
+
+/// The ledger of `fn` (a @train_step, @grad or @forward). Arguments and
+/// results are live for the whole function; every other value from its
+/// definition to its last use; a reshape is a view of its operand.
+MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth);
+
+} // namespace mlir::ein
+
+#endif // EINC_PASSES_ANALYSIS_H

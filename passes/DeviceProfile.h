@@ -1,0 +1,51 @@
+//===- DeviceProfile.h - Hardware numbers as data -----------------*- C++ -*-===//
+//
+// Device profiles live in a data file (passes/devices.json, embedded at build
+// time; `--device-file` reads another). Passes and the report take numbers
+// only from here, never from literals.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_PASSES_DEVICEPROFILE_H
+#define EINC_PASSES_DEVICEPROFILE_H
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::ein {
+
+struct DeviceProfile {
+  std::string name;        // "h100"
+  std::string description; // "NVIDIA H100 SXM5 80GB"
+  /// Dense peak FLOP/s of matrix units (tensor cores) per dtype: "f32"
+  /// (TF32 on GPUs), "bf16", "f16".
+  std::map<std::string, double> matmulFlops;
+  /// Peak FLOP/s of the vector units (elementwise work) per dtype.
+  std::map<std::string, double> vectorFlops;
+  double bandwidth = 0;   // bytes/s of main memory
+  double memoryBytes = 0; // capacity
+  std::string source;     // where the numbers come from
+};
+
+/// The profiles embedded in the binary (passes/devices.json).
+const std::vector<DeviceProfile> &builtinDeviceProfiles();
+/// Parses a profiles file (the format of passes/devices.json); std::nullopt
+/// with `error` on a malformed file.
+std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json,
+                                                              std::string &error);
+/// Serialises profiles back to that format (einc calibrate writes one).
+std::string printDeviceProfiles(const std::vector<DeviceProfile> &profiles);
+
+/// Roofline of one op on `device` for element type `dtype` ("f32", "bf16").
+struct Roofline {
+  double intensity = 0; // flops / byte
+  double seconds = 0;   // max(flops / peak, bytes / bandwidth)
+  bool computeBound = false;
+};
+Roofline roofline(const DeviceProfile &device, const std::string &dtype, bool onMatrixUnits,
+                  double flops, double bytes);
+
+} // namespace mlir::ein
+
+#endif // EINC_PASSES_DEVICEPROFILE_H
