@@ -278,6 +278,7 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
     all.push_back(d);
   Tensor total = E.emit.reduce(perPosition, mlir::ein::ReduceKind::sum, all);
   int64_t count = elementCount(positions).value_or(1);
+  E.recordLossPositions(count);
   if (count == 1)
     return Value::ofTensor(total);
   return Value::ofTensor(

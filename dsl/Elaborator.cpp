@@ -598,6 +598,8 @@ void Elaborator::finish() {
     dimAttrs.push_back(builder_.getNamedAttr(name, builder_.getI64IntegerAttr(size)));
   (*module_)->setAttr("ein.dims", builder_.getDictionaryAttr(dimAttrs));
   (*module_)->setAttr("ein.train", builder_.getDictionaryAttr(train_));
+  if (lossPositions_ > 0) // tokens per step, for reports
+    (*module_)->setAttr("ein.tokens", builder_.getI64IntegerAttr(lossPositions_));
 
   // The IR is built to verify; a failure here is a bug in einc, reported
   // as such instead of aborting.

@@ -101,6 +101,9 @@ public:
                      unsigned operandIndex);
 
   mlir::Location mlirLoc(SourceLoc loc);
+  /// Records how many positions a loss averages over (cross_entropy's
+  /// targets): the tokens one step trains on, for reports.
+  void recordLossPositions(int64_t n) { lossPositions_ += n; }
   mlir::Type f32() { return builder_.getF32Type(); }
   mlir::Type i32() { return builder_.getI32Type(); }
 
@@ -179,6 +182,7 @@ private:
   std::vector<std::pair<std::string, Tensor>> outputs_;
   llvm::SmallVector<mlir::NamedAttribute> train_;
   bool sawTrain_ = false;
+  int64_t lossPositions_ = 0;
 };
 
 // --- Einops.cpp ---------------------------------------------------------------
