@@ -9,6 +9,10 @@
 //   exp log tanh sqrt rsqrt pow                   1
 //   cast                                          0
 //
+// Transcendentals (getTranscendentals, counted apart as XLA does; also
+// included in the FLOPs above): one per result element of exp, log, tanh,
+// sqrt, rsqrt, pow; 0 for every other op.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/EinOps.h"
@@ -69,3 +73,10 @@ int64_t MinOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t PowOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t CmpOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t SelectOp::getFlops() { return elementwiseFlops(*this, 1); }
+
+// Transcendental ops: one evaluation per result element.
+int64_t mlir::ein::getTranscendentalCount(Operation *op) {
+  if (!isa<ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, PowOp>(op))
+    return 0;
+  return numElements(op->getResult(0));
+}

@@ -486,6 +486,19 @@ LogicalResult DivOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
 
 /// max/min (torch.maximum / torch.minimum): dY to the operand that wins
 /// (a `wins` b, or b `wins` a), half to each on a tie.
+/// A constant, or a broadcast / reshape of one: known without running the
+/// forward.
+static bool isConstantSplat(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<ConstantOp>(def))
+    return true;
+  if (isa<BroadcastOp, ReshapeOp>(def))
+    return isConstantSplat(def->getOperand(0));
+  return false;
+}
+
 static void extremumGrads(Emitter &e, Operation *op, CmpPredicate wins,
                           Value dY, ArrayRef<bool> need,
                           SmallVectorImpl<Value> &grads) {
@@ -494,6 +507,20 @@ static void extremumGrads(Emitter &e, Operation *op, CmpPredicate wins,
   ArrayAttr ax = op->getAttrOfType<ArrayAttr>("axes");
   Value a = op->getOperand(0), b = op->getOperand(1);
   Type type = dY.getType();
+  // Against a constant (relu is max(x, 0)) the op is a clamp: the gradient
+  // flows where the result passes the constant, 0 at the kink (as
+  // torch.relu). Reading the result instead of the input means the backward
+  // keeps only what the next layer saves anyway: an L-layer linear+ReLU net
+  // saves L activations plus its input, as the lecture counts.
+  Value y = op->getResult(0);
+  if (isConstantSplat(b) && !need[1]) {
+    grads[0] = e.select(e.cmp(wins, y, b, ax), dY, e.zeros(type, ax), ax);
+    return;
+  }
+  if (isConstantSplat(a) && !need[0]) {
+    grads[1] = e.select(e.cmp(wins, y, a, ax), dY, e.zeros(type, ax), ax);
+    return;
+  }
   Value tie = e.cmp(CmpPredicate::eq, a, b, ax);
   Value half = e.binary<MulOp>(dY, e.splat(0.5, type, ax), ax);
   Value tieShare = e.select(tie, half, e.zeros(type, ax), ax);
@@ -503,7 +530,7 @@ static void extremumGrads(Emitter &e, Operation *op, CmpPredicate wins,
     grads[1] = e.select(e.cmp(wins, b, a, ax), dY, tieShare, ax);
 }
 
-// max → dY to the larger, half each on a tie.
+// max → dY to the larger, half each on a tie (against a constant: a clamp).
 LogicalResult MaxOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                    SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
@@ -511,7 +538,7 @@ LogicalResult MaxOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   return success();
 }
 
-// min → dY to the smaller, half each on a tie.
+// min → dY to the smaller, half each on a tie (against a constant: a clamp).
 LogicalResult MinOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                    SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);

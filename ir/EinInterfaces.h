@@ -18,6 +18,10 @@ namespace mlir::ein {
 int64_t getTensorBytes(Type type);
 /// Sum of getTensorBytes over `types`.
 int64_t getTotalBytes(TypeRange types);
+/// Transcendental evaluations of `op` (CostOpInterface::getTranscendentals'
+/// default): result elements of exp, log, tanh, sqrt, rsqrt, pow; else 0.
+/// Defined in ir/EinCost.cpp.
+int64_t getTranscendentalCount(Operation *op);
 } // namespace mlir::ein
 
 #include "ir/EinInterfaces.h.inc"

@@ -54,12 +54,25 @@ struct MemoryLedger {
   int64_t peakOpIndex = -1;     // index into analyzeCosts' order where the peak is reached
   std::string peakOp;           // its name and location
   std::vector<int64_t> liveAfter; // live bytes after each op (for plots)
+  // Added after the contract (docs/analyses.md):
+  int64_t savedInputs = 0;      // bytes of `input` arguments the backward reads
+                                // (in `inputs`, not in `activations`)
+  int64_t activationCount = 0;  // distinct values counted in `activations`
 };
 
 /// The ledger of `fn` (a @train_step, @grad or @forward). Arguments and
 /// results are live for the whole function; every other value from its
 /// definition to its last use; a reshape is a view of its operand.
 MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth);
+
+// Helpers the analyses share (added after the contract):
+/// Bytes of a statically shaped tensor type under `width`: elements ×
+/// width(element type); 0 for any other type.
+int64_t valueBytes(Type type, const ByteWidth &width = irByteWidth);
+/// An op's `ein.phase`, "forward" when it has none.
+llvm::StringRef opPhase(Operation *op);
+/// "file:line:col" of the op's first FileLineColLoc, or "".
+std::string opLocation(Operation *op);
 
 } // namespace mlir::ein
 

@@ -11,7 +11,11 @@
 // gradients of its active operands, so nothing flows into inputs and no op
 // is emitted for a gradient nobody needs. Gradients of a value used several
 // times are summed (ein.add). Params the loss does not depend on get zeros.
-// See docs/autodiff.md.
+// Every op of @grad carries a discardable `ein.phase`: "forward" on the
+// cloned forward ops, "backward" on every op the backward creates; the
+// gradient ops of a forward op (and the adds that accumulate into its
+// operands' gradients) copy its `ein.layer`. See docs/autodiff.md and
+// docs/analyses.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +26,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINAUTODIFF
@@ -32,6 +37,20 @@ using namespace mlir;
 using namespace mlir::ein;
 
 namespace {
+
+constexpr StringLiteral kPhase = "ein.phase";
+constexpr StringLiteral kLayer = "ein.layer";
+
+/// Tags the ops after `after` (the block's first op when null) up to, not
+/// including, `end` with `layer` (when non-null) unless they have one.
+void tagLayer(Block &block, Operation *after, Operation *end, Attribute layer) {
+  if (!layer)
+    return;
+  Operation *op = after ? after->getNextNode() : &block.front();
+  for (; op && op != end; op = op->getNextNode())
+    if (!op->hasAttr(kLayer))
+      op->setAttr(kLayer, layer);
+}
 
 bool isFloatTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -135,6 +154,10 @@ LogicalResult EinAutodiff::run() {
   Block &body = grad.front();
   Operation *oldReturn = body.getTerminator();
   Value loss = oldReturn->getOperand(0);
+  MLIRContext *ctx = &getContext();
+  auto forwardPhase = StringAttr::get(ctx, "forward");
+  for (Operation &op : body.without_terminator())
+    op.setAttr(kPhase, forwardPhase);
 
   SmallVector<Value> params;
   for (BlockArgument arg : grad.getArguments()) {
@@ -150,7 +173,6 @@ LogicalResult EinAutodiff::run() {
   }
 
   // The new results: (loss, one gradient per param); zeros where none flows.
-  MLIRContext *ctx = &getContext();
   b.setInsertionPoint(oldReturn);
   SmallVector<Value> results{loss};
   SmallVector<DictionaryAttr> resultAttrs{DictionaryAttr::get(
@@ -172,6 +194,12 @@ LogicalResult EinAutodiff::run() {
   grad.setFunctionType(
       FunctionType::get(ctx, grad.getArgumentTypes(), ValueRange(results).getTypes()));
   grad.setAllResultAttrs(resultAttrs);
+
+  // Everything not cloned from @forward belongs to the backward.
+  auto backwardPhase = StringAttr::get(ctx, "backward");
+  for (Operation &op : body.without_terminator())
+    if (!op.hasAttr(kPhase))
+      op.setAttr(kPhase, backwardPhase);
 
   // Drop what only the forward's extra outputs needed.
   SmallVector<Operation *> ops;
@@ -225,6 +253,12 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad,
       return op->emitError() << "ein-autodiff: no gradient rule for '"
                              << op->getName() << "'";
     SmallVector<Value> operandGrads;
+    // The ops this forward op's gradient creates (rule and accumulation)
+    // are those between `before` and the terminator; they get its layer.
+    Operation *before = terminator->getPrevNode();
+    auto tagNew = llvm::make_scope_exit([&] {
+      tagLayer(body, before, terminator, op->getAttr(kLayer));
+    });
     if (failed(rule.buildGradient(b, dY, need, operandGrads)))
       return failure();
     if (operandGrads.size() != op->getNumOperands())

@@ -47,4 +47,21 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinPrintCosts : Pass<"ein-print-costs", "mlir::ModuleOp"> {
+  let summary = "Test pass: print the FLOP, byte and memory ledgers of a function";
+  let description = [{
+    Runs analyzeCosts and analyzeMemory (passes/Analysis.h) over one
+    function and prints, to stdout, one line per op (with `ops=true`) and
+    the totals: FLOPs per phase, model FLOPs, params, param/grad/optimizer/
+    input/activation bytes and the peak of live bytes. The definitions are in
+    docs/analyses.md. Fails when the function does not exist.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", "\"train_step\"",
+           "the function to analyze">,
+    Option<"printOps", "ops", "bool", "false", "print one line per op">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // EINC_PASSES_TD

@@ -9,6 +9,12 @@
 // (passes/Optimizers.h) emits each param's update. docs/train-step.md has
 // the signature and the equations.
 //
+// Tags: the cloned @grad ops keep their `ein.phase` ("forward"/"backward")
+// and `ein.layer`; every op this pass adds (clipping, optimizer) gets
+// `ein.phase = "optimizer"`, and the ops of one param's clipping and update
+// (constants aside) get the param's layer: its name up to the last '.'
+// ("layer.3" for "layer.3.w_qkv"; none for a top-level param).
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Optimizers.h"
 
@@ -46,6 +52,24 @@ struct Param {
   ArrayAttr axes;        // its `ein.axes`, when it names every dim; else null
   bool decays = false;
 };
+
+/// The layer of a param: its name up to the last '.', or "" (top level).
+StringRef paramLayer(StringRef name) {
+  size_t dot = name.rfind('.');
+  return dot == StringRef::npos ? StringRef() : name.take_front(dot);
+}
+
+/// Tags the ops of `block` after `after` (from the front when null) with
+/// `ein.layer = layer`, constants (shared by all params) aside.
+void tagLayer(Block &block, Operation *after, StringRef layer) {
+  if (layer.empty())
+    return;
+  auto attr = StringAttr::get(block.getParentOp()->getContext(), layer);
+  Operation *op = after ? after->getNextNode() : &block.front();
+  for (; op; op = op->getNextNode())
+    if (!isa<ein::ConstantOp>(op) && !op->hasAttr("ein.layer"))
+      op->setAttr("ein.layer", attr);
+}
 
 struct EinTrainStepPass : public mlir::ein::impl::EinTrainStepBase<EinTrainStepPass> {
   using EinTrainStepBase::EinTrainStepBase;
@@ -220,10 +244,13 @@ void EinTrainStepPass::runOnOperation() {
   ArrayAttr none = e.noAxes();
 
   // Clipping: total = sqrt(Σ_g Σ g²) in f32; g *= min(clip / (total + 1e-6), 1).
+  Operation *lastGradOp = entry->empty() ? nullptr : &entry->back();
   Value sumSquares;
   for (auto [k, g] : llvm::enumerate(grads)) {
+    Operation *before = entry->empty() ? nullptr : &entry->back();
     Value g32 = e.castTo(g, b.getF32Type(), params[k].axes);
     Value s = e.sumAll(e.mul(g32, g32, params[k].axes));
+    tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
     sumSquares = sumSquares ? e.add(sumSquares, s, none) : s;
   }
   Value gradNorm = sumSquares ? e.sqrt(sumSquares, none) : e.constant(0.0);
@@ -232,9 +259,12 @@ void EinTrainStepPass::runOnOperation() {
     Value padded = e.add(gradNorm, e.constant(1e-6), none);
     Value coef = e.div(maxNorm, padded, none);
     Value clamped = e.min(coef, e.constant(1.0), none);
-    for (size_t k = 0; k < grads.size(); ++k)
+    for (size_t k = 0; k < grads.size(); ++k) {
+      Operation *before = &entry->back();
       grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes),
                        params[k].axes);
+      tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
+    }
   }
 
   // The optimizer.
@@ -254,11 +284,20 @@ void EinTrainStepPass::runOnOperation() {
       u.state.push_back(entry->getArgument(firstState + k * slots.size() + s));
     u.decays = p.decays;
     ParamEmitter pe{e, p.type, p.axes};
+    Operation *before = entry->empty() ? nullptr : &entry->back();
     rule->update(pe, hyper, scalars, shared, u);
+    tagLayer(*entry, before, paramLayer(p.name.getValue()));
     assert(u.newParam && u.newState.size() == slots.size() && "incomplete update");
     newParams.push_back(u.newParam);
     newState.append(u.newState.begin(), u.newState.end());
   }
+
+  // Everything after @grad's body is clipping or optimizer.
+  auto optimizerPhase = StringAttr::get(ctx, "optimizer");
+  for (Operation *op = lastGradOp ? lastGradOp->getNextNode()
+                                  : (entry->empty() ? nullptr : &entry->front());
+       op; op = op->getNextNode())
+    op->setAttr("ein.phase", optimizerPhase);
 
   SmallVector<Value> results{loss, gradNorm};
   results.append(newParams);

@@ -8,8 +8,8 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i", "j"]} : tensor<f32> -> tensor<3x4xf32>
-// CHECK-NEXT: %[[DX:.+]] = ein.neg %[[DY]] {axes = ["i", "j"]}
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i", "j"]{{.*}}} : tensor<f32> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[DX:.+]] = ein.neg %[[DY]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -23,7 +23,7 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.exp %arg0
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[Y]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[Y]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NOT: ein.exp
 // CHECK: return %{{.+}}, %[[DX]] :
 
@@ -36,7 +36,7 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DX:.+]] = ein.div %[[DY]], %arg0 {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DX:.+]] = ein.div %[[DY]], %arg0 {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -50,11 +50,11 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.tanh %arg0
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[Y2:.+]] = ein.mul %[[Y]], %[[Y]] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []} dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[ONE:.+]] = ein.broadcast %[[C1]] dims [] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[D:.+]] = ein.sub %[[ONE]], %[[Y2]] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[D]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[Y2:.+]] = ein.mul %[[Y]], %[[Y]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []{{.*}}} dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[ONE:.+]] = ein.broadcast %[[C1]] dims [] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[D:.+]] = ein.sub %[[ONE]], %[[Y2]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[D]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -68,10 +68,10 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.sqrt %arg0
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[C2:.+]] = ein.constant {axes = []} dense<2.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[C2:.+]] = ein.constant {axes = []{{.*}}} dense<2.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[TWO:.+]] = ein.broadcast %[[C2]] dims []
 // CHECK-NEXT: %[[TWOY:.+]] = ein.mul %[[TWO]], %[[Y]]
-// CHECK-NEXT: %[[DX:.+]] = ein.div %[[DY]], %[[TWOY]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DX:.+]] = ein.div %[[DY]], %[[TWOY]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -87,10 +87,10 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
 // CHECK-NEXT: %[[Y2:.+]] = ein.mul %[[Y]], %[[Y]]
 // CHECK-NEXT: %[[Y3:.+]] = ein.mul %[[Y2]], %[[Y]]
-// CHECK-NEXT: %[[CH:.+]] = ein.constant {axes = []} dense<-5.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[CH:.+]] = ein.constant {axes = []{{.*}}} dense<-5.000000e-01> : tensor<f32>
 // CHECK-NEXT: %[[H:.+]] = ein.broadcast %[[CH]] dims []
 // CHECK-NEXT: %[[S:.+]] = ein.mul %[[H]], %[[Y3]]
-// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[S]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[S]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -103,17 +103,17 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []} dense<0.000000e+00>
+// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []{{.*}}} dense<0.000000e+00>
 // CHECK-NEXT: %[[ZERO:.+]] = ein.broadcast %[[C0]] dims []
-// CHECK-NEXT: %[[CM1:.+]] = ein.constant {axes = []} dense<-1.000000e+00>
+// CHECK-NEXT: %[[CM1:.+]] = ein.constant {axes = []{{.*}}} dense<-1.000000e+00>
 // CHECK-NEXT: %[[M1:.+]] = ein.broadcast %[[CM1]] dims []
-// CHECK-NEXT: %[[LT:.+]] = ein.cmp lt, %arg0, %[[ZERO]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[LT:.+]] = ein.cmp lt, %arg0, %[[ZERO]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: %[[NEG:.+]] = ein.select %[[LT]], %[[M1]], %[[ZERO]]
-// CHECK-NEXT: %[[CP1:.+]] = ein.constant {axes = []} dense<1.000000e+00>
+// CHECK-NEXT: %[[CP1:.+]] = ein.constant {axes = []{{.*}}} dense<1.000000e+00>
 // CHECK-NEXT: %[[P1:.+]] = ein.broadcast %[[CP1]] dims []
 // CHECK-NEXT: %[[GT:.+]] = ein.cmp gt, %arg0, %[[ZERO]]
 // CHECK-NEXT: %[[SIGN:.+]] = ein.select %[[GT]], %[[P1]], %[[NEG]]
-// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[SIGN]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[SIGN]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -139,7 +139,7 @@ func.func @forward(%a: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DB:.+]] = ein.neg %[[DY]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DB:.+]] = ein.neg %[[DY]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DY]], %[[DB]] :
 
 // -----
@@ -152,8 +152,8 @@ func.func @forward(%a: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DA:.+]] = ein.mul %[[DY]], %arg1 {axes = ["i", "j"]}
-// CHECK-NEXT: %[[DB:.+]] = ein.mul %[[DY]], %arg0 {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DA:.+]] = ein.mul %[[DY]], %arg1 {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[DB:.+]] = ein.mul %[[DY]], %arg0 {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DA]], %[[DB]] :
 
 // -----
@@ -168,9 +168,9 @@ func.func @forward(%a: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.div %arg0, %arg1
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DA:.+]] = ein.div %[[DY]], %arg1 {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DA:.+]] = ein.div %[[DY]], %arg1 {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: %[[T:.+]] = ein.mul %[[DA]], %[[Y]]
-// CHECK-NEXT: %[[DB:.+]] = ein.neg %[[T]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DB:.+]] = ein.neg %[[T]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DA]], %[[DB]] :
 
 // -----
@@ -185,16 +185,16 @@ func.func @forward(%a: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
 // CHECK-NEXT: %[[TIE:.+]] = ein.cmp eq, %arg0, %arg1
-// CHECK-NEXT: %[[CH:.+]] = ein.constant {axes = []} dense<5.000000e-01>
+// CHECK-NEXT: %[[CH:.+]] = ein.constant {axes = []{{.*}}} dense<5.000000e-01>
 // CHECK-NEXT: %[[H:.+]] = ein.broadcast %[[CH]] dims []
 // CHECK-NEXT: %[[HALF:.+]] = ein.mul %[[DY]], %[[H]]
-// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []} dense<0.000000e+00>
+// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []{{.*}}} dense<0.000000e+00>
 // CHECK-NEXT: %[[Z:.+]] = ein.broadcast %[[C0]] dims []
 // CHECK-NEXT: %[[SHARE:.+]] = ein.select %[[TIE]], %[[HALF]], %[[Z]]
 // CHECK-NEXT: %[[AGT:.+]] = ein.cmp gt, %arg0, %arg1
-// CHECK-NEXT: %[[DA:.+]] = ein.select %[[AGT]], %[[DY]], %[[SHARE]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DA:.+]] = ein.select %[[AGT]], %[[DY]], %[[SHARE]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: %[[BGT:.+]] = ein.cmp gt, %arg1, %arg0
-// CHECK-NEXT: %[[DB:.+]] = ein.select %[[BGT]], %[[DY]], %[[SHARE]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DB:.+]] = ein.select %[[BGT]], %[[DY]], %[[SHARE]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DA]], %[[DB]] :
 
 // -----
@@ -228,7 +228,7 @@ func.func @forward(%a: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.pow %arg0, %arg1
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []} dense<1.000000e+00>
+// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []{{.*}}} dense<1.000000e+00>
 // CHECK-NEXT: %[[ONE:.+]] = ein.broadcast %[[C1]] dims []
 // CHECK-NEXT: %[[BM1:.+]] = ein.sub %arg1, %[[ONE]]
 // CHECK-NEXT: %[[P:.+]] = ein.pow %arg0, %[[BM1]]
@@ -251,7 +251,7 @@ func.func @forward(%a: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: ein.reduce sum
-// CHECK-NEXT: ein.constant {axes = []} dense<1.000000e+00>
+// CHECK-NEXT: ein.constant {axes = []{{.*}}} dense<1.000000e+00>
 // CHECK-NEXT: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
 // CHECK-NOT: ein.log
 // CHECK: %[[DA:.+]] = ein.mul %[[DY]], %{{.+}}
@@ -266,8 +266,8 @@ func.func @forward(%x: tensor<2x3x4xf32> {ein.axes = ["a", "b", "c"], ein.kind =
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["c", "a", "b"]}
-// CHECK-NEXT: %[[DX:.+]] = ein.transpose %[[DY]] [1, 2, 0] {axes = ["a", "b", "c"]} : tensor<4x2x3xf32> -> tensor<2x3x4xf32>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["c", "a", "b"]{{.*}}}
+// CHECK-NEXT: %[[DX:.+]] = ein.transpose %[[DY]] [1, 2, 0] {axes = ["a", "b", "c"]{{.*}}} : tensor<4x2x3xf32> -> tensor<2x3x4xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -280,7 +280,7 @@ func.func @forward(%x: tensor<2x6xf32> {ein.axes = ["a", "b"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DX:.+]] = ein.reshape %[[DY]] {axes = ["a", "b"]} : tensor<2x2x3xf32> -> tensor<2x6xf32>
+// CHECK-NEXT: %[[DX:.+]] = ein.reshape %[[DY]] {axes = ["a", "b"]{{.*}}} : tensor<2x2x3xf32> -> tensor<2x6xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -293,9 +293,9 @@ func.func @forward(%x: tensor<3x1xf32> {ein.axes = ["i", "j"], ein.kind = "param
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["n", "i", "m", "j"]}
-// CHECK-NEXT: %[[S:.+]] = ein.reduce sum %[[DY]] dims [0, 2, 3] {axes = ["i"]} : tensor<2x3x5x4xf32> -> tensor<3xf32>
-// CHECK-NEXT: %[[DX:.+]] = ein.reshape %[[S]] {axes = ["i", "j"]} : tensor<3xf32> -> tensor<3x1xf32>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["n", "i", "m", "j"]{{.*}}}
+// CHECK-NEXT: %[[S:.+]] = ein.reduce sum %[[DY]] dims [0, 2, 3] {axes = ["i"]{{.*}}} : tensor<2x3x5x4xf32> -> tensor<3xf32>
+// CHECK-NEXT: %[[DX:.+]] = ein.reshape %[[S]] {axes = ["i", "j"]{{.*}}} : tensor<3xf32> -> tensor<3x1xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -307,8 +307,8 @@ func.func @forward(%x: tensor<4xf32> {ein.axes = ["j"], ein.kind = "param", ein.
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[DX:.+]] = ein.reduce sum %[[DY]] dims [0] {axes = ["j"]} : tensor<3x4xf32> -> tensor<4xf32>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[DX:.+]] = ein.reduce sum %[[DY]] dims [0] {axes = ["j"]{{.*}}} : tensor<3x4xf32> -> tensor<4xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -320,8 +320,8 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]} : tensor<f32> -> tensor<3xf32>
-// CHECK-NEXT: %[[DX:.+]] = ein.broadcast %[[DY]] dims [0] {axes = ["i", "j"]} : tensor<3xf32> -> tensor<3x4xf32>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]{{.*}}} : tensor<f32> -> tensor<3xf32>
+// CHECK-NEXT: %[[DX:.+]] = ein.broadcast %[[DY]] dims [0] {axes = ["i", "j"]{{.*}}} : tensor<3xf32> -> tensor<3x4xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -335,18 +335,18 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.reduce max %arg0 dims [1]
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]}
-// CHECK-NEXT: %[[YB:.+]] = ein.broadcast %[[Y]] dims [0] {axes = ["i", "j"]} : tensor<3xf32> -> tensor<3x4xf32>
-// CHECK-NEXT: %[[MASK:.+]] = ein.cmp eq, %arg0, %[[YB]] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []} dense<0.000000e+00>
-// CHECK-NEXT: %[[ZERO:.+]] = ein.broadcast %[[C0]] dims [] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []} dense<1.000000e+00>
-// CHECK-NEXT: %[[ONE:.+]] = ein.broadcast %[[C1]] dims [] {axes = ["i", "j"]}
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]{{.*}}}
+// CHECK-NEXT: %[[YB:.+]] = ein.broadcast %[[Y]] dims [0] {axes = ["i", "j"]{{.*}}} : tensor<3xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[MASK:.+]] = ein.cmp eq, %arg0, %[[YB]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []{{.*}}} dense<0.000000e+00>
+// CHECK-NEXT: %[[ZERO:.+]] = ein.broadcast %[[C0]] dims [] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []{{.*}}} dense<1.000000e+00>
+// CHECK-NEXT: %[[ONE:.+]] = ein.broadcast %[[C1]] dims [] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: %[[HITS:.+]] = ein.select %[[MASK]], %[[ONE]], %[[ZERO]]
-// CHECK-NEXT: %[[COUNT:.+]] = ein.reduce sum %[[HITS]] dims [1] {axes = ["i"]} : tensor<3x4xf32> -> tensor<3xf32>
-// CHECK-NEXT: %[[SHARE:.+]] = ein.div %[[DY]], %[[COUNT]] {axes = ["i"]}
-// CHECK-NEXT: %[[SB:.+]] = ein.broadcast %[[SHARE]] dims [0] {axes = ["i", "j"]}
-// CHECK-NEXT: %[[DX:.+]] = ein.select %[[MASK]], %[[SB]], %[[ZERO]] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[COUNT:.+]] = ein.reduce sum %[[HITS]] dims [1] {axes = ["i"]{{.*}}} : tensor<3x4xf32> -> tensor<3xf32>
+// CHECK-NEXT: %[[SHARE:.+]] = ein.div %[[DY]], %[[COUNT]] {axes = ["i"]{{.*}}}
+// CHECK-NEXT: %[[SB:.+]] = ein.broadcast %[[SHARE]] dims [0] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[DX:.+]] = ein.select %[[MASK]], %[[SB]], %[[ZERO]] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -358,11 +358,11 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[Y:.+]] = ein.reduce min %arg0 dims [0, 1]
-// CHECK-NEXT: %[[DY:.+]] = ein.constant {axes = []} dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[YB:.+]] = ein.broadcast %[[Y]] dims [] {axes = ["i", "j"]}
+// CHECK-NEXT: %[[DY:.+]] = ein.constant {axes = []{{.*}}} dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[YB:.+]] = ein.broadcast %[[Y]] dims [] {axes = ["i", "j"]{{.*}}}
 // CHECK-NEXT: %[[MASK:.+]] = ein.cmp eq, %arg0, %[[YB]]
-// CHECK: %[[COUNT:.+]] = ein.reduce sum %{{.+}} dims [0, 1] {axes = []} : tensor<3x4xf32> -> tensor<f32>
-// CHECK-NEXT: %[[SHARE:.+]] = ein.div %[[DY]], %[[COUNT]] {axes = []} : tensor<f32>
+// CHECK: %[[COUNT:.+]] = ein.reduce sum %{{.+}} dims [0, 1] {axes = []{{.*}}} : tensor<3x4xf32> -> tensor<f32>
+// CHECK-NEXT: %[[SHARE:.+]] = ein.div %[[DY]], %[[COUNT]] {axes = []{{.*}}} : tensor<f32>
 // CHECK-NEXT: %[[SB:.+]] = ein.broadcast %[[SHARE]] dims []
 // CHECK-NEXT: %[[DX:.+]] = ein.select %[[MASK]], %[[SB]], %{{.+}}
 // CHECK-NEXT: return %[[Y]], %[[DX]] :
@@ -380,11 +380,11 @@ func.func @forward(%a: tensor<4xf32> {ein.axes = ["i"], ein.kind = "param", ein.
 }
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[M:.+]] = ein.cmp lt, %arg0, %arg1
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]}
-// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []} dense<0.000000e+00>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]{{.*}}}
+// CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = []{{.*}}} dense<0.000000e+00>
 // CHECK-NEXT: %[[Z:.+]] = ein.broadcast %[[C0]] dims []
-// CHECK-NEXT: %[[DA:.+]] = ein.select %[[M]], %[[DY]], %[[Z]] {axes = ["i"]}
-// CHECK-NEXT: %[[DB:.+]] = ein.select %[[M]], %[[Z]], %[[DY]] {axes = ["i"]}
+// CHECK-NEXT: %[[DA:.+]] = ein.select %[[M]], %[[DY]], %[[Z]] {axes = ["i"]{{.*}}}
+// CHECK-NEXT: %[[DB:.+]] = ein.select %[[M]], %[[Z]], %[[DY]] {axes = ["i"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DA]], %[[DB]] :
 
 // -----
@@ -396,8 +396,8 @@ func.func @forward(%x: tensor<4xbf16> {ein.axes = ["i"], ein.kind = "param", ein
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]} : tensor<f32> -> tensor<4xf32>
-// CHECK-NEXT: %[[DX:.+]] = ein.cast %[[DY]] {axes = ["i"]} : tensor<4xf32> -> tensor<4xbf16>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["i"]{{.*}}} : tensor<f32> -> tensor<4xf32>
+// CHECK-NEXT: %[[DX:.+]] = ein.cast %[[DY]] {axes = ["i"]{{.*}}} : tensor<4xf32> -> tensor<4xbf16>
 // CHECK-NEXT: return %{{.+}}, %[[DX]] : tensor<f32>, tensor<4xbf16>
 
 // -----
@@ -412,7 +412,7 @@ func.func @forward(%x: tensor<4xf32> {ein.axes = ["i"], ein.kind = "param", ein.
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[I:.+]] = ein.iota dim 0
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
-// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[I]] {axes = ["i"]}
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[I]] {axes = ["i"]{{.*}}}
 // CHECK-NEXT: return %{{.+}}, %[[DX]] :
 
 // -----
@@ -425,8 +425,8 @@ func.func @forward(%ids: tensor<2x3xi32> {ein.axes = ["b", "t"], ein.kind = "inp
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["b", "t", "d"]}
-// CHECK-NEXT: %[[DW:.+]] = ein.scatter_add %[[DY]], %arg0 {axes = ["v", "d"]} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<10x4xf32>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["b", "t", "d"]{{.*}}}
+// CHECK-NEXT: %[[DW:.+]] = ein.scatter_add %[[DY]], %arg0 {axes = ["v", "d"]{{.*}}} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<10x4xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DW]] :
 
 // -----
@@ -439,6 +439,27 @@ func.func @forward(%ids: tensor<6xi32> {ein.axes = ["n"], ein.kind = "input", ei
   return %l : tensor<f32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["v", "d"]}
-// CHECK-NEXT: %[[DU:.+]] = ein.gather %[[DY]], %arg0 {axes = ["n", "d"]} : tensor<10x4xf32>, tensor<6xi32> -> tensor<6x4xf32>
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["v", "d"]{{.*}}}
+// CHECK-NEXT: %[[DU:.+]] = ein.gather %[[DY]], %arg0 {axes = ["n", "d"]{{.*}}} : tensor<10x4xf32>, tensor<6xi32> -> tensor<6x4xf32>
 // CHECK-NEXT: return %{{.+}}, %[[DU]] :
+
+// -----
+
+// max against a constant (relu) is a clamp: the gradient is read from the
+// result (dY where y > 0), not from the input; no tie handling.
+func.func @forward(%x: tensor<4xf32> {ein.axes = ["i"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
+  %z = ein.constant dense<0.0> : tensor<f32>
+  %zb = ein.broadcast %z dims [] : tensor<f32> -> tensor<4xf32>
+  %y = ein.max %x, %zb : tensor<4xf32>
+  %s = ein.mul %y, %y : tensor<4xf32>
+  %l = ein.reduce sum %s dims [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[ZB:.+]] = ein.broadcast %{{.+}} dims []
+// CHECK: %[[Y:.+]] = ein.max %arg0, %[[ZB]]
+// CHECK-NOT: ein.cmp eq
+// CHECK: %[[M:.+]] = ein.cmp gt, %[[Y]], %[[ZB]]
+// CHECK-NOT: ein.cmp eq
+// CHECK: ein.select %[[M]]
+// CHECK: return

@@ -1,6 +1,8 @@
 //===- Options.cpp - einc's command line ----------------------------------===//
 #include "Options.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -20,6 +22,10 @@ Commands:
            or the whole training step
   run      run the forward, the gradient or training steps on the reference backend;
            print the loss and gradient norms
+  report   the static cost report of the training step: FLOPs by phase, layer and op,
+           memory and peak, roofline time per op on a device, MFU, cluster time
+  calibrate  measure this machine (sgemm, vector FLOP/s, memory bandwidth) and save
+             it as the device profile "cpu" (takes no FILE.ein)
 
 Options common to every command:
   --set NAME=VALUE   override a `dim` (a positive integer) or a `train { }` setting;
@@ -102,7 +108,64 @@ Exit status: 0 on success, 1 on errors (or a failed gradient check), 2 on a bad
 command line.
 )";
 
-bool isCommand(llvm::StringRef s) { return s == "check" || s == "emit" || s == "run"; }
+const char *kCalibrateHelp = R"(einc calibrate — measure this machine as the device profile "cpu"
+
+Usage: einc calibrate [-o FILE] [--seconds S]
+
+Measures, on this machine and on all its hardware threads: matmul FLOP/s
+(OpenBLAS cblas_sgemm on square matrices; OPENBLAS_CORETYPE, when set, picks
+its kernel), vector FLOP/s (a float multiply-add loop in L1) and memory
+bandwidth (STREAM copy and triad over 64 MiB arrays; the larger counts), each
+the median of several runs, and the memory size (MemTotal).
+Prints one line per measurement and writes them as the profile "cpu" (bf16
+taken equal to f32) into a device profiles file; other profiles already in
+that file are kept. See docs/devices.md.
+
+Options:
+  -o FILE            the profiles file to write (default:
+                     $XDG_CONFIG_HOME/einc/devices.json, else
+                     ~/.config/einc/devices.json; the folder is created)
+  --seconds S        about how long to measure, in seconds (default 3, at most 60)
+  -h, --help         show this help
+
+Exit status: 0 on success, 1 when measuring or writing fails, 2 on a bad command line.
+)";
+
+const char *kReportHelp = R"(einc report — what one training step costs, before anything runs
+
+Usage: einc report [options] FILE.ein
+
+Builds the training step (forward, backward, clipping, optimizer), counts every
+op's FLOPs and bytes under a precision policy, places each op on the device's
+roofline, and prints: params; FLOPs by phase, layer and op kind (model FLOPs,
+what MFU counts, apart); memory (params, grads, optimizer state, activations
+saved for backward, inputs, peak and whether it fits); the predicted step time,
+tokens/s and MFU; the top ops by predicted time. See docs/report.md.
+
+Options:
+  --device NAME      device profile (default h100); profiles: the built-in ones, then
+                     $XDG_CONFIG_HOME/einc/devices.json (or ~/.config/einc/devices.json,
+                     where `einc calibrate` writes "cpu"), then --device-file
+  --device-file F    read more device profiles from F (same-named ones replace)
+  --precision P      fp32 (the IR's types), mixed (bf16 compute, fp32 master weights and
+                     optimizer state) or bf16 (default: the model's `precision`, else fp32)
+  --optimizer O      adamw, adam, sgd or adagrad (default: the model's, else adamw)
+  --format F         text (default), json or html (one self-contained file)
+  -o FILE            write to FILE instead of standard output
+  --gpus G           with --tokens: training time on G devices, and the largest model
+                     that fits G devices
+  --tokens D         training tokens in all (a number, or with K, M, B, T: 15T)
+  --mfu M            assumed MFU for the cluster time (default: the predicted MFU)
+  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
+  -h, --help         show this help
+
+Exit status: 0 on success, 1 when the model has errors or the device is unknown,
+2 on a bad command line.
+)";
+
+bool isCommand(llvm::StringRef s) {
+  return s == "check" || s == "emit" || s == "run" || s == "calibrate" || s == "report";
+}
 
 bool fail(const std::string &message) {
   llvm::errs() << "einc: " << message << "\n";
@@ -117,6 +180,28 @@ bool parseCount(const std::string &text, int64_t &out, int64_t min) {
   return true;
 }
 
+/// A positive number, optionally with a suffix K, M, B or G, T (10^3 .. 10^12).
+bool parseQuantity(const std::string &text, double &out) {
+  llvm::StringRef s = text;
+  double scale = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+    case 'k': case 'K': scale = 1e3; break;
+    case 'M': scale = 1e6; break;
+    case 'B': case 'G': scale = 1e9; break;
+    case 'T': scale = 1e12; break;
+    default: break;
+    }
+    if (scale != 1)
+      s = s.drop_back();
+  }
+  double v;
+  if (s.getAsDouble(v) || !(v > 0) || v * scale > 1e30)
+    return false;
+  out = v * scale;
+  return true;
+}
+
 } // namespace
 
 void printHelp(const std::string &command) {
@@ -126,6 +211,10 @@ void printHelp(const std::string &command) {
     llvm::outs() << kEmitHelp;
   else if (command == "run")
     llvm::outs() << kRunHelp;
+  else if (command == "calibrate")
+    llvm::outs() << kCalibrateHelp;
+  else if (command == "report")
+    llvm::outs() << kReportHelp;
   else
     llvm::outs() << kOverview;
 }
@@ -147,7 +236,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     return o;
   }
   if (!isCommand(args[0]))
-    return usage("unknown command '" + args[0] + "'; expected check, emit or run");
+    return usage("unknown command '" + args[0] + "'; expected check, emit, run, report or calibrate");
   o.command = args[0];
 
   // The flags: name, the commands that take it ("" = all), whether it takes
@@ -174,7 +263,58 @@ std::optional<Options> parseOptions(int argc, char **argv) {
          o.stage = v;
          return "";
        }},
-      {"-o", "emit", true, [&](const std::string &v) { o.output = v; return std::string(); }},
+      {"-o", "emit calibrate report", true,
+       [&](const std::string &v) { o.output = v; return std::string(); }},
+      {"--seconds", "calibrate", true,
+       [&](const std::string &v) -> std::string {
+         double s;
+         if (llvm::StringRef(v).getAsDouble(s) || !(s > 0 && s <= 60))
+           return "--seconds needs a number of seconds in (0, 60], got '" + v + "'";
+         o.seconds = s;
+         return "";
+       }},
+      {"--device", "report", true, [&](const std::string &v) { o.device = v; return std::string(); }},
+      {"--device-file", "report", true,
+       [&](const std::string &v) { o.deviceFile = v; return std::string(); }},
+      {"--precision", "report", true,
+       [&](const std::string &v) -> std::string {
+         if (v != "fp32" && v != "mixed" && v != "bf16")
+           return "unknown precision '" + v + "'; expected fp32, mixed or bf16";
+         o.precision = v;
+         return "";
+       }},
+      {"--optimizer", "report", true,
+       [&](const std::string &v) -> std::string {
+         if (v != "adamw" && v != "adam" && v != "sgd" && v != "adagrad")
+           return "unknown optimizer '" + v + "'; expected adamw, adam, sgd or adagrad";
+         o.optimizer = v;
+         return "";
+       }},
+      {"--format", "report", true,
+       [&](const std::string &v) -> std::string {
+         if (v != "text" && v != "json" && v != "html")
+           return "unknown format '" + v + "'; expected text, json or html";
+         o.format = v;
+         return "";
+       }},
+      {"--gpus", "report", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.gpus, 1) ? "" : "--gpus needs a positive integer, got '" + v + "'";
+       }},
+      {"--tokens", "report", true,
+       [&](const std::string &v) -> std::string {
+         return parseQuantity(v, o.clusterTokens)
+                    ? ""
+                    : "--tokens needs a positive number such as 15e12 or 15T, got '" + v + "'";
+       }},
+      {"--mfu", "report", true,
+       [&](const std::string &v) -> std::string {
+         double m;
+         if (llvm::StringRef(v).getAsDouble(m) || !(m > 0 && m <= 1))
+           return "--mfu needs a fraction in (0, 1], got '" + v + "'";
+         o.mfu = m;
+         return "";
+       }},
       {"--forward", "run", false, [&](const std::string &) { o.mode = "forward"; return std::string(); }},
       {"--step", "run", false, [&](const std::string &) { o.mode = "step"; return std::string(); }},
       {"--steps", "run", true,
@@ -230,9 +370,15 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     }
     if (matched) {
       llvm::StringRef commands = matched->commands;
-      if (!commands.empty() && commands != o.command)
-        return usage(std::string(matched->name) + " applies to 'einc " + commands.str() +
-                     "' only");
+      llvm::SmallVector<llvm::StringRef> takers;
+      commands.split(takers, ' ');
+      if (!commands.empty() && !llvm::is_contained(takers, o.command)) {
+        std::string list;
+        for (size_t t = 0; t < takers.size(); ++t)
+          list += std::string(t == 0 ? "" : t + 1 == takers.size() ? " or " : ", ") +
+                  "'einc " + takers[t].str() + "'";
+        return usage(std::string(matched->name) + " applies to " + list + " only");
+      }
       std::string problem = matched->apply(value);
       if (!problem.empty())
         return usage(problem);
@@ -240,14 +386,20 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     }
     if (arg.starts_with("-") && arg != "-")
       return usage("unknown option '" + arg.str() + "'");
+    if (o.command == "calibrate")
+      return usage("'einc calibrate' takes no input file, got '" + arg.str() + "'");
     if (!o.input.empty())
       return usage("more than one input file ('" + o.input + "' and '" + arg.str() + "')");
     o.input = arg.str();
   }
   if (o.help)
     return o;
-  if (o.input.empty())
+  if (o.input.empty() && o.command != "calibrate")
     return usage("missing input file");
+  if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
+    return usage("--gpus and --tokens go together");
+  if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)
+    return usage("--mfu needs --gpus and --tokens");
   if (o.command == "run") {
     if (o.steps != 1 && o.mode != "step")
       return usage("--steps needs --step");

@@ -34,6 +34,19 @@ struct Options {
   bool f64 = false;           // --f64
   bool gradcheck = false;     // --gradcheck
   int64_t samples = 8;        // --samples K (gradcheck entries per param)
+
+  // calibrate
+  double seconds = 3;         // --seconds S (the measuring budget)
+
+  // report
+  std::string device = "h100";   // --device NAME
+  std::string deviceFile;        // --device-file FILE
+  std::string precision;         // --precision fp32|mixed|bf16 ("" = the model's, else fp32)
+  std::string optimizer;         // --optimizer ("" = the model's, else adamw)
+  std::string format = "text";   // --format text|json|html
+  int64_t gpus = 0;              // --gpus G
+  double clusterTokens = 0;      // --tokens D (training tokens in all)
+  double mfu = -1;               // --mfu M (< 0: use the predicted MFU)
 };
 
 /// Parses argv; on error prints a message to stderr and returns std::nullopt.

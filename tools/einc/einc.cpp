@@ -3,10 +3,14 @@
 //   einc check FILE.ein               diagnostics only
 //   einc emit --stage=ast|ir|grad|step FILE.ein   a stage of compilation
 //   einc run FILE.ein                 the reference backend on one batch
+//   einc report FILE.ein              the static cost report (docs/report.md)
+//   einc calibrate [-o FILE]          measure this machine as the profile "cpu"
 //
 //===----------------------------------------------------------------------===//
+#include "Calibrate.h"
 #include "Frontend.h"
 #include "Options.h"
+#include "Report.h"
 #include "Run.h"
 #include "Stages.h"
 
@@ -76,6 +80,21 @@ int run(const Options &o) {
     return 0;
   if (o.command == "run")
     return runModel(o, *module);
+  if (o.command == "report") {
+    Report report;
+    if (!buildReport(*module, o, report))
+      return 1;
+    return writeOutput(o, [&](llvm::raw_ostream &os) {
+             if (o.format == "json")
+               printReportJson(report, os);
+             else if (o.format == "html")
+               printReportHtml(report, os);
+             else
+               printReportText(report, os);
+           })
+               ? 0
+               : 1;
+  }
   if (o.stage == "grad" && failed(buildGrad(*module)))
     return 1;
   if (o.stage == "step" && failed(buildTrainStep(*module)))
@@ -93,5 +112,7 @@ int main(int argc, char **argv) {
     printHelp(options->command);
     return 0;
   }
+  if (options->command == "calibrate")
+    return calibrate(*options);
   return run(*options);
 }

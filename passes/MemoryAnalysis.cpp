@@ -1,0 +1,177 @@
+//===- MemoryAnalysis.cpp - Memory ledger and live bytes of a function ----===//
+//
+// analyzeMemory (passes/Analysis.h): params, gradients, optimizer state and
+// inputs from the signature's `ein.kind` attributes; the activations saved
+// for backward (forward-phase values a backward-phase op reads); and the
+// live bytes over the op order with their peak. One pass over the ops and
+// their uses. The rules are in docs/analyses.md.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Analysis.h"
+
+#include "ir/EinOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::ein {
+
+namespace {
+
+StringRef kindOf(DictionaryAttr attrs) {
+  if (!attrs)
+    return "";
+  if (auto kind = attrs.getAs<StringAttr>("ein.kind"))
+    return kind.getValue();
+  return "";
+}
+
+} // namespace
+
+/// Constants and broadcasts / reshapes of them: known without running the
+/// forward, so not activations (a backend materialises them at no cost).
+static bool isConstantDerived(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<ConstantOp>(def))
+    return true;
+  if (isa<BroadcastOp, ReshapeOp>(def))
+    return isConstantDerived(def->getOperand(0));
+  return false;
+}
+
+MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width) {
+  MemoryLedger m;
+  if (fn.isExternal())
+    return m;
+  Block &body = fn.front();
+
+  // The signature.
+  bool anyGradResult = false, anyParamResult = false;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    StringRef kind = kindOf(fn.getArgAttrDict(i));
+    Type type = fn.getArgument(i).getType();
+    int64_t bytes = valueBytes(type, width);
+    if (kind == "param") {
+      if (auto shaped = dyn_cast<ShapedType>(type); shaped && shaped.hasStaticShape())
+        m.paramCount += shaped.getNumElements();
+      m.params += bytes;
+    } else if (kind == "opt_state") {
+      m.optimizerState += bytes;
+    } else if (kind == "input") {
+      m.inputs += bytes;
+    }
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    StringRef kind = kindOf(fn.getResultAttrDict(i));
+    if (kind == "grad") {
+      anyGradResult = true;
+      m.grads += valueBytes(fn.getResultTypes()[i], width);
+    } else if (kind == "param") {
+      anyParamResult = true;
+    }
+  }
+  // A @train_step returns new params, not gradients: it computes one
+  // gradient per param, shaped like the param.
+  if (!anyGradResult && anyParamResult)
+    m.grads = m.params;
+
+  // The ops in order; a reshape result aliases the root of its operand.
+  // (ein ops have no regions: every use is an operand of a listed op or of
+  // the terminator.)
+  SmallVector<Operation *> ops;
+  for (Operation &op : body)
+    if (!op.hasTrait<OpTrait::IsTerminator>())
+      ops.push_back(&op);
+  int64_t n = ops.size();
+  DenseMap<Value, Value> aliasOf; // reshape result -> root
+  auto root = [&](Value v) {
+    auto it = aliasOf.find(v);
+    return it == aliasOf.end() ? v : it->second;
+  };
+
+  // Activations: distinct roots of forward-phase op results (constants and
+  // arguments aside) that a backward-phase op reads.
+  DenseSet<Value> saved;
+  DenseSet<Value> savedArgs;
+  // Liveness: the last use of every root (-1: none yet).
+  DenseMap<Value, int64_t> lastUse;
+  DenseSet<Value> pinned; // live for the whole function
+  for (BlockArgument arg : body.getArguments())
+    pinned.insert(arg);
+  for (int64_t i = 0; i < n; ++i) {
+    Operation *op = ops[i];
+    bool backward = opPhase(op) == "backward";
+    for (Value operand : op->getOperands()) {
+      Value r = root(operand);
+      int64_t &last = lastUse[r];
+      last = std::max(last, i);
+      if (!backward)
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(r)) {
+        if (arg.getOwner() == &body)
+          savedArgs.insert(r);
+        continue;
+      }
+      Operation *def = r.getDefiningOp();
+      if (def && !isConstantDerived(r) && opPhase(def) == "forward")
+        saved.insert(r);
+    }
+    if (isa<ReshapeOp>(op) && op->getNumOperands() == 1 && op->getNumResults() == 1)
+      aliasOf[op->getResult(0)] = root(op->getOperand(0));
+    else
+      for (Value result : op->getResults())
+        lastUse.try_emplace(result, i);
+  }
+  Operation *terminator = body.empty() ? nullptr : &body.back();
+  if (terminator && terminator->hasTrait<OpTrait::IsTerminator>())
+    for (Value v : terminator->getOperands())
+      pinned.insert(root(v));
+
+  for (Value v : saved) {
+    m.activations += valueBytes(v.getType(), width);
+    ++m.activationCount;
+  }
+  for (Value v : savedArgs)
+    if (kindOf(fn.getArgAttrDict(cast<BlockArgument>(v).getArgNumber())) == "input")
+      m.savedInputs += valueBytes(v.getType(), width);
+
+  // Live bytes: the pinned roots throughout; every other root from its
+  // defining op to its last use, both included (an op's operands and
+  // results coexist while it runs).
+  int64_t base = 0;
+  for (Value v : pinned)
+    base += valueBytes(v.getType(), width);
+  std::vector<int64_t> delta(n + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (Value result : ops[i]->getResults()) {
+      if (aliasOf.count(result) || pinned.contains(result))
+        continue;
+      int64_t bytes = valueBytes(result.getType(), width);
+      int64_t last = lastUse.lookup(result);
+      delta[i] += bytes;
+      delta[last + 1] -= bytes;
+    }
+  m.liveAfter.resize(n);
+  int64_t live = base;
+  m.peak = base;
+  for (int64_t i = 0; i < n; ++i) {
+    live += delta[i];
+    m.liveAfter[i] = live;
+    if (live > m.peak || m.peakOpIndex < 0) {
+      m.peak = live;
+      m.peakOpIndex = i;
+    }
+  }
+  if (m.peakOpIndex >= 0) {
+    Operation *op = ops[m.peakOpIndex];
+    m.peakOp = op->getName().getStringRef().str();
+    std::string loc = opLocation(op);
+    if (!loc.empty())
+      m.peakOp += " at " + loc;
+  }
+  return m;
+}
+
+} // namespace mlir::ein

@@ -1,0 +1,26 @@
+//===- Calibrate.h - `einc calibrate`: measure this machine ------*- C++ -*-===//
+//
+// Measures the CPU's matmul (OpenBLAS sgemm) and vector (FMA loop) FLOP/s
+// and its memory bandwidth (STREAM copy / triad), and writes them as the
+// device profile "cpu" into a profiles file (docs/devices.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TOOLS_EINC_CALIBRATE_H
+#define EINC_TOOLS_EINC_CALIBRATE_H
+
+#include "Options.h"
+
+#include <string>
+
+namespace einc {
+
+/// Where `einc calibrate` writes without -o: $XDG_CONFIG_HOME/einc/devices.json,
+/// else ~/.config/einc/devices.json; "" when neither variable is set.
+std::string defaultDeviceFilePath();
+
+/// Runs `einc calibrate`; returns the process exit status.
+int calibrate(const Options &o);
+
+} // namespace einc
+
+#endif // EINC_TOOLS_EINC_CALIBRATE_H

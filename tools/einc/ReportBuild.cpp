@@ -1,0 +1,389 @@
+//===- ReportBuild.cpp - A model's module → its static cost report --------===//
+//
+// Builds @train_step with the chosen optimizer, runs the cost and memory
+// analyses (passes/Analysis.h) under the precision policy, places every op
+// on the device's roofline (passes/DeviceProfile.h) and aggregates. Every
+// figure and formula is documented in docs/report.md; keep them together.
+//
+//===----------------------------------------------------------------------===//
+#include "Report.h"
+#include "Stages.h"
+
+#include "passes/Analysis.h"
+#include "passes/DeviceProfile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+
+namespace einc {
+namespace {
+
+bool fail(const llvm::Twine &message) {
+  llvm::errs() << "einc: " << message << "\n";
+  return false;
+}
+
+/// Adds the profiles of `path` to `profiles` (same names replace).
+bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &profiles) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail("cannot read device file '" + path + "': " + buffer.getError().message());
+  std::string error;
+  auto parsed = ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
+  if (!parsed)
+    return fail("device file '" + path + "': " + error);
+  for (ein::DeviceProfile &p : *parsed) {
+    auto same = std::find_if(profiles.begin(), profiles.end(),
+                             [&](const ein::DeviceProfile &q) { return q.name == p.name; });
+    if (same != profiles.end())
+      *same = std::move(p);
+    else
+      profiles.push_back(std::move(p));
+  }
+  return true;
+}
+
+/// The user's profiles file (`einc calibrate` writes it), or "".
+std::string userProfilesPath() {
+  llvm::SmallString<256> path;
+  if (auto xdg = llvm::sys::Process::GetEnv("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
+    path = *xdg;
+  } else if (auto home = llvm::sys::Process::GetEnv("HOME"); home && !home->empty()) {
+    path = *home;
+    llvm::sys::path::append(path, ".config");
+  } else {
+    return "";
+  }
+  llvm::sys::path::append(path, "einc", "devices.json");
+  return llvm::sys::fs::exists(path) ? path.str().str() : "";
+}
+
+std::optional<ein::DeviceProfile> findDevice(const Options &o) {
+  std::vector<ein::DeviceProfile> profiles = ein::builtinDeviceProfiles();
+  std::string user = userProfilesPath();
+  if (!user.empty() && !readProfiles(user, profiles))
+    return std::nullopt;
+  if (!o.deviceFile.empty() && !readProfiles(o.deviceFile, profiles))
+    return std::nullopt;
+  for (const ein::DeviceProfile &p : profiles)
+    if (p.name == o.device)
+      return p;
+  std::vector<std::string> names;
+  for (const ein::DeviceProfile &p : profiles)
+    names.push_back(p.name);
+  std::string hint = user.empty() ? "; `einc calibrate` measures this machine as \"cpu\"" : "";
+  fail("unknown device '" + o.device + "'; known devices: " + llvm::join(names, ", ") + hint);
+  return std::nullopt;
+}
+
+std::string trainWord(ModuleOp module, llvm::StringRef key) {
+  if (auto d = module->getAttrOfType<DictionaryAttr>("ein.train"))
+    if (auto s = d.getAs<StringAttr>(key))
+      return s.str();
+  return "";
+}
+
+/// Sets `ein.train.optimizer`, which buildTrainStep reads.
+void setOptimizer(ModuleOp module, const std::string &optimizer) {
+  Builder b(module.getContext());
+  NamedAttrList entries;
+  if (auto d = module->getAttrOfType<DictionaryAttr>("ein.train"))
+    entries.append(d.getValue());
+  entries.set("optimizer", b.getStringAttr(optimizer));
+  module->setAttr("ein.train", entries.getDictionary(module.getContext()));
+}
+
+std::string dtypeName(Type t) {
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    t = shaped.getElementType();
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  return "f32";
+}
+
+int64_t elements(Type t) {
+  auto shaped = dyn_cast<ShapedType>(t);
+  return shaped && shaped.hasStaticShape() ? shaped.getNumElements() : 0;
+}
+
+/// The element type an op computes in: its first float operand's, else its
+/// first result's.
+Type computeType(Operation *op) {
+  for (Value v : op->getOperands())
+    if (auto shaped = dyn_cast<ShapedType>(v.getType()))
+      if (isa<FloatType>(shaped.getElementType()))
+        return shaped.getElementType();
+  if (op->getNumResults() > 0)
+    return op->getResult(0).getType();
+  return Type();
+}
+
+int layerNumber(const std::string &layer) {
+  int n = 0;
+  if (llvm::StringRef(layer).starts_with("layer.") &&
+      !llvm::StringRef(layer).drop_front(6).getAsInteger(10, n))
+    return n;
+  return -1;
+}
+
+} // namespace
+
+std::vector<size_t> Report::topOps(size_t n) const {
+  std::vector<size_t> order(ops.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ops[a].seconds > ops[b].seconds; });
+  if (order.size() > n)
+    order.resize(n);
+  return order;
+}
+
+bool buildReport(ModuleOp module, const Options &o, Report &r) {
+  r.model = o.input;
+  auto device = findDevice(o);
+  if (!device)
+    return false;
+  r.device = device->name;
+  r.deviceDescription = device->description;
+  r.deviceSource = device->source;
+  r.bandwidth = device->bandwidth;
+  r.deviceMemory = device->memoryBytes;
+
+  // Policy and optimizer: the flag, else the model's train settings, else the defaults.
+  r.precision = !o.precision.empty() ? o.precision : trainWord(module, "precision");
+  if (r.precision.empty())
+    r.precision = "fp32";
+  if (r.precision != "fp32" && r.precision != "mixed" && r.precision != "bf16")
+    return fail("unknown precision '" + r.precision + "'; expected fp32, mixed or bf16");
+  r.optimizer = !o.optimizer.empty() ? o.optimizer : trainWord(module, "optimizer");
+  if (r.optimizer.empty())
+    r.optimizer = "adamw";
+  setOptimizer(module, r.optimizer);
+
+  if (auto tokens = module->getAttrOfType<IntegerAttr>("ein.tokens")) {
+    r.tokensPerStep = std::max<int64_t>(1, tokens.getInt());
+    r.tokensKnown = true;
+  }
+  if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
+    for (NamedAttribute a : dims)
+      if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+        r.dims[a.getName().str()] = i.getInt();
+
+  if (failed(buildTrainStep(module)))
+    return false;
+  auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!fn)
+    return fail("building the training step produced no @train_step");
+
+  // Bytes per element: fp32 keeps the IR's types; mixed and bf16 store every
+  // float at 2 bytes (integers keep their width). Under mixed the optimizer's
+  // ops work on fp32 master weights and fp32 state: `wide` costs them.
+  ein::ByteWidth narrow = [](Type t) -> int64_t {
+    Type e = t;
+    if (auto shaped = dyn_cast<ShapedType>(t))
+      e = shaped.getElementType();
+    return isa<FloatType>(e) ? 2 : ein::irByteWidth(t);
+  };
+  ein::ByteWidth wide = [](Type t) -> int64_t {
+    Type e = t;
+    if (auto shaped = dyn_cast<ShapedType>(t))
+      e = shaped.getElementType();
+    return isa<FloatType>(e) ? 4 : ein::irByteWidth(t);
+  };
+  const ein::ByteWidth &width = r.precision == "fp32" ? ein::ByteWidth(ein::irByteWidth) : narrow;
+  std::vector<ein::OpCost> costs = ein::analyzeCosts(fn, width);
+  std::vector<ein::OpCost> wideCosts;
+  if (r.precision == "mixed")
+    wideCosts = ein::analyzeCosts(fn, wide);
+  ein::MemoryLedger ledger = ein::analyzeMemory(fn, width);
+
+  // Argument counts by kind.
+  int64_t stateElements = 0, stateTensors = 0, paramTensors = 0;
+  for (BlockArgument arg : fn.getArguments()) {
+    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
+    if (!kind)
+      continue;
+    if (kind.getValue() == "param") {
+      r.params += elements(arg.getType());
+      ++paramTensors;
+    } else if (kind.getValue() == "opt_state") {
+      stateElements += elements(arg.getType());
+      ++stateTensors;
+    }
+  }
+  r.optimizerSlots = paramTensors ? stateTensors / paramTensors : 0;
+
+  // Memory.
+  if (r.precision == "mixed") {
+    r.masterBytes = 4 * r.params;
+    r.paramBytes = 2 * r.params + r.masterBytes;
+    r.gradBytes = 2 * r.params;
+    r.optimizerBytes = 4 * stateElements;
+  } else {
+    r.paramBytes = ledger.params;
+    r.gradBytes = ledger.grads;
+    r.optimizerBytes = ledger.optimizerState;
+  }
+  r.activationBytes = ledger.activations;
+  r.inputBytes = ledger.inputs;
+  r.savedInputBytes = ledger.savedInputs;
+  // Under mixed the analysis saw params and state at 2 bytes; the fp32 master
+  // copy (4/param) and the other half of the fp32 state are live throughout.
+  int64_t offset = r.precision == "mixed" ? r.masterBytes + 2 * stateElements : 0;
+  r.peakBytes = ledger.peak + offset;
+  r.peakOpIndex = ledger.peakOpIndex;
+  r.peakOp = ledger.peakOp;
+  r.liveAfter = ledger.liveAfter;
+  for (int64_t &b : r.liveAfter)
+    b += offset;
+  r.marginBytes = r.deviceMemory - static_cast<double>(r.peakBytes);
+  r.fits = r.marginBytes >= 0;
+
+  // The dtype model FLOPs run at (MFU's denominator): the policy's compute
+  // type; under fp32, the type of the most model FLOPs (f32 unless the model
+  // declares bf16/f16 tensors).
+  std::map<std::string, int64_t> modelByDtype;
+  for (const ein::OpCost &c : costs)
+    if (c.isModelFlop)
+      modelByDtype[dtypeName(computeType(c.op))] += c.flops;
+  if (r.precision == "fp32") {
+    r.computeDtype = "f32";
+    int64_t best = -1;
+    for (auto &[dtype, flops] : modelByDtype)
+      if (flops > best)
+        best = flops, r.computeDtype = dtype;
+  } else {
+    r.computeDtype = "bf16";
+  }
+  auto peakOf = [&](const std::map<std::string, double> &rates, const std::string &dtype) {
+    auto it = rates.find(dtype);
+    if (it == rates.end())
+      it = rates.find("f32");
+    return it == rates.end() ? 0.0 : it->second;
+  };
+  r.matrixPeak = peakOf(device->matmulFlops, r.computeDtype);
+  r.vectorPeak = peakOf(device->vectorFlops, r.computeDtype);
+
+  // Every op on the roofline.
+  std::map<std::string, size_t> layerIndex;
+  for (size_t i = 0; i < costs.size(); ++i) {
+    const ein::OpCost &c = costs[i];
+    ReportOp op;
+    op.index = static_cast<int64_t>(i);
+    op.name = c.name;
+    op.kind = c.kind;
+    op.phase = c.phase;
+    op.layer = c.layer.empty() ? "—" : c.layer;
+    op.location = c.location;
+    op.flops = c.flops;
+    op.transcendentals = c.transcendentals;
+    op.modelFlop = c.isModelFlop;
+    op.matrixUnits = c.kind == "contraction";
+    bool fp32Optimizer = r.precision == "mixed" && c.phase == "optimizer";
+    op.bytes = fp32Optimizer ? wideCosts[i].bytesRead + wideCosts[i].bytesWritten
+                             : c.bytesRead + c.bytesWritten;
+    if (r.precision == "fp32")
+      op.dtype = dtypeName(computeType(c.op));
+    else
+      op.dtype = fp32Optimizer ? "f32" : "bf16";
+    ein::Roofline roof = ein::roofline(*device, op.dtype, op.matrixUnits,
+                                       static_cast<double>(op.flops),
+                                       static_cast<double>(op.bytes));
+    op.intensity = std::isfinite(roof.intensity) ? roof.intensity : 0;
+    op.seconds = roof.seconds;
+    op.computeBound = roof.computeBound && op.flops > 0;
+
+    PhaseFlops &phase = r.flops;
+    int64_t *slot = c.phase == "backward"    ? &phase.backward
+                    : c.phase == "optimizer" ? &phase.optimizer
+                                             : &phase.forward;
+    *slot += c.flops;
+    if (c.isModelFlop)
+      (c.phase == "backward" ? r.modelFlops.backward
+       : c.phase == "optimizer" ? r.modelFlops.optimizer
+                                : r.modelFlops.forward) += c.flops;
+    r.transcendentals += c.transcendentals;
+    r.flopsByKind[c.kind] += c.flops;
+    r.stepSeconds += op.seconds;
+    if (op.computeBound)
+      r.computeBoundSeconds += op.seconds;
+    if (op.matrixUnits)
+      r.matrixSeconds += op.seconds;
+
+    auto [it, inserted] = layerIndex.try_emplace(op.layer, r.layers.size());
+    if (inserted)
+      r.layers.push_back(ReportLayer{op.layer});
+    ReportLayer &l = r.layers[it->second];
+    ++l.ops;
+    l.flops += op.flops;
+    l.modelFlops += c.isModelFlop ? op.flops : 0;
+    l.bytes += op.bytes;
+    l.seconds += op.seconds;
+    r.ops.push_back(std::move(op));
+  }
+  // Layers in numeric order, ops outside any loop ("—") last.
+  std::stable_sort(r.layers.begin(), r.layers.end(), [](const ReportLayer &a, const ReportLayer &b) {
+    int x = layerNumber(a.name), y = layerNumber(b.name);
+    if (x < 0 || y < 0)
+      return x >= 0 && y < 0;
+    return x < y;
+  });
+
+  double tokens = static_cast<double>(r.tokensPerStep);
+  r.flopsPerToken = r.flops.total() / tokens;
+  r.modelFlopsPerToken = r.modelFlops.total() / tokens;
+  r.forwardModelFlopsPerToken = r.modelFlops.forward / tokens;
+  r.sixN = 6.0 * static_cast<double>(r.params);
+  if (r.dims.count("layers") && r.dims.count("ctx") && r.dims.count("d"))
+    r.palmPerToken = r.sixN + 12.0 * static_cast<double>(r.dims["layers"]) *
+                                  static_cast<double>(r.dims["ctx"]) *
+                                  static_cast<double>(r.dims["d"]);
+
+  if (r.stepSeconds > 0) {
+    r.tokensPerSecond = tokens / r.stepSeconds;
+    if (r.matrixPeak > 0)
+      r.mfu = r.modelFlops.total() / (r.stepSeconds * r.matrixPeak);
+  }
+
+  if (o.gpus > 0 && o.clusterTokens > 0) {
+    ReportCluster c;
+    c.gpus = o.gpus;
+    c.tokens = o.clusterTokens;
+    c.mfuGiven = o.mfu > 0;
+    c.mfu = c.mfuGiven ? o.mfu : r.mfu;
+    c.flopsPerToken = r.modelFlopsPerToken;
+    c.totalFlops = c.flopsPerToken * c.tokens;
+    c.sixNDFlops = r.sixN * c.tokens;
+    double rate = static_cast<double>(c.gpus) * r.matrixPeak * c.mfu;
+    c.seconds = rate > 0 ? c.totalFlops / rate : INFINITY;
+    c.days = c.seconds / 86400;
+    c.gpuHours = c.seconds / 3600 * static_cast<double>(c.gpus);
+    if (r.params > 0)
+      c.bytesPerParam =
+          static_cast<double>(r.paramBytes + r.gradBytes + r.optimizerBytes) / r.params;
+    if (c.bytesPerParam > 0) {
+      c.maxParamsPerDevice = r.deviceMemory / c.bytesPerParam;
+      c.maxParams = c.maxParamsPerDevice * static_cast<double>(c.gpus);
+    }
+    r.cluster = c;
+  }
+  return true;
+}
+
+} // namespace einc
