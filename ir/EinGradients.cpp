@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/EinBuilders.h"
 #include "ir/EinOps.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -78,18 +79,7 @@ struct Emitter {
   /// A tensor of `type` filled with `value`: a scalar ein.constant, then an
   /// ein.broadcast (none for a scalar type).
   Value splat(double value, Type type, ArrayAttr axes) {
-    auto tensorType = cast<RankedTensorType>(type);
-    Type elt = tensorType.getElementType();
-    auto scalarType = RankedTensorType::get({}, elt);
-    Attribute scalar = isa<FloatType>(elt)
-                           ? Attribute(b.getFloatAttr(elt, value))
-                           : Attribute(b.getIntegerAttr(elt, (int64_t)value));
-    Value c = b.create<ConstantOp>(loc, scalarType,
-                                   DenseElementsAttr::get(scalarType, scalar),
-                                   b.getArrayAttr({}));
-    if (tensorType.getRank() == 0)
-      return c;
-    return b.create<BroadcastOp>(loc, type, c, ArrayRef<int64_t>{}, axes);
+    return buildSplat(b, loc, type, value, axes);
   }
   Value zeros(Type type, ArrayAttr axes) { return splat(0.0, type, axes); }
 

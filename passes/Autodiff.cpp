@@ -21,6 +21,8 @@
 
 #include "passes/Passes.h"
 
+#include "ir/EinBuilders.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -90,22 +92,6 @@ DenseSet<Value> findActiveValues(func::FuncOp fn, ArrayRef<Value> params,
   return active;
 }
 
-/// A tensor of `type` filled with `value`, named `axes`.
-Value splat(OpBuilder &b, Location loc, Type type, double value,
-            ArrayAttr axes) {
-  auto tensorType = cast<RankedTensorType>(type);
-  Type elt = tensorType.getElementType();
-  auto scalarType = RankedTensorType::get({}, elt);
-  Attribute scalar = isa<FloatType>(elt)
-                         ? Attribute(b.getFloatAttr(elt, value))
-                         : Attribute(b.getIntegerAttr(elt, (int64_t)value));
-  Value c = b.create<ConstantOp>(loc, scalarType,
-                                 DenseElementsAttr::get(scalarType, scalar),
-                                 b.getArrayAttr({}));
-  if (tensorType.getRank() == 0)
-    return c;
-  return b.create<BroadcastOp>(loc, type, c, ArrayRef<int64_t>{}, axes);
-}
 
 struct EinAutodiff : public ein::impl::EinAutodiffBase<EinAutodiff> {
   using Base::Base;
@@ -180,7 +166,7 @@ LogicalResult EinAutodiff::run() {
   for (auto [param, g] : llvm::zip_equal(params, paramGrads)) {
     unsigned argNo = cast<BlockArgument>(param).getArgNumber();
     if (!g)
-      g = splat(b, oldReturn->getLoc(), param.getType(), 0.0,
+      g = buildSplat(b, oldReturn->getLoc(), param.getType(), 0.0,
                 GradientOpInterface::getAxisNames(param));
     results.push_back(g);
     SmallVector<NamedAttribute> attrs;
@@ -224,7 +210,7 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad,
   OpBuilder b(terminator);
   DenseMap<Value, Value> grads;
   if (active.contains(loss))
-    grads[loss] = splat(b, loss.getLoc(), loss.getType(), 1.0,
+    grads[loss] = buildSplat(b, loss.getLoc(), loss.getType(), 1.0,
                         b.getArrayAttr({}));
 
   // d value += contribution (a second use adds).
