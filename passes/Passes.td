@@ -28,11 +28,16 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
     Builds `@train_step(inputs..., params..., opt_state..., step, lr) ->
     (loss, grad_norm, params'..., opt_state'...)` from `@grad`: global-norm
     gradient clipping with `torch.nn.utils.clip_grad_norm_` semantics, then the
-    optimizer update in PyTorch's order of operations.
+    optimizer update in PyTorch's order of operations. Also builds
+    `@apply_update(params..., grads..., opt_state..., step, lr) -> (grad_norm,
+    params'..., opt_state'...)`: the same clipping and update on given
+    gradients (accumulated over micro-batches by the runtime).
   }];
   let options = [
     Option<"gradName", "grad", "std::string", "\"grad\"", "the gradient function">,
     Option<"stepName", "step", "std::string", "\"train_step\"", "the function to create">,
+    Option<"applyName", "apply", "std::string", "\"apply_update\"",
+           "the function applying given gradients (clipping + optimizer); empty: none">,
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
            "adamw | adam | sgd | adagrad">,
     Option<"beta1", "beta1", "double", "0.9", "Adam/AdamW first-moment decay">,

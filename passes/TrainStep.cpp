@@ -3,10 +3,15 @@
 // Builds
 //   @train_step(inputs..., params..., opt_state..., step, lr)
 //       -> (loss, grad_norm, new params..., new opt_state...)
+// and
+//   @apply_update(params..., grads..., opt_state..., step, lr)
+//       -> (grad_norm, new params..., new opt_state...)
 // from `@grad(inputs..., params...) -> (loss, grads...)`: @grad's body is
 // cloned, the gradients are clipped by their global L2 norm
 // (torch.nn.utils.clip_grad_norm_), then the optimizer rule
-// (passes/Optimizers.h) emits each param's update. docs/train-step.md has
+// (passes/Optimizers.h) emits each param's update. @apply_update does the
+// same clipping and update on gradients given as arguments (the runtime
+// accumulates them over micro-batches with @grad). docs/train-step.md has
 // the signature and the equations.
 //
 // Tags: the cloned @grad ops keep their `ein.phase` ("forward"/"backward")
@@ -71,6 +76,75 @@ void tagLayer(Block &block, Operation *after, StringRef layer) {
       op->setAttr("ein.layer", attr);
 }
 
+/// What emitUpdate produces.
+struct Updated {
+  Value gradNorm;
+  SmallVector<Value> newParams, newState;
+};
+
+/// Emits, at the end of `entry`, global-norm clipping of `grads` (the
+/// gradients of `params`, whose current values are `paramValues`) and the
+/// optimizer's update of every param: the part @train_step and
+/// @apply_update share. `state` holds `slotCount` values per param,
+/// param-major.
+Updated emitUpdate(OpBuilder &ob, Location loc, Block &block, ArrayRef<Param> params,
+                   ArrayRef<Value> paramValues, SmallVector<Value> grads,
+                   ArrayRef<Value> state, Value step, Value lr, const OptimizerRule &rule,
+                   const Hyper &hyper, size_t slotCount, double clip) {
+  Block *entry = &block;
+  Builder b(ob.getContext());
+  Emitter e(ob, loc);
+  ArrayAttr none = e.noAxes();
+  Updated out;
+
+  // Clipping: total = sqrt(Σ_g Σ g²) in f32; g *= min(clip / (total + 1e-6), 1).
+  Value sumSquares;
+  for (auto [k, g] : llvm::enumerate(grads)) {
+    Operation *before = entry->empty() ? nullptr : &entry->back();
+    Value g32 = e.castTo(g, b.getF32Type(), params[k].axes);
+    Value s = e.sumAll(e.mul(g32, g32, params[k].axes));
+    tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
+    sumSquares = sumSquares ? e.add(sumSquares, s, none) : s;
+  }
+  out.gradNorm = sumSquares ? e.sqrt(sumSquares, none) : e.constant(0.0);
+  if (clip != 0 && !grads.empty()) {
+    Value maxNorm = e.constant(clip);
+    Value padded = e.add(out.gradNorm, e.constant(1e-6), none);
+    Value coef = e.div(maxNorm, padded, none);
+    Value clamped = e.min(coef, e.constant(1.0), none);
+    for (size_t k = 0; k < grads.size(); ++k) {
+      Operation *before = &entry->back();
+      grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes),
+                       params[k].axes);
+      tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
+    }
+  }
+
+  // The optimizer.
+  StepScalars scalars;
+  scalars.step = step;
+  scalars.lr = lr;
+  scalars.anyDecays = llvm::any_of(params, [](const Param &p) { return p.decays; });
+  SmallVector<Value> shared = rule.prepare(e, hyper, scalars);
+
+  for (auto [k, p] : llvm::enumerate(params)) {
+    ParamUpdate u;
+    u.param = paramValues[k];
+    u.grad = grads[k];
+    for (size_t s = 0; s < slotCount; ++s)
+      u.state.push_back(state[k * slotCount + s]);
+    u.decays = p.decays;
+    ParamEmitter pe{e, p.type, p.axes};
+    Operation *before = entry->empty() ? nullptr : &entry->back();
+    rule.update(pe, hyper, scalars, shared, u);
+    tagLayer(*entry, before, paramLayer(p.name.getValue()));
+    assert(u.newParam && u.newState.size() == slotCount && "incomplete update");
+    out.newParams.push_back(u.newParam);
+    out.newState.append(u.newState.begin(), u.newState.end());
+  }
+  return out;
+}
+
 struct EinTrainStepPass : public mlir::ein::impl::EinTrainStepBase<EinTrainStepPass> {
   using EinTrainStepBase::EinTrainStepBase;
 
@@ -124,6 +198,10 @@ void EinTrainStepPass::runOnOperation() {
   if (!grad || grad.isExternal()) {
     module.emitError("ein-train-step: no function @") << gradName << " to build @" << stepName
                                                       << " from";
+    return signalPassFailure();
+  }
+  if (!applyName.empty() && (applyName == stepName || module.lookupSymbol(applyName))) {
+    grad.emitError("ein-train-step: a symbol @") << applyName << " already exists";
     return signalPassFailure();
   }
   if (module.lookupSymbol(stepName)) {
@@ -240,57 +318,18 @@ void EinTrainStepPass::runOnOperation() {
   for (unsigned k = 0; k < params.size(); ++k)
     grads.push_back(map.lookupOrDefault(terminator->getOperand(k + 1)));
 
-  Emitter e(ob, loc);
-  ArrayAttr none = e.noAxes();
-
-  // Clipping: total = sqrt(Σ_g Σ g²) in f32; g *= min(clip / (total + 1e-6), 1).
   Operation *lastGradOp = entry->empty() ? nullptr : &entry->back();
-  Value sumSquares;
-  for (auto [k, g] : llvm::enumerate(grads)) {
-    Operation *before = entry->empty() ? nullptr : &entry->back();
-    Value g32 = e.castTo(g, b.getF32Type(), params[k].axes);
-    Value s = e.sumAll(e.mul(g32, g32, params[k].axes));
-    tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
-    sumSquares = sumSquares ? e.add(sumSquares, s, none) : s;
-  }
-  Value gradNorm = sumSquares ? e.sqrt(sumSquares, none) : e.constant(0.0);
-  if (clip != 0 && !grads.empty()) {
-    Value maxNorm = e.constant(clip);
-    Value padded = e.add(gradNorm, e.constant(1e-6), none);
-    Value coef = e.div(maxNorm, padded, none);
-    Value clamped = e.min(coef, e.constant(1.0), none);
-    for (size_t k = 0; k < grads.size(); ++k) {
-      Operation *before = &entry->back();
-      grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes),
-                       params[k].axes);
-      tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
-    }
-  }
-
-  // The optimizer.
-  StepScalars scalars;
-  scalars.step = entry->getArgument(stepArg);
-  scalars.lr = entry->getArgument(stepArg + 1);
-  scalars.anyDecays = llvm::any_of(params, [](const Param &p) { return p.decays; });
-  SmallVector<Value> shared = rule->prepare(e, hyper, scalars);
-
-  SmallVector<Value> newParams, newState;
+  SmallVector<Value> paramValues, stateValues;
+  for (const Param &p : params)
+    paramValues.push_back(entry->getArgument(p.argIndex));
   unsigned firstState = gradType.getNumInputs();
-  for (auto [k, p] : llvm::enumerate(params)) {
-    ParamUpdate u;
-    u.param = entry->getArgument(p.argIndex);
-    u.grad = grads[k];
-    for (unsigned s = 0; s < slots.size(); ++s)
-      u.state.push_back(entry->getArgument(firstState + k * slots.size() + s));
-    u.decays = p.decays;
-    ParamEmitter pe{e, p.type, p.axes};
-    Operation *before = entry->empty() ? nullptr : &entry->back();
-    rule->update(pe, hyper, scalars, shared, u);
-    tagLayer(*entry, before, paramLayer(p.name.getValue()));
-    assert(u.newParam && u.newState.size() == slots.size() && "incomplete update");
-    newParams.push_back(u.newParam);
-    newState.append(u.newState.begin(), u.newState.end());
-  }
+  for (unsigned s = 0; s < stateNames.size(); ++s)
+    stateValues.push_back(entry->getArgument(firstState + s));
+  Updated updated = emitUpdate(ob, loc, *entry, params, paramValues, grads, stateValues,
+                               entry->getArgument(stepArg), entry->getArgument(stepArg + 1),
+                               *rule, hyper, slots.size(), clip);
+  Value gradNorm = updated.gradNorm;
+  SmallVector<Value> &newParams = updated.newParams, &newState = updated.newState;
 
   // Everything after @grad's body is clipping or optimizer.
   auto optimizerPhase = StringAttr::get(ctx, "optimizer");
@@ -303,6 +342,63 @@ void EinTrainStepPass::runOnOperation() {
   results.append(newParams);
   results.append(newState);
   ob.create<func::ReturnOp>(loc, results);
+
+  if (applyName.empty())
+    return;
+
+  // @apply_update(params..., grads..., opt_state..., step, lr)
+  //     -> (grad_norm, params'..., opt_state'...): the same clipping and
+  // update on gradients the caller provides (accumulated over micro-batches).
+  SmallVector<Type> applyArgTypes;
+  SmallVector<DictionaryAttr> applyArgAttrs;
+  for (const Param &p : params) {
+    applyArgTypes.push_back(p.type);
+    applyArgAttrs.push_back(argAttrs[p.argIndex]);
+  }
+  for (const Param &p : params) {
+    applyArgTypes.push_back(p.type);
+    auto attrs = named(p.name.getValue(), "grad");
+    if (p.axes)
+      attrs.push_back(b.getNamedAttr("ein.axes", p.axes));
+    applyArgAttrs.push_back(b.getDictionaryAttr(attrs));
+  }
+  for (unsigned s = 0; s < stateNames.size(); ++s) {
+    applyArgTypes.push_back(argTypes[firstState + s]);
+    applyArgAttrs.push_back(argAttrs[firstState + s]);
+  }
+  for (unsigned s = stepArg; s < stepArg + 2; ++s) {
+    applyArgTypes.push_back(argTypes[s]);
+    applyArgAttrs.push_back(argAttrs[s]);
+  }
+  SmallVector<Type> applyResultTypes(resultTypes.begin() + 1, resultTypes.end());
+  SmallVector<DictionaryAttr> applyResultAttrs(resultAttrs.begin() + 1, resultAttrs.end());
+
+  mb.setInsertionPointAfter(fn);
+  auto apply =
+      mb.create<func::FuncOp>(loc, applyName, b.getFunctionType(applyArgTypes, applyResultTypes));
+  apply.setAllArgAttrs(applyArgAttrs);
+  apply.setAllResultAttrs(applyResultAttrs);
+  Block *applyEntry = apply.addEntryBlock();
+  OpBuilder ab = OpBuilder::atBlockEnd(applyEntry);
+  unsigned n = params.size();
+  SmallVector<Value> applyParams, applyGrads, applyState;
+  for (unsigned k = 0; k < n; ++k) {
+    applyParams.push_back(applyEntry->getArgument(k));
+    applyGrads.push_back(applyEntry->getArgument(n + k));
+  }
+  for (unsigned s = 0; s < stateNames.size(); ++s)
+    applyState.push_back(applyEntry->getArgument(2 * n + s));
+  unsigned applyStep = 2 * n + stateNames.size();
+  Updated applied = emitUpdate(ab, loc, *applyEntry, params, applyParams, applyGrads,
+                               applyState, applyEntry->getArgument(applyStep),
+                               applyEntry->getArgument(applyStep + 1), *rule, hyper,
+                               slots.size(), clip);
+  for (Operation &op : *applyEntry)
+    op.setAttr("ein.phase", optimizerPhase);
+  SmallVector<Value> applyResults{applied.gradNorm};
+  applyResults.append(applied.newParams);
+  applyResults.append(applied.newState);
+  ab.create<func::ReturnOp>(loc, applyResults);
 }
 
 } // namespace

@@ -4,6 +4,9 @@
 #include "runtime/FloatFormats.h"
 #include "runtime/ReferenceKernels.h"
 
+#include <cblas.h>
+
+#include <algorithm>
 #include <type_traits>
 
 namespace einrt {
@@ -107,6 +110,17 @@ std::optional<Executor> Executor::create(const Program &program,
     error = "invalid program '" + program.name + "': " + problem;
     return std::nullopt;
   }
+  if (precision == Precision::F64)
+    for (size_t i = 0; i < program.steps.size(); ++i) {
+      StepKind k = program.steps[i].kind;
+      if (k == StepKind::Matmul || k == StepKind::Kernel) {
+        error = "program '" + program.name + "' step " + std::to_string(i) +
+                " (" + stepKindName(k) +
+                ") belongs to the CPU backend, which runs in float32 only; "
+                "run float64 on the reference backend";
+        return std::nullopt;
+      }
+    }
   Executor ex;
   ex.prog = program;
   ex.prec = precision;
@@ -339,9 +353,86 @@ template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
         ok = false, error = "scatter_add needs a float or i32 element type";
     });
     return ok;
+  case StepKind::Matmul:
+  case StepKind::Kernel:
+    if constexpr (!std::is_same<F, float>::value) {
+      error = "CPU-backend steps run in float32 only";
+      return false;
+    } else if (s.kind == StepKind::Matmul) {
+      // Outer loops (lists[1]), outermost first, as an odometer.
+      static const std::vector<int64_t> none;
+      const std::vector<int64_t> &loops = s.lists.size() > 1 ? s.lists[1] : none;
+      size_t depth = loops.size() / 4;
+      for (size_t d = 0; d < depth; ++d)
+        if (loops[4 * d] == 0)
+          return true;
+      std::vector<int64_t> index(depth, 0);
+      while (true) {
+        int64_t oa = 0, ob = 0, oc = 0;
+        for (size_t d = 0; d < depth; ++d) {
+          oa += index[d] * loops[4 * d + 1];
+          ob += index[d] * loops[4 * d + 2];
+          oc += index[d] * loops[4 * d + 3];
+        }
+        runMatmul(s.lists[0], ptr<float>(in(0)) + oa, ptr<float>(in(1)) + ob,
+                  ptr<float>(out) + oc);
+        size_t d = depth;
+        while (d > 0 && ++index[d - 1] == loops[4 * (d - 1)])
+          index[--d] = 0;
+        if (d == 0)
+          return true;
+      }
+    } else {
+      return runKernel(s, error);
+    }
   }
   error = "unknown step kind";
   return false;
+}
+
+void Executor::runMatmul(const std::vector<int64_t> &plan, const float *a,
+                         const float *b, float *c) {
+  const int64_t batch = plan[0], m = plan[1], n = plan[2], k = plan[3];
+  const bool ta = plan[4] != 0, tb = plan[5] != 0;
+  const int64_t lda = plan[6], ldb = plan[7], ldc = plan[8], sa = plan[9],
+                sb = plan[10], sc = plan[11];
+  if (m == 0 || n == 0)
+    return;
+  for (int64_t i = 0; i < batch; ++i) {
+    float *ci = c + i * sc;
+    if (k == 0) { // an empty sum: BLAS implementations differ, so zero here
+      for (int64_t r = 0; r < m; ++r)
+        std::fill(ci + r * ldc, ci + r * ldc + n, 0.0f);
+      continue;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+                tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f,
+                a + i * sa, int(lda), b + i * sb, int(ldb), 0.0f, ci, int(ldc));
+  }
+}
+
+bool Executor::runKernel(const Step &s, std::string &error) {
+  if (s.scalar < 0 || size_t(s.scalar) >= kernels.size() ||
+      !kernels[size_t(s.scalar)]) {
+    error = "kernel " + std::to_string(s.scalar) +
+            (kernels.empty()
+                 ? std::string(" cannot run: no kernel table was given "
+                               "(Executor::setKernels)")
+                 : " is not in the kernel table (" +
+                       std::to_string(kernels.size()) + " kernels)");
+    return false;
+  }
+  size_t count = s.inputs.size() + 1;
+  std::vector<void *> data(count), args(count);
+  for (size_t i = 0; i < count; ++i) {
+    BufferData &b = bufs[i + 1 < count ? s.inputs[i] : s.output];
+    data[i] = b.dtype == DType::I32  ? static_cast<void *>(b.i32.data())
+              : b.dtype == DType::I1 ? static_cast<void *>(b.i1.data())
+                                     : static_cast<void *>(b.f32.data());
+    args[i] = &data[i];
+  }
+  kernels[size_t(s.scalar)](args.data());
+  return true;
 }
 
 HostTensor Executor::getResult(size_t resultIndex) const {

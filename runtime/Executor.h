@@ -10,6 +10,11 @@
 // setRoundEveryStep(true), every step writing a bf16/f16 buffer rounds its
 // result too. i32 buffers are int32_t, i1 buffers uint8_t (0/1).
 //
+// The CPU backend's steps run here too, in Precision::F32 only (create()
+// refuses a Program with them at F64): Matmul through OpenBLAS's
+// cblas_sgemm, one call per batch matrix reading the strided operands in
+// place; Kernel through the table given by setKernels().
+//
 // Errors are return values (false / std::nullopt plus a message); a bad
 // gather/scatter index is an error naming the step, never undefined
 // behaviour.
@@ -70,6 +75,12 @@ public:
   size_t argumentCount() const { return prog.arguments.size(); }
   size_t resultCount() const { return prog.results.size(); }
 
+  /// The compiled kernels that Kernel steps index (the CPU backend's
+  /// KernelCompiler::table()). A Kernel step whose index is outside the
+  /// table, or whose entry is null, is an error at run time.
+  void setKernels(std::vector<KernelFn> table) { kernels = std::move(table); }
+  const std::vector<KernelFn> &kernelTable() const { return kernels; }
+
   /// Round every step's bf16/f16 output to its format (default off).
   void setRoundEveryStep(bool on) { roundEveryStep = on; }
 
@@ -114,11 +125,15 @@ private:
   Executor() = default;
   bool runStep(size_t index, std::string &error);
   template <class T> bool runStepT(const Step &s, std::string &error);
+  static void runMatmul(const std::vector<int64_t> &plan, const float *a,
+                        const float *b, float *c);
+  bool runKernel(const Step &s, std::string &error);
 
   Program prog;
   Precision prec = Precision::F32;
   bool roundEveryStep = false;
   std::vector<BufferData> bufs;
+  std::vector<KernelFn> kernels; // Kernel steps call kernels[step.scalar]
 };
 
 } // namespace einrt

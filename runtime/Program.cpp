@@ -121,6 +121,10 @@ const char *stepKindName(StepKind k) {
     return "scatter_add";
   case StepKind::Copy:
     return "copy";
+  case StepKind::Matmul:
+    return "matmul";
+  case StepKind::Kernel:
+    return "kernel";
   }
   return "unknown";
 }
@@ -147,7 +151,7 @@ std::string typeStr(const Buffer &b) {
 }
 
 bool isKnownKind(StepKind k) {
-  return static_cast<uint8_t>(k) <= static_cast<uint8_t>(StepKind::Copy);
+  return static_cast<uint8_t>(k) <= static_cast<uint8_t>(StepKind::Kernel);
 }
 
 bool isKnownDType(DType t) {
@@ -211,6 +215,10 @@ public:
       return scatterAdd();
     case StepKind::Copy:
       return copy();
+    case StepKind::Matmul:
+      return matmul();
+    case StepKind::Kernel:
+      return kernel();
     }
     return "unknown step kind";
   }
@@ -537,6 +545,146 @@ private:
     if (auto e = arity(1); !e.empty())
       return e;
     return sameShapeType(in(0), out(), "input and result");
+  }
+
+  /// Every element a strided batch of row-major rows x cols matrices
+  /// touches lies inside a buffer of `size` elements. Computed in 128 bits:
+  /// the factors are at most 2^48 each.
+  static std::string inBounds(const char *what, int64_t batch, int64_t rows,
+                              int64_t cols, int64_t ld, int64_t stride,
+                              __int128 size) {
+    if (batch == 0 || rows == 0 || cols == 0)
+      return "";
+    __int128 last = __int128(batch - 1) * stride + __int128(rows - 1) * ld +
+                    (cols - 1);
+    if (last >= size)
+      return std::string(what) + ": " + std::to_string(batch) + " x " +
+             std::to_string(rows) + " x " + std::to_string(cols) +
+             " elements with leading dimension " + std::to_string(ld) +
+             " and batch stride " + std::to_string(stride) +
+             " reach beyond the buffer's " + std::to_string(int64_t(size)) +
+             " elements";
+    return "";
+  }
+
+  std::string matmul() {
+    if (auto e = arity(2); !e.empty())
+      return e;
+    if (s.lists.size() != 1 && s.lists.size() != 2)
+      return "expects 1 or 2 integer lists (the plan, outer loops), got " +
+             std::to_string(s.lists.size());
+    const auto &l = s.lists[0];
+    if (l.size() != 12)
+      return "expects 12 plan entries {batch, M, N, K, transA, transB, lda, "
+             "ldb, ldc, strideA, strideB, strideC}, got " +
+             std::to_string(l.size());
+    if (in(0).dtype != DType::F32 || in(1).dtype != DType::F32 ||
+        out().dtype != DType::F32)
+      return std::string("operands and result must be 'f32', got '") +
+               dtypeName(in(0).dtype) + "', '" + dtypeName(in(1).dtype) +
+               "' -> '" + dtypeName(out().dtype) + "'";
+    const int64_t batch = l[0], m = l[1], n = l[2], k = l[3], ta = l[4],
+                  tb = l[5], lda = l[6], ldb = l[7], ldc = l[8], sa = l[9],
+                  sb = l[10], sc = l[11];
+    const int64_t kIntMax = 2147483647; // BLAS takes 32-bit sizes
+    if (batch < 0 || m < 0 || n < 0 || k < 0 || m > kIntMax || n > kIntMax ||
+        k > kIntMax)
+      return "plan " + listStr(l) +
+             ": batch, M, N, K must be in [0, 2^31) (batch >= 0)";
+    if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
+      return "plan " + listStr(l) + ": transA and transB must be 0 or 1";
+    if (sa < 0 || sb < 0 || sc < 0)
+      return "plan " + listStr(l) + ": batch strides must be >= 0";
+    // Row-major storage: A is M x K (K x M when transposed), B is K x N
+    // (N x K), C is M x N.
+    int64_t aRows = ta ? k : m, aCols = ta ? m : k;
+    int64_t bRows = tb ? n : k, bCols = tb ? k : n;
+    if (lda < std::max<int64_t>(1, aCols) || lda > kIntMax)
+      return "plan " + listStr(l) + ": lda " + std::to_string(lda) +
+             " must be at least " + std::to_string(std::max<int64_t>(1, aCols));
+    if (ldb < std::max<int64_t>(1, bCols) || ldb > kIntMax)
+      return "plan " + listStr(l) + ": ldb " + std::to_string(ldb) +
+             " must be at least " + std::to_string(std::max<int64_t>(1, bCols));
+    if (ldc < std::max<int64_t>(1, n) || ldc > kIntMax)
+      return "plan " + listStr(l) + ": ldc " + std::to_string(ldc) +
+             " must be at least " + std::to_string(std::max<int64_t>(1, n));
+    // Outer loops: their reach is added to the inner batch's (offsets of
+    // the last iteration; every stride is >= 0).
+    __int128 matrices = batch, reachA = 0, reachB = 0, reachC = 0;
+    if (s.lists.size() == 2) {
+      const auto &loops = s.lists[1];
+      if (loops.size() % 4 != 0)
+        return "outer loops " + listStr(loops) +
+               ": expects 4 entries {count, strideA, strideB, strideC} each";
+      // C must be dense row-major: each loop's strideC the product of the
+      // sizes inside it.
+      if (ldc != std::max<int64_t>(1, n) || (batch > 1 && sc != m * n))
+        return "plan " + listStr(l) +
+               ": with outer loops, C must be dense (ldc = N, strideC = M*N)";
+      __int128 inner = __int128(batch) * m * n;
+      for (size_t i = loops.size(); i >= 4; i -= 4) {
+        int64_t count = loops[i - 4];
+        if (count < 0 || loops[i - 3] < 0 || loops[i - 2] < 0 ||
+            loops[i - 1] < 0)
+          return "outer loops " + listStr(loops) +
+                 ": counts and strides must be >= 0";
+        if (count > 1 && loops[i - 1] != inner)
+          return "outer loops " + listStr(loops) + ": strideC " +
+                 std::to_string(loops[i - 1]) +
+                 " is not the dense stride " + std::to_string(int64_t(inner));
+        if (count > 0) {
+          reachA += __int128(count - 1) * loops[i - 3];
+          reachB += __int128(count - 1) * loops[i - 2];
+          reachC += __int128(count - 1) * loops[i - 1];
+        }
+        inner *= count;
+        matrices *= count;
+        if (matrices > (__int128(1) << 62))
+          return "outer loops " + listStr(loops) + ": too many matrices";
+      }
+    }
+    if (matrices > 0) {
+      if (auto e = inBounds("A", batch, aRows, aCols, lda, sa,
+                            in(0).elementCount() - reachA);
+          !e.empty())
+        return e;
+      if (auto e = inBounds("B", batch, bRows, bCols, ldb, sb,
+                            in(1).elementCount() - reachB);
+          !e.empty())
+        return e;
+      if (auto e = inBounds("C", batch, m, n, ldc, sc,
+                            out().elementCount() - reachC);
+          !e.empty())
+        return e;
+    }
+    // C must be written whole: matrices * M * N elements, none twice.
+    if (matrices * m * n != out().elementCount())
+      return "plan " + listStr(l) + ": writes " +
+             std::to_string(int64_t(matrices * m * n)) +
+             " elements but the result " + shapeStr(out().shape) + " has " +
+             std::to_string(out().elementCount());
+    if (batch > 1 && m > 0 && n > 0 &&
+        __int128(sc) < __int128(m - 1) * ldc + n)
+      return "plan " + listStr(l) + ": strideC " + std::to_string(sc) +
+             " makes the batch's result matrices overlap";
+    return "";
+  }
+
+  std::string kernel() {
+    if (s.scalar < 0)
+      return "kernel index " + std::to_string(s.scalar) + " is negative";
+    auto supported = [](DType t) {
+      return t == DType::F32 || t == DType::I32 || t == DType::I1;
+    };
+    for (size_t k = 0; k < s.inputs.size(); ++k)
+      if (!supported(in(k).dtype))
+        return "input " + std::to_string(k) + " is '" +
+               dtypeName(in(k).dtype) +
+               "'; compiled kernels take f32, i32 and i1 buffers only";
+    if (!supported(out().dtype))
+      return std::string("result is '") + dtypeName(out().dtype) +
+             "'; compiled kernels take f32, i32 and i1 buffers only";
+    return "";
   }
 };
 

@@ -78,7 +78,23 @@ enum class StepKind : uint8_t {
   Gather,     // inputs: table, indices (i32); gathers along table dim 0
   ScatterAdd, // inputs: updates, indices; output zeroed, then rows added
   Copy,       // output = input (same shape), e.g. a result aliasing an argument
+
+  // The CPU backend's steps (f32 buffers only):
+  Matmul,     // inputs A, B; output C. lists[0] = {batch, M, N, K, transA,
+              // transB, lda, ldb, ldc, strideA, strideB, strideC}: for each of
+              // `batch` matrices, C = op(A) · op(B), row-major, as cblas_sgemm
+              // (op = transpose when trans* is 1), strides in elements.
+              // Optional lists[1]: outer batch loops around those, outermost
+              // first, 4 entries each {count, strideA, strideB, strideC}
+              // (batch dims that do not collapse into one stride); C is
+              // then dense row-major.
+  Kernel,     // a compiled kernel: scalar = its index in the executor's kernel
+              // table; called with the data pointers of inputs..., output.
 };
+
+/// A compiled kernel: `args[i]` points to a variable holding the data pointer
+/// of the step's i-th buffer (its inputs in order, then its output).
+using KernelFn = void (*)(void **args);
 
 const char *stepKindName(StepKind k);
 

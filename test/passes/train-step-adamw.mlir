@@ -4,6 +4,9 @@
 // RUN: ein-opt %s --ein-train-step="optimizer=adamw clip=0" | FileCheck %s --check-prefix=NOCLIP
 // RUN: ein-opt %s --ein-train-step="optimizer=adamw beta1=0.25" | FileCheck %s --check-prefix=LERP
 // RUN: ein-opt %s --ein-train-step=optimizer=adamw --canonicalize --cse | FileCheck %s --check-prefix=CANON
+// RUN: ein-opt %s --ein-train-step=optimizer=adamw | FileCheck %s --check-prefix=APPLY
+// RUN: ein-opt %s --ein-train-step="optimizer=adamw apply=" | FileCheck %s --check-prefix=NOAPPLY
+// RUN: ein-opt %s --ein-train-step="optimizer=adamw apply=upd" | FileCheck %s --check-prefix=RENAMED
 
 // @train_step from a hand-written @grad (the autodiff pass's output form):
 // signature, clipping, and AdamW in torch.optim.AdamW's order of operations.
@@ -171,3 +174,50 @@ func.func @grad(%x: tensor<2x3xf32> {ein.axes = ["b", "d"], ein.kind = "input", 
 // The pipeline's clean-up keeps every result.
 // CANON-LABEL: func.func @train_step(
 // CANON: return %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}} :
+
+// @apply_update: the same clipping and AdamW on gradients passed in, after
+// @train_step: params (with @grad's attributes), grads, state, step, lr ->
+// grad_norm, params', state'. Every op is an optimizer op.
+// APPLY-LABEL: func.func @train_step(
+// APPLY-LABEL: func.func @apply_update(
+// APPLY-SAME: %[[W:[a-z0-9]+]]: tensor<3x4xf32> {ein.axes = ["d", "h"], ein.init = {kind = "normal", std = 2.000000e-02 : f64}, ein.kind = "param", ein.name = "layer.0.w_qkv"}
+// APPLY-SAME: %[[B:[a-z0-9]+]]: tensor<4xf32> {ein.axes = ["h"], ein.init = {kind = "zeros"}, ein.kind = "param", ein.name = "layer.0.b"}
+// APPLY-SAME: %[[GW:[a-z0-9]+]]: tensor<3x4xf32> {ein.axes = ["d", "h"], ein.kind = "grad", ein.name = "layer.0.w_qkv"}
+// APPLY-SAME: %[[GB:[a-z0-9]+]]: tensor<4xf32> {ein.axes = ["h"], ein.kind = "grad", ein.name = "layer.0.b"}
+// APPLY-SAME: %[[WM:[a-z0-9]+]]: tensor<3x4xf32> {ein.axes = ["d", "h"], ein.kind = "opt_state", ein.name = "layer.0.w_qkv.m"}
+// APPLY-SAME: %[[WV:[a-z0-9]+]]: tensor<3x4xf32> {ein.axes = ["d", "h"], ein.kind = "opt_state", ein.name = "layer.0.w_qkv.v"}
+// APPLY-SAME: %[[BM:[a-z0-9]+]]: tensor<4xf32> {ein.axes = ["h"], ein.kind = "opt_state", ein.name = "layer.0.b.m"}
+// APPLY-SAME: %[[BV:[a-z0-9]+]]: tensor<4xf32> {ein.axes = ["h"], ein.kind = "opt_state", ein.name = "layer.0.b.v"}
+// APPLY-SAME: %[[STEP:[a-z0-9]+]]: tensor<f32> {ein.kind = "step", ein.name = "step"}
+// APPLY-SAME: %[[LR:[a-z0-9]+]]: tensor<f32> {ein.kind = "lr", ein.name = "lr"})
+// APPLY-SAME: -> (tensor<f32> {ein.name = "grad_norm"}, tensor<3x4xf32> {ein.kind = "param", ein.name = "layer.0.w_qkv"}, tensor<4xf32> {ein.kind = "param", ein.name = "layer.0.b"}, tensor<3x4xf32> {ein.kind = "opt_state", ein.name = "layer.0.w_qkv.m"}, tensor<3x4xf32> {ein.kind = "opt_state", ein.name = "layer.0.w_qkv.v"}, tensor<4xf32> {ein.kind = "opt_state", ein.name = "layer.0.b.m"}, tensor<4xf32> {ein.kind = "opt_state", ein.name = "layer.0.b.v"})
+// Clipping of the given gradients, first thing.
+// APPLY-NEXT: %[[SQ:.+]] = ein.mul %[[GW]], %[[GW]] {axes = ["d", "h"], ein.layer = "layer.0", ein.phase = "optimizer"}
+// APPLY-NEXT: %[[S1:.+]] = ein.reduce sum %[[SQ]] dims [0, 1] {axes = [], ein.layer = "layer.0", ein.phase = "optimizer"}
+// APPLY-NEXT: %[[SQB:.+]] = ein.mul %[[GB]], %[[GB]]
+// APPLY-NEXT: %[[S2:.+]] = ein.reduce sum %[[SQB]]
+// APPLY-NEXT: %[[SUM:.+]] = ein.add %[[S1]], %[[S2]] {axes = [], ein.phase = "optimizer"}
+// APPLY-NEXT: %[[NORM:.+]] = ein.sqrt %[[SUM]]
+// APPLY: %[[CL:.+]] = ein.min
+// APPLY-NEXT: ein.broadcast %[[CL]]
+// APPLY-NEXT: %[[G:.+]] = ein.mul %[[GW]]
+// APPLY-NEXT: ein.broadcast %[[CL]]
+// APPLY-NEXT: %[[GC:.+]] = ein.mul %[[GB]]
+// Decoupled decay with lr, then the bias corrections from step.
+// APPLY: ein.mul %[[LR]], %{{.+}} {axes = [], ein.phase = "optimizer"}
+// APPLY: ein.mul %[[STEP]], %{{.+}} {axes = [], ein.phase = "optimizer"}
+// The moments read the state arguments and the clipped gradient.
+// APPLY: %[[D:.+]] = ein.sub %[[G]], %[[WM]]
+// APPLY: %[[NM:.+]] = ein.add %[[WM]], %{{.+}}
+// APPLY: %[[VD:.+]] = ein.mul %[[WV]]
+// APPLY: %[[NW:.+]] = ein.sub %{{.+}}, %{{.+}} {axes = ["d", "h"], ein.layer = "layer.0", ein.phase = "optimizer"}
+// APPLY: %[[DB:.+]] = ein.sub %[[GC]], %[[BM]]
+// APPLY: %[[NB:.+]] = ein.sub %[[B]], %{{.+}} {axes = ["h"], ein.layer = "layer.0", ein.phase = "optimizer"}
+// APPLY-NEXT: return %[[NORM]], %[[NW]], %[[NB]], %[[NM]], %{{.+}}, %{{.+}}, %{{.+}} :
+// APPLY-NOT: ein.
+
+// NOAPPLY: func.func @train_step(
+// NOAPPLY-NOT: func.func @apply_update(
+
+// RENAMED: func.func @train_step(
+// RENAMED: func.func @upd(

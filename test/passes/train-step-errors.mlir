@@ -16,6 +16,8 @@
 // RUN: ein-opt %t/results.mlir --ein-train-step -verify-diagnostics -o /dev/null
 // RUN: ein-opt %t/types.mlir --ein-train-step -verify-diagnostics -o /dev/null
 // RUN: ein-opt %t/exists.mlir --ein-train-step -verify-diagnostics -o /dev/null
+// RUN: ein-opt %t/apply-exists.mlir --ein-train-step -verify-diagnostics -o /dev/null
+// RUN: ein-opt %t/apply-same.mlir --ein-train-step="apply=train_step" -verify-diagnostics -o /dev/null
 
 // A bad option fails the pass (and ein-opt) with the message, not a crash.
 // BETA1-TEXT: error: ein-train-step: beta1 must be in [0, 1), got 1
@@ -119,5 +121,28 @@ module {
   }
   func.func @train_step() {
     return
+  }
+}
+
+//--- apply-exists.mlir
+module {
+  // expected-error @+1 {{ein-train-step: a symbol @apply_update already exists}}
+  func.func @grad(%w: tensor<4xf32> {ein.kind = "param", ein.name = "w"})
+      -> (tensor<f32> {ein.name = "loss"}, tensor<4xf32> {ein.kind = "grad", ein.name = "w"}) {
+    %l = ein.reduce sum %w dims [0] : tensor<4xf32> -> tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+  func.func @apply_update() {
+    return
+  }
+}
+
+//--- apply-same.mlir
+module {
+  // expected-error @+1 {{ein-train-step: a symbol @train_step already exists}}
+  func.func @grad(%w: tensor<4xf32> {ein.kind = "param", ein.name = "w"})
+      -> (tensor<f32> {ein.name = "loss"}, tensor<4xf32> {ein.kind = "grad", ein.name = "w"}) {
+    %l = ein.reduce sum %w dims [0] : tensor<4xf32> -> tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
   }
 }

@@ -20,12 +20,15 @@ Commands:
   check    parse and check a model; print diagnostics (exit 0 when clean, 1 on errors)
   emit     print a stage of compilation: the syntax tree, the `ein` IR, its gradient
            or the whole training step
-  run      run the forward, the gradient or training steps on the reference backend;
-           print the loss and gradient norms
+  run      run the forward, the gradient or training steps on one batch (CPU or
+           reference backend); print the loss and gradient norms
   report   the static cost report of the training step: FLOPs by phase, layer and op,
            memory and peak, roofline time per op on a device, MFU, cluster time
   calibrate  measure this machine (sgemm, vector FLOP/s, memory bandwidth) and save
              it as the device profile "cpu" (takes no FILE.ein)
+  data     turn a text file into byte tokens: DIR/train.bin and DIR/val.bin (takes TEXT)
+  train    train a model on token files, with checkpoints, evaluation and resume
+  sample   generate text from a trained checkpoint
 
 Options common to every command:
   --set NAME=VALUE   override a `dim` (a positive integer) or a `train { }` setting;
@@ -74,13 +77,15 @@ Options:
 Exit status: 0 on success, 1 when the model has errors, 2 on a bad command line.
 )";
 
-const char *kRunHelp = R"(einc run — run a model on the reference backend
+const char *kRunHelp = R"(einc run — run a model once on one batch
 
 Usage: einc run [options] FILE.ein
 
-Lowers the model op by op onto the runtime's reference kernels (the oracle
-later backends are checked against) and runs it once on random inputs and
-freshly initialised params, or on tensors loaded from a safetensors file.
+Lowers the model for a backend and runs it once on random inputs and freshly
+initialised params, or on tensors loaded from a safetensors file. The CPU
+backend (float32) runs contractions through BLAS and every other op as a
+kernel compiled for this machine; the reference backend runs the runtime's
+reference kernels op by op (the oracle the CPU backend is checked against).
 
 Modes:
   --forward          the forward only: print the loss
@@ -98,7 +103,9 @@ Options:
   --save-params FILE with --step: write the params and optimizer state after the
                      last step to a safetensors file (loadable with --load)
   --seed N           seed for parameter initialisation and random inputs (default 0)
-  --f64              compute in float64 instead of float32
+  --backend B        cpu (BLAS and compiled kernels, float32) or reference; the
+                     default is cpu, or reference with --f64 or --gradcheck
+  --f64              compute in float64 instead of float32 (reference backend)
   --gradcheck        compare the gradients with central finite differences (float64)
   --samples K        with --gradcheck: entries checked per param (default 8)
   --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
@@ -163,8 +170,93 @@ Exit status: 0 on success, 1 when the model has errors or the device is unknown,
 2 on a bad command line.
 )";
 
+const char *kDataHelp = R"(einc data — turn a text file into byte-token files
+
+Usage: einc data TEXT --out DIR [--val-fraction F]
+
+Every byte of TEXT is one token (vocab 256, so any file works and decoding is
+the identity). Writes DIR/train.bin (the first 1 - F of the tokens) and
+DIR/val.bin (the tail, held out), as little-endian uint16 (nanoGPT's format);
+DIR is created. Each file is written atomically (temporary file, fsync, rename).
+Prints the counts.
+
+Options:
+  --out DIR          the folder to write (required)
+  --val-fraction F   the share of tokens held out for validation, in [0, 1)
+                     (default 0.1; 0 writes no val.bin)
+  -h, --help         show this help
+
+Exit status: 0 on success, 1 when TEXT cannot be read or DIR cannot be written,
+2 on a bad command line.
+)";
+
+const char *kTrainHelp = R"(einc train — train a model on token files
+
+Usage: einc train FILE.ein --data DIR/train.bin [--val DIR/val.bin] --steps N
+                  --checkpoint-dir CK [options]
+
+Compiles the whole training step with the model's `train { }` settings
+(optimizer, lr, schedule, warmup, accumulate, clip, eval_every, ...; `--set`
+overrides them), lowers it for the backend and runs it: random windows of the
+token file (seeded), warmup + cosine (or constant) learning rate, clipping,
+gradient accumulation over `accumulate` micro-batches, evaluation on --val
+every `eval_every` steps. Checkpoints (safetensors: params, optimizer state,
+step, RNG and data position) go to CK/last.safetensors and, on the best
+validation loss, CK/best.safetensors; resuming from them is bit-exact.
+Defaults for a model without a `train { }` section are in docs/training.md.
+
+Options:
+  --data FILE        training tokens: little-endian uint16 (`einc data` writes them;
+                     llm.c's header is recognised)
+  --val FILE         validation tokens (evaluation and best.safetensors need it)
+  --steps N          the step at which this run stops: a total, not an increment
+                     (`--steps 20`, then `--steps 40 --resume`, ends where `--steps 40`
+                     does). The schedule's length is the `steps` setting; without one,
+                     --steps of the first run (recorded in the checkpoint)
+  --checkpoint-dir CK  where checkpoints are written (created)
+  --resume           continue from CK/last.safetensors
+  --reset-optimizer  with --resume: allow a checkpoint without optimizer state
+                     (the state starts at zero)
+  --log FILE         metrics as JSON lines: step, loss, lr, grad_norm,
+                     tokens_per_second, and val_loss where evaluated
+  --log-every N      report (progress line and log) every N steps (default 1); steps
+                     with an evaluation and the last step are always reported
+  --backend B        cpu (compiled kernels and BLAS; the default) or reference
+  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
+  -h, --help         show this help
+
+Exit status: 0 on success, 1 on errors in the model, its data or checkpoints
+(or a non-finite loss), 2 on a bad command line.
+)";
+
+const char *kSampleHelp = R"(einc sample — generate text from a trained checkpoint
+
+Usage: einc sample FILE.ein --checkpoint CK/best.safetensors [options]
+
+Runs the model's forward on a sliding window of the text so far (its context:
+the `window`/`ctx` tokens the model reads), takes the logits that predict the
+next token, samples one (temperature, top-k) from a seeded generator and
+appends it. Tokens are bytes: the prompt and the generated bytes are printed
+to standard output as they are. The same seed gives the same text.
+
+Options:
+  --checkpoint FILE  the params to load (CK/best.safetensors or CK/last.safetensors)
+  --prompt TEXT      the text to continue (default: a newline)
+  --tokens N         how many tokens (bytes) to generate (default 200)
+  --temperature T    divide the logits by T > 0 (default 1); small T is nearly greedy
+  --top-k K          sample among the K most likely tokens only (default 0: all)
+  --seed N           the sampling seed (default 0)
+  --backend B        cpu (the default) or reference
+  --set NAME=VALUE   override a `dim` (must match the checkpoint's shapes)
+  -h, --help         show this help
+
+Exit status: 0 on success, 1 on errors in the model or checkpoint, 2 on a bad
+command line.
+)";
+
 bool isCommand(llvm::StringRef s) {
-  return s == "check" || s == "emit" || s == "run" || s == "calibrate" || s == "report";
+  return s == "check" || s == "emit" || s == "run" || s == "calibrate" || s == "report" ||
+         s == "data" || s == "train" || s == "sample";
 }
 
 bool fail(const std::string &message) {
@@ -215,6 +307,12 @@ void printHelp(const std::string &command) {
     llvm::outs() << kCalibrateHelp;
   else if (command == "report")
     llvm::outs() << kReportHelp;
+  else if (command == "data")
+    llvm::outs() << kDataHelp;
+  else if (command == "train")
+    llvm::outs() << kTrainHelp;
+  else if (command == "sample")
+    llvm::outs() << kSampleHelp;
   else
     llvm::outs() << kOverview;
 }
@@ -236,7 +334,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     return o;
   }
   if (!isCommand(args[0]))
-    return usage("unknown command '" + args[0] + "'; expected check, emit, run, report or calibrate");
+    return usage("unknown command '" + args[0] + "'; expected check, emit, run, report, calibrate, data, train or sample");
   o.command = args[0];
 
   // The flags: name, the commands that take it ("" = all), whether it takes
@@ -301,6 +399,55 @@ std::optional<Options> parseOptions(int argc, char **argv) {
        [&](const std::string &v) -> std::string {
          return parseCount(v, o.gpus, 1) ? "" : "--gpus needs a positive integer, got '" + v + "'";
        }},
+      {"--out", "data", true, [&](const std::string &v) { o.dataOut = v; return std::string(); }},
+      {"--val-fraction", "data", true,
+       [&](const std::string &v) -> std::string {
+         double f;
+         if (llvm::StringRef(v).getAsDouble(f) || !(f >= 0 && f < 1))
+           return "--val-fraction needs a fraction in [0, 1), got '" + v + "'";
+         o.valFraction = f;
+         return "";
+       }},
+      {"--data", "train", true, [&](const std::string &v) { o.trainData = v; return std::string(); }},
+      {"--val", "train", true, [&](const std::string &v) { o.valData = v; return std::string(); }},
+      {"--checkpoint-dir", "train", true,
+       [&](const std::string &v) { o.checkpointDir = v; return std::string(); }},
+      {"--resume", "train", false, [&](const std::string &) { o.resume = true; return std::string(); }},
+      {"--reset-optimizer", "train", false,
+       [&](const std::string &) { o.resetOptimizer = true; return std::string(); }},
+      {"--log", "train", true, [&](const std::string &v) { o.logFile = v; return std::string(); }},
+      {"--log-every", "train", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.logEvery, 1) ? "" : "--log-every needs a positive integer, got '" + v + "'";
+       }},
+      {"--backend", "train sample run", true,
+       [&](const std::string &v) -> std::string {
+         if (v != "cpu" && v != "reference")
+           return "unknown backend '" + v + "'; expected cpu or reference";
+         o.backend = v;
+         o.backendGiven = true;
+         return "";
+       }},
+      {"--checkpoint", "sample", true,
+       [&](const std::string &v) { o.checkpoint = v; return std::string(); }},
+      {"--prompt", "sample", true, [&](const std::string &v) { o.prompt = v; return std::string(); }},
+      {"--tokens", "sample", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.sampleTokens, 0) ? ""
+                : "--tokens needs a non-negative integer, got '" + v + "'";
+       }},
+      {"--temperature", "sample", true,
+       [&](const std::string &v) -> std::string {
+         double t;
+         if (llvm::StringRef(v).getAsDouble(t) || !(t > 0 && t <= 1e6))
+           return "--temperature needs a positive number, got '" + v + "'";
+         o.temperature = t;
+         return "";
+       }},
+      {"--top-k", "sample", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.topK, 0) ? "" : "--top-k needs a non-negative integer, got '" + v + "'";
+       }},
       {"--tokens", "report", true,
        [&](const std::string &v) -> std::string {
          return parseQuantity(v, o.clusterTokens)
@@ -317,8 +464,9 @@ std::optional<Options> parseOptions(int argc, char **argv) {
        }},
       {"--forward", "run", false, [&](const std::string &) { o.mode = "forward"; return std::string(); }},
       {"--step", "run", false, [&](const std::string &) { o.mode = "step"; return std::string(); }},
-      {"--steps", "run", true,
+      {"--steps", "run train", true,
        [&](const std::string &v) -> std::string {
+         o.stepsGiven = true;
          return parseCount(v, o.steps, 1) ? "" : "--steps needs a positive integer, got '" + v + "'";
        }},
       {"--load", "run", true, [&](const std::string &v) { o.load = v; return std::string(); }},
@@ -326,7 +474,7 @@ std::optional<Options> parseOptions(int argc, char **argv) {
        [&](const std::string &v) { o.saveGrads = v; return std::string(); }},
       {"--save-params", "run", true,
        [&](const std::string &v) { o.saveParams = v; return std::string(); }},
-      {"--seed", "run", true,
+      {"--seed", "run sample", true,
        [&](const std::string &v) -> std::string {
          int64_t s;
          if (!parseCount(v, s, 0))
@@ -351,7 +499,22 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     }
     const Flag *matched = nullptr;
     std::string value;
-    for (const Flag &f : flags) {
+    // A name may have one row per command (--tokens: report, sample): the
+    // row for this command first, then any (for the error message).
+    auto appliesHere = [&](const Flag &f) {
+      llvm::SmallVector<llvm::StringRef> takers;
+      llvm::StringRef(f.commands).split(takers, ' ');
+      return llvm::StringRef(f.commands).empty() || llvm::is_contained(takers, o.command);
+    };
+    std::vector<const Flag *> order;
+    for (const Flag &f : flags)
+      if (appliesHere(f))
+        order.push_back(&f);
+    for (const Flag &f : flags)
+      if (!appliesHere(f))
+        order.push_back(&f);
+    for (const Flag *fp : order) {
+      const Flag &f = *fp;
       llvm::StringRef name = f.name;
       if (arg == name) {
         matched = &f;
@@ -400,6 +563,20 @@ std::optional<Options> parseOptions(int argc, char **argv) {
     return usage("--gpus and --tokens go together");
   if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)
     return usage("--mfu needs --gpus and --tokens");
+  if (o.command == "data" && o.dataOut.empty())
+    return usage("missing --out DIR");
+  if (o.command == "train") {
+    if (o.trainData.empty())
+      return usage("missing --data FILE (training tokens; `einc data` writes them)");
+    if (!o.stepsGiven)
+      return usage("missing --steps N (the step at which this run stops)");
+    if (o.checkpointDir.empty())
+      return usage("missing --checkpoint-dir DIR");
+    if (o.resetOptimizer && !o.resume)
+      return usage("--reset-optimizer needs --resume");
+  }
+  if (o.command == "sample" && o.checkpoint.empty())
+    return usage("missing --checkpoint FILE");
   if (o.command == "run") {
     if (o.steps != 1 && o.mode != "step")
       return usage("--steps needs --step");
@@ -409,6 +586,10 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       return usage("--save-params needs --step");
     if (o.gradcheck && o.mode != "grad")
       return usage("--gradcheck needs the default (gradient) mode");
+    if (!o.backendGiven)
+      o.backend = o.f64 || o.gradcheck ? "reference" : "cpu";
+    else if (o.backend == "cpu" && o.f64)
+      return usage("--backend cpu runs float32 only; drop --f64 or use --backend reference");
   }
   return o;
 }

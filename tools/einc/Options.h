@@ -47,6 +47,30 @@ struct Options {
   int64_t gpus = 0;              // --gpus G
   double clusterTokens = 0;      // --tokens D (training tokens in all)
   double mfu = -1;               // --mfu M (< 0: use the predicted MFU)
+
+  // data
+  std::string dataOut;           // --out DIR
+  double valFraction = 0.1;      // --val-fraction F
+
+  // train (also: --steps, --seed is the settings' `seed` via --set)
+  std::string trainData;         // --data FILE.bin
+  std::string valData;           // --val FILE.bin
+  std::string checkpointDir;     // --checkpoint-dir DIR
+  bool resume = false;           // --resume
+  bool resetOptimizer = false;   // --reset-optimizer
+  std::string logFile;           // --log FILE (JSON lines)
+  int64_t logEvery = 1;          // --log-every N (progress and log lines)
+  std::string backend = "cpu";   // --backend cpu|reference
+  bool backendGiven = false;     // --backend was on the command line (run:
+                                 // the default is reference with --f64/--gradcheck)
+  bool stepsGiven = false;       // --steps was on the command line
+
+  // sample (also: --seed, --backend)
+  std::string checkpoint;        // --checkpoint FILE.safetensors
+  std::string prompt;            // --prompt TEXT
+  int64_t sampleTokens = 200;    // --tokens N
+  double temperature = 1.0;      // --temperature T
+  int64_t topK = 0;              // --top-k K (0: all)
 };
 
 /// Parses argv; on error prints a message to stderr and returns std::nullopt.

@@ -5,14 +5,20 @@
 //   einc run FILE.ein                 the reference backend on one batch
 //   einc report FILE.ein              the static cost report (docs/report.md)
 //   einc calibrate [-o FILE]          measure this machine as the profile "cpu"
+//   einc data TEXT --out DIR          text to byte tokens (train.bin, val.bin)
+//   einc train FILE.ein --data ...    the training loop (docs/training.md)
+//   einc sample FILE.ein --checkpoint ...   text from a trained model
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
+#include "Data.h"
 #include "Frontend.h"
 #include "Options.h"
 #include "Report.h"
 #include "Run.h"
+#include "Sample.h"
 #include "Stages.h"
+#include "Train.h"
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Elaborator.h"
@@ -80,6 +86,10 @@ int run(const Options &o) {
     return 0;
   if (o.command == "run")
     return runModel(o, *module);
+  if (o.command == "train")
+    return trainModel(o, *module);
+  if (o.command == "sample")
+    return sampleModel(o, *module);
   if (o.command == "report") {
     Report report;
     if (!buildReport(*module, o, report))
@@ -114,5 +124,7 @@ int main(int argc, char **argv) {
   }
   if (options->command == "calibrate")
     return calibrate(*options);
+  if (options->command == "data")
+    return prepareData(*options);
   return run(*options);
 }

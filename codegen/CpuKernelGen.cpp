@@ -1,0 +1,694 @@
+//===- CpuKernelGen.cpp - One `ein` op as a loop-nest func.func -----------===//
+//
+// Semantics follow runtime/ReferenceKernels.cpp, operation for operation and
+// in the same order where the order changes a float result (reductions
+// accumulate each output in the input's row-major order), so results are
+// bit-identical to the reference backend's. Where the reference reports a
+// data-dependent error the kernel cannot report, it does something defined
+// instead (documented at each place): a gather index out of range gives a
+// zero row, a scatter_add index out of range adds nothing, an integer
+// division by zero gives 0.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/CpuKernelGen.h"
+
+#include "ir/EinOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <limits>
+
+using namespace mlir;
+
+namespace ein::codegen {
+
+//===----------------------------------------------------------------------===//
+// Describing an op
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return op->emitError("the CPU backend needs statically shaped tensors, got ")
+           << v.getType();
+  KernelTensor t;
+  Type e = type.getElementType();
+  if (e.isF32())
+    t.elem = ElemKind::F32;
+  else if (e.isInteger(32))
+    t.elem = ElemKind::I32;
+  else if (e.isInteger(1))
+    t.elem = ElemKind::I1;
+  else
+    return op->emitError("the CPU backend's kernels support f32, i32 and i1 "
+                         "element types, got ")
+           << e;
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  return t;
+}
+
+bool isUnary(llvm::StringRef n) {
+  return n == "ein.neg" || n == "ein.abs" || n == "ein.exp" || n == "ein.log" ||
+         n == "ein.tanh" || n == "ein.sqrt" || n == "ein.rsqrt";
+}
+bool isBinary(llvm::StringRef n) {
+  return n == "ein.add" || n == "ein.sub" || n == "ein.mul" || n == "ein.div" ||
+         n == "ein.max" || n == "ein.min" || n == "ein.pow";
+}
+
+} // namespace
+
+FailureOr<KernelSpec> describeKernel(Operation *op) {
+  KernelSpec spec;
+  spec.op = op->getName().getStringRef().str();
+  llvm::StringRef name = spec.op;
+  if (isa<mlir::ein::ContractOp>(op))
+    return op->emitError("contractions are not kernels: the CPU backend runs "
+                         "them as BLAS calls");
+  if (isa<mlir::ein::ConstantOp>(op))
+    return op->emitError("constants are not kernels: they stay Constant "
+                         "buffers");
+  if (op->getNumResults() != 1)
+    return op->emitError("a kernel op must have one result");
+  for (Value v : op->getOperands()) {
+    auto t = tensorOf(op, v);
+    if (failed(t))
+      return failure();
+    spec.operands.push_back(*t);
+  }
+  auto r = tensorOf(op, op->getResult(0));
+  if (failed(r))
+    return failure();
+  spec.result = *r;
+
+  auto needNumeric = [&](ElemKind k) -> LogicalResult {
+    if (k == ElemKind::I1)
+      return op->emitError("'") << name << "' needs f32 or i32 elements";
+    return success();
+  };
+  auto needFloat = [&](ElemKind k) -> LogicalResult {
+    if (k != ElemKind::F32)
+      return op->emitError("'") << name << "' needs f32 elements";
+    return success();
+  };
+
+  if (auto o = dyn_cast<mlir::ein::TransposeOp>(op)) {
+    spec.dims.assign(o.getPermutation().begin(), o.getPermutation().end());
+  } else if (auto o = dyn_cast<mlir::ein::BroadcastOp>(op)) {
+    spec.dims.assign(o.getDimensions().begin(), o.getDimensions().end());
+  } else if (auto o = dyn_cast<mlir::ein::ReduceOp>(op)) {
+    spec.dims.assign(o.getDimensions().begin(), o.getDimensions().end());
+    spec.kind = mlir::ein::stringifyReduceKind(o.getKind()).str();
+    if (failed(needNumeric(spec.result.elem)))
+      return failure();
+  } else if (auto o = dyn_cast<mlir::ein::CmpOp>(op)) {
+    spec.kind = mlir::ein::stringifyCmpPredicate(o.getPredicate()).str();
+  } else if (auto o = dyn_cast<mlir::ein::IotaOp>(op)) {
+    spec.scalar = static_cast<int64_t>(o.getDimension());
+    if (failed(needNumeric(spec.result.elem)))
+      return failure();
+  } else if (isUnary(name)) {
+    ElemKind k = spec.result.elem;
+    if (name == "ein.neg" || name == "ein.abs") {
+      if (failed(needNumeric(k)))
+        return failure();
+    } else if (failed(needFloat(k))) {
+      return failure();
+    }
+  } else if (isBinary(name)) {
+    if (failed(name == "ein.pow" ? needFloat(spec.result.elem)
+                                 : needNumeric(spec.result.elem)))
+      return failure();
+  } else if (isa<mlir::ein::ReshapeOp, mlir::ein::SelectOp, mlir::ein::CastOp>(
+                 op)) {
+  } else if (isa<mlir::ein::GatherOp>(op)) {
+    if (spec.operands[0].shape.empty())
+      return op->emitError("gather needs a table of rank >= 1");
+  } else if (isa<mlir::ein::ScatterAddOp>(op)) {
+    if (spec.result.shape.empty())
+      return op->emitError("scatter_add needs a result of rank >= 1");
+    if (failed(needNumeric(spec.result.elem)))
+      return failure();
+  } else {
+    return op->emitError("the CPU backend has no kernel for '") << name << "'";
+  }
+
+  // The signature: name, attributes other than `axes` and `ein.*`, types.
+  // Ops that map elements one to one (and reshape, a copy) run on flat
+  // buffers, so for them only the element types and the element count
+  // matter: [4, 8, 16] and [32, 16] share a kernel.
+  bool flat = isUnary(name) || isBinary(name) ||
+              isa<mlir::ein::CmpOp, mlir::ein::SelectOp, mlir::ein::CastOp,
+                  mlir::ein::ReshapeOp>(op);
+  auto typeKey = [&](Value v) {
+    std::string t;
+    llvm::raw_string_ostream ts(t);
+    if (flat)
+      ts << "flat<" << spec.result.count() << "x"
+         << cast<RankedTensorType>(v.getType()).getElementType() << ">";
+    else
+      ts << v.getType();
+    return t;
+  };
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << name << "{";
+  for (NamedAttribute a : op->getAttrs()) {
+    llvm::StringRef an = a.getName().getValue();
+    if (an == "axes" || an.starts_with("ein."))
+      continue;
+    os << an << "=";
+    a.getValue().print(os);
+    os << ";";
+  }
+  os << "}(";
+  for (Value v : op->getOperands())
+    os << typeKey(v) << ",";
+  os << ")->" << typeKey(op->getResult(0));
+  os.flush();
+  spec.key = std::move(key);
+  return spec;
+}
+
+//===----------------------------------------------------------------------===//
+// Generating the kernel
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+class Gen {
+public:
+  Gen(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  OpBuilder &b;
+  Location loc;
+
+  Type f32() { return b.getF32Type(); }
+  Type i32() { return b.getI32Type(); }
+  Type i1() { return b.getI1Type(); }
+  Type valueType(ElemKind k) {
+    return k == ElemKind::F32 ? f32() : k == ElemKind::I32 ? i32() : i1();
+  }
+  Type storageType(ElemKind k) {
+    return k == ElemKind::I1 ? Type(b.getI8Type()) : valueType(k);
+  }
+  MemRefType memrefOf(const KernelTensor &t) {
+    return MemRefType::get({t.count()}, storageType(t.elem));
+  }
+
+  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value f32c(float v) {
+    return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
+  }
+  Value i32c(int32_t v) {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
+  }
+  Value nan() {
+    return b.create<arith::ConstantOp>(
+        loc, FloatAttr::get(f32(), APFloat::getQNaN(APFloat::IEEEsingle())));
+  }
+  Value zeroOf(ElemKind k) {
+    if (k == ElemKind::F32)
+      return f32c(0.0f);
+    if (k == ElemKind::I32)
+      return i32c(0);
+    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+  }
+
+  /// a * c + acc on index values, folding trivial factors.
+  Value mulAdd(Value acc, Value a, int64_t c) {
+    if (c == 0)
+      return acc;
+    Value term = c == 1 ? a : Value(b.create<arith::MulIOp>(loc, a, idx(c)));
+    return acc ? Value(b.create<arith::AddIOp>(loc, acc, term)) : term;
+  }
+  Value orZero(Value v) { return v ? v : idx(0); }
+
+  Value load(Value mem, ElemKind k, Value at) {
+    Value v = b.create<memref::LoadOp>(loc, mem, ValueRange{at});
+    if (k == ElemKind::I1)
+      v = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
+                                  b.create<arith::ConstantOp>(
+                                      loc, b.getI8IntegerAttr(0)));
+    return v;
+  }
+  void store(Value v, Value mem, ElemKind k, Value at) {
+    if (k == ElemKind::I1)
+      v = b.create<arith::ExtUIOp>(loc, b.getI8Type(), v);
+    b.create<memref::StoreOp>(loc, v, mem, ValueRange{at});
+  }
+
+  /// for (iv = 0; iv < n; ++iv) body(iv)
+  void loop(int64_t n, const std::function<void(Value)> &body) {
+    b.create<scf::ForOp>(loc, idx(0), idx(n), idx(1), ValueRange{},
+                         [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                           OpBuilder::InsertionGuard g(b);
+                           b.setInsertionPoint(nb.getInsertionBlock(),
+                                               nb.getInsertionPoint());
+                           body(iv);
+                           b.create<scf::YieldOp>(loc);
+                         });
+  }
+
+  /// for (iv = 0; iv < n; ++iv) acc = body(iv, acc); returns the final acc.
+  Value loopCarry(int64_t n, Value init,
+                  const std::function<Value(Value, Value)> &body) {
+    auto f = b.create<scf::ForOp>(
+        loc, idx(0), idx(n), idx(1), ValueRange{init},
+        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value next = body(iv, args[0]);
+          b.create<scf::YieldOp>(loc, ValueRange{next});
+        });
+    return f.getResult(0);
+  }
+
+  /// Nested loops over `shape` in row-major order.
+  void nest(const std::vector<int64_t> &shape,
+            const std::function<void(ArrayRef<Value>)> &body) {
+    SmallVector<Value> ivs;
+    std::function<void(size_t)> rec = [&](size_t d) {
+      if (d == shape.size()) {
+        body(ivs);
+        return;
+      }
+      loop(shape[d], [&](Value iv) {
+        ivs.push_back(iv);
+        rec(d + 1);
+        ivs.pop_back();
+      });
+    };
+    rec(0);
+  }
+
+  // Max/min as the reference: NaN if either is NaN, else a > b ? a : b.
+  Value maxOf(Value a, Value c, ElemKind k) {
+    if (k == ElemKind::I32)
+      return b.create<arith::SelectOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, a, c), a,
+          c);
+    Value gt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, a, c);
+    Value r = b.create<arith::SelectOp>(loc, gt, a, c);
+    Value un = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, a, c);
+    return b.create<arith::SelectOp>(loc, un, nan(), r);
+  }
+  Value minOf(Value a, Value c, ElemKind k) {
+    if (k == ElemKind::I32)
+      return b.create<arith::SelectOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, c), a,
+          c);
+    Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, a, c);
+    Value r = b.create<arith::SelectOp>(loc, lt, a, c);
+    Value un = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, a, c);
+    return b.create<arith::SelectOp>(loc, un, nan(), r);
+  }
+  Value addOf(Value a, Value c, ElemKind k) {
+    if (k == ElemKind::F32)
+      return b.create<arith::AddFOp>(loc, a, c);
+    return b.create<arith::AddIOp>(loc, a, c); // wraps
+  }
+
+  Value unary(llvm::StringRef op, Value x, ElemKind k) {
+    if (k == ElemKind::I32) {
+      Value neg = b.create<arith::SubIOp>(loc, i32c(0), x); // wraps
+      if (op == "ein.neg")
+        return neg;
+      Value isNeg =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, i32c(0));
+      return b.create<arith::SelectOp>(loc, isNeg, neg, x);
+    }
+    if (op == "ein.neg")
+      return b.create<arith::NegFOp>(loc, x);
+    if (op == "ein.abs")
+      return b.create<math::AbsFOp>(loc, x);
+    if (op == "ein.exp")
+      return b.create<math::ExpOp>(loc, x);
+    if (op == "ein.log")
+      return b.create<math::LogOp>(loc, x);
+    if (op == "ein.tanh")
+      return b.create<math::TanhOp>(loc, x);
+    if (op == "ein.sqrt")
+      return b.create<math::SqrtOp>(loc, x);
+    // rsqrt as the reference: 1 / sqrt(x), two correctly rounded steps.
+    return b.create<arith::DivFOp>(loc, f32c(1.0f),
+                                   b.create<math::SqrtOp>(loc, x));
+  }
+
+  Value binary(llvm::StringRef op, Value x, Value y, ElemKind k) {
+    bool f = k == ElemKind::F32;
+    if (op == "ein.add")
+      return addOf(x, y, k);
+    if (op == "ein.sub")
+      return f ? Value(b.create<arith::SubFOp>(loc, x, y))
+               : Value(b.create<arith::SubIOp>(loc, x, y));
+    if (op == "ein.mul")
+      return f ? Value(b.create<arith::MulFOp>(loc, x, y))
+               : Value(b.create<arith::MulIOp>(loc, x, y));
+    if (op == "ein.max")
+      return maxOf(x, y, k);
+    if (op == "ein.min")
+      return minOf(x, y, k);
+    if (op == "ein.pow")
+      return b.create<math::PowFOp>(loc, x, y);
+    // div
+    if (f)
+      return b.create<arith::DivFOp>(loc, x, y);
+    // Integer division: the reference reports y == 0 as an error; here the
+    // result is 0. INT_MIN / -1 gives INT_MIN (wrapping), as the reference.
+    Value yZero =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(0));
+    Value xMin = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, x,
+        i32c(std::numeric_limits<int32_t>::min()));
+    Value yMinus1 =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(-1));
+    Value overflow = b.create<arith::AndIOp>(loc, xMin, yMinus1);
+    Value unsafe = b.create<arith::OrIOp>(loc, yZero, overflow);
+    Value safeY = b.create<arith::SelectOp>(loc, unsafe, i32c(1), y);
+    Value q = b.create<arith::DivSIOp>(loc, x, safeY);
+    return b.create<arith::SelectOp>(loc, yZero, i32c(0), q);
+  }
+
+  Value compare(llvm::StringRef pred, Value x, Value y, ElemKind k) {
+    if (k == ElemKind::F32) {
+      // C++ comparisons: ordered, except != (true when either is NaN).
+      arith::CmpFPredicate p = llvm::StringSwitch<arith::CmpFPredicate>(pred)
+                                   .Case("eq", arith::CmpFPredicate::OEQ)
+                                   .Case("ne", arith::CmpFPredicate::UNE)
+                                   .Case("lt", arith::CmpFPredicate::OLT)
+                                   .Case("le", arith::CmpFPredicate::OLE)
+                                   .Case("gt", arith::CmpFPredicate::OGT)
+                                   .Default(arith::CmpFPredicate::OGE);
+      return b.create<arith::CmpFOp>(loc, p, x, y);
+    }
+    bool u = k == ElemKind::I1; // i1 compares as unsigned bytes
+    arith::CmpIPredicate p =
+        llvm::StringSwitch<arith::CmpIPredicate>(pred)
+            .Case("eq", arith::CmpIPredicate::eq)
+            .Case("ne", arith::CmpIPredicate::ne)
+            .Case("lt", u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
+            .Case("le", u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+            .Case("gt", u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+            .Default(u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge);
+    return b.create<arith::CmpIOp>(loc, p, x, y);
+  }
+
+  Value cast(Value x, ElemKind from, ElemKind to) {
+    if (from == to)
+      return x;
+    if (to == ElemKind::I1) {
+      if (from == ElemKind::F32) // != 0 (NaN is true)
+        return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x,
+                                       f32c(0.0f));
+      return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, i32c(0));
+    }
+    if (from == ElemKind::I1)
+      return to == ElemKind::F32
+                 ? Value(b.create<arith::UIToFPOp>(loc, f32(), x))
+                 : Value(b.create<arith::ExtUIOp>(loc, i32(), x));
+    if (to == ElemKind::F32) // i32 → f32, round to nearest
+      return b.create<arith::SIToFPOp>(loc, f32(), x);
+    // f32 → i32: toward zero, saturating, NaN → 0 (FloatFormats' truncToI32).
+    Value t = b.create<arith::FPToSIOp>(loc, i32(), x);
+    Value hi = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, x,
+                                       f32c(2147483648.0f));
+    Value lo = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x,
+                                       f32c(-2147483648.0f));
+    Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+    t = b.create<arith::SelectOp>(
+        loc, hi, i32c(std::numeric_limits<int32_t>::max()), t);
+    t = b.create<arith::SelectOp>(
+        loc, lo, i32c(std::numeric_limits<int32_t>::min()), t);
+    return b.create<arith::SelectOp>(loc, isNan, i32c(0), t);
+  }
+};
+
+void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
+  const std::vector<int64_t> &inShape = s.operands[0].shape;
+  ElemKind k = s.result.elem;
+  std::vector<char> reduced(inShape.size(), 0);
+  for (int64_t d : s.dims)
+    reduced[d] = 1;
+  std::vector<int64_t> outShape;
+  for (size_t d = 0; d < inShape.size(); ++d)
+    if (!reduced[d])
+      outShape.push_back(inShape[d]);
+  std::vector<int64_t> os = stridesOf(outShape), is = stridesOf(inShape);
+  std::vector<int64_t> inToOut(inShape.size(), 0);
+  for (size_t d = 0, o = 0; d < inShape.size(); ++d)
+    if (!reduced[d])
+      inToOut[d] = os[o++];
+
+  // Merge runs of adjacent dims with the same status: the row-major
+  // iteration order (and so the accumulation order) does not change.
+  struct Group {
+    int64_t size, inStride, outStride;
+    bool reduced;
+  };
+  std::vector<Group> groups;
+  for (size_t d = 0; d < inShape.size(); ++d) {
+    if (inShape[d] == 1)
+      continue; // a size-1 dim adds no iterations
+    if (!groups.empty() && groups.back().reduced == bool(reduced[d])) {
+      groups.back().size *= inShape[d];
+      groups.back().inStride = is[d];
+      groups.back().outStride = inToOut[d];
+    } else {
+      groups.push_back({inShape[d], is[d], inToOut[d], bool(reduced[d])});
+    }
+  }
+
+  auto combine = [&](Value acc, Value x) -> Value {
+    if (s.kind == "sum")
+      return g.addOf(acc, x, k);
+    if (s.kind == "max")
+      return g.maxOf(acc, x, k);
+    return g.minOf(acc, x, k);
+  };
+  Value init;
+  if (s.kind == "sum")
+    init = g.zeroOf(k);
+  else if (k == ElemKind::F32)
+    init = g.f32c(s.kind == "max" ? -std::numeric_limits<float>::infinity()
+                                  : std::numeric_limits<float>::infinity());
+  else
+    init = g.i32c(s.kind == "max" ? std::numeric_limits<int32_t>::min()
+                                  : std::numeric_limits<int32_t>::max());
+
+  g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
+  if (s.operands[0].count() == 0)
+    return;
+
+  // The innermost run, if reduced, accumulates in a register.
+  bool tailReduced = !groups.empty() && groups.back().reduced;
+  std::vector<Group> outer(groups.begin(),
+                           groups.end() - (tailReduced ? 1 : 0));
+  std::vector<int64_t> outerShape;
+  for (const Group &gr : outer)
+    outerShape.push_back(gr.size);
+  g.nest(outerShape, [&](ArrayRef<Value> ivs) {
+    Value inOff, outOff;
+    for (size_t i = 0; i < outer.size(); ++i) {
+      inOff = g.mulAdd(inOff, ivs[i], outer[i].inStride);
+      outOff = g.mulAdd(outOff, ivs[i], outer[i].outStride);
+    }
+    outOff = g.orZero(outOff);
+    Value acc = g.load(out, k, outOff);
+    if (tailReduced) {
+      const Group &t = groups.back();
+      acc = g.loopCarry(t.size, acc, [&](Value j, Value a) {
+        Value at = g.orZero(g.mulAdd(inOff, j, t.inStride));
+        return combine(a, g.load(in, k, at));
+      });
+    } else {
+      acc = combine(acc, g.load(in, k, g.orZero(inOff)));
+    }
+    g.store(acc, out, k, outOff);
+  });
+}
+
+} // namespace
+
+void generateKernel(const KernelSpec &s, llvm::StringRef name,
+                    ModuleOp module) {
+  OpBuilder b(module.getContext());
+  Location loc = b.getUnknownLoc();
+  b.setInsertionPointToEnd(module.getBody());
+  Gen g(b, loc);
+
+  SmallVector<Type> argTypes;
+  for (const KernelTensor &t : s.operands)
+    argTypes.push_back(g.memrefOf(t));
+  argTypes.push_back(g.memrefOf(s.result));
+  auto fn = b.create<func::FuncOp>(loc, name,
+                                   b.getFunctionType(argTypes, TypeRange{}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<Value> in(entry->getArguments().begin(),
+                        entry->getArguments().end() - 1);
+  Value out = entry->getArguments().back();
+  ElemKind rk = s.result.elem;
+  int64_t n = s.result.count();
+  llvm::StringRef op = s.op;
+
+  if (isUnary(op)) {
+    g.loop(n, [&](Value i) {
+      g.store(g.unary(op, g.load(in[0], rk, i), rk), out, rk, i);
+    });
+  } else if (isBinary(op)) {
+    g.loop(n, [&](Value i) {
+      Value x = g.load(in[0], rk, i), y = g.load(in[1], rk, i);
+      g.store(g.binary(op, x, y, rk), out, rk, i);
+    });
+  } else if (op == "ein.cmp") {
+    ElemKind k = s.operands[0].elem;
+    g.loop(n, [&](Value i) {
+      Value x = g.load(in[0], k, i), y = g.load(in[1], k, i);
+      g.store(g.compare(s.kind, x, y, k), out, rk, i);
+    });
+  } else if (op == "ein.select") {
+    g.loop(n, [&](Value i) {
+      Value c = g.load(in[0], ElemKind::I1, i);
+      Value v = b.create<arith::SelectOp>(loc, c, g.load(in[1], rk, i),
+                                          g.load(in[2], rk, i));
+      g.store(v, out, rk, i);
+    });
+  } else if (op == "ein.cast") {
+    ElemKind from = s.operands[0].elem;
+    g.loop(n, [&](Value i) {
+      g.store(g.cast(g.load(in[0], from, i), from, rk), out, rk, i);
+    });
+  } else if (op == "ein.reshape") {
+    g.loop(n, [&](Value i) { g.store(g.load(in[0], rk, i), out, rk, i); });
+  } else if (op == "ein.transpose") {
+    // out dim i = in dim perm[i]: walk the output, read the input strided.
+    std::vector<int64_t> is = stridesOf(s.operands[0].shape);
+    std::vector<int64_t> os = stridesOf(s.result.shape);
+    g.nest(s.result.shape, [&](ArrayRef<Value> ivs) {
+      Value inOff, outOff;
+      for (size_t i = 0; i < ivs.size(); ++i) {
+        inOff = g.mulAdd(inOff, ivs[i], is[s.dims[i]]);
+        outOff = g.mulAdd(outOff, ivs[i], os[i]);
+      }
+      g.store(g.load(in[0], rk, g.orZero(inOff)), out, rk, g.orZero(outOff));
+    });
+  } else if (op == "ein.broadcast") {
+    const std::vector<int64_t> &inShape = s.operands[0].shape;
+    std::vector<int64_t> is = stridesOf(inShape);
+    std::vector<int64_t> os = stridesOf(s.result.shape);
+    // Input stride per result dim (0 where it broadcasts).
+    std::vector<int64_t> stride(s.result.shape.size(), 0);
+    for (size_t k = 0; k < s.dims.size(); ++k)
+      if (inShape[k] != 1)
+        stride[s.dims[k]] = is[k];
+    g.nest(s.result.shape, [&](ArrayRef<Value> ivs) {
+      Value inOff, outOff;
+      for (size_t i = 0; i < ivs.size(); ++i) {
+        inOff = g.mulAdd(inOff, ivs[i], stride[i]);
+        outOff = g.mulAdd(outOff, ivs[i], os[i]);
+      }
+      g.store(g.load(in[0], rk, g.orZero(inOff)), out, rk, g.orZero(outOff));
+    });
+  } else if (op == "ein.reduce") {
+    genReduce(g, s, in[0], out);
+  } else if (op == "ein.iota") {
+    std::vector<int64_t> os = stridesOf(s.result.shape);
+    g.nest(s.result.shape, [&](ArrayRef<Value> ivs) {
+      Value outOff;
+      for (size_t i = 0; i < ivs.size(); ++i)
+        outOff = g.mulAdd(outOff, ivs[i], os[i]);
+      Value v = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
+                                             ivs[s.scalar]);
+      v = rk == ElemKind::F32
+              ? Value(b.create<arith::SIToFPOp>(loc, g.f32(), v))
+              : Value(b.create<arith::TruncIOp>(loc, g.i32(), v));
+      g.store(v, out, rk, g.orZero(outOff));
+    });
+  } else if (op == "ein.gather") {
+    // out[i, j] = table[ids[i], j]; an index outside [0, rows) gives a row of
+    // zeros (the reference reports an error; callers validate ids first).
+    const KernelTensor &table = s.operands[0];
+    int64_t rows = table.shape[0];
+    int64_t rowSize = rows ? table.count() / rows : 0;
+    int64_t ids = s.operands[1].count();
+    if (rowSize > 0)
+      g.loop(ids, [&](Value i) {
+        Value id = g.load(in[1], ElemKind::I32, i);
+        Value ok = b.create<arith::AndIOp>(
+            loc,
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
+                                    g.i32c(0)),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id,
+                                    g.i32c(int32_t(rows))));
+        Value outBase = b.create<arith::MulIOp>(loc, i, g.idx(rowSize));
+        auto ifOp = b.create<scf::IfOp>(loc, ok, /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+          Value inBase = b.create<arith::MulIOp>(loc, row, g.idx(rowSize));
+          g.loop(rowSize, [&](Value j) {
+            Value v = g.load(in[0], rk,
+                             b.create<arith::AddIOp>(loc, inBase, j));
+            g.store(v, out, rk, b.create<arith::AddIOp>(loc, outBase, j));
+          });
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          Value zero = g.zeroOf(rk);
+          g.loop(rowSize, [&](Value j) {
+            g.store(zero, out, rk, b.create<arith::AddIOp>(loc, outBase, j));
+          });
+        }
+      });
+  } else if (op == "ein.scatter_add") {
+    // out = 0; out[ids[i], j] += updates[i, j]; an index outside [0, rows)
+    // adds nothing (the reference reports an error).
+    int64_t rows = s.result.shape[0];
+    int64_t rowSize = rows ? n / rows : 0;
+    int64_t ids = s.operands[1].count();
+    Value zero = g.zeroOf(rk);
+    g.loop(n, [&](Value o) { g.store(zero, out, rk, o); });
+    if (rowSize > 0)
+      g.loop(ids, [&](Value i) {
+        Value id = g.load(in[1], ElemKind::I32, i);
+        Value ok = b.create<arith::AndIOp>(
+            loc,
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
+                                    g.i32c(0)),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id,
+                                    g.i32c(int32_t(rows))));
+        auto ifOp = b.create<scf::IfOp>(loc, ok, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+        Value outBase = b.create<arith::MulIOp>(loc, row, g.idx(rowSize));
+        Value inBase = b.create<arith::MulIOp>(loc, i, g.idx(rowSize));
+        g.loop(rowSize, [&](Value j) {
+          Value at = b.create<arith::AddIOp>(loc, outBase, j);
+          Value u =
+              g.load(in[0], rk, b.create<arith::AddIOp>(loc, inBase, j));
+          g.store(g.addOf(g.load(out, rk, at), u, rk), out, rk, at);
+        });
+      });
+  }
+  b.create<func::ReturnOp>(loc);
+}
+
+} // namespace ein::codegen

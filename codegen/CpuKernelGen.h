@@ -1,0 +1,65 @@
+//===- CpuKernelGen.h - One `ein` op as a loop-nest func.func -*- C++ -*-===//
+//
+// The generator half of the CPU kernel compiler (codegen/CpuKernels.h):
+// an `ein` op is first described by a KernelSpec (plain data: op name,
+// element kinds, shapes, integer attributes), so that kernels can be
+// generated in a context of their own and deduplicated by signature; the
+// spec is then turned into a `func.func` of scf/arith/math/memref ops on
+// flat, static, row-major memrefs, one per operand and one for the result.
+//
+// Buffer layout (the runtime's): f32 as f32, i32 as i32, i1 as one byte
+// (memref<...xi8>, 0 or 1). Every memref is one-dimensional (the element
+// count; rank 0 is one element) and the kernels compute row-major offsets
+// themselves, so the lowered function takes one bare pointer per buffer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_CODEGEN_CPUKERNELGEN_H
+#define EINC_CODEGEN_CPUKERNELGEN_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ein::codegen {
+
+enum class ElemKind : uint8_t { F32, I32, I1 };
+
+struct KernelTensor {
+  ElemKind elem = ElemKind::F32;
+  std::vector<int64_t> shape;
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+struct KernelSpec {
+  std::string op;                     // "ein.add", "ein.reduce", ...
+  std::vector<KernelTensor> operands; // in order
+  KernelTensor result;
+  std::vector<int64_t> dims; // permutation / dimensions (transpose,
+                             // broadcast, reduce)
+  int64_t scalar = 0;        // iota: the dimension
+  std::string kind;          // reduce kind or cmp predicate ("sum", "lt")
+  std::string key;           // the dedupe signature
+};
+
+/// Describes `op` (not a contraction or constant; f32/i32/i1 tensors with
+/// static shapes). Errors are diagnostics on `op`.
+mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
+
+/// Appends `func.func @name(memref..., memref)` computing `spec` to `module`
+/// (whose context has the func, arith, math, memref and scf dialects).
+void generateKernel(const KernelSpec &spec, llvm::StringRef name,
+                    mlir::ModuleOp module);
+
+} // namespace ein::codegen
+
+#endif // EINC_CODEGEN_CPUKERNELGEN_H

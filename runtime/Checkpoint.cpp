@@ -1,0 +1,117 @@
+//===- Checkpoint.cpp - Training checkpoints in safetensors ---------------===//
+#include "runtime/Checkpoint.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+
+namespace einrt {
+
+const TensorData *Checkpoint::find(const std::string &name) const {
+  for (const TensorData &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+namespace {
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+bool parseInt(const std::string &s, int64_t &v) {
+  if (s.empty() || s.size() > 18 ||
+      s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  v = std::strtoll(s.c_str(), nullptr, 10);
+  return true;
+}
+
+bool parseOptionalDouble(const std::string &s, std::optional<double> &v) {
+  if (s.empty()) {
+    v.reset();
+    return true;
+  }
+  char *end = nullptr;
+  double d = std::strtod(s.c_str(), &end);
+  if (*end)
+    return false;
+  v = d;
+  return true;
+}
+
+} // namespace
+
+std::string hashText(const std::string &text) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001B3ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, h);
+  return buf;
+}
+
+SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
+  SafetensorsMetadata m;
+  m["format"] = "pt";
+  m["einc"] = "checkpoint 1";
+  m["step"] = std::to_string(info.step);
+  m["optimizer_step"] = std::to_string(info.optimizerStep);
+  m["sampler"] = info.sampler;
+  m["schedule"] = info.schedule;
+  m["config_hash"] = info.configHash;
+  m["val_loss"] = info.valLoss ? num(*info.valLoss) : "";
+  m["best_val_loss"] = info.bestValLoss ? num(*info.bestValLoss) : "";
+  return m;
+}
+
+bool writeCheckpoint(const std::string &path,
+                     const std::vector<TensorData> &tensors,
+                     const CheckpointInfo &info, std::string &error) {
+  if (!writeSafetensors(path, tensors, checkpointMetadata(info), error)) {
+    error = "cannot write checkpoint '" + path + "': " + error;
+    return false;
+  }
+  return true;
+}
+
+std::optional<Checkpoint> readCheckpoint(const std::string &path,
+                                         std::string &error) {
+  Checkpoint c;
+  auto tensors = readSafetensors(path, c.metadata, error);
+  if (!tensors) {
+    error = "cannot read checkpoint '" + path + "': " + error;
+    return std::nullopt;
+  }
+  c.tensors = std::move(*tensors);
+  auto get = [&](const char *key) {
+    auto it = c.metadata.find(key);
+    return it == c.metadata.end() ? std::string() : it->second;
+  };
+  auto bad = [&](const std::string &key) {
+    error = "checkpoint '" + path + "': malformed or missing metadata '" +
+            key + "' ('" + get(key.c_str()) + "')";
+    return std::nullopt;
+  };
+  if (!parseInt(get("step"), c.info.step))
+    return bad("step");
+  if (get("optimizer_step").empty())
+    c.info.optimizerStep = c.info.step;
+  else if (!parseInt(get("optimizer_step"), c.info.optimizerStep))
+    return bad("optimizer_step");
+  c.info.sampler = get("sampler");
+  c.info.schedule = get("schedule");
+  c.info.configHash = get("config_hash");
+  if (!parseOptionalDouble(get("val_loss"), c.info.valLoss))
+    return bad("val_loss");
+  if (!parseOptionalDouble(get("best_val_loss"), c.info.bestValLoss))
+    return bad("best_val_loss");
+  return c;
+}
+
+} // namespace einrt

@@ -1,0 +1,70 @@
+//===- Checkpoint.h - Training checkpoints in safetensors -----------------===//
+//
+// A checkpoint is a safetensors file (loadable by PyTorch's safetensors
+// reader) holding every param and optimizer-state tensor under the Program's
+// argument names (`layer.0.w`, `layer.0.w.m`, ...) in their Program dtypes,
+// and string metadata:
+//   format        "pt"
+//   einc          "checkpoint 1"
+//   step          the last completed step (decimal)
+//   optimizer_step the optimizer's update count t (differs from step only
+//                 after a resume with reset_optimizer)
+//   sampler       the training window sampler's state (rows + Rng, hex)
+//   schedule      Schedule::describe()
+//   config_hash   16 hex digits: FNV-1a of the settings a resume must match
+//   val_loss      the last validation loss ("" if none)
+//   best_val_loss the lowest validation loss so far ("" if none)
+// Writes are atomic (writeSafetensors: temporary file, fsync, rename, fsync
+// of the directory), so a kill at any moment leaves the previous file whole.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_CHECKPOINT_H
+#define EINC_RUNTIME_CHECKPOINT_H
+
+#include "runtime/Executor.h"
+#include "runtime/Safetensors.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace einrt {
+
+struct CheckpointInfo {
+  int64_t step = 0;
+  int64_t optimizerStep = 0;
+  std::string sampler;
+  std::string schedule;
+  std::string configHash;
+  std::optional<double> valLoss;
+  std::optional<double> bestValLoss;
+};
+
+struct Checkpoint {
+  CheckpointInfo info;
+  std::vector<TensorData> tensors;
+  SafetensorsMetadata metadata; // everything, including unknown keys
+  /// The tensor named `name`, or null.
+  const TensorData *find(const std::string &name) const;
+};
+
+/// The metadata map for `info` (doubles printed with 17 significant digits).
+SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
+
+/// Writes `tensors` with `info` atomically to `path`.
+bool writeCheckpoint(const std::string &path,
+                     const std::vector<TensorData> &tensors,
+                     const CheckpointInfo &info, std::string &error);
+
+/// Reads a checkpoint; fails (naming the file) on a corrupt file or missing
+/// or malformed `step` metadata. Other keys are optional.
+std::optional<Checkpoint> readCheckpoint(const std::string &path,
+                                         std::string &error);
+
+/// FNV-1a 64 of `text` as 16 hex digits.
+std::string hashText(const std::string &text);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_CHECKPOINT_H

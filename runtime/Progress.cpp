@@ -1,0 +1,192 @@
+//===- Progress.cpp - The live progress line and the JSON-lines log -------===//
+#include "runtime/Progress.h"
+
+#include <cerrno>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <unistd.h>
+
+namespace einrt {
+
+namespace {
+
+std::string fmt(const char *format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+void appendNumber(std::string &s, double v) {
+  if (!std::isfinite(v)) {
+    s += "null";
+    return;
+  }
+  s += fmt("%.9g", v);
+}
+
+std::string humanRate(double v) {
+  if (v >= 1e9)
+    return fmt("%.2fG", v / 1e9);
+  if (v >= 1e6)
+    return fmt("%.2fM", v / 1e6);
+  if (v >= 1e3)
+    return fmt("%.1fk", v / 1e3);
+  return fmt("%.0f", v);
+}
+
+} // namespace
+
+std::string metricsJson(const StepMetrics &m) {
+  std::string s = "{\"step\": " + std::to_string(m.step) + ", \"loss\": ";
+  appendNumber(s, m.loss);
+  s += ", \"lr\": ";
+  appendNumber(s, m.lr);
+  s += ", \"grad_norm\": ";
+  appendNumber(s, m.gradNorm);
+  s += ", \"tokens_per_second\": ";
+  appendNumber(s, m.tokensPerSecond);
+  if (m.valLoss) {
+    s += ", \"val_loss\": ";
+    appendNumber(s, *m.valLoss);
+  }
+  return s + "}";
+}
+
+MetricsLog::~MetricsLog() { close(); }
+
+bool MetricsLog::open(const std::string &path, bool append,
+                      std::string &error) {
+  close();
+  file = std::fopen(path.c_str(), append ? "a" : "w");
+  if (!file) {
+    error = "cannot open the log '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  filePath = path;
+  return true;
+}
+
+bool MetricsLog::write(const StepMetrics &m, std::string &error) {
+  if (!file)
+    return true;
+  std::string line = metricsJson(m) + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), file) != line.size() ||
+      std::fflush(file) != 0) {
+    error = "cannot write the log '" + filePath + "': " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void MetricsLog::close() {
+  if (file)
+    std::fclose(file);
+  file = nullptr;
+}
+
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    return "?";
+  long long s = (long long)std::llround(seconds);
+  char buf[48];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, (s / 60) % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  return buf;
+}
+
+Progress::Progress(ProgressOptions options) : opts(options) {
+  out = opts.out ? opts.out : &std::cout;
+  switch (opts.style) {
+  case ProgressStyle::Live:
+    isLive = true;
+    break;
+  case ProgressStyle::Quiet:
+    quiet = true;
+    break;
+  case ProgressStyle::Plain:
+    break;
+  case ProgressStyle::Auto:
+    if (out == &std::cout)
+      isLive = isatty(STDOUT_FILENO);
+    else if (out == &std::cerr || out == &std::clog)
+      isLive = isatty(STDERR_FILENO);
+    break;
+  }
+}
+
+std::string Progress::line(const StepMetrics &m) const {
+  std::string s = "step " + std::to_string(m.step);
+  if (opts.totalSteps > 0)
+    s += "/" + std::to_string(opts.totalSteps);
+  if (isLive && opts.totalSteps > 0) {
+    constexpr int kWidth = 20;
+    double frac = std::min(1.0, double(m.step) / double(opts.totalSteps));
+    int filled = int(frac * kWidth);
+    s += " [" + std::string(size_t(filled), '#') +
+         std::string(size_t(kWidth - filled), '.') + "]";
+  }
+  s += " loss " + fmt("%.4f", m.loss);
+  if (m.valLoss)
+    s += " val " + fmt("%.4f", *m.valLoss);
+  s += " lr " + fmt("%.2e", m.lr);
+  s += " gnorm " + fmt("%.3g", m.gradNorm);
+  if (m.tokensPerSecond > 0)
+    s += " " + humanRate(m.tokensPerSecond) + " tok/s";
+  if (opts.flopsPerStep > 0 && opts.peakFlops > 0 && m.stepSeconds > 0)
+    s += " MFU " +
+         fmt("%.1f%%", 100 * opts.flopsPerStep / m.stepSeconds / opts.peakFlops);
+  if (opts.predictedStepSeconds > 0) {
+    s += " (predicted " + fmt("%.3g", opts.predictedStepSeconds) + " s/step";
+    if (m.stepSeconds > 0)
+      s += ", measured " + fmt("%.3g", m.stepSeconds);
+    if (opts.predictedMfu > 0)
+      s += ", MFU " + fmt("%.1f%%", 100 * opts.predictedMfu);
+    s += ")";
+  }
+  if (opts.totalSteps > 0 && stepsTimed > 0 && m.step < opts.totalSteps)
+    s += " ETA " + formatDuration(secondsSum / double(stepsTimed) *
+                                  double(opts.totalSteps - m.step));
+  return s;
+}
+
+void Progress::report(const StepMetrics &m) {
+  if (m.stepSeconds > 0) {
+    secondsSum += m.stepSeconds;
+    ++stepsTimed;
+  }
+  if (quiet)
+    return;
+  std::string text = line(m);
+  if (isLive) {
+    // Pad over a longer previous line.
+    *out << '\r' << text << "\x1b[K" << std::flush;
+    lineOpen = true;
+    if (m.valLoss) { // keep evaluated steps on screen
+      *out << '\n' << std::flush;
+      lineOpen = false;
+    }
+  } else {
+    *out << text << '\n' << std::flush;
+  }
+}
+
+void Progress::message(const std::string &text) {
+  if (quiet)
+    return;
+  finish();
+  *out << text << '\n' << std::flush;
+}
+
+void Progress::finish() {
+  if (lineOpen)
+    *out << '\n' << std::flush;
+  lineOpen = false;
+}
+
+} // namespace einrt

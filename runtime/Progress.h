@@ -1,0 +1,103 @@
+//===- Progress.h - The live progress line and the JSON-lines log ---------===//
+//
+// Progress prints one line per reported step: on a terminal (isatty) it is
+// rewritten in place with a carriage return and carries a bar; otherwise
+// (a pipe, a log file) each report is a plain line. A line shows
+//   step 120/1000 [####......] loss 2.3451 lr 6.00e-04 gnorm 0.812
+//   12.3k tok/s MFU 21.0% (predicted 0.041 s/step, measured 0.045,
+//   MFU 24.0%) ETA 1m48s                                  (one line)
+// MFU is measured as flops_per_step / step_seconds / peak_flops; the
+// predicted step time and MFU are the caller's (the report's cpu profile).
+// Terms without data (zero flops, no prediction) are left out.
+//
+// MetricsLog writes one JSON object per logged step:
+//   {"step": 120, "loss": 2.3451, "lr": 0.0006, "grad_norm": 0.812,
+//    "tokens_per_second": 12345.6, "val_loss": 2.41}
+// (`val_loss` only where evaluated; non-finite numbers as null).
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_PROGRESS_H
+#define EINC_RUNTIME_PROGRESS_H
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace einrt {
+
+struct StepMetrics {
+  int64_t step = 0;
+  double loss = 0;
+  double lr = 0;
+  double gradNorm = 0;
+  double stepSeconds = 0;     // training wall time per step (no eval/ckpt)
+  double tokensPerSecond = 0; // predicted tokens / step time
+  std::optional<double> valLoss;
+};
+
+/// One JSON object, no newline.
+std::string metricsJson(const StepMetrics &m);
+
+class MetricsLog {
+public:
+  MetricsLog() = default;
+  ~MetricsLog();
+  MetricsLog(const MetricsLog &) = delete;
+  MetricsLog &operator=(const MetricsLog &) = delete;
+  /// Opens `path` (truncating, or appending when `append`, e.g. on resume).
+  bool open(const std::string &path, bool append, std::string &error);
+  bool isOpen() const { return file != nullptr; }
+  /// Writes one line and flushes.
+  bool write(const StepMetrics &m, std::string &error);
+  void close();
+
+private:
+  std::FILE *file = nullptr;
+  std::string filePath;
+};
+
+enum class ProgressStyle { Auto, Live, Plain, Quiet };
+
+struct ProgressOptions {
+  std::ostream *out = nullptr; // null: std::cout
+  /// Auto: Live when `out` is std::cout/std::cerr and that fd is a terminal.
+  ProgressStyle style = ProgressStyle::Auto;
+  int64_t totalSteps = 0;     // where the run stops
+  double flopsPerStep = 0;    // model flops of one optimizer step (0: no MFU)
+  double peakFlops = 0;       // the device's peak flop/s (0: no MFU)
+  double predictedStepSeconds = 0; // 0: no prediction shown
+  double predictedMfu = 0;         // fraction, 0..1
+};
+
+class Progress {
+public:
+  explicit Progress(ProgressOptions options);
+  /// Reports a step. `m.stepSeconds` is the mean training time of the steps
+  /// since the previous report; the ETA uses the mean over all reports.
+  void report(const StepMetrics &m);
+  /// A message on its own line (ends a live line first).
+  void message(const std::string &text);
+  /// Ends a live line.
+  void finish();
+  bool live() const { return isLive; }
+  /// The text of the line for `m` (without \r or \n), for tests.
+  std::string line(const StepMetrics &m) const;
+
+private:
+  ProgressOptions opts;
+  std::ostream *out;
+  bool isLive = false;
+  bool quiet = false;
+  bool lineOpen = false;
+  double secondsSum = 0; // training seconds of reported steps
+  int64_t stepsTimed = 0;
+};
+
+/// "1h02m", "3m05s", "12s".
+std::string formatDuration(double seconds);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_PROGRESS_H

@@ -1,0 +1,716 @@
+//===- Trainer.cpp - The training loop ------------------------------------===//
+#include "runtime/Trainer.h"
+#include "runtime/Init.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace einrt {
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+/// Copies the contents of `src` into `dst` (same shape); no reallocation
+/// when both use the same storage, so a backend's pointers stay valid.
+bool copyData(BufferData &dst, const BufferData &src, std::string &error) {
+  if (dst.size() != src.size()) {
+    error = "internal: copying buffers of different sizes";
+    return false;
+  }
+  if (!src.f32.empty() && dst.f32.size() == src.f32.size())
+    std::copy(src.f32.begin(), src.f32.end(), dst.f32.begin());
+  else if (!src.f64.empty() && dst.f64.size() == src.f64.size())
+    std::copy(src.f64.begin(), src.f64.end(), dst.f64.begin());
+  else if (!src.i32.empty() && dst.i32.size() == src.i32.size())
+    std::copy(src.i32.begin(), src.i32.end(), dst.i32.begin());
+  else if (!src.i1.empty() && dst.i1.size() == src.i1.size())
+    std::copy(src.i1.begin(), src.i1.end(), dst.i1.begin());
+  else
+    for (int64_t i = 0; i < src.size(); ++i)
+      dst.set(i, src.get(i));
+  return true;
+}
+
+void addInto(std::vector<double> &acc, const BufferData &b) {
+  if (!b.f32.empty())
+    for (size_t i = 0; i < acc.size(); ++i)
+      acc[i] += double(b.f32[i]);
+  else if (!b.f64.empty())
+    for (size_t i = 0; i < acc.size(); ++i)
+      acc[i] += b.f64[i];
+  else
+    for (size_t i = 0; i < acc.size(); ++i)
+      acc[i] += b.get(int64_t(i));
+}
+
+void zero(BufferData &b) {
+  std::fill(b.f32.begin(), b.f32.end(), 0.0f);
+  std::fill(b.f64.begin(), b.f64.end(), 0.0);
+  std::fill(b.i32.begin(), b.i32.end(), 0);
+  std::fill(b.i1.begin(), b.i1.end(), uint8_t(0));
+}
+
+bool makeDirectories(const std::string &dir, std::string &error) {
+  std::string path;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    path = dir.substr(0, pos);
+    if (path.empty())
+      continue;
+    if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
+      error = "cannot create the checkpoint directory '" + path +
+              "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool fileExists(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+int64_t findArg(const Program &p, const std::string &name, BufferRole role) {
+  for (size_t a = 0; a < p.arguments.size(); ++a) {
+    const Buffer &b = p.buffers[p.arguments[a]];
+    if (b.name == name && b.role == role)
+      return int64_t(a);
+  }
+  return -1;
+}
+
+int64_t findResult(const Program &p, const std::string &name, size_t from) {
+  for (size_t r = from; r < p.results.size(); ++r)
+    if (p.resultNames[r] == name)
+      return int64_t(r);
+  return -1;
+}
+
+bool sameType(const Buffer &a, const Buffer &b) {
+  return a.dtype == b.dtype && a.shape == b.shape;
+}
+
+} // namespace
+
+/// The argument plumbing between the Programs.
+struct Trainer::Impl {
+  /// A param or optimizer-state tensor, held in the holder's argument.
+  struct Slot {
+    std::string name;
+    bool opt = false;
+    size_t holderArg = 0; // argument index in the holder (train_step/apply)
+    size_t result = 0;    // the holder's result with the new value
+    int64_t gradArg = -1;  // params: argument index in @grad
+    int64_t gradResult = -1; // params: @grad's result with the gradient
+    int64_t applyGradArg = -1; // params: @apply_update's gradient argument
+    int64_t forwardArg = -1;   // params: argument index in @forward
+  };
+  Executor *holder = nullptr;
+  std::vector<Slot> slots; // params (argument order), then opt state
+  size_t paramCount = 0;
+  size_t stepArg = 0, lrArg = 0;
+  size_t lossResult = 0;     // in the executor producing the loss
+  size_t gradNormResult = 0; // in the holder
+  std::optional<WindowLayout> trainLayout, evalLayout;
+  MetricsLog log;
+  std::unique_ptr<Progress> progress;
+
+  Slot *param(size_t k) { return &slots[k]; }
+  BufferData &holderBuf(const Slot &s) {
+    return holder->buffer(size_t(holder->program().arguments[s.holderArg]));
+  }
+};
+
+Trainer::~Trainer() = default;
+
+std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
+                                         const TrainPrograms &programs,
+                                         const TokenFile &train,
+                                         const TokenFile *val,
+                                         std::string &error) {
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->cfg = config;
+  t->progs = programs;
+  t->trainFile = &train;
+  t->valFile = val;
+  t->impl = std::make_unique<Impl>();
+  Impl &I = *t->impl;
+  const TrainConfig &c = t->cfg;
+
+  if (c.steps < 0) {
+    error = "the number of steps must be >= 0";
+    return nullptr;
+  }
+  if (c.accumulate < 1) {
+    error = "accumulate must be >= 1, got " + std::to_string(c.accumulate);
+    return nullptr;
+  }
+  if (c.logEvery < 1 || c.evalEvery < 0 || c.evalSteps < 1 ||
+      c.checkpointEvery < 0) {
+    error = "log_every and eval_steps must be >= 1, eval_every and "
+            "checkpoint_every >= 0";
+    return nullptr;
+  }
+  std::string problem = c.schedule.validate();
+  if (!problem.empty()) {
+    error = "schedule: " + problem;
+    return nullptr;
+  }
+
+  // The holder of params and optimizer state.
+  const char *holderName;
+  if (c.accumulate == 1) {
+    if (!programs.trainStep) {
+      error = "training needs the @train_step program";
+      return nullptr;
+    }
+    I.holder = programs.trainStep;
+    holderName = "@train_step";
+  } else {
+    if (!programs.grad || !programs.apply) {
+      error = "accumulate = " + std::to_string(c.accumulate) +
+              " needs the @grad and @apply_update programs";
+      return nullptr;
+    }
+    I.holder = programs.apply;
+    holderName = "@apply_update";
+  }
+  const Program &hp = I.holder->program();
+  size_t firstResult = c.accumulate == 1 ? 2 : 1;
+  if (hp.results.size() < firstResult) {
+    error = std::string(holderName) + " has too few results";
+    return nullptr;
+  }
+  int64_t stepArg = findArg(hp, "step", BufferRole::Scalar);
+  int64_t lrArg = findArg(hp, "lr", BufferRole::Scalar);
+  if (stepArg < 0 || lrArg < 0) {
+    error = std::string(holderName) + " lacks its step or lr argument";
+    return nullptr;
+  }
+  I.stepArg = size_t(stepArg);
+  I.lrArg = size_t(lrArg);
+  I.gradNormResult = c.accumulate == 1 ? 1 : 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    BufferRole role = pass == 0 ? BufferRole::Param : BufferRole::OptState;
+    for (size_t a = 0; a < hp.arguments.size(); ++a) {
+      const Buffer &b = hp.buffers[hp.arguments[a]];
+      if (b.role != role)
+        continue;
+      Impl::Slot s;
+      s.name = b.name;
+      s.opt = pass == 1;
+      s.holderArg = a;
+      int64_t r = findResult(hp, b.name, firstResult);
+      if (r < 0 || !sameType(hp.buffers[hp.results[size_t(r)]], b)) {
+        error = std::string(holderName) + " has no result '" + b.name +
+                "' of the argument's type to carry it to the next step";
+        return nullptr;
+      }
+      s.result = size_t(r);
+      I.slots.push_back(s);
+    }
+    if (pass == 0)
+      I.paramCount = I.slots.size();
+  }
+  if (I.paramCount == 0) {
+    error = std::string(holderName) + " has no params";
+    return nullptr;
+  }
+
+  // Inputs of the program that draws training data.
+  Executor *dataEx = c.accumulate == 1 ? programs.trainStep : programs.grad;
+  I.trainLayout = windowLayout(dataEx->program(), c.mapping, error);
+  if (!I.trainLayout)
+    return nullptr;
+  t->trainSampler =
+      WindowSampler::create(train, *I.trainLayout, c.seed, c.vocab, error);
+  if (!t->trainSampler)
+    return nullptr;
+  I.lossResult = 0;
+
+  if (c.accumulate > 1) {
+    // @grad: (inputs..., params...) -> (loss, grads...) in its param order;
+    // @apply_update: (params..., grads..., opt_state..., step, lr).
+    const Program &gp = programs.grad->program();
+    std::vector<size_t> gradParams;
+    for (size_t a = 0; a < gp.arguments.size(); ++a)
+      if (gp.buffers[gp.arguments[a]].role == BufferRole::Param)
+        gradParams.push_back(a);
+    if (gradParams.size() != I.paramCount ||
+        gp.results.size() != 1 + I.paramCount) {
+      error = "@grad takes " + std::to_string(gradParams.size()) +
+              " params and returns " + std::to_string(gp.results.size()) +
+              " results; @apply_update takes " +
+              std::to_string(I.paramCount) + " params";
+      return nullptr;
+    }
+    std::vector<size_t> applyGrads;
+    for (size_t a = 0; a < hp.arguments.size(); ++a) {
+      BufferRole r = hp.buffers[hp.arguments[a]].role;
+      if (r != BufferRole::Param && r != BufferRole::OptState &&
+          r != BufferRole::Scalar)
+        applyGrads.push_back(a);
+    }
+    if (applyGrads.size() != I.paramCount) {
+      error = "@apply_update takes " + std::to_string(applyGrads.size()) +
+              " gradients for " + std::to_string(I.paramCount) + " params";
+      return nullptr;
+    }
+    for (size_t k = 0; k < I.paramCount; ++k) {
+      Impl::Slot &s = I.slots[k];
+      const Buffer &pb = hp.buffers[hp.arguments[s.holderArg]];
+      s.gradArg = findArg(gp, s.name, BufferRole::Param);
+      if (s.gradArg < 0 ||
+          !sameType(gp.buffers[gp.arguments[size_t(s.gradArg)]], pb)) {
+        error = "@grad has no param '" + s.name + "' of type " +
+                dtypeName(pb.dtype) + shapeText(pb.shape);
+        return nullptr;
+      }
+      size_t pos = size_t(std::find(gradParams.begin(), gradParams.end(),
+                                    size_t(s.gradArg)) -
+                          gradParams.begin());
+      s.gradResult = int64_t(1 + pos);
+      // The apply's gradients follow its params' order.
+      s.applyGradArg = int64_t(applyGrads[k]);
+      const Buffer &gr = gp.buffers[gp.results[size_t(s.gradResult)]];
+      const Buffer &ag = hp.buffers[hp.arguments[size_t(s.applyGradArg)]];
+      if (gr.shape != pb.shape || ag.shape != pb.shape) {
+        error = "the gradient of '" + s.name + "' has shape " +
+                shapeText(gr.shape) + " in @grad and " + shapeText(ag.shape) +
+                " in @apply_update; the param is " + shapeText(pb.shape);
+        return nullptr;
+      }
+    }
+    t->gradSums.resize(I.paramCount);
+    for (size_t k = 0; k < I.paramCount; ++k)
+      t->gradSums[k].assign(
+          size_t(hp.buffers[hp.arguments[I.slots[k].holderArg]].elementCount()),
+          0.0);
+  }
+
+  if (programs.forward && val && c.evalEvery > 0) {
+    const Program &fp = programs.forward->program();
+    for (size_t k = 0; k < I.paramCount; ++k) {
+      Impl::Slot &s = I.slots[k];
+      s.forwardArg = findArg(fp, s.name, BufferRole::Param);
+      if (s.forwardArg < 0 ||
+          !sameType(fp.buffers[fp.arguments[size_t(s.forwardArg)]],
+                    hp.buffers[hp.arguments[s.holderArg]])) {
+        error = "@forward has no param '" + s.name + "' of the same type";
+        return nullptr;
+      }
+    }
+    if (fp.results.empty()) {
+      error = "@forward returns nothing";
+      return nullptr;
+    }
+    I.evalLayout = windowLayout(fp, c.mapping, error);
+    if (!I.evalLayout)
+      return nullptr;
+    // The same batches at every evaluation: rewound before each.
+    t->valSampler = WindowSampler::create(*val, *I.evalLayout,
+                                          c.seed ^ 0x76616C6964617465ull,
+                                          c.vocab, error);
+    if (!t->valSampler)
+      return nullptr;
+  }
+
+  ProgressOptions po = c.progress;
+  po.totalSteps = c.steps;
+  I.progress = std::make_unique<Progress>(po);
+  return t;
+}
+
+int64_t Trainer::tokensPerStep() const {
+  return impl->trainLayout->targetsPerBatch() * cfg.accumulate;
+}
+
+std::vector<TensorData> Trainer::stateTensors() const {
+  std::vector<TensorData> out;
+  const Program &hp = impl->holder->program();
+  for (const Impl::Slot &s : impl->slots) {
+    TensorData t = impl->holder->exportBuffer(size_t(hp.arguments[s.holderArg]));
+    t.name = s.name;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+namespace {
+std::string configHash(const TrainConfig &c, const Program &holder,
+                       const WindowLayout &layout) {
+  std::string text = "seed=" + std::to_string(c.seed) +
+                     ";accumulate=" + std::to_string(c.accumulate) +
+                     ";mapping=" + windowMappingName(c.mapping) +
+                     ";batch=" + std::to_string(layout.batch) +
+                     ";context=" + std::to_string(layout.context) +
+                     ";schedule=" + c.schedule.describe() + ";args=";
+  for (int32_t a : holder.arguments) {
+    const Buffer &b = holder.buffers[size_t(a)];
+    text += b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";
+  }
+  return hashText(text + ";" + c.configText);
+}
+} // namespace
+
+bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
+  CheckpointInfo info;
+  info.step = curStep;
+  info.optimizerStep = optStep;
+  info.sampler = trainSampler->saveState();
+  info.schedule = cfg.schedule.describe();
+  info.configHash = configHash(cfg, impl->holder->program(), *impl->trainLayout);
+  info.valLoss = lastVal;
+  info.bestValLoss = bestVal;
+  return writeCheckpoint(path, stateTensors(), info, error);
+}
+
+namespace {
+bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error);
+}
+
+bool Trainer::resumeFrom(const std::string &path, std::string &error) {
+  auto ck = readCheckpoint(path, error);
+  if (!ck)
+    return false;
+  Impl &I = *impl;
+  std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout);
+  if (!ck->info.configHash.empty() && ck->info.configHash != hash &&
+      !cfg.allowConfigChange) {
+    error = "checkpoint '" + path +
+            "' was written with other training settings (config hash " +
+            ck->info.configHash + ", now " + hash +
+            "; seed, batch, accumulation, schedule, optimizer or model "
+            "changed): a resume would not continue the same run";
+    return false;
+  }
+  // Params first; then optimizer state (all or nothing).
+  std::vector<std::string> missingOpt;
+  for (const Impl::Slot &s : I.slots) {
+    if (s.opt && cfg.resetOptimizer)
+      continue;
+    const TensorData *t = ck->find(s.name);
+    if (!t) {
+      if (s.opt) {
+        missingOpt.push_back(s.name);
+        continue;
+      }
+      error = "checkpoint '" + path + "' has no param '" + s.name + "'";
+      return false;
+    }
+  }
+  if (!missingOpt.empty()) {
+    error = "checkpoint '" + path + "' has no optimizer state ('" +
+            missingOpt.front() + "'" +
+            (missingOpt.size() > 1
+                 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
+                 : std::string()) +
+            "); resuming without it restarts the optimizer from zero "
+            "moments: ask for that with reset_optimizer (--reset-optimizer)";
+    return false;
+  }
+  const Program &hp = I.holder->program();
+  for (const Impl::Slot &s : I.slots) {
+    size_t buf = size_t(hp.arguments[s.holderArg]);
+    if (s.opt && cfg.resetOptimizer) {
+      zero(I.holder->buffer(buf));
+      continue;
+    }
+    if (!I.holder->importBuffer(buf, *ck->find(s.name), error)) {
+      error = "checkpoint '" + path + "', tensor '" + s.name + "': " + error;
+      return false;
+    }
+  }
+  if (!trainSampler->restoreState(ck->info.sampler, error)) {
+    error = "checkpoint '" + path + "': " + error;
+    return false;
+  }
+  curStep = ck->info.step;
+  optStep = cfg.resetOptimizer ? 0 : ck->info.optimizerStep;
+  lastVal = ck->info.valLoss;
+  bestVal = ck->info.bestValLoss;
+  return syncParamsToGrad(I, progs.grad, error);
+}
+
+namespace {
+bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
+  if (!grad || I.holder == grad)
+    return true;
+  for (size_t k = 0; k < I.paramCount; ++k) {
+    const Trainer::Impl::Slot &s = I.slots[k];
+    if (s.gradArg < 0)
+      continue;
+    if (!copyData(grad->buffer(size_t(grad->program().arguments[size_t(s.gradArg)])),
+                  I.holderBuf(s), error))
+      return false;
+  }
+  return true;
+}
+} // namespace
+
+bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
+  Impl &I = *impl;
+  const int64_t t = curStep + 1;
+  const double lr = cfg.schedule.at(t);
+  const double tOpt = double(optStep + 1);
+  if (!I.holder->setArgument(I.stepArg, &tOpt, 1, error) ||
+      !I.holder->setArgument(I.lrArg, &lr, 1, error))
+    return false;
+
+  if (cfg.accumulate == 1) {
+    Executor &ex = *progs.trainStep;
+    if (!trainSampler->feed(ex, error))
+      return false;
+    if (!ex.run(error)) {
+      error = "step " + std::to_string(t) + ": " + error;
+      return false;
+    }
+    loss = ex.resultBuffer(I.lossResult).get(0);
+  } else {
+    Executor &g = *progs.grad;
+    double lossSum = 0;
+    for (auto &acc : gradSums)
+      std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t m = 0; m < cfg.accumulate; ++m) {
+      if (!trainSampler->feed(g, error))
+        return false;
+      if (!g.run(error)) {
+        error = "step " + std::to_string(t) + ", micro-batch " +
+                std::to_string(m + 1) + ": " + error;
+        return false;
+      }
+      lossSum += g.resultBuffer(0).get(0);
+      for (size_t k = 0; k < I.paramCount; ++k)
+        addInto(gradSums[k], g.resultBuffer(size_t(I.slots[k].gradResult)));
+    }
+    const double k = double(cfg.accumulate);
+    loss = lossSum / k;
+    for (size_t p = 0; p < I.paramCount; ++p) {
+      for (double &v : gradSums[p])
+        v /= k;
+      if (!I.holder->setArgument(size_t(I.slots[p].applyGradArg),
+                                 gradSums[p].data(), gradSums[p].size(),
+                                 error))
+        return false;
+    }
+    if (!std::isfinite(loss)) {
+      gradNorm = NAN;
+      nonFinite = true;
+      error = "step " + std::to_string(t) + ": the loss is not finite (" +
+              num(loss) + "); stopping, the last good checkpoint is kept";
+      return false;
+    }
+    if (!I.holder->run(error)) {
+      error = "step " + std::to_string(t) + ": " + error;
+      return false;
+    }
+  }
+  gradNorm = I.holder->resultBuffer(I.gradNormResult).get(0);
+  if (!std::isfinite(loss) || !std::isfinite(gradNorm)) {
+    nonFinite = true;
+    error = "step " + std::to_string(t) + ": " +
+            (!std::isfinite(loss) ? "the loss is not finite (" + num(loss) + ")"
+                                  : "the gradient norm is not finite (" +
+                                        num(gradNorm) + ")") +
+            "; stopping, the last good checkpoint is kept";
+    return false;
+  }
+  // Carry params' and opt_state' into the next step's arguments.
+  for (const Impl::Slot &s : I.slots)
+    if (!copyData(I.holderBuf(s), I.holder->resultBuffer(s.result), error))
+      return false;
+  curStep = t;
+  optStep += 1;
+  return syncParamsToGrad(I, progs.grad, error);
+}
+
+bool Trainer::evaluate(double &valLoss, std::string &error) {
+  Impl &I = *impl;
+  if (!progs.forward || !valSampler) {
+    error = "evaluation needs @forward, a validation file and eval_every > 0";
+    return false;
+  }
+  Executor &f = *progs.forward;
+  for (size_t k = 0; k < I.paramCount; ++k)
+    if (!copyData(f.buffer(size_t(f.program().arguments[size_t(I.slots[k].forwardArg)])),
+                  I.holderBuf(I.slots[k]), error))
+      return false;
+  valSampler->rewind();
+  double sum = 0;
+  for (int64_t i = 0; i < cfg.evalSteps; ++i) {
+    if (!valSampler->feed(f, error))
+      return false;
+    if (!f.run(error)) {
+      error = "evaluation at step " + std::to_string(curStep) + ": " + error;
+      return false;
+    }
+    sum += f.resultBuffer(0).get(0);
+  }
+  valLoss = sum / double(cfg.evalSteps);
+  return true;
+}
+
+bool Trainer::run(TrainResult &result, std::string &error) {
+  Impl &I = *impl;
+  using Clock = std::chrono::steady_clock;
+  const std::string last =
+      cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/last.safetensors";
+  const std::string best =
+      cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/best.safetensors";
+  nonFinite = false;
+  result = TrainResult();
+
+  if (cfg.resume) {
+    if (last.empty()) {
+      error = "resume needs a checkpoint directory";
+      return false;
+    }
+    if (!fileExists(last)) {
+      error = "nothing to resume: '" + last + "' does not exist";
+      return false;
+    }
+    if (!resumeFrom(last, error))
+      return false;
+    I.progress->message("resumed from " + last + " at step " +
+                        std::to_string(curStep) +
+                        (cfg.resetOptimizer ? " (optimizer state reset)" : ""));
+  } else {
+    curStep = 0;
+    optStep = 0;
+    lastVal.reset();
+    bestVal.reset();
+    trainSampler->rewind();
+    if (cfg.initialize) {
+      // Init where the params' initialisers are: @train_step, or @grad (the
+      // model's own signature) when accumulating.
+      if (cfg.accumulate == 1) {
+        initParams(*I.holder, cfg.seed);
+      } else {
+        initParams(*progs.grad, cfg.seed);
+        for (size_t k = 0; k < I.paramCount; ++k)
+          if (!copyData(I.holderBuf(I.slots[k]),
+                        progs.grad->buffer(size_t(progs.grad->program().arguments[size_t(I.slots[k].gradArg)])),
+                        error))
+            return false;
+      }
+    }
+    for (size_t k = I.paramCount; k < I.slots.size(); ++k)
+      zero(I.holderBuf(I.slots[k]));
+    if (!syncParamsToGrad(I, progs.grad, error))
+      return false;
+  }
+  result.startStep = curStep;
+  result.lastStep = curStep;
+  result.bestValLoss = bestVal;
+  result.lastValLoss = lastVal;
+
+  if (!cfg.checkpointDir.empty() && !makeDirectories(cfg.checkpointDir, error))
+    return false;
+  if (!cfg.logPath.empty() && !I.log.open(cfg.logPath, cfg.resume, error))
+    return false;
+  if (curStep >= cfg.steps) {
+    I.progress->message("already at step " + std::to_string(curStep) +
+                        " (steps " + std::to_string(cfg.steps) +
+                        "): nothing to do");
+    return true;
+  }
+
+  double secondsSinceReport = 0;
+  int64_t stepsSinceReport = 0;
+  const double tokens = double(tokensPerStep());
+  while (curStep < cfg.steps) {
+    const int64_t t = curStep + 1;
+    double loss = 0, gradNorm = 0;
+    auto start = Clock::now();
+    bool ok = trainStep(loss, gradNorm, error);
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (!ok) {
+      if (nonFinite) {
+        result.stoppedNonFinite = true;
+        StepMetrics m;
+        m.step = t;
+        m.loss = loss;
+        m.lr = cfg.schedule.at(t);
+        m.gradNorm = gradNorm;
+        std::string ignored;
+        I.log.write(m, ignored);
+        I.progress->finish();
+      }
+      return false;
+    }
+    secondsSinceReport += seconds;
+    ++stepsSinceReport;
+    result.lastStep = curStep;
+    result.lastLoss = loss;
+    result.lastGradNorm = gradNorm;
+
+    StepMetrics m;
+    m.step = curStep;
+    m.loss = loss;
+    m.lr = cfg.schedule.at(curStep);
+    m.gradNorm = gradNorm;
+
+    bool evaluated = false;
+    if (valSampler && cfg.evalEvery > 0 && curStep % cfg.evalEvery == 0) {
+      double v;
+      if (!evaluate(v, error))
+        return false;
+      if (!std::isfinite(v)) {
+        result.stoppedNonFinite = true;
+        error = "step " + std::to_string(curStep) +
+                ": the validation loss is not finite (" + num(v) +
+                "); stopping, the last good checkpoint is kept";
+        return false;
+      }
+      evaluated = true;
+      lastVal = v;
+      m.valLoss = v;
+      result.lastValLoss = v;
+      if (!bestVal || v < *bestVal) {
+        bestVal = v;
+        result.bestValLoss = v;
+        if (!best.empty() && !saveCheckpoint(best, error))
+          return false;
+      }
+    }
+    bool final = curStep == cfg.steps;
+    bool save = final || (cfg.checkpointEvery > 0
+                              ? curStep % cfg.checkpointEvery == 0
+                              : evaluated);
+    if (save && !last.empty() && !saveCheckpoint(last, error))
+      return false;
+
+    if (final || evaluated || curStep % cfg.logEvery == 0) {
+      m.stepSeconds = secondsSinceReport / double(stepsSinceReport);
+      m.tokensPerSecond = m.stepSeconds > 0 ? tokens / m.stepSeconds : 0;
+      secondsSinceReport = 0;
+      stepsSinceReport = 0;
+      if (!I.log.write(m, error))
+        return false;
+      I.progress->report(m);
+    }
+  }
+  I.progress->finish();
+  I.log.close();
+  return true;
+}
+
+} // namespace einrt

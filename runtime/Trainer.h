@@ -1,0 +1,155 @@
+//===- Trainer.h - The training loop --------------------------------------===//
+//
+// Drives compiled Programs through a training run:
+//
+//   for step t = start+1 .. steps:
+//     lr = schedule.at(t)
+//     accumulate == 1:  draw a batch → @train_step(inputs, params, opt_state,
+//                       t_opt, lr) → (loss, grad_norm, params', opt_state')
+//     accumulate == k:  k × (draw a micro-batch → @grad(inputs, params) →
+//                       (loss, grads)), sum the grads in double and divide by
+//                       k (the loss: mean of the k losses), then
+//                       @apply_update(params, grads, opt_state, t_opt, lr) →
+//                       (grad_norm, params', opt_state')
+//     a non-finite loss or grad_norm stops the run (error names the step;
+//       params' are not taken, no checkpoint is written)
+//     every eval_every steps: mean @forward loss over eval_steps batches of
+//       the validation file (the same batches every time), `best` kept
+//     every checkpoint_every steps (and at the end): `last` written
+//
+// Params and optimizer state live in the argument buffers of @train_step
+// (or @apply_update); @grad and @forward get copies of the params by name.
+// Params start from their initialisers (initParams with the seed) unless
+// resuming or `initialize` is off (the caller has set them).
+//
+// Determinism: the same seed, settings and Programs give the same run bit
+// for bit (the data stream is Rng::forStream(seed, "data"); nothing depends
+// on time). Resume restores params, optimizer state, step and the sampler,
+// so N steps in one run equal k + resume + (N − k) bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_TRAINER_H
+#define EINC_RUNTIME_TRAINER_H
+
+#include "runtime/Checkpoint.h"
+#include "runtime/Executor.h"
+#include "runtime/Progress.h"
+#include "runtime/Schedule.h"
+#include "runtime/TokenData.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace einrt {
+
+struct TrainConfig {
+  int64_t steps = 0;      // where this run stops: a total, not an increment
+  int64_t accumulate = 1; // micro-batches per step
+  int64_t evalEvery = 0;  // 0: no evaluation
+  int64_t evalSteps = 1;  // batches per evaluation
+  uint64_t seed = 0;
+  Schedule schedule;
+  WindowMapping mapping = WindowMapping::NextToken;
+  int32_t vocab = 0;      // token ids must be < vocab (0: unchecked)
+  bool initialize = true; // initParams(seed) when not resuming
+
+  std::string checkpointDir;   // "" : no checkpoints
+  int64_t checkpointEvery = 0; // 0: at each evaluation and at the end
+  bool resume = false;         // continue from checkpointDir/last.safetensors
+  /// Resume with the optimizer state zeroed and its update count restarted
+  /// at 1; required when the checkpoint has no optimizer state.
+  bool resetOptimizer = false;
+  /// Extra text hashed into config_hash (e.g. the model's train settings and
+  /// optimizer); a resume with a different hash is refused unless
+  /// allowConfigChange.
+  std::string configText;
+  bool allowConfigChange = false;
+
+  std::string logPath; // JSON lines ("" : none); appended to on resume
+  int64_t logEvery = 1;
+  ProgressOptions progress; // totalSteps is filled from `steps`
+};
+
+/// The Programs to drive; the executors must outlive the Trainer.
+struct TrainPrograms {
+  Executor *trainStep = nullptr; // @train_step, for accumulate == 1
+  Executor *grad = nullptr;      // @grad, for accumulate > 1
+  Executor *apply = nullptr;     // @apply_update, for accumulate > 1
+  Executor *forward = nullptr;   // @forward, for evaluation (optional)
+};
+
+struct TrainResult {
+  int64_t startStep = 0;    // the step resumed from (0: fresh)
+  int64_t lastStep = 0;     // the last completed step
+  double lastLoss = 0;
+  double lastGradNorm = 0;
+  std::optional<double> lastValLoss;
+  std::optional<double> bestValLoss;
+  bool stoppedNonFinite = false;
+};
+
+class Trainer {
+public:
+  /// Checks the Programs against each other and the data (argument names,
+  /// roles, shapes; the windows fit the files), opens the log. `val` may be
+  /// null (no evaluation). The files must outlive the Trainer.
+  static std::unique_ptr<Trainer> create(const TrainConfig &config,
+                                         const TrainPrograms &programs,
+                                         const TokenFile &train,
+                                         const TokenFile *val,
+                                         std::string &error);
+  ~Trainer();
+
+  /// Initialises or resumes, then trains to `config.steps`. False with a
+  /// message on any error, including a non-finite loss (`result` says how
+  /// far it got).
+  bool run(TrainResult &result, std::string &error);
+
+  /// Single pieces, for tests and tools:
+  /// Resume from a checkpoint file (as run() does with `resume`).
+  bool resumeFrom(const std::string &path, std::string &error);
+  /// One optimizer step (step() + 1); fills loss, grad_norm.
+  bool trainStep(double &loss, double &gradNorm, std::string &error);
+  /// Mean @forward loss over evalSteps batches of the validation file.
+  bool evaluate(double &valLoss, std::string &error);
+  /// Writes params + optimizer state with the current metadata.
+  bool saveCheckpoint(const std::string &path, std::string &error);
+  /// Params and optimizer state as tensors, argument order, Program dtypes.
+  std::vector<TensorData> stateTensors() const;
+  /// Averaged gradients of the last accumulated step (accumulate > 1),
+  /// indexed like the params.
+  const std::vector<std::vector<double>> &lastGradients() const {
+    return gradSums;
+  }
+
+  int64_t step() const { return curStep; }
+  const WindowSampler &sampler() const { return *trainSampler; }
+  /// Predicted tokens per optimizer step (targets × accumulate).
+  int64_t tokensPerStep() const;
+  const TrainConfig &config() const { return cfg; }
+
+  struct Impl; // argument plumbing (Trainer.cpp)
+
+private:
+  Trainer() = default;
+
+  TrainConfig cfg;
+  TrainPrograms progs;
+  const TokenFile *trainFile = nullptr;
+  const TokenFile *valFile = nullptr;
+  std::optional<WindowSampler> trainSampler;
+  std::optional<WindowSampler> valSampler;
+  std::unique_ptr<Impl> impl;
+  int64_t curStep = 0;
+  int64_t optStep = 0; // the optimizer's update count (t of AdamW)
+  bool nonFinite = false;
+  std::optional<double> lastVal, bestVal;
+  std::vector<std::vector<double>> gradSums;
+};
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_TRAINER_H

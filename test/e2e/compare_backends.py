@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Compares two `einc run` outputs (CPU backend vs reference backend).
+
+  compare_backends.py grad CPU REF TOL   default mode: the loss, the total
+                                         gradient norm and every per-param
+                                         norm agree within TOL (relative)
+  compare_backends.py steps CPU REF TOL  --step mode: every step's loss and
+                                         grad_norm agree within TOL (relative)
+  compare_backends.py tensors CPU.safetensors REF.safetensors TOL
+                                         every tensor (F32) agrees within TOL:
+                                         max |cpu - ref| / max |ref|
+
+Prints the worst relative difference and OK or FAIL.
+"""
+import array
+import json
+import re
+import struct
+import sys
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def grad_values(text):
+    values = {"loss": float(re.search(r"^loss (\S+)", text, re.M).group(1)),
+              "grad norm": float(re.search(r"^grad norm (\S+)", text, re.M).group(1))}
+    for name, norm in re.findall(r"^  (\S+)\s+\[[^\]]*\]\s+(\S+)$", text, re.M):
+        values[name] = float(norm)
+    return values
+
+
+def step_values(text):
+    values = {}
+    for step, loss, norm in re.findall(r"^step (\d+)  loss (\S+)  grad_norm (\S+)", text, re.M):
+        values["step %s loss" % step] = float(loss)
+        values["step %s grad_norm" % step] = float(norm)
+    return values
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        assert info["dtype"] == "F32", info["dtype"]
+        begin, end = info["data_offsets"]
+        values = array.array("f")
+        values.frombytes(data[8 + n + begin:8 + n + end])
+        tensors[name] = values
+    return tensors
+
+
+def compare_tensors(cpu_file, ref_file, tol):
+    cpu, ref = read_safetensors(cpu_file), read_safetensors(ref_file)
+    if not ref or set(cpu) != set(ref):
+        print("the files hold different tensors: FAIL")
+        return 1
+    worst, worst_name = 0.0, None
+    for name in ref:
+        num = max((abs(a - b) for a, b in zip(cpu[name], ref[name])), default=0.0)
+        den = max((abs(b) for b in ref[name]), default=0.0)
+        err = num / den if den > 0 else num
+        if err >= worst:
+            worst, worst_name = err, name
+    ok = worst <= tol
+    print("%d tensors, worst relative error %.3g (%s) within %g: %s" %
+          (len(ref), worst, worst_name, tol, "OK" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+def main():
+    what, cpu_file, ref_file, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    if what == "tensors":
+        return compare_tensors(cpu_file, ref_file, tol)
+    parse = {"grad": grad_values, "steps": step_values}[what]
+    cpu = parse(open(cpu_file).read())
+    ref = parse(open(ref_file).read())
+    if not ref or set(cpu) != set(ref):
+        print("the outputs list different values: %s vs %s: FAIL" % (sorted(cpu), sorted(ref)))
+        return 1
+    worst = max(ref, key=lambda k: rel(cpu[k], ref[k]))
+    err = rel(cpu[worst], ref[worst])
+    ok = err <= tol
+    print("%d values, worst relative difference %.3g (%s: %r vs %r) within %g: %s" %
+          (len(ref), err, worst, cpu[worst], ref[worst], tol, "OK" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

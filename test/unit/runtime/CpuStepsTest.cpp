@@ -1,0 +1,254 @@
+//===- CpuStepsTest.cpp - The CPU backend's Matmul and Kernel steps -------===//
+//
+// Matmul against a plain triple loop for each transpose / leading-dimension /
+// batch-stride combination; validation of bad plans; Kernel steps through a
+// hand-written table; Float64 executors refusing both kinds.
+//
+//===----------------------------------------------------------------------===//
+#include "ProgramBuilder.h"
+
+#include "runtime/Executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace einrt;
+using einrt::test::ProgramBuilder;
+
+namespace {
+
+std::vector<double> randoms(int64_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(n);
+  for (double &x : v)
+    x = float(u(gen));
+  return v;
+}
+
+struct MatmulCase {
+  int64_t batch, m, n, k;
+  bool ta, tb;
+  int64_t padA, padB; // extra elements per row (ld = cols + pad)
+};
+
+/// C[b] = op(A[b]) · op(B[b]) by loops over the stored layout.
+std::vector<double> expected(const MatmulCase &c, const std::vector<double> &a,
+                             int64_t lda, int64_t sa, const std::vector<double> &b,
+                             int64_t ldb, int64_t sb) {
+  std::vector<double> out(c.batch * c.m * c.n, 0.0);
+  for (int64_t z = 0; z < c.batch; ++z)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < c.k; ++p) {
+          double x = c.ta ? a[z * sa + p * lda + i] : a[z * sa + i * lda + p];
+          double y = c.tb ? b[z * sb + j * ldb + p] : b[z * sb + p * ldb + j];
+          s += x * y;
+        }
+        out[(z * c.m + i) * c.n + j] = s;
+      }
+  return out;
+}
+
+TEST(CpuSteps, MatmulLayouts) {
+  const MatmulCase cases[] = {
+      {1, 3, 5, 4, false, false, 0, 0}, {1, 3, 5, 4, true, false, 0, 0},
+      {1, 3, 5, 4, false, true, 0, 0},  {1, 3, 5, 4, true, true, 0, 0},
+      {3, 2, 6, 5, false, false, 0, 0}, {3, 2, 6, 5, true, true, 2, 3},
+      {2, 1, 7, 3, false, false, 1, 0}, {1, 4, 1, 1, false, false, 0, 0},
+      {2, 3, 4, 0, false, false, 0, 0},
+  };
+  for (const MatmulCase &c : cases) {
+    int64_t aRows = c.ta ? c.k : c.m, aCols = c.ta ? c.m : c.k;
+    int64_t bRows = c.tb ? c.n : c.k, bCols = c.tb ? c.k : c.n;
+    int64_t lda = std::max<int64_t>(1, aCols + c.padA), ldb = std::max<int64_t>(1, bCols + c.padB);
+    int64_t sa = aRows * lda, sb = bRows * ldb;
+    ProgramBuilder pb;
+    int32_t a = pb.arg(DType::F32, {std::max<int64_t>(1, c.batch * sa)});
+    int32_t b = pb.arg(DType::F32, {std::max<int64_t>(1, c.batch * sb)});
+    pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {c.batch, c.m, c.n},
+                      {{c.batch, c.m, c.n, c.k, c.ta, c.tb, lda, ldb, std::max<int64_t>(1, c.n),
+                        sa, sb, c.m * c.n}}));
+    std::string error;
+    auto ex = Executor::create(pb.p, Precision::F32, error);
+    ASSERT_TRUE(ex) << error;
+    auto av = randoms(ex->buffer(a).size(), 1), bv = randoms(ex->buffer(b).size(), 2);
+    ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error)) << error;
+    ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error)) << error;
+    // A stale result must be overwritten (K = 0 included).
+    for (int64_t i = 0; i < ex->resultBuffer(0).size(); ++i)
+      ex->buffer(pb.p.results[0]).set(i, 42.0);
+    ASSERT_TRUE(ex->run(error)) << error;
+    auto want = expected(c, av, lda, sa, bv, ldb, sb);
+    auto got = ex->getResult(0).values;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-5) << "case batch " << c.batch << " ta " << c.ta
+                                         << " tb " << c.tb << " element " << i;
+  }
+}
+
+Program matmulProgram(std::vector<int64_t> plan, std::vector<int64_t> aShape = {3, 4},
+                      std::vector<int64_t> bShape = {4, 5},
+                      std::vector<int64_t> cShape = {3, 5}) {
+  ProgramBuilder pb;
+  int32_t a = pb.arg(DType::F32, aShape);
+  int32_t b = pb.arg(DType::F32, bShape);
+  pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, cShape, {plan}));
+  return pb.p;
+}
+
+TEST(CpuSteps, MatmulValidation) {
+  // {batch, M, N, K, transA, transB, lda, ldb, ldc, strideA, strideB, strideC}
+  EXPECT_EQ(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}).validate(), "");
+  auto expectError = [](const Program &p, const std::string &part) {
+    std::string e = p.validate();
+    EXPECT_NE(e.find(part), std::string::npos) << e;
+  };
+  expectError(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0}), "12 plan entries");
+  expectError(matmulProgram({1, 3, 5, 4, 0, 0, 3, 5, 5, 0, 0, 0}), "lda 3 must be at least 4");
+  expectError(matmulProgram({1, 3, 5, 4, 2, 0, 4, 5, 5, 0, 0, 0}), "transA and transB");
+  expectError(matmulProgram({1, 3, 5, 4, 0, 0, 5, 5, 5, 0, 0, 0}), "A: 1 x 3 x 4");
+  expectError(matmulProgram({1, 3, 5, 5, 0, 0, 5, 5, 5, 0, 0, 0}), "reach beyond");
+  expectError(matmulProgram({2, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 15}), "reach beyond");
+  expectError(matmulProgram({1, 3, 4, 4, 0, 0, 4, 4, 4, 0, 0, 0}), "writes 12 elements");
+  expectError(matmulProgram({-1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), "batch, M, N, K");
+  expectError(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, -1, 0, 0}), "strides must be >= 0");
+  expectError(matmulProgram({2, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 5}, {2, 3, 4}, {2, 4, 5},
+                            {2, 3, 5}),
+              "overlap");
+  // Huge strides are an error, not an overflow.
+  expectError(matmulProgram({2, 3, 5, 4, 0, 0, 4, 5, 5, int64_t(1) << 62, 0, 15}, {2, 3, 4},
+                            {2, 4, 5}, {2, 3, 5}),
+              "reach beyond");
+  // Outer loops: {count, strideA, strideB, strideC} each; C dense.
+  auto withLoops = [](std::vector<int64_t> loops) {
+    Program p = matmulProgram({3, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 15}, {2, 3, 3, 4},
+                              {2, 3, 4, 5}, {2, 3, 3, 5});
+    p.steps[0].lists.push_back(std::move(loops));
+    return p;
+  };
+  EXPECT_EQ(withLoops({2, 36, 60, 45}).validate(), "");
+  expectError(withLoops({2, 36, 60}), "4 entries");
+  expectError(withLoops({2, 36, 60, 40}), "not the dense stride 45");
+  expectError(withLoops({2, 37, 60, 45}), "reach beyond");
+  expectError(withLoops({3, 36, 60, 45}), "reach beyond");
+  // f32 only.
+  ProgramBuilder pb;
+  int32_t a = pb.arg(DType::F64, {3, 4}), b = pb.arg(DType::F64, {4, 5});
+  pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F64, {3, 5},
+                    {{1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}}));
+  expectError(pb.p, "must be 'f32'");
+}
+
+// A hand-written "compiled kernel": out = in0 * 2 (f32), counting calls.
+int calls = 0;
+void doubleIt(void **args) {
+  const float *in = *static_cast<float **>(args[0]);
+  float *out = *static_cast<float **>(args[1]);
+  for (int i = 0; i < 3; ++i)
+    out[i] = 2 * in[i];
+  ++calls;
+}
+// in0 (i32), in1 (i1) → out (f32) = in0 where in1 else -1.
+void pick(void **args) {
+  const int32_t *x = *static_cast<int32_t **>(args[0]);
+  const uint8_t *c = *static_cast<uint8_t **>(args[1]);
+  float *out = *static_cast<float **>(args[2]);
+  for (int i = 0; i < 3; ++i)
+    out[i] = c[i] ? float(x[i]) : -1.0f;
+}
+
+TEST(CpuSteps, MatmulOuterLoops) {
+  // C[i][j] = A[j][i] · B[i][j]: A's batch dims swapped, so (i, j) is an
+  // outer loop over i and a batch over j.
+  const int64_t I = 2, J = 3, M = 2, K = 3, N = 2;
+  ProgramBuilder pb;
+  int32_t a = pb.arg(DType::F32, {J, I, M, K});
+  int32_t b = pb.arg(DType::F32, {I, J, K, N});
+  int32_t c = pb.step(StepKind::Matmul, {a, b}, DType::F32, {I, J, M, N},
+                      {{J, M, N, K, 0, 0, K, N, N, I * M * K, K * N, M * N},
+                       {I, M * K, J * K * N, J * M * N}});
+  pb.result(c);
+  std::string error;
+  auto ex = Executor::create(pb.p, Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  auto av = randoms(J * I * M * K, 3), bv = randoms(I * J * K * N, 4);
+  ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error));
+  ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error));
+  ASSERT_TRUE(ex->run(error)) << error;
+  auto got = ex->getResult(0).values;
+  for (int64_t i = 0; i < I; ++i)
+    for (int64_t j = 0; j < J; ++j)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          double s = 0;
+          for (int64_t k = 0; k < K; ++k)
+            s += av[((j * I + i) * M + m) * K + k] * bv[((i * J + j) * K + k) * N + n];
+          EXPECT_NEAR(got[((i * J + j) * M + m) * N + n], s, 1e-5);
+        }
+}
+
+TEST(CpuSteps, KernelTable) {
+  ProgramBuilder pb;
+  int32_t x = pb.arg(DType::F32, {3});
+  int32_t ids = pb.arg(DType::I32, {3});
+  int32_t mask = pb.constant(DType::I1, {3}, {1, 0, 1});
+  int32_t y = pb.step(StepKind::Kernel, {x}, DType::F32, {3}, {}, 0);
+  int32_t z = pb.step(StepKind::Kernel, {ids, mask}, DType::F32, {3}, {}, 1);
+  pb.result(y);
+  pb.result(z);
+  std::string error;
+  auto ex = Executor::create(pb.p, Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  double xv[] = {1, 2, 3};
+  int32_t iv[] = {7, 8, 9};
+  ASSERT_TRUE(ex->setArgument(0, xv, 3, error));
+  ASSERT_TRUE(ex->setArgument(1, iv, 3, error));
+
+  // No table: an error naming the step, not a crash.
+  EXPECT_FALSE(ex->run(error));
+  EXPECT_NE(error.find("step 0 (kernel"), std::string::npos) << error;
+  EXPECT_NE(error.find("no kernel table"), std::string::npos) << error;
+  // Too small a table.
+  ex->setKernels({&doubleIt});
+  EXPECT_FALSE(ex->run(error));
+  EXPECT_NE(error.find("kernel 1 is not in the kernel table (1 kernels)"), std::string::npos)
+      << error;
+  // A null entry.
+  ex->setKernels({&doubleIt, nullptr});
+  EXPECT_FALSE(ex->run(error));
+
+  calls = 0;
+  ex->setKernels({&doubleIt, &pick});
+  ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 4, 6}));
+  EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{7, -1, 9}));
+}
+
+TEST(CpuSteps, KernelValidation) {
+  ProgramBuilder pb;
+  int32_t x = pb.arg(DType::BF16, {3});
+  pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {3}, {}, 0));
+  EXPECT_NE(pb.p.validate().find("compiled kernels take f32, i32 and i1"), std::string::npos);
+  ProgramBuilder neg;
+  int32_t y = neg.arg(DType::F32, {3});
+  neg.result(neg.step(StepKind::Kernel, {y}, DType::F32, {3}, {}, -2));
+  EXPECT_NE(neg.p.validate().find("kernel index -2 is negative"), std::string::npos);
+}
+
+TEST(CpuSteps, Float64Refused) {
+  std::string error;
+  auto ex = Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}),
+                             Precision::F64, error);
+  EXPECT_FALSE(ex);
+  EXPECT_NE(error.find("float32 only"), std::string::npos) << error;
+  EXPECT_TRUE(Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}),
+                               Precision::F32, error));
+}
+
+} // namespace

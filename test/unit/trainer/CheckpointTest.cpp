@@ -1,0 +1,135 @@
+//===- CheckpointTest.cpp - Checkpoint files and atomic writes ------------===//
+#include "TrainerTestUtil.h"
+#include "runtime/Checkpoint.h"
+
+#include <chrono>
+#include <dirent.h>
+#include <csignal>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace einrt;
+using namespace einrt::test;
+
+namespace {
+
+TensorData tensor(const std::string &name, int64_t n, double fill) {
+  std::vector<double> v(size_t(n), fill);
+  return TensorData::fromDoubles(name, DType::F32, {n}, v.data());
+}
+
+TEST(Checkpoint, MetadataRoundTrip) {
+  TempDir d;
+  CheckpointInfo info;
+  info.step = 120;
+  info.optimizerStep = 20;
+  info.sampler = "rows:3;rng:abc";
+  info.schedule = "constant lr=0.001 warmup=0";
+  info.configHash = hashText("x");
+  info.valLoss = 1.0 / 3.0;
+  std::string error;
+  ASSERT_TRUE(writeCheckpoint(d.file("c.safetensors"),
+                              {tensor("w", 4, 1.5), tensor("w.m", 4, 0)}, info,
+                              error))
+      << error;
+  auto c = readCheckpoint(d.file("c.safetensors"), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->info.step, 120);
+  EXPECT_EQ(c->info.optimizerStep, 20);
+  EXPECT_EQ(c->info.sampler, info.sampler);
+  EXPECT_EQ(c->info.schedule, info.schedule);
+  EXPECT_EQ(c->info.configHash, info.configHash);
+  ASSERT_TRUE(c->info.valLoss);
+  EXPECT_EQ(*c->info.valLoss, 1.0 / 3.0); // 17 digits: exact
+  EXPECT_FALSE(c->info.bestValLoss);
+  EXPECT_EQ(c->metadata.at("format"), "pt");
+  ASSERT_TRUE(c->find("w.m"));
+  EXPECT_EQ(c->find("w")->toDoubles()[3], 1.5);
+  EXPECT_FALSE(c->find("v"));
+  EXPECT_EQ(hashText("x").size(), 16u);
+  EXPECT_NE(hashText("x"), hashText("y"));
+}
+
+bool hasTemporary(const TempDir &d) {
+  bool found = false;
+  if (DIR *dir = opendir(d.path.c_str())) {
+    while (dirent *e = readdir(dir))
+      found |= std::string(e->d_name).find(".tmp") != std::string::npos;
+    closedir(dir);
+  }
+  return found;
+}
+
+TEST(Checkpoint, MissingStepIsAnError) {
+  TempDir d;
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(d.file("p.safetensors"), {tensor("w", 2, 0)},
+                               {{"format", "pt"}}, error));
+  EXPECT_FALSE(readCheckpoint(d.file("p.safetensors"), error));
+  EXPECT_NE(error.find("'step'"), std::string::npos) << error;
+  EXPECT_FALSE(readCheckpoint(d.file("none.safetensors"), error));
+  EXPECT_NE(error.find("none.safetensors"), std::string::npos) << error;
+}
+
+// A writer killed at a random moment of an atomic write leaves the previous
+// checkpoint whole: the file at `path` always parses, as the old or the new.
+TEST(Checkpoint, KillDuringWriteLeavesPreviousWhole) {
+  TempDir d;
+  const std::string path = d.file("last.safetensors");
+  std::string error;
+  CheckpointInfo old;
+  old.step = 1;
+  ASSERT_TRUE(writeCheckpoint(path, {tensor("w", 16, 1.0)}, old, error));
+  const int64_t big = 8 << 20; // 32 MB: the write takes a while
+  int midWrite = 0; // kills that left a temporary file: caught mid-write
+  for (int trial = 0; trial < 4; ++trial) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      // Built once: the loop's time goes to writing.
+      std::vector<TensorData> tensors = {tensor("w", big, 2.0)};
+      CheckpointInfo info;
+      std::string e;
+      for (int64_t step = 2;; ++step) {
+        info.step = step;
+        writeCheckpoint(path, tensors, info, e);
+      }
+    }
+    // Wait until the child is inside a write (its temporary file exists),
+    // then kill it a little later: 0, 3, 10, 30 ms into the write.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!hasTemporary(d) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const int delays[] = {0, 3, 10, 30};
+    std::this_thread::sleep_for(std::chrono::milliseconds(delays[trial]));
+    kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    if (DIR *dir = opendir(d.path.c_str())) {
+      while (dirent *e = readdir(dir))
+        if (std::string(e->d_name).find(".tmp") != std::string::npos) {
+          ++midWrite;
+          unlink(d.file(e->d_name).c_str());
+        }
+      closedir(dir);
+    }
+    auto c = readCheckpoint(path, error);
+    ASSERT_TRUE(c) << "trial " << trial << ": " << error;
+    const TensorData *w = c->find("w");
+    ASSERT_TRUE(w);
+    std::vector<double> v = w->toDoubles();
+    if (c->info.step == 1) {
+      EXPECT_EQ(v.size(), 16u);
+    } else {
+      EXPECT_EQ(int64_t(v.size()), big);
+      EXPECT_EQ(v.front(), 2.0);
+      EXPECT_EQ(v.back(), 2.0);
+    }
+  }
+  EXPECT_GT(midWrite, 0) << "no kill landed inside a write";
+}
+
+} // namespace

@@ -1,0 +1,132 @@
+//===- ProgressTest.cpp - The progress line and the JSON-lines log --------===//
+#include "TrainerTestUtil.h"
+#include "runtime/Progress.h"
+
+#include <cmath>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace einrt;
+using namespace einrt::test;
+
+namespace {
+
+TEST(Metrics, JsonLine) {
+  StepMetrics m;
+  m.step = 12;
+  m.loss = 2.5;
+  m.lr = 0.001;
+  m.gradNorm = 0.75;
+  m.tokensPerSecond = 1000;
+  EXPECT_EQ(metricsJson(m), "{\"step\": 12, \"loss\": 2.5, \"lr\": 0.001, "
+                            "\"grad_norm\": 0.75, \"tokens_per_second\": 1000}");
+  m.valLoss = 2.75;
+  m.gradNorm = NAN;
+  EXPECT_EQ(metricsJson(m),
+            "{\"step\": 12, \"loss\": 2.5, \"lr\": 0.001, \"grad_norm\": null, "
+            "\"tokens_per_second\": 1000, \"val_loss\": 2.75}");
+}
+
+TEST(Metrics, LogWritesAndAppends) {
+  TempDir d;
+  std::string path = d.file("log.jsonl"), error;
+  StepMetrics m;
+  {
+    MetricsLog log;
+    ASSERT_TRUE(log.open(path, false, error)) << error;
+    m.step = 1;
+    ASSERT_TRUE(log.write(m, error));
+    m.step = 2;
+    ASSERT_TRUE(log.write(m, error));
+  }
+  {
+    MetricsLog log;
+    ASSERT_TRUE(log.open(path, true, error)) << error;
+    m.step = 3;
+    ASSERT_TRUE(log.write(m, error));
+  }
+  std::ifstream in(path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    EXPECT_EQ(line.rfind("{\"step\": " + std::to_string(n) + ",", 0), 0u)
+        << line;
+  }
+  EXPECT_EQ(n, 3);
+  MetricsLog bad;
+  EXPECT_FALSE(bad.open("/nonexistent/dir/log", false, error));
+  EXPECT_NE(error.find("/nonexistent/dir/log"), std::string::npos);
+}
+
+TEST(Progress, PlainLines) {
+  std::ostringstream out;
+  ProgressOptions o;
+  o.out = &out;
+  o.totalSteps = 100;
+  o.flopsPerStep = 1e9;
+  o.peakFlops = 1e11;
+  o.predictedStepSeconds = 0.05;
+  o.predictedMfu = 0.25;
+  Progress p(o);
+  EXPECT_FALSE(p.live()); // not a terminal
+  StepMetrics m;
+  m.step = 10;
+  m.loss = 1.23456;
+  m.lr = 1e-3;
+  m.gradNorm = 0.5;
+  m.stepSeconds = 0.1;
+  m.tokensPerSecond = 20480;
+  p.report(m);
+  std::string s = out.str();
+  EXPECT_EQ(s.find('\r'), std::string::npos);
+  EXPECT_NE(s.find("step 10/100 loss 1.2346 lr 1.00e-03 gnorm 0.5 20.5k tok/s"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("MFU 10.0% (predicted 0.05 s/step, measured 0.1, MFU 25.0%)"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("ETA 9s"), std::string::npos) << s; // 90 steps × 0.1 s
+  EXPECT_EQ(s.back(), '\n');
+}
+
+TEST(Progress, LiveLineUsesCarriageReturnAndBar) {
+  std::ostringstream out;
+  ProgressOptions o;
+  o.out = &out;
+  o.style = ProgressStyle::Live;
+  o.totalSteps = 10;
+  Progress p(o);
+  StepMetrics m;
+  m.step = 5;
+  p.report(m);
+  m.step = 6;
+  p.report(m);
+  p.message("hello");
+  std::string s = out.str();
+  EXPECT_EQ(s.rfind("\rstep 5/10 [##########..........]", 0), 0u) << s;
+  EXPECT_NE(s.find("\rstep 6/10"), std::string::npos);
+  EXPECT_NE(s.find("\nhello\n"), std::string::npos) << s;
+  EXPECT_EQ(s.find("MFU"), std::string::npos); // no flops given
+}
+
+TEST(Progress, QuietPrintsNothing) {
+  std::ostringstream out;
+  ProgressOptions o;
+  o.out = &out;
+  o.style = ProgressStyle::Quiet;
+  Progress p(o);
+  p.report(StepMetrics());
+  p.message("x");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(Progress, Durations) {
+  EXPECT_EQ(formatDuration(12.4), "12s");
+  EXPECT_EQ(formatDuration(185), "3m05s");
+  EXPECT_EQ(formatDuration(3720), "1h02m");
+  EXPECT_EQ(formatDuration(NAN), "?");
+}
+
+} // namespace

@@ -1,0 +1,490 @@
+//===- TrainerTest.cpp - The training loop on hand-built Programs ---------===//
+#include "TestModel.h"
+#include "TrainerTestUtil.h"
+#include "runtime/Trainer.h"
+
+#include <cmath>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace einrt;
+using namespace einrt::test;
+
+namespace {
+
+/// The executors of one TinyModel.
+struct Rig {
+  TinyModel model;
+  std::optional<Executor> step, grad, apply, forward;
+
+  explicit Rig(TinyModel m, int64_t accumulate = 1) : model(m) {
+    std::string error;
+    if (accumulate == 1) {
+      step = Executor::create(model.trainStep(), Precision::F32, error);
+      EXPECT_TRUE(step) << error;
+    } else {
+      grad = Executor::create(model.grad(), Precision::F32, error);
+      EXPECT_TRUE(grad) << error;
+      apply = Executor::create(model.apply(), Precision::F32, error);
+      EXPECT_TRUE(apply) << error;
+    }
+    forward = Executor::create(model.forward(), Precision::F32, error);
+    EXPECT_TRUE(forward) << error;
+  }
+  TrainPrograms programs() {
+    TrainPrograms p;
+    p.trainStep = step ? &*step : nullptr;
+    p.grad = grad ? &*grad : nullptr;
+    p.apply = apply ? &*apply : nullptr;
+    p.forward = &*forward;
+    return p;
+  }
+};
+
+struct Data {
+  TempDir dir;
+  std::optional<TokenFile> train, val;
+  explicit Data(int vocab = 7) {
+    writeBytes(dir.file("train.bin"),
+               tokenBytes(patternTokens(20000, vocab, 1)));
+    writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, vocab, 2)));
+    std::string error;
+    train = TokenFile::open(dir.file("train.bin"), error);
+    val = TokenFile::open(dir.file("val.bin"), error);
+  }
+};
+
+TrainConfig baseConfig(int64_t steps) {
+  TrainConfig c;
+  c.steps = steps;
+  c.seed = 11;
+  c.vocab = 7;
+  c.schedule.lr = 0.05;
+  c.progress.style = ProgressStyle::Quiet;
+  return c;
+}
+
+struct Outcome {
+  bool ok = false;
+  std::string error;
+  TrainResult result;
+  std::vector<TensorData> state;
+};
+
+Outcome train(Rig &rig, Data &data, const TrainConfig &config,
+              bool withVal = false) {
+  Outcome o;
+  auto t = Trainer::create(config, rig.programs(), *data.train,
+                           withVal ? &*data.val : nullptr, o.error);
+  if (!t)
+    return o;
+  o.ok = t->run(o.result, o.error);
+  o.state = t->stateTensors();
+  return o;
+}
+
+bool sameBits(const std::vector<TensorData> &a,
+              const std::vector<TensorData> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].name != b[i].name || a[i].bytes != b[i].bytes)
+      return false;
+  return true;
+}
+
+double maxRelDiff(const TensorData &a, const TensorData &b) {
+  auto x = a.toDoubles(), y = b.toDoubles();
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, std::abs(x[i] - y[i]) /
+                                std::max({std::abs(x[i]), std::abs(y[i]), 1e-3}));
+  return worst;
+}
+
+std::vector<std::string> readLines(const std::string &path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  return lines;
+}
+
+TEST(Trainer, LossFallsNextToken) {
+  Rig rig(TinyModel{});
+  Data data;
+  TrainConfig c = baseConfig(150);
+  Outcome o = train(rig, data, c);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_EQ(o.result.lastStep, 150);
+  // Uniform guessing is ln 7 = 1.95; the pattern is learnable.
+  EXPECT_LT(o.result.lastLoss, 1.2);
+  ASSERT_EQ(o.state.size(), 2u);
+  EXPECT_EQ(o.state[0].name, "table");
+  EXPECT_EQ(o.state[1].name, "table.m");
+}
+
+TEST(Trainer, LossFallsShifted) {
+  TinyModel m;
+  m.mapping = WindowMapping::Shifted;
+  Rig rig(m);
+  Data data;
+  TrainConfig c = baseConfig(150);
+  c.mapping = WindowMapping::Shifted;
+  Outcome o = train(rig, data, c);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_LT(o.result.lastLoss, 1.5);
+}
+
+TEST(Trainer, SameSeedSameRunBitForBit) {
+  Data data;
+  TrainConfig c = baseConfig(60);
+  Rig a(TinyModel{}), b(TinyModel{}), other(TinyModel{});
+  Outcome x = train(a, data, c), y = train(b, data, c);
+  ASSERT_TRUE(x.ok && y.ok) << x.error << y.error;
+  EXPECT_TRUE(sameBits(x.state, y.state));
+  EXPECT_EQ(x.result.lastLoss, y.result.lastLoss);
+  // The same executors run again from scratch: the same run.
+  Outcome again = train(a, data, c);
+  EXPECT_TRUE(sameBits(x.state, again.state));
+  c.seed = 12;
+  Outcome z = train(other, data, c);
+  ASSERT_TRUE(z.ok) << z.error;
+  EXPECT_FALSE(sameBits(x.state, z.state));
+}
+
+// The lecture's experiment: 200 steps in one run, and 100 + resume + 100,
+// give identical params bit for bit, with a cosine schedule whose length
+// comes from the settings, not from `steps`.
+TEST(Trainer, ResumeIsBitExact) {
+  Data data;
+  TempDir one, two;
+  TrainConfig c = baseConfig(200);
+  c.schedule.kind = Schedule::Kind::Cosine;
+  c.schedule.warmup = 20;
+  c.schedule.total = 300;
+  c.schedule.minLr = 0.005;
+  c.checkpointDir = one.path;
+  Rig a(TinyModel{});
+  Outcome full = train(a, data, c);
+  ASSERT_TRUE(full.ok) << full.error;
+
+  c.checkpointDir = two.path;
+  c.steps = 100;
+  c.logPath = two.file("log.jsonl");
+  Rig b(TinyModel{});
+  Outcome first = train(b, data, c);
+  ASSERT_TRUE(first.ok) << first.error;
+  EXPECT_FALSE(sameBits(first.state, full.state));
+
+  // A fresh process would have fresh executors.
+  Rig fresh(TinyModel{});
+  c.steps = 200;
+  c.resume = true;
+  Outcome second = train(fresh, data, c);
+  ASSERT_TRUE(second.ok) << second.error;
+  EXPECT_EQ(second.result.startStep, 100);
+  EXPECT_EQ(second.result.lastStep, 200);
+  EXPECT_TRUE(sameBits(second.state, full.state));
+  EXPECT_EQ(second.result.lastLoss, full.result.lastLoss);
+
+  // The checkpoints agree too, metadata included.
+  std::string error;
+  auto ca = readCheckpoint(one.file("last.safetensors"), error);
+  auto cb = readCheckpoint(two.file("last.safetensors"), error);
+  ASSERT_TRUE(ca && cb) << error;
+  EXPECT_EQ(ca->info.step, 200);
+  EXPECT_EQ(ca->metadata, cb->metadata);
+  // One log line per step, appended across the resume.
+  EXPECT_EQ(readLines(two.file("log.jsonl")).size(), 200u);
+
+  // Resuming at the end is nothing to do.
+  Outcome done = train(fresh, data, c);
+  ASSERT_TRUE(done.ok) << done.error;
+  EXPECT_EQ(done.result.lastStep, 200);
+  EXPECT_TRUE(sameBits(done.state, full.state));
+}
+
+TEST(Trainer, ResumeWithoutCheckpointIsAnError) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(10);
+  c.checkpointDir = d.file("ck");
+  c.resume = true;
+  Rig rig(TinyModel{});
+  Outcome o = train(rig, data, c);
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.error.find("nothing to resume"), std::string::npos) << o.error;
+}
+
+TEST(Trainer, ResumeWithOtherSettingsIsRefused) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(10);
+  c.checkpointDir = d.path;
+  Rig rig(TinyModel{});
+  ASSERT_TRUE(train(rig, data, c).ok);
+  c.steps = 20;
+  c.resume = true;
+  c.seed = 99;
+  Outcome o = train(rig, data, c);
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.error.find("other training settings"), std::string::npos)
+      << o.error;
+  c.allowConfigChange = true;
+  EXPECT_TRUE(train(rig, data, c).ok);
+}
+
+TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(30);
+  c.checkpointDir = d.path;
+  Rig rig(TinyModel{});
+  Outcome o = train(rig, data, c);
+  ASSERT_TRUE(o.ok) << o.error;
+  // Rewrite `last` with the params only (as an exported model would be).
+  std::string error;
+  auto ck = readCheckpoint(d.file("last.safetensors"), error);
+  ASSERT_TRUE(ck) << error;
+  std::vector<TensorData> paramsOnly = {*ck->find("table")};
+  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info,
+                              error));
+
+  c.steps = 40;
+  c.resume = true;
+  Rig again(TinyModel{});
+  Outcome refused = train(again, data, c);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.error.find("has no optimizer state ('table.m')"),
+            std::string::npos)
+      << refused.error;
+  EXPECT_NE(refused.error.find("reset_optimizer"), std::string::npos);
+
+  c.resetOptimizer = true;
+  Outcome reset = train(again, data, c);
+  ASSERT_TRUE(reset.ok) << reset.error;
+  EXPECT_EQ(reset.result.lastStep, 40);
+  // The optimizer restarted: its update count is 10, not 40.
+  auto after = readCheckpoint(d.file("last.safetensors"), error);
+  ASSERT_TRUE(after) << error;
+  EXPECT_EQ(after->info.step, 40);
+  EXPECT_EQ(after->info.optimizerStep, 10);
+}
+
+TEST(Trainer, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
+  Data data;
+  TempDir d;
+  TinyModel m;
+  m.nanAtStep = 7;
+  Rig rig(m);
+  TrainConfig c = baseConfig(20);
+  c.checkpointDir = d.path;
+  c.checkpointEvery = 2;
+  c.logPath = d.file("log.jsonl");
+  Outcome o = train(rig, data, c);
+  EXPECT_FALSE(o.ok);
+  EXPECT_TRUE(o.result.stoppedNonFinite);
+  EXPECT_EQ(o.result.lastStep, 6);
+  EXPECT_NE(o.error.find("step 7: the loss is not finite"), std::string::npos)
+      << o.error;
+  std::string error;
+  auto ck = readCheckpoint(d.file("last.safetensors"), error);
+  ASSERT_TRUE(ck) << error;
+  EXPECT_EQ(ck->info.step, 6);
+  // The params held are the last good ones (not step 7's).
+  std::vector<double> v = ck->find("table")->toDoubles();
+  for (double x : v)
+    EXPECT_TRUE(std::isfinite(x));
+  EXPECT_TRUE(sameBits({*ck->find("table"), *ck->find("table.m")}, o.state));
+  auto lines = readLines(d.file("log.jsonl"));
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_NE(lines.back().find("\"loss\": null"), std::string::npos)
+      << lines.back();
+}
+
+TEST(Trainer, NonFiniteGradNormStops) {
+  Data data;
+  Rig rig(TinyModel{});
+  TrainConfig c = baseConfig(5);
+  c.schedule.lr = NAN; // lr NaN: the params become NaN, then the loss
+  EXPECT_FALSE(train(rig, data, c).ok); // refused by validate
+  c.schedule.lr = 1e38;
+  Outcome o = train(rig, data, c);
+  EXPECT_FALSE(o.ok);
+  EXPECT_TRUE(o.result.stoppedNonFinite) << o.error;
+  EXPECT_NE(o.error.find("not finite"), std::string::npos) << o.error;
+}
+
+// The lecture's check: the average of k micro-batches' gradients equals the
+// gradient of the batch made of them, within float rounding.
+TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
+  Data data;
+  TinyModel big;
+  big.batch = 8;
+  TinyModel small = big;
+  small.batch = 2;
+  Rig acc(small, 4);
+  TrainConfig c = baseConfig(1);
+  c.accumulate = 4;
+  std::string error;
+  auto t = Trainer::create(c, acc.programs(), *data.train, nullptr, error);
+  ASSERT_TRUE(t) << error;
+  TrainResult r;
+  ASSERT_TRUE(t->run(r, error)) << error;
+  EXPECT_EQ(t->tokensPerStep(), 8);
+  const std::vector<double> &g = t->lastGradients()[0];
+
+  // The large batch: the same windows (same seed, rows in order), the same
+  // initial params.
+  auto ex = Executor::create(big.grad(), Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  initParams(*ex, c.seed);
+  auto layout = windowLayout(ex->program(), WindowMapping::NextToken, error);
+  auto sampler = WindowSampler::create(*data.train, *layout, c.seed, 7, error);
+  ASSERT_TRUE(sampler->feed(*ex, error)) << error;
+  ASSERT_TRUE(ex->run(error)) << error;
+  std::vector<double> want = ex->resultBuffer(1).toDoubles();
+  ASSERT_EQ(want.size(), g.size());
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    worst = std::max(worst, std::abs(g[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  EXPECT_GT(scale, 1e-3);
+  EXPECT_LT(worst, 1e-6 * scale) << worst;
+  EXPECT_NEAR(r.lastLoss, ex->resultBuffer(0).get(0), 1e-6);
+}
+
+TEST(Trainer, AccumulationTrainsLikeTheLargeBatch) {
+  Data data;
+  TinyModel big;
+  big.batch = 8;
+  TinyModel small = big;
+  small.batch = 2;
+  Rig one(big), acc(small, 4);
+  TrainConfig c = baseConfig(30);
+  Outcome a = train(one, data, c);
+  c.accumulate = 4;
+  Outcome b = train(acc, data, c);
+  ASSERT_TRUE(a.ok && b.ok) << a.error << b.error;
+  EXPECT_LT(maxRelDiff(a.state[0], b.state[0]), 1e-4);
+  EXPECT_LT(maxRelDiff(a.state[1], b.state[1]), 1e-4);
+  EXPECT_NEAR(a.result.lastLoss, b.result.lastLoss, 1e-5);
+}
+
+TEST(Trainer, AccumulationResumesBitExact) {
+  Data data;
+  TinyModel small;
+  small.batch = 2;
+  TempDir one, two;
+  TrainConfig c = baseConfig(40);
+  c.accumulate = 3;
+  c.checkpointDir = one.path;
+  Rig a(small, 3), b(small, 3), fresh(small, 3);
+  Outcome full = train(a, data, c);
+  ASSERT_TRUE(full.ok) << full.error;
+  c.checkpointDir = two.path;
+  c.steps = 15;
+  ASSERT_TRUE(train(b, data, c).ok);
+  c.steps = 40;
+  c.resume = true;
+  Outcome rest = train(fresh, data, c);
+  ASSERT_TRUE(rest.ok) << rest.error;
+  EXPECT_TRUE(sameBits(rest.state, full.state));
+}
+
+TEST(Trainer, EvaluationKeepsBestAndLogsValLoss) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(40);
+  c.evalEvery = 10;
+  c.evalSteps = 3;
+  c.logEvery = 5;
+  c.checkpointDir = d.path;
+  c.logPath = d.file("log.jsonl");
+  Rig rig(TinyModel{});
+  Outcome o = train(rig, data, c, /*withVal=*/true);
+  ASSERT_TRUE(o.ok) << o.error;
+  ASSERT_TRUE(o.result.bestValLoss && o.result.lastValLoss);
+  auto lines = readLines(d.file("log.jsonl"));
+  ASSERT_EQ(lines.size(), 8u); // steps 5, 10, ..., 40
+  int withVal = 0;
+  for (const std::string &l : lines) {
+    EXPECT_NE(l.find("\"tokens_per_second\": "), std::string::npos) << l;
+    withVal += l.find("\"val_loss\"") != std::string::npos;
+  }
+  EXPECT_EQ(withVal, 4);
+  std::string error;
+  auto best = readCheckpoint(d.file("best.safetensors"), error);
+  ASSERT_TRUE(best) << error;
+  ASSERT_TRUE(best->info.bestValLoss);
+  EXPECT_EQ(*best->info.bestValLoss, *o.result.bestValLoss);
+  EXPECT_EQ(best->info.step % 10, 0);
+
+  // Evaluation is deterministic (the same batches each time) and leaves the
+  // training stream alone: a run with evaluation trains like one without.
+  Rig plain(TinyModel{});
+  TrainConfig q = baseConfig(40);
+  Outcome p = train(plain, data, q);
+  EXPECT_TRUE(sameBits(p.state, o.state));
+}
+
+TEST(Trainer, BadTokenInTrainingDataNamesFileAndPosition) {
+  TempDir d;
+  std::vector<uint16_t> tokens = patternTokens(10, 7);
+  tokens[4] = 50;
+  writeBytes(d.file("bad.bin"), tokenBytes(tokens));
+  std::string error;
+  auto f = TokenFile::open(d.file("bad.bin"), error);
+  ASSERT_TRUE(f) << error;
+  TinyModel m;
+  m.context = 8; // windows of 9 of 10 tokens: all include position 4
+  Rig rig(m);
+  TrainConfig c = baseConfig(3);
+  auto t = Trainer::create(c, rig.programs(), *f, nullptr, error);
+  ASSERT_TRUE(t) << error;
+  TrainResult r;
+  EXPECT_FALSE(t->run(r, error));
+  EXPECT_NE(error.find(d.file("bad.bin") + ": token 4 (byte offset 8) is 50"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Trainer, CreateChecksProgramsAndData) {
+  Data data;
+  std::string error;
+  Rig rig(TinyModel{});
+  TrainConfig c = baseConfig(3);
+  c.accumulate = 2;
+  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  EXPECT_NE(error.find("needs the @grad and @apply_update"), std::string::npos)
+      << error;
+  c.accumulate = 1;
+  c.mapping = WindowMapping::Shifted;
+  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  EXPECT_NE(error.find("shifted mapping"), std::string::npos) << error;
+  c.mapping = WindowMapping::NextToken;
+  c.schedule.kind = Schedule::Kind::Cosine; // total 0
+  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  EXPECT_NE(error.find("cosine"), std::string::npos) << error;
+}
+
+TEST(Trainer, ProgressReportsEveryLoggedStep) {
+  Data data;
+  std::ostringstream out;
+  TrainConfig c = baseConfig(6);
+  c.logEvery = 2;
+  c.progress.style = ProgressStyle::Plain;
+  c.progress.out = &out;
+  Rig rig(TinyModel{});
+  ASSERT_TRUE(train(rig, data, c).ok);
+  std::string s = out.str();
+  EXPECT_NE(s.find("step 2/6 loss"), std::string::npos) << s;
+  EXPECT_NE(s.find("step 6/6 loss"), std::string::npos) << s;
+  EXPECT_EQ(s.find("step 3/6"), std::string::npos) << s;
+  EXPECT_NE(s.find("tok/s"), std::string::npos) << s;
+}
+
+} // namespace

@@ -1,0 +1,236 @@
+//===- Sample.cpp - `einc sample`: text from a trained model --------------===//
+//
+// The model is re-lowered with `batch = 1` (when it has a `batch` dim): one
+// row per generated token. Its two i32 inputs are the context and the
+// targets (as the trainer maps windows, runtime/TokenData.h):
+//
+//   next_token: the context is the last `window` tokens (left-padded with
+//               '\n' while the text is shorter); the logits [batch, vocab]
+//               predict the next token.
+//   shifted:    the context holds the last n ≤ ctx tokens at positions
+//               0..n-1 (zeros after them; a causal model does not look
+//               ahead); the logits at position n-1 predict the next token.
+//
+// The targets are zeros (the loss is not used). A token is drawn from
+// softmax(logits / T) restricted to the top K logits (ties: the lower id),
+// with an einrt::Rng stream seeded by --seed, so a seed fixes the text.
+//
+//===----------------------------------------------------------------------===//
+#include "Sample.h"
+#include "Frontend.h"
+#include "Train.h"
+
+#include "runtime/Init.h"
+#include "runtime/Safetensors.h"
+#include "runtime/TokenData.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "dsl/Elaborator.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+
+namespace einc {
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "einc sample: " << message << "\n";
+  return 1;
+}
+
+/// Index of the token drawn from `logits`.
+int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK,
+             einrt::Rng &rng) {
+  std::vector<int32_t> ids(logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  if (topK > 0 && static_cast<size_t>(topK) < ids.size()) {
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+    ids.resize(topK);
+    std::sort(ids.begin(), ids.end());
+  }
+  double top = -INFINITY;
+  for (int32_t i : ids)
+    top = std::max(top, logits[i]);
+  std::vector<double> weights;
+  double sum = 0;
+  for (int32_t i : ids) {
+    double w = std::exp((logits[i] - top) / temperature);
+    weights.push_back(w);
+    sum += w;
+  }
+  double u = rng.uniform() * sum;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    if (u < weights[k])
+      return ids[k];
+    u -= weights[k];
+  }
+  return ids.back();
+}
+
+} // namespace
+
+int sampleModel(const Options &o, ModuleOp original) {
+  // One row: re-lower with batch = 1 unless it is 1 already.
+  MLIRContext context;
+  ein::dsl::registerElaboratorDialects(context);
+  OwningOpRef<ModuleOp> owned;
+  ModuleOp module = original;
+  auto dims = original->getAttrOfType<DictionaryAttr>("ein.dims");
+  if (dims && dims.getAs<IntegerAttr>("batch") && dims.getAs<IntegerAttr>("batch").getInt() != 1) {
+    Options one = o;
+    one.overrides.insert(one.overrides.begin(), {"batch", "1"});
+    Frontend fe;
+    if (!fe.load(o.input) || !fe.parse()) {
+      fe.printDiagnostics();
+      return 1;
+    }
+    owned = fe.lower(context, one);
+    fe.printDiagnostics();
+    if (!owned)
+      return 1;
+    module = *owned;
+    dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
+  }
+  int64_t vocab = 0;
+  if (dims)
+    if (auto v = dims.getAs<IntegerAttr>("vocab"))
+      vocab = v.getInt();
+
+  Lowered lowered;
+  if (!lowerFunctions(module, {"forward"}, o.backend, lowered))
+    return 1;
+  einrt::Executor &ex = *lowered.executors.front();
+  const einrt::Program &p = ex.program();
+  std::string error;
+
+  std::optional<einrt::WindowMapping> mapping;
+  if (auto train = module->getAttrOfType<DictionaryAttr>("ein.train"))
+    if (auto word = train.getAs<StringAttr>("data"))
+      mapping = einrt::parseWindowMapping(word.str());
+  if (!mapping)
+    mapping = einrt::inferWindowMapping(p, error);
+  if (!mapping)
+    return fail("cannot tell which input is the context: " + error);
+  auto layout = einrt::windowLayout(p, *mapping, error);
+  if (!layout)
+    return fail(error);
+
+  // The logits: the result named "logits", else the first output of the
+  // right rank (next_token: [batch, vocab]; shifted: [batch, ctx, vocab]).
+  size_t rank = *mapping == einrt::WindowMapping::NextToken ? 2 : 3;
+  int64_t logitsResult = -1;
+  for (size_t r = 1; r < p.results.size(); ++r)
+    if (p.resultNames[r] == "logits")
+      logitsResult = r;
+  for (size_t r = 1; r < p.results.size() && logitsResult < 0; ++r)
+    if (p.buffers[p.results[r]].shape.size() == rank)
+      logitsResult = r;
+  if (logitsResult < 0)
+    return fail("@forward has no logits output (`output logits` of rank " +
+                std::to_string(rank) + ")");
+  const std::vector<int64_t> &logitsShape = p.buffers[p.results[logitsResult]].shape;
+  if (logitsShape.size() != rank)
+    return fail("the output 'logits' has rank " + std::to_string(logitsShape.size()) +
+                ", expected " + std::to_string(rank) + " for " +
+                einrt::windowMappingName(*mapping) + " windows");
+  int64_t outVocab = logitsShape.back();
+  if (vocab == 0)
+    vocab = outVocab;
+
+  // The params, by name, from the checkpoint.
+  einrt::SafetensorsMetadata metadata;
+  auto tensors = einrt::readSafetensors(o.checkpoint, metadata, error);
+  if (!tensors)
+    return fail("cannot read '" + o.checkpoint + "': " + error);
+  // Names first (another model's checkpoint), then shapes (other dims).
+  std::vector<std::pair<size_t, const einrt::TensorData *>> loads;
+  for (size_t a = 0; a < p.arguments.size(); ++a) {
+    const einrt::Buffer &b = p.buffers[p.arguments[a]];
+    if (b.role != einrt::BufferRole::Param)
+      continue;
+    auto t = std::find_if(tensors->begin(), tensors->end(),
+                          [&](const einrt::TensorData &t) { return t.name == b.name; });
+    if (t == tensors->end())
+      return fail("'" + o.checkpoint + "' has no tensor '" + b.name +
+                  "' (a param of the model): is it a checkpoint of this model?");
+    loads.emplace_back(a, &*t);
+  }
+  for (auto [a, t] : loads) {
+    const einrt::Buffer &b = p.buffers[p.arguments[a]];
+    if (!ex.importBuffer(p.arguments[a], *t, error))
+      return fail("cannot load '" + b.name + "' from '" + o.checkpoint + "': " + error);
+  }
+
+  int64_t ctx = layout->context, batch = layout->batch;
+  std::vector<int32_t> tokens;
+  for (unsigned char c : o.prompt)
+    tokens.push_back(c);
+  for (int32_t t : tokens)
+    if (t >= vocab)
+      return fail("the prompt has byte " + std::to_string(t) + ", not below the vocab " +
+                  std::to_string(vocab));
+  llvm::outs() << o.prompt;
+  llvm::outs().flush();
+  std::vector<int32_t> contextBuf(batch * ctx, 0), targets;
+  size_t targetCount = 1;
+  for (int64_t d : p.buffers[p.arguments[layout->targetArg]].shape)
+    targetCount *= d;
+  targets.assign(targetCount, 0);
+  if (!ex.setArgument(layout->targetArg, targets.data(), targets.size(), error))
+    return fail(error);
+  einrt::Rng rng = einrt::Rng::forStream(o.seed, "sample");
+  std::vector<double> logits(outVocab);
+  for (int64_t n = 0; n < o.sampleTokens; ++n) {
+    int64_t position; // the logits row that predicts the next token
+    if (*mapping == einrt::WindowMapping::NextToken) {
+      for (int64_t i = 0; i < ctx; ++i) {
+        int64_t from = static_cast<int64_t>(tokens.size()) - ctx + i;
+        contextBuf[i] = from >= 0 ? tokens[from] : '\n';
+      }
+      position = 0;
+    } else {
+      int64_t have = std::min<int64_t>(ctx, tokens.size());
+      if (have == 0) {
+        contextBuf[0] = '\n';
+        have = 1;
+      }
+      for (int64_t i = 0; i < ctx; ++i)
+        contextBuf[i] = i < have && !tokens.empty() ? tokens[tokens.size() - have + i]
+                        : i < have                  ? '\n'
+                                                    : 0;
+      position = have - 1;
+    }
+    // Every row gets the same context (batch is 1 unless --set says otherwise).
+    for (int64_t r = 1; r < batch; ++r)
+      std::copy(contextBuf.begin(), contextBuf.begin() + ctx, contextBuf.begin() + r * ctx);
+    if (!ex.setArgument(layout->contextArg, contextBuf.data(), contextBuf.size(), error))
+      return fail(error);
+    if (!ex.run(error))
+      return fail(error);
+    const einrt::BufferData &out = ex.resultBuffer(logitsResult);
+    for (int64_t v = 0; v < outVocab; ++v)
+      logits[v] = out.get(position * outVocab + v);
+    for (double l : logits)
+      if (!std::isfinite(l))
+        return fail("the logits are not finite");
+    int32_t next = draw(logits, o.temperature, o.topK, rng);
+    tokens.push_back(next);
+    char byte = static_cast<char>(next & 0xff);
+    llvm::outs().write(&byte, 1);
+    if (next == '\n')
+      llvm::outs().flush();
+  }
+  llvm::outs() << "\n";
+  llvm::outs().flush();
+  return 0;
+}
+
+} // namespace einc

@@ -1,0 +1,408 @@
+//===- Train.cpp - `einc train`: the training loop ------------------------===//
+//
+// The model's settings (its `train { }` section with --set applied, or the
+// defaults below) become the train-step pipeline's options and the
+// runtime's TrainConfig:
+//
+//   optimizer adamw, lr 1e-3, min_lr lr/10, schedule cosine over `steps`
+//   (else the first run's --steps, recorded in the checkpoint), warmup
+//   min(100, steps/10), accumulate 1, eval_every 100 with --val (0 without),
+//   eval_steps 10, seed 0, data: inferred from the inputs (targets shaped
+//   like the context: shifted; one axis fewer: next_token).
+//
+// The functions are lowered for --backend: @train_step (accumulate 1) or
+// @grad + @apply_update (accumulate > 1), and @forward for evaluation. The
+// static report of the same step on the `cpu` device profile, when one
+// exists, gives the predicted step time and MFU for the progress line.
+//
+//===----------------------------------------------------------------------===//
+#include "Train.h"
+#include "Data.h"
+#include "Report.h"
+#include "Stages.h"
+
+#include "codegen/CpuKernels.h"
+#include "codegen/CpuLowering.h"
+#include "codegen/ReferenceLowering.h"
+#include "passes/DeviceProfile.h"
+#include "runtime/Checkpoint.h"
+#include "runtime/Schedule.h"
+#include "runtime/TokenData.h"
+#include "runtime/Trainer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+using namespace mlir;
+
+namespace einc {
+
+Lowered::~Lowered() {
+  executors.clear(); // before the kernels they call
+}
+
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "einc train: " << message << "\n";
+  return 1;
+}
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+/// The settings the trainer needs, with their defaults.
+struct Settings {
+  DictionaryAttr dict;
+  std::optional<double> real(llvm::StringRef key) const {
+    if (dict)
+      if (auto f = dict.getAs<FloatAttr>(key))
+        return f.getValueAsDouble();
+    return std::nullopt;
+  }
+  std::optional<int64_t> count(llvm::StringRef key) const {
+    if (dict)
+      if (auto i = dict.getAs<IntegerAttr>(key))
+        return i.getInt();
+    return std::nullopt;
+  }
+  std::optional<std::string> word(llvm::StringRef key) const {
+    if (dict)
+      if (auto s = dict.getAs<StringAttr>(key))
+        return s.str();
+    return std::nullopt;
+  }
+};
+
+/// The user's device-profile file (`einc calibrate` writes it), as the
+/// report finds it, or "".
+std::string userProfilesPath() {
+  llvm::SmallString<256> path;
+  if (auto xdg = llvm::sys::Process::GetEnv("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
+    path = *xdg;
+  } else if (auto home = llvm::sys::Process::GetEnv("HOME"); home && !home->empty()) {
+    path = *home;
+    llvm::sys::path::append(path, ".config");
+  } else {
+    return "";
+  }
+  llvm::sys::path::append(path, "einc", "devices.json");
+  return llvm::sys::fs::exists(path) ? path.str().str() : "";
+}
+
+bool haveCpuProfile() {
+  for (const mlir::ein::DeviceProfile &p : mlir::ein::builtinDeviceProfiles())
+    if (p.name == "cpu")
+      return true;
+  std::string path = userProfilesPath();
+  if (path.empty())
+    return false;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return false;
+  std::string error;
+  auto parsed = mlir::ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
+  if (!parsed)
+    return false;
+  for (const mlir::ein::DeviceProfile &p : *parsed)
+    if (p.name == "cpu")
+      return true;
+  return false;
+}
+
+/// The prediction for the progress line: the report of the step on `cpu`.
+struct Prediction {
+  bool available = false;
+  double stepSeconds = 0, mfu = 0, modelFlops = 0, peak = 0;
+};
+
+Prediction predict(ModuleOp module, const Options &o) {
+  Prediction p;
+  if (!haveCpuProfile())
+    return p;
+  OwningOpRef<ModuleOp> copy = module.clone();
+  Options ro = o;
+  ro.command = "report";
+  ro.device = "cpu";
+  ro.deviceFile.clear();
+  ro.precision.clear();
+  ro.optimizer.clear();
+  Report r;
+  if (!buildReport(*copy, ro, r))
+    return p;
+  p.available = true;
+  p.stepSeconds = r.stepSeconds;
+  p.mfu = r.mfu;
+  p.modelFlops = static_cast<double>(r.modelFlops.total());
+  p.peak = r.matrixPeak;
+  return p;
+}
+
+/// The schedule's length recorded in CK/last.safetensors, or 0.
+int64_t recordedTotal(const std::string &lastPath) {
+  std::string error;
+  auto ck = einrt::readCheckpoint(lastPath, error);
+  if (!ck)
+    return 0;
+  auto schedule = einrt::Schedule::parse(ck->info.schedule, error);
+  return schedule ? schedule->total : 0;
+}
+
+std::string settingsText(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto dims = module->getAttr("ein.dims"))
+    os << "dims " << dims << "\n";
+  if (auto train = module->getAttr("ein.train"))
+    os << "train " << train << "\n";
+  return os.str();
+}
+
+} // namespace
+
+bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
+                    const std::string &backend, Lowered &out) {
+  out.backend = backend;
+  std::vector<einrt::Program> programs;
+  auto start = std::chrono::steady_clock::now();
+  if (backend == "cpu")
+    out.kernels = ::ein::codegen::KernelCompiler::create();
+  for (const std::string &name : names) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn) {
+      llvm::errs() << "einc: the module has no @" << name << "\n";
+      return false;
+    }
+    FailureOr<einrt::Program> program = backend == "cpu"
+                                            ? ::ein::codegen::lowerToCpuProgram(fn, *out.kernels)
+                                            : ::ein::codegen::lowerToProgram(fn);
+    if (failed(program))
+      return false;
+    programs.push_back(std::move(*program));
+  }
+  if (out.kernels) {
+    if (failed(out.kernels->compile()))
+      return false;
+    out.kernelsCompiled = out.kernels->compiledCount();
+    out.kernelsCached = out.kernels->cachedCount();
+  }
+  out.compileSeconds = seconds(start);
+  for (size_t i = 0; i < programs.size(); ++i) {
+    std::string error;
+    auto ex = einrt::Executor::create(programs[i], einrt::Precision::F32, error);
+    if (!ex) {
+      llvm::errs() << "einc: cannot run @" << names[i] << ": " << error << "\n";
+      return false;
+    }
+    if (out.kernels)
+      ex->setKernels(out.kernels->table());
+    out.executors.push_back(std::move(ex));
+  }
+  return true;
+}
+
+int trainModel(const Options &o, ModuleOp module) {
+  Settings s{module->getAttrOfType<DictionaryAttr>("ein.train")};
+  std::string error;
+
+  // The data first: a bad file is reported before minutes of compiling.
+  auto trainFile = einrt::TokenFile::open(o.trainData, error);
+  if (!trainFile)
+    return fail(error);
+  std::optional<einrt::TokenFile> valFile;
+  if (!o.valData.empty()) {
+    valFile = einrt::TokenFile::open(o.valData, error);
+    if (!valFile)
+      return fail(error);
+  }
+
+  // The schedule: its length from the settings, else the checkpoint being
+  // resumed, else this run's --steps.
+  std::string ckDir = o.checkpointDir;
+  std::string lastPath = ckDir + "/last.safetensors";
+  if (o.resume && !llvm::sys::fs::exists(lastPath))
+    return fail("--resume: no checkpoint '" + lastPath + "' to resume from");
+  einrt::Schedule schedule;
+  std::string scheduleKind = s.word("schedule").value_or("cosine");
+  schedule.kind = scheduleKind == "constant" ? einrt::Schedule::Kind::Constant
+                                             : einrt::Schedule::Kind::Cosine;
+  schedule.lr = s.real("lr").value_or(1e-3);
+  schedule.minLr = s.real("min_lr").value_or(schedule.lr / 10);
+  std::string totalFrom = "the `steps` setting";
+  if (auto steps = s.count("steps")) {
+    schedule.total = *steps;
+  } else if (int64_t recorded = o.resume ? recordedTotal(lastPath) : 0) {
+    schedule.total = recorded;
+    totalFrom = "the checkpoint (the first run's --steps)";
+  } else {
+    schedule.total = o.steps;
+    totalFrom = "--steps (no `steps` setting)";
+  }
+  schedule.warmup = s.count("warmup").value_or(std::min<int64_t>(100, schedule.total / 10));
+  if (schedule.kind == einrt::Schedule::Kind::Cosine && schedule.warmup >= schedule.total)
+    schedule.warmup = schedule.total - 1;
+  if (std::string problem = schedule.validate(); !problem.empty())
+    return fail("the learning-rate schedule: " + problem);
+
+  int64_t accumulate = s.count("accumulate").value_or(1);
+
+  // Compile: the train step (and @grad, @apply_update) with the settings.
+  auto start = std::chrono::steady_clock::now();
+  Prediction prediction = predict(module, o);
+  if (failed(buildTrainStep(module)))
+    return 1;
+  std::vector<std::string> names;
+  if (accumulate == 1)
+    names.push_back("train_step");
+  else
+    names = {"grad", "apply_update"};
+  if (valFile)
+    names.push_back("forward");
+  Lowered lowered;
+  if (!lowerFunctions(module, names, o.backend, lowered))
+    return 1;
+  double compileSeconds = seconds(start);
+
+  // How a window maps onto the inputs.
+  einrt::TrainConfig config;
+  const einrt::Program &first = lowered.executors.front()->program();
+  if (auto word = s.word("data")) {
+    config.mapping = *einrt::parseWindowMapping(*word);
+  } else {
+    auto inferred = einrt::inferWindowMapping(first, error);
+    if (!inferred)
+      return fail("cannot tell how a token window maps onto the inputs (set `data` to "
+                  "next_token or shifted): " +
+                  error);
+    config.mapping = *inferred;
+  }
+  auto layout = einrt::windowLayout(first, config.mapping, error);
+  if (!layout)
+    return fail(error);
+
+  config.steps = o.steps;
+  config.accumulate = accumulate;
+  config.evalEvery = valFile ? s.count("eval_every").value_or(100) : 0;
+  config.evalSteps = s.count("eval_steps").value_or(10);
+  config.seed = static_cast<uint64_t>(s.count("seed").value_or(0));
+  config.schedule = schedule;
+  if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
+    if (auto vocab = dims.getAs<IntegerAttr>("vocab"))
+      config.vocab = static_cast<int32_t>(vocab.getInt());
+  config.checkpointDir = ckDir;
+  config.resume = o.resume;
+  config.resetOptimizer = o.resetOptimizer;
+  config.configText = settingsText(module) + "schedule " + schedule.describe() + "\n";
+  config.logPath = o.logFile;
+  config.logEvery = o.logEvery;
+  int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
+  config.progress.totalSteps = o.steps;
+  config.progress.out = &std::cout;
+  if (prediction.available) {
+    config.progress.flopsPerStep = prediction.modelFlops * accumulate;
+    config.progress.peakFlops = prediction.peak;
+    config.progress.predictedStepSeconds = prediction.stepSeconds * accumulate;
+    config.progress.predictedMfu = prediction.mfu;
+  }
+
+  if (!makeDirs(ckDir, error))
+    return fail(error);
+
+  einrt::TrainPrograms programs;
+  size_t next = 0;
+  if (accumulate == 1) {
+    programs.trainStep = &*lowered.executors[next++];
+  } else {
+    programs.grad = &*lowered.executors[next++];
+    programs.apply = &*lowered.executors[next++];
+  }
+  if (valFile)
+    programs.forward = &*lowered.executors[next++];
+
+  llvm::outs() << "einc train: " << o.input << "  (" << o.backend << " backend, compiled in "
+               << llvm::format("%.2f", compileSeconds) << " s";
+  if (lowered.kernels)
+    llvm::outs() << "; " << lowered.kernelsCompiled << " kernels compiled, "
+                 << lowered.kernelsCached << " cached";
+  llvm::outs() << ")\n";
+  llvm::outs() << "  data      " << o.trainData << ": " << trainFile->size() << " tokens ("
+               << trainFile->formatName() << ")";
+  if (valFile)
+    llvm::outs() << "; val " << o.valData << ": " << valFile->size() << " tokens";
+  llvm::outs() << "\n  windows   " << einrt::windowMappingName(config.mapping) << ", "
+               << layout->batch << " rows x " << layout->context << " tokens"
+               << (accumulate > 1 ? " x " + std::to_string(accumulate) + " micro-batches" : "")
+               << " = " << tokensPerStep << " predicted tokens per step\n";
+  llvm::outs() << "  schedule  " << schedule.describe() << " (length from " << totalFrom
+               << ")\n";
+  llvm::outs() << "  steps     to " << o.steps << (o.resume ? " (resuming)" : "") << ", seed "
+               << config.seed;
+  if (config.evalEvery > 0)
+    llvm::outs() << ", eval every " << config.evalEvery << " step"
+                 << (config.evalEvery == 1 ? "" : "s") << " on " << config.evalSteps << " batch"
+                 << (config.evalSteps == 1 ? "" : "es") << "\n";
+  else
+    llvm::outs() << (valFile ? ", no evaluation (eval_every 0)\n" : ", no evaluation (no --val)\n");
+  if (prediction.available)
+    llvm::outs() << "  predicted " << llvm::format("%.4g", prediction.stepSeconds * accumulate)
+                 << " s/step, MFU " << llvm::format("%.1f%%", 100 * prediction.mfu)
+                 << " (the report on the cpu profile)\n";
+  else
+    llvm::outs() << "  predicted (no cpu profile: run einc calibrate)\n";
+  llvm::outs().flush();
+
+  auto trainer = einrt::Trainer::create(config, programs, *trainFile,
+                                        valFile ? &*valFile : nullptr, error);
+  if (!trainer)
+    return fail(error);
+  einrt::TrainResult result;
+  auto runStart = std::chrono::steady_clock::now();
+  bool ok = trainer->run(result, error);
+  std::cout.flush();
+  double runSeconds = seconds(runStart);
+  if (!ok)
+    return fail(error);
+
+  std::optional<double> valLoss = result.lastValLoss;
+  bool evaluatedLast = config.evalEvery > 0 && result.lastStep % config.evalEvery == 0 &&
+                       result.lastStep > result.startStep;
+  if (valFile && !evaluatedLast) {
+    double v;
+    if (!trainer->evaluate(v, error))
+      return fail(error);
+    valLoss = v;
+  }
+  int64_t stepsRun = result.lastStep - result.startStep;
+  llvm::outs() << "trained steps " << result.startStep + 1 << ".." << result.lastStep << " in "
+               << llvm::format("%.1f", runSeconds) << " s";
+  if (stepsRun > 0)
+    llvm::outs() << llvm::format(" (%.1f ms/step, %.0f tokens/s)", 1000 * runSeconds / stepsRun,
+                                 stepsRun * tokensPerStep / runSeconds);
+  llvm::outs() << "\n";
+  llvm::outs() << "train loss " << llvm::format("%.4f", result.lastLoss) << "\n";
+  if (valLoss) {
+    // Tokens are bytes: nats per token / ln 2 = bits per byte.
+    llvm::outs() << "val loss " << llvm::format("%.4f", *valLoss) << " nats/token = "
+                 << llvm::format("%.4f", *valLoss / std::log(2.0)) << " bits per byte\n";
+  }
+  if (result.bestValLoss)
+    llvm::outs() << "best val loss " << llvm::format("%.4f", *result.bestValLoss) << " = "
+                 << llvm::format("%.4f", *result.bestValLoss / std::log(2.0))
+                 << " bits per byte (" << ckDir << "/best.safetensors)\n";
+  llvm::outs() << "checkpoint " << lastPath << "\n";
+  return 0;
+}
+
+} // namespace einc
