@@ -1,14 +1,18 @@
-//===- Run.cpp - `einc run`: the reference backend on one batch -----------===//
+//===- Run.cpp - `einc run`: one batch on the CPU or reference backend ----===//
 //
-// Lowers @forward / @grad / @train_step to Programs, initialises params (or
-// loads them), draws or loads inputs, runs, and prints the loss and gradient
-// norms. With --gradcheck, holds @grad against finite differences of
-// @forward in float64.
+// Lowers @forward / @grad / @train_step to Programs (for the CPU backend:
+// BLAS Matmul steps and JIT-compiled kernels; for the reference backend: the
+// reference kernels), initialises params (or loads them), draws or loads
+// inputs, runs, and prints the loss and gradient norms. With --gradcheck,
+// holds @grad against finite differences of @forward in float64 (always on
+// the reference backend).
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
 #include "Stages.h"
 
+#include "codegen/CpuKernels.h"
+#include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
 #include "runtime/Executor.h"
 #include "runtime/GradCheck.h"
@@ -25,6 +29,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 
 using namespace mlir;
 
@@ -36,20 +41,62 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The backend a run uses: the CPU backend holds its kernel compiler (whose
+/// table the executors call) for the whole run.
+struct Backend {
+  bool cpu = false;
+  std::unique_ptr<ein::codegen::KernelCompiler> kernels;
+  const char *name() const { return cpu ? "cpu backend" : "reference backend"; }
+};
+
+Backend makeBackend(const Options &o) {
+  Backend b;
+  b.cpu = o.backend == "cpu";
+  if (b.cpu)
+    b.kernels = ein::codegen::KernelCompiler::create();
+  return b;
+}
+
 std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef name,
-                                            einrt::Precision precision) {
+                                            einrt::Precision precision,
+                                            Backend *backend = nullptr) {
   auto fn = module.lookupSymbol<func::FuncOp>(name);
   if (!fn) {
     fail("the module has no @" + name);
     return std::nullopt;
   }
-  auto program = ein::codegen::lowerToProgram(fn);
+  bool cpu = backend && backend->cpu;
+  auto program = cpu ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
+                     : ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
+  std::vector<einrt::KernelFn> table;
+  if (cpu) {
+    ein::codegen::KernelCompiler &k = *backend->kernels;
+    double before = k.compileSeconds();
+    int64_t compiled = k.compiledCount(), cached = k.cachedCount();
+    if (failed(k.compile())) {
+      fail("cannot compile the kernels of @" + name);
+      return std::nullopt;
+    }
+    int64_t kernelSteps = 0, matmuls = 0;
+    for (const einrt::Step &s : program->steps) {
+      matmuls += s.kind == einrt::StepKind::Matmul;
+      kernelSteps += s.kind == einrt::StepKind::Kernel;
+    }
+    llvm::outs() << "cpu backend: @" << name << ": " << matmuls << " BLAS matmul steps, "
+                 << kernelSteps << " kernel steps; kernels: "
+                 << k.compiledCount() - compiled << " compiled, " << k.cachedCount() - cached
+                 << " cached, "
+                 << llvm::format("%.2f s compiling\n", k.compileSeconds() - before);
+    table = k.table();
+  }
   std::string error;
   auto ex = einrt::Executor::create(*program, precision, error);
   if (!ex)
     fail("cannot run @" + name + ": " + error);
+  else if (cpu)
+    ex->setKernels(std::move(table));
   return ex;
 }
 
@@ -118,8 +165,9 @@ double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-int runForward(const Options &o, ModuleOp module, einrt::Precision precision) {
-  auto ex = makeExecutor(module, "forward", precision);
+int runForward(const Options &o, ModuleOp module, einrt::Precision precision,
+               Backend &backend) {
+  auto ex = makeExecutor(module, "forward", precision, &backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
   std::string error;
@@ -127,14 +175,16 @@ int runForward(const Options &o, ModuleOp module, einrt::Precision precision) {
   if (!ex->run(error))
     return fail(error);
   llvm::outs() << "loss " << llvm::format("%.6f", ex->resultBuffer(0).get(0))
-               << llvm::format("   (forward, reference backend, %.2f s)\n", seconds(start));
+               << "   (forward, " << backend.name()
+               << llvm::format(", %.2f s)\n", seconds(start));
   return 0;
 }
 
-int runGrad(const Options &o, ModuleOp module, einrt::Precision precision) {
+int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
+            Backend &backend) {
   if (failed(buildGrad(module)))
     return 1;
-  auto ex = makeExecutor(module, "grad", precision);
+  auto ex = makeExecutor(module, "grad", precision, &backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
   std::string error;
@@ -152,7 +202,8 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision) {
     norms.emplace_back(p.resultNames[r], n);
   }
   llvm::outs() << "loss " << llvm::format("%.6f", loss)
-               << llvm::format("   (forward + backward, reference backend, %.2f s)\n", elapsed);
+               << "   (forward + backward, " << backend.name()
+               << llvm::format(", %.2f s)\n", elapsed);
   llvm::outs() << "grad norm " << llvm::format("%.6g", std::sqrt(total)) << " (all params)\n";
   size_t width = 0;
   for (auto &[name, n] : norms)
@@ -211,10 +262,11 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision) {
   return 0;
 }
 
-int runSteps(const Options &o, ModuleOp module, einrt::Precision precision) {
+int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
+             Backend &backend) {
   if (failed(buildTrainStep(module)))
     return 1;
-  auto ex = makeExecutor(module, "train_step", precision);
+  auto ex = makeExecutor(module, "train_step", precision, &backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
   const einrt::Program &p = ex->program();
@@ -238,7 +290,8 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision) {
     return fail("@train_step lacks its step or lr argument");
   double lr = learningRate(module);
   llvm::outs() << "training " << o.steps << " step" << (o.steps == 1 ? "" : "s")
-               << " on one batch (reference backend, lr " << llvm::format("%g", lr) << ")\n";
+               << " on one batch (" << backend.name() << ", lr " << llvm::format("%g", lr)
+               << ")\n";
   auto start = std::chrono::steady_clock::now();
   for (int64_t step = 1; step <= o.steps; ++step) {
     double t = static_cast<double>(step);
@@ -278,11 +331,14 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision) {
 
 int runModel(const Options &o, ModuleOp module) {
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
+  Backend backend = makeBackend(o);
+  if (backend.cpu && !backend.kernels)
+    return fail("cannot start the CPU backend's kernel compiler");
   if (o.mode == "forward")
-    return runForward(o, module, precision);
+    return runForward(o, module, precision, backend);
   if (o.mode == "step")
-    return runSteps(o, module, precision);
-  return runGrad(o, module, precision);
+    return runSteps(o, module, precision, backend);
+  return runGrad(o, module, precision, backend);
 }
 
 } // namespace einc
