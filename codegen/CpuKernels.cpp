@@ -28,6 +28,8 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -127,6 +129,19 @@ void compileChunk(Chunk &chunk) {
   }
   if (std::getenv("EINC_DUMP_KERNEL_MLIR"))
     module->print(llvm::errs());
+
+  // exp, log, tanh, ... as polynomial approximations (a few ulp in f32)
+  // instead of libm calls: straight-line arithmetic the loop vectoriser can
+  // widen, where one libm call per element cannot be.
+  {
+    RewritePatternSet approximations(&context);
+    populateMathPolynomialApproximationPatterns(approximations);
+    if (failed(applyPatternsAndFoldGreedily(*module, std::move(approximations)))) {
+      chunk.error = "internal error: expanding math functions in a CPU kernel failed" +
+                    diagnostics;
+      return;
+    }
+  }
 
   PassManager pm(&context);
   pm.addPass(createConvertSCFToCFPass());
