@@ -104,7 +104,7 @@ template <class T> constexpr bool isNumericT() {
 
 std::optional<Executor> Executor::create(const Program &program,
                                          Precision precision,
-                                         std::string &error) {
+                                         std::string &error, bool useArena) {
   std::string problem = program.validate();
   if (!problem.empty()) {
     error = "invalid program '" + program.name + "': " + problem;
@@ -124,13 +124,28 @@ std::optional<Executor> Executor::create(const Program &program,
   Executor ex;
   ex.prog = program;
   ex.prec = precision;
+  const bool wide = precision == Precision::F64;
+  if (useArena) {
+    ex.plan = planArena(program, wide);
+  } else {
+    ex.plan.offset.assign(program.buffers.size(), -1);
+  }
+  const int64_t floatSize = wide ? 8 : 4;
+  if (wide)
+    ex.arenaF64.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0);
+  else
+    ex.arenaF32.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0f);
+  ex.arenaI32.assign(size_t(ex.plan.bytes[1] / 4), 0);
+  ex.arenaI1.assign(size_t(ex.plan.bytes[2]), 0);
   ex.bufs.resize(program.buffers.size());
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const Buffer &src = program.buffers[b];
     BufferData &d = ex.bufs[b];
     d.dtype = src.dtype;
     d.shape = src.shape;
-    d.wide = precision == Precision::F64;
+    d.wide = wide;
+    if (ex.plan.offset[b] >= 0)
+      continue; // a view of the arena: bindArena
     int64_t n = d.size();
     if (src.dtype == DType::I32)
       d.i32.assign(n, 0);
@@ -144,7 +159,55 @@ std::optional<Executor> Executor::create(const Program &program,
       for (int64_t i = 0; i < n; ++i)
         d.set(i, src.constant.size() == 1 ? src.constant[0] : src.constant[i]);
   }
+  ex.bindArena();
   return ex;
+}
+
+void Executor::bindArena() {
+  for (size_t b = 0; b < bufs.size() && b < plan.offset.size(); ++b) {
+    int64_t off = plan.offset[b];
+    if (off < 0)
+      continue;
+    BufferData &d = bufs[b];
+    size_t n = size_t(d.size());
+    if (d.dtype == DType::I32)
+      d.i32.view(arenaI32.data() + off / 4, n);
+    else if (d.dtype == DType::I1)
+      d.i1.view(arenaI1.data() + off, n);
+    else if (d.wide)
+      d.f64.view(arenaF64.data() + off / 8, n);
+    else
+      d.f32.view(arenaF32.data() + off / 4, n);
+  }
+}
+
+Executor::Executor(const Executor &other)
+    : prog(other.prog), plan(other.plan), arenaF32(other.arenaF32),
+      arenaF64(other.arenaF64), arenaI32(other.arenaI32),
+      arenaI1(other.arenaI1), prec(other.prec),
+      roundEveryStep(other.roundEveryStep), bufs(other.bufs),
+      kernels(other.kernels) {
+  bindArena();
+}
+
+Executor &Executor::operator=(const Executor &other) {
+  if (this != &other) {
+    Executor copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+int64_t Executor::arenaBytes() const { return plan.totalBytes(); }
+
+int64_t Executor::ownedBytes() const {
+  int64_t total = 0;
+  for (const BufferData &d : bufs)
+    total += int64_t(d.f32.ownsData() ? d.f32.size() * sizeof(float) : 0) +
+             int64_t(d.f64.ownsData() ? d.f64.size() * sizeof(double) : 0) +
+             int64_t(d.i32.ownsData() ? d.i32.size() * sizeof(int32_t) : 0) +
+             int64_t(d.i1.ownsData() ? d.i1.size() : 0);
+  return total;
 }
 
 bool Executor::setBuffer(size_t bufferIndex, const double *data, size_t count,

@@ -23,9 +23,12 @@
 #ifndef EINC_RUNTIME_EXECUTOR_H
 #define EINC_RUNTIME_EXECUTOR_H
 
+#include "runtime/Arena.h"
 #include "runtime/Program.h"
 #include "runtime/Safetensors.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,16 +38,96 @@ namespace einrt {
 
 enum class Precision { F32, F64 };
 
-/// Storage of one buffer: exactly one of the vectors is in use, chosen by
+/// The elements of one buffer: either owned (a std::vector) or a view of a
+/// slice of the executor's arena (runtime/Arena.h). Reads like a vector
+/// (data, size, [], begin/end, empty); copying gives an owning copy of the
+/// elements, so a copied BufferData never aliases the arena.
+template <class T> class Storage {
+public:
+  Storage() = default;
+  Storage(const Storage &o) : own(o.begin(), o.end()) { bindOwn(); }
+  Storage(Storage &&o) noexcept { *this = std::move(o); }
+  Storage &operator=(const Storage &o) {
+    if (this != &o) {
+      own.assign(o.begin(), o.end());
+      bindOwn();
+    }
+    return *this;
+  }
+  Storage &operator=(Storage &&o) noexcept {
+    if (this != &o) {
+      bool owned = o.ownsData();
+      own = std::move(o.own);
+      ptr = o.ptr;
+      count = o.count;
+      if (owned)
+        bindOwn();
+      o.own.clear();
+      o.ptr = nullptr;
+      o.count = 0;
+    }
+    return *this;
+  }
+
+  /// Owns `n` copies of `v`.
+  void assign(size_t n, const T &v) {
+    own.assign(n, v);
+    bindOwn();
+  }
+  /// Views `n` elements at `p` (owned elsewhere, e.g. an arena).
+  void view(T *p, size_t n) {
+    own.clear();
+    own.shrink_to_fit();
+    ptr = p;
+    count = n;
+  }
+  bool ownsData() const { return ptr == own.data() && count == own.size(); }
+
+  T *data() { return ptr; }
+  const T *data() const { return ptr; }
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  T &operator[](size_t i) { return ptr[i]; }
+  const T &operator[](size_t i) const { return ptr[i]; }
+  T *begin() { return ptr; }
+  T *end() { return ptr + count; }
+  const T *begin() const { return ptr; }
+  const T *end() const { return ptr + count; }
+
+  operator std::vector<T>() const { return std::vector<T>(begin(), end()); }
+  friend bool operator==(const Storage &a, const Storage &b) {
+    return a.count == b.count && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator!=(const Storage &a, const Storage &b) {
+    return !(a == b);
+  }
+  friend bool operator==(const Storage &a, const std::vector<T> &b) {
+    return a.count == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator==(const std::vector<T> &a, const Storage &b) {
+    return b == a;
+  }
+
+private:
+  void bindOwn() {
+    ptr = own.data();
+    count = own.size();
+  }
+  std::vector<T> own;
+  T *ptr = nullptr;
+  size_t count = 0;
+};
+
+/// Storage of one buffer: exactly one of the members is in use, chosen by
 /// the dtype and the executor's precision.
 struct BufferData {
   DType dtype = DType::F32; // the Program's dtype
   std::vector<int64_t> shape;
-  std::vector<float> f32;   // float dtypes, Precision::F32
-  std::vector<double> f64;  // float dtypes, Precision::F64
-  std::vector<int32_t> i32; // DType::I32
-  std::vector<uint8_t> i1;  // DType::I1 (0 or 1)
-  bool wide = false;        // float storage is f64 (Precision::F64)
+  Storage<float> f32;   // float dtypes, Precision::F32
+  Storage<double> f64;  // float dtypes, Precision::F64
+  Storage<int32_t> i32; // DType::I32
+  Storage<uint8_t> i1;  // DType::I1 (0 or 1)
+  bool wide = false;    // float storage is f64 (Precision::F64)
 
   int64_t size() const; // element count
   /// Element i as a double / set element i (rounded to the dtype for
@@ -66,9 +149,29 @@ class Executor {
 public:
   /// Validates `program` and allocates (zeroed) storage for every buffer;
   /// Constant buffers are filled. Param buffers start at zero: call
-  /// initParams (runtime/Init.h) or set them.
-  static std::optional<Executor>
-  create(const Program &program, Precision precision, std::string &error);
+  /// initParams (runtime/Init.h) or set them. With `useArena`, the
+  /// temporaries share the arenas planned by planArena (runtime/Arena.h):
+  /// their contents are only meaningful from the step that writes them to
+  /// the last step that reads them. Without it every buffer owns its
+  /// storage.
+  static std::optional<Executor> create(const Program &program,
+                                        Precision precision,
+                                        std::string &error,
+                                        bool useArena = true);
+
+  /// Copies rebind the copy's temporaries to its own arenas; moves keep
+  /// every view valid (the arenas' heap storage moves with them).
+  Executor(const Executor &other);
+  Executor &operator=(const Executor &other);
+  Executor(Executor &&) = default;
+  Executor &operator=(Executor &&) = default;
+
+  /// Bytes of the arenas (all storage classes) and of the storage that
+  /// buffers own (parameters, inputs, optimizer state, scalars, constants,
+  /// results).
+  int64_t arenaBytes() const;
+  int64_t ownedBytes() const;
+  const ArenaPlan &arenaPlan() const { return plan; }
 
   const Program &program() const { return prog; }
   Precision precision() const { return prec; }
@@ -128,8 +231,15 @@ private:
   static void runMatmul(const std::vector<int64_t> &plan, const float *a,
                         const float *b, float *c);
   bool runKernel(const Step &s, std::string &error);
+  /// Points every arena-planned buffer at its slice of the arenas.
+  void bindArena();
 
   Program prog;
+  ArenaPlan plan; // offsets -1 everywhere without the arena
+  std::vector<float> arenaF32;    // the float arena, Precision::F32
+  std::vector<double> arenaF64;   // the float arena, Precision::F64
+  std::vector<int32_t> arenaI32;  // the int32 arena
+  std::vector<uint8_t> arenaI1;   // the byte arena
   Precision prec = Precision::F32;
   bool roundEveryStep = false;
   std::vector<BufferData> bufs;

@@ -93,10 +93,15 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   }
   std::string error;
   auto ex = einrt::Executor::create(*program, precision, error);
-  if (!ex)
+  if (!ex) {
     fail("cannot run @" + name + ": " + error);
-  else if (cpu)
+    return ex;
+  }
+  if (cpu)
     ex->setKernels(std::move(table));
+  llvm::outs() << "@" << name << ": "
+               << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
+                               ex->arenaBytes() / 1048576.0, ex->ownedBytes() / 1048576.0);
   return ex;
 }
 

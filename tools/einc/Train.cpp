@@ -337,6 +337,16 @@ int trainModel(const Options &o, ModuleOp module) {
     llvm::outs() << "; " << lowered.kernelsCompiled << " kernels compiled, "
                  << lowered.kernelsCached << " cached";
   llvm::outs() << ")\n";
+  {
+    int64_t arena = 0, owned = 0; // over every lowered function
+    for (const auto &ex : lowered.executors) {
+      arena += ex->arenaBytes();
+      owned += ex->ownedBytes();
+    }
+    llvm::outs() << "  memory    "
+                 << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
+                                 arena / 1048576.0, owned / 1048576.0);
+  }
   llvm::outs() << "  data      " << o.trainData << ": " << trainFile->size() << " tokens ("
                << trainFile->formatName() << ")";
   if (valFile)

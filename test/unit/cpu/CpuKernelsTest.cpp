@@ -107,7 +107,9 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
   if (failed(program))
     return 0;
   std::string error;
-  auto exec = einrt::Executor::create(*program, einrt::Precision::F32, error);
+  // No arena: every step's output is read back after the run.
+  auto exec = einrt::Executor::create(*program, einrt::Precision::F32, error,
+                                      /*useArena=*/false);
   EXPECT_TRUE(exec.has_value()) << error;
   if (!exec)
     return 0;
