@@ -68,6 +68,14 @@ bool isBinary(llvm::StringRef n) {
 
 } // namespace
 
+bool isScalarOperand(Operation *op, Value operand) {
+  llvm::StringRef n = op->getName().getStringRef();
+  if (!isBinary(n) && !isa<mlir::ein::CmpOp, mlir::ein::SelectOp>(op))
+    return false;
+  auto b = operand.getDefiningOp<mlir::ein::BroadcastOp>();
+  return b && cast<RankedTensorType>(b.getInput().getType()).getRank() == 0;
+}
+
 FailureOr<KernelSpec> describeKernel(Operation *op) {
   KernelSpec spec;
   spec.op = op->getName().getStringRef().str();
@@ -84,6 +92,8 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
     auto t = tensorOf(op, v);
     if (failed(t))
       return failure();
+    if (isScalarOperand(op, v))
+      t->shape.clear(); // the broadcast's rank-0 input
     spec.operands.push_back(*t);
   }
   auto r = tensorOf(op, op->getResult(0));
@@ -173,7 +183,7 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
   }
   os << "}(";
   for (Value v : op->getOperands())
-    os << typeKey(v) << ",";
+    os << (isScalarOperand(op, v) ? "scalar:" : "") << typeKey(v) << ",";
   os << ")->" << typeKey(op->getResult(0));
   os.flush();
   spec.key = std::move(key);
@@ -548,6 +558,16 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
   ElemKind rk = s.result.elem;
   int64_t n = s.result.count();
   llvm::StringRef op = s.op;
+  // Where operand j is read: element i, or element 0 of a scalar operand
+  // (a rank-0 buffer broadcast in registers; see isScalarOperand).
+  Value zero;
+  auto at = [&](size_t j, Value i) -> Value {
+    if (s.operands[j].count() != 1 || n == 1)
+      return i;
+    if (!zero)
+      zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    return zero;
+  };
 
   if (isUnary(op)) {
     g.loop(n, [&](Value i) {
@@ -555,20 +575,20 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     });
   } else if (isBinary(op)) {
     g.loop(n, [&](Value i) {
-      Value x = g.load(in[0], rk, i), y = g.load(in[1], rk, i);
+      Value x = g.load(in[0], rk, at(0, i)), y = g.load(in[1], rk, at(1, i));
       g.store(g.binary(op, x, y, rk), out, rk, i);
     });
   } else if (op == "ein.cmp") {
     ElemKind k = s.operands[0].elem;
     g.loop(n, [&](Value i) {
-      Value x = g.load(in[0], k, i), y = g.load(in[1], k, i);
+      Value x = g.load(in[0], k, at(0, i)), y = g.load(in[1], k, at(1, i));
       g.store(g.compare(s.kind, x, y, k), out, rk, i);
     });
   } else if (op == "ein.select") {
     g.loop(n, [&](Value i) {
-      Value c = g.load(in[0], ElemKind::I1, i);
-      Value v = b.create<arith::SelectOp>(loc, c, g.load(in[1], rk, i),
-                                          g.load(in[2], rk, i));
+      Value c = g.load(in[0], ElemKind::I1, at(0, i));
+      Value v = b.create<arith::SelectOp>(loc, c, g.load(in[1], rk, at(1, i)),
+                                          g.load(in[2], rk, at(2, i)));
       g.store(v, out, rk, i);
     });
   } else if (op == "ein.cast") {

@@ -51,6 +51,12 @@ struct KernelSpec {
   std::string key;           // the dedupe signature
 };
 
+/// True when `operand` of `op` is read as a scalar: `op` maps elements one to
+/// one (binary, cmp, select) and `operand` is an ein.broadcast of a rank-0
+/// value. The kernel then takes the rank-0 buffer and broadcasts it in
+/// registers, and the broadcast need not be materialised.
+bool isScalarOperand(mlir::Operation *op, mlir::Value operand);
+
 /// Describes `op` (not a contraction or constant; f32/i32/i1 tensors with
 /// static shapes). Errors are diagnostics on `op`.
 mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);

@@ -33,6 +33,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuLowering.h"
+#include "codegen/CpuKernelGen.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
@@ -233,6 +236,14 @@ public:
         return op.emitError("internal error: the reference lowering's steps do not "
                             "follow the function's ops");
       const Step &s = ref_.steps[next++];
+      stepOf_[&op] = &s;
+      // A broadcast of a scalar that every user reads as a scalar operand
+      // (see isScalarOperand) is never materialised.
+      if (isa<mlir::ein::BroadcastOp>(op) && !op.use_empty() &&
+          llvm::all_of(op.getUses(), [&](OpOperand &use) {
+            return isScalarOperand(use.getOwner(), use.get());
+          }))
+        continue;
       if (failed(isa<mlir::ein::ContractOp>(op) ? lowerContract(cast<mlir::ein::ContractOp>(op), s)
                                                 : lowerKernel(&op, s)))
         return failure();
@@ -254,6 +265,10 @@ private:
     Step k;
     k.kind = StepKind::Kernel;
     k.inputs = s.inputs;
+    // Scalar operands: the broadcast's rank-0 input instead of its output.
+    for (auto [j, operand] : llvm::enumerate(op->getOperands()))
+      if (isScalarOperand(op, operand))
+        k.inputs[j] = stepOf_.lookup(operand.getDefiningOp())->inputs[0];
     k.output = s.output;
     k.scalar = *index;
     k.note = s.note;
@@ -410,6 +425,7 @@ private:
   func::FuncOp fn_;
   KernelCompiler &kernels_;
   einrt::Program ref_;
+  llvm::DenseMap<Operation *, const Step *> stepOf_; // op -> its reference step
   einrt::Program program_;
 };
 

@@ -137,6 +137,20 @@ std::optional<Executor> Executor::create(const Program &program,
     ex.arenaF32.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0f);
   ex.arenaI32.assign(size_t(ex.plan.bytes[1] / 4), 0);
   ex.arenaI1.assign(size_t(ex.plan.bytes[2]), 0);
+  // Which buffers anything touches: steps, arguments, results, constants.
+  std::vector<char> used(program.buffers.size(), 0);
+  for (const Step &st : program.steps) {
+    for (int32_t i : st.inputs)
+      used[i] = 1;
+    used[st.output] = 1;
+  }
+  for (int32_t a : program.arguments)
+    used[a] = 1;
+  for (int32_t r : program.results)
+    used[r] = 1;
+  for (size_t b = 0; b < program.buffers.size(); ++b)
+    if (program.buffers[b].role != BufferRole::Temp)
+      used[b] = 1;
   ex.bufs.resize(program.buffers.size());
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const Buffer &src = program.buffers[b];
@@ -146,6 +160,9 @@ std::optional<Executor> Executor::create(const Program &program,
     d.wide = wide;
     if (ex.plan.offset[b] >= 0)
       continue; // a view of the arena: bindArena
+    if (!used[b])
+      continue; // a value the program never touches (e.g. a broadcast the
+                // CPU backend folded into its users): no storage
     int64_t n = d.size();
     if (src.dtype == DType::I32)
       d.i32.assign(n, 0);
