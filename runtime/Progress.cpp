@@ -138,9 +138,14 @@ std::string Progress::line(const StepMetrics &m) const {
   s += " gnorm " + fmt("%.3g", m.gradNorm);
   if (m.tokensPerSecond > 0)
     s += " " + humanRate(m.tokensPerSecond) + " tok/s";
-  if (opts.flopsPerStep > 0 && opts.peakFlops > 0 && m.stepSeconds > 0)
-    s += " MFU " +
-         fmt("%.1f%%", 100 * opts.flopsPerStep / m.stepSeconds / opts.peakFlops);
+  if (opts.flopsPerStep > 0 && opts.peakFlops > 0 && m.stepSeconds > 0) {
+    double mfu = opts.flopsPerStep / m.stepSeconds / opts.peakFlops;
+    s += " MFU " + fmt("%.1f%%", 100 * mfu);
+    // Faster than the profile's peak: the profile was measured on a busy
+    // machine (or another one). Say so rather than let 220% stand unexplained.
+    if (mfu > 1)
+      s += " (above the profile's peak: rerun einc calibrate)";
+  }
   if (opts.predictedStepSeconds > 0) {
     s += " (predicted " + fmt("%.3g", opts.predictedStepSeconds) + " s/step";
     if (m.stepSeconds > 0)

@@ -91,6 +91,23 @@ TEST(Progress, PlainLines) {
   EXPECT_EQ(s.back(), '\n');
 }
 
+TEST(Progress, MeasuredAbovePeakSaysToRecalibrate) {
+  std::ostringstream out;
+  ProgressOptions o;
+  o.out = &out;
+  o.totalSteps = 100;
+  o.flopsPerStep = 4e9;
+  o.peakFlops = 1e10; // a profile measured on a busy machine
+  Progress p(o);
+  StepMetrics m;
+  m.step = 1;
+  m.stepSeconds = 0.2; // 20 GFLOP/s measured: 200% of the profile
+  p.report(m);
+  EXPECT_NE(out.str().find("MFU 200.0% (above the profile's peak: rerun einc calibrate)"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(Progress, LiveLineUsesCarriageReturnAndBar) {
   std::ostringstream out;
   ProgressOptions o;
