@@ -68,12 +68,43 @@ bool isBinary(llvm::StringRef n) {
 
 } // namespace
 
-bool isScalarOperand(Operation *op, Value operand) {
+namespace {
+/// The access an operand would have on its own (ignoring the one-per-op rule).
+Access ownAccess(Operation *op, unsigned index) {
   llvm::StringRef n = op->getName().getStringRef();
   if (!isBinary(n) && !isa<mlir::ein::CmpOp, mlir::ein::SelectOp>(op))
-    return false;
-  auto b = operand.getDefiningOp<mlir::ein::BroadcastOp>();
-  return b && cast<RankedTensorType>(b.getInput().getType()).getRank() == 0;
+    return Access::Full;
+  auto b = op->getOperand(index).getDefiningOp<mlir::ein::BroadcastOp>();
+  if (!b)
+    return Access::Full;
+  auto in = cast<RankedTensorType>(b.getInput().getType());
+  auto out = cast<RankedTensorType>(b.getResult().getType());
+  int64_t r = in.getRank(), rank = out.getRank();
+  if (r == 0)
+    return Access::Scalar;
+  llvm::ArrayRef<int64_t> dims = b.getDimensions();
+  for (int64_t k = 0; k < r; ++k) // no size-1 expansion: sizes must match
+    if (in.getDimSize(k) != out.getDimSize(dims[k]))
+      return Access::Full;
+  bool prefix = true, suffix = true;
+  for (int64_t k = 0; k < r; ++k) {
+    prefix &= dims[k] == k;
+    suffix &= dims[k] == rank - r + k;
+  }
+  return prefix ? Access::Prefix : suffix ? Access::Suffix : Access::Full;
+}
+} // namespace
+
+Access operandAccess(Operation *op, unsigned index) {
+  Access a = ownAccess(op, index);
+  if (a != Access::Prefix && a != Access::Suffix)
+    return a;
+  for (unsigned k = 0; k < index; ++k) {
+    Access earlier = ownAccess(op, k);
+    if (earlier == Access::Prefix || earlier == Access::Suffix)
+      return Access::Full; // one blocked operand per kernel
+  }
+  return a;
 }
 
 FailureOr<KernelSpec> describeKernel(Operation *op) {
@@ -88,12 +119,18 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
                          "buffers");
   if (op->getNumResults() != 1)
     return op->emitError("a kernel op must have one result");
-  for (Value v : op->getOperands()) {
-    auto t = tensorOf(op, v);
+  for (OpOperand &use : op->getOpOperands()) {
+    auto t = tensorOf(op, use.get());
     if (failed(t))
       return failure();
-    if (isScalarOperand(op, v))
-      t->shape.clear(); // the broadcast's rank-0 input
+    t->access = operandAccess(op, use.getOperandNumber());
+    if (t->access != Access::Full) { // the broadcast's input is read instead
+      auto b = use.get().getDefiningOp<mlir::ein::BroadcastOp>();
+      auto in = tensorOf(op, b.getInput());
+      if (failed(in))
+        return failure();
+      t->shape = in->shape;
+    }
     spec.operands.push_back(*t);
   }
   auto r = tensorOf(op, op->getResult(0));
@@ -182,8 +219,14 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
     os << ";";
   }
   os << "}(";
-  for (Value v : op->getOperands())
-    os << (isScalarOperand(op, v) ? "scalar:" : "") << typeKey(v) << ",";
+  for (OpOperand &use : op->getOpOperands()) {
+    static const char *names[] = {"", "scalar:", "prefix", "suffix"};
+    const KernelTensor &t = spec.operands[use.getOperandNumber()];
+    os << names[int(t.access)];
+    if (t.access == Access::Prefix || t.access == Access::Suffix)
+      os << t.count() << ":";
+    os << typeKey(use.get()) << ",";
+  }
   os << ")->" << typeKey(op->getResult(0));
   os.flush();
   spec.key = std::move(key);
@@ -559,14 +602,40 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
   int64_t n = s.result.count();
   llvm::StringRef op = s.op;
   // Where operand j is read: element i, or element 0 of a scalar operand
-  // (a rank-0 buffer broadcast in registers; see isScalarOperand).
+  // (a rank-0 buffer broadcast in registers; see operandAccess). A Prefix or
+  // Suffix operand is read through `blocked` below.
   Value zero;
+  Value blockIndex; // the current index into the blocked operand
   auto at = [&](size_t j, Value i) -> Value {
-    if (s.operands[j].count() != 1 || n == 1)
+    Access a = s.operands[j].access;
+    if (a == Access::Prefix || a == Access::Suffix)
+      return blockIndex;
+    if (a != Access::Scalar || n == 1)
       return i;
     if (!zero)
       zero = b.create<arith::ConstantIndexOp>(loc, 0);
     return zero;
+  };
+  // Elementwise loops: flat, or — with a Prefix/Suffix operand — a nest of
+  // outer × inner whose blocked operand is indexed by o (Prefix) or k (Suffix).
+  int blocked = -1;
+  for (size_t j = 0; j < s.operands.size(); ++j)
+    if (s.operands[j].access == Access::Prefix || s.operands[j].access == Access::Suffix)
+      blocked = int(j);
+  auto elementwiseLoop = [&](const std::function<void(Value)> &body) {
+    if (blocked < 0)
+      return g.loop(n, body);
+    int64_t cnt = s.operands[blocked].count();
+    bool prefix = s.operands[blocked].access == Access::Prefix;
+    int64_t outer = prefix ? cnt : n / cnt, inner = prefix ? n / cnt : cnt;
+    g.loop(outer, [&](Value o) {
+      g.loop(inner, [&](Value k) {
+        Value base = b.create<arith::MulIOp>(loc, o, b.create<arith::ConstantIndexOp>(loc, inner));
+        Value i = b.create<arith::AddIOp>(loc, base, k);
+        blockIndex = prefix ? o : k;
+        body(i);
+      });
+    });
   };
 
   if (isUnary(op)) {
@@ -574,18 +643,18 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
       g.store(g.unary(op, g.load(in[0], rk, i), rk), out, rk, i);
     });
   } else if (isBinary(op)) {
-    g.loop(n, [&](Value i) {
+    elementwiseLoop([&](Value i) {
       Value x = g.load(in[0], rk, at(0, i)), y = g.load(in[1], rk, at(1, i));
       g.store(g.binary(op, x, y, rk), out, rk, i);
     });
   } else if (op == "ein.cmp") {
     ElemKind k = s.operands[0].elem;
-    g.loop(n, [&](Value i) {
+    elementwiseLoop([&](Value i) {
       Value x = g.load(in[0], k, at(0, i)), y = g.load(in[1], k, at(1, i));
       g.store(g.compare(s.kind, x, y, k), out, rk, i);
     });
   } else if (op == "ein.select") {
-    g.loop(n, [&](Value i) {
+    elementwiseLoop([&](Value i) {
       Value c = g.load(in[0], ElemKind::I1, at(0, i));
       Value v = b.create<arith::SelectOp>(loc, c, g.load(in[1], rk, at(1, i)),
                                           g.load(in[2], rk, at(2, i)));

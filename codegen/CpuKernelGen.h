@@ -29,8 +29,12 @@ namespace ein::codegen {
 
 enum class ElemKind : uint8_t { F32, I32, I1 };
 
+/// How an elementwise kernel reads an operand (see operandAccess).
+enum class Access : uint8_t { Full, Scalar, Prefix, Suffix };
+
 struct KernelTensor {
   ElemKind elem = ElemKind::F32;
+  Access access = Access::Full; // operands of elementwise kernels
   std::vector<int64_t> shape;
   int64_t count() const {
     int64_t n = 1;
@@ -51,11 +55,14 @@ struct KernelSpec {
   std::string key;           // the dedupe signature
 };
 
-/// True when `operand` of `op` is read as a scalar: `op` maps elements one to
-/// one (binary, cmp, select) and `operand` is an ein.broadcast of a rank-0
-/// value. The kernel then takes the rank-0 buffer and broadcasts it in
-/// registers, and the broadcast need not be materialised.
-bool isScalarOperand(mlir::Operation *op, mlir::Value operand);
+/// How an elementwise kernel (binary, cmp, select) reads one operand. When the
+/// operand is an ein.broadcast of a smaller tensor, the kernel can read the
+/// smaller tensor in place of the broadcast: a rank-0 value (Scalar), one
+/// whose dims are the result's leading dims (Prefix: element i / inner, e.g.
+/// layernorm's mean), or its trailing dims (Suffix: element i % size, e.g. a
+/// bias). At most one Prefix/Suffix operand per op; the broadcast then need
+/// not be materialised.
+Access operandAccess(mlir::Operation *op, unsigned operandIndex);
 
 /// Describes `op` (not a contraction or constant; f32/i32/i1 tensors with
 /// static shapes). Errors are diagnostics on `op`.

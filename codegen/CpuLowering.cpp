@@ -237,11 +237,11 @@ public:
                             "follow the function's ops");
       const Step &s = ref_.steps[next++];
       stepOf_[&op] = &s;
-      // A broadcast of a scalar that every user reads as a scalar operand
-      // (see isScalarOperand) is never materialised.
+      // A broadcast that every user reads in place (see operandAccess) is
+      // never materialised.
       if (isa<mlir::ein::BroadcastOp>(op) && !op.use_empty() &&
           llvm::all_of(op.getUses(), [&](OpOperand &use) {
-            return isScalarOperand(use.getOwner(), use.get());
+            return operandAccess(use.getOwner(), use.getOperandNumber()) != Access::Full;
           }))
         continue;
       if (failed(isa<mlir::ein::ContractOp>(op) ? lowerContract(cast<mlir::ein::ContractOp>(op), s)
@@ -266,9 +266,10 @@ private:
     k.kind = StepKind::Kernel;
     k.inputs = s.inputs;
     // Scalar operands: the broadcast's rank-0 input instead of its output.
-    for (auto [j, operand] : llvm::enumerate(op->getOperands()))
-      if (isScalarOperand(op, operand))
-        k.inputs[j] = stepOf_.lookup(operand.getDefiningOp())->inputs[0];
+    for (OpOperand &use : op->getOpOperands())
+      if (operandAccess(op, use.getOperandNumber()) != Access::Full)
+        k.inputs[use.getOperandNumber()] =
+            stepOf_.lookup(use.get().getDefiningOp())->inputs[0];
     k.output = s.output;
     k.scalar = *index;
     k.note = s.note;
