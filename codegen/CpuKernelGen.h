@@ -64,6 +64,10 @@ struct KernelSpec {
 /// not be materialised.
 Access operandAccess(mlir::Operation *op, unsigned operandIndex);
 
+/// The elementwise op families kernels distinguish.
+bool isUnary(llvm::StringRef opName);
+bool isBinary(llvm::StringRef opName);
+
 /// Describes `op` (not a contraction or constant; f32/i32/i1 tensors with
 /// static shapes). Errors are diagnostics on `op`.
 mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
