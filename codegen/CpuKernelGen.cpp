@@ -377,6 +377,63 @@ void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
 
 } // namespace
 
+/// A fused kernel (describeFusedKernel): one loop over the elements — or,
+/// with Prefix / Suffix operands, outer × inner — evaluating the body's
+/// nodes in order, each operand loaded once per element, the output nodes
+/// stored.
+void genFused(Gen &g, const KernelSpec &s, ArrayRef<Value> in,
+              ArrayRef<Value> outs) {
+  OpBuilder &b = g.b;
+  Location loc = g.loc;
+  auto body = [&](Value i, Value o, Value k) {
+    SmallVector<Value> operandValues(s.operands.size());
+    SmallVector<Value> nodeValues(s.body.size());
+    auto operand = [&](int32_t j) -> Value {
+      if (!operandValues[j]) {
+        const KernelTensor &t = s.operands[j];
+        Value at = t.access == Access::Scalar   ? g.idx(0)
+                   : t.access == Access::Prefix ? o
+                   : t.access == Access::Suffix ? k
+                                                : i;
+        operandValues[j] = g.load(in[j], t.elem, at);
+      }
+      return operandValues[j];
+    };
+    auto arg = [&](const FusedNode &n, size_t a) -> Value {
+      int32_t r = n.args[a];
+      return r >= 0 ? operand(r) : nodeValues[-r - 1];
+    };
+    for (size_t k2 = 0; k2 < s.body.size(); ++k2) {
+      const FusedNode &n = s.body[k2];
+      llvm::StringRef op = n.op;
+      Value v;
+      if (isUnary(op))
+        v = g.unary(op, arg(n, 0), n.elem);
+      else if (isBinary(op))
+        v = g.binary(op, arg(n, 0), arg(n, 1), n.elem);
+      else if (op == "ein.cmp")
+        v = g.compare(n.kind, arg(n, 0), arg(n, 1), n.operandElem);
+      else if (op == "ein.select")
+        v = b.create<arith::SelectOp>(loc, arg(n, 0), arg(n, 1), arg(n, 2));
+      else // ein.cast
+        v = g.cast(arg(n, 0), n.operandElem, n.elem);
+      nodeValues[k2] = v;
+    }
+    for (size_t t = 0; t < s.outputNodes.size(); ++t) {
+      const KernelTensor &r = t == 0 ? s.result : s.extraResults[t - 1];
+      g.store(nodeValues[s.outputNodes[t]], outs[t], r.elem, i);
+    }
+  };
+  if (s.outer <= 0)
+    return g.loop(s.result.count(), [&](Value i) { body(i, Value(), Value()); });
+  g.loop(s.outer, [&](Value o) {
+    g.loop(s.inner, [&](Value k) {
+      Value i = b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, o, g.idx(s.inner)), k);
+      body(i, o, k);
+    });
+  });
+}
+
 void generateKernel(const KernelSpec &s, llvm::StringRef name,
                     ModuleOp module) {
   OpBuilder b(module.getContext());
@@ -388,10 +445,19 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
   for (const KernelTensor &t : s.operands)
     argTypes.push_back(g.memrefOf(t));
   argTypes.push_back(g.memrefOf(s.result));
+  for (const KernelTensor &t : s.extraResults)
+    argTypes.push_back(g.memrefOf(t));
   auto fn = b.create<func::FuncOp>(loc, name,
                                    b.getFunctionType(argTypes, TypeRange{}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  if (s.op == "ein.fused") {
+    size_t nin = s.operands.size();
+    SmallVector<Value> args(entry->getArguments().begin(), entry->getArguments().end());
+    genFused(g, s, ArrayRef<Value>(args).take_front(nin), ArrayRef<Value>(args).drop_front(nin));
+    b.create<func::ReturnOp>(loc);
+    return;
+  }
   SmallVector<Value> in(entry->getArguments().begin(),
                         entry->getArguments().end() - 1);
   Value out = entry->getArguments().back();

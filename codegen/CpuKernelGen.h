@@ -44,8 +44,17 @@ struct KernelTensor {
   }
 };
 
+/// One op of a fused kernel's body, in SSA order.
+struct FusedNode {
+  std::string op;   // "ein.add", "ein.cmp", ...
+  std::string kind; // cmp predicate
+  ElemKind elem = ElemKind::F32;        // the result's
+  ElemKind operandElem = ElemKind::F32; // the operands' (cmp, cast)
+  std::vector<int32_t> args; // >= 0: kernel operand j; < 0: node -(k + 1)
+};
+
 struct KernelSpec {
-  std::string op;                     // "ein.add", "ein.reduce", ...
+  std::string op;                     // "ein.add", "ein.reduce", "ein.fused"...
   std::vector<KernelTensor> operands; // in order
   KernelTensor result;
   std::vector<int64_t> dims; // permutation / dimensions (transpose,
@@ -53,7 +62,32 @@ struct KernelSpec {
   int64_t scalar = 0;        // iota: the dimension
   std::string kind;          // reduce kind or cmp predicate ("sum", "lt")
   std::string key;           // the dedupe signature
+
+  // "ein.fused" only: the body, the nodes written (the first to `result`,
+  // the rest to `extraResults`, in order) and the loop split (outer ×
+  // inner; 0: a flat loop) by which Prefix / Suffix operands are read.
+  std::vector<FusedNode> body;
+  std::vector<int32_t> outputNodes;
+  std::vector<KernelTensor> extraResults;
+  int64_t outer = 0, inner = 0;
 };
+
+/// A fusion group described as one kernel, and where its buffers come from.
+struct FusedKernel {
+  KernelSpec spec;
+  /// Per kernel operand: the use it reads (the first, if several read the
+  /// same value) and whether it reads that use's broadcast's input in place.
+  std::vector<mlir::OpOperand *> inputUses;
+  std::vector<bool> throughBroadcast;
+  /// Per kernel result: the member whose result it is.
+  std::vector<mlir::Operation *> outputs;
+  /// Every member operand read in place through a broadcast.
+  std::vector<mlir::OpOperand *> inPlaceReads;
+};
+
+/// Describes `members` (adjacent ops of one fusion group, in order; see
+/// passes/FuseElementwise.h) as one kernel. Errors are diagnostics.
+mlir::FailureOr<FusedKernel> describeFusedKernel(llvm::ArrayRef<mlir::Operation *> members);
 
 /// How an elementwise kernel (binary, cmp, select) reads one operand. When the
 /// operand is an ein.broadcast of a smaller tensor, the kernel can read the

@@ -19,6 +19,7 @@
 #include "codegen/CpuKernelGen.h"
 
 #include "ir/EinOps.h"
+#include "passes/FuseElementwise.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -80,24 +81,17 @@ Access ownAccess(Operation *op, unsigned index) {
   llvm::StringRef n = op->getName().getStringRef();
   if (!isBinary(n) && !isa<mlir::ein::CmpOp, mlir::ein::SelectOp>(op))
     return Access::Full;
-  auto b = op->getOperand(index).getDefiningOp<mlir::ein::BroadcastOp>();
-  if (!b)
-    return Access::Full;
-  auto in = cast<RankedTensorType>(b.getInput().getType());
-  auto out = cast<RankedTensorType>(b.getResult().getType());
-  int64_t r = in.getRank(), rank = out.getRank();
-  if (r == 0)
+  switch (mlir::ein::classifyBroadcastRead(op->getOperand(index)).read) {
+  case mlir::ein::BroadcastRead::Scalar:
     return Access::Scalar;
-  llvm::ArrayRef<int64_t> dims = b.getDimensions();
-  for (int64_t k = 0; k < r; ++k) // no size-1 expansion: sizes must match
-    if (in.getDimSize(k) != out.getDimSize(dims[k]))
-      return Access::Full;
-  bool prefix = true, suffix = true;
-  for (int64_t k = 0; k < r; ++k) {
-    prefix &= dims[k] == k;
-    suffix &= dims[k] == rank - r + k;
+  case mlir::ein::BroadcastRead::Prefix:
+    return Access::Prefix;
+  case mlir::ein::BroadcastRead::Suffix:
+    return Access::Suffix;
+  case mlir::ein::BroadcastRead::Full:
+    break;
   }
-  return prefix ? Access::Prefix : suffix ? Access::Suffix : Access::Full;
+  return Access::Full;
 }
 } // namespace
 

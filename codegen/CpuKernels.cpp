@@ -239,19 +239,21 @@ FailureOr<int64_t> KernelCompiler::add(Operation *op) {
   auto spec = describeKernel(op);
   if (failed(spec))
     return failure();
-  auto it = impl_->byKey.find(spec->key);
-  int64_t index;
-  if (it != impl_->byKey.end()) {
-    index = it->second;
-  } else {
-    index = int64_t(impl_->specs.size());
-    impl_->byKey.emplace(spec->key, index);
-    impl_->specs.push_back(std::move(*spec));
-    impl_->table.push_back(nullptr);
-  }
+  int64_t index = add(std::move(*spec));
   impl_->seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  return index;
+}
+
+int64_t KernelCompiler::add(KernelSpec spec) {
+  auto it = impl_->byKey.find(spec.key);
+  if (it != impl_->byKey.end())
+    return it->second;
+  int64_t index = int64_t(impl_->specs.size());
+  impl_->byKey.emplace(spec.key, index);
+  impl_->specs.push_back(std::move(spec));
+  impl_->table.push_back(nullptr);
   return index;
 }
 

@@ -25,6 +25,8 @@
 
 namespace ein::codegen {
 
+struct KernelSpec; // codegen/CpuKernelGen.h
+
 class KernelCompiler {
 public:
   /// Initialises LLVM's native target once per process.
@@ -35,6 +37,10 @@ public:
   /// returns its index in the table; identical ops share an index. Errors are
   /// diagnostics on `op`.
   mlir::FailureOr<int64_t> add(mlir::Operation *op);
+  /// Registers a kernel already described (e.g. a fused one,
+  /// describeFusedKernel in codegen/CpuKernelGen.h); identical specs (same
+  /// key) share an index.
+  int64_t add(KernelSpec spec);
 
   /// JIT-compiles every kernel added since the last call (kernels already in
   /// the process cache are reused). After success, table() holds one function

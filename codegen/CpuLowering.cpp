@@ -36,9 +36,11 @@
 #include "codegen/CpuKernelGen.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
+#include "passes/FuseElementwise.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -235,22 +237,32 @@ public:
           ref_.steps[next].note.rfind(op.getName().getStringRef().str(), 0) != 0)
         return op.emitError("internal error: the reference lowering's steps do not "
                             "follow the function's ops");
-      const Step &s = ref_.steps[next++];
-      stepOf_[&op] = &s;
-      // A broadcast that every user reads in place (see operandAccess) is
-      // never materialised.
-      if (isa<mlir::ein::BroadcastOp>(op) && !op.use_empty() &&
-          llvm::all_of(op.getUses(), [&](OpOperand &use) {
-            return operandAccess(use.getOwner(), use.getOperandNumber()) != Access::Full;
-          }))
+      stepOf_[&op] = &ref_.steps[next++];
+    }
+    if (next != ref_.steps.size())
+      return fn_.emitError("internal error: the reference lowering has steps without ops");
+    if (failed(collectFusionRuns(body)))
+      return failure();
+
+    for (Operation &op : body.without_terminator()) {
+      if (isa<mlir::ein::ConstantOp>(op))
         continue;
+      const Step &s = *stepOf_.lookup(&op);
+      // A broadcast that every user reads in place (see operandAccess and
+      // the fused kernels' reads) is never materialised.
+      if (isa<mlir::ein::BroadcastOp>(op) && !op.use_empty() &&
+          llvm::all_of(op.getUses(), [&](OpOperand &use) { return readsInPlace(use); }))
+        continue;
+      if (auto run = runEndingAt_.find(&op); run != runEndingAt_.end()) {
+        lowerFused(fused_[run->second]);
+        continue;
+      }
+      if (runOf_.count(&op))
+        continue; // runs as part of its fused kernel (at the run's last op)
       if (failed(isa<mlir::ein::ContractOp>(op) ? lowerContract(cast<mlir::ein::ContractOp>(op), s)
                                                 : lowerKernel(&op, s)))
         return failure();
     }
-    if (next != ref_.steps.size())
-      return fn_.emitError("internal error: the reference lowering has steps without ops");
-
     std::string problem = program_.validate();
     if (!problem.empty())
       return fn_.emitError("internal error: the lowered CPU program is invalid: ") << problem;
@@ -258,6 +270,77 @@ public:
   }
 
 private:
+  /// Adjacent ops with the same `ein.fusion` group (passes/FuseElementwise.h)
+  /// become one fused kernel; a group of one op runs as that op's kernel.
+  LogicalResult collectFusionRuns(Block &body) {
+    SmallVector<Operation *> run;
+    auto close = [&]() -> LogicalResult {
+      if (run.size() >= 2) {
+        auto fk = describeFusedKernel(run);
+        if (failed(fk))
+          return failure();
+        int64_t index = int64_t(fused_.size());
+        for (Operation *m : run)
+          runOf_[m] = index;
+        runEndingAt_[run.back()] = index;
+        for (OpOperand *use : fk->inPlaceReads)
+          inPlace_.insert(use);
+        fused_.push_back(std::move(*fk));
+      }
+      run.clear();
+      return success();
+    };
+    std::optional<int64_t> current;
+    for (Operation &op : body.without_terminator()) {
+      auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr);
+      bool joins = id && mlir::ein::isFusible(&op);
+      if (!joins || !current || *current != id.getInt())
+        if (failed(close()))
+          return failure();
+      current = joins ? std::optional<int64_t>(id.getInt()) : std::nullopt;
+      if (joins)
+        run.push_back(&op);
+    }
+    return close();
+  }
+
+  /// Whether `use` reads its broadcast operand's input in place.
+  bool readsInPlace(OpOperand &use) {
+    if (runOf_.count(use.getOwner()))
+      return inPlace_.count(&use);
+    return operandAccess(use.getOwner(), use.getOperandNumber()) != Access::Full;
+  }
+
+  void lowerFused(const FusedKernel &fk) {
+    Step k;
+    k.kind = StepKind::Kernel;
+    for (size_t j = 0; j < fk.inputUses.size(); ++j) {
+      OpOperand *use = fk.inputUses[j];
+      const Step *reader = stepOf_.lookup(use->getOwner());
+      k.inputs.push_back(fk.throughBroadcast[j]
+                             ? stepOf_.lookup(use->get().getDefiningOp())->inputs[0]
+                             : reader->inputs[use->getOperandNumber()]);
+    }
+    for (size_t r = 0; r < fk.outputs.size(); ++r) {
+      int32_t buffer = stepOf_.lookup(fk.outputs[r])->output;
+      if (r == 0)
+        k.output = buffer;
+      else
+        k.extraOutputs.push_back(buffer);
+    }
+    k.scalar = kernels_.add(fk.spec);
+    // "fused 7 ops (ein.mul ein.add ...) at f.ein:3:5": where the first
+    // result's op is.
+    k.note = "fused " + std::to_string(fk.spec.body.size()) + " ops (";
+    for (size_t n = 0; n < fk.spec.body.size(); ++n)
+      k.note += (n ? " " : "") + fk.spec.body[n].op;
+    k.note += ")";
+    std::string first = stepOf_.lookup(fk.outputs.front())->note;
+    if (size_t at = first.find(" at "); at != std::string::npos)
+      k.note += first.substr(at);
+    program_.steps.push_back(std::move(k));
+  }
+
   LogicalResult lowerKernel(Operation *op, const Step &s) {
     auto index = kernels_.add(op);
     if (failed(index))
@@ -427,6 +510,10 @@ private:
   KernelCompiler &kernels_;
   einrt::Program ref_;
   llvm::DenseMap<Operation *, const Step *> stepOf_; // op -> its reference step
+  std::vector<FusedKernel> fused_;                   // the fused runs
+  llvm::DenseMap<Operation *, int64_t> runOf_;       // member -> its run
+  llvm::DenseMap<Operation *, int64_t> runEndingAt_; // last member -> its run
+  llvm::DenseSet<OpOperand *> inPlace_;              // fused reads of broadcasts
   einrt::Program program_;
 };
 

@@ -69,4 +69,33 @@ def EinPrintCosts : Pass<"ein-print-costs", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinFuseElementwise : Pass<"ein-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Group chains of elementwise ops into fused kernels";
+  let description = [{
+    Partitions a function's elementwise ops (unary, binary, `cmp`, `select`,
+    `cast`) into fusion groups: connected ops of one result shape that a
+    backend runs as one kernel, reading each group input once and writing
+    only the values used outside the group. A broadcast operand whose input
+    is a scalar, the result's leading dims or its trailing dims (a
+    layernorm statistic, a bias) is read in place; within a group every
+    leading-dim read shares one block size, and so does every trailing-dim
+    read. In program order, an op joins the group producing one of its
+    operands or, failing that, a group already reading one of its operands
+    (siblings share the read), unless a value it reads from outside depends
+    on the group (that would make a cycle) or the group would read more than
+    `max-inputs` buffers.
+
+    Each member of a group of two or more ops gets `ein.fusion = N : i64`
+    (N numbers the groups of the function from 0), and the ops are
+    reordered (a topological order, otherwise the original one) so that
+    each group's members are adjacent. Values are not changed: the pass only
+    annotates and reorders, so every analysis still sees the primitive ops.
+  }];
+  let options = [
+    Option<"maxInputs", "max-inputs", "unsigned", "16",
+           "most distinct buffers a fused kernel reads">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect"];
+}
+
 #endif // EINC_PASSES_TD

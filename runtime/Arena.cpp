@@ -114,12 +114,17 @@ ArenaPlan planArena(const Program &program, bool wideFloats) {
     for (int32_t b : s.inputs)
       if (b >= 0 && size_t(b) < nbuf)
         last[size_t(b)] = i;
-    if (s.output >= 0 && size_t(s.output) < nbuf) {
-      size_t o = size_t(s.output);
+    auto written = [&](int32_t b) {
+      if (b < 0 || size_t(b) >= nbuf)
+        return;
+      size_t o = size_t(b);
       if (first[o] < 0)
         first[o] = i;
-      last[o] = i;
-    }
+      last[o] = std::max(last[o], i);
+    };
+    written(s.output);
+    for (int32_t b : s.extraOutputs)
+      written(b);
   }
 
   std::vector<Item> items[3];

@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <chrono>
 #include <type_traits>
 
 namespace einrt {
@@ -143,6 +144,8 @@ std::optional<Executor> Executor::create(const Program &program,
     for (int32_t i : st.inputs)
       used[i] = 1;
     used[st.output] = 1;
+    for (int32_t o : st.extraOutputs)
+      used[o] = 1;
   }
   for (int32_t a : program.arguments)
     used[a] = 1;
@@ -203,7 +206,8 @@ Executor::Executor(const Executor &other)
       arenaF64(other.arenaF64), arenaI32(other.arenaI32),
       arenaI1(other.arenaI1), prec(other.prec),
       roundEveryStep(other.roundEveryStep), bufs(other.bufs),
-      kernels(other.kernels) {
+      kernels(other.kernels), profiling(other.profiling),
+      profileSeconds(other.profileSeconds), profileRuns(other.profileRuns) {
   bindArena();
 }
 
@@ -276,10 +280,35 @@ bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count,
 }
 
 bool Executor::run(std::string &error) {
-  for (size_t i = 0; i < prog.steps.size(); ++i)
+  if (!profiling) {
+    for (size_t i = 0; i < prog.steps.size(); ++i)
+      if (!runStep(i, error))
+        return false;
+    return true;
+  }
+  using Clock = std::chrono::steady_clock;
+  profileSeconds.resize(prog.steps.size(), 0.0);
+  Clock::time_point last = Clock::now();
+  for (size_t i = 0; i < prog.steps.size(); ++i) {
     if (!runStep(i, error))
       return false;
+    Clock::time_point now = Clock::now();
+    profileSeconds[i] += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+  ++profileRuns;
   return true;
+}
+
+void Executor::setProfiling(bool on) {
+  profiling = on;
+  if (on)
+    profileSeconds.resize(prog.steps.size(), 0.0);
+}
+
+void Executor::resetProfile() {
+  profileSeconds.assign(prog.steps.size(), 0.0);
+  profileRuns = 0;
 }
 
 bool Executor::runStep(size_t index, std::string &error) {
@@ -502,10 +531,12 @@ bool Executor::runKernel(const Step &s, std::string &error) {
                        std::to_string(kernels.size()) + " kernels)");
     return false;
   }
-  size_t count = s.inputs.size() + 1;
+  const size_t nin = s.inputs.size(), count = nin + 1 + s.extraOutputs.size();
   std::vector<void *> data(count), args(count);
   for (size_t i = 0; i < count; ++i) {
-    BufferData &b = bufs[i + 1 < count ? s.inputs[i] : s.output];
+    BufferData &b = bufs[i < nin    ? s.inputs[i]
+                         : i == nin ? s.output
+                                    : s.extraOutputs[i - nin - 1]];
     data[i] = b.dtype == DType::I32  ? static_cast<void *>(b.i32.data())
               : b.dtype == DType::I1 ? static_cast<void *>(b.i1.data())
                                      : static_cast<void *>(b.f32.data());

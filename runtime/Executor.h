@@ -184,6 +184,14 @@ public:
   void setKernels(std::vector<KernelFn> table) { kernels = std::move(table); }
   const std::vector<KernelFn> &kernelTable() const { return kernels; }
 
+  /// Step profiling: while on, run() adds each step's wall time to
+  /// stepSeconds()[step index] and counts the runs (default off; off costs
+  /// nothing). resetProfile() zeroes both.
+  void setProfiling(bool on);
+  const std::vector<double> &stepSeconds() const { return profileSeconds; }
+  int64_t profiledRuns() const { return profileRuns; }
+  void resetProfile();
+
   /// Round every step's bf16/f16 output to its format (default off).
   void setRoundEveryStep(bool on) { roundEveryStep = on; }
 
@@ -244,6 +252,9 @@ private:
   bool roundEveryStep = false;
   std::vector<BufferData> bufs;
   std::vector<KernelFn> kernels; // Kernel steps call kernels[step.scalar]
+  bool profiling = false;
+  std::vector<double> profileSeconds; // per step, summed over runs
+  int64_t profileRuns = 0;
 };
 
 } // namespace einrt

@@ -4,10 +4,10 @@
 // a compiled executable carries this header's data and the runtime only.
 //
 // A Program is a list of typed buffers and a list of steps in execution
-// order. Each step reads input buffers and writes exactly one output buffer;
-// the kinds map one to one onto the primitive `ein` ops, so the reference
-// executor has one kernel per kind. Later backends add fused-kernel and
-// library-call steps beside these.
+// order. Each step reads input buffers and writes one output buffer (a fused
+// Kernel step may write more: extraOutputs); the kinds map one to one onto
+// the primitive `ein` ops, so the reference executor has one kernel per kind.
+// The CPU backend adds library-call (Matmul) and compiled-kernel steps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_PROGRAM_H
@@ -89,7 +89,8 @@ enum class StepKind : uint8_t {
               // (batch dims that do not collapse into one stride); C is
               // then dense row-major.
   Kernel,     // a compiled kernel: scalar = its index in the executor's kernel
-              // table; called with the data pointers of inputs..., output.
+              // table; called with the data pointers of inputs..., output,
+              // extraOutputs... (a fused kernel writes several buffers).
 };
 
 /// A compiled kernel: `args[i]` points to a variable holding the data pointer
@@ -102,6 +103,9 @@ struct Step {
   StepKind kind;
   std::vector<int32_t> inputs; // buffer indices
   int32_t output = -1;         // buffer index
+  /// Kernel steps only: more buffers the step writes (a fused kernel's
+  /// other results); empty for every other kind.
+  std::vector<int32_t> extraOutputs;
   std::vector<std::vector<int64_t>> lists; // integer attributes (see StepKind)
   int64_t scalar = 0;
   std::string note; // the op and source location, for errors and traces

@@ -565,6 +565,11 @@ private:
         return "input " + std::to_string(k) + " is '" +
                dtypeName(in(k).dtype) +
                "'; compiled kernels take f32, i32 and i1 buffers only";
+    for (size_t k = 0; k < s.extraOutputs.size(); ++k)
+      if (!supported(p.buffers[s.extraOutputs[k]].dtype))
+        return "extra output " + std::to_string(k) + " is '" +
+               dtypeName(p.buffers[s.extraOutputs[k]].dtype) +
+               "'; compiled kernels take f32, i32 and i1 buffers only";
     if (!supported(out().dtype))
       return std::string("result is '") + dtypeName(out().dtype) +
              "'; compiled kernels take f32, i32 and i1 buffers only";
@@ -669,10 +674,30 @@ std::string Program::validate() const {
     if (buffers[s.output].role == BufferRole::Constant)
       return prefix + "writes constant buffer " + std::to_string(s.output) +
              " ('" + buffers[s.output].name + "')";
+    if (!s.extraOutputs.empty() && s.kind != StepKind::Kernel)
+      return prefix + "only kernel steps write more than one buffer";
+    for (size_t k = 0; k < s.extraOutputs.size(); ++k) {
+      int32_t b = s.extraOutputs[k];
+      std::string which = prefix + "extra output " + std::to_string(k) + ": ";
+      if (b < 0 || b >= nbuf)
+        return which + "buffer index " + std::to_string(b) + " out of range (" +
+               std::to_string(nbuf) + " buffers)";
+      if (buffers[b].role == BufferRole::Constant)
+        return which + "writes constant buffer " + std::to_string(b) + " ('" +
+               buffers[b].name + "')";
+      if (b == s.output ||
+          std::find(s.extraOutputs.begin(), s.extraOutputs.begin() + k, b) !=
+              s.extraOutputs.begin() + k)
+        return which + "buffer " + std::to_string(b) + " is written twice";
+      if (std::find(s.inputs.begin(), s.inputs.end(), b) != s.inputs.end())
+        return which + "buffer " + std::to_string(b) + " is also an input";
+    }
     std::string e = StepChecker(*this, s).check();
     if (!e.empty())
       return prefix + e;
     written[s.output] = 1;
+    for (int32_t b : s.extraOutputs)
+      written[b] = 1;
   }
 
   for (size_t r = 0; r < results.size(); ++r) {

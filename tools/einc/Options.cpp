@@ -108,6 +108,10 @@ Options:
   --f64              compute in float64 instead of float32 (reference backend)
   --gradcheck        compare the gradients with central finite differences (float64)
   --samples K        with --gradcheck: entries checked per param (default 8)
+  --profile          time every step of the lowered Program and print where the time
+                     goes: by group (BLAS matmuls, kernels by op, fused kernels) and the
+                     costliest steps. Forward / gradient mode: 5 more timed runs after
+                     the first; --step: every step after the first (or the only one)
   --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
   -h, --help         show this help
 
@@ -485,6 +489,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       {"--f64", "run", false, [&](const std::string &) { o.f64 = true; return std::string(); }},
       {"--gradcheck", "run", false,
        [&](const std::string &) { o.gradcheck = true; return std::string(); }},
+      {"--profile", "run", false,
+       [&](const std::string &) { o.profile = true; return std::string(); }},
       {"--samples", "run", true,
        [&](const std::string &v) -> std::string {
          return parseCount(v, o.samples, 1) ? "" : "--samples needs a positive integer, got '" + v + "'";
@@ -586,6 +592,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
       return usage("--save-params needs --step");
     if (o.gradcheck && o.mode != "grad")
       return usage("--gradcheck needs the default (gradient) mode");
+    if (o.profile && o.gradcheck)
+      return usage("--profile and --gradcheck go in separate runs");
     if (!o.backendGiven)
       o.backend = o.f64 || o.gradcheck ? "reference" : "cpu";
     else if (o.backend == "cpu" && o.f64)

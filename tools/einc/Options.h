@@ -34,6 +34,7 @@ struct Options {
   bool f64 = false;           // --f64
   bool gradcheck = false;     // --gradcheck
   int64_t samples = 8;        // --samples K (gradcheck entries per param)
+  bool profile = false;       // --profile (time every step of the Program)
 
   // calibrate
   double seconds = 3;         // --seconds S (the measuring budget)

@@ -18,6 +18,7 @@
 #include "runtime/GradCheck.h"
 #include "runtime/Init.h"
 #include "runtime/Safetensors.h"
+#include "runtime/StepProfile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -66,6 +67,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     return std::nullopt;
   }
   bool cpu = backend && backend->cpu;
+  if (cpu && failed(applyFusion(module)))
+    return std::nullopt;
   auto program = cpu ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
                      : ein::codegen::lowerToProgram(fn);
   if (failed(program))
@@ -170,6 +173,22 @@ double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
+/// --profile in forward / gradient mode: after the first run (which warms
+/// caches and pages), times this many more.
+constexpr int kProfileRuns = 5;
+
+/// Runs `ex` kProfileRuns more times with profiling on and prints the table.
+int profileRuns(einrt::Executor &ex) {
+  std::string error;
+  ex.setProfiling(true);
+  ex.resetProfile();
+  for (int r = 0; r < kProfileRuns; ++r)
+    if (!ex.run(error))
+      return fail(error);
+  llvm::outs() << einrt::formatStepProfile(ex.program(), ex.stepSeconds(), ex.profiledRuns());
+  return 0;
+}
+
 int runForward(const Options &o, ModuleOp module, einrt::Precision precision,
                Backend &backend) {
   auto ex = makeExecutor(module, "forward", precision, &backend);
@@ -182,7 +201,7 @@ int runForward(const Options &o, ModuleOp module, einrt::Precision precision,
   llvm::outs() << "loss " << llvm::format("%.6f", ex->resultBuffer(0).get(0))
                << "   (forward, " << backend.name()
                << llvm::format(", %.2f s)\n", seconds(start));
-  return 0;
+  return o.profile ? profileRuns(*ex) : 0;
 }
 
 int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
@@ -221,6 +240,8 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
   }
   if (!std::isfinite(loss))
     return fail("the loss is not finite");
+  if (o.profile && profileRuns(*ex) != 0)
+    return 1;
 
   if (!o.saveGrads.empty()) {
     std::vector<einrt::TensorData> out;
@@ -302,6 +323,8 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
     double t = static_cast<double>(step);
     if (!ex->setArgument(stepArg, &t, 1, error) || !ex->setArgument(lrArg, &lr, 1, error))
       return fail(error);
+    // --profile: every step after the first, which warms caches and pages.
+    ex->setProfiling(o.profile && (step > 1 || o.steps == 1));
     if (!ex->run(error))
       return fail(error);
     double loss = ex->resultBuffer(0).get(0);
@@ -317,6 +340,8 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
     }
   }
   llvm::outs() << llvm::format("%.2f s\n", seconds(start));
+  if (o.profile)
+    llvm::outs() << einrt::formatStepProfile(p, ex->stepSeconds(), ex->profiledRuns());
   if (!o.saveParams.empty()) {
     std::vector<einrt::TensorData> out;
     for (auto [r, a] : feedback) {

@@ -57,6 +57,21 @@ LogicalResult buildGrad(ModuleOp module) {
   return pm.run(module);
 }
 
+bool fusionEnabled(ModuleOp module) {
+  if (DictionaryAttr d = trainSettings(module))
+    if (auto s = d.getAs<StringAttr>("fusion"))
+      return s.getValue() != "off";
+  return true;
+}
+
+LogicalResult applyFusion(ModuleOp module) {
+  if (!fusionEnabled(module))
+    return success();
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(ein::createEinFuseElementwise());
+  return pm.run(module);
+}
+
 LogicalResult buildTrainStep(ModuleOp module) {
   ein::TrainStepPipelineOptions options;
   readOptions(module, options);

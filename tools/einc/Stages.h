@@ -2,7 +2,8 @@
 //
 // `grad`: ein-autodiff (+ canonicalize, CSE). `step`: the ein-build-train-step
 // pipeline with its options taken from the model's `train { }` settings
-// (module attribute `ein.train`, where `--set` already applied).
+// (module attribute `ein.train`, where `--set` already applied). `fusion`:
+// ein-fuse-elementwise, unless the settings say `fusion = off`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_EINC_STAGES_H
@@ -20,6 +21,12 @@ double learningRate(mlir::ModuleOp module);
 mlir::LogicalResult buildGrad(mlir::ModuleOp module);
 /// Adds @grad and @train_step to the module.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module);
+
+/// The `fusion` setting (on unless `fusion = off`).
+bool fusionEnabled(mlir::ModuleOp module);
+/// With fusion on, runs ein-fuse-elementwise on every function (the CPU
+/// backend then compiles each group as one kernel); else does nothing.
+mlir::LogicalResult applyFusion(mlir::ModuleOp module);
 
 } // namespace einc
 

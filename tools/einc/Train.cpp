@@ -177,8 +177,11 @@ bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
   out.backend = backend;
   std::vector<einrt::Program> programs;
   auto start = std::chrono::steady_clock::now();
-  if (backend == "cpu")
+  if (backend == "cpu") {
     out.kernels = ::ein::codegen::KernelCompiler::create();
+    if (failed(applyFusion(module)))
+      return false;
+  }
   for (const std::string &name : names) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn) {

@@ -7,7 +7,9 @@
 // (relative error under 1e-5); the Matmul plan is checked too (in place where
 // BLAS can read the layout, a transpose kernel only where it cannot). Then
 // whole models: the forward, the gradient and training steps of
-// examples/mlp_lm.ein and examples/gpt.ein at reduced sizes.
+// examples/mlp_lm.ein and examples/gpt.ein at reduced sizes, unfused and
+// after ein-fuse-elementwise (fused kernels: several outputs, broadcasts
+// read in place, mixed element types).
 //
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
@@ -15,11 +17,13 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
+#include "passes/Passes.h"
 #include "runtime/Executor.h"
 #include "runtime/Init.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -103,6 +107,13 @@ void fillRandom(einrt::Executor &ex, unsigned seed) {
     for (int64_t i = 0; i < b.size(); ++i)
       b.set(i, u(gen));
   }
+}
+
+/// Runs ein-fuse-elementwise on every function of `module`.
+bool fuse(ModuleOp module) {
+  PassManager pm(module.getContext());
+  pm.addNestedPass<func::FuncOp>(mlir::ein::createEinFuseElementwise());
+  return succeeded(pm.run(module));
 }
 
 struct Counts {
@@ -245,6 +256,54 @@ func.func @f(%x: tensor<4x3xf32>, %w: tensor<3x5xf32>) -> (tensor<4x5xf32>, tens
       << error;
 }
 
+/// A fusion group: one Kernel step reading the broadcasts' inputs in place
+/// (a scalar, rows, a bias), writing the two values read after it, with a
+/// cmp / select / cast (f32 → i32 → f32) inside; and a leading-dim read
+/// whose block size does not fit the group's split, read materialised.
+TEST(CpuLowering, FusedKernels) {
+  const char *text = R"(
+func.func @f(%x: tensor<2x4x8xf32>, %row: tensor<2x4xf32>, %bias: tensor<8xf32>,
+             %s: tensor<f32>, %p2: tensor<2xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<2x4x8xf32>) {
+  %rb = ein.broadcast %row dims [0, 1] : tensor<2x4xf32> -> tensor<2x4x8xf32>
+  %bb = ein.broadcast %bias dims [2] : tensor<8xf32> -> tensor<2x4x8xf32>
+  %sb = ein.broadcast %s dims [] : tensor<f32> -> tensor<2x4x8xf32>
+  %pb = ein.broadcast %p2 dims [0] : tensor<2xf32> -> tensor<2x4x8xf32>
+  %a = ein.sub %x, %rb : tensor<2x4x8xf32>
+  %b = ein.mul %a, %sb : tensor<2x4x8xf32>
+  %c = ein.add %b, %bb : tensor<2x4x8xf32>
+  %pos = ein.cmp gt, %c, %sb : tensor<2x4x8xf32> -> tensor<2x4x8xi1>
+  %t = ein.tanh %c : tensor<2x4x8xf32>
+  %sel = ein.select %pos, %c, %t : tensor<2x4x8xi1>, tensor<2x4x8xf32>
+  %i = ein.cast %sel : tensor<2x4x8xf32> -> tensor<2x4x8xi32>
+  %f = ein.cast %i : tensor<2x4x8xi32> -> tensor<2x4x8xf32>
+  %g = ein.mul %f, %pb : tensor<2x4x8xf32>
+  %r = ein.reduce sum %t dims [2] : tensor<2x4x8xf32> -> tensor<2x4xf32>
+  return %g, %r, %a : tensor<2x4x8xf32>, tensor<2x4xf32>, tensor<2x4x8xf32>
+}
+)";
+  auto compiled = einc::testing::parseMLIR(text);
+  ASSERT_TRUE(compiled.module) << compiled.errors;
+  ASSERT_TRUE(fuse(*compiled.module));
+  Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("f"));
+  ASSERT_TRUE(l.cpu && l.reference) << l.errors;
+  // The broadcast of %p2 (its block size 2 is not the group's 8 rows), the
+  // fused kernel, the reduction.
+  ASSERT_EQ(l.cpu->steps.size(), 3u);
+  const einrt::Step &fused = l.cpu->steps[1];
+  EXPECT_EQ(fused.kind, StepKind::Kernel);
+  EXPECT_EQ(fused.note, "fused 9 ops (ein.sub ein.mul ein.add ein.cmp ein.tanh ein.select "
+                        "ein.cast ein.cast ein.mul) at -:8:8");
+  // Outputs: %a (a result), %t (the reduction's input), %g (a result).
+  EXPECT_EQ(fused.extraOutputs.size(), 2u);
+  // Inputs: x, row, s, bias (in place), the materialised broadcast of p2.
+  EXPECT_EQ(fused.inputs.size(), 5u);
+  EXPECT_EQ(l.cpu->buffers[fused.inputs[1]].shape, (std::vector<int64_t>{2, 4}));
+  std::string error;
+  for (unsigned seed : {4u, 5u})
+    EXPECT_LT(compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error), 1e-5)
+        << error;
+}
+
 TEST(CpuLowering, NonF32IsADiagnostic) {
   const char *text = R"(
 func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
@@ -288,11 +347,14 @@ const ModelCase kModels[] = {
 };
 
 TEST(CpuLowering, ModelsForwardAndGrad) {
+  for (bool fused : {false, true})
   for (const ModelCase &m : kModels) {
-    SCOPED_TRACE(m.file);
+    SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
     auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
     ASSERT_TRUE(compiled.module) << compiled.errors;
     ASSERT_TRUE(einc::testing::addGrad(compiled)) << compiled.errors;
+    if (fused)
+      ASSERT_TRUE(fuse(*compiled.module));
     for (const char *name : {"forward", "grad"}) {
       SCOPED_TRACE(name);
       Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>(name));
@@ -306,11 +368,18 @@ TEST(CpuLowering, ModelsForwardAndGrad) {
 }
 
 TEST(CpuLowering, ModelsTrainStep) {
+  for (bool fused : {false, true})
   for (const ModelCase &m : kModels) {
-    SCOPED_TRACE(m.file);
+    SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
     auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
     ASSERT_TRUE(compiled.module) << compiled.errors;
     ASSERT_TRUE(einc::testing::addTrainStep(compiled, "")) << compiled.errors;
+    if (fused) {
+      ASSERT_TRUE(fuse(*compiled.module));
+      int kernels = 0;
+      compiled.module->walk([&](Operation *op) { kernels += op->hasAttr("ein.fusion"); });
+      EXPECT_GT(kernels, 0);
+    }
     Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("train_step"));
     ASSERT_TRUE(l.cpu && l.reference) << l.errors;
     std::string error;

@@ -8,6 +8,7 @@
 #include "ProgramBuilder.h"
 
 #include "runtime/Executor.h"
+#include "runtime/StepProfile.h"
 
 #include <gtest/gtest.h>
 
@@ -239,6 +240,98 @@ TEST(CpuSteps, KernelValidation) {
   int32_t y = neg.arg(DType::F32, {3});
   neg.result(neg.step(StepKind::Kernel, {y}, DType::F32, {3}, {}, -2));
   EXPECT_NE(neg.p.validate().find("kernel index -2 is negative"), std::string::npos);
+}
+
+// A "fused kernel" with two outputs: out0 = x + 1, out1 = x * x.
+void plusOneAndSquare(void **args) {
+  const float *x = *static_cast<float **>(args[0]);
+  float *a = *static_cast<float **>(args[1]);
+  float *b = *static_cast<float **>(args[2]);
+  for (int i = 0; i < 3; ++i) {
+    a[i] = x[i] + 1;
+    b[i] = x[i] * x[i];
+  }
+}
+
+TEST(CpuSteps, KernelWithExtraOutputs) {
+  ProgramBuilder pb;
+  int32_t x = pb.arg(DType::F32, {3});
+  int32_t a = pb.step(StepKind::Kernel, {x}, DType::F32, {3}, {}, 0);
+  int32_t b = pb.buffer(DType::F32, {3}, BufferRole::Temp);
+  pb.p.steps.back().extraOutputs = {b};
+  // Both outputs are read by a later step, so the arena must keep them apart.
+  int32_t c = pb.step(StepKind::Sub, {b, a}, DType::F32, {3});
+  pb.result(c);
+  pb.result(a);
+  ASSERT_EQ(pb.p.validate(), "");
+  std::string error;
+  auto ex = Executor::create(pb.p, Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  ex->setKernels({&plusOneAndSquare});
+  double xv[] = {1, 2, 3};
+  ASSERT_TRUE(ex->setArgument(0, xv, 3, error));
+  ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{-1, 1, 5}));
+  EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{2, 3, 4}));
+
+  // Validation: extra outputs only on kernels, in range, written once, not
+  // inputs, not constants.
+  auto problem = [&](auto edit) {
+    Program q = pb.p;
+    edit(q);
+    return q.validate();
+  };
+  EXPECT_NE(problem([&](Program &q) { q.steps[1].extraOutputs = {b}; })
+                .find("only kernel steps write more than one buffer"),
+            std::string::npos);
+  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {99}; })
+                .find("extra output 0: buffer index 99 out of range"),
+            std::string::npos);
+  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {a}; })
+                .find("is written twice"),
+            std::string::npos);
+  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {x}; })
+                .find("is also an input"),
+            std::string::npos);
+}
+
+TEST(CpuSteps, Profile) {
+  ProgramBuilder pb;
+  int32_t x = pb.arg(DType::F32, {3});
+  int32_t y = pb.step(StepKind::Kernel, {x}, DType::F32, {3}, {}, 0, "ein.mul at m.ein:4:2");
+  int32_t z = pb.step(StepKind::Kernel, {y}, DType::F32, {3}, {}, 0,
+                      "fused 2 ops (ein.mul ein.add) at m.ein:5:3");
+  pb.result(pb.step(StepKind::Neg, {z}, DType::F32, {3}));
+  std::string error;
+  auto ex = Executor::create(pb.p, Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  ex->setKernels({&doubleIt});
+  ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(ex->profiledRuns(), 0); // off by default
+  ex->setProfiling(true);
+  for (int r = 0; r < 3; ++r)
+    ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(ex->profiledRuns(), 3);
+  ASSERT_EQ(ex->stepSeconds().size(), 3u);
+  for (double s : ex->stepSeconds())
+    EXPECT_GE(s, 0.0);
+  EXPECT_EQ(stepGroup(pb.p.steps[0]), "ein.mul");
+  EXPECT_EQ(stepGroup(pb.p.steps[1]), "fused");
+  EXPECT_EQ(stepGroup(pb.p.steps[2]), "neg");
+  std::string table = formatStepProfile(pb.p, ex->stepSeconds(), ex->profiledRuns());
+  EXPECT_NE(table.find("3 steps"), std::string::npos) << table;
+  EXPECT_NE(table.find("mean of 3 runs"), std::string::npos) << table;
+  EXPECT_NE(table.find("fused 2 ops (ein.mul ein.add) at m.ein:5:3"), std::string::npos) << table;
+  ex->resetProfile();
+  EXPECT_EQ(ex->profiledRuns(), 0);
+  EXPECT_EQ(formatStepProfile(pb.p, ex->stepSeconds(), 0), "no profile: no run was timed\n");
+
+  // Matmul FLOPs: 2·M·N·K per matrix, times the batch and outer loops.
+  Step mm;
+  mm.kind = StepKind::Matmul;
+  mm.lists = {{2, 3, 5, 4}, {7, 0, 0, 0}};
+  EXPECT_EQ(matmulFlops(mm), 2 * 2 * 3 * 5 * 4 * 7);
+  EXPECT_EQ(matmulFlops(pb.p.steps[0]), 0);
 }
 
 TEST(CpuSteps, Float64Refused) {

@@ -1,0 +1,304 @@
+//===- FuseElementwise.cpp - Group elementwise chains into kernels --------===//
+//
+// `ein-fuse-elementwise`: see Passes.td. Groups are formed greedily in
+// program order: an op joins the first group it can join (same shape, no
+// cycle, split and input budget kept) among those producing its operands,
+// then those already reading one of its operands; else it starts its own. A value read from outside a group must not depend on the group:
+// checked by a walk back from the value over ops after the group's first
+// member (nothing earlier can depend on it).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FuseElementwise.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <queue>
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINFUSEELEMENTWISE
+#include "passes/Passes.h.inc"
+} // namespace mlir::ein
+
+using namespace mlir;
+using namespace mlir::ein;
+
+namespace mlir::ein {
+
+BroadcastReadInfo classifyBroadcastRead(Value value) {
+  auto b = value.getDefiningOp<BroadcastOp>();
+  if (!b)
+    return {};
+  auto in = cast<RankedTensorType>(b.getInput().getType());
+  auto out = cast<RankedTensorType>(b.getResult().getType());
+  int64_t r = in.getRank(), rank = out.getRank();
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return {};
+  if (r == 0)
+    return {BroadcastRead::Scalar, 1};
+  ArrayRef<int64_t> dims = b.getDimensions();
+  for (int64_t k = 0; k < r; ++k) // no size-1 expansion: sizes must match
+    if (in.getDimSize(k) != out.getDimSize(dims[k]))
+      return {};
+  bool prefix = true, suffix = true;
+  for (int64_t k = 0; k < r; ++k) {
+    prefix &= dims[k] == k;
+    suffix &= dims[k] == rank - r + k;
+  }
+  if (!prefix && !suffix)
+    return {};
+  return {prefix ? BroadcastRead::Prefix : BroadcastRead::Suffix, in.getNumElements()};
+}
+
+bool isFusible(Operation *op) {
+  if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1)
+    return false;
+  auto t = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return t && t.hasStaticShape();
+}
+
+bool FusionSplit::admit(const BroadcastReadInfo &read) {
+  if (read.read == BroadcastRead::Full || read.read == BroadcastRead::Scalar)
+    return true;
+  if (read.count <= 0 || elements % read.count != 0)
+    return false;
+  int64_t o = read.read == BroadcastRead::Prefix ? read.count : elements / read.count;
+  if (outer != 0 && outer != o)
+    return false;
+  outer = o;
+  inner = elements / o;
+  return true;
+}
+
+} // namespace mlir::ein
+
+namespace {
+
+struct Group {
+  SmallVector<Operation *> members;
+  int64_t first = 0; // program index of the first member
+  int64_t last = 0;  // and of the last
+  FusionSplit split;
+  llvm::SmallSetVector<Value, 16> inputs; // buffers read from outside
+};
+
+class Fuser {
+public:
+  Fuser(Block &block, unsigned maxInputs) : block(block), maxInputs(maxInputs) {}
+
+  void run() {
+    int64_t i = 0;
+    for (Operation &op : block.without_terminator())
+      index[&op] = i++;
+    for (Operation &op : block.without_terminator()) {
+      if (!isFusible(&op))
+        continue;
+      // Candidates: the groups producing its operands, then the groups
+      // already reading one of them (siblings: the value is read once).
+      SmallVector<int64_t, 4> candidates;
+      auto consider = [&](int64_t g) {
+        if (!llvm::is_contained(candidates, g))
+          candidates.push_back(g);
+      };
+      for (Value v : op.getOperands())
+        if (Operation *def = v.getDefiningOp(); def && groupOf.count(def))
+          consider(groupOf[def]);
+      for (Value v : op.getOperands())
+        if (auto it = readBy.find(v); it != readBy.end())
+          consider(it->second);
+      bool joined = llvm::any_of(candidates, [&](int64_t g) { return tryJoin(&op, g); });
+      if (!joined)
+        startGroup(&op);
+      int64_t g = groupOf[&op];
+      for (Value v : op.getOperands())
+        readBy[v] = g;
+    }
+    annotateAndReorder();
+  }
+
+private:
+  /// Adds `op` to group `gi` if it fits: same shape, every value it reads
+  /// from outside (a broadcast read in place: the broadcast's input)
+  /// independent of the group, the split and the input budget kept.
+  bool tryJoin(Operation *op, int64_t gi) {
+    Group &g = groups[gi];
+    Operation *head = g.members.front();
+    if (cast<RankedTensorType>(head->getResult(0).getType()).getShape() !=
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape())
+      return false;
+    FusionSplit split = g.split;
+    llvm::SmallSetVector<Value, 16> inputs = g.inputs;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && groupOf.count(def) && groupOf.lookup(def) == gi)
+        continue;
+      BroadcastReadInfo read = classifyBroadcastRead(v);
+      Value source = v;
+      if (read.read != BroadcastRead::Full) {
+        if (!split.admit(read))
+          read = {}; // read the materialised broadcast instead
+        else
+          source = v.getDefiningOp<BroadcastOp>().getInput();
+      }
+      if (dependsOn(source, gi))
+        return false;
+      inputs.insert(source);
+    }
+    if (inputs.size() > maxInputs)
+      return false;
+    g.split = split;
+    g.inputs = std::move(inputs);
+    g.members.push_back(op);
+    g.last = index[op];
+    groupOf[op] = gi;
+    return true;
+  }
+
+  void startGroup(Operation *op) {
+    Group g;
+    g.members.push_back(op);
+    g.first = g.last = index[op];
+    g.split.elements = cast<RankedTensorType>(op->getResult(0).getType()).getNumElements();
+    for (Value v : op->getOperands()) {
+      BroadcastReadInfo read = classifyBroadcastRead(v);
+      if (read.read != BroadcastRead::Full && g.split.admit(read))
+        g.inputs.insert(v.getDefiningOp<BroadcastOp>().getInput());
+      else
+        g.inputs.insert(v);
+    }
+    groupOf[op] = static_cast<int64_t>(groups.size());
+    groups.push_back(std::move(g));
+  }
+
+  /// Whether `v` depends on group `gi` once groups run as single kernels: a
+  /// group reads every input of every member, so the walk back from `v`
+  /// enters all of a group's members at once. Every edge of a path from the
+  /// group goes forward in program order, so a node whose ops all come
+  /// before the group's first member is not on one.
+  bool dependsOn(Value v, int64_t gi) {
+    const int64_t first = groups[gi].first;
+    SmallVector<Operation *> work;
+    llvm::DenseSet<Operation *> seenOps;
+    llvm::DenseSet<int64_t> seenGroups;
+    auto push = [&](Value x) {
+      Operation *d = x.getDefiningOp();
+      if (!d || d->getBlock() != &block || !seenOps.insert(d).second)
+        return;
+      auto g = groupOf.find(d);
+      if (g == groupOf.end()) {
+        if (index.lookup(d) >= first)
+          work.push_back(d);
+      } else if (groups[g->second].last >= first && seenGroups.insert(g->second).second) {
+        work.push_back(d);
+      }
+    };
+    push(v);
+    while (!work.empty()) {
+      Operation *d = work.pop_back_val();
+      auto g = groupOf.find(d);
+      if (g == groupOf.end()) {
+        for (Value x : d->getOperands())
+          push(x);
+        continue;
+      }
+      if (g->second == gi)
+        return true;
+      for (Operation *m : groups[g->second].members)
+        for (Value x : m->getOperands())
+          push(x);
+    }
+    return false;
+  }
+
+  /// Numbers the groups of two or more ops and moves each group's members
+  /// next to each other: Kahn's algorithm over groups (single ops are groups
+  /// of one), taking the ready group whose first op comes first.
+  void annotateAndReorder() {
+    // Node of every op: its group, or a fresh singleton.
+    llvm::DenseMap<Operation *, int64_t> node;
+    std::vector<SmallVector<Operation *>> nodes;
+    std::vector<int64_t> firstOf;
+    llvm::DenseMap<int64_t, int64_t> nodeOfGroup;
+    for (Operation &op : block.without_terminator()) {
+      auto g = groupOf.find(&op);
+      int64_t n;
+      if (g != groupOf.end()) {
+        auto [it, fresh] = nodeOfGroup.try_emplace(g->second, int64_t(nodes.size()));
+        n = it->second;
+        if (fresh) {
+          nodes.emplace_back();
+          firstOf.push_back(index[&op]);
+        }
+      } else {
+        n = int64_t(nodes.size());
+        nodes.emplace_back();
+        firstOf.push_back(index[&op]);
+      }
+      nodes[n].push_back(&op);
+      node[&op] = n;
+    }
+    std::vector<llvm::SmallSetVector<int64_t, 4>> users(nodes.size());
+    std::vector<int64_t> pending(nodes.size(), 0);
+    for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
+      for (Operation *op : nodes[n])
+        for (Value v : op->getOperands())
+          if (Operation *d = v.getDefiningOp(); d && node.count(d)) {
+            int64_t m = node[d];
+            if (m != n && users[m].insert(n))
+              ++pending[n];
+          }
+    using Item = std::pair<int64_t, int64_t>; // (first index, node)
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+    for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
+      if (pending[n] == 0)
+        ready.push({firstOf[n], n});
+    Operation *terminator = block.getTerminator();
+    int64_t nextId = 0;
+    while (!ready.empty()) {
+      int64_t n = ready.top().second;
+      ready.pop();
+      bool fused = nodes[n].size() > 1;
+      IntegerAttr id;
+      if (fused)
+        id = Builder(block.getParentOp()->getContext()).getI64IntegerAttr(nextId++);
+      for (Operation *op : nodes[n]) {
+        op->moveBefore(terminator);
+        if (fused)
+          op->setAttr(kFusionAttr, id);
+        else
+          op->removeAttr(kFusionAttr);
+      }
+      for (int64_t u : users[n])
+        if (--pending[u] == 0)
+          ready.push({firstOf[u], u});
+    }
+  }
+
+  Block &block;
+  unsigned maxInputs;
+  llvm::DenseMap<Operation *, int64_t> index;
+  llvm::DenseMap<Operation *, int64_t> groupOf;
+  llvm::DenseMap<Value, int64_t> readBy; // the last group reading a value
+  std::vector<Group> groups;
+};
+
+struct EinFuseElementwise : public ein::impl::EinFuseElementwiseBase<EinFuseElementwise> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    if (fn.isExternal())
+      return;
+    if (!fn.getBody().hasOneBlock()) {
+      fn.emitError("ein-fuse-elementwise: expected a function with one block");
+      return signalPassFailure();
+    }
+    Fuser(fn.getBody().front(), maxInputs).run();
+  }
+};
+
+} // namespace

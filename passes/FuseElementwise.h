@@ -1,0 +1,54 @@
+//===- FuseElementwise.h - The rules of elementwise fusion -----*- C++ -*-===//
+//
+// Shared by the ein-fuse-elementwise pass (which forms the groups) and the
+// backends (which compile each group as one kernel): which ops fuse, and how
+// a fused kernel reads a broadcast operand without materialising it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_PASSES_FUSEELEMENTWISE_H
+#define EINC_PASSES_FUSEELEMENTWISE_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace mlir::ein {
+
+/// The attribute naming an op's fusion group (an i64, unique per function).
+inline constexpr llvm::StringLiteral kFusionAttr = "ein.fusion";
+
+/// How an elementwise op can read an operand that is an `ein.broadcast`: as
+/// the broadcast's smaller input, in place.
+enum class BroadcastRead : uint8_t {
+  Full,   // not a broadcast, or one that must be materialised
+  Scalar, // a rank-0 input: every element reads element 0
+  Prefix, // the input's dims are the result's leading dims: element i / inner
+  Suffix, // the input's dims are the result's trailing dims: element i % count
+};
+
+struct BroadcastReadInfo {
+  BroadcastRead read = BroadcastRead::Full;
+  int64_t count = 0; // elements of the broadcast's input (Prefix, Suffix)
+};
+
+/// How `value` (an operand of an elementwise op) can be read in place.
+BroadcastReadInfo classifyBroadcastRead(mlir::Value value);
+
+/// Ops a fusion group may hold: elementwise (unary, binary, cmp, select,
+/// cast), one ranked result of static shape.
+bool isFusible(mlir::Operation *op);
+
+/// The loop split of a fused kernel: `outer` × `inner` = the element count;
+/// every Prefix read has `outer` elements, every Suffix read `inner`. Zero:
+/// not fixed yet (no such read so far).
+struct FusionSplit {
+  int64_t elements = 0;
+  int64_t outer = 0, inner = 0;
+  /// Whether a read fits; when it does and fixes the split, records it.
+  bool admit(const BroadcastReadInfo &read);
+};
+
+} // namespace mlir::ein
+
+#endif // EINC_PASSES_FUSEELEMENTWISE_H
