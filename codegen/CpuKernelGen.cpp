@@ -1,9 +1,10 @@
 //===- CpuKernelGen.cpp - One `ein` op as a loop-nest func.func -----------===//
 //
-// Semantics follow runtime/ReferenceKernels.cpp, operation for operation and
-// in the same order where the order changes a float result (reductions
-// accumulate each output in the input's row-major order), so results are
-// bit-identical to the reference backend's. Where the reference reports a
+// Semantics follow runtime/ReferenceKernels.cpp, operation for operation:
+// elementwise results and data movement are bit-identical to the reference
+// backend's; float sum reductions may be reassociated (vectorised partial
+// sums: equal up to rounding) and float max / min are IEEE maximum /
+// minimum (equal up to the sign of a zero). Where the reference reports a
 // data-dependent error the kernel cannot report, it does something defined
 // instead (documented at each place): a gather index out of range gives a
 // zero row, a scatter_add index out of range adds nothing, an integer
@@ -326,7 +327,17 @@ void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
     }
   }
 
+  // Float sums may be reassociated (the loop vectoriser then keeps several
+  // partial sums in vector lanes): the result differs from the reference's
+  // row-major order by rounding only. Float max / min are NaN-propagating
+  // maximum / minimum, which vectorise and give the reference's values
+  // (up to the sign of a zero).
   auto combine = [&](Value acc, Value x) -> Value {
+    if (k == ElemKind::F32 && s.kind == "sum")
+      return g.b.create<arith::AddFOp>(g.loc, acc, x, arith::FastMathFlags::reassoc);
+    if (k == ElemKind::F32)
+      return s.kind == "max" ? Value(g.b.create<arith::MaximumFOp>(g.loc, acc, x))
+                             : Value(g.b.create<arith::MinimumFOp>(g.loc, acc, x));
     if (s.kind == "sum")
       return g.addOf(acc, x, k);
     if (s.kind == "max")

@@ -6,10 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Semantics follow runtime/ReferenceKernels.cpp, operation for operation and
-// in the same order where the order changes a float result (reductions
-// accumulate each output in the input's row-major order), so results are
-// bit-identical to the reference backend's. Where the reference reports a
+// Semantics follow runtime/ReferenceKernels.cpp, operation for operation:
+// elementwise results and data movement are bit-identical to the reference
+// backend's; float sum reductions may be reassociated (vectorised partial
+// sums: equal up to rounding) and float max / min are IEEE maximum /
+// minimum (equal up to the sign of a zero). Where the reference reports a
 // data-dependent error the kernel cannot report, it does something defined
 // instead (documented at each place): a gather index out of range gives a
 // zero row, a scatter_add index out of range adds nothing, an integer

@@ -9,6 +9,9 @@
 //                    from the operands' row-major layouts; an operand BLAS
 //                    cannot read in place is first permuted by a transpose
 //                    kernel into a temporary;
+//   ein.reshape    → nothing: later steps read the input buffer (the same
+//                    row-major bytes), unless the result is returned;
+//   a fusion group → one Kernel step (describeFusedKernel) at its last op;
 //   any other op   → a Kernel step: scalar = KernelCompiler::add(op).
 //
 // The Matmul plan. The contraction's result is (batch..., lhs free...,
@@ -259,10 +262,22 @@ public:
       }
       if (runOf_.count(&op))
         continue; // runs as part of its fused kernel (at the run's last op)
+      // A reshape of a row-major buffer is the same bytes: later steps read
+      // the input buffer itself (unless the reshape is a function result,
+      // which needs a buffer of its own).
+      if (isa<mlir::ein::ReshapeOp>(op) &&
+          !llvm::is_contained(program_.results, s.output)) {
+        alias_[s.output] = resolve(s.inputs[0]);
+        continue;
+      }
       if (failed(isa<mlir::ein::ContractOp>(op) ? lowerContract(cast<mlir::ein::ContractOp>(op), s)
                                                 : lowerKernel(&op, s)))
         return failure();
     }
+    for (Step &step : program_.steps)
+      for (int32_t &in : step.inputs)
+        in = resolve(in);
+
     std::string problem = program_.validate();
     if (!problem.empty())
       return fn_.emitError("internal error: the lowered CPU program is invalid: ") << problem;
@@ -302,6 +317,14 @@ private:
         run.push_back(&op);
     }
     return close();
+  }
+
+  /// The buffer holding `buffer`'s bytes (itself, unless it is an aliased
+  /// reshape result).
+  int32_t resolve(int32_t buffer) const {
+    for (auto it = alias_.find(buffer); it != alias_.end(); it = alias_.find(buffer))
+      buffer = it->second;
+    return buffer;
   }
 
   /// Whether `use` reads its broadcast operand's input in place.
@@ -514,6 +537,7 @@ private:
   llvm::DenseMap<Operation *, int64_t> runOf_;       // member -> its run
   llvm::DenseMap<Operation *, int64_t> runEndingAt_; // last member -> its run
   llvm::DenseSet<OpOperand *> inPlace_;              // fused reads of broadcasts
+  llvm::DenseMap<int32_t, int32_t> alias_;           // reshape result -> its input
   einrt::Program program_;
 };
 

@@ -304,6 +304,32 @@ func.func @f(%x: tensor<2x4x8xf32>, %row: tensor<2x4xf32>, %bias: tensor<8xf32>,
         << error;
 }
 
+/// A reshape is the same row-major bytes: no step, its readers read the
+/// input buffer; a reshape returned as a result keeps its own buffer.
+TEST(CpuLowering, ReshapesAreAliases) {
+  const char *text = R"(
+func.func @f(%x: tensor<4x6xf32>, %w: tensor<3x5xf32>) -> (tensor<8x5xf32>, tensor<24xf32>) {
+  %e = ein.exp %x : tensor<4x6xf32>
+  %r = ein.reshape %e : tensor<4x6xf32> -> tensor<8x3xf32>
+  %y = ein.contract %r, %w batch [], [] contract [1], [0] : tensor<8x3xf32>, tensor<3x5xf32> -> tensor<8x5xf32>
+  %flat = ein.reshape %x : tensor<4x6xf32> -> tensor<24xf32>
+  return %y, %flat : tensor<8x5xf32>, tensor<24xf32>
+}
+)";
+  auto compiled = einc::testing::parseMLIR(text);
+  ASSERT_TRUE(compiled.module) << compiled.errors;
+  Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("f"));
+  ASSERT_TRUE(l.cpu && l.reference) << l.errors;
+  // exp, the matmul reading exp's buffer, the returned reshape (a copy).
+  ASSERT_EQ(l.cpu->steps.size(), 3u);
+  EXPECT_EQ(l.cpu->steps[1].kind, StepKind::Matmul);
+  EXPECT_EQ(l.cpu->steps[1].inputs[0], l.cpu->steps[0].output);
+  EXPECT_EQ(l.cpu->steps[2].output, l.cpu->results[1]);
+  std::string error;
+  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 6); }, error), 1e-5)
+      << error;
+}
+
 TEST(CpuLowering, NonF32IsADiagnostic) {
   const char *text = R"(
 func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
