@@ -106,9 +106,22 @@ public:
     b.create<memref::StoreOp>(loc, v, mem, ValueRange{at});
   }
 
+  /// The kernel's [begin, end) arguments: the next loop() created after
+  /// armParallel() runs over that range instead of [0, n) (the executor
+  /// splits the parallel loop's iterations across threads).
+  Value parBegin, parEnd;
+  bool parArmed = false;
+  void armParallel() { parArmed = parBegin != nullptr; }
+
   /// for (iv = 0; iv < n; ++iv) body(iv)
   void loop(int64_t n, const std::function<void(Value)> &body) {
-    b.create<scf::ForOp>(loc, idx(0), idx(n), idx(1), ValueRange{},
+    Value lo = idx(0), hi = idx(n);
+    if (parArmed) {
+      lo = parBegin;
+      hi = parEnd;
+      parArmed = false;
+    }
+    b.create<scf::ForOp>(loc, lo, hi, idx(1), ValueRange{},
                          [&](OpBuilder &nb, Location, Value iv, ValueRange) {
                            OpBuilder::InsertionGuard g(b);
                            b.setInsertionPoint(nb.getInsertionBlock(),
@@ -292,9 +305,16 @@ public:
   }
 };
 
-void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
+/// A reduction's loops: runs of adjacent input dims with the same status
+/// (reduced or kept) merged into one loop each; the row-major iteration
+/// order (and so the accumulation order) does not change.
+struct ReduceGroup {
+  int64_t size, inStride, outStride;
+  bool reduced;
+};
+
+std::vector<ReduceGroup> reduceGroups(const KernelSpec &s) {
   const std::vector<int64_t> &inShape = s.operands[0].shape;
-  ElemKind k = s.result.elem;
   std::vector<char> reduced(inShape.size(), 0);
   for (int64_t d : s.dims)
     reduced[d] = 1;
@@ -307,14 +327,7 @@ void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
   for (size_t d = 0, o = 0; d < inShape.size(); ++d)
     if (!reduced[d])
       inToOut[d] = os[o++];
-
-  // Merge runs of adjacent dims with the same status: the row-major
-  // iteration order (and so the accumulation order) does not change.
-  struct Group {
-    int64_t size, inStride, outStride;
-    bool reduced;
-  };
-  std::vector<Group> groups;
+  std::vector<ReduceGroup> groups;
   for (size_t d = 0; d < inShape.size(); ++d) {
     if (inShape[d] == 1)
       continue; // a size-1 dim adds no iterations
@@ -326,6 +339,13 @@ void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
       groups.push_back({inShape[d], is[d], inToOut[d], bool(reduced[d])});
     }
   }
+  return groups;
+}
+
+void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
+  ElemKind k = s.result.elem;
+  std::vector<ReduceGroup> groups = reduceGroups(s);
+  using Group = ReduceGroup;
 
   // Float sums may be reassociated (the loop vectoriser then keeps several
   // partial sums in vector lanes): the result differs from the reference's
@@ -354,9 +374,28 @@ void genReduce(Gen &g, const KernelSpec &s, Value in, Value out) {
     init = g.i32c(s.kind == "max" ? std::numeric_limits<int32_t>::min()
                                   : std::numeric_limits<int32_t>::max());
 
-  g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
-  if (s.operands[0].count() == 0)
+  if (s.operands[0].count() == 0) {
+    g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
     return;
+  }
+  // In parallel (over the first, kept group): iteration i owns the outputs
+  // [i·stride, (i+1)·stride), initialised here by the same call.
+  if (g.parBegin) {
+    int64_t stride = groups.front().outStride;
+    OpBuilder &b = g.b;
+    Value lo = b.create<arith::MulIOp>(g.loc, g.parBegin, g.idx(stride));
+    Value hi = b.create<arith::MulIOp>(g.loc, g.parEnd, g.idx(stride));
+    b.create<scf::ForOp>(g.loc, lo, hi, g.idx(1), ValueRange{},
+                         [&](OpBuilder &nb, Location, Value o, ValueRange) {
+                           OpBuilder::InsertionGuard guard(b);
+                           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+                           g.store(init, out, k, o);
+                           b.create<scf::YieldOp>(g.loc);
+                         });
+    g.armParallel();
+  } else {
+    g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
+  }
 
   // The innermost run, if reduced, accumulates in a register.
   bool tailReduced = !groups.empty() && groups.back().reduced;
@@ -435,6 +474,7 @@ void genFused(Gen &g, const KernelSpec &s, ArrayRef<Value> in,
       g.store(nodeValues[s.outputNodes[t]], outs[t], r.elem, i);
     }
   };
+  g.armParallel();
   if (s.outer <= 0)
     return g.loop(s.result.count(), [&](Value i) { body(i, Value(), Value()); });
   g.loop(s.outer, [&](Value o) {
@@ -458,20 +498,26 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
   argTypes.push_back(g.memrefOf(s.result));
   for (const KernelTensor &t : s.extraResults)
     argTypes.push_back(g.memrefOf(t));
+  argTypes.push_back(b.getIndexType()); // begin
+  argTypes.push_back(b.getIndexType()); // end
   auto fn = b.create<func::FuncOp>(loc, name,
                                    b.getFunctionType(argTypes, TypeRange{}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  SmallVector<Value> args(entry->getArguments().begin(), entry->getArguments().end() - 2);
+  if (parallelExtent(s) > 1) {
+    g.parBegin = entry->getArgument(entry->getNumArguments() - 2);
+    g.parEnd = entry->getArgument(entry->getNumArguments() - 1);
+  }
   if (s.op == "ein.fused") {
     size_t nin = s.operands.size();
-    SmallVector<Value> args(entry->getArguments().begin(), entry->getArguments().end());
     genFused(g, s, ArrayRef<Value>(args).take_front(nin), ArrayRef<Value>(args).drop_front(nin));
     b.create<func::ReturnOp>(loc);
+    assert(!g.parArmed && "a parallel loop was armed but never created");
     return;
   }
-  SmallVector<Value> in(entry->getArguments().begin(),
-                        entry->getArguments().end() - 1);
-  Value out = entry->getArguments().back();
+  SmallVector<Value> in(args.begin(), args.end() - 1);
+  Value out = args.back();
   ElemKind rk = s.result.elem;
   int64_t n = s.result.count();
   llvm::StringRef op = s.op;
@@ -497,6 +543,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     if (s.operands[j].access == Access::Prefix || s.operands[j].access == Access::Suffix)
       blocked = int(j);
   auto elementwiseLoop = [&](const std::function<void(Value)> &body) {
+    g.armParallel();
     if (blocked < 0)
       return g.loop(n, body);
     int64_t cnt = s.operands[blocked].count();
@@ -513,6 +560,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
   };
 
   if (isUnary(op)) {
+    g.armParallel();
     g.loop(n, [&](Value i) {
       g.store(g.unary(op, g.load(in[0], rk, i), rk), out, rk, i);
     });
@@ -536,15 +584,18 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     });
   } else if (op == "ein.cast") {
     ElemKind from = s.operands[0].elem;
+    g.armParallel();
     g.loop(n, [&](Value i) {
       g.store(g.cast(g.load(in[0], from, i), from, rk), out, rk, i);
     });
   } else if (op == "ein.reshape") {
+    g.armParallel();
     g.loop(n, [&](Value i) { g.store(g.load(in[0], rk, i), out, rk, i); });
   } else if (op == "ein.transpose") {
     // out dim i = in dim perm[i]: walk the output, read the input strided.
     std::vector<int64_t> is = stridesOf(s.operands[0].shape);
     std::vector<int64_t> os = stridesOf(s.result.shape);
+    g.armParallel();
     g.nest(s.result.shape, [&](ArrayRef<Value> ivs) {
       Value inOff, outOff;
       for (size_t i = 0; i < ivs.size(); ++i) {
@@ -562,6 +613,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     for (size_t k = 0; k < s.dims.size(); ++k)
       if (inShape[k] != 1)
         stride[s.dims[k]] = is[k];
+    g.armParallel();
     g.nest(s.result.shape, [&](ArrayRef<Value> ivs) {
       Value inOff, outOff;
       for (size_t i = 0; i < ivs.size(); ++i) {
@@ -574,6 +626,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     genReduce(g, s, in[0], out);
   } else if (op == "ein.iota") {
     std::vector<int64_t> os = stridesOf(s.result.shape);
+    g.armParallel();
     g.nest(s.result.shape, [&](ArrayRef<Value> ivs) {
       Value outOff;
       for (size_t i = 0; i < ivs.size(); ++i)
@@ -592,6 +645,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     int64_t rows = table.shape[0];
     int64_t rowSize = rows ? table.count() / rows : 0;
     int64_t ids = s.operands[1].count();
+    g.armParallel();
     if (rowSize > 0)
       g.loop(ids, [&](Value i) {
         Value id = g.load(in[1], ElemKind::I32, i);
@@ -652,6 +706,38 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
       });
   }
   b.create<func::ReturnOp>(loc);
+  assert(!g.parArmed && "a parallel loop was armed but never created");
+}
+
+int64_t parallelExtent(const KernelSpec &s) {
+  llvm::StringRef op = s.op;
+  int64_t n = s.result.count();
+  if (op == "ein.fused")
+    return s.outer > 0 ? s.outer : n;
+  if (isUnary(op) || op == "ein.cast" || op == "ein.reshape")
+    return n;
+  if (isBinary(op) || op == "ein.cmp" || op == "ein.select") {
+    for (const KernelTensor &t : s.operands)
+      if (t.access == Access::Prefix)
+        return t.count();
+      else if (t.access == Access::Suffix)
+        return t.count() ? n / t.count() : 1;
+    return n;
+  }
+  if (op == "ein.transpose" || op == "ein.broadcast" || op == "ein.iota")
+    return s.result.shape.empty() ? 1 : s.result.shape[0];
+  if (op == "ein.gather")
+    return s.operands[0].shape.empty() || s.operands[0].shape[0] == 0 ||
+                   s.operands[0].count() == 0
+               ? 1
+               : s.operands[1].count();
+  if (op == "ein.reduce") {
+    if (s.operands[0].count() == 0)
+      return 1;
+    std::vector<ReduceGroup> groups = reduceGroups(s);
+    return !groups.empty() && !groups.front().reduced ? groups.front().size : 1;
+  }
+  return 1; // scatter_add: rows may repeat, so one thread adds them all
 }
 
 } // namespace ein::codegen

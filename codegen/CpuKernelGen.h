@@ -106,8 +106,16 @@ bool isBinary(llvm::StringRef opName);
 /// static shapes). Errors are diagnostics on `op`.
 mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
 
-/// Appends `func.func @name(memref..., memref)` computing `spec` to `module`
-/// (whose context has the func, arith, math, memref and scf dialects).
+/// The trip count of the kernel's parallel loop: the loop whose iterations
+/// [begin, end) one call computes (the last two arguments). 1: the kernel
+/// ignores the range and one call computes everything (scatter_add; a
+/// reduction whose outermost loop is reduced).
+int64_t parallelExtent(const KernelSpec &spec);
+
+/// Appends `func.func @name(memref..., memref..., index, index)` computing
+/// `spec` to `module`: operands, results, then the range of the parallel
+/// loop (parallelExtent). The module's context has the func, arith, math,
+/// memref and scf dialects.
 void generateKernel(const KernelSpec &spec, llvm::StringRef name,
                     mlir::ModuleOp module);
 

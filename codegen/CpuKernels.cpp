@@ -219,7 +219,7 @@ void compileChunk(Chunk &chunk) {
 struct KernelCompiler::Impl {
   std::vector<KernelSpec> specs; // by index
   std::unordered_map<std::string, int64_t> byKey;
-  std::vector<einrt::KernelFn> table;
+  std::vector<einrt::KernelEntry> table;
   double seconds = 0;
   int64_t compiled = 0, cached = 0;
   bool keepIR = false;
@@ -271,11 +271,11 @@ LogicalResult KernelCompiler::compile() {
   // Take what the process already has; collect the rest (one per key).
   std::vector<int64_t> fresh;
   for (size_t i = 0; i < impl_->specs.size(); ++i) {
-    if (impl_->table[i])
+    if (impl_->table[i].fn)
       continue;
     auto it = pc.kernels.find(impl_->specs[i].key);
     if (it != pc.kernels.end()) {
-      impl_->table[i] = it->second;
+      impl_->table[i] = {it->second, parallelExtent(impl_->specs[i])};
       ++impl_->cached;
     } else {
       fresh.push_back(int64_t(i));
@@ -319,7 +319,7 @@ LogicalResult KernelCompiler::compile() {
     }
     for (size_t k = 0; k < c.indices.size(); ++k) {
       pc.kernels[impl_->specs[c.indices[k]].key] = c.fns[k];
-      impl_->table[c.indices[k]] = c.fns[k];
+      impl_->table[c.indices[k]] = {c.fns[k], parallelExtent(impl_->specs[c.indices[k]])};
       ++impl_->compiled;
     }
     pc.engines.push_back(std::move(c.engine));
@@ -329,7 +329,7 @@ LogicalResult KernelCompiler::compile() {
   return finish(success(ok));
 }
 
-const std::vector<einrt::KernelFn> &KernelCompiler::table() const {
+const std::vector<einrt::KernelEntry> &KernelCompiler::table() const {
   return impl_->table;
 }
 double KernelCompiler::compileSeconds() const { return impl_->seconds; }

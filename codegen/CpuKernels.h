@@ -47,7 +47,8 @@ public:
   /// per index.
   mlir::LogicalResult compile();
 
-  const std::vector<einrt::KernelFn> &table() const;
+  /// Each kernel with the extent of its parallel loop (parallelExtent).
+  const std::vector<einrt::KernelEntry> &table() const;
   /// Seconds spent generating and compiling (this compiler's calls).
   double compileSeconds() const;
   /// How many kernels were compiled fresh / taken from the process cache.

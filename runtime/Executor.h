@@ -26,10 +26,12 @@
 #include "runtime/Arena.h"
 #include "runtime/Program.h"
 #include "runtime/Safetensors.h"
+#include "runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -181,8 +183,20 @@ public:
   /// The compiled kernels that Kernel steps index (the CPU backend's
   /// KernelCompiler::table()). A Kernel step whose index is outside the
   /// table, or whose entry is null, is an error at run time.
-  void setKernels(std::vector<KernelFn> table) { kernels = std::move(table); }
-  const std::vector<KernelFn> &kernelTable() const { return kernels; }
+  void setKernels(std::vector<KernelEntry> table) { kernels = std::move(table); }
+  const std::vector<KernelEntry> &kernelTable() const { return kernels; }
+
+  /// Threads for Kernel and Matmul steps (default 1): a kernel whose
+  /// parallel loop has more than one iteration and whose buffers hold at
+  /// least kParallelElements elements is split into ranges, one per thread;
+  /// a Matmul step into matrices or row blocks, each a single-threaded
+  /// cblas_sgemm (callers set BLAS itself to one thread: setBlasThreads(1)).
+  /// Copies of an executor share its threads (run one at a time).
+  void setThreads(int threads);
+  int threads() const;
+  static constexpr int64_t kParallelElements = 32768;
+  /// Matmul steps below this many FLOPs run on one thread.
+  static constexpr double kParallelMatmulFlops = 4e6;
 
   /// Step profiling: while on, run() adds each step's wall time to
   /// stepSeconds()[step index] and counts the runs (default off; off costs
@@ -236,8 +250,13 @@ private:
   Executor() = default;
   bool runStep(size_t index, std::string &error);
   template <class T> bool runStepT(const Step &s, std::string &error);
+  /// A Matmul step: every matrix (outer loops × batch), split across the
+  /// threads by matrices or, when there are fewer matrices than threads,
+  /// by row blocks.
+  void runMatmulStep(const Step &s, const float *a, const float *b, float *c);
+  /// Rows [r0, r1) of C = op(A)·op(B) for one matrix of `plan`.
   static void runMatmul(const std::vector<int64_t> &plan, const float *a,
-                        const float *b, float *c);
+                        const float *b, float *c, int64_t r0, int64_t r1);
   bool runKernel(const Step &s, std::string &error);
   /// Points every arena-planned buffer at its slice of the arenas.
   void bindArena();
@@ -251,7 +270,8 @@ private:
   Precision prec = Precision::F32;
   bool roundEveryStep = false;
   std::vector<BufferData> bufs;
-  std::vector<KernelFn> kernels; // Kernel steps call kernels[step.scalar]
+  std::vector<KernelEntry> kernels; // Kernel steps call kernels[step.scalar]
+  std::shared_ptr<ThreadPool> pool; // null: one thread
   bool profiling = false;
   std::vector<double> profileSeconds; // per step, summed over runs
   int64_t profileRuns = 0;

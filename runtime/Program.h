@@ -94,8 +94,19 @@ enum class StepKind : uint8_t {
 };
 
 /// A compiled kernel: `args[i]` points to a variable holding the data pointer
-/// of the step's i-th buffer (its inputs in order, then its output).
+/// of the step's i-th buffer (its inputs in order, then its outputs), and
+/// the two entries after those to int64_t variables `begin` and `end`: the
+/// call computes iterations [begin, end) of the kernel's parallel loop.
 using KernelFn = void (*)(void **args);
+
+/// A kernel and the trip count of its parallel loop: calls over disjoint
+/// ranges covering [0, extent) may run at the same time and together
+/// compute the whole step. An extent of 1 means one call does everything.
+struct KernelEntry {
+  KernelEntry(KernelFn fn = nullptr, int64_t extent = 1) : fn(fn), extent(extent) {}
+  KernelFn fn;
+  int64_t extent;
+};
 
 const char *stepKindName(StepKind k);
 

@@ -106,6 +106,9 @@ Options:
   --backend B        cpu (BLAS and compiled kernels, float32) or reference; the
                      default is cpu, or reference with --f64 or --gradcheck
   --f64              compute in float64 instead of float32 (reference backend)
+  --threads N        threads for the CPU backend: its kernels and BLAS (default:
+                     EINC_NUM_THREADS, OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set,
+                     else every hardware thread)
   --gradcheck        compare the gradients with central finite differences (float64)
   --samples K        with --gradcheck: entries checked per param (default 8)
   --profile          time every step of the lowered Program and print where the time
@@ -226,6 +229,9 @@ Options:
   --log-every N      report (progress line and log) every N steps (default 1); steps
                      with an evaluation and the last step are always reported
   --backend B        cpu (compiled kernels and BLAS; the default) or reference
+  --threads N        threads for the CPU backend: its kernels and BLAS (default:
+                     EINC_NUM_THREADS, OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set,
+                     else every hardware thread)
   --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
   -h, --help         show this help
 
@@ -251,6 +257,9 @@ Options:
   --top-k K          sample among the K most likely tokens only (default 0: all)
   --seed N           the sampling seed (default 0)
   --backend B        cpu (the default) or reference
+  --threads N        threads for the CPU backend (default: EINC_NUM_THREADS,
+                     OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every
+                     hardware thread)
   --set NAME=VALUE   override a `dim` (must match the checkpoint's shapes)
   -h, --help         show this help
 
@@ -431,6 +440,12 @@ std::optional<Options> parseOptions(int argc, char **argv) {
          o.backend = v;
          o.backendGiven = true;
          return "";
+       }},
+      {"--threads", "train sample run", true,
+       [&](const std::string &v) -> std::string {
+         return parseCount(v, o.threads, 1) && o.threads <= 1024
+                    ? ""
+                    : "--threads needs an integer in [1, 1024], got '" + v + "'";
        }},
       {"--checkpoint", "sample", true,
        [&](const std::string &v) { o.checkpoint = v; return std::string(); }},

@@ -35,6 +35,7 @@ struct Options {
   bool gradcheck = false;     // --gradcheck
   int64_t samples = 8;        // --samples K (gradcheck entries per param)
   bool profile = false;       // --profile (time every step of the Program)
+  int64_t threads = 0;        // --threads N (0: einrt::defaultThreadCount())
 
   // calibrate
   double seconds = 3;         // --seconds S (the measuring budget)

@@ -46,6 +46,7 @@ int fail(const llvm::Twine &message) {
 /// table the executors call) for the whole run.
 struct Backend {
   bool cpu = false;
+  int threads = 1; // CPU backend: threads for kernels and BLAS
   std::unique_ptr<ein::codegen::KernelCompiler> kernels;
   const char *name() const { return cpu ? "cpu backend" : "reference backend"; }
 };
@@ -53,8 +54,11 @@ struct Backend {
 Backend makeBackend(const Options &o) {
   Backend b;
   b.cpu = o.backend == "cpu";
-  if (b.cpu)
+  if (b.cpu) {
     b.kernels = ein::codegen::KernelCompiler::create();
+    b.threads = o.threads > 0 ? int(o.threads) : einrt::defaultThreadCount();
+    einrt::setBlasThreads(1); // the executor splits matmuls itself
+  }
   return b;
 }
 
@@ -73,7 +77,7 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
                      : ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
-  std::vector<einrt::KernelFn> table;
+  std::vector<einrt::KernelEntry> table;
   if (cpu) {
     ein::codegen::KernelCompiler &k = *backend->kernels;
     double before = k.compileSeconds();
@@ -91,7 +95,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
                  << kernelSteps << " kernel steps; kernels: "
                  << k.compiledCount() - compiled << " compiled, " << k.cachedCount() - cached
                  << " cached, "
-                 << llvm::format("%.2f s compiling\n", k.compileSeconds() - before);
+                 << llvm::format("%.2f s compiling; ", k.compileSeconds() - before)
+                 << backend->threads << (backend->threads == 1 ? " thread\n" : " threads\n");
     table = k.table();
   }
   std::string error;
@@ -100,8 +105,10 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     fail("cannot run @" + name + ": " + error);
     return ex;
   }
-  if (cpu)
+  if (cpu) {
     ex->setKernels(std::move(table));
+    ex->setThreads(backend->threads);
+  }
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
                                ex->arenaBytes() / 1048576.0, ex->ownedBytes() / 1048576.0);

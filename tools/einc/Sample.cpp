@@ -105,7 +105,7 @@ int sampleModel(const Options &o, ModuleOp original) {
       vocab = v.getInt();
 
   Lowered lowered;
-  if (!lowerFunctions(module, {"forward"}, o.backend, lowered))
+  if (!lowerFunctions(module, {"forward"}, o.backend, o.threads, lowered))
     return 1;
   einrt::Executor &ex = *lowered.executors.front();
   const einrt::Program &p = ex.program();

@@ -173,8 +173,12 @@ std::string settingsText(ModuleOp module) {
 } // namespace
 
 bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
-                    const std::string &backend, Lowered &out) {
+                    const std::string &backend, int64_t threads, Lowered &out) {
   out.backend = backend;
+  if (backend == "cpu") {
+    out.threads = threads > 0 ? int(threads) : einrt::defaultThreadCount();
+    einrt::setBlasThreads(1); // the executor splits matmuls itself
+  }
   std::vector<einrt::Program> programs;
   auto start = std::chrono::steady_clock::now();
   if (backend == "cpu") {
@@ -211,6 +215,8 @@ bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
     }
     if (out.kernels)
       ex->setKernels(out.kernels->table());
+    if (out.kernels)
+      ex->setThreads(out.threads);
     out.executors.push_back(std::move(ex));
   }
   return true;
@@ -274,7 +280,7 @@ int trainModel(const Options &o, ModuleOp module) {
   if (valFile)
     names.push_back("forward");
   Lowered lowered;
-  if (!lowerFunctions(module, names, o.backend, lowered))
+  if (!lowerFunctions(module, names, o.backend, o.threads, lowered))
     return 1;
   double compileSeconds = seconds(start);
 

@@ -26,13 +26,15 @@ struct Lowered {
   double compileSeconds = 0;
   int64_t kernelsCompiled = 0, kernelsCached = 0;
   std::string backend;
+  int threads = 1; // CPU backend: threads for kernels and BLAS
   ~Lowered();
 };
 
 /// Lowers @name for each of `names` and creates an executor for each; false
-/// after printing why.
+/// after printing why. CPU backend: `threads` for kernels and BLAS (0:
+/// einrt::defaultThreadCount()).
 bool lowerFunctions(mlir::ModuleOp module, const std::vector<std::string> &names,
-                    const std::string &backend, Lowered &out);
+                    const std::string &backend, int64_t threads, Lowered &out);
 
 /// `einc train`: compile the training step with the model's settings, lower
 /// it for --backend, and run the runtime's Trainer. Returns the exit status.

@@ -1,0 +1,129 @@
+//===- ThreadPoolTest.cpp - The CPU backend's threads ---------------------===//
+//
+// Every chunk runs exactly once per run, on more than one thread when there
+// are workers; many short runs in a row (the executor's pattern) neither lose
+// nor repeat chunks; kernels split by range and matmuls split by matrices or
+// rows give the single-threaded results.
+//
+//===----------------------------------------------------------------------===//
+#include "ProgramBuilder.h"
+
+#include "runtime/Executor.h"
+#include "runtime/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+using namespace einrt;
+using einrt::test::ProgramBuilder;
+
+namespace {
+
+TEST(ThreadPool, EveryChunkOnceAndOnSeveralThreads) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.threads(), 4);
+  std::vector<std::atomic<int>> hits(1000);
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  pool.run(1000, [&](int c) {
+    hits[c].fetch_add(1);
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  for (auto &h : hits)
+    EXPECT_EQ(h.load(), 1);
+  EXPECT_GE(ids.size(), 1u);
+
+  // Many short runs back to back: totals exact.
+  std::atomic<int64_t> sum{0};
+  for (int r = 0; r < 2000; ++r)
+    pool.run(1 + r % 7, [&](int c) { sum.fetch_add(c + 1); });
+  int64_t want = 0;
+  for (int r = 0; r < 2000; ++r)
+    for (int c = 0; c < 1 + r % 7; ++c)
+      want += c + 1;
+  EXPECT_EQ(sum.load(), want);
+
+  // No chunks, one chunk, and a pool of one thread (the caller only).
+  pool.run(0, [&](int) { ADD_FAILURE(); });
+  ThreadPool single(1);
+  EXPECT_EQ(single.threads(), 1);
+  int calls = 0;
+  single.run(3, [&](int) { ++calls; });
+  EXPECT_EQ(calls, 3);
+}
+
+TEST(ThreadPool, DefaultThreadCountReadsTheEnvironment) {
+  setenv("EINC_NUM_THREADS", "3", 1);
+  EXPECT_EQ(defaultThreadCount(), 3);
+  setenv("EINC_NUM_THREADS", "zero", 1); // not a count: the next variable
+  setenv("OMP_NUM_THREADS", "5", 1);
+  EXPECT_EQ(defaultThreadCount(), 5);
+  unsetenv("EINC_NUM_THREADS");
+  unsetenv("OMP_NUM_THREADS");
+  setenv("OPENBLAS_NUM_THREADS", "2", 1);
+  EXPECT_EQ(defaultThreadCount(), 2);
+  unsetenv("OPENBLAS_NUM_THREADS");
+  EXPECT_GE(defaultThreadCount(), 1);
+}
+
+// A kernel over [begin, end) of its parallel loop: out[i] = 3 * in[i].
+void triple(void **args) {
+  const float *x = *static_cast<float **>(args[0]);
+  float *y = *static_cast<float **>(args[1]);
+  int64_t begin = *static_cast<int64_t *>(args[2]), end = *static_cast<int64_t *>(args[3]);
+  for (int64_t i = begin; i < end; ++i)
+    y[i] = 3 * x[i];
+}
+
+TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
+  const int64_t n = 3 * Executor::kParallelElements + 17; // uneven ranges
+  ProgramBuilder pb;
+  int32_t x = pb.arg(DType::F32, {n});
+  pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {n}, {}, 0));
+  // Matmuls above kParallelMatmulFlops: 6 matrices of 100x100·100x100
+  // (split by matrices); one 200x100·100x150 with A stored transposed
+  // (split by rows).
+  int32_t a = pb.arg(DType::F32, {6, 100, 100});
+  int32_t b = pb.arg(DType::F32, {6, 100, 100});
+  pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {6, 100, 100},
+                    {{6, 100, 100, 100, 0, 0, 100, 100, 100, 10000, 10000, 10000}}));
+  int32_t at = pb.arg(DType::F32, {100, 200});
+  int32_t bt = pb.arg(DType::F32, {100, 150});
+  pb.result(pb.step(StepKind::Matmul, {at, bt}, DType::F32, {200, 150},
+                    {{1, 200, 150, 100, 1, 0, 200, 150, 150, 0, 0, 0}}));
+  static_assert(6 * 2.0 * 100 * 100 * 100 > Executor::kParallelMatmulFlops &&
+                    2.0 * 200 * 150 * 100 > Executor::kParallelMatmulFlops,
+                "the matmuls must be large enough to be split");
+  ASSERT_EQ(pb.p.validate(), "");
+
+  std::string error;
+  auto serial = Executor::create(pb.p, Precision::F32, error);
+  ASSERT_TRUE(serial) << error;
+  serial->setKernels({KernelEntry(&triple, n)});
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (size_t arg = 0; arg < serial->argumentCount(); ++arg) {
+    BufferData &buf = serial->buffer(pb.p.arguments[arg]);
+    for (int64_t i = 0; i < buf.size(); ++i)
+      buf.set(i, u(gen));
+  }
+  Executor threaded = *serial;
+  threaded.setThreads(3);
+  EXPECT_EQ(threaded.threads(), 3);
+  EXPECT_EQ(serial->threads(), 1);
+  ASSERT_TRUE(serial->run(error)) << error;
+  ASSERT_TRUE(threaded.run(error)) << error;
+  for (size_t r = 0; r < 3; ++r)
+    EXPECT_EQ(threaded.getResult(r).values, serial->getResult(r).values) << "result " << r;
+  std::vector<double> y = serial->getResult(0).values;
+  EXPECT_EQ(y[n - 1], 3 * float(serial->buffer(x).get(n - 1)));
+}
+
+} // namespace
