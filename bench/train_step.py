@@ -191,7 +191,7 @@ def run_einc(args, model, data, work, round_):
     total = args.warmup + args.steps
     cmd = [args.einc, "train", MODELS[model], "--data", data, "--steps", str(total),
            "--checkpoint-dir", ck, "--log", log, "--log-every", "1",
-           "--set", f"seed={args.seed}"]
+           "--set", f"seed={args.seed}", "--threads", str(args.threads)]
     rc, _, peak = run_child(cmd, child_env(args.threads), out)
     if rc != 0:
         sys.exit(f"einc train failed ({rc}):\n{tail(out)}")

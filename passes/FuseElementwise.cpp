@@ -130,6 +130,10 @@ private:
     if (cast<RankedTensorType>(head->getResult(0).getType()).getShape() !=
         cast<RankedTensorType>(op->getResult(0).getType()).getShape())
       return false;
+    // Only within one phase: a backward op pulled into a forward group would
+    // be computed early and its result kept alive until the backward.
+    if (head->getAttr("ein.phase") != op->getAttr("ein.phase"))
+      return false;
     FusionSplit split = g.split;
     llvm::SmallSetVector<Value, 16> inputs = g.inputs;
     for (Value v : op->getOperands()) {

@@ -82,8 +82,10 @@ def EinFuseElementwise : Pass<"ein-fuse-elementwise", "mlir::func::FuncOp"> {
     read. In program order, an op joins the group producing one of its
     operands or, failing that, a group already reading one of its operands
     (siblings share the read), unless a value it reads from outside depends
-    on the group (that would make a cycle) or the group would read more than
-    `max-inputs` buffers.
+    on the group (that would make a cycle), the group would read more than
+    `max-inputs` buffers, or the group holds ops of another `ein.phase`
+    (pulling backward work into a forward kernel would keep its result alive
+    from the forward to the backward).
 
     Each member of a group of two or more ops gets `ein.fusion = N : i64`
     (N numbers the groups of the function from 0), and the ops are

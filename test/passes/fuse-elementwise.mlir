@@ -109,6 +109,22 @@ func.func @split_conflict(%x: tensor<2x4x8xf32>, %p2: tensor<2xf32>, %p8: tensor
   return %b : tensor<2x4x8xf32>
 }
 
+// Groups stay within one `ein.phase`: the backward op reading the forward's
+// tanh is not pulled into the forward group (it would be computed early and
+// its result kept alive until the backward).
+// CHECK-LABEL: func.func @phases
+// CHECK:      ein.exp {{.*}}ein.fusion = 0 : i64, ein.phase = "forward"
+// CHECK-NEXT: ein.tanh {{.*}}ein.fusion = 0 : i64, ein.phase = "forward"
+// CHECK-NEXT: ein.mul {{.*}}ein.fusion = 1 : i64, ein.phase = "backward"
+// CHECK-NEXT: ein.sub {{.*}}ein.fusion = 1 : i64, ein.phase = "backward"
+func.func @phases(%x: tensor<8xf32>, %one: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = ein.exp %x {ein.phase = "forward"} : tensor<8xf32>
+  %t = ein.tanh %e {ein.phase = "forward"} : tensor<8xf32>
+  %sq = ein.mul %t, %t {ein.phase = "backward"} : tensor<8xf32>
+  %d = ein.sub %one, %sq {ein.phase = "backward"} : tensor<8xf32>
+  return %t, %d : tensor<8xf32>, tensor<8xf32>
+}
+
 // max-inputs=2: the third distinct input does not fit.
 // BUDGET-LABEL: func.func @budget
 // BUDGET:      ein.add {{.*}}ein.fusion = 0 : i64
