@@ -79,7 +79,8 @@ struct FusedKernel {
   /// same value) and whether it reads that use's broadcast's input in place.
   std::vector<mlir::OpOperand *> inputUses;
   std::vector<bool> throughBroadcast;
-  /// Per kernel result: the member whose result it is.
+  /// Per kernel result: the member whose result it is. Empty when nothing
+  /// reads the group (dead code: no kernel; `spec` is then incomplete).
   std::vector<mlir::Operation *> outputs;
   /// Every member operand read in place through a broadcast.
   std::vector<mlir::OpOperand *> inPlaceReads;

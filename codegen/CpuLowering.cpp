@@ -335,6 +335,8 @@ private:
   }
 
   void lowerFused(const FusedKernel &fk) {
+    if (fk.outputs.empty())
+      return; // nothing reads the group
     Step k;
     k.kind = StepKind::Kernel;
     for (size_t j = 0; j < fk.inputUses.size(); ++j) {
