@@ -65,6 +65,26 @@ struct MemoryLedger {
 /// definition to its last use; a reshape is a view of its operand.
 MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth);
 
+/// What fusion did to the byte ledger (applyFusionToCosts).
+struct FusionSummary {
+  int64_t fusedKernels = 0;  // groups of two or more ops (`ein.fusion`)
+  int64_t fusedOps = 0;      // ops in those groups
+  int64_t foldedBroadcasts = 0; // broadcasts every user reads in place
+  int64_t bytesUnfused = 0;  // Σ bytes read + written before
+  int64_t bytes = 0;         // and after
+};
+
+/// Rewrites the bytes of `costs` (analyzeCosts of `fn`, same width) to what
+/// a fusing backend moves: each fusion group — a contiguous run of ops with
+/// one `ein.fusion` id (passes/FuseElementwise.h), or an elementwise op on
+/// its own — reads each input once (a broadcast it can read in place at the
+/// broadcast's input size) and writes only the results read after it; the
+/// group's bytes are shared among its ops in proportion to their unfused
+/// bytes, so that sums by op, layer and kind stay consistent. A broadcast
+/// whose every user reads it in place moves nothing. FLOPs are unchanged.
+FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
+                                 const ByteWidth &width = irByteWidth);
+
 // Helpers the analyses share (added after the contract):
 /// Bytes of a statically shaped tensor type under `width`: elements ×
 /// width(element type); 0 for any other type.

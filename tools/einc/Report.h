@@ -13,6 +13,8 @@
 
 #include "Options.h"
 
+#include "passes/Analysis.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -82,6 +84,8 @@ struct Report {
   std::string device, deviceDescription, deviceSource;
   std::string precision;       // fp32 | mixed | bf16
   std::string optimizer;       // adamw | adam | sgd | adagrad
+  bool fusion = true;          // the `fusion` setting: bytes as a fusing backend moves them
+  mlir::ein::FusionSummary fusionSummary; // applyFusionToCosts (zeros when off)
   std::string computeDtype;    // the matrix dtype MFU is measured against
   double matrixPeak = 0;       // FLOP/s at computeDtype
   double vectorPeak = 0;       // FLOP/s at computeDtype on the vector units

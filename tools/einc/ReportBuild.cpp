@@ -187,6 +187,11 @@ bool buildReport(ModuleOp module, const Options &o, Report &r) {
 
   if (failed(buildTrainStep(module)))
     return false;
+  // Fusion (the `fusion` setting, on by default): the groups the backends
+  // compile as single kernels, and the order they run in.
+  r.fusion = fusionEnabled(module);
+  if (failed(applyFusion(module)))
+    return false;
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (!fn)
     return fail("building the training step produced no @train_step");
@@ -211,6 +216,11 @@ bool buildReport(ModuleOp module, const Options &o, Report &r) {
   std::vector<ein::OpCost> wideCosts;
   if (r.precision == "mixed")
     wideCosts = ein::analyzeCosts(fn, wide);
+  if (r.fusion) {
+    r.fusionSummary = ein::applyFusionToCosts(fn, costs, width);
+    if (r.precision == "mixed")
+      ein::applyFusionToCosts(fn, wideCosts, wide);
+  }
   ein::MemoryLedger ledger = ein::analyzeMemory(fn, width);
 
   // Argument counts by kind.

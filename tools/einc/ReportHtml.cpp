@@ -249,8 +249,8 @@ void printReportHtml(const Report &r, llvm::raw_ostream &os) {
      << kStyle << "</head>\n<body>\n";
   os << "<h1>einc report: " << escape(r.model) << "</h1>\n<div class=\"sub\">"
      << escape(r.device) << " (" << escape(r.deviceDescription) << "), " << escape(r.precision)
-     << " precision, " << escape(r.optimizer) << ", " << escape(withThousands(r.tokensPerStep))
-     << " tokens per step</div>\n<div class=\"cards\">\n";
+     << " precision, " << escape(r.optimizer) << ", fusion " << (r.fusion ? "on" : "off") << ", "
+     << escape(withThousands(r.tokensPerStep)) << " tokens per step</div>\n<div class=\"cards\">\n";
   card(os, formatCount(double(r.params)), "params");
   card(os, formatFlops(double(r.flops.total())), "FLOPs per step (model " +
                                                       formatFlops(double(r.modelFlops.total())) + ")");

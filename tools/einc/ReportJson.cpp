@@ -40,6 +40,14 @@ void printReportJson(const Report &r, llvm::raw_ostream &os) {
     j.attribute("precision", r.precision);
     j.attribute("optimizer", r.optimizer);
     j.attribute("optimizer_slots", r.optimizerSlots);
+    j.attributeObject("fusion", [&] {
+      j.attribute("enabled", r.fusion);
+      j.attribute("fused_kernels", r.fusionSummary.fusedKernels);
+      j.attribute("fused_ops", r.fusionSummary.fusedOps);
+      j.attribute("folded_broadcasts", r.fusionSummary.foldedBroadcasts);
+      j.attribute("bytes_unfused", r.fusionSummary.bytesUnfused);
+      j.attribute("bytes", r.fusionSummary.bytes);
+    });
     j.attribute("tokens_per_step", r.tokensPerStep);
     j.attribute("tokens_known", r.tokensKnown);
     j.attributeObject("dims", [&] {

@@ -192,6 +192,16 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
      << "\n";
   os << "  optimizer  " << r.optimizer << " (" << r.optimizerSlots << " state tensor"
      << (r.optimizerSlots == 1 ? "" : "s") << " per param)\n";
+  if (r.fusion) {
+    const mlir::ein::FusionSummary &f = r.fusionSummary;
+    os << "  fusion     on: " << withThousands(f.fusedOps) << " elementwise ops in "
+       << withThousands(f.fusedKernels) << " fused kernels, "
+       << withThousands(f.foldedBroadcasts) << " broadcasts read in place; "
+       << formatBytes(double(f.bytesUnfused)) << " -> " << formatBytes(double(f.bytes))
+       << " moved per step\n";
+  } else {
+    os << "  fusion     off (every op reads its operands and writes its result)\n";
+  }
   os << "  tokens     " << withThousands(r.tokensPerStep) << " per step"
      << (r.tokensKnown ? " (the positions the loss averages over)"
                        : " (unknown: the model has no cross_entropy; per-token figures are per step)")
@@ -247,7 +257,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                              " (peak = " + percent(double(r.peakBytes), r.deviceMemory) + ")");
   m.print(os);
 
-  os << "\nPredicted on " << r.device << " (roofline: each op max(FLOPs/peak, bytes/bandwidth))\n";
+  os << "\nPredicted on " << r.device << " (roofline: each op max(FLOPs/peak, bytes/bandwidth)"
+     << (r.fusion ? "; bytes after fusion" : "") << ")\n";
   Pairs p;
   p.add("step time", formatSeconds(r.stepSeconds));
   p.add("tokens/s", withThousands(static_cast<int64_t>(std::llround(r.tokensPerSecond))));

@@ -1,0 +1,122 @@
+//===- FusedCosts.cpp - The byte ledger after elementwise fusion ----------===//
+//
+// applyFusionToCosts (passes/Analysis.h): what each kernel of a fusing
+// backend reads and writes, given the groups ein-fuse-elementwise marked.
+// The reads in place follow the rules the CPU backend compiles
+// (classifyBroadcastRead, FusionSplit).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Analysis.h"
+#include "passes/FuseElementwise.h"
+
+#include "ir/EinOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::ein {
+
+namespace {
+
+/// The kernels: contiguous runs of one `ein.fusion` group; every other
+/// fusible op alone.
+std::vector<SmallVector<Operation *>> kernelsOf(Block &body) {
+  std::vector<SmallVector<Operation *>> kernels;
+  std::optional<int64_t> current;
+  for (Operation &op : body.without_terminator()) {
+    if (!isFusible(&op)) {
+      current.reset();
+      continue;
+    }
+    auto id = op.getAttrOfType<IntegerAttr>(kFusionAttr);
+    if (id && current && *current == id.getInt()) {
+      kernels.back().push_back(&op);
+      continue;
+    }
+    kernels.push_back({&op});
+    current = id ? std::optional<int64_t>(id.getInt()) : std::nullopt;
+  }
+  return kernels;
+}
+
+} // namespace
+
+FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
+                                 const ByteWidth &width) {
+  FusionSummary summary;
+  llvm::DenseMap<Operation *, size_t> indexOf;
+  for (size_t i = 0; i < costs.size(); ++i) {
+    indexOf[costs[i].op] = i;
+    summary.bytesUnfused += costs[i].bytesRead + costs[i].bytesWritten;
+  }
+  if (fn.isExternal() || !fn.getBody().hasOneBlock()) {
+    summary.bytes = summary.bytesUnfused;
+    return summary;
+  }
+  llvm::DenseSet<OpOperand *> inPlace;
+  for (const SmallVector<Operation *> &kernel : kernelsOf(fn.getBody().front())) {
+    if (kernel.size() > 1) {
+      ++summary.fusedKernels;
+      summary.fusedOps += static_cast<int64_t>(kernel.size());
+    }
+    llvm::SmallPtrSet<Operation *, 16> members(kernel.begin(), kernel.end());
+    FusionSplit split;
+    split.elements = cast<ShapedType>(kernel.front()->getResult(0).getType()).getNumElements();
+    llvm::SmallSetVector<Value, 16> inputs;
+    int64_t read = 0, written = 0;
+    for (Operation *op : kernel) {
+      for (OpOperand &use : op->getOpOperands()) {
+        Operation *def = use.get().getDefiningOp();
+        if (def && members.count(def))
+          continue;
+        BroadcastReadInfo info = classifyBroadcastRead(use.get());
+        Value source = use.get();
+        if (info.read != BroadcastRead::Full && split.admit(info)) {
+          source = use.get().getDefiningOp<BroadcastOp>().getInput();
+          inPlace.insert(&use);
+        }
+        if (inputs.insert(source))
+          read += valueBytes(source.getType(), width);
+      }
+      if (llvm::any_of(op->getUsers(), [&](Operation *u) { return !members.count(u); }))
+        written += valueBytes(op->getResult(0).getType(), width);
+    }
+    // Share the kernel's bytes among its ops, by their unfused bytes.
+    int64_t unfused = 0;
+    for (Operation *op : kernel)
+      if (auto it = indexOf.find(op); it != indexOf.end())
+        unfused += costs[it->second].bytesRead + costs[it->second].bytesWritten;
+    int64_t givenRead = 0, givenWritten = 0;
+    for (size_t k = 0; k < kernel.size(); ++k) {
+      auto it = indexOf.find(kernel[k]);
+      if (it == indexOf.end())
+        continue;
+      OpCost &c = costs[it->second];
+      bool last = k + 1 == kernel.size();
+      double share = unfused > 0 ? double(c.bytesRead + c.bytesWritten) / double(unfused)
+                                 : 1.0 / double(kernel.size());
+      c.bytesRead = last ? read - givenRead : static_cast<int64_t>(double(read) * share);
+      c.bytesWritten =
+          last ? written - givenWritten : static_cast<int64_t>(double(written) * share);
+      givenRead += c.bytesRead;
+      givenWritten += c.bytesWritten;
+    }
+  }
+  // Broadcasts nobody materialises.
+  for (Operation &op : fn.getBody().front().without_terminator()) {
+    if (!isa<BroadcastOp>(op) || op.use_empty())
+      continue;
+    if (!llvm::all_of(op.getUses(), [&](OpOperand &use) { return inPlace.count(&use); }))
+      continue;
+    ++summary.foldedBroadcasts;
+    if (auto it = indexOf.find(&op); it != indexOf.end())
+      costs[it->second].bytesRead = costs[it->second].bytesWritten = 0;
+  }
+  for (const OpCost &c : costs)
+    summary.bytes += c.bytesRead + c.bytesWritten;
+  return summary;
+}
+
+} // namespace mlir::ein
