@@ -24,20 +24,6 @@ namespace ein::codegen {
 
 namespace {
 
-Access accessOf(mlir::ein::BroadcastRead r) {
-  switch (r) {
-  case mlir::ein::BroadcastRead::Scalar:
-    return Access::Scalar;
-  case mlir::ein::BroadcastRead::Prefix:
-    return Access::Prefix;
-  case mlir::ein::BroadcastRead::Suffix:
-    return Access::Suffix;
-  case mlir::ein::BroadcastRead::Full:
-    break;
-  }
-  return Access::Full;
-}
-
 const char *elemName(ElemKind k) {
   return k == ElemKind::F32 ? "f32" : k == ElemKind::I32 ? "i32" : "i1";
 }

@@ -16,6 +16,8 @@
 #ifndef EINC_CODEGEN_CPUKERNELGEN_H
 #define EINC_CODEGEN_CPUKERNELGEN_H
 
+#include "passes/FuseElementwise.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
@@ -98,6 +100,9 @@ mlir::FailureOr<FusedKernel> describeFusedKernel(llvm::ArrayRef<mlir::Operation 
 /// bias). At most one Prefix/Suffix operand per op; the broadcast then need
 /// not be materialised.
 Access operandAccess(mlir::Operation *op, unsigned operandIndex);
+
+/// The kernel access for a broadcast read (passes/FuseElementwise.h).
+Access accessOf(mlir::ein::BroadcastRead read);
 
 /// The elementwise op families kernels distinguish.
 bool isUnary(llvm::StringRef opName);

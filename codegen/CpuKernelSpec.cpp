@@ -82,7 +82,12 @@ Access ownAccess(Operation *op, unsigned index) {
   llvm::StringRef n = op->getName().getStringRef();
   if (!isBinary(n) && !isa<mlir::ein::CmpOp, mlir::ein::SelectOp>(op))
     return Access::Full;
-  switch (mlir::ein::classifyBroadcastRead(op->getOperand(index)).read) {
+  return accessOf(mlir::ein::classifyBroadcastRead(op->getOperand(index)).read);
+}
+} // namespace
+
+Access accessOf(mlir::ein::BroadcastRead read) {
+  switch (read) {
   case mlir::ein::BroadcastRead::Scalar:
     return Access::Scalar;
   case mlir::ein::BroadcastRead::Prefix:
@@ -94,7 +99,6 @@ Access ownAccess(Operation *op, unsigned index) {
   }
   return Access::Full;
 }
-} // namespace
 
 Access operandAccess(Operation *op, unsigned index) {
   Access a = ownAccess(op, index);

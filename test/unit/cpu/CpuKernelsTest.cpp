@@ -501,28 +501,38 @@ TEST(CpuKernels, RejectsWhatIsNotAKernel) {
   EXPECT_TRUE(succeeded(kc->compile()));
 }
 
-// The loops are vectorised for the host: the optimised LLVM IR of an
-// elementwise kernel holds vector arithmetic on floats.
-TEST(CpuKernels, ElementwiseLoopsAreVectorised) {
+/// Compiles a kernel for every op of the function `text` (shapes used
+/// nowhere else in this process, so they compile here) and returns the
+/// optimised LLVM IR; `compiled` gets how many kernels were compiled.
+std::string optimizedIRFor(const std::string &text, int64_t &compiled) {
   auto ctx = newContext();
-  // Shapes used nowhere else in this process, so the kernels compile here.
-  auto module = parseSourceString<ModuleOp>(
-      fn("%x: tensor<61x67xf32>, %y: tensor<61x67xf32>",
-         "  %a = ein.mul %x, %y : tensor<61x67xf32>\n"
-         "  %b = ein.max %a, %y : tensor<61x67xf32>\n"
-         "  return %b : tensor<61x67xf32>\n",
-         "tensor<61x67xf32>"),
-      ctx.get());
-  ASSERT_TRUE(module);
+  auto module = parseSourceString<ModuleOp>(text, ctx.get());
+  if (!module)
+    return "";
   auto f = *module->getOps<func::FuncOp>().begin();
   auto kc = KernelCompiler::create();
   kc->setKeepOptimizedIR(true);
   for (Operation &op : f.getBody().front().without_terminator())
-    ASSERT_TRUE(succeeded(kc->add(&op)));
-  ASSERT_TRUE(succeeded(kc->compile()));
-  ASSERT_EQ(kc->compiledCount(), 2);
-  const std::string &ir = kc->optimizedIR();
+    if (failed(kc->add(&op)))
+      return "";
+  if (failed(kc->compile()))
+    return "";
+  compiled = kc->compiledCount();
+  return kc->optimizedIR();
+}
+
+// The loops are vectorised for the host: the optimised LLVM IR of an
+// elementwise kernel holds vector arithmetic on floats.
+TEST(CpuKernels, ElementwiseLoopsAreVectorised) {
+  int64_t compiled = 0;
+  std::string ir = optimizedIRFor(fn("%x: tensor<61x67xf32>, %y: tensor<61x67xf32>",
+                                     "  %a = ein.mul %x, %y : tensor<61x67xf32>\n"
+                                     "  %b = ein.max %a, %y : tensor<61x67xf32>\n"
+                                     "  return %b : tensor<61x67xf32>\n",
+                                     "tensor<61x67xf32>"),
+                                  compiled);
   ASSERT_FALSE(ir.empty());
+  ASSERT_EQ(compiled, 2);
   std::smatch m;
   std::regex vmul("fmul <(4|8|16) x float>");
   ASSERT_TRUE(std::regex_search(ir, m, vmul)) << ir;
@@ -536,23 +546,16 @@ TEST(CpuKernels, ElementwiseLoopsAreVectorised) {
 // reassociated (partial sums in vector lanes), max is a NaN-propagating
 // maximum. Both stay within the reference's values (checked elsewhere).
 TEST(CpuKernels, InnermostReductionsAreVectorised) {
-  auto ctx = newContext();
-  auto module = parseSourceString<ModuleOp>(
+  int64_t compiled = 0;
+  std::string ir = optimizedIRFor(
       fn("%x: tensor<37x203xf32>",
          "  %s = ein.reduce sum %x dims [1] : tensor<37x203xf32> -> tensor<37xf32>\n"
          "  %m = ein.reduce max %x dims [1] : tensor<37x203xf32> -> tensor<37xf32>\n"
          "  %r = ein.add %s, %m : tensor<37xf32>\n"
          "  return %r : tensor<37xf32>\n",
          "tensor<37xf32>"),
-      ctx.get());
-  ASSERT_TRUE(module);
-  auto f = *module->getOps<func::FuncOp>().begin();
-  auto kc = KernelCompiler::create();
-  kc->setKeepOptimizedIR(true);
-  for (Operation &op : f.getBody().front().without_terminator())
-    ASSERT_TRUE(succeeded(kc->add(&op)));
-  ASSERT_TRUE(succeeded(kc->compile()));
-  const std::string &ir = kc->optimizedIR();
+      compiled);
+  ASSERT_FALSE(ir.empty());
   EXPECT_TRUE(std::regex_search(ir, std::regex("fadd reassoc <(4|8|16) x float>"))) << ir;
   EXPECT_TRUE(std::regex_search(ir, std::regex("llvm\\.maximum\\.v(4|8|16)f32"))) << ir;
 }

@@ -1,0 +1,318 @@
+//===- CpuKernelBuilder.h - Loops and scalar ops for CPU kernels -*- C++ -*-===//
+//
+// The building blocks codegen/CpuKernelGen.cpp assembles kernels from: index
+// arithmetic, loads and stores of f32 / i32 / i1 (bytes) elements, loops
+// (one of which may run over the kernel's [begin, end) range), and every
+// scalar operation with the reference backend's semantics (NaN-propagating
+// max/min, saturating float → i32, defined integer division by zero).
+// Internal to codegen/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_CODEGEN_CPUKERNELBUILDER_H
+#define EINC_CODEGEN_CPUKERNELBUILDER_H
+
+#include "codegen/CpuKernelGen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <functional>
+#include <limits>
+#include <vector>
+
+namespace ein::codegen {
+
+using mlir::APFloat;
+using mlir::ArrayRef;
+using mlir::FloatAttr;
+using mlir::Location;
+using mlir::MemRefType;
+using mlir::OpBuilder;
+using mlir::SmallVector;
+using mlir::Type;
+using mlir::Value;
+using mlir::ValueRange;
+namespace arith = mlir::arith;
+namespace math = mlir::math;
+namespace memref = mlir::memref;
+namespace scf = mlir::scf;
+
+/// Row-major strides of `shape`, in elements.
+inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+/// Builds a kernel's loops and scalar arithmetic (arith/math/scf/memref
+/// ops) with the reference kernels' semantics, element kind by element kind.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  OpBuilder &b;
+  Location loc;
+
+  Type f32() { return b.getF32Type(); }
+  Type i32() { return b.getI32Type(); }
+  Type i1() { return b.getI1Type(); }
+  Type valueType(ElemKind k) {
+    return k == ElemKind::F32 ? f32() : k == ElemKind::I32 ? i32() : i1();
+  }
+  Type storageType(ElemKind k) {
+    return k == ElemKind::I1 ? Type(b.getI8Type()) : valueType(k);
+  }
+  MemRefType memrefOf(const KernelTensor &t) {
+    return MemRefType::get({t.count()}, storageType(t.elem));
+  }
+
+  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value f32c(float v) {
+    return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
+  }
+  Value i32c(int32_t v) {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
+  }
+  Value nan() {
+    return b.create<arith::ConstantOp>(
+        loc, FloatAttr::get(f32(), APFloat::getQNaN(APFloat::IEEEsingle())));
+  }
+  Value zeroOf(ElemKind k) {
+    if (k == ElemKind::F32)
+      return f32c(0.0f);
+    if (k == ElemKind::I32)
+      return i32c(0);
+    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+  }
+
+  /// a * c + acc on index values, folding trivial factors.
+  Value mulAdd(Value acc, Value a, int64_t c) {
+    if (c == 0)
+      return acc;
+    Value term = c == 1 ? a : Value(b.create<arith::MulIOp>(loc, a, idx(c)));
+    return acc ? Value(b.create<arith::AddIOp>(loc, acc, term)) : term;
+  }
+  Value orZero(Value v) { return v ? v : idx(0); }
+
+  Value load(Value mem, ElemKind k, Value at) {
+    Value v = b.create<memref::LoadOp>(loc, mem, ValueRange{at});
+    if (k == ElemKind::I1)
+      v = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
+                                  b.create<arith::ConstantOp>(
+                                      loc, b.getI8IntegerAttr(0)));
+    return v;
+  }
+  void store(Value v, Value mem, ElemKind k, Value at) {
+    if (k == ElemKind::I1)
+      v = b.create<arith::ExtUIOp>(loc, b.getI8Type(), v);
+    b.create<memref::StoreOp>(loc, v, mem, ValueRange{at});
+  }
+
+  /// The kernel's [begin, end) arguments: the next loop() created after
+  /// armParallel() runs over that range instead of [0, n) (the executor
+  /// splits the parallel loop's iterations across threads).
+  Value parBegin, parEnd;
+  bool parArmed = false;
+  void armParallel() { parArmed = parBegin != nullptr; }
+
+  /// for (iv = 0; iv < n; ++iv) body(iv)
+  void loop(int64_t n, const std::function<void(Value)> &body) {
+    Value lo = idx(0), hi = idx(n);
+    if (parArmed) {
+      lo = parBegin;
+      hi = parEnd;
+      parArmed = false;
+    }
+    b.create<scf::ForOp>(loc, lo, hi, idx(1), ValueRange{},
+                         [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                           OpBuilder::InsertionGuard g(b);
+                           b.setInsertionPoint(nb.getInsertionBlock(),
+                                               nb.getInsertionPoint());
+                           body(iv);
+                           b.create<scf::YieldOp>(loc);
+                         });
+  }
+
+  /// for (iv = 0; iv < n; ++iv) acc = body(iv, acc); returns the final acc.
+  Value loopCarry(int64_t n, Value init,
+                  const std::function<Value(Value, Value)> &body) {
+    auto f = b.create<scf::ForOp>(
+        loc, idx(0), idx(n), idx(1), ValueRange{init},
+        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value next = body(iv, args[0]);
+          b.create<scf::YieldOp>(loc, ValueRange{next});
+        });
+    return f.getResult(0);
+  }
+
+  /// Nested loops over `shape` in row-major order.
+  void nest(const std::vector<int64_t> &shape,
+            const std::function<void(ArrayRef<Value>)> &body) {
+    SmallVector<Value> ivs;
+    std::function<void(size_t)> rec = [&](size_t d) {
+      if (d == shape.size()) {
+        body(ivs);
+        return;
+      }
+      loop(shape[d], [&](Value iv) {
+        ivs.push_back(iv);
+        rec(d + 1);
+        ivs.pop_back();
+      });
+    };
+    rec(0);
+  }
+
+  // Max/min as the reference: NaN if either is NaN, else a > b ? a : b.
+  Value maxOf(Value a, Value c, ElemKind k) {
+    if (k == ElemKind::I32)
+      return b.create<arith::SelectOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, a, c), a,
+          c);
+    Value gt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, a, c);
+    Value r = b.create<arith::SelectOp>(loc, gt, a, c);
+    Value un = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, a, c);
+    return b.create<arith::SelectOp>(loc, un, nan(), r);
+  }
+  Value minOf(Value a, Value c, ElemKind k) {
+    if (k == ElemKind::I32)
+      return b.create<arith::SelectOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, c), a,
+          c);
+    Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, a, c);
+    Value r = b.create<arith::SelectOp>(loc, lt, a, c);
+    Value un = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, a, c);
+    return b.create<arith::SelectOp>(loc, un, nan(), r);
+  }
+  Value addOf(Value a, Value c, ElemKind k) {
+    if (k == ElemKind::F32)
+      return b.create<arith::AddFOp>(loc, a, c);
+    return b.create<arith::AddIOp>(loc, a, c); // wraps
+  }
+
+  Value unary(llvm::StringRef op, Value x, ElemKind k) {
+    if (k == ElemKind::I32) {
+      Value neg = b.create<arith::SubIOp>(loc, i32c(0), x); // wraps
+      if (op == "ein.neg")
+        return neg;
+      Value isNeg =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, i32c(0));
+      return b.create<arith::SelectOp>(loc, isNeg, neg, x);
+    }
+    if (op == "ein.neg")
+      return b.create<arith::NegFOp>(loc, x);
+    if (op == "ein.abs")
+      return b.create<math::AbsFOp>(loc, x);
+    if (op == "ein.exp")
+      return b.create<math::ExpOp>(loc, x);
+    if (op == "ein.log")
+      return b.create<math::LogOp>(loc, x);
+    if (op == "ein.tanh")
+      return b.create<math::TanhOp>(loc, x);
+    if (op == "ein.sqrt")
+      return b.create<math::SqrtOp>(loc, x);
+    // rsqrt as the reference: 1 / sqrt(x), two correctly rounded steps.
+    return b.create<arith::DivFOp>(loc, f32c(1.0f),
+                                   b.create<math::SqrtOp>(loc, x));
+  }
+
+  Value binary(llvm::StringRef op, Value x, Value y, ElemKind k) {
+    bool f = k == ElemKind::F32;
+    if (op == "ein.add")
+      return addOf(x, y, k);
+    if (op == "ein.sub")
+      return f ? Value(b.create<arith::SubFOp>(loc, x, y))
+               : Value(b.create<arith::SubIOp>(loc, x, y));
+    if (op == "ein.mul")
+      return f ? Value(b.create<arith::MulFOp>(loc, x, y))
+               : Value(b.create<arith::MulIOp>(loc, x, y));
+    if (op == "ein.max")
+      return maxOf(x, y, k);
+    if (op == "ein.min")
+      return minOf(x, y, k);
+    if (op == "ein.pow")
+      return b.create<math::PowFOp>(loc, x, y);
+    // div
+    if (f)
+      return b.create<arith::DivFOp>(loc, x, y);
+    // Integer division: the reference reports y == 0 as an error; here the
+    // result is 0. INT_MIN / -1 gives INT_MIN (wrapping), as the reference.
+    Value yZero =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(0));
+    Value xMin = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, x,
+        i32c(std::numeric_limits<int32_t>::min()));
+    Value yMinus1 =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(-1));
+    Value overflow = b.create<arith::AndIOp>(loc, xMin, yMinus1);
+    Value unsafe = b.create<arith::OrIOp>(loc, yZero, overflow);
+    Value safeY = b.create<arith::SelectOp>(loc, unsafe, i32c(1), y);
+    Value q = b.create<arith::DivSIOp>(loc, x, safeY);
+    return b.create<arith::SelectOp>(loc, yZero, i32c(0), q);
+  }
+
+  Value compare(llvm::StringRef pred, Value x, Value y, ElemKind k) {
+    if (k == ElemKind::F32) {
+      // C++ comparisons: ordered, except != (true when either is NaN).
+      arith::CmpFPredicate p = llvm::StringSwitch<arith::CmpFPredicate>(pred)
+                                   .Case("eq", arith::CmpFPredicate::OEQ)
+                                   .Case("ne", arith::CmpFPredicate::UNE)
+                                   .Case("lt", arith::CmpFPredicate::OLT)
+                                   .Case("le", arith::CmpFPredicate::OLE)
+                                   .Case("gt", arith::CmpFPredicate::OGT)
+                                   .Default(arith::CmpFPredicate::OGE);
+      return b.create<arith::CmpFOp>(loc, p, x, y);
+    }
+    bool u = k == ElemKind::I1; // i1 compares as unsigned bytes
+    arith::CmpIPredicate p =
+        llvm::StringSwitch<arith::CmpIPredicate>(pred)
+            .Case("eq", arith::CmpIPredicate::eq)
+            .Case("ne", arith::CmpIPredicate::ne)
+            .Case("lt", u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
+            .Case("le", u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+            .Case("gt", u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+            .Default(u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge);
+    return b.create<arith::CmpIOp>(loc, p, x, y);
+  }
+
+  Value cast(Value x, ElemKind from, ElemKind to) {
+    if (from == to)
+      return x;
+    if (to == ElemKind::I1) {
+      if (from == ElemKind::F32) // != 0 (NaN is true)
+        return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x,
+                                       f32c(0.0f));
+      return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, i32c(0));
+    }
+    if (from == ElemKind::I1)
+      return to == ElemKind::F32
+                 ? Value(b.create<arith::UIToFPOp>(loc, f32(), x))
+                 : Value(b.create<arith::ExtUIOp>(loc, i32(), x));
+    if (to == ElemKind::F32) // i32 → f32, round to nearest
+      return b.create<arith::SIToFPOp>(loc, f32(), x);
+    // f32 → i32: toward zero, saturating, NaN → 0 (FloatFormats' truncToI32).
+    Value t = b.create<arith::FPToSIOp>(loc, i32(), x);
+    Value hi = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, x,
+                                       f32c(2147483648.0f));
+    Value lo = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x,
+                                       f32c(-2147483648.0f));
+    Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+    t = b.create<arith::SelectOp>(
+        loc, hi, i32c(std::numeric_limits<int32_t>::max()), t);
+    t = b.create<arith::SelectOp>(
+        loc, lo, i32c(std::numeric_limits<int32_t>::min()), t);
+    return b.create<arith::SelectOp>(loc, isNan, i32c(0), t);
+  }
+};
+
+} // namespace ein::codegen
+
+#endif // EINC_CODEGEN_CPUKERNELBUILDER_H
