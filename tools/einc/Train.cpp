@@ -344,7 +344,8 @@ int trainModel(const Options &o, ModuleOp module) {
                << llvm::format("%.2f", compileSeconds) << " s";
   if (lowered.kernels)
     llvm::outs() << "; " << lowered.kernelsCompiled << " kernels compiled, "
-                 << lowered.kernelsCached << " cached";
+                 << lowered.kernelsCached << " cached; " << lowered.threads
+                 << (lowered.threads == 1 ? " thread" : " threads");
   llvm::outs() << ")\n";
   {
     int64_t arena = 0, owned = 0; // over every lowered function
