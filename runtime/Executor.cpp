@@ -555,6 +555,10 @@ void Executor::setThreads(int threads) {
     pool = std::make_shared<ThreadPool>(threads);
 }
 
+void Executor::setThreadPool(std::shared_ptr<ThreadPool> shared) {
+  pool = shared && shared->threads() > 1 ? std::move(shared) : nullptr;
+}
+
 int Executor::threads() const { return pool ? pool->threads() : 1; }
 
 bool Executor::runKernel(const Step &s, std::string &error) {

@@ -193,6 +193,10 @@ public:
   /// cblas_sgemm (callers set BLAS itself to one thread: setBlasThreads(1)).
   /// Copies of an executor share its threads (run one at a time).
   void setThreads(int threads);
+  /// Runs on `pool` (shared with other executors: one set of threads for
+  /// all the functions a trainer runs, one executor at a time); null: one
+  /// thread.
+  void setThreadPool(std::shared_ptr<ThreadPool> pool);
   int threads() const;
   static constexpr int64_t kParallelElements = 32768;
   /// Matmul steps below this many FLOPs run on one thread.

@@ -206,6 +206,9 @@ bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
     out.kernelsCached = out.kernels->cachedCount();
   }
   out.compileSeconds = seconds(start);
+  std::shared_ptr<einrt::ThreadPool> pool;
+  if (out.kernels && out.threads > 1)
+    pool = std::make_shared<einrt::ThreadPool>(out.threads);
   for (size_t i = 0; i < programs.size(); ++i) {
     std::string error;
     auto ex = einrt::Executor::create(programs[i], einrt::Precision::F32, error);
@@ -216,7 +219,7 @@ bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
     if (out.kernels)
       ex->setKernels(out.kernels->table());
     if (out.kernels)
-      ex->setThreads(out.threads);
+      ex->setThreadPool(pool); // one set of threads for every function
     out.executors.push_back(std::move(ex));
   }
   return true;

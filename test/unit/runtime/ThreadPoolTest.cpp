@@ -117,6 +117,12 @@ TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
   Executor threaded = *serial;
   threaded.setThreads(3);
   EXPECT_EQ(threaded.threads(), 3);
+  // A shared pool; one of one thread means none.
+  Executor sharing = *serial;
+  sharing.setThreadPool(std::make_shared<ThreadPool>(2));
+  EXPECT_EQ(sharing.threads(), 2);
+  sharing.setThreadPool(std::make_shared<ThreadPool>(1));
+  EXPECT_EQ(sharing.threads(), 1);
   EXPECT_EQ(serial->threads(), 1);
   ASSERT_TRUE(serial->run(error)) << error;
   ASSERT_TRUE(threaded.run(error)) << error;
