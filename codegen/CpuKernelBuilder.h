@@ -129,6 +129,11 @@ public:
       hi = parEnd;
       parArmed = false;
     }
+    loopRange(lo, hi, body);
+  }
+
+  /// for (iv = lo; iv < hi; ++iv) body(iv)
+  void loopRange(Value lo, Value hi, const std::function<void(Value)> &body) {
     b.create<scf::ForOp>(loc, lo, hi, idx(1), ValueRange{},
                          [&](OpBuilder &nb, Location, Value iv, ValueRange) {
                            OpBuilder::InsertionGuard g(b);
@@ -154,14 +159,17 @@ public:
   }
 
   /// Nested loops over `shape` in row-major order.
+  /// With `parallelDim` >= 0, that dim's loop runs over [begin, end).
   void nest(const std::vector<int64_t> &shape,
-            const std::function<void(ArrayRef<Value>)> &body) {
+            const std::function<void(ArrayRef<Value>)> &body, int parallelDim = -1) {
     SmallVector<Value> ivs;
     std::function<void(size_t)> rec = [&](size_t d) {
       if (d == shape.size()) {
         body(ivs);
         return;
       }
+      if (int(d) == parallelDim)
+        armParallel();
       loop(shape[d], [&](Value iv) {
         ivs.push_back(iv);
         rec(d + 1);

@@ -75,6 +75,20 @@ std::vector<ReduceGroup> reduceGroups(const KernelSpec &s) {
   return groups;
 }
 
+/// The group a reduction splits across threads, or -1: the first group when
+/// it is kept (rows of a row-wise reduction), else the second when the first
+/// is reduced and the second is the only kept one (columns of a sum over
+/// rows, e.g. a bias gradient).
+int reduceParallelGroup(const std::vector<ReduceGroup> &groups) {
+  if (groups.empty())
+    return -1;
+  if (!groups[0].reduced)
+    return 0;
+  if (groups.size() == 2 && !groups[1].reduced)
+    return 1;
+  return -1;
+}
+
 void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
   ElemKind k = s.result.elem;
   std::vector<ReduceGroup> groups = reduceGroups(s);
@@ -111,21 +125,16 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
     g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
     return;
   }
-  // In parallel (over the first, kept group): iteration i owns the outputs
-  // [i·stride, (i+1)·stride), initialised here by the same call.
-  if (g.parBegin) {
-    int64_t stride = groups.front().outStride;
+  // In parallel, over one kept group (reduceParallelGroup): iteration i
+  // owns the outputs [i·stride, (i+1)·stride), initialised here by the same
+  // call; each output still accumulates its inputs in the same order.
+  int parallelGroup = g.parBegin ? reduceParallelGroup(groups) : -1;
+  if (parallelGroup >= 0) {
+    int64_t stride = groups[size_t(parallelGroup)].outStride;
     OpBuilder &b = g.b;
     Value lo = b.create<arith::MulIOp>(g.loc, g.parBegin, g.idx(stride));
     Value hi = b.create<arith::MulIOp>(g.loc, g.parEnd, g.idx(stride));
-    b.create<scf::ForOp>(g.loc, lo, hi, g.idx(1), ValueRange{},
-                         [&](OpBuilder &nb, Location, Value o, ValueRange) {
-                           OpBuilder::InsertionGuard guard(b);
-                           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-                           g.store(init, out, k, o);
-                           b.create<scf::YieldOp>(g.loc);
-                         });
-    g.armParallel();
+    g.loopRange(lo, hi, [&](Value o) { g.store(init, out, k, o); });
   } else {
     g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
   }
@@ -155,7 +164,7 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
       acc = combine(acc, g.load(in, k, g.orZero(inOff)));
     }
     g.store(acc, out, k, outOff);
-  });
+  }, parallelGroup);
 }
 
 } // namespace
@@ -414,7 +423,16 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     int64_t rowSize = rows ? n / rows : 0;
     int64_t ids = s.operands[1].count();
     Value zero = g.zeroOf(rk);
-    g.loop(n, [&](Value o) { g.store(zero, out, rk, o); });
+    // In parallel over the columns j: every call zeroes and adds its own
+    // columns of every row, so repeated ids never race.
+    Value jLo = g.parBegin ? g.parBegin : g.idx(0);
+    Value jHi = g.parBegin ? g.parEnd : g.idx(rowSize);
+    auto columns = [&](const std::function<void(Value)> &body) { g.loopRange(jLo, jHi, body); };
+    if (rowSize > 0)
+      g.loop(rows, [&](Value r) {
+        Value base = b.create<arith::MulIOp>(loc, r, g.idx(rowSize));
+        columns([&](Value j) { g.store(zero, out, rk, b.create<arith::AddIOp>(loc, base, j)); });
+      });
     if (rowSize > 0)
       g.loop(ids, [&](Value i) {
         Value id = g.load(in[1], ElemKind::I32, i);
@@ -430,7 +448,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
         Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
         Value outBase = b.create<arith::MulIOp>(loc, row, g.idx(rowSize));
         Value inBase = b.create<arith::MulIOp>(loc, i, g.idx(rowSize));
-        g.loop(rowSize, [&](Value j) {
+        columns([&](Value j) {
           Value at = b.create<arith::AddIOp>(loc, outBase, j);
           Value u =
               g.load(in[0], rk, b.create<arith::AddIOp>(loc, inBase, j));
@@ -468,9 +486,14 @@ int64_t parallelExtent(const KernelSpec &s) {
     if (s.operands[0].count() == 0)
       return 1;
     std::vector<ReduceGroup> groups = reduceGroups(s);
-    return !groups.empty() && !groups.front().reduced ? groups.front().size : 1;
+    int group = reduceParallelGroup(groups);
+    return group < 0 ? 1 : groups[size_t(group)].size;
   }
-  return 1; // scatter_add: rows may repeat, so one thread adds them all
+  if (op == "ein.scatter_add") { // over the columns: ids may repeat rows
+    int64_t rows = s.result.shape.empty() ? 0 : s.result.shape[0];
+    return rows > 0 ? std::max<int64_t>(1, n / rows) : 1;
+  }
+  return 1;
 }
 
 } // namespace ein::codegen

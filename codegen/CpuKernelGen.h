@@ -114,8 +114,8 @@ mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
 
 /// The trip count of the kernel's parallel loop: the loop whose iterations
 /// [begin, end) one call computes (the last two arguments). 1: the kernel
-/// ignores the range and one call computes everything (scatter_add; a
-/// reduction whose outermost loop is reduced).
+/// ignores the range and one call computes everything (a reduction with
+/// reduced dims before and after its kept ones).
 int64_t parallelExtent(const KernelSpec &spec);
 
 /// Appends `func.func @name(memref..., memref..., index, index)` computing
