@@ -11,6 +11,7 @@
 #ifndef EINC_PASSES_ANALYSIS_H
 #define EINC_PASSES_ANALYSIS_H
 
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <cstdint>
@@ -60,10 +61,20 @@ struct MemoryLedger {
   int64_t activationCount = 0;  // distinct values counted in `activations`
 };
 
+/// Values a fusing backend never writes to memory (fusedValues).
+struct FusedValues {
+  llvm::DenseSet<Value> internal;          // fusion-group results read only inside the group
+  llvm::DenseSet<Value> foldedBroadcasts;  // broadcasts every user reads in place
+};
+
 /// The ledger of `fn` (a @train_step, @grad or @forward). Arguments and
 /// results are live for the whole function; every other value from its
-/// definition to its last use; a reshape is a view of its operand.
-MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth);
+/// definition to its last use; a reshape is a view of its operand. With
+/// `fused` (fusedValues(fn)), the values a fusing backend never materialises
+/// take no memory and a folded broadcast is a view of its input, as a
+/// reshape is.
+MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth,
+                           const FusedValues *fused = nullptr);
 
 /// What fusion did to the byte ledger (applyFusionToCosts).
 struct FusionSummary {
@@ -84,6 +95,10 @@ struct FusionSummary {
 /// whose every user reads it in place moves nothing. FLOPs are unchanged.
 FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
                                  const ByteWidth &width = irByteWidth);
+
+/// The values of `fn` that a backend fusing its `ein.fusion` groups never
+/// writes to memory (the same kernels as applyFusionToCosts).
+FusedValues fusedValues(func::FuncOp fn);
 
 // Helpers the analyses share (added after the contract):
 /// Bytes of a statically shaped tensor type under `width`: elements ×

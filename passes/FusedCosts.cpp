@@ -43,6 +43,64 @@ std::vector<SmallVector<Operation *>> kernelsOf(Block &body) {
 
 } // namespace
 
+namespace {
+
+/// One kernel of a fusing backend and what it moves.
+struct KernelIO {
+  SmallVector<Operation *> members;
+  int64_t read = 0, written = 0; // bytes under the width
+  SmallVector<Value> outputs;    // member results read after the kernel
+};
+
+/// Every kernel of `body` (kernelsOf) with its reads and writes; `inPlace`
+/// gets every operand read in place through a broadcast.
+std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
+                               llvm::DenseSet<OpOperand *> &inPlace) {
+  std::vector<KernelIO> out;
+  for (SmallVector<Operation *> &kernel : kernelsOf(body)) {
+    KernelIO io;
+    io.members = std::move(kernel);
+    llvm::SmallPtrSet<Operation *, 16> members(io.members.begin(), io.members.end());
+    FusionSplit split;
+    split.elements = cast<ShapedType>(io.members.front()->getResult(0).getType()).getNumElements();
+    llvm::SmallSetVector<Value, 16> inputs;
+    for (Operation *op : io.members) {
+      for (OpOperand &use : op->getOpOperands()) {
+        Operation *def = use.get().getDefiningOp();
+        if (def && members.count(def))
+          continue;
+        BroadcastReadInfo info = classifyBroadcastRead(use.get());
+        Value source = use.get();
+        if (info.read != BroadcastRead::Full && split.admit(info)) {
+          source = use.get().getDefiningOp<BroadcastOp>().getInput();
+          inPlace.insert(&use);
+        }
+        if (inputs.insert(source))
+          io.read += valueBytes(source.getType(), width);
+      }
+      if (llvm::any_of(op->getUsers(), [&](Operation *u) { return !members.count(u); })) {
+        io.written += valueBytes(op->getResult(0).getType(), width);
+        io.outputs.push_back(op->getResult(0));
+      }
+    }
+    out.push_back(std::move(io));
+  }
+  return out;
+}
+
+/// Broadcasts of `body` whose every use is in `inPlace`.
+SmallVector<Operation *> foldedBroadcastsOf(Block &body,
+                                            const llvm::DenseSet<OpOperand *> &inPlace) {
+  SmallVector<Operation *> folded;
+  for (Operation &op : body.without_terminator())
+    if (isa<BroadcastOp>(op) && !op.use_empty() &&
+        llvm::all_of(op.getUses(), [&](OpOperand &use) { return inPlace.count(&use); }))
+      folded.push_back(&op);
+  return folded;
+}
+
+} // namespace
+
 FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
                                  const ByteWidth &width) {
   FusionSummary summary;
@@ -55,68 +113,59 @@ FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
     summary.bytes = summary.bytesUnfused;
     return summary;
   }
+  Block &body = fn.getBody().front();
   llvm::DenseSet<OpOperand *> inPlace;
-  for (const SmallVector<Operation *> &kernel : kernelsOf(fn.getBody().front())) {
-    if (kernel.size() > 1) {
+  for (const KernelIO &kernel : kernelIO(body, width, inPlace)) {
+    if (kernel.members.size() > 1) {
       ++summary.fusedKernels;
-      summary.fusedOps += static_cast<int64_t>(kernel.size());
-    }
-    llvm::SmallPtrSet<Operation *, 16> members(kernel.begin(), kernel.end());
-    FusionSplit split;
-    split.elements = cast<ShapedType>(kernel.front()->getResult(0).getType()).getNumElements();
-    llvm::SmallSetVector<Value, 16> inputs;
-    int64_t read = 0, written = 0;
-    for (Operation *op : kernel) {
-      for (OpOperand &use : op->getOpOperands()) {
-        Operation *def = use.get().getDefiningOp();
-        if (def && members.count(def))
-          continue;
-        BroadcastReadInfo info = classifyBroadcastRead(use.get());
-        Value source = use.get();
-        if (info.read != BroadcastRead::Full && split.admit(info)) {
-          source = use.get().getDefiningOp<BroadcastOp>().getInput();
-          inPlace.insert(&use);
-        }
-        if (inputs.insert(source))
-          read += valueBytes(source.getType(), width);
-      }
-      if (llvm::any_of(op->getUsers(), [&](Operation *u) { return !members.count(u); }))
-        written += valueBytes(op->getResult(0).getType(), width);
+      summary.fusedOps += static_cast<int64_t>(kernel.members.size());
     }
     // Share the kernel's bytes among its ops, by their unfused bytes.
     int64_t unfused = 0;
-    for (Operation *op : kernel)
+    for (Operation *op : kernel.members)
       if (auto it = indexOf.find(op); it != indexOf.end())
         unfused += costs[it->second].bytesRead + costs[it->second].bytesWritten;
     int64_t givenRead = 0, givenWritten = 0;
-    for (size_t k = 0; k < kernel.size(); ++k) {
-      auto it = indexOf.find(kernel[k]);
+    for (size_t k = 0; k < kernel.members.size(); ++k) {
+      auto it = indexOf.find(kernel.members[k]);
       if (it == indexOf.end())
         continue;
       OpCost &c = costs[it->second];
-      bool last = k + 1 == kernel.size();
+      bool last = k + 1 == kernel.members.size();
       double share = unfused > 0 ? double(c.bytesRead + c.bytesWritten) / double(unfused)
-                                 : 1.0 / double(kernel.size());
-      c.bytesRead = last ? read - givenRead : static_cast<int64_t>(double(read) * share);
-      c.bytesWritten =
-          last ? written - givenWritten : static_cast<int64_t>(double(written) * share);
+                                 : 1.0 / double(kernel.members.size());
+      c.bytesRead =
+          last ? kernel.read - givenRead : static_cast<int64_t>(double(kernel.read) * share);
+      c.bytesWritten = last ? kernel.written - givenWritten
+                            : static_cast<int64_t>(double(kernel.written) * share);
       givenRead += c.bytesRead;
       givenWritten += c.bytesWritten;
     }
   }
   // Broadcasts nobody materialises.
-  for (Operation &op : fn.getBody().front().without_terminator()) {
-    if (!isa<BroadcastOp>(op) || op.use_empty())
-      continue;
-    if (!llvm::all_of(op.getUses(), [&](OpOperand &use) { return inPlace.count(&use); }))
-      continue;
+  for (Operation *op : foldedBroadcastsOf(body, inPlace)) {
     ++summary.foldedBroadcasts;
-    if (auto it = indexOf.find(&op); it != indexOf.end())
+    if (auto it = indexOf.find(op); it != indexOf.end())
       costs[it->second].bytesRead = costs[it->second].bytesWritten = 0;
   }
   for (const OpCost &c : costs)
     summary.bytes += c.bytesRead + c.bytesWritten;
   return summary;
+}
+
+FusedValues fusedValues(func::FuncOp fn) {
+  FusedValues values;
+  if (fn.isExternal() || !fn.getBody().hasOneBlock())
+    return values;
+  Block &body = fn.getBody().front();
+  llvm::DenseSet<OpOperand *> inPlace;
+  for (const KernelIO &kernel : kernelIO(body, irByteWidth, inPlace))
+    for (Operation *op : kernel.members)
+      if (!llvm::is_contained(kernel.outputs, op->getResult(0)))
+        values.internal.insert(op->getResult(0));
+  for (Operation *op : foldedBroadcastsOf(body, inPlace))
+    values.foldedBroadcasts.insert(op->getResult(0));
+  return values;
 }
 
 } // namespace mlir::ein

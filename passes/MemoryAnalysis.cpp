@@ -41,7 +41,7 @@ static bool isConstantDerived(Value v) {
   return false;
 }
 
-MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width) {
+MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedValues *fused) {
   MemoryLedger m;
   if (fn.isExternal())
     return m;
@@ -118,7 +118,9 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width) {
       if (def && !isConstantDerived(r) && opPhase(def) == "forward")
         saved.insert(r);
     }
-    if (isa<ReshapeOp>(op) && op->getNumOperands() == 1 && op->getNumResults() == 1)
+    bool view = isa<ReshapeOp>(op) ||
+                (fused && isa<BroadcastOp>(op) && fused->foldedBroadcasts.count(op->getResult(0)));
+    if (view && op->getNumOperands() == 1 && op->getNumResults() == 1)
       aliasOf[op->getResult(0)] = root(op->getOperand(0));
     else
       for (Value result : op->getResults())
@@ -146,7 +148,8 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width) {
   std::vector<int64_t> delta(n + 1, 0);
   for (int64_t i = 0; i < n; ++i)
     for (Value result : ops[i]->getResults()) {
-      if (aliasOf.count(result) || pinned.contains(result))
+      if (aliasOf.count(result) || pinned.contains(result) ||
+          (fused && fused->internal.count(result)))
         continue;
       int64_t bytes = valueBytes(result.getType(), width);
       int64_t last = lastUse.lookup(result);

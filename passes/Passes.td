@@ -65,6 +65,9 @@ def EinPrintCosts : Pass<"ein-print-costs", "mlir::ModuleOp"> {
     Option<"funcName", "func", "std::string", "\"train_step\"",
            "the function to analyze">,
     Option<"printOps", "ops", "bool", "false", "print one line per op">,
+    Option<"fused", "fused", "bool", "false",
+           "price the function's ein.fusion groups as kernels (applyFusionToCosts, "
+           "fusedValues; run ein-fuse-elementwise first)">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }

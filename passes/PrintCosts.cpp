@@ -37,7 +37,15 @@ struct EinPrintCosts : public ein::impl::EinPrintCostsBase<EinPrintCosts> {
       return signalPassFailure();
     }
     std::vector<OpCost> costs = analyzeCosts(fn);
-    MemoryLedger mem = analyzeMemory(fn);
+    FusedValues values;
+    if (fused) {
+      FusionSummary f = applyFusionToCosts(fn, costs);
+      values = fusedValues(fn);
+      llvm::outs() << "fusion " << f.fusedKernels << " kernels " << f.fusedOps << " ops "
+                   << f.foldedBroadcasts << " broadcasts in place, bytes " << f.bytesUnfused
+                   << " -> " << f.bytes << "\n";
+    }
+    MemoryLedger mem = analyzeMemory(fn, irByteWidth, fused ? &values : nullptr);
     llvm::raw_ostream &os = llvm::outs();
     os << "costs of @" << funcName << "\n";
     int64_t flops[3] = {0, 0, 0}, model[3] = {0, 0, 0};

@@ -16,3 +16,9 @@ print("bytes on < bytes unfused: %s" % (f["bytes"] < f["bytes_unfused"]))
 print("bytes unfused = off's op bytes: %s" % (f["bytes_unfused"] == op_bytes(off)))
 print("predicted step on < off: %s"
       % (on["predicted"]["step_seconds"] < off["predicted"]["step_seconds"]))
+# The memory ledger: values the fused kernels keep in registers and
+# broadcasts read in place take no memory.
+print("peak on < off: %s" % (on["memory"]["peak"] < off["memory"]["peak"]))
+print("activations on < off: %s" % (on["memory"]["activations"] < off["memory"]["activations"]))
+print("params, grads, optimizer the same: %s"
+      % all(on["memory"][k] == off["memory"][k] for k in ("params", "grads", "optimizer")))

@@ -221,7 +221,11 @@ bool buildReport(ModuleOp module, const Options &o, Report &r) {
     if (r.precision == "mixed")
       ein::applyFusionToCosts(fn, wideCosts, wide);
   }
-  ein::MemoryLedger ledger = ein::analyzeMemory(fn, width);
+  // With fusion, values the fused kernels keep in registers take no memory.
+  ein::FusedValues fused;
+  if (r.fusion)
+    fused = ein::fusedValues(fn);
+  ein::MemoryLedger ledger = ein::analyzeMemory(fn, width, r.fusion ? &fused : nullptr);
 
   // Argument counts by kind.
   int64_t stateElements = 0, stateTensors = 0, paramTensors = 0;
