@@ -67,9 +67,12 @@ Stages:
   step  the whole training step: @train_step(inputs..., params..., optimizer state...,
         step, lr) -> (loss, grad_norm, params'..., optimizer state'...), built with the
         model's train settings (optimizer, betas, eps, weight_decay, decay, momentum, clip)
+  fused the step after ein-fuse-elementwise: members of a fusion group carry
+        `ein.fusion = N` and sit next to each other, as the CPU backend compiles them
+        (unless the settings say `fusion = off`)
 
 Options:
-  --stage=STAGE      ast, ir, grad or step (default: ir)
+  --stage=STAGE      ast, ir, grad, step or fused (default: ir)
   -o FILE            write to FILE instead of standard output
   --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
   -h, --help         show this help
@@ -369,8 +372,8 @@ std::optional<Options> parseOptions(int argc, char **argv) {
        }},
       {"--stage", "emit", true,
        [&](const std::string &v) -> std::string {
-         if (v != "ast" && v != "ir" && v != "grad" && v != "step")
-           return "unknown stage '" + v + "'; expected ast, ir, grad or step";
+         if (v != "ast" && v != "ir" && v != "grad" && v != "step" && v != "fused")
+           return "unknown stage '" + v + "'; expected ast, ir, grad, step or fused";
          o.stage = v;
          return "";
        }},

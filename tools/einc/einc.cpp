@@ -1,7 +1,7 @@
 //===- einc.cpp - The einc driver -----------------------------------------===//
 //
 //   einc check FILE.ein               diagnostics only
-//   einc emit --stage=ast|ir|grad|step FILE.ein   a stage of compilation
+//   einc emit --stage=ast|ir|grad|step|fused FILE.ein   a stage of compilation
 //   einc run FILE.ein                 the reference backend on one batch
 //   einc report FILE.ein              the static cost report (docs/report.md)
 //   einc calibrate [-o FILE]          measure this machine as the profile "cpu"
@@ -107,7 +107,9 @@ int run(const Options &o) {
   }
   if (o.stage == "grad" && failed(buildGrad(*module)))
     return 1;
-  if (o.stage == "step" && failed(buildTrainStep(*module)))
+  if ((o.stage == "step" || o.stage == "fused") && failed(buildTrainStep(*module)))
+    return 1;
+  if (o.stage == "fused" && failed(applyFusion(*module)))
     return 1;
   return writeOutput(o, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; }) ? 0 : 1;
 }
