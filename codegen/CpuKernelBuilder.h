@@ -91,6 +91,13 @@ public:
     return b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
   }
 
+  /// 0 <= id < rows, for an i32 row index.
+  Value rowInRange(Value id, int64_t rows) {
+    return b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id, i32c(0)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, i32c(int32_t(rows))));
+  }
+
   /// a * c + acc on index values, folding trivial factors.
   Value mulAdd(Value acc, Value a, int64_t c) {
     if (c == 0)
@@ -179,24 +186,20 @@ public:
     rec(0);
   }
 
-  // Max/min as the reference: NaN if either is NaN, else a > b ? a : b.
-  Value maxOf(Value a, Value c, ElemKind k) {
+  // Max/min as the reference: NaN if either is NaN, else a > b ? a : b
+  // (a < b ? a : b for min).
+  Value maxOf(Value a, Value c, ElemKind k) { return extremum(a, c, k, true); }
+  Value minOf(Value a, Value c, ElemKind k) { return extremum(a, c, k, false); }
+  Value extremum(Value a, Value c, ElemKind k, bool max) {
     if (k == ElemKind::I32)
       return b.create<arith::SelectOp>(
-          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, a, c), a,
-          c);
-    Value gt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, a, c);
-    Value r = b.create<arith::SelectOp>(loc, gt, a, c);
-    Value un = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, a, c);
-    return b.create<arith::SelectOp>(loc, un, nan(), r);
-  }
-  Value minOf(Value a, Value c, ElemKind k) {
-    if (k == ElemKind::I32)
-      return b.create<arith::SelectOp>(
-          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, c), a,
-          c);
-    Value lt = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, a, c);
-    Value r = b.create<arith::SelectOp>(loc, lt, a, c);
+          loc,
+          b.create<arith::CmpIOp>(loc, max ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+                                  a, c),
+          a, c);
+    Value pick = b.create<arith::CmpFOp>(
+        loc, max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, a, c);
+    Value r = b.create<arith::SelectOp>(loc, pick, a, c);
     Value un = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, a, c);
     return b.create<arith::SelectOp>(loc, un, nan(), r);
   }

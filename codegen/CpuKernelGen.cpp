@@ -391,12 +391,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     if (rowSize > 0)
       g.loop(ids, [&](Value i) {
         Value id = g.load(in[1], ElemKind::I32, i);
-        Value ok = b.create<arith::AndIOp>(
-            loc,
-            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
-                                    g.i32c(0)),
-            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id,
-                                    g.i32c(int32_t(rows))));
+        Value ok = g.rowInRange(id, rows);
         Value outBase = b.create<arith::MulIOp>(loc, i, g.idx(rowSize));
         auto ifOp = b.create<scf::IfOp>(loc, ok, /*withElseRegion=*/true);
         {
@@ -436,12 +431,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     if (rowSize > 0)
       g.loop(ids, [&](Value i) {
         Value id = g.load(in[1], ElemKind::I32, i);
-        Value ok = b.create<arith::AndIOp>(
-            loc,
-            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, id,
-                                    g.i32c(0)),
-            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id,
-                                    g.i32c(int32_t(rows))));
+        Value ok = g.rowInRange(id, rows);
         auto ifOp = b.create<scf::IfOp>(loc, ok, /*withElseRegion=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifOp.thenBlock());

@@ -195,13 +195,6 @@ bool isNonF32Float(Type t) {
   return isa<FloatType>(t) && !t.isF32();
 }
 
-std::string describe(Operation *op) {
-  std::string s = op->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
-         std::to_string(loc.getColumn());
-  return s;
-}
 
 constexpr const char *kF32Only = "the CPU backend runs f32 only; use --backend reference";
 
@@ -526,7 +519,7 @@ private:
     k.inputs = {input};
     k.output = out;
     k.scalar = *index;
-    k.note = describe(contract) + " (" + which + " transposed for BLAS)";
+    k.note = describeOp(contract) + " (" + which + " transposed for BLAS)";
     program_.steps.push_back(std::move(k));
     return out;
   }

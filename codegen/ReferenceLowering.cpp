@@ -44,13 +44,6 @@ std::optional<DType> dtypeOf(Type t) {
 
 std::vector<int64_t> list(llvm::ArrayRef<int64_t> a) { return {a.begin(), a.end()}; }
 
-std::string describe(Operation *op) {
-  std::string s = op->getName().getStringRef().str();
-  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
-         std::to_string(loc.getColumn());
-  return s;
-}
 
 BufferRole roleOf(llvm::StringRef kind) {
   if (kind == "param")
@@ -152,7 +145,7 @@ private:
     s.output = *out;
     s.lists = std::move(lists);
     s.scalar = scalar;
-    s.note = describe(op);
+    s.note = describeOp(op);
     program_.steps.push_back(std::move(s));
     return success();
   }
@@ -267,6 +260,14 @@ private:
 };
 
 } // namespace
+
+std::string describeOp(Operation *op) {
+  std::string s = op->getName().getStringRef().str();
+  if (auto loc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    s += " at " + loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
+         std::to_string(loc.getColumn());
+  return s;
+}
 
 FailureOr<einrt::Program> lowerToProgram(func::FuncOp fn) {
   if (fn.getBody().empty())

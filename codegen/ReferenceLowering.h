@@ -13,7 +13,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <string>
+
 namespace ein::codegen {
+
+/// "ein.add at file.ein:3:7": an op's name and source location, the `note`
+/// of the steps lowered from it.
+std::string describeOp(mlir::Operation *op);
 
 /// Lowers `fn`; unsupported ops or types are reported on the op (as MLIR
 /// diagnostics) and yield failure.

@@ -192,9 +192,14 @@ private:
     for (int64_t d = 0; d < rr; ++d)
       if (!rUsed[d])
         expected.push_back(r.shape[d]);
-    if (expected != o.shape)
-      return "result shape " + shapeStr(o.shape) +
-             " differs from the computed " + shapeStr(expected);
+    return resultShape(expected);
+  }
+
+  /// "" when the output has the shape the step computes.
+  std::string resultShape(const std::vector<int64_t> &expected) const {
+    if (expected != out().shape)
+      return "result shape " + shapeStr(out().shape) + " differs from the computed " +
+             shapeStr(expected);
     return "";
   }
 
@@ -226,10 +231,7 @@ private:
     std::vector<int64_t> expected;
     for (int64_t d : perm)
       expected.push_back(i.shape[d]);
-    if (expected != o.shape)
-      return "result shape " + shapeStr(o.shape) +
-             " differs from the computed " + shapeStr(expected);
-    return "";
+    return resultShape(expected);
   }
 
   std::string reshape() {
@@ -297,10 +299,7 @@ private:
     for (int64_t d = 0; d < rank; ++d)
       if (std::find(dims.begin(), dims.end(), d) == dims.end())
         expected.push_back(i.shape[d]);
-    if (expected != o.shape)
-      return "result shape " + shapeStr(o.shape) +
-             " differs from the computed " + shapeStr(expected);
-    return "";
+    return resultShape(expected);
   }
 
   std::string elementType(DType t, bool floatOnly) {
@@ -397,10 +396,7 @@ private:
       return e;
     std::vector<int64_t> expected = ids.shape;
     expected.insert(expected.end(), t.shape.begin() + 1, t.shape.end());
-    if (expected != o.shape)
-      return "result shape " + shapeStr(o.shape) +
-             " differs from the computed " + shapeStr(expected);
-    return "";
+    return resultShape(expected);
   }
 
   std::string scatterAdd() {

@@ -144,6 +144,10 @@ struct Report {
 /// why (unknown device, bad device file, a failed pipeline).
 bool buildReport(mlir::ModuleOp module, const Options &options, Report &report);
 
+/// The user's device-profile file where `einc calibrate` writes it
+/// (defaultDeviceFilePath), if it exists; else "".
+std::string userProfilesPath();
+
 void printReportText(const Report &report, llvm::raw_ostream &os);
 void printReportJson(const Report &report, llvm::raw_ostream &os);
 void printReportHtml(const Report &report, llvm::raw_ostream &os);

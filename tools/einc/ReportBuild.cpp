@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Report.h"
+#include "Calibrate.h"
 #include "Stages.h"
 
 #include "passes/Analysis.h"
@@ -54,21 +55,6 @@ bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &prof
       profiles.push_back(std::move(p));
   }
   return true;
-}
-
-/// The user's profiles file (`einc calibrate` writes it), or "".
-std::string userProfilesPath() {
-  llvm::SmallString<256> path;
-  if (auto xdg = llvm::sys::Process::GetEnv("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
-    path = *xdg;
-  } else if (auto home = llvm::sys::Process::GetEnv("HOME"); home && !home->empty()) {
-    path = *home;
-    llvm::sys::path::append(path, ".config");
-  } else {
-    return "";
-  }
-  llvm::sys::path::append(path, "einc", "devices.json");
-  return llvm::sys::fs::exists(path) ? path.str().str() : "";
 }
 
 std::optional<ein::DeviceProfile> findDevice(const Options &o) {
@@ -152,6 +138,11 @@ std::vector<size_t> Report::topOps(size_t n) const {
   if (order.size() > n)
     order.resize(n);
   return order;
+}
+
+std::string userProfilesPath() {
+  std::string path = defaultDeviceFilePath();
+  return !path.empty() && llvm::sys::fs::exists(path) ? path : "";
 }
 
 bool buildReport(ModuleOp module, const Options &o, Report &r) {

@@ -86,22 +86,6 @@ struct Settings {
   }
 };
 
-/// The user's device-profile file (`einc calibrate` writes it), as the
-/// report finds it, or "".
-std::string userProfilesPath() {
-  llvm::SmallString<256> path;
-  if (auto xdg = llvm::sys::Process::GetEnv("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
-    path = *xdg;
-  } else if (auto home = llvm::sys::Process::GetEnv("HOME"); home && !home->empty()) {
-    path = *home;
-    llvm::sys::path::append(path, ".config");
-  } else {
-    return "";
-  }
-  llvm::sys::path::append(path, "einc", "devices.json");
-  return llvm::sys::fs::exists(path) ? path.str().str() : "";
-}
-
 bool haveCpuProfile() {
   for (const mlir::ein::DeviceProfile &p : mlir::ein::builtinDeviceProfiles())
     if (p.name == "cpu")
