@@ -254,6 +254,25 @@ func.func @f(%x: tensor<4x6xf32>, %w: tensor<3x5xf32>) -> (tensor<8x5xf32>, tens
       << error;
 }
 
+/// Hand-written `ein.fusion` marks the pass would never write: adjacent ops
+/// of one group with different shapes are a diagnostic, not a bad kernel.
+TEST(CpuLowering, InconsistentFusionGroupIsADiagnostic) {
+  const char *text = R"(
+func.func @f(%x: tensor<4xf32>, %y: tensor<2x2xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
+  %a = ein.neg %x {ein.fusion = 0 : i64} : tensor<4xf32>
+  %b = ein.neg %y {ein.fusion = 0 : i64} : tensor<2x2xf32>
+  return %a, %b : tensor<4xf32>, tensor<2x2xf32>
+}
+)";
+  auto compiled = einc::testing::parseMLIR(text);
+  ASSERT_TRUE(compiled.module) << compiled.errors;
+  Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("f"));
+  EXPECT_FALSE(l.cpu);
+  EXPECT_NE(l.errors.find("internal error: this op cannot join its fusion group"),
+            std::string::npos)
+      << l.errors;
+}
+
 TEST(CpuLowering, NonF32IsADiagnostic) {
   const char *text = R"(
 func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
