@@ -3,9 +3,11 @@
 // `ein-fuse-elementwise`: see Passes.td. Groups are formed greedily in
 // program order: an op joins the first group it can join (same shape, no
 // cycle, split and input budget kept) among those producing its operands,
-// then those already reading one of its operands; else it starts its own. A value read from outside a group must not depend on the group:
-// checked by a walk back from the value over ops after the group's first
-// member (nothing earlier can depend on it).
+// then those already reading one of its operands; else it starts its own. A
+// value read from outside a group must not depend on the group: checked by a
+// walk back from the value over the groups (`dependsOn`). The groups are then
+// scheduled in a topological order; a cycle left there is an internal error,
+// never invalid IR.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FuseElementwise.h"
@@ -90,7 +92,9 @@ class Fuser {
 public:
   Fuser(Block &block, unsigned maxInputs) : block(block), maxInputs(maxInputs) {}
 
-  void run() {
+  /// Forms the groups and reorders the block; fails, leaving the block as
+  /// it was, if the groups could not be scheduled.
+  LogicalResult run() {
     int64_t i = 0;
     for (Operation &op : block.without_terminator())
       index[&op] = i++;
@@ -117,7 +121,7 @@ public:
       for (Value v : op.getOperands())
         readBy[v] = g;
     }
-    annotateAndReorder();
+    return annotateAndReorder();
   }
 
 private:
@@ -180,11 +184,16 @@ private:
 
   /// Whether `v` depends on group `gi` once groups run as single kernels: a
   /// group reads every input of every member, so the walk back from `v`
-  /// enters all of a group's members at once. Every edge of a path from the
-  /// group goes forward in program order, so a node whose ops all come
-  /// before the group's first member is not on one.
+  /// enters all of a group's members at once.
+  ///
+  /// The walk skips nodes that cannot be on a path from `gi`. A group's
+  /// members need not be adjacent in program order (a backward group can
+  /// hold ops on both sides of a reduction that reads one of them), so a
+  /// path from `gi` can reach ops before `gi`'s first member: through a group
+  /// that starts before it and ends after it. `pathFloor` is the lowest
+  /// program index such a path can reach.
   bool dependsOn(Value v, int64_t gi) {
-    const int64_t first = groups[gi].first;
+    const int64_t floor = pathFloor(gi);
     SmallVector<Operation *> work;
     llvm::DenseSet<Operation *> seenOps;
     llvm::DenseSet<int64_t> seenGroups;
@@ -194,9 +203,9 @@ private:
         return;
       auto g = groupOf.find(d);
       if (g == groupOf.end()) {
-        if (index.lookup(d) >= first)
+        if (index.lookup(d) >= floor)
           work.push_back(d);
-      } else if (groups[g->second].last >= first && seenGroups.insert(g->second).second) {
+      } else if (groups[g->second].first >= floor && seenGroups.insert(g->second).second) {
         work.push_back(d);
       }
     };
@@ -218,10 +227,31 @@ private:
     return false;
   }
 
+  /// The largest index L <= first(gi) such that every group ending after L
+  /// starts at or after L. Every node on a path from `gi` starts at or after
+  /// L: a node reading a node that starts at or after L has a member after L;
+  /// an op is then after L, and a group ends after L, so (by the choice of L)
+  /// starts at or after it.
+  int64_t pathFloor(int64_t gi) const {
+    int64_t floor = groups[gi].first;
+    for (bool lowered = true; lowered;) {
+      lowered = false;
+      for (const Group &g : groups)
+        if (g.last > floor && g.first < floor) {
+          floor = g.first;
+          lowered = true;
+        }
+    }
+    return floor;
+  }
+
   /// Numbers the groups of two or more ops and moves each group's members
   /// next to each other: Kahn's algorithm over groups (single ops are groups
-  /// of one), taking the ready group whose first op comes first.
-  void annotateAndReorder() {
+  /// of one), taking the ready group whose first op comes first. The order is
+  /// planned in full before anything moves: if the groups form a cycle (a
+  /// bug in the grouping), not every node is scheduled and the block is left
+  /// untouched.
+  LogicalResult annotateAndReorder() {
     // Node of every op: its group, or a fresh singleton.
     llvm::DenseMap<Operation *, int64_t> node;
     std::vector<SmallVector<Operation *>> nodes;
@@ -260,15 +290,27 @@ private:
     for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
       if (pending[n] == 0)
         ready.push({firstOf[n], n});
-    Operation *terminator = block.getTerminator();
-    int64_t nextId = 0;
+    SmallVector<int64_t> order;
+    order.reserve(nodes.size());
     while (!ready.empty()) {
       int64_t n = ready.top().second;
       ready.pop();
+      order.push_back(n);
+      for (int64_t u : users[n])
+        if (--pending[u] == 0)
+          ready.push({firstOf[u], u});
+    }
+    if (order.size() != nodes.size())
+      return failure();
+
+    Operation *terminator = block.getTerminator();
+    Builder builder(block.getParentOp()->getContext());
+    int64_t nextId = 0;
+    for (int64_t n : order) {
       bool fused = nodes[n].size() > 1;
       IntegerAttr id;
       if (fused)
-        id = Builder(block.getParentOp()->getContext()).getI64IntegerAttr(nextId++);
+        id = builder.getI64IntegerAttr(nextId++);
       for (Operation *op : nodes[n]) {
         op->moveBefore(terminator);
         if (fused)
@@ -276,10 +318,8 @@ private:
         else
           op->removeAttr(kFusionAttr);
       }
-      for (int64_t u : users[n])
-        if (--pending[u] == 0)
-          ready.push({firstOf[u], u});
     }
+    return success();
   }
 
   Block &block;
@@ -301,7 +341,11 @@ struct EinFuseElementwise : public ein::impl::EinFuseElementwiseBase<EinFuseElem
       fn.emitError("ein-fuse-elementwise: expected a function with one block");
       return signalPassFailure();
     }
-    Fuser(fn.getBody().front(), maxInputs).run();
+    if (failed(Fuser(fn.getBody().front(), maxInputs).run())) {
+      fn.emitError("ein-fuse-elementwise: internal error: the fusion groups "
+                   "depend on each other in a cycle; please report this program");
+      return signalPassFailure();
+    }
   }
 };
 
