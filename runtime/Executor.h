@@ -12,8 +12,9 @@
 //
 // The CPU backend's steps run here too, in Precision::F32 only (create()
 // refuses a Program with them at F64): Matmul through OpenBLAS's
-// cblas_sgemm, one call per batch matrix reading the strided operands in
-// place; Kernel through the table given by setKernels().
+// cblas_sgemm, one call per batch matrix (or row block of one) reading the
+// strided operands in place; Kernel through the table given by
+// setKernels() (runtime/ExecutorCpuSteps.cpp).
 //
 // Errors are return values (false / std::nullopt plus a message); a bad
 // gather/scatter index is an error naming the step, never undefined
@@ -24,6 +25,7 @@
 #define EINC_RUNTIME_EXECUTOR_H
 
 #include "runtime/Arena.h"
+#include "runtime/ParallelChunks.h"
 #include "runtime/Program.h"
 #include "runtime/Safetensors.h"
 #include "runtime/ThreadPool.h"
@@ -31,6 +33,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -186,21 +189,21 @@ public:
   void setKernels(std::vector<KernelEntry> table) { kernels = std::move(table); }
   const std::vector<KernelEntry> &kernelTable() const { return kernels; }
 
-  /// Threads for Kernel and Matmul steps (default 1): a kernel whose
-  /// parallel loop has more than one iteration and whose buffers hold at
-  /// least kParallelElements elements is split into ranges, one per thread;
-  /// a Matmul step into matrices or row blocks, each a single-threaded
-  /// cblas_sgemm (callers set BLAS itself to one thread: setBlasThreads(1)).
-  /// Copies of an executor share its threads (run one at a time).
+  /// Threads for Kernel and Matmul steps (default 1). Each such step runs
+  /// as chunks fixed by its shape alone (runtime/ParallelChunks.h): ranges
+  /// of a kernel's parallel loop; whole matrices or row blocks of C, each a
+  /// single-threaded cblas_sgemm (create() sets BLAS to one thread). Every
+  /// thread count makes the same calls, so results are bit-identical at
+  /// every thread count (docs/determinism.md). Copies of an executor share
+  /// its threads (run one at a time).
   void setThreads(int threads);
   /// Runs on `pool` (shared with other executors: one set of threads for
   /// all the functions a trainer runs, one executor at a time); null: one
   /// thread.
   void setThreadPool(std::shared_ptr<ThreadPool> pool);
   int threads() const;
-  static constexpr int64_t kParallelElements = 32768;
-  /// Matmul steps below this many FLOPs run on one thread.
-  static constexpr double kParallelMatmulFlops = 4e6;
+  static constexpr int64_t kParallelElements = einrt::kParallelElements;
+  static constexpr double kParallelMatmulFlops = einrt::kParallelMatmulFlops;
 
   /// Step profiling: while on, run() adds each step's wall time to
   /// stepSeconds()[step index] and counts the runs (default off; off costs
@@ -254,14 +257,15 @@ private:
   Executor() = default;
   bool runStep(size_t index, std::string &error);
   template <class T> bool runStepT(const Step &s, std::string &error);
-  /// A Matmul step: every matrix (outer loops × batch), split across the
-  /// threads by matrices or, when there are fewer matrices than threads,
-  /// by row blocks.
+  /// A Matmul step: every matrix (outer loops × batch), as the chunks of
+  /// planMatmulChunks (whole matrices or row blocks).
   void runMatmulStep(const Step &s, const float *a, const float *b, float *c);
   /// Rows [r0, r1) of C = op(A)·op(B) for one matrix of `plan`.
   static void runMatmul(const std::vector<int64_t> &plan, const float *a,
                         const float *b, float *c, int64_t r0, int64_t r1);
   bool runKernel(const Step &s, std::string &error);
+  /// fn(0) ... fn(chunks - 1): on the pool's threads, or in order without.
+  void forEachChunk(int chunks, const std::function<void(int)> &fn);
   /// Points every arena-planned buffer at its slice of the arenas.
   void bindArena();
 

@@ -3,7 +3,8 @@
 // Every chunk runs exactly once per run, on more than one thread when there
 // are workers; many short runs in a row (the executor's pattern) neither lose
 // nor repeat chunks; kernels split by range and matmuls split by matrices or
-// rows give the single-threaded results.
+// rows give the single-threaded results bit for bit, because the executor
+// makes the same calls at every thread count (docs/determinism.md).
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
@@ -13,9 +14,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -82,54 +85,121 @@ void triple(void **args) {
     y[i] = 3 * x[i];
 }
 
-TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
-  const int64_t n = 3 * Executor::kParallelElements + 17; // uneven ranges
-  ProgramBuilder pb;
-  int32_t x = pb.arg(DType::F32, {n});
-  pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {n}, {}, 0));
-  // Matmuls above kParallelMatmulFlops: 6 matrices of 100x100·100x100
-  // (split by matrices); one 200x100·100x150 with A stored transposed
-  // (split by rows).
-  int32_t a = pb.arg(DType::F32, {6, 100, 100});
-  int32_t b = pb.arg(DType::F32, {6, 100, 100});
-  pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {6, 100, 100},
-                    {{6, 100, 100, 100, 0, 0, 100, 100, 100, 10000, 10000, 10000}}));
-  int32_t at = pb.arg(DType::F32, {100, 200});
-  int32_t bt = pb.arg(DType::F32, {100, 150});
-  pb.result(pb.step(StepKind::Matmul, {at, bt}, DType::F32, {200, 150},
-                    {{1, 200, 150, 100, 1, 0, 200, 150, 150, 0, 0, 0}}));
-  static_assert(6 * 2.0 * 100 * 100 * 100 > Executor::kParallelMatmulFlops &&
-                    2.0 * 200 * 150 * 100 > Executor::kParallelMatmulFlops,
-                "the matmuls must be large enough to be split");
-  ASSERT_EQ(pb.p.validate(), "");
-
-  std::string error;
-  auto serial = Executor::create(pb.p, Precision::F32, error);
-  ASSERT_TRUE(serial) << error;
-  serial->setKernels({KernelEntry(&triple, n)});
-  std::mt19937 gen(9);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (size_t arg = 0; arg < serial->argumentCount(); ++arg) {
-    BufferData &buf = serial->buffer(pb.p.arguments[arg]);
-    for (int64_t i = 0; i < buf.size(); ++i)
-      buf.set(i, u(gen));
+// The same, recording every range it is called with.
+std::mutex rangesMutex;
+std::vector<std::pair<int64_t, int64_t>> ranges;
+void tripleRecording(void **args) {
+  {
+    std::lock_guard<std::mutex> lock(rangesMutex);
+    ranges.emplace_back(*static_cast<int64_t *>(args[2]), *static_cast<int64_t *>(args[3]));
   }
-  Executor threaded = *serial;
-  threaded.setThreads(3);
-  EXPECT_EQ(threaded.threads(), 3);
+  triple(args);
+}
+
+/// A program of one split kernel and Matmul steps of every split kind
+/// (see the comments), with random inputs.
+struct SplitProgram {
+  ProgramBuilder pb;
+  int32_t x = -1;
+  int64_t n = 3 * Executor::kParallelElements + 17; // uneven ranges
+  std::optional<Executor> serial;
+
+  explicit SplitProgram(KernelFn kernel) {
+    x = pb.arg(DType::F32, {n});
+    pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {n}, {}, 0));
+    // Matmuls above kParallelMatmulFlops: 6 matrices of 100x100·100x100;
+    // one 200x100·100x150 with A stored transposed; one 203x100·100x150
+    // with B stored transposed (rows not a multiple of anything); 40
+    // matrices of 40x40·40x40 (split by whole matrices).
+    int32_t a = pb.arg(DType::F32, {6, 100, 100});
+    int32_t b = pb.arg(DType::F32, {6, 100, 100});
+    pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {6, 100, 100},
+                      {{6, 100, 100, 100, 0, 0, 100, 100, 100, 10000, 10000, 10000}}));
+    int32_t at = pb.arg(DType::F32, {100, 200});
+    int32_t bt = pb.arg(DType::F32, {100, 150});
+    pb.result(pb.step(StepKind::Matmul, {at, bt}, DType::F32, {200, 150},
+                      {{1, 200, 150, 100, 1, 0, 200, 150, 150, 0, 0, 0}}));
+    int32_t a2 = pb.arg(DType::F32, {203, 100});
+    int32_t b2 = pb.arg(DType::F32, {150, 100});
+    pb.result(pb.step(StepKind::Matmul, {a2, b2}, DType::F32, {203, 150},
+                      {{1, 203, 150, 100, 0, 1, 100, 100, 150, 0, 0, 0}}));
+    int32_t a3 = pb.arg(DType::F32, {40, 40, 40});
+    int32_t b3 = pb.arg(DType::F32, {40, 40, 40});
+    pb.result(pb.step(StepKind::Matmul, {a3, b3}, DType::F32, {40, 40, 40},
+                      {{40, 40, 40, 40, 0, 0, 40, 40, 40, 1600, 1600, 1600}}));
+    static_assert(6 * 2.0 * 100 * 100 * 100 > Executor::kParallelMatmulFlops &&
+                      2.0 * 200 * 150 * 100 > Executor::kParallelMatmulFlops &&
+                      40 * 2.0 * 40 * 40 * 40 > Executor::kParallelMatmulFlops,
+                  "the matmuls must be large enough to be split");
+    std::string error;
+    EXPECT_EQ(pb.p.validate(), "");
+    serial = Executor::create(pb.p, Precision::F32, error);
+    EXPECT_TRUE(serial) << error;
+    if (!serial)
+      return;
+    serial->setKernels({KernelEntry(kernel, n)});
+    std::mt19937 gen(9);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (size_t arg = 0; arg < serial->argumentCount(); ++arg) {
+      BufferData &buf = serial->buffer(pb.p.arguments[arg]);
+      for (int64_t i = 0; i < buf.size(); ++i)
+        buf.set(i, u(gen));
+    }
+  }
+};
+
+// The determinism contract (docs/determinism.md): every thread count gives
+// the single-threaded results bit for bit, matmuls cut into row blocks
+// included, whatever BLAS kernel (OPENBLAS_CORETYPE) runs them.
+TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
+  SplitProgram sp(&triple);
+  ASSERT_TRUE(sp.serial);
+  std::string error;
+  Executor &serial = *sp.serial;
+  EXPECT_EQ(serial.threads(), 1);
+  ASSERT_TRUE(serial.run(error)) << error;
+  for (int threads : {2, 3, 4}) {
+    Executor threaded = serial;
+    threaded.setThreads(threads);
+    EXPECT_EQ(threaded.threads(), threads);
+    ASSERT_TRUE(threaded.run(error)) << error;
+    for (size_t r = 0; r < serial.resultCount(); ++r)
+      EXPECT_EQ(threaded.getResult(r).values, serial.getResult(r).values)
+          << "result " << r << " at " << threads << " threads";
+  }
   // A shared pool; one of one thread means none.
-  Executor sharing = *serial;
+  Executor sharing = serial;
   sharing.setThreadPool(std::make_shared<ThreadPool>(2));
   EXPECT_EQ(sharing.threads(), 2);
+  ASSERT_TRUE(sharing.run(error)) << error;
+  for (size_t r = 0; r < serial.resultCount(); ++r)
+    EXPECT_EQ(sharing.getResult(r).values, serial.getResult(r).values) << "result " << r;
   sharing.setThreadPool(std::make_shared<ThreadPool>(1));
   EXPECT_EQ(sharing.threads(), 1);
-  EXPECT_EQ(serial->threads(), 1);
-  ASSERT_TRUE(serial->run(error)) << error;
-  ASSERT_TRUE(threaded.run(error)) << error;
-  for (size_t r = 0; r < 3; ++r)
-    EXPECT_EQ(threaded.getResult(r).values, serial->getResult(r).values) << "result " << r;
-  std::vector<double> y = serial->getResult(0).values;
-  EXPECT_EQ(y[n - 1], 3 * float(serial->buffer(x).get(n - 1)));
+  std::vector<double> y = serial.getResult(0).values;
+  EXPECT_EQ(y[sp.n - 1], 3 * float(serial.buffer(sp.x).get(sp.n - 1)));
+}
+
+// Bit-identical by construction: a kernel is called over the same ranges
+// at every thread count (threads only pick which range they run).
+TEST(ThreadPool, KernelRangesDoNotDependOnTheThreadCount) {
+  SplitProgram sp(&tripleRecording);
+  ASSERT_TRUE(sp.serial);
+  std::string error;
+  std::vector<std::pair<int64_t, int64_t>> first;
+  for (int threads : {1, 2, 3, 4}) {
+    Executor ex = *sp.serial;
+    ex.setThreads(threads);
+    ranges.clear();
+    ASSERT_TRUE(ex.run(error)) << error;
+    std::sort(ranges.begin(), ranges.end());
+    if (threads == 1) {
+      first = ranges;
+      EXPECT_GT(first.size(), 1u) << "the kernel is large enough to be cut";
+      continue;
+    }
+    EXPECT_EQ(ranges, first) << threads << " threads";
+  }
 }
 
 } // namespace
