@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/ElaboratorImpl.h"
+#include "dsl/PatternTypos.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -88,21 +89,12 @@ public:
 
   /// Reads `name=size` keyword arguments; each must name an axis of the pattern.
   bool readSizes() {
-    std::set<std::string> names;
-    auto collect = [&](const PatternSide &side) {
-      for (const PatternAxis &a : side.axes) {
-        if (a.kind == PatternAxis::Kind::Name)
-          names.insert(a.name);
-        for (const PatternAxis &m : a.members)
-          if (m.kind == PatternAxis::Kind::Name)
-            names.insert(m.name);
-      }
-    };
+    std::vector<std::string> names;
     for (const PatternSide &s : pattern->inputs)
-      collect(s);
-    collect(pattern->output);
+      collectPatternNames(s, names);
+    collectPatternNames(pattern->output, names);
     for (const KeywordArg &kw : call.kwargs) {
-      if (!names.count(kw.name)) {
+      if (!llvm::is_contained(names, kw.name)) {
         E.diags.error(kw.loc, "axis '" + kw.name + "' is not used in the pattern");
         return false;
       }
@@ -191,7 +183,9 @@ public:
       }
       case PatternAxis::Kind::Name: {
         const Axis &axis = x.axes[d++];
-        if (!E.checkAxisName(a.name, at(a.offset), axis, x, operandIndex))
+        if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Reads, &x, &axis,
+                                 operandIndex) ||
+            !E.checkAxisName(a.name, at(a.offset), axis, x, operandIndex))
           return std::nullopt;
         auto size = sizeOf(a.name);
         if (size && *size != axis.size) {
@@ -224,6 +218,9 @@ public:
           }
           if (m.kind != PatternAxis::Kind::Name)
             continue;
+          if (!checkNotMisspeltDim(E, m.name, at(m.offset), NameRole::Splits, &x, &axis,
+                                   operandIndex))
+            return std::nullopt;
           if (auto s = sizeOf(m.name)) {
             product = checkedMul(product, *s).value_or(kMaxElements + 1);
           } else if (unknown) {
@@ -319,13 +316,18 @@ public:
           if (!size) {
             E.diags.error(at(a.offset), "the size of new axis '" + a.name +
                                             "' is unknown: pass it as " + a.name + "=N");
+            noteMisspeltDim(E, a.name);
             return std::nullopt;
           }
+          if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Creates, nullptr,
+                                   nullptr, 0))
+            return std::nullopt;
           return std::vector<Elem>{{a.name, {a.name, *size}}};
         }
         E.diags.error(at(a.offset), "axis '" + a.name + "' appears on the right side only" +
                                         (mode == Mode::Reduce ? "; reduce cannot create axes"
                                                               : ""));
+        noteMisspeltDim(E, a.name);
         return std::nullopt;
       }
       case PatternAxis::Kind::Group:
@@ -615,6 +617,7 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
     if (!axisOf.count(a.name)) {
       E.diags.error(pc.at(a.offset), "output axis '" + a.name +
                                          "' does not appear in any input");
+      noteMisspeltDim(E, a.name);
       return std::nullopt;
     }
     outKeys.push_back(a.name);
@@ -623,6 +626,8 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
     E.diags.error(pc.at(p.output.offset), "'...' appears in the inputs but not in the output");
     return std::nullopt;
   }
+  if (!checkNoRenamedLoneSum(E, p, tensors, [&](unsigned offset) { return pc.at(offset); }))
+    return std::nullopt;
 
   E.emit.setLoc(E.mlirLoc(call.calleeLoc));
   auto needed = [&](const std::string &key, size_t skipA, size_t skipB) {

@@ -141,7 +141,7 @@ void Elaborator::declareDims(const Program &program) {
       failedDims_.insert(s->name);
       continue;
     }
-    dims.set(s->name, *size);
+    dims.set(s->name, *size, s->nameLoc);
   }
 }
 

@@ -1,6 +1,7 @@
 //===- Shape.cpp - Tensor shapes with named axes --------------------------===//
 #include "dsl/Shape.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ein::dsl {
@@ -54,7 +55,10 @@ std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes) {
   return n;
 }
 
-void DimTable::set(const std::string &name, int64_t size) {
+void DimTable::set(const std::string &name, int64_t size,
+                   SourceLoc declaredAt) {
+  if (declaredAt.isValid())
+    locs_[name] = declaredAt;
   auto it = sizes_.find(name);
   if (it != sizes_.end()) {
     it->second = size;
@@ -72,6 +76,74 @@ std::optional<int64_t> DimTable::lookup(llvm::StringRef name) const {
   if (it == sizes_.end())
     return std::nullopt;
   return it->second;
+}
+
+SourceLoc DimTable::declaredAt(llvm::StringRef name) const {
+  auto it = locs_.find(name);
+  return it == locs_.end() ? SourceLoc{} : it->second;
+}
+
+unsigned typoDistance(llvm::StringRef a, llvm::StringRef b) {
+  // d[i][j]: distance between the first i characters of a and the first j
+  // of b; three rows suffice (a transposition looks two rows back).
+  size_t n = a.size(), m = b.size();
+  std::vector<unsigned> older(m + 1), prev(m + 1), cur(m + 1);
+  for (size_t j = 0; j <= m; ++j)
+    prev[j] = unsigned(j);
+  for (size_t i = 1; i <= n; ++i) {
+    cur[0] = unsigned(i);
+    for (size_t j = 1; j <= m; ++j) {
+      unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        cur[j] = std::min(cur[j], older[j - 2] + 1);
+    }
+    std::swap(older, prev);
+    std::swap(prev, cur);
+  }
+  return prev[m];
+}
+
+namespace {
+
+/// How many edits a misspelling may have, given the shorter name's length.
+unsigned typoLimit(size_t shorterLength) {
+  if (shorterLength < 3)
+    return 0; // `d`, `e`, `k`, `hd`: every short name is near another one
+  return shorterLength < 8 ? 1 : 2;
+}
+
+/// Identifiers longer than this are not compared (the distance is quadratic
+/// and nobody misspells a name that long into another dim's).
+constexpr size_t kMaxComparedLength = 64;
+
+llvm::StringRef withoutNumberSuffix(llvm::StringRef name) {
+  return name.rtrim("0123456789_");
+}
+
+} // namespace
+
+std::optional<std::string> DimTable::misspeltDim(llvm::StringRef name) const {
+  if (isDeclared(name) || name.size() > kMaxComparedLength)
+    return std::nullopt;
+  std::optional<std::string> best;
+  unsigned bestDistance = 0;
+  for (const auto &[dim, size] : ordered_) {
+    llvm::StringRef d = dim;
+    size_t shorter = std::min(d.size(), name.size());
+    size_t longer = std::max(d.size(), name.size());
+    unsigned limit = typoLimit(shorter);
+    if (limit == 0 || longer - shorter > limit || d.size() > kMaxComparedLength)
+      continue;
+    if (withoutNumberSuffix(d) == withoutNumberSuffix(name))
+      continue;
+    unsigned distance = typoDistance(name, d);
+    if (distance <= limit && (!best || distance < bestDistance)) {
+      best = dim;
+      bestDistance = distance;
+    }
+  }
+  return best;
 }
 
 } // namespace ein::dsl

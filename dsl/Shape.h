@@ -9,6 +9,8 @@
 #ifndef EINC_DSL_SHAPE_H
 #define EINC_DSL_SHAPE_H
 
+#include "dsl/SourceLoc.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -42,18 +44,34 @@ std::string countOf(int64_t n, const char *one, const char *many);
 /// Product of the sizes; std::nullopt on int64 overflow.
 std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes);
 
+/// Edit distance with adjacent transpositions (optimal string alignment, a
+/// restricted Damerau-Levenshtein distance): "hiddn" and "hdiden" are both 1
+/// from "hidden".
+unsigned typoDistance(llvm::StringRef a, llvm::StringRef b);
+
 /// The declared `dim`s of a program, in declaration order.
 class DimTable {
 public:
-  void set(const std::string &name, int64_t size);
+  /// `declaredAt` is the dim's name in its `dim` statement (for notes).
+  void set(const std::string &name, int64_t size, SourceLoc declaredAt = {});
   std::optional<int64_t> lookup(llvm::StringRef name) const;
   bool isDeclared(llvm::StringRef name) const { return lookup(name).has_value(); }
+  SourceLoc declaredAt(llvm::StringRef name) const;
   const std::vector<std::pair<std::string, int64_t>> &ordered() const {
     return ordered_;
   }
 
+  /// The dim that `name`, itself not a dim, is probably a misspelling of
+  /// (docs/language.md section 4, "Misspelt dims"): the closest dim within
+  /// typoDistance 1 (2 when both names have 8 characters or more), where both
+  /// names have at least 3 characters and they do not differ only in trailing
+  /// digits and '_' ("hidden2" is a deliberate second name for a [hidden,
+  /// hidden] weight's axis). Ties go to the dim declared first.
+  std::optional<std::string> misspeltDim(llvm::StringRef name) const;
+
 private:
   std::map<std::string, int64_t, std::less<>> sizes_;
+  std::map<std::string, SourceLoc, std::less<>> locs_;
   std::vector<std::pair<std::string, int64_t>> ordered_;
 };
 
