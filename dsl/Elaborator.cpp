@@ -306,13 +306,10 @@ void Elaborator::trainSection(const Stmt &s) {
       diags.error(t.loc, "train setting '" + t.key + "' is given twice");
       continue;
     }
-    // The file's value is checked even when --set overrides it.
-    Attribute a = trainSetting(*this, t.key, t.loc, t.value.get(), "", builder_);
-    bool overridden = false;
-    for (auto &[k, v] : options_.overrides)
-      overridden |= k == t.key;
-    if (a && !overridden)
-      train_.push_back(builder_.getNamedAttr(t.key, a));
+    // The file's value is checked even when --set overrides it (finish()
+    // applies the overrides after the section).
+    if (trainSetting(*this, t.key, t.loc, t.value.get(), "", train_))
+      trainLocs_[t.key] = t.value ? t.value->loc : t.loc;
   }
 }
 
@@ -326,11 +323,23 @@ void Elaborator::finish() {
   for (auto &[k, v] : options_.overrides)
     if (isTrainKey(k))
       trainOverrides[k] = v;
-  for (auto &[k, v] : trainOverrides) {
-    Attribute a = trainSetting(*this, k, {}, nullptr, v, builder_);
-    if (a)
-      train_.push_back(builder_.getNamedAttr(k, a));
+  for (auto &[k, v] : trainOverrides)
+    if (trainSetting(*this, k, {}, nullptr, v, train_))
+      trainLocs_.erase(k);
+  if (diags.hasErrors())
+    return;
+  std::string key;
+  std::string problem = einrt::unsupportedSetting(train_, options_.use, key);
+  if (!problem.empty()) {
+    auto at = trainLocs_.find(key);
+    if (at != trainLocs_.end())
+      diags.error(at->second, problem);
+    else
+      diags.error({}, "--set " + key + "=" + trainOverrides[key] + ": " + problem);
+    return;
   }
+  if (options_.settings)
+    *options_.settings = train_;
   if (diags.hasErrors())
     return;
 
@@ -373,7 +382,7 @@ void Elaborator::finish() {
   for (auto &[name, size] : dims.ordered())
     dimAttrs.push_back(builder_.getNamedAttr(name, builder_.getI64IntegerAttr(size)));
   (*module_)->setAttr("ein.dims", builder_.getDictionaryAttr(dimAttrs));
-  (*module_)->setAttr("ein.train", builder_.getDictionaryAttr(train_));
+  (*module_)->setAttr("ein.train", trainAttribute(train_, builder_));
   if (lossPositions_ > 0) // tokens per step, for reports
     (*module_)->setAttr("ein.tokens", builder_.getI64IntegerAttr(lossPositions_));
 

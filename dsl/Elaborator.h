@@ -13,6 +13,8 @@
 #include "dsl/AST.h"
 #include "dsl/Diagnostics.h"
 
+#include "runtime/TrainSettings.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -26,6 +28,11 @@ namespace ein::dsl {
 struct ElaborateOptions {
   /// `--set name=value`: a `dim` (integer) or a `train { }` setting.
   std::vector<std::pair<std::string, std::string>> overrides;
+  /// What the settings are for: values nothing implements for this use yet
+  /// (remat = layer; precision = bf16 outside the report) are errors.
+  einrt::SettingsUse use = einrt::SettingsUse::Check;
+  /// Receives the `train { }` settings with the overrides applied.
+  einrt::TrainSettings *settings = nullptr;
 };
 
 /// Registers the dialects the elaborator emits (ein, func) in `context`.

@@ -180,7 +180,8 @@ private:
   std::optional<Tensor> loss_;
   SourceLoc lossLoc_;
   std::vector<std::pair<std::string, Tensor>> outputs_;
-  llvm::SmallVector<mlir::NamedAttribute> train_;
+  einrt::TrainSettings train_;
+  std::map<std::string, SourceLoc> trainLocs_; // where the section sets each key
   bool sawTrain_ = false;
   int64_t lossPositions_ = 0;
 };
@@ -198,11 +199,12 @@ std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call,
 bool isBuiltinName(llvm::StringRef name);
 
 // --- TrainSettings.cpp --------------------------------------------------------
-/// Checks one `key = value` of a `train { }` section (or a `--set` of a train
-/// key: loc invalid) and returns its attribute, or null after reporting.
-mlir::Attribute trainSetting(Elaborator &E, llvm::StringRef key, SourceLoc loc,
-                             const Expr *value, llvm::StringRef overrideText,
-                             mlir::Builder &b);
+/// Reads one `key = value` of a `train { }` section (or, with `value` null,
+/// `--set key=overrideText`) into `settings`; false after reporting.
+bool trainSetting(Elaborator &E, llvm::StringRef key, SourceLoc loc, const Expr *value,
+                  llvm::StringRef overrideText, einrt::TrainSettings &settings);
+/// The settings given, as the module's `ein.train` dictionary.
+mlir::DictionaryAttr trainAttribute(const einrt::TrainSettings &settings, mlir::Builder &b);
 bool isTrainKey(llvm::StringRef key);
 
 } // namespace ein::dsl

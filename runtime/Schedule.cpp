@@ -1,5 +1,6 @@
 //===- Schedule.cpp - Learning-rate schedules -----------------------------===//
 #include "runtime/Schedule.h"
+#include "runtime/TrainSettings.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,11 +41,9 @@ std::string Schedule::validate() const {
 }
 
 namespace {
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+// The shortest text that parses back to the same double: the schedule is
+// recorded in checkpoints and compared on resume.
+std::string num(double v) { return formatShortest(v); }
 } // namespace
 
 std::string Schedule::describe() const {

@@ -31,6 +31,15 @@ mlir::OwningOpRef<mlir::ModuleOp> Frontend::lower(mlir::MLIRContext &context,
                                                   const Options &options) {
   ein::dsl::ElaborateOptions elaborateOptions;
   elaborateOptions.overrides = options.overrides;
+  // `check` and `emit --stage=ir` accept every value the language knows,
+  // the report also prices precision bf16 / mixed, and whatever builds the
+  // step to run it refuses what no pass implements yet (docs/decisions.md).
+  bool executes = options.command != "check" && options.command != "report" &&
+                  !(options.command == "emit" && options.stage == "ir");
+  elaborateOptions.use = options.command == "report" ? einrt::SettingsUse::Report
+                         : executes                  ? einrt::SettingsUse::Execute
+                                                     : einrt::SettingsUse::Check;
+  elaborateOptions.settings = &settings;
   return ein::dsl::elaborate(*program, *file, *diags, context, elaborateOptions);
 }
 

@@ -6,6 +6,7 @@
 
 #include "dsl/AST.h"
 #include "dsl/Diagnostics.h"
+#include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -21,6 +22,8 @@ struct Frontend {
   std::unique_ptr<ein::dsl::SourceFile> file;
   std::unique_ptr<ein::dsl::DiagnosticEngine> diags;
   std::unique_ptr<ein::dsl::Program> program;
+  /// The model's train settings with `--set` applied, filled by lower().
+  einrt::TrainSettings settings;
 
   /// Reads the file; false (with a message printed) when it cannot be read.
   bool load(const std::string &path);

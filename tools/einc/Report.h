@@ -14,6 +14,7 @@
 #include "Options.h"
 
 #include "passes/Analysis.h"
+#include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -142,7 +143,8 @@ struct Report {
 
 /// Builds @train_step in `module` and fills `report`; false after printing
 /// why (unknown device, bad device file, a failed pipeline).
-bool buildReport(mlir::ModuleOp module, const Options &options, Report &report);
+bool buildReport(mlir::ModuleOp module, const Options &options,
+                 const einrt::TrainSettings &settings, Report &report);
 
 /// The user's device-profile file where `einc calibrate` writes it
 /// (defaultDeviceFilePath), if it exists; else "".

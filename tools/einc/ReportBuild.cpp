@@ -75,23 +75,6 @@ std::optional<ein::DeviceProfile> findDevice(const Options &o) {
   return std::nullopt;
 }
 
-std::string trainWord(ModuleOp module, llvm::StringRef key) {
-  if (auto d = module->getAttrOfType<DictionaryAttr>("ein.train"))
-    if (auto s = d.getAs<StringAttr>(key))
-      return s.str();
-  return "";
-}
-
-/// Sets `ein.train.optimizer`, which buildTrainStep reads.
-void setOptimizer(ModuleOp module, const std::string &optimizer) {
-  Builder b(module.getContext());
-  NamedAttrList entries;
-  if (auto d = module->getAttrOfType<DictionaryAttr>("ein.train"))
-    entries.append(d.getValue());
-  entries.set("optimizer", b.getStringAttr(optimizer));
-  module->setAttr("ein.train", entries.getDictionary(module.getContext()));
-}
-
 std::string dtypeName(Type t) {
   if (auto shaped = dyn_cast<ShapedType>(t))
     t = shaped.getElementType();
@@ -145,7 +128,8 @@ std::string userProfilesPath() {
   return !path.empty() && llvm::sys::fs::exists(path) ? path : "";
 }
 
-bool buildReport(ModuleOp module, const Options &o, Report &r) {
+bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
+                 Report &r) {
   r.model = o.input;
   auto device = findDevice(o);
   if (!device)
@@ -156,16 +140,15 @@ bool buildReport(ModuleOp module, const Options &o, Report &r) {
   r.bandwidth = device->bandwidth;
   r.deviceMemory = device->memoryBytes;
 
-  // Policy and optimizer: the flag, else the model's train settings, else the defaults.
-  r.precision = !o.precision.empty() ? o.precision : trainWord(module, "precision");
-  if (r.precision.empty())
-    r.precision = "fp32";
-  if (r.precision != "fp32" && r.precision != "mixed" && r.precision != "bf16")
-    return fail("unknown precision '" + r.precision + "'; expected fp32, mixed or bf16");
-  r.optimizer = !o.optimizer.empty() ? o.optimizer : trainWord(module, "optimizer");
-  if (r.optimizer.empty())
-    r.optimizer = "adamw";
-  setOptimizer(module, r.optimizer);
+  // Policy and optimizer: the flag, else the model's train settings (whose
+  // defaults are fp32 and adamw).
+  einrt::TrainSettings priced = settings;
+  if (!o.precision.empty())
+    priced.precision = o.precision;
+  if (!o.optimizer.empty())
+    priced.optimizer = o.optimizer;
+  r.precision = priced.precision;
+  r.optimizer = priced.optimizer;
 
   if (auto tokens = module->getAttrOfType<IntegerAttr>("ein.tokens")) {
     r.tokensPerStep = std::max<int64_t>(1, tokens.getInt());
@@ -176,12 +159,12 @@ bool buildReport(ModuleOp module, const Options &o, Report &r) {
       if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
         r.dims[a.getName().str()] = i.getInt();
 
-  if (failed(buildTrainStep(module)))
+  if (failed(buildTrainStep(module, priced)))
     return false;
   // Fusion (the `fusion` setting, on by default): the groups the backends
   // compile as single kernels, and the order they run in.
-  r.fusion = fusionEnabled(module);
-  if (failed(applyFusion(module)))
+  r.fusion = fusionEnabled(priced);
+  if (failed(applyFusion(module, priced)))
     return false;
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (!fn)

@@ -47,6 +47,7 @@ int fail(const llvm::Twine &message) {
 struct Backend {
   bool cpu = false;
   int threads = 1; // CPU backend: threads for kernels and BLAS
+  const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
   std::unique_ptr<ein::codegen::KernelCompiler> kernels;
   const char *name() const { return cpu ? "cpu backend" : "reference backend"; }
 };
@@ -71,7 +72,7 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     return std::nullopt;
   }
   bool cpu = backend && backend->cpu;
-  if (cpu && failed(applyFusion(module)))
+  if (cpu && failed(applyFusion(module, *backend->settings)))
     return std::nullopt;
   auto program = cpu ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
                      : ein::codegen::lowerToProgram(fn);
@@ -297,7 +298,7 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
 
 int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
              Backend &backend) {
-  if (failed(buildTrainStep(module)))
+  if (failed(buildTrainStep(module, *backend.settings)))
     return 1;
   auto ex = makeExecutor(module, "train_step", precision, &backend);
   if (!ex || !prepareArguments(o, module, *ex))
@@ -321,9 +322,9 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
   }
   if (stepArg < 0 || lrArg < 0)
     return fail("@train_step lacks its step or lr argument");
-  double lr = learningRate(module);
+  double lr = backend.settings->lr;
   llvm::outs() << "training " << o.steps << " step" << (o.steps == 1 ? "" : "s")
-               << " on one batch (" << backend.name() << ", lr " << llvm::format("%g", lr)
+               << " on one batch (" << backend.name() << ", lr " << einrt::formatShortest(lr)
                << ")\n";
   auto start = std::chrono::steady_clock::now();
   for (int64_t step = 1; step <= o.steps; ++step) {
@@ -366,9 +367,10 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
 
 } // namespace
 
-int runModel(const Options &o, ModuleOp module) {
+int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
   Backend backend = makeBackend(o);
+  backend.settings = &settings;
   if (backend.cpu && !backend.kernels)
     return fail("cannot start the CPU backend's kernel compiler");
   if (o.mode == "forward")

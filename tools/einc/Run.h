@@ -4,12 +4,14 @@
 
 #include "Options.h"
 
+#include "runtime/TrainSettings.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 namespace einc {
 
 /// Runs the model as `o` says; returns the process exit status.
-int runModel(const Options &o, mlir::ModuleOp module);
+int runModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module);
 
 } // namespace einc
 

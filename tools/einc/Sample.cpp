@@ -77,7 +77,7 @@ int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK
 
 } // namespace
 
-int sampleModel(const Options &o, ModuleOp original) {
+int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp original) {
   // One row: re-lower with batch = 1 unless it is 1 already.
   MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
@@ -105,16 +105,15 @@ int sampleModel(const Options &o, ModuleOp original) {
       vocab = v.getInt();
 
   Lowered lowered;
-  if (!lowerFunctions(module, {"forward"}, o.backend, o.threads, lowered))
+  if (!lowerFunctions(module, settings, {"forward"}, o.backend, o.threads, lowered))
     return 1;
   einrt::Executor &ex = *lowered.executors.front();
   const einrt::Program &p = ex.program();
   std::string error;
 
   std::optional<einrt::WindowMapping> mapping;
-  if (auto train = module->getAttrOfType<DictionaryAttr>("ein.train"))
-    if (auto word = train.getAs<StringAttr>("data"))
-      mapping = einrt::parseWindowMapping(word.str());
+  if (settings.data)
+    mapping = einrt::parseWindowMapping(*settings.data);
   if (!mapping)
     mapping = einrt::inferWindowMapping(p, error);
   if (!mapping)

@@ -4,6 +4,8 @@
 
 #include "Options.h"
 
+#include "runtime/TrainSettings.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 namespace einc {
@@ -11,7 +13,7 @@ namespace einc {
 /// `einc sample`: @forward's logits on a sliding window, sampled with
 /// temperature and top-k from a seeded generator, bytes to stdout. Returns
 /// the exit status.
-int sampleModel(const Options &o, mlir::ModuleOp module);
+int sampleModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module);
 
 } // namespace einc
 

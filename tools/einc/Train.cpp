@@ -63,29 +63,6 @@ double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-/// The settings the trainer needs, with their defaults.
-struct Settings {
-  DictionaryAttr dict;
-  std::optional<double> real(llvm::StringRef key) const {
-    if (dict)
-      if (auto f = dict.getAs<FloatAttr>(key))
-        return f.getValueAsDouble();
-    return std::nullopt;
-  }
-  std::optional<int64_t> count(llvm::StringRef key) const {
-    if (dict)
-      if (auto i = dict.getAs<IntegerAttr>(key))
-        return i.getInt();
-    return std::nullopt;
-  }
-  std::optional<std::string> word(llvm::StringRef key) const {
-    if (dict)
-      if (auto s = dict.getAs<StringAttr>(key))
-        return s.str();
-    return std::nullopt;
-  }
-};
-
 bool haveCpuProfile() {
   for (const mlir::ein::DeviceProfile &p : mlir::ein::builtinDeviceProfiles())
     if (p.name == "cpu")
@@ -112,7 +89,7 @@ struct Prediction {
   double stepSeconds = 0, mfu = 0, modelFlops = 0, peak = 0;
 };
 
-Prediction predict(ModuleOp module, const Options &o) {
+Prediction predict(ModuleOp module, const Options &o, const einrt::TrainSettings &settings) {
   Prediction p;
   if (!haveCpuProfile())
     return p;
@@ -124,7 +101,7 @@ Prediction predict(ModuleOp module, const Options &o) {
   ro.precision.clear();
   ro.optimizer.clear();
   Report r;
-  if (!buildReport(*copy, ro, r))
+  if (!buildReport(*copy, ro, settings, r))
     return p;
   p.available = true;
   p.stepSeconds = r.stepSeconds;
@@ -144,19 +121,19 @@ int64_t recordedTotal(const std::string &lastPath) {
   return schedule ? schedule->total : 0;
 }
 
-std::string settingsText(ModuleOp module) {
+std::string settingsText(ModuleOp module, const einrt::TrainSettings &settings) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (auto dims = module->getAttr("ein.dims"))
     os << "dims " << dims << "\n";
-  if (auto train = module->getAttr("ein.train"))
-    os << "train " << train << "\n";
+  os << "train {" << settings.describe() << "}\n";
   return os.str();
 }
 
 } // namespace
 
-bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
+bool lowerFunctions(ModuleOp module, const einrt::TrainSettings &settings,
+                    const std::vector<std::string> &names,
                     const std::string &backend, int64_t threads, Lowered &out) {
   out.backend = backend;
   if (backend == "cpu") {
@@ -167,7 +144,7 @@ bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
   auto start = std::chrono::steady_clock::now();
   if (backend == "cpu") {
     out.kernels = ::ein::codegen::KernelCompiler::create();
-    if (failed(applyFusion(module)))
+    if (failed(applyFusion(module, settings)))
       return false;
   }
   for (const std::string &name : names) {
@@ -209,8 +186,7 @@ bool lowerFunctions(ModuleOp module, const std::vector<std::string> &names,
   return true;
 }
 
-int trainModel(const Options &o, ModuleOp module) {
-  Settings s{module->getAttrOfType<DictionaryAttr>("ein.train")};
+int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module) {
   std::string error;
 
   // The data first: a bad file is reported before minutes of compiling.
@@ -231,13 +207,12 @@ int trainModel(const Options &o, ModuleOp module) {
   if (o.resume && !llvm::sys::fs::exists(lastPath))
     return fail("--resume: no checkpoint '" + lastPath + "' to resume from");
   einrt::Schedule schedule;
-  std::string scheduleKind = s.word("schedule").value_or("cosine");
-  schedule.kind = scheduleKind == "constant" ? einrt::Schedule::Kind::Constant
-                                             : einrt::Schedule::Kind::Cosine;
-  schedule.lr = s.real("lr").value_or(1e-3);
-  schedule.minLr = s.real("min_lr").value_or(schedule.lr / 10);
+  schedule.kind = s.schedule == "constant" ? einrt::Schedule::Kind::Constant
+                                           : einrt::Schedule::Kind::Cosine;
+  schedule.lr = s.lr;
+  schedule.minLr = s.minLr.value_or(schedule.lr / 10);
   std::string totalFrom = "the `steps` setting";
-  if (auto steps = s.count("steps")) {
+  if (auto steps = s.steps) {
     schedule.total = *steps;
   } else if (int64_t recorded = o.resume ? recordedTotal(lastPath) : 0) {
     schedule.total = recorded;
@@ -246,18 +221,18 @@ int trainModel(const Options &o, ModuleOp module) {
     schedule.total = o.steps;
     totalFrom = "--steps (no `steps` setting)";
   }
-  schedule.warmup = s.count("warmup").value_or(std::min<int64_t>(100, schedule.total / 10));
+  schedule.warmup = s.warmup.value_or(std::min<int64_t>(100, schedule.total / 10));
   if (schedule.kind == einrt::Schedule::Kind::Cosine && schedule.warmup >= schedule.total)
     schedule.warmup = schedule.total - 1;
   if (std::string problem = schedule.validate(); !problem.empty())
     return fail("the learning-rate schedule: " + problem);
 
-  int64_t accumulate = s.count("accumulate").value_or(1);
+  int64_t accumulate = s.accumulate;
 
   // Compile: the train step (and @grad, @apply_update) with the settings.
   auto start = std::chrono::steady_clock::now();
-  Prediction prediction = predict(module, o);
-  if (failed(buildTrainStep(module)))
+  Prediction prediction = predict(module, o, s);
+  if (failed(buildTrainStep(module, s)))
     return 1;
   std::vector<std::string> names;
   if (accumulate == 1)
@@ -267,14 +242,14 @@ int trainModel(const Options &o, ModuleOp module) {
   if (valFile)
     names.push_back("forward");
   Lowered lowered;
-  if (!lowerFunctions(module, names, o.backend, o.threads, lowered))
+  if (!lowerFunctions(module, s, names, o.backend, o.threads, lowered))
     return 1;
   double compileSeconds = seconds(start);
 
   // How a window maps onto the inputs.
   einrt::TrainConfig config;
   const einrt::Program &first = lowered.executors.front()->program();
-  if (auto word = s.word("data")) {
+  if (auto word = s.data) {
     config.mapping = *einrt::parseWindowMapping(*word);
   } else {
     auto inferred = einrt::inferWindowMapping(first, error);
@@ -290,9 +265,9 @@ int trainModel(const Options &o, ModuleOp module) {
 
   config.steps = o.steps;
   config.accumulate = accumulate;
-  config.evalEvery = valFile ? s.count("eval_every").value_or(100) : 0;
-  config.evalSteps = s.count("eval_steps").value_or(10);
-  config.seed = static_cast<uint64_t>(s.count("seed").value_or(0));
+  config.evalEvery = valFile ? s.evalEvery.value_or(100) : 0;
+  config.evalSteps = s.evalSteps;
+  config.seed = static_cast<uint64_t>(s.seed);
   config.schedule = schedule;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
     if (auto vocab = dims.getAs<IntegerAttr>("vocab"))
@@ -300,7 +275,7 @@ int trainModel(const Options &o, ModuleOp module) {
   config.checkpointDir = ckDir;
   config.resume = o.resume;
   config.resetOptimizer = o.resetOptimizer;
-  config.configText = settingsText(module) + "schedule " + schedule.describe() + "\n";
+  config.configText = settingsText(module, s) + "schedule " + schedule.describe() + "\n";
   config.logPath = o.logFile;
   config.logEvery = o.logEvery;
   int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;

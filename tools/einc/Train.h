@@ -6,6 +6,7 @@
 
 #include "codegen/CpuKernels.h"
 #include "runtime/Executor.h"
+#include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -33,12 +34,13 @@ struct Lowered {
 /// Lowers @name for each of `names` and creates an executor for each; false
 /// after printing why. CPU backend: `threads` for kernels and BLAS (0:
 /// einrt::defaultThreadCount()).
-bool lowerFunctions(mlir::ModuleOp module, const std::vector<std::string> &names,
+bool lowerFunctions(mlir::ModuleOp module, const einrt::TrainSettings &settings,
+                    const std::vector<std::string> &names,
                     const std::string &backend, int64_t threads, Lowered &out);
 
 /// `einc train`: compile the training step with the model's settings, lower
 /// it for --backend, and run the runtime's Trainer. Returns the exit status.
-int trainModel(const Options &o, mlir::ModuleOp module);
+int trainModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module);
 
 } // namespace einc
 

@@ -85,14 +85,14 @@ int run(const Options &o) {
   if (o.command == "check")
     return 0;
   if (o.command == "run")
-    return runModel(o, *module);
+    return runModel(o, fe.settings, *module);
   if (o.command == "train")
-    return trainModel(o, *module);
+    return trainModel(o, fe.settings, *module);
   if (o.command == "sample")
-    return sampleModel(o, *module);
+    return sampleModel(o, fe.settings, *module);
   if (o.command == "report") {
     Report report;
-    if (!buildReport(*module, o, report))
+    if (!buildReport(*module, o, fe.settings, report))
       return 1;
     return writeOutput(o, [&](llvm::raw_ostream &os) {
              if (o.format == "json")
@@ -107,9 +107,9 @@ int run(const Options &o) {
   }
   if (o.stage == "grad" && failed(buildGrad(*module)))
     return 1;
-  if ((o.stage == "step" || o.stage == "fused") && failed(buildTrainStep(*module)))
+  if ((o.stage == "step" || o.stage == "fused") && failed(buildTrainStep(*module, fe.settings)))
     return 1;
-  if (o.stage == "fused" && failed(applyFusion(*module)))
+  if (o.stage == "fused" && failed(applyFusion(*module, fe.settings)))
     return 1;
   return writeOutput(o, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; }) ? 0 : 1;
 }

@@ -1,0 +1,234 @@
+//===- TrainSettings.cpp - The table of train settings --------------------===//
+#include "runtime/TrainSettings.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace einrt {
+namespace {
+
+constexpr double kInf = 1e300;
+using S = TrainSettings;
+
+/// Values a model may name that no pass implements yet for some uses.
+struct Unimplemented {
+  const char *key, *value;
+  bool priced; // the report prices it (`einc report` and `einc check` accept it)
+  const char *why;
+};
+
+const Unimplemented kUnimplemented[] = {
+    {"precision", "bf16", true, "training and running compute in fp32"},
+    {"precision", "mixed", true, "training and running compute in fp32"},
+    {"remat", "layer", false, "no pass implements activation checkpointing"},
+    {"remat", "sqrt", false, "no pass implements activation checkpointing"},
+};
+
+std::vector<std::string> words(const char *text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;)
+    out.push_back(w);
+  return out;
+}
+
+const Unimplemented *unimplemented(const std::string &key, const std::string &value,
+                                   SettingsUse use) {
+  for (const Unimplemented &u : kUnimplemented)
+    if (key == u.key && value == u.value && !(u.priced && use != SettingsUse::Execute))
+      return &u;
+  return nullptr;
+}
+
+void markGiven(S &s, const SettingInfo &info) {
+  if (!s.isGiven(info.key))
+    s.given.push_back(info.key);
+  // Keep the table's order, so that describe() does not depend on the
+  // order of the section's lines.
+  const auto &table = trainSettingTable();
+  auto rank = [&](const std::string &k) {
+    return std::find_if(table.begin(), table.end(),
+                        [&](const SettingInfo &r) { return k == r.key; }) -
+           table.begin();
+  };
+  std::sort(s.given.begin(), s.given.end(),
+            [&](const std::string &a, const std::string &b) { return rank(a) < rank(b); });
+}
+
+} // namespace
+
+const std::vector<SettingInfo> &trainSettingTable() {
+  static const std::vector<SettingInfo> table = {
+      {"optimizer", &S::optimizer, "adamw adam sgd adagrad", 0, 0, "the optimizer"},
+      {"lr", &S::lr, nullptr, 0, 10, "peak learning rate"},
+      {"min_lr", &S::minLr, nullptr, 0, 10, "learning rate at the end of the schedule"},
+      {"beta1", &S::beta1, nullptr, 0, 0.999999, "Adam first-moment decay"},
+      {"beta2", &S::beta2, nullptr, 0, 0.999999999, "Adam second-moment decay"},
+      {"eps", &S::eps, nullptr, 0, 1, "Adam epsilon"},
+      {"weight_decay", &S::weightDecay, nullptr, 0, 10, "decoupled weight decay"},
+      {"decay", &S::decay, "matrices all", 0, 0, "which params weight decay applies to"},
+      {"momentum", &S::momentum, nullptr, 0, 0.999999, "SGD momentum"},
+      {"clip", &S::clip, nullptr, 0, kInf, "global gradient-norm clip (0: off)"},
+      {"schedule", &S::schedule, "cosine constant", 0, 0, "learning-rate schedule"},
+      {"warmup", &S::warmup, nullptr, 0, 1e12, "warmup steps"},
+      {"steps", &S::steps, nullptr, 1, 1e12, "schedule length in steps"},
+      {"accumulate", &S::accumulate, nullptr, 1, 1e6, "micro-batches per step"},
+      {"eval_every", &S::evalEvery, nullptr, 0, 1e12, "steps between evaluations (0: never)"},
+      {"eval_steps", &S::evalSteps, nullptr, 1, 1e9, "batches per evaluation"},
+      {"seed", &S::seed, nullptr, 0, 9.007199254740992e15, "random seed"},
+      {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs"},
+      {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy"},
+      {"remat", &S::remat, "none layer sqrt", 0, 0, "activation checkpointing policy"},
+      {"fusion", &S::fusion, "on off", 0, 0, "elementwise fusion"},
+  };
+  return table;
+}
+
+bool SettingInfo::isCount() const {
+  return std::holds_alternative<int64_t S::*>(field) ||
+         std::holds_alternative<std::optional<int64_t> S::*>(field);
+}
+
+const SettingInfo *findTrainSetting(const std::string &key) {
+  for (const SettingInfo &info : trainSettingTable())
+    if (key == info.key)
+      return &info;
+  return nullptr;
+}
+
+std::string trainSettingKeys() {
+  std::string out;
+  for (const SettingInfo &info : trainSettingTable())
+    out += (out.empty() ? "" : ", ") + std::string(info.key);
+  return out;
+}
+
+bool TrainSettings::isGiven(const std::string &key) const {
+  return std::find(given.begin(), given.end(), key) != given.end();
+}
+
+std::string setTrainWord(S &s, const SettingInfo &info, const std::string &word) {
+  if (!info.isWord())
+    return "'" + std::string(info.key) + "' takes a number";
+  std::vector<std::string> choices = words(info.choices);
+  if (std::find(choices.begin(), choices.end(), word) == choices.end())
+    return "'" + word + "' is not a valid " + info.key + "; expected one of: " + info.choices;
+  if (auto *f = std::get_if<std::string S::*>(&info.field))
+    s.*(*f) = word;
+  else
+    s.*std::get<std::optional<std::string> S::*>(info.field) = word;
+  markGiven(s, info);
+  return "";
+}
+
+std::string setTrainNumber(S &s, const SettingInfo &info, double value) {
+  if (info.isWord())
+    return "'" + std::string(info.key) + "' takes one of: " + info.choices;
+  if (!(value >= info.min && value <= info.max))
+    return "'" + std::string(info.key) + "' (" + info.meaning + ") must be in [" +
+           formatShortest(info.min) + ", " + formatShortest(info.max) + "], got " +
+           formatShortest(value);
+  if (info.isCount() && value != std::floor(value))
+    return "'" + std::string(info.key) + "' takes a whole number, got " + formatShortest(value);
+  std::visit(
+      [&](auto member) {
+        using Field = std::remove_reference_t<decltype(s.*member)>;
+        if constexpr (std::is_same_v<Field, double> ||
+                      std::is_same_v<Field, std::optional<double>>)
+          s.*member = value;
+        else if constexpr (std::is_same_v<Field, int64_t> ||
+                           std::is_same_v<Field, std::optional<int64_t>>)
+          s.*member = static_cast<int64_t>(value);
+      },
+      info.field);
+  markGiven(s, info);
+  return "";
+}
+
+std::string setTrainText(S &s, const std::string &key, const std::string &text) {
+  const SettingInfo *info = findTrainSetting(key);
+  if (!info)
+    return "unknown train setting '" + key + "'; known settings: " + trainSettingKeys();
+  if (info->isWord())
+    return setTrainWord(s, *info, text);
+  // The whole text must be a number (strtod accepts what the language's
+  // literals write: 3e-4, 0.1, 2000).
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  double v = std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size() || !std::isfinite(v))
+    return "'" + key + "' takes a number";
+  return setTrainNumber(s, *info, v);
+}
+
+std::string trainSettingValue(const S &s, const SettingInfo &info) {
+  return std::visit(
+      [&](auto member) -> std::string {
+        const auto &v = s.*member;
+        using Field = std::remove_const_t<std::remove_reference_t<decltype(v)>>;
+        if constexpr (std::is_same_v<Field, std::string>)
+          return v;
+        else if constexpr (std::is_same_v<Field, std::optional<std::string>>)
+          return v.value_or("");
+        else if constexpr (std::is_same_v<Field, double>)
+          return formatShortest(v);
+        else if constexpr (std::is_same_v<Field, std::optional<double>>)
+          return v ? formatShortest(*v) : "";
+        else if constexpr (std::is_same_v<Field, int64_t>)
+          return std::to_string(v);
+        else
+          return v ? std::to_string(*v) : "";
+      },
+      info.field);
+}
+
+std::string TrainSettings::describe() const {
+  std::string out;
+  for (const std::string &key : given)
+    out += (out.empty() ? "" : " ") + key + "=" +
+           trainSettingValue(*this, *findTrainSetting(key));
+  return out;
+}
+
+std::string unsupportedSetting(const S &s, SettingsUse use, std::string &key) {
+  for (const SettingInfo &info : trainSettingTable()) {
+    if (!info.isWord())
+      continue;
+    std::string value = trainSettingValue(s, info);
+    const Unimplemented *u = unimplemented(info.key, value, use);
+    if (!u)
+      continue;
+    key = info.key;
+    std::string valid, priced;
+    for (const std::string &w : words(info.choices)) {
+      if (!unimplemented(info.key, w, use))
+        valid += (valid.empty() ? "" : " ") + w;
+      else if (unimplemented(info.key, w, SettingsUse::Execute) &&
+               !unimplemented(info.key, w, SettingsUse::Report))
+        priced += (priced.empty() ? "" : " and ") + w;
+    }
+    std::string message = std::string(info.key) + " '" + value + "' is not implemented yet (" +
+                          u->why + "); valid here: " + valid;
+    if (!priced.empty())
+      message += " (`einc report` prices " + priced + ")";
+    return message;
+  }
+  return "";
+}
+
+std::string formatShortest(double v) {
+  // Both forms hold the fewest digits that read back as `v`; fixed reads
+  // more naturally (0.0003, 2000) unless it is much longer (1e-08, 1e+12).
+  char fixed[400], scientific[64];
+  auto f = std::to_chars(fixed, fixed + sizeof fixed, v, std::chars_format::fixed);
+  auto e = std::to_chars(scientific, scientific + sizeof scientific, v,
+                         std::chars_format::scientific);
+  if (f.ec == std::errc() && f.ptr - fixed <= e.ptr - scientific + 2)
+    return std::string(fixed, f.ptr);
+  return std::string(scientific, e.ptr);
+}
+
+} // namespace einrt

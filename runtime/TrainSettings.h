@@ -1,0 +1,106 @@
+//===- TrainSettings.h - The typed settings of a training run ---*- C++ -*-===//
+//
+// One record of every `train { }` setting (optimizer, lr, ..., precision,
+// remat, fusion), filled in one place: the front end reads the model's
+// `train { }` section and the `--set` overrides into it through the table in
+// TrainSettings.cpp, which knows each key's type, range and choices. Every
+// consumer (the train-step pipeline's options, the report, the trainer)
+// reads the fields, never a dictionary.
+//
+// Plain C++17 (runtime/ includes no MLIR): the trainer needs the values, and
+// dsl/ and tools/ fill and read the same struct. Adding a setting is one
+// field here and one row in the table.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_TRAINSETTINGS_H
+#define EINC_RUNTIME_TRAINSETTINGS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace einrt {
+
+struct TrainSettings {
+  std::string optimizer = "adamw";   // adamw | adam | sgd | adagrad
+  double lr = 1e-3;                  // peak learning rate
+  std::optional<double> minLr;       // default: lr / 10
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weightDecay = 0.01;
+  std::string decay = "matrices";    // matrices | all
+  double momentum = 0.9;
+  double clip = 1.0;                 // 0: off
+  std::string schedule = "cosine";   // cosine | constant
+  std::optional<int64_t> warmup;     // default: min(100, steps / 10)
+  std::optional<int64_t> steps;      // default: the checkpoint's, else --steps
+  int64_t accumulate = 1;
+  std::optional<int64_t> evalEvery;  // default: 100 with --val, else 0
+  int64_t evalSteps = 10;
+  int64_t seed = 0;
+  std::optional<std::string> data;   // next_token | shifted; default: inferred
+  std::string precision = "fp32";    // fp32 | bf16 | mixed
+  std::string remat = "none";        // none | layer | sqrt
+  std::string fusion = "on";         // on | off
+
+  /// The keys given (by the model or --set), in the table's order.
+  std::vector<std::string> given;
+
+  bool isGiven(const std::string &key) const;
+  /// `key=value` for every given key, numbers in shortest round-trip form
+  /// (`lr=0.003`), separated by spaces; "" when none was given.
+  std::string describe() const;
+};
+
+/// One row of the table: the key, the field it fills (its type says the
+/// kind: a word from `choices`, a real or a whole number in [min, max]).
+struct SettingInfo {
+  using Field = std::variant<std::string TrainSettings::*,
+                             std::optional<std::string> TrainSettings::*,
+                             double TrainSettings::*, std::optional<double> TrainSettings::*,
+                             int64_t TrainSettings::*, std::optional<int64_t> TrainSettings::*>;
+  const char *key;
+  Field field;
+  const char *choices; // words: space-separated; numbers: nullptr
+  double min, max;     // numbers: the closed range allowed
+  const char *meaning;
+
+  bool isWord() const { return choices != nullptr; }
+  bool isCount() const;
+};
+
+const std::vector<SettingInfo> &trainSettingTable();
+/// The row of `key`, or null.
+const SettingInfo *findTrainSetting(const std::string &key);
+/// "optimizer, lr, ..." (every key, in the table's order).
+std::string trainSettingKeys();
+
+/// Sets a word setting; returns "" or the problem ("'lion' is not a valid
+/// optimizer; expected one of: ...").
+std::string setTrainWord(TrainSettings &s, const SettingInfo &info, const std::string &word);
+/// Sets a number setting, checking its range (and wholeness for counts).
+std::string setTrainNumber(TrainSettings &s, const SettingInfo &info, double value);
+/// Sets `key` from command-line text (`--set key=text`).
+std::string setTrainText(TrainSettings &s, const std::string &key, const std::string &text);
+
+/// The value of `info`'s field as text ("" when unset and without default).
+std::string trainSettingValue(const TrainSettings &s, const SettingInfo &info);
+
+/// Who is about to use the settings: values that are valid in a model but
+/// that nothing implements for this use yet are refused.
+enum class SettingsUse {
+  Check,   // einc check: the model is valid for some command
+  Report,  // einc report: prices precision bf16 / mixed analytically
+  Execute, // einc emit, run, train, sample: build and run the step
+};
+/// "" when every value of `s` is implemented for `use`; else the problem for
+/// the first one that is not, naming `key` (set to it) and the valid values.
+std::string unsupportedSetting(const TrainSettings &s, SettingsUse use, std::string &key);
+
+/// Shortest text that reads back as exactly `v` (0.003, 1e-08, 2000).
+std::string formatShortest(double v);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_TRAINSETTINGS_H

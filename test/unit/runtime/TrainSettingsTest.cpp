@@ -1,0 +1,61 @@
+//===- TrainSettingsTest.cpp - The typed train settings and their table ---===//
+#include "runtime/TrainSettings.h"
+
+#include <gtest/gtest.h>
+
+using einrt::TrainSettings;
+
+TEST(TrainSettings, TextFillsTypedFields) {
+  TrainSettings s;
+  EXPECT_EQ(einrt::setTrainText(s, "lr", "0.003"), "");
+  EXPECT_EQ(einrt::setTrainText(s, "steps", "2000"), "");
+  EXPECT_EQ(einrt::setTrainText(s, "optimizer", "sgd"), "");
+  EXPECT_EQ(s.lr, 0.003);
+  ASSERT_TRUE(s.steps.has_value());
+  EXPECT_EQ(*s.steps, 2000);
+  EXPECT_EQ(s.optimizer, "sgd");
+  EXPECT_FALSE(s.warmup.has_value()); // not given: the trainer's default applies
+  EXPECT_TRUE(s.isGiven("lr"));
+  EXPECT_FALSE(s.isGiven("beta1"));
+}
+
+TEST(TrainSettings, BadTextIsAProblemNamingTheValidOnes) {
+  TrainSettings s;
+  EXPECT_EQ(einrt::setTrainText(s, "learning_rate", "1"),
+            "unknown train setting 'learning_rate'; known settings: " +
+                einrt::trainSettingKeys());
+  EXPECT_EQ(einrt::setTrainText(s, "lr", "fast"), "'lr' takes a number");
+  EXPECT_EQ(einrt::setTrainText(s, "lr", "1e-3x"), "'lr' takes a number");
+  EXPECT_EQ(einrt::setTrainText(s, "lr", "nan"), "'lr' takes a number");
+  EXPECT_EQ(einrt::setTrainText(s, "steps", "1.5"), "'steps' takes a whole number, got 1.5");
+  EXPECT_EQ(einrt::setTrainText(s, "fusion", "maybe"),
+            "'maybe' is not a valid fusion; expected one of: on off");
+  EXPECT_TRUE(s.given.empty());
+}
+
+TEST(TrainSettings, DescribePrintsShortestRoundTripInTableOrder) {
+  TrainSettings s;
+  ASSERT_EQ(einrt::setTrainText(s, "steps", "2000"), "");
+  ASSERT_EQ(einrt::setTrainText(s, "lr", "0.003"), "");
+  ASSERT_EQ(einrt::setTrainText(s, "beta2", "0.95"), "");
+  EXPECT_EQ(s.describe(), "lr=0.003 beta2=0.95 steps=2000");
+  EXPECT_EQ(einrt::formatShortest(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(einrt::formatShortest(3e-4), "0.0003");
+  EXPECT_EQ(std::stod(einrt::formatShortest(1.0 / 3)), 1.0 / 3);
+}
+
+TEST(TrainSettings, UnimplementedValuesDependOnTheUse) {
+  TrainSettings s;
+  std::string key;
+  ASSERT_EQ(einrt::setTrainText(s, "precision", "bf16"), "");
+  EXPECT_EQ(einrt::unsupportedSetting(s, einrt::SettingsUse::Report, key), "");
+  EXPECT_EQ(einrt::unsupportedSetting(s, einrt::SettingsUse::Check, key), "");
+  std::string problem = einrt::unsupportedSetting(s, einrt::SettingsUse::Execute, key);
+  EXPECT_EQ(key, "precision");
+  EXPECT_NE(problem.find("valid here: fp32"), std::string::npos) << problem;
+
+  TrainSettings r;
+  ASSERT_EQ(einrt::setTrainText(r, "remat", "sqrt"), "");
+  EXPECT_NE(einrt::unsupportedSetting(r, einrt::SettingsUse::Report, key), "");
+  EXPECT_EQ(key, "remat");
+}
