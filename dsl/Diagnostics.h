@@ -9,6 +9,16 @@
 // Errors are collected (the parser recovers at statement boundaries) up to a
 // limit, then printed in source order of reporting.
 //
+// What reaches the terminal is safe and bounded whatever the file holds: the
+// source line is cut to a window around the caret ("..." marks a cut side),
+// and bytes that are not printable UTF-8 (control bytes such as NUL, ESC and
+// CR, invalid UTF-8, bidi and other format characters) are shown as \xNN, one
+// escape per byte. Tabs become spaces up to the next multiple of 8 columns.
+// The caret sits under its character by display columns (a CJK character is
+// two columns, an escape four). The column in `file:line:col` counts bytes.
+// Messages, notes and the file name get the same escaping, and a message
+// longer than kMaxMessageColumns keeps its start and end around " ... ".
+//
 //===----------------------------------------------------------------------===//
 #ifndef EINC_DSL_DIAGNOSTICS_H
 #define EINC_DSL_DIAGNOSTICS_H
@@ -38,6 +48,30 @@ private:
   std::string text_;
   std::vector<size_t> lineStarts_;
 };
+
+/// Display columns the printed source excerpt may take (elision marks included).
+constexpr unsigned kMaxExcerptColumns = 120;
+/// Display columns a printed message may take before its middle is elided.
+constexpr unsigned kMaxMessageColumns = 400;
+
+/// `text` made safe for a terminal: printable UTF-8 kept, tabs as `\t`, every
+/// other byte (control, invalid UTF-8, format characters) as `\xNN`. When the
+/// result would be wider than maxColumns display columns (a zero-width
+/// character counting one), its middle is replaced with " ... " (a maxColumns
+/// of 0 means no limit).
+std::string escapeForTerminal(llvm::StringRef text, unsigned maxColumns = 0);
+
+/// One source line as a diagnostic prints it: the escaped window of at most
+/// maxColumns display columns around `col`, and where the caret goes.
+struct SourceExcerpt {
+  std::string text;
+  /// 0-based display column of the caret within `text`.
+  unsigned caretColumn = 0;
+};
+/// The excerpt of `line` for a caret at the 1-based byte column `col` (a
+/// column past the end puts the caret just after the last character).
+SourceExcerpt excerptLine(llvm::StringRef line, uint32_t col,
+                          unsigned maxColumns = kMaxExcerptColumns);
 
 struct Diagnostic {
   enum class Severity { Error, Note };

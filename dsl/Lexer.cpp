@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/ConvertUTF.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -83,25 +84,20 @@ llvm::StringRef tokenKindSpelling(TokenKind kind) {
 }
 
 std::string quoteForDiagnostic(llvm::StringRef text, size_t maxLen) {
-  std::string out;
-  bool shortened = text.size() > maxLen;
-  if (shortened)
-    text = text.take_front(maxLen);
-  static const char hex[] = "0123456789abcdef";
-  for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += char(c);
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
+  if (text.size() <= maxLen)
+    return escapeForTerminal(text);
+  // Cut on a character boundary: drop a partial UTF-8 sequence at the end.
+  llvm::StringRef head = text.take_front(maxLen);
+  size_t continuation = 0;
+  while (continuation < 3 && continuation < head.size() &&
+         (head[head.size() - 1 - continuation] & 0xC0) == 0x80)
+    ++continuation;
+  if (continuation < head.size()) {
+    unsigned char lead = head[head.size() - 1 - continuation];
+    if (lead >= 0xC0 && llvm::getNumBytesForUTF8(lead) > continuation + 1)
+      head = head.drop_back(continuation + 1);
   }
-  if (shortened)
-    out += "...";
-  return out;
+  return escapeForTerminal(head) + "...";
 }
 
 std::string Token::describe() const {
@@ -122,8 +118,40 @@ static bool isIdentStart(char c) {
 static bool isDigit(char c) { return c >= '0' && c <= '9'; }
 static bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
 
+/// A byte that starts no token and separates none: stray text such as `$`,
+/// `?`, a non-ASCII character or a control byte. A run of them is one error.
+static bool isStrayByte(char c) {
+  if (c == '\0' || isIdentChar(c))
+    return false;
+  return !llvm::StringRef(" \t\r\f\v\n#\"()[]{},:=~+-*/.").contains(c);
+}
+
+/// True when `text` is exactly one character: one byte, or one valid UTF-8
+/// sequence.
+static bool isOneCharacter(llvm::StringRef text) {
+  if (text.size() <= 1)
+    return true;
+  auto *first = reinterpret_cast<const llvm::UTF8 *>(text.data());
+  return llvm::getNumBytesForUTF8(first[0]) == text.size() &&
+         llvm::isLegalUTF8Sequence(first, first + text.size());
+}
+
 Lexer::Lexer(const SourceFile &file, DiagnosticEngine &diags)
-    : file_(file), diags_(diags), text_(file.text()) {}
+    : file_(file), diags_(diags), text_(file.text()) {
+  // A NUL byte means a binary file (or a wrong path): one error at the first
+  // one, and no tokens, rather than a screen of errors about its bytes.
+  size_t nul = text_.find('\0');
+  if (nul != llvm::StringRef::npos) {
+    size_t lineStart = text_.rfind('\n', nul);
+    lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+    uint32_t line = 1 + uint32_t(text_.take_front(lineStart).count('\n'));
+    diags_.error(SourceLoc{line, uint32_t(nul - lineStart + 1)},
+                 "unexpected NUL byte: this looks like a binary file, not a "
+                 "model (a text file)");
+    pos_ = text_.size();
+    done_ = true;
+  }
+}
 
 char Lexer::peekChar(size_t ahead) const {
   size_t at = pos_ + ahead;
@@ -421,10 +449,14 @@ Token Lexer::next() {
         break;
       }
       pos_ += len;
+      if (kind == TokenKind::Error && isStrayByte(c))
+        while (pos_ < text_.size() && isStrayByte(text_[pos_]))
+          ++pos_;
       tok = make(kind, begin, pos_);
       if (kind == TokenKind::Error)
-        diags_.error(tok.loc, "unexpected character '" +
-                                  quoteForDiagnostic(tok.text) + "'");
+        diags_.error(tok.loc, llvm::Twine("unexpected character") +
+                                  (isOneCharacter(tok.text) ? "" : "s") +
+                                  " '" + quoteForDiagnostic(tok.text) + "'");
     }
     atLineStart_ = false;
     return tok;

@@ -6,7 +6,9 @@
 //
 // Errors (a bad character, an unterminated string, a number out of range) are
 // reported to the DiagnosticEngine and produce a TokenKind::Error token, so the
-// parser can recover without reporting the same problem twice.
+// parser can recover without reporting the same problem twice. A run of stray
+// characters (`$$`, bytes that are not UTF-8) is one error; a file holding a
+// NUL byte is reported once, at the first NUL, and yields no tokens.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_DSL_LEXER_H
@@ -92,8 +94,9 @@ struct Token {
   std::string describe() const;
 };
 
-/// Escapes unprintable bytes as \xNN and shortens text past maxLen bytes with
-/// "...", for quoting user text inside a diagnostic.
+/// Escapes text as escapeForTerminal does (printable UTF-8 kept, other bytes
+/// as \xNN) and shortens it past maxLen bytes with "...", for quoting user
+/// text inside a diagnostic.
 std::string quoteForDiagnostic(llvm::StringRef text, size_t maxLen = 40);
 
 class Lexer {

@@ -2,12 +2,14 @@
 //
 // One input is one model file: lex + parse, print the syntax tree, and when the
 // parse is clean, elaborate into `ein` IR (which verifies the module) and print
-// it; every diagnostic is rendered with its caret line. All output goes to a
-// null stream: only crashes, sanitizer reports, hangs and leaks matter.
+// it; every diagnostic is rendered with its caret line. Output goes to a null
+// stream: crashes, sanitizer reports, hangs and leaks matter.
 //
-// The front end promises "no crash, no assertion, on any input", so the one
-// extra oracle is the elaborator's "internal error" diagnostic (the generated IR
-// did not verify): it is a bug in einc, and the fuzzer aborts on it.
+// The front end promises "no crash, no assertion, on any input", so the extra
+// oracles are the elaborator's "internal error" diagnostic (the generated IR
+// did not verify): it is a bug in einc, and the fuzzer aborts on it; and the
+// rendered diagnostics, which must be terminal-safe (no control bytes) and
+// bounded (no line past a fixed length) whatever the input.
 //
 // Built as `einc-fuzz` (libFuzzer, EINC_LIBFUZZER=ON) and linked with
 // ReplayMain.cpp as `einc-fuzz-replay` (every build; ctest replays corpus/).
@@ -74,7 +76,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       module->print(null);
   }
 
-  diags.print(null);
+  // What reaches a terminal must be safe and bounded whatever the input: no
+  // control byte but the line ends, no line longer than a bounded message
+  // (every column at most a 4-byte escape) or source excerpt.
+  std::string printed;
+  llvm::raw_string_ostream printedStream(printed);
+  diags.print(printedStream);
+  size_t lineLength = 0;
+  for (char c : printed) {
+    lineLength = c == '\n' ? 0 : lineLength + 1;
+    if ((c != '\n' && (unsigned char)c < 0x20) || c == 0x7f ||
+        lineLength > 4 * (ein::dsl::kMaxMessageColumns + 100)) {
+      std::fputs("einc-fuzz: unsafe or unbounded diagnostic output\n", stderr);
+      std::abort();
+    }
+  }
   for (const ein::dsl::Diagnostic &d : diags.diagnostics())
     if (llvm::StringRef(d.message).starts_with("internal error"))
       internalError(diags);

@@ -222,9 +222,12 @@ TEST(LexerTest, UnexpectedCharacters) {
   EXPECT_EQ(l.diags->diagnostics()[0].loc.col, 7u);
   EXPECT_EQ(l.tokens[3].kind, K::Error);
 
-  EXPECT_EQ(lex(std::string("a \0 b", 5)).message(),
-            "unexpected character '\\x00'");
   EXPECT_EQ(lex("\xff").message(), "unexpected character '\\xff'");
+  EXPECT_EQ(lex("\x01").message(), "unexpected character '\\x01'");
+  // One character of several bytes is one error, shown as itself.
+  Lexed utf8 = lex("x = a \xc3\x97 b"); // "×"
+  EXPECT_EQ(utf8.message(), "unexpected character '\xc3\x97'");
+  EXPECT_EQ(utf8.diags->errorCount(), 1u);
   EXPECT_EQ(lex("a . b").message(), "unexpected character '.'");
   EXPECT_EQ(lex("a .. b").message(), "unexpected character '.'");
   EXPECT_EQ(lex("!").message(), "unexpected character '!'");
@@ -240,6 +243,33 @@ TEST(LexerTest, Describe) {
   EXPECT_EQ(l.tokens[5].describe(), "newline");
   EXPECT_EQ(l.tokens[6].describe(), "end of file");
   EXPECT_EQ(quoteForDiagnostic(std::string(50, 'a'), 10), "aaaaaaaaaa...");
+}
+
+TEST(LexerTest, ARunOfStrayBytesIsOneError) {
+  Lexed l = lex("x = a \x1b\x01\xff\xfe$? b\ny = 1\n");
+  EXPECT_EQ(l.diags->errorCount(), 1u);
+  EXPECT_EQ(l.message(), "unexpected characters '\\x1b\\x01\\xff\\xfe$?'");
+  EXPECT_EQ(l.diags->diagnostics()[0].loc.col, 7u);
+  // The lexer goes on after the run: `b`, the newline, the next statement.
+  EXPECT_EQ(l.tokens[3].kind, K::Error);
+  EXPECT_EQ(l.tokens[4].text, "b");
+  EXPECT_EQ(l.tokens[6].text, "y");
+  // A 1 MB run: one error, its quote bounded.
+  Lexed big = lex("x = " + std::string(1 << 20, '\x80'));
+  EXPECT_EQ(big.diags->errorCount(), 1u);
+  EXPECT_LT(big.message().size(), 200u);
+}
+
+TEST(LexerTest, ANulByteMeansABinaryFile) {
+  // One error at the first NUL, whatever follows, and no tokens.
+  std::string text("dim n = 4\nx = \x01 n\0\0$\n\0\xff\n", 26);
+  Lexed l = lex(text);
+  ASSERT_EQ(l.diags->diagnostics().size(), 1u);
+  EXPECT_EQ(l.message(), "unexpected NUL byte: this looks like a binary file, "
+                         "not a model (a text file)");
+  EXPECT_EQ(l.diags->diagnostics()[0].loc.line, 2u);
+  EXPECT_EQ(l.diags->diagnostics()[0].loc.col, 8u);
+  EXPECT_EQ(l.kinds(), std::vector<K>{K::Eof});
 }
 
 // Random bytes and random token soup: no crash, no hang, and every
@@ -272,6 +302,9 @@ TEST(LexerTest, FuzzNoCrash) {
     std::string out;
     llvm::raw_string_ostream os(out);
     diags.print(os);
+    // What a terminal receives: no control byte but the line ends.
+    for (char c : out)
+      ASSERT_TRUE(c == '\n' || ((unsigned char)c >= 0x20 && c != 0x7f)) << out;
   }
 }
 
