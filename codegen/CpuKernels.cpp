@@ -53,9 +53,11 @@
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -170,7 +172,22 @@ void compileChunk(Chunk &chunk) {
                   llvm::toString(tmBuilder.takeError());
     return;
   }
+  // EINC_JIT_CPU=NAME (an LLVM CPU name such as haswell) compiles for that
+  // CPU's features instead of the host's: how the determinism matrix
+  // (scripts/test-matrix) runs AVX2 kernels on an AVX-512 machine. It must
+  // name a CPU whose instructions this machine runs.
+  const char *jitCpu = std::getenv("EINC_JIT_CPU");
+  if (jitCpu && *jitCpu) {
+    tmBuilder->setCPU(jitCpu);
+    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
+  }
   auto tm = tmBuilder->createTargetMachine();
+  if (tm && jitCpu && *jitCpu &&
+      !(*tm)->getMCSubtargetInfo()->isCPUStringValid(jitCpu)) {
+    chunk.error = std::string("EINC_JIT_CPU: '") + jitCpu +
+                  "' is not a CPU LLVM knows for " + tmBuilder->getTargetTriple().str();
+    return;
+  }
   // The JIT's code generator targets the host too (its own TargetMachine).
   auto codegenTM = tm ? tmBuilder->createTargetMachine() : nullptr;
   if (!tm || !codegenTM) {

@@ -23,3 +23,18 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.einc_tools_dir, config.llvm_tools_dir]
 tools = ["einc", "ein-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# lit runs tests in a scrubbed environment; the settings the determinism
+# matrix (scripts/test-matrix, docs/determinism.md) varies must reach the
+# tools, or every cell would test the same thing. %{einc_threads} and
+# %{openblas_coretype} are what the tests should see (a pattern when unset).
+for var in ["EINC_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU"]:
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.substitutions.append(
+    ("%{einc_threads}", os.environ.get("EINC_NUM_THREADS") or "[0-9]+"))
+config.substitutions.append(
+    ("%{openblas_coretype}", os.environ.get("OPENBLAS_CORETYPE") or "unset"))
+config.substitutions.append(
+    ("%{einc_jit_cpu}", os.environ.get("EINC_JIT_CPU") or "unset"))

@@ -9,6 +9,15 @@
   compare_backends.py tensors CPU.safetensors REF.safetensors TOL
                                          every tensor (F32) agrees within TOL:
                                          max |cpu - ref| / max |ref|
+  compare_backends.py identical A.safetensors B.safetensors
+                                         the same tensors, bit for bit (the
+                                         claims of docs/determinism.md that
+                                         hold by construction)
+  compare_backends.py losses OUT RTOL V1 V2 ...
+                                         OUT's printed losses (`step N  loss
+                                         X`) are V1, V2, ... within RTOL
+                                         relative plus half a unit of the
+                                         last printed digit
 
 Prints the worst relative difference and OK or FAIL.
 """
@@ -73,8 +82,46 @@ def compare_tensors(cpu_file, ref_file, tol):
     return 0 if ok else 1
 
 
+def compare_identical(a_file, b_file):
+    a, b = read_safetensors(a_file), read_safetensors(b_file)
+    if not b or set(a) != set(b):
+        print("the files hold different tensors: FAIL")
+        return 1
+    for name in sorted(b):
+        if a[name].tobytes() != b[name].tobytes():
+            diff = next(i for i, (x, y) in enumerate(zip(a[name], b[name]))
+                        if struct.pack("<f", x) != struct.pack("<f", y))
+            print("%s differs first at [%d]: %r vs %r: FAIL" %
+                  (name, diff, a[name][diff], b[name][diff]))
+            return 1
+    print("%d tensors bit-identical: OK" % len(b))
+    return 0
+
+
+def compare_losses(out_file, rtol, expected):
+    printed = re.findall(r"^step (\d+)  loss (\S+)", open(out_file).read(), re.M)
+    if len(printed) != len(expected):
+        print("%d losses printed, %d expected: FAIL" % (len(printed), len(expected)))
+        return 1
+    ok = True
+    for (step, text), want in zip(printed, expected):
+        decimals = len(text.split(".")[1]) if "." in text else 0
+        bound = rtol * abs(want) + 0.5 * 10.0 ** -decimals
+        if not abs(float(text) - want) <= bound:
+            print("step %s: loss %s, expected %r within %.3g: FAIL" % (step, text, want, bound))
+            ok = False
+    if ok:
+        print("%d losses within %g relative (+ print rounding): OK" % (len(expected), rtol))
+    return 0 if ok else 1
+
+
 def main():
-    what, cpu_file, ref_file, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    what = sys.argv[1]
+    if what == "identical":
+        return compare_identical(sys.argv[2], sys.argv[3])
+    if what == "losses":
+        return compare_losses(sys.argv[2], float(sys.argv[3]), [float(v) for v in sys.argv[4:]])
+    cpu_file, ref_file, tol = sys.argv[2], sys.argv[3], float(sys.argv[4])
     if what == "tensors":
         return compare_tensors(cpu_file, ref_file, tol)
     parse = {"grad": grad_values, "steps": step_values}[what]

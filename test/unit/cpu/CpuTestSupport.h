@@ -64,8 +64,9 @@ inline Lowered lowerBoth(mlir::func::FuncOp fn) {
 }
 
 /// Runs both programs on the same arguments (`fill` sets them on the
-/// reference executor; they are copied to the CPU one) and returns the worst
-/// relative error over the results.
+/// reference executor; they are copied to the CPU one; the CPU one on
+/// einrt::defaultThreadCount() threads) and returns the worst relative
+/// error over the results.
 template <class Fill>
 double compareRuns(Lowered &l, Fill fill, std::string &error) {
   auto ref = einrt::Executor::create(*l.reference, einrt::Precision::F32, error);
@@ -73,6 +74,9 @@ double compareRuns(Lowered &l, Fill fill, std::string &error) {
   if (!ref || !cpu)
     return INFINITY;
   cpu->setKernels(l.kernels->table());
+  // The thread count einc would use (EINC_NUM_THREADS, ...): the
+  // determinism matrix (scripts/test-matrix) varies it.
+  cpu->setThreads(einrt::defaultThreadCount());
   fill(*ref);
   for (size_t a = 0; a < ref->argumentCount(); ++a) {
     auto v = ref->buffer(l.reference->arguments[a]).toDoubles();
