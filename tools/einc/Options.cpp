@@ -1,15 +1,25 @@
-//===- Options.cpp - einc's command line ----------------------------------===//
+//===- Options.cpp - einc's command line, parsed with CLI11 ---------------===//
+//
+// One CLI11 app per command, each with the flags that command takes. CLI11
+// splits the words (`--flag value`, `--flag=value`, `-oFILE`), finds the
+// flags and builds the help; the values are converted here, after parsing,
+// so that every problem is one line with einc's own wording. CLI11 throws:
+// this file is compiled with exceptions (library EincCommandLine), and no
+// exception leaves parseCommandLine.
+//
+//===----------------------------------------------------------------------===//
 #include "Options.h"
 
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/raw_ostream.h"
+#include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <cstdlib>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <sstream>
 
 namespace einc {
-
 namespace {
 
 const char *kOverview = R"(einc — compile einops-style model descriptions for training
@@ -34,12 +44,13 @@ Options common to every command:
   --set NAME=VALUE   override a `dim` (a positive integer) or a `train { }` setting;
                      repeatable. Example: --set d=512 --set layers=8
   -h, --help         show help (`einc <command> --help` for a command)
+  --version          print einc's version and git commit, and the LLVM/MLIR version
 
 Exit status: 0 success, 1 errors in the model or its files, 2 a bad command line.
 Run `einc <command> --help` for more.
 )";
 
-const char *kCheckHelp = R"(einc check — parse and check a model
+const char *kCheckAbout = R"(einc check — parse and check a model
 
 Usage: einc check [--set NAME=VALUE]... FILE.ein
 
@@ -47,15 +58,12 @@ Reads FILE.ein (or standard input for `-`), checks syntax, dims, named axes,
 einops patterns, element types and the train section, and lowers the model to
 the `ein` dialect without printing it. Every problem is printed to stderr as
 `file:line:col: error: ...` with the source line and a caret.
-
-Options:
-  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
-  -h, --help         show this help
-
-Exit status: 0 when the model is clean, 1 when it has errors, 2 on a bad command line.
 )";
 
-const char *kEmitHelp = R"(einc emit — print a stage of compilation
+const char *kCheckFooter = R"(Exit status: 0 when the model is clean, 1 when it has errors, 2 on a bad command line.
+)";
+
+const char *kEmitAbout = R"(einc emit — print a stage of compilation
 
 Usage: einc emit [--stage=STAGE] [-o FILE] [--set NAME=VALUE]... FILE.ein
 
@@ -70,17 +78,12 @@ Stages:
   fused the step after ein-fuse-elementwise: members of a fusion group carry
         `ein.fusion = N` and sit next to each other, as the CPU backend compiles them
         (unless the settings say `fusion = off`)
-
-Options:
-  --stage=STAGE      ast, ir, grad, step or fused (default: ir)
-  -o FILE            write to FILE instead of standard output
-  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 when the model has errors, 2 on a bad command line.
 )";
 
-const char *kRunHelp = R"(einc run — run a model once on one batch
+const char *kEmitFooter = R"(Exit status: 0 on success, 1 when the model has errors, 2 on a bad command line.
+)";
+
+const char *kRunAbout = R"(einc run — run a model once on one batch
 
 Usage: einc run [options] FILE.ein
 
@@ -90,42 +93,15 @@ backend (float32) runs contractions through BLAS and every other op as a
 kernel compiled for this machine; the reference backend runs the runtime's
 reference kernels op by op (the oracle the CPU backend is checked against).
 
-Modes:
-  --forward          the forward only: print the loss
-  (default)          forward and backward: print the loss and every gradient norm
-  --step             training steps (forward, backward, clipping, optimizer) on one
-                     batch: print loss and gradient norm per step
-  --steps N          with --step: how many steps (default 1)
+Without --forward or --step, the run is forward and backward: it prints the loss
+and every gradient norm.
+)";
 
-Options:
-  --load FILE        read params and inputs from a safetensors file; tensors are named
-                     as the model names them (per-layer params as layer.3.w_qkv);
-                     anything not in the file is initialised / drawn at random
-  --save-grads FILE  write the loss and every gradient (named as its param) to a
-                     safetensors file (default mode only)
-  --save-params FILE with --step: write the params and optimizer state after the
-                     last step to a safetensors file (loadable with --load)
-  --seed N           seed for parameter initialisation and random inputs (default 0)
-  --backend B        cpu (BLAS and compiled kernels, float32) or reference; the
-                     default is cpu, or reference with --f64 or --gradcheck
-  --f64              compute in float64 instead of float32 (reference backend)
-  --threads N        threads for the CPU backend: its kernels and BLAS (default:
-                     EINC_NUM_THREADS, OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set,
-                     else every hardware thread)
-  --gradcheck        compare the gradients with central finite differences (float64)
-  --samples K        with --gradcheck: entries checked per param (default 8)
-  --profile          time every step of the lowered Program and print where the time
-                     goes: by group (BLAS matmuls, kernels by op, fused kernels) and the
-                     costliest steps. Forward / gradient mode: 5 more timed runs after
-                     the first; --step: every step after the first (or the only one)
-  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 on errors (or a failed gradient check), 2 on a bad
+const char *kRunFooter = R"(Exit status: 0 on success, 1 on errors (or a failed gradient check), 2 on a bad
 command line.
 )";
 
-const char *kCalibrateHelp = R"(einc calibrate — measure this machine as the device profile "cpu"
+const char *kCalibrateAbout = R"(einc calibrate — measure this machine as the device profile "cpu"
 
 Usage: einc calibrate [-o FILE] [--seconds S]
 
@@ -137,18 +113,12 @@ the median of several runs, and the memory size (MemTotal).
 Prints one line per measurement and writes them as the profile "cpu" (bf16
 taken equal to f32) into a device profiles file; other profiles already in
 that file are kept. See docs/devices.md.
-
-Options:
-  -o FILE            the profiles file to write (default:
-                     $XDG_CONFIG_HOME/einc/devices.json, else
-                     ~/.config/einc/devices.json; the folder is created)
-  --seconds S        about how long to measure, in seconds (default 3, at most 60)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 when measuring or writing fails, 2 on a bad command line.
 )";
 
-const char *kReportHelp = R"(einc report — what one training step costs, before anything runs
+const char *kCalibrateFooter = R"(Exit status: 0 on success, 1 when measuring or writing fails, 2 on a bad command line.
+)";
+
+const char *kReportAbout = R"(einc report — what one training step costs, before anything runs
 
 Usage: einc report [options] FILE.ein
 
@@ -158,29 +128,13 @@ roofline, and prints: params; FLOPs by phase, layer and op kind (model FLOPs,
 what MFU counts, apart); memory (params, grads, optimizer state, activations
 saved for backward, inputs, peak and whether it fits); the predicted step time,
 tokens/s and MFU; the top ops by predicted time. See docs/report.md.
+)";
 
-Options:
-  --device NAME      device profile (default h100); profiles: the built-in ones, then
-                     $XDG_CONFIG_HOME/einc/devices.json (or ~/.config/einc/devices.json,
-                     where `einc calibrate` writes "cpu"), then --device-file
-  --device-file F    read more device profiles from F (same-named ones replace)
-  --precision P      fp32 (the IR's types), mixed (bf16 compute, fp32 master weights and
-                     optimizer state) or bf16 (default: the model's `precision`, else fp32)
-  --optimizer O      adamw, adam, sgd or adagrad (default: the model's, else adamw)
-  --format F         text (default), json or html (one self-contained file)
-  -o FILE            write to FILE instead of standard output
-  --gpus G           with --tokens: training time on G devices, and the largest model
-                     that fits G devices
-  --tokens D         training tokens in all (a number, or with K, M, B, T: 15T)
-  --mfu M            assumed MFU for the cluster time (default: the predicted MFU)
-  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 when the model has errors or the device is unknown,
+const char *kReportFooter = R"(Exit status: 0 on success, 1 when the model has errors or the device is unknown,
 2 on a bad command line.
 )";
 
-const char *kDataHelp = R"(einc data — turn a text file into byte-token files
+const char *kDataAbout = R"(einc data — turn a text file into byte-token files
 
 Usage: einc data TEXT --out DIR [--val-fraction F]
 
@@ -189,18 +143,13 @@ the identity). Writes DIR/train.bin (the first 1 - F of the tokens) and
 DIR/val.bin (the tail, held out), as little-endian uint16 (nanoGPT's format);
 DIR is created. Each file is written atomically (temporary file, fsync, rename).
 Prints the counts.
+)";
 
-Options:
-  --out DIR          the folder to write (required)
-  --val-fraction F   the share of tokens held out for validation, in [0, 1)
-                     (default 0.1; 0 writes no val.bin)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 when TEXT cannot be read or DIR cannot be written,
+const char *kDataFooter = R"(Exit status: 0 on success, 1 when TEXT cannot be read or DIR cannot be written,
 2 on a bad command line.
 )";
 
-const char *kTrainHelp = R"(einc train — train a model on token files
+const char *kTrainAbout = R"(einc train — train a model on token files
 
 Usage: einc train FILE.ein --data DIR/train.bin [--val DIR/val.bin] --steps N
                   --checkpoint-dir CK [options]
@@ -214,35 +163,13 @@ every `eval_every` steps. Checkpoints (safetensors: params, optimizer state,
 step, RNG and data position) go to CK/last.safetensors and, on the best
 validation loss, CK/best.safetensors; resuming from them is bit-exact.
 Defaults for a model without a `train { }` section are in docs/training.md.
+)";
 
-Options:
-  --data FILE        training tokens: little-endian uint16 (`einc data` writes them;
-                     llm.c's header is recognised)
-  --val FILE         validation tokens (evaluation and best.safetensors need it)
-  --steps N          the step at which this run stops: a total, not an increment
-                     (`--steps 20`, then `--steps 40 --resume`, ends where `--steps 40`
-                     does). The schedule's length is the `steps` setting; without one,
-                     --steps of the first run (recorded in the checkpoint)
-  --checkpoint-dir CK  where checkpoints are written (created)
-  --resume           continue from CK/last.safetensors
-  --reset-optimizer  with --resume: allow a checkpoint without optimizer state
-                     (the state starts at zero)
-  --log FILE         metrics as JSON lines: step, loss, lr, grad_norm,
-                     tokens_per_second, and val_loss where evaluated
-  --log-every N      report (progress line and log) every N steps (default 1); steps
-                     with an evaluation and the last step are always reported
-  --backend B        cpu (compiled kernels and BLAS; the default) or reference
-  --threads N        threads for the CPU backend: its kernels and BLAS (default:
-                     EINC_NUM_THREADS, OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set,
-                     else every hardware thread)
-  --set NAME=VALUE   override a `dim` or a `train { }` setting (repeatable)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 on errors in the model, its data or checkpoints
+const char *kTrainFooter = R"(Exit status: 0 on success, 1 on errors in the model, its data or checkpoints
 (or a non-finite loss), 2 on a bad command line.
 )";
 
-const char *kSampleHelp = R"(einc sample — generate text from a trained checkpoint
+const char *kSampleAbout = R"(einc sample — generate text from a trained checkpoint
 
 Usage: einc sample FILE.ein --checkpoint CK/best.safetensors [options]
 
@@ -251,46 +178,62 @@ the `window`/`ctx` tokens the model reads), takes the logits that predict the
 next token, samples one (temperature, top-k) from a seeded generator and
 appends it. Tokens are bytes: the prompt and the generated bytes are printed
 to standard output as they are. The same seed gives the same text.
+)";
 
-Options:
-  --checkpoint FILE  the params to load (CK/best.safetensors or CK/last.safetensors)
-  --prompt TEXT      the text to continue (default: a newline)
-  --tokens N         how many tokens (bytes) to generate (default 200)
-  --temperature T    divide the logits by T > 0 (default 1); small T is nearly greedy
-  --top-k K          sample among the K most likely tokens only (default 0: all)
-  --seed N           the sampling seed (default 0)
-  --backend B        cpu (the default) or reference
-  --threads N        threads for the CPU backend (default: EINC_NUM_THREADS,
-                     OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every
-                     hardware thread)
-  --set NAME=VALUE   override a `dim` (must match the checkpoint's shapes)
-  -h, --help         show this help
-
-Exit status: 0 on success, 1 on errors in the model or checkpoint, 2 on a bad
+const char *kSampleFooter = R"(Exit status: 0 on success, 1 on errors in the model or checkpoint, 2 on a bad
 command line.
 )";
 
-bool isCommand(llvm::StringRef s) {
-  return s == "check" || s == "emit" || s == "run" || s == "calibrate" || s == "report" ||
-         s == "data" || s == "train" || s == "sample";
-}
+const char *const kCommands[] = {"check", "emit",  "run",   "report",
+                                 "calibrate", "data", "train", "sample"};
 
-bool fail(const std::string &message) {
-  llvm::errs() << "einc: " << message << "\n";
+bool isCommand(const std::string &s) {
+  for (const char *c : kCommands)
+    if (s == c)
+      return true;
   return false;
 }
 
-bool parseCount(const std::string &text, int64_t &out, int64_t min) {
-  long long v;
-  if (llvm::StringRef(text).getAsInteger(10, v) || v < min)
-    return false;
-  out = v;
-  return true;
+/// A bad command line: the message, without the "(see ...)" hint.
+struct UsageError {
+  std::string message;
+};
+
+[[noreturn]] void bad(const std::string &message) { throw UsageError{message}; }
+
+/// The whole of `text` as an integer >= min, else nullopt.
+std::optional<int64_t> parseInteger(const std::string &text, int64_t min) {
+  if (text.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size() || v < min)
+    return std::nullopt;
+  return v;
+}
+
+/// The whole of `text` as a finite number, else nullopt.
+std::optional<double> parseReal(const std::string &text) {
+  if (text.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+int64_t count(const std::string &flag, const std::string &v, int64_t min) {
+  auto n = parseInteger(v, min);
+  if (!n)
+    bad(flag + (min > 0 ? " needs a positive integer" : " needs a non-negative integer") +
+        ", got '" + v + "'");
+  return *n;
 }
 
 /// A positive number, optionally with a suffix K, M, B or G, T (10^3 .. 10^12).
-bool parseQuantity(const std::string &text, double &out) {
-  llvm::StringRef s = text;
+std::optional<double> parseQuantity(std::string s) {
   double scale = 1;
   if (!s.empty()) {
     switch (s.back()) {
@@ -301,323 +244,501 @@ bool parseQuantity(const std::string &text, double &out) {
     default: break;
     }
     if (scale != 1)
-      s = s.drop_back();
+      s.pop_back();
   }
-  double v;
-  if (s.getAsDouble(v) || !(v > 0) || v * scale > 1e30)
-    return false;
-  out = v * scale;
-  return true;
+  auto v = parseReal(s);
+  if (!v || !(*v > 0) || *v * scale > 1e30)
+    return std::nullopt;
+  return *v * scale;
+}
+
+std::string choice(const std::string &what, const std::string &v,
+                   std::initializer_list<const char *> choices) {
+  std::string list;
+  size_t i = 0;
+  for (const char *c : choices) {
+    if (v == c)
+      return v;
+    list += std::string(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + c;
+    ++i;
+  }
+  bad("unknown " + what + " '" + v + "'; expected " + list);
+}
+
+/// einc's help layout: the command's prose, then each group of flags as
+/// "  LABEL  description" (descriptions aligned, continued lines indented),
+/// then the footer.
+class HelpFormatter : public CLI::FormatterBase {
+public:
+  std::string make_help(const CLI::App *app, std::string, CLI::AppFormatMode) const override {
+    std::ostringstream out;
+    out << app->get_description();
+    std::vector<std::string> groups;
+    for (const CLI::Option *opt : app->get_options())
+      if (!opt->get_group().empty() &&
+          std::find(groups.begin(), groups.end(), opt->get_group()) == groups.end())
+        groups.push_back(opt->get_group());
+    for (const std::string &group : groups) {
+      out << "\n" << group << ":\n";
+      for (const CLI::Option *opt : app->get_options())
+        if (opt->get_group() == group)
+          out << line(*opt);
+    }
+    out << "\n" << app->get_footer();
+    return out.str();
+  }
+
+private:
+  static constexpr size_t kColumn = 21;
+
+  static std::string line(const CLI::Option &opt) {
+    std::string label;
+    for (const std::string &s : opt.get_snames())
+      label += (label.empty() ? "-" : ", -") + s;
+    for (const std::string &l : opt.get_lnames())
+      label += (label.empty() ? "--" : ", --") + l;
+    if (opt.get_type_size() != 0)
+      label += " " + opt.get_type_name();
+    std::string text = "  " + label;
+    text += text.size() + 2 <= kColumn ? std::string(kColumn - text.size(), ' ') : "  ";
+    for (char c : opt.get_description()) {
+      text += c;
+      if (c == '\n')
+        text += std::string(kColumn, ' ');
+    }
+    return text + "\n";
+  }
+};
+
+/// One command's flags: CLI11 collects each flag's words, `apply` converts
+/// them into Options after parsing.
+struct Command {
+  std::unique_ptr<CLI::App> app;
+  std::deque<std::vector<std::string>> values;           // one per flag with a value
+  std::vector<std::function<void()>> apply;              // in registration order
+  std::vector<std::string> files;                        // the positional words
+  bool help = false;
+
+  /// A flag with a value; `convert` runs on each occurrence, in order.
+  void value(const std::string &names, const std::string &valueName,
+             const std::string &description, std::function<void(const std::string &)> convert,
+             const std::string &group = "Options") {
+    std::vector<std::string> &words = values.emplace_back();
+    app->add_option(names, words, description)
+        ->type_name(valueName)
+        ->allow_extra_args(false)
+        ->group(group);
+    apply.push_back([&words, convert] {
+      for (const std::string &w : words)
+        convert(w);
+    });
+  }
+
+  void flag(const std::string &names, const std::string &description, bool &target,
+            const std::string &group = "Options") {
+    app->add_flag(names, target, description)->group(group);
+  }
+};
+
+using Builder = void (*)(Command &, Options &);
+
+void addSet(Command &c, Options &o, const char *description =
+                                       "override a `dim` or a `train { }` setting (repeatable)") {
+  c.value("--set", "NAME=VALUE", description, [&o](const std::string &v) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0)
+      bad("--set needs NAME=VALUE, got '" + v + "'");
+    o.overrides.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+  });
+}
+
+void addOutput(Command &c, Options &o, const char *description) {
+  c.value("-o", "FILE", description, [&o](const std::string &v) { o.output = v; });
+}
+
+void addBackend(Command &c, Options &o, const char *description) {
+  c.value("--backend", "B", description, [&o](const std::string &v) {
+    o.backend = choice("backend", v, {"cpu", "reference"});
+    o.backendGiven = true;
+  });
+}
+
+void addThreads(Command &c, Options &o, const char *description) {
+  c.value("--threads", "N", description, [&o](const std::string &v) {
+    auto n = parseInteger(v, 1);
+    if (!n || *n > 1024)
+      bad("--threads needs an integer in [1, 1024], got '" + v + "'");
+    o.threads = *n;
+  });
+}
+
+void addSeed(Command &c, Options &o, const char *description) {
+  c.value("--seed", "N", description, [&o](const std::string &v) {
+    o.seed = static_cast<uint64_t>(count("--seed", v, 0));
+  });
+}
+
+void addSteps(Command &c, Options &o, const char *description, const std::string &group) {
+  c.value("--steps", "N", description, [&o](const std::string &v) {
+    o.stepsGiven = true;
+    o.steps = count("--steps", v, 1);
+  }, group);
+}
+
+const char *kThreadsHelp = "threads for the CPU backend: its kernels and BLAS (default:\n"
+                           "EINC_NUM_THREADS, OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set,\n"
+                           "else every hardware thread)";
+
+void buildCheck(Command &c, Options &o) { addSet(c, o); }
+
+void buildEmit(Command &c, Options &o) {
+  c.value("--stage", "STAGE", "ast, ir, grad, step or fused (default: ir)",
+          [&o](const std::string &v) {
+            if (v != "ast" && v != "ir" && v != "grad" && v != "step" && v != "fused")
+              bad("unknown stage '" + v + "'; expected ast, ir, grad, step or fused");
+            o.stage = v;
+          });
+  addOutput(c, o, "write to FILE instead of standard output");
+  addSet(c, o);
+}
+
+void buildRun(Command &c, Options &o) {
+  c.app->add_flag_callback("--forward", [&o] { o.mode = "forward"; },
+                           "the forward only: print the loss")
+      ->group("Modes");
+  c.app->add_flag_callback("--step", [&o] { o.mode = "step"; },
+                           "training steps (forward, backward, clipping, optimizer) on one\n"
+                           "batch: print loss and gradient norm per step")
+      ->group("Modes");
+  addSteps(c, o, "with --step: how many steps (default 1)", "Modes");
+  c.value("--load", "FILE",
+          "read params and inputs from a safetensors file; tensors are named\n"
+          "as the model names them (per-layer params as layer.3.w_qkv);\n"
+          "anything not in the file is initialised / drawn at random",
+          [&o](const std::string &v) { o.load = v; });
+  c.value("--save-grads", "FILE",
+          "write the loss and every gradient (named as its param) to a\n"
+          "safetensors file (default mode only)",
+          [&o](const std::string &v) { o.saveGrads = v; });
+  c.value("--save-params", "FILE",
+          "with --step: write the params and optimizer state after the\n"
+          "last step to a safetensors file (loadable with --load)",
+          [&o](const std::string &v) { o.saveParams = v; });
+  addSeed(c, o, "seed for parameter initialisation and random inputs (default 0)");
+  addBackend(c, o, "cpu (BLAS and compiled kernels, float32) or reference; the\n"
+                   "default is cpu, or reference with --f64 or --gradcheck");
+  c.flag("--f64", "compute in float64 instead of float32 (reference backend)", o.f64);
+  addThreads(c, o, kThreadsHelp);
+  c.flag("--gradcheck", "compare the gradients with central finite differences (float64)",
+         o.gradcheck);
+  c.value("--samples", "K", "with --gradcheck: entries checked per param (default 8)",
+          [&o](const std::string &v) { o.samples = count("--samples", v, 1); });
+  c.flag("--profile",
+         "time every step of the lowered Program and print where the time\n"
+         "goes: by group (BLAS matmuls, kernels by op, fused kernels) and the\n"
+         "costliest steps. Forward / gradient mode: 5 more timed runs after\n"
+         "the first; --step: every step after the first (or the only one)",
+         o.profile);
+  addSet(c, o);
+}
+
+void buildCalibrate(Command &c, Options &o) {
+  addOutput(c, o, "the profiles file to write (default:\n"
+                  "$XDG_CONFIG_HOME/einc/devices.json, else\n"
+                  "~/.config/einc/devices.json; the folder is created)");
+  c.value("--seconds", "S", "about how long to measure, in seconds (default 3, at most 60)",
+          [&o](const std::string &v) {
+            auto s = parseReal(v);
+            if (!s || !(*s > 0 && *s <= 60))
+              bad("--seconds needs a number of seconds in (0, 60], got '" + v + "'");
+            o.seconds = *s;
+          });
+}
+
+void buildReport(Command &c, Options &o) {
+  c.value("--device", "NAME",
+          "device profile (default h100); profiles: the built-in ones, then\n"
+          "$XDG_CONFIG_HOME/einc/devices.json (or ~/.config/einc/devices.json,\n"
+          "where `einc calibrate` writes \"cpu\"), then --device-file",
+          [&o](const std::string &v) { o.device = v; });
+  c.value("--device-file", "F", "read more device profiles from F (same-named ones replace)",
+          [&o](const std::string &v) { o.deviceFile = v; });
+  c.value("--precision", "P",
+          "fp32 (the IR's types), mixed (bf16 compute, fp32 master weights and\n"
+          "optimizer state) or bf16 (default: the model's `precision`, else fp32)",
+          [&o](const std::string &v) { o.precision = choice("precision", v, {"fp32", "mixed", "bf16"}); });
+  c.value("--optimizer", "O", "adamw, adam, sgd or adagrad (default: the model's, else adamw)",
+          [&o](const std::string &v) {
+            o.optimizer = choice("optimizer", v, {"adamw", "adam", "sgd", "adagrad"});
+          });
+  c.value("--format", "F", "text (default), json or html (one self-contained file)",
+          [&o](const std::string &v) { o.format = choice("format", v, {"text", "json", "html"}); });
+  addOutput(c, o, "write to FILE instead of standard output");
+  c.value("--gpus", "G",
+          "with --tokens: training time on G devices, and the largest model\n"
+          "that fits G devices",
+          [&o](const std::string &v) { o.gpus = count("--gpus", v, 1); });
+  c.value("--tokens", "D", "training tokens in all (a number, or with K, M, B, T: 15T)",
+          [&o](const std::string &v) {
+            auto q = parseQuantity(v);
+            if (!q)
+              bad("--tokens needs a positive number such as 15e12 or 15T, got '" + v + "'");
+            o.clusterTokens = *q;
+          });
+  c.value("--mfu", "M", "assumed MFU for the cluster time (default: the predicted MFU)",
+          [&o](const std::string &v) {
+            auto m = parseReal(v);
+            if (!m || !(*m > 0 && *m <= 1))
+              bad("--mfu needs a fraction in (0, 1], got '" + v + "'");
+            o.mfu = *m;
+          });
+  addSet(c, o);
+}
+
+void buildData(Command &c, Options &o) {
+  c.value("--out", "DIR", "the folder to write (required)",
+          [&o](const std::string &v) { o.dataOut = v; });
+  c.value("--val-fraction", "F",
+          "the share of tokens held out for validation, in [0, 1)\n"
+          "(default 0.1; 0 writes no val.bin)",
+          [&o](const std::string &v) {
+            auto f = parseReal(v);
+            if (!f || !(*f >= 0 && *f < 1))
+              bad("--val-fraction needs a fraction in [0, 1), got '" + v + "'");
+            o.valFraction = *f;
+          });
+}
+
+void buildTrain(Command &c, Options &o) {
+  c.value("--data", "FILE",
+          "training tokens: little-endian uint16 (`einc data` writes them;\n"
+          "llm.c's header is recognised)",
+          [&o](const std::string &v) { o.trainData = v; });
+  c.value("--val", "FILE", "validation tokens (evaluation and best.safetensors need it)",
+          [&o](const std::string &v) { o.valData = v; });
+  addSteps(c, o,
+           "the step at which this run stops: a total, not an increment\n"
+           "(`--steps 20`, then `--steps 40 --resume`, ends where `--steps 40`\n"
+           "does). The schedule's length is the `steps` setting; without one,\n"
+           "--steps of the first run (recorded in the checkpoint)",
+           "Options");
+  c.value("--checkpoint-dir", "CK", "where checkpoints are written (created)",
+          [&o](const std::string &v) { o.checkpointDir = v; });
+  c.flag("--resume", "continue from CK/last.safetensors", o.resume);
+  c.flag("--reset-optimizer",
+         "with --resume: allow a checkpoint without optimizer state\n"
+         "(the state starts at zero)",
+         o.resetOptimizer);
+  c.value("--log", "FILE",
+          "metrics as JSON lines: step, loss, lr, grad_norm,\n"
+          "tokens_per_second, and val_loss where evaluated",
+          [&o](const std::string &v) { o.logFile = v; });
+  c.value("--log-every", "N",
+          "report (progress line and log) every N steps (default 1); steps\n"
+          "with an evaluation and the last step are always reported",
+          [&o](const std::string &v) { o.logEvery = count("--log-every", v, 1); });
+  addBackend(c, o, "cpu (compiled kernels and BLAS; the default) or reference");
+  addThreads(c, o, kThreadsHelp);
+  addSet(c, o);
+}
+
+void buildSample(Command &c, Options &o) {
+  c.value("--checkpoint", "FILE",
+          "the params to load (CK/best.safetensors or CK/last.safetensors)",
+          [&o](const std::string &v) { o.checkpoint = v; });
+  c.value("--prompt", "TEXT", "the text to continue (default: a newline)",
+          [&o](const std::string &v) { o.prompt = v; });
+  c.value("--tokens", "N", "how many tokens (bytes) to generate (default 200)",
+          [&o](const std::string &v) { o.sampleTokens = count("--tokens", v, 0); });
+  c.value("--temperature", "T",
+          "divide the logits by T > 0 (default 1); small T is nearly greedy",
+          [&o](const std::string &v) {
+            auto t = parseReal(v);
+            if (!t || !(*t > 0 && *t <= 1e6))
+              bad("--temperature needs a positive number, got '" + v + "'");
+            o.temperature = *t;
+          });
+  c.value("--top-k", "K", "sample among the K most likely tokens only (default 0: all)",
+          [&o](const std::string &v) { o.topK = count("--top-k", v, 0); });
+  addSeed(c, o, "the sampling seed (default 0)");
+  addBackend(c, o, "cpu (the default) or reference");
+  addThreads(c, o, "threads for the CPU backend (default: EINC_NUM_THREADS,\n"
+                   "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every\n"
+                   "hardware thread)");
+  addSet(c, o, "override a `dim` (must match the checkpoint's shapes)");
+}
+
+struct CommandText {
+  const char *name;
+  const char *about, *footer;
+  Builder build;
+};
+
+const CommandText kCommandTexts[] = {
+    {"check", kCheckAbout, kCheckFooter, buildCheck},
+    {"emit", kEmitAbout, kEmitFooter, buildEmit},
+    {"run", kRunAbout, kRunFooter, buildRun},
+    {"report", kReportAbout, kReportFooter, buildReport},
+    {"calibrate", kCalibrateAbout, kCalibrateFooter, buildCalibrate},
+    {"data", kDataAbout, kDataFooter, buildData},
+    {"train", kTrainAbout, kTrainFooter, buildTrain},
+    {"sample", kSampleAbout, kSampleFooter, buildSample},
+};
+
+/// The app of `name`, its flags writing into `o`.
+std::unique_ptr<Command> makeCommand(const std::string &name, Options &o) {
+  for (const CommandText &t : kCommandTexts) {
+    if (name != t.name)
+      continue;
+    auto c = std::make_unique<Command>();
+    c->app = std::make_unique<CLI::App>(t.about, "einc " + name);
+    c->app->set_help_flag();
+    c->app->formatter(std::make_shared<HelpFormatter>());
+    c->app->footer(t.footer);
+    c->app->allow_extras();
+    t.build(*c, o);
+    c->flag("-h,--help", "show this help", c->help);
+    c->app->add_option("files", c->files)->group("");
+    return c;
+  }
+  return nullptr;
+}
+
+/// "'einc train', 'einc sample' or 'einc run'": the commands that take `flag`.
+std::string commandsTaking(const std::string &flag) {
+  std::vector<std::string> takers;
+  for (const CommandText &t : kCommandTexts) {
+    Options scratch;
+    auto c = makeCommand(t.name, scratch);
+    if (c->app->get_option_no_throw(flag))
+      takers.push_back(std::string("'einc ") + t.name + "'");
+  }
+  std::string list;
+  for (size_t i = 0; i < takers.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == takers.size() ? " or " : ", ") + takers[i];
+  return list;
+}
+
+/// Parses the words after the command into `o`; throws UsageError.
+void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
+  std::reverse(words.begin(), words.end()); // CLI11 takes them last first
+  try {
+    c.app->parse(words);
+  } catch (const CLI::ArgumentMismatch &e) {
+    // "--set: 1 required NAME=VALUE missing": a flag at the end without its value.
+    std::string what = e.what();
+    bad(what.substr(0, what.find(':')) + " needs a value");
+  } catch (const CLI::ParseError &e) {
+    bad(e.what());
+  }
+  for (const std::string &extra : c.app->remaining()) {
+    if (extra.size() < 2 || extra[0] != '-')
+      continue;
+    std::string name = extra.substr(0, extra.find('='));
+    std::string takers = commandsTaking(name);
+    if (!takers.empty())
+      bad(name + " applies to " + takers + " only");
+    bad("unknown option '" + extra + "'");
+  }
+  for (const std::string &extra : c.app->remaining())
+    c.files.push_back(extra); // CLI11 keeps words after an unknown one here
+  o.help = c.help;
+  for (auto &apply : c.apply)
+    apply();
+  for (const std::string &file : c.files) {
+    if (o.command == "calibrate")
+      bad("'einc calibrate' takes no input file, got '" + file + "'");
+    if (!o.input.empty())
+      bad("more than one input file ('" + o.input + "' and '" + file + "')");
+    o.input = file;
+  }
+}
+
+/// The checks across flags.
+void checkCombination(Options &o) {
+  if (o.input.empty() && o.command != "calibrate")
+    bad("missing input file");
+  if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
+    bad("--gpus and --tokens go together");
+  if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)
+    bad("--mfu needs --gpus and --tokens");
+  if (o.command == "data" && o.dataOut.empty())
+    bad("missing --out DIR");
+  if (o.command == "train") {
+    if (o.trainData.empty())
+      bad("missing --data FILE (training tokens; `einc data` writes them)");
+    if (!o.stepsGiven)
+      bad("missing --steps N (the step at which this run stops)");
+    if (o.checkpointDir.empty())
+      bad("missing --checkpoint-dir DIR");
+    if (o.resetOptimizer && !o.resume)
+      bad("--reset-optimizer needs --resume");
+  }
+  if (o.command == "sample" && o.checkpoint.empty())
+    bad("missing --checkpoint FILE");
+  if (o.command == "run") {
+    if (o.steps != 1 && o.mode != "step")
+      bad("--steps needs --step");
+    if (!o.saveGrads.empty() && o.mode != "grad")
+      bad("--save-grads needs the default (gradient) mode");
+    if (!o.saveParams.empty() && o.mode != "step")
+      bad("--save-params needs --step");
+    if (o.gradcheck && o.mode != "grad")
+      bad("--gradcheck needs the default (gradient) mode");
+    if (o.profile && o.gradcheck)
+      bad("--profile and --gradcheck go in separate runs");
+    if (!o.backendGiven)
+      o.backend = o.f64 || o.gradcheck ? "reference" : "cpu";
+    else if (o.backend == "cpu" && o.f64)
+      bad("--backend cpu runs float32 only; drop --f64 or use --backend reference");
+  }
+}
+
+std::string helpText(const std::string &command) {
+  Options scratch;
+  auto c = makeCommand(command, scratch);
+  return c ? c->app->help() : kOverview;
 }
 
 } // namespace
 
-void printHelp(const std::string &command) {
-  if (command == "check")
-    llvm::outs() << kCheckHelp;
-  else if (command == "emit")
-    llvm::outs() << kEmitHelp;
-  else if (command == "run")
-    llvm::outs() << kRunHelp;
-  else if (command == "calibrate")
-    llvm::outs() << kCalibrateHelp;
-  else if (command == "report")
-    llvm::outs() << kReportHelp;
-  else if (command == "data")
-    llvm::outs() << kDataHelp;
-  else if (command == "train")
-    llvm::outs() << kTrainHelp;
-  else if (command == "sample")
-    llvm::outs() << kSampleHelp;
-  else
-    llvm::outs() << kOverview;
-}
-
-std::optional<Options> parseOptions(int argc, char **argv) {
-  Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string problem;
-  auto usage = [&](const std::string &message) -> std::optional<Options> {
-    fail(message + " (see 'einc " + (o.command.empty() ? "" : o.command + " ") + "--help')");
-    return std::nullopt;
-  };
-  if (args.empty())
-    return usage("missing command");
-  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    o.help = true;
-    if (args.size() > 1 && isCommand(args[1]))
-      o.command = args[1];
-    return o;
-  }
-  if (!isCommand(args[0]))
-    return usage("unknown command '" + args[0] + "'; expected check, emit, run, report, calibrate, data, train or sample");
-  o.command = args[0];
-
-  // The flags: name, the commands that take it ("" = all), whether it takes
-  // a value, and what it does (returns "" or a problem).
-  struct Flag {
-    const char *name;
-    const char *commands;
-    bool takesValue;
-    std::function<std::string(const std::string &)> apply;
-  };
-  const Flag flags[] = {
-      {"--set", "", true,
-       [&](const std::string &v) -> std::string {
-         size_t eq = v.find('=');
-         if (eq == std::string::npos || eq == 0)
-           return "--set needs NAME=VALUE, got '" + v + "'";
-         o.overrides.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-         return "";
-       }},
-      {"--stage", "emit", true,
-       [&](const std::string &v) -> std::string {
-         if (v != "ast" && v != "ir" && v != "grad" && v != "step" && v != "fused")
-           return "unknown stage '" + v + "'; expected ast, ir, grad, step or fused";
-         o.stage = v;
-         return "";
-       }},
-      {"-o", "emit calibrate report", true,
-       [&](const std::string &v) { o.output = v; return std::string(); }},
-      {"--seconds", "calibrate", true,
-       [&](const std::string &v) -> std::string {
-         double s;
-         if (llvm::StringRef(v).getAsDouble(s) || !(s > 0 && s <= 60))
-           return "--seconds needs a number of seconds in (0, 60], got '" + v + "'";
-         o.seconds = s;
-         return "";
-       }},
-      {"--device", "report", true, [&](const std::string &v) { o.device = v; return std::string(); }},
-      {"--device-file", "report", true,
-       [&](const std::string &v) { o.deviceFile = v; return std::string(); }},
-      {"--precision", "report", true,
-       [&](const std::string &v) -> std::string {
-         if (v != "fp32" && v != "mixed" && v != "bf16")
-           return "unknown precision '" + v + "'; expected fp32, mixed or bf16";
-         o.precision = v;
-         return "";
-       }},
-      {"--optimizer", "report", true,
-       [&](const std::string &v) -> std::string {
-         if (v != "adamw" && v != "adam" && v != "sgd" && v != "adagrad")
-           return "unknown optimizer '" + v + "'; expected adamw, adam, sgd or adagrad";
-         o.optimizer = v;
-         return "";
-       }},
-      {"--format", "report", true,
-       [&](const std::string &v) -> std::string {
-         if (v != "text" && v != "json" && v != "html")
-           return "unknown format '" + v + "'; expected text, json or html";
-         o.format = v;
-         return "";
-       }},
-      {"--gpus", "report", true,
-       [&](const std::string &v) -> std::string {
-         return parseCount(v, o.gpus, 1) ? "" : "--gpus needs a positive integer, got '" + v + "'";
-       }},
-      {"--out", "data", true, [&](const std::string &v) { o.dataOut = v; return std::string(); }},
-      {"--val-fraction", "data", true,
-       [&](const std::string &v) -> std::string {
-         double f;
-         if (llvm::StringRef(v).getAsDouble(f) || !(f >= 0 && f < 1))
-           return "--val-fraction needs a fraction in [0, 1), got '" + v + "'";
-         o.valFraction = f;
-         return "";
-       }},
-      {"--data", "train", true, [&](const std::string &v) { o.trainData = v; return std::string(); }},
-      {"--val", "train", true, [&](const std::string &v) { o.valData = v; return std::string(); }},
-      {"--checkpoint-dir", "train", true,
-       [&](const std::string &v) { o.checkpointDir = v; return std::string(); }},
-      {"--resume", "train", false, [&](const std::string &) { o.resume = true; return std::string(); }},
-      {"--reset-optimizer", "train", false,
-       [&](const std::string &) { o.resetOptimizer = true; return std::string(); }},
-      {"--log", "train", true, [&](const std::string &v) { o.logFile = v; return std::string(); }},
-      {"--log-every", "train", true,
-       [&](const std::string &v) -> std::string {
-         return parseCount(v, o.logEvery, 1) ? "" : "--log-every needs a positive integer, got '" + v + "'";
-       }},
-      {"--backend", "train sample run", true,
-       [&](const std::string &v) -> std::string {
-         if (v != "cpu" && v != "reference")
-           return "unknown backend '" + v + "'; expected cpu or reference";
-         o.backend = v;
-         o.backendGiven = true;
-         return "";
-       }},
-      {"--threads", "train sample run", true,
-       [&](const std::string &v) -> std::string {
-         return parseCount(v, o.threads, 1) && o.threads <= 1024
-                    ? ""
-                    : "--threads needs an integer in [1, 1024], got '" + v + "'";
-       }},
-      {"--checkpoint", "sample", true,
-       [&](const std::string &v) { o.checkpoint = v; return std::string(); }},
-      {"--prompt", "sample", true, [&](const std::string &v) { o.prompt = v; return std::string(); }},
-      {"--tokens", "sample", true,
-       [&](const std::string &v) -> std::string {
-         return parseCount(v, o.sampleTokens, 0) ? ""
-                : "--tokens needs a non-negative integer, got '" + v + "'";
-       }},
-      {"--temperature", "sample", true,
-       [&](const std::string &v) -> std::string {
-         double t;
-         if (llvm::StringRef(v).getAsDouble(t) || !(t > 0 && t <= 1e6))
-           return "--temperature needs a positive number, got '" + v + "'";
-         o.temperature = t;
-         return "";
-       }},
-      {"--top-k", "sample", true,
-       [&](const std::string &v) -> std::string {
-         return parseCount(v, o.topK, 0) ? "" : "--top-k needs a non-negative integer, got '" + v + "'";
-       }},
-      {"--tokens", "report", true,
-       [&](const std::string &v) -> std::string {
-         return parseQuantity(v, o.clusterTokens)
-                    ? ""
-                    : "--tokens needs a positive number such as 15e12 or 15T, got '" + v + "'";
-       }},
-      {"--mfu", "report", true,
-       [&](const std::string &v) -> std::string {
-         double m;
-         if (llvm::StringRef(v).getAsDouble(m) || !(m > 0 && m <= 1))
-           return "--mfu needs a fraction in (0, 1], got '" + v + "'";
-         o.mfu = m;
-         return "";
-       }},
-      {"--forward", "run", false, [&](const std::string &) { o.mode = "forward"; return std::string(); }},
-      {"--step", "run", false, [&](const std::string &) { o.mode = "step"; return std::string(); }},
-      {"--steps", "run train", true,
-       [&](const std::string &v) -> std::string {
-         o.stepsGiven = true;
-         return parseCount(v, o.steps, 1) ? "" : "--steps needs a positive integer, got '" + v + "'";
-       }},
-      {"--load", "run", true, [&](const std::string &v) { o.load = v; return std::string(); }},
-      {"--save-grads", "run", true,
-       [&](const std::string &v) { o.saveGrads = v; return std::string(); }},
-      {"--save-params", "run", true,
-       [&](const std::string &v) { o.saveParams = v; return std::string(); }},
-      {"--seed", "run sample", true,
-       [&](const std::string &v) -> std::string {
-         int64_t s;
-         if (!parseCount(v, s, 0))
-           return "--seed needs a non-negative integer, got '" + v + "'";
-         o.seed = static_cast<uint64_t>(s);
-         return "";
-       }},
-      {"--f64", "run", false, [&](const std::string &) { o.f64 = true; return std::string(); }},
-      {"--gradcheck", "run", false,
-       [&](const std::string &) { o.gradcheck = true; return std::string(); }},
-      {"--profile", "run", false,
-       [&](const std::string &) { o.profile = true; return std::string(); }},
-      {"--samples", "run", true,
-       [&](const std::string &v) -> std::string {
-         return parseCount(v, o.samples, 1) ? "" : "--samples needs a positive integer, got '" + v + "'";
-       }},
-  };
-
-  for (size_t i = 1; i < args.size(); ++i) {
-    llvm::StringRef arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      o.help = true;
-      continue;
+CommandLine parseCommandLine(const std::vector<std::string> &args) {
+  CommandLine result;
+  Options &o = result.options;
+  try {
+    if (args.empty())
+      bad("missing command");
+    if (args[0] == "--version") {
+      result.action = CommandLine::Action::Version;
+      return result;
     }
-    const Flag *matched = nullptr;
-    std::string value;
-    // A name may have one row per command (--tokens: report, sample): the
-    // row for this command first, then any (for the error message).
-    auto appliesHere = [&](const Flag &f) {
-      llvm::SmallVector<llvm::StringRef> takers;
-      llvm::StringRef(f.commands).split(takers, ' ');
-      return llvm::StringRef(f.commands).empty() || llvm::is_contained(takers, o.command);
-    };
-    std::vector<const Flag *> order;
-    for (const Flag &f : flags)
-      if (appliesHere(f))
-        order.push_back(&f);
-    for (const Flag &f : flags)
-      if (!appliesHere(f))
-        order.push_back(&f);
-    for (const Flag *fp : order) {
-      const Flag &f = *fp;
-      llvm::StringRef name = f.name;
-      if (arg == name) {
-        matched = &f;
-        if (f.takesValue) {
-          if (i + 1 >= args.size())
-            return usage(std::string(f.name) + " needs a value");
-          value = args[++i];
-        }
-        break;
-      }
-      if (f.takesValue && arg.starts_with(name.str() + "=")) {
-        matched = &f;
-        value = arg.drop_front(name.size() + 1).str();
-        break;
-      }
+    if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+      result.action = CommandLine::Action::Help;
+      result.text = helpText(args.size() > 1 && isCommand(args[1]) ? args[1] : "");
+      return result;
     }
-    if (matched) {
-      llvm::StringRef commands = matched->commands;
-      llvm::SmallVector<llvm::StringRef> takers;
-      commands.split(takers, ' ');
-      if (!commands.empty() && !llvm::is_contained(takers, o.command)) {
-        std::string list;
-        for (size_t t = 0; t < takers.size(); ++t)
-          list += std::string(t == 0 ? "" : t + 1 == takers.size() ? " or " : ", ") +
-                  "'einc " + takers[t].str() + "'";
-        return usage(std::string(matched->name) + " applies to " + list + " only");
-      }
-      std::string problem = matched->apply(value);
-      if (!problem.empty())
-        return usage(problem);
-      continue;
+    if (!isCommand(args[0]))
+      bad("unknown command '" + args[0] +
+          "'; expected check, emit, run, report, calibrate, data, train or sample");
+    o.command = args[0];
+    auto command = makeCommand(o.command, o);
+    parseCommand(*command, o, std::vector<std::string>(args.begin() + 1, args.end()));
+    if (o.help) {
+      result.action = CommandLine::Action::Help;
+      result.text = command->app->help();
+      return result;
     }
-    if (arg.starts_with("-") && arg != "-")
-      return usage("unknown option '" + arg.str() + "'");
-    if (o.command == "calibrate")
-      return usage("'einc calibrate' takes no input file, got '" + arg.str() + "'");
-    if (!o.input.empty())
-      return usage("more than one input file ('" + o.input + "' and '" + arg.str() + "')");
-    o.input = arg.str();
+    checkCombination(o);
+  } catch (const UsageError &e) {
+    result.action = CommandLine::Action::Error;
+    result.text = "einc: " + e.message + " (see 'einc " +
+                  (o.command.empty() ? "" : o.command + " ") + "--help')";
+  } catch (const std::exception &e) {
+    // Not expected from CLI11 once parsed; still no exception leaves here.
+    result.action = CommandLine::Action::Error;
+    result.text = std::string("einc: cannot read the command line: ") + e.what();
   }
-  if (o.help)
-    return o;
-  if (o.input.empty() && o.command != "calibrate")
-    return usage("missing input file");
-  if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
-    return usage("--gpus and --tokens go together");
-  if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)
-    return usage("--mfu needs --gpus and --tokens");
-  if (o.command == "data" && o.dataOut.empty())
-    return usage("missing --out DIR");
-  if (o.command == "train") {
-    if (o.trainData.empty())
-      return usage("missing --data FILE (training tokens; `einc data` writes them)");
-    if (!o.stepsGiven)
-      return usage("missing --steps N (the step at which this run stops)");
-    if (o.checkpointDir.empty())
-      return usage("missing --checkpoint-dir DIR");
-    if (o.resetOptimizer && !o.resume)
-      return usage("--reset-optimizer needs --resume");
-  }
-  if (o.command == "sample" && o.checkpoint.empty())
-    return usage("missing --checkpoint FILE");
-  if (o.command == "run") {
-    if (o.steps != 1 && o.mode != "step")
-      return usage("--steps needs --step");
-    if (!o.saveGrads.empty() && o.mode != "grad")
-      return usage("--save-grads needs the default (gradient) mode");
-    if (!o.saveParams.empty() && o.mode != "step")
-      return usage("--save-params needs --step");
-    if (o.gradcheck && o.mode != "grad")
-      return usage("--gradcheck needs the default (gradient) mode");
-    if (o.profile && o.gradcheck)
-      return usage("--profile and --gradcheck go in separate runs");
-    if (!o.backendGiven)
-      o.backend = o.f64 || o.gradcheck ? "reference" : "cpu";
-    else if (o.backend == "cpu" && o.f64)
-      return usage("--backend cpu runs float32 only; drop --f64 or use --backend reference");
-  }
-  return o;
+  return result;
 }
 
 } // namespace einc

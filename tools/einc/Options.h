@@ -1,8 +1,9 @@
 //===- Options.h - einc's command line -------------------------*- C++ -*-===//
 //
-// A small hand-written parser: subcommand, flags, one input file. Written
-// by hand (not llvm::cl) so that `--help` lists einc's options only and a
-// bad flag is a one-line message with exit status 2.
+// The command, its flags and one input file, parsed with CLI11 (Options.cpp,
+// library EincCommandLine: compiled with exceptions, none escapes). Not
+// llvm::cl, so that `--help` lists einc's options only; a bad flag is a
+// one-line message and exit status 2.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_EINC_OPTIONS_H
@@ -75,11 +76,16 @@ struct Options {
   int64_t topK = 0;              // --top-k K (0: all)
 };
 
-/// Parses argv; on error prints a message to stderr and returns std::nullopt.
-std::optional<Options> parseOptions(int argc, char **argv);
+/// What the command line asks for.
+struct CommandLine {
+  enum class Action { Run, Help, Version, Error };
+  Action action = Action::Run;
+  Options options;
+  std::string text; // Help: the help to print; Error: the one-line message
+};
 
-/// Prints the help of `command` ("" for the overview) to stdout.
-void printHelp(const std::string &command);
+/// Parses the words after the program name. Never throws.
+CommandLine parseCommandLine(const std::vector<std::string> &args);
 
 } // namespace einc
 

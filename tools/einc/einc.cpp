@@ -26,6 +26,9 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "Version.inc"
+
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -57,6 +60,13 @@ template <typename Fn> bool writeOutput(const Options &o, Fn write) {
   }
   out.keep(); // renamed into place only when complete
   return true;
+}
+
+/// `einc --version`: this build's version and commit, and the LLVM/MLIR
+/// it was built against (MLIR is versioned with LLVM).
+void printVersion(llvm::raw_ostream &os) {
+  os << "einc " << EINC_VERSION << " (git " << EINC_GIT_COMMIT << ")\n"
+     << "LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
 }
 
 int run(const Options &o) {
@@ -117,13 +127,21 @@ int run(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
-  auto options = parseOptions(argc, argv);
-  if (!options)
+  CommandLine line = parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  switch (line.action) {
+  case CommandLine::Action::Error:
+    llvm::errs() << line.text << "\n";
     return 2;
-  if (options->help) {
-    printHelp(options->command);
+  case CommandLine::Action::Help:
+    llvm::outs() << line.text;
     return 0;
+  case CommandLine::Action::Version:
+    printVersion(llvm::outs());
+    return 0;
+  case CommandLine::Action::Run:
+    break;
   }
+  const Options *options = &line.options;
   if (options->command == "calibrate")
     return calibrate(*options);
   if (options->command == "data")
