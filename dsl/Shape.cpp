@@ -1,6 +1,9 @@
 //===- Shape.cpp - Tensor shapes with named axes --------------------------===//
 #include "dsl/Shape.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/bit.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -55,55 +58,6 @@ std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes) {
   return n;
 }
 
-void DimTable::set(const std::string &name, int64_t size,
-                   SourceLoc declaredAt) {
-  if (declaredAt.isValid())
-    locs_[name] = declaredAt;
-  auto it = sizes_.find(name);
-  if (it != sizes_.end()) {
-    it->second = size;
-    for (auto &entry : ordered_)
-      if (entry.first == name)
-        entry.second = size;
-    return;
-  }
-  sizes_.emplace(name, size);
-  ordered_.emplace_back(name, size);
-}
-
-std::optional<int64_t> DimTable::lookup(llvm::StringRef name) const {
-  auto it = sizes_.find(name);
-  if (it == sizes_.end())
-    return std::nullopt;
-  return it->second;
-}
-
-SourceLoc DimTable::declaredAt(llvm::StringRef name) const {
-  auto it = locs_.find(name);
-  return it == locs_.end() ? SourceLoc{} : it->second;
-}
-
-unsigned typoDistance(llvm::StringRef a, llvm::StringRef b) {
-  // d[i][j]: distance between the first i characters of a and the first j
-  // of b; three rows suffice (a transposition looks two rows back).
-  size_t n = a.size(), m = b.size();
-  std::vector<unsigned> older(m + 1), prev(m + 1), cur(m + 1);
-  for (size_t j = 0; j <= m; ++j)
-    prev[j] = unsigned(j);
-  for (size_t i = 1; i <= n; ++i) {
-    cur[0] = unsigned(i);
-    for (size_t j = 1; j <= m; ++j) {
-      unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        cur[j] = std::min(cur[j], older[j - 2] + 1);
-    }
-    std::swap(older, prev);
-    std::swap(prev, cur);
-  }
-  return prev[m];
-}
-
 namespace {
 
 /// How many edits a misspelling may have, given the shorter name's length.
@@ -121,28 +75,112 @@ llvm::StringRef withoutNumberSuffix(llvm::StringRef name) {
   return name.rtrim("0123456789_");
 }
 
+/// One bit per identifier character (63 of them; anything else shares the
+/// last bit). An edit changes the set of characters a name has by at most two
+/// (a changed letter), a swap not at all, so names whose sets differ by more
+/// than 2 * limit are further apart than limit: a test of a few instructions
+/// that spares the distance for nearly every pair.
+uint64_t characterSet(llvm::StringRef name) {
+  uint64_t set = 0;
+  for (char c : name) {
+    unsigned bit = c >= 'a' && c <= 'z'   ? unsigned(c - 'a')
+                   : c >= 'A' && c <= 'Z' ? 26 + unsigned(c - 'A')
+                   : c >= '0' && c <= '9' ? 52 + unsigned(c - '0')
+                   : c == '_'             ? 62
+                                          : 63;
+    set |= uint64_t(1) << bit;
+  }
+  return set;
+}
+
 } // namespace
+
+void DimTable::set(const std::string &name, int64_t size,
+                   SourceLoc declaredAt) {
+  if (declaredAt.isValid())
+    locs_[name] = declaredAt;
+  auto it = sizes_.find(name);
+  if (it != sizes_.end()) {
+    it->second = size;
+    for (auto &entry : ordered_)
+      if (entry.first == name)
+        entry.second = size;
+    return;
+  }
+  sizes_.emplace(name, size);
+  ordered_.emplace_back(name, size);
+  characterSets_.push_back(characterSet(name));
+  misspeltCache_.clear();
+}
+
+std::optional<int64_t> DimTable::lookup(llvm::StringRef name) const {
+  auto it = sizes_.find(name);
+  if (it == sizes_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+SourceLoc DimTable::declaredAt(llvm::StringRef name) const {
+  auto it = locs_.find(name);
+  return it == locs_.end() ? SourceLoc{} : it->second;
+}
+
+unsigned typoDistance(llvm::StringRef a, llvm::StringRef b, unsigned limit) {
+  // d[i][j]: distance between the first i characters of a and the first j
+  // of b; three rows suffice (a transposition looks two rows back).
+  size_t n = a.size(), m = b.size();
+  llvm::SmallVector<unsigned, 66> older(m + 1), prev(m + 1), cur(m + 1);
+  for (size_t j = 0; j <= m; ++j)
+    prev[j] = unsigned(j);
+  unsigned prevMin = 0;
+  for (size_t i = 1; i <= n; ++i) {
+    cur[0] = unsigned(i);
+    unsigned curMin = cur[0];
+    for (size_t j = 1; j <= m; ++j) {
+      unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        cur[j] = std::min(cur[j], older[j - 2] + 1);
+      curMin = std::min(curMin, cur[j]);
+    }
+    // Every later cell grows from these two rows: both past the limit means
+    // the distance is too.
+    if (curMin > limit && prevMin > limit)
+      return limit + 1;
+    prevMin = curMin;
+    std::swap(older, prev);
+    std::swap(prev, cur);
+  }
+  return std::min(prev[m], limit + 1);
+}
 
 std::optional<std::string> DimTable::misspeltDim(llvm::StringRef name) const {
   if (isDeclared(name) || name.size() > kMaxComparedLength)
     return std::nullopt;
+  // A program names the same local axis many times: remember the answers.
+  auto cached = misspeltCache_.find(name);
+  if (cached != misspeltCache_.end())
+    return cached->second;
+  uint64_t nameSet = characterSet(name);
   std::optional<std::string> best;
   unsigned bestDistance = 0;
-  for (const auto &[dim, size] : ordered_) {
-    llvm::StringRef d = dim;
+  for (size_t i = 0; i < ordered_.size(); ++i) {
+    llvm::StringRef d = ordered_[i].first;
     size_t shorter = std::min(d.size(), name.size());
     size_t longer = std::max(d.size(), name.size());
     unsigned limit = typoLimit(shorter);
-    if (limit == 0 || longer - shorter > limit || d.size() > kMaxComparedLength)
+    if (limit == 0 || longer - shorter > limit || d.size() > kMaxComparedLength ||
+        unsigned(llvm::popcount(characterSets_[i] ^ nameSet)) > 2 * limit)
       continue;
     if (withoutNumberSuffix(d) == withoutNumberSuffix(name))
       continue;
-    unsigned distance = typoDistance(name, d);
+    unsigned distance = typoDistance(name, d, limit);
     if (distance <= limit && (!best || distance < bestDistance)) {
-      best = dim;
+      best = d.str();
       bestDistance = distance;
     }
   }
+  misspeltCache_[name] = best;
   return best;
 }
 

@@ -12,6 +12,7 @@
 #include "dsl/SourceLoc.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -46,8 +47,10 @@ std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes);
 
 /// Edit distance with adjacent transpositions (optimal string alignment, a
 /// restricted Damerau-Levenshtein distance): "hiddn" and "hdiden" are both 1
-/// from "hidden".
-unsigned typoDistance(llvm::StringRef a, llvm::StringRef b);
+/// from "hidden". Distances above `limit` are returned as `limit + 1` (and
+/// cost less to find).
+unsigned typoDistance(llvm::StringRef a, llvm::StringRef b,
+                      unsigned limit = ~0u - 1);
 
 /// The declared `dim`s of a program, in declaration order.
 class DimTable {
@@ -73,6 +76,8 @@ private:
   std::map<std::string, int64_t, std::less<>> sizes_;
   std::map<std::string, SourceLoc, std::less<>> locs_;
   std::vector<std::pair<std::string, int64_t>> ordered_;
+  std::vector<uint64_t> characterSets_; // of ordered_'s names, for misspeltDim
+  mutable llvm::StringMap<std::optional<std::string>> misspeltCache_;
 };
 
 /// Checked int64 arithmetic for sizes: std::nullopt on overflow.

@@ -26,6 +26,15 @@ TEST(TypoDistance, CountsEditsAndAdjacentSwaps) {
   EXPECT_EQ(typoDistance("ca", "abc"), 3u); // a swap is not edited again
 }
 
+TEST(TypoDistance, StopsPastTheLimit) {
+  EXPECT_EQ(typoDistance("hidden", "hiddn", 1), 1u);
+  EXPECT_EQ(typoDistance("hidden", "batch", 1), 2u);
+  EXPECT_EQ(typoDistance("abcdefgh", "hgfedcba", 2), 3u);
+  EXPECT_EQ(typoDistance("abcdefgh", "abcdefgh", 0), 0u);
+  EXPECT_EQ(typoDistance("abcdefgh", "abcdefhg", 0), 1u);
+  EXPECT_EQ(typoDistance("abcdefgh", "xbcdefgy", 2), 2u);
+}
+
 DimTable table(std::initializer_list<const char *> names) {
   DimTable dims;
   int64_t size = 2;
