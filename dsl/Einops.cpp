@@ -1,16 +1,13 @@
-//===- Einops.cpp - einsum, rearrange, reduce and repeat ------------------===//
+//===- Einops.cpp - rearrange, reduce and repeat ---------------------------===//
 //
 // einops semantics, lowered onto primitive ops:
 //   rearrange: reshape (decompose) → transpose → reshape (compose)
 //   reduce:    reshape → reduce → transpose → reshape   (mean = sum × 1/n)
 //   repeat:    reshape → transpose → broadcast → reshape
-//   einsum:    per-operand sums, then pairwise contractions in a cheap order,
-//              then a transpose into the output order.
-// A pattern axis is identified by a key: its name, "...i" for the i-th axis
-// an ellipsis stands for, "#i" for an anonymous number on a repeat's right.
+// and PatternCall, which einsum (Einsum.cpp) shares.
 //
 //===----------------------------------------------------------------------===//
-#include "dsl/ElaboratorImpl.h"
+#include "dsl/PatternCall.h"
 #include "dsl/PatternTypos.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -21,15 +18,11 @@
 using namespace mlir;
 
 namespace ein::dsl {
+namespace einops {
+
+std::string ellipsisKey(size_t i) { return "..." + std::to_string(i); }
+
 namespace {
-
-/// One elementary axis: its key and the axis (name, size) it becomes.
-struct Elem {
-  std::string key;
-  Axis axis;
-};
-
-enum class Mode { Rearrange, Reduce, Repeat };
 
 llvm::StringRef modeName(Mode m) {
   switch (m) {
@@ -43,8 +36,6 @@ llvm::StringRef modeName(Mode m) {
   return "";
 }
 
-std::string ellipsisKey(size_t i) { return "..." + std::to_string(i); }
-
 Axes axesOf(llvm::ArrayRef<Elem> elems) {
   Axes out;
   for (const Elem &e : elems)
@@ -52,384 +43,363 @@ Axes axesOf(llvm::ArrayRef<Elem> elems) {
   return out;
 }
 
-/// The pattern string of a call, parsed; errors point into the string.
-class PatternCall {
-public:
-  PatternCall(Elaborator &E, const Expr &call, llvm::StringRef fn)
-      : E(E), call(call), fn(fn) {}
+} // namespace
 
-  Elaborator &E;
-  const Expr &call;
-  std::string fn;
-  const Expr *text = nullptr;
-  std::optional<Pattern> pattern;
-  /// Sizes of pattern names: keyword arguments, then sizes bound by operands.
-  std::map<std::string, int64_t> known;
-  /// einops lets reduce name reduced axes by their size ("(h 2) -> h").
-  bool anonymousLeftAllowed = false;
-  unsigned anonymousLeft = 0;
+bool PatternCall::parse(const Expr &arg) {
+  if (arg.kind != ExprKind::String) {
+    E.diags.error(arg.loc, "'" + fn + "' needs its pattern as a string here, e.g. \"a b -> b a\"");
+    return false;
+  }
+  text = &arg;
+  std::string error;
+  unsigned offset = 0;
+  pattern = parsePattern(arg.text, error, offset);
+  if (!pattern) {
+    E.diags.error(at(offset), error);
+    return false;
+  }
+  return true;
+}
 
-  SourceLoc at(unsigned offset) const { return E.locInString(*text, offset); }
-
-  bool parse(const Expr &arg) {
-    if (arg.kind != ExprKind::String) {
-      E.diags.error(arg.loc, "'" + fn + "' needs its pattern as a string here, e.g. \"a b -> b a\"");
+bool PatternCall::readSizes() {
+  std::vector<std::string> names;
+  for (const PatternSide &s : pattern->inputs)
+    collectPatternNames(s, names);
+  collectPatternNames(pattern->output, names);
+  for (const KeywordArg &kw : call.kwargs) {
+    if (!llvm::is_contained(names, kw.name)) {
+      E.diags.error(kw.loc, "axis '" + kw.name + "' is not used in the pattern");
       return false;
     }
-    text = &arg;
-    std::string error;
-    unsigned offset = 0;
-    pattern = parsePattern(arg.text, error, offset);
-    if (!pattern) {
-      E.diags.error(at(offset), error);
+    auto v = E.constantInteger(*kw.value);
+    if (!v)
+      return false;
+    if (*v <= 0 || *v > kMaxElements) {
+      E.diags.error(kw.value->loc, "axis size " + kw.name + "=" + std::to_string(*v) +
+                                       " must be positive");
       return false;
     }
-    return true;
+    auto declared = E.dims.lookup(kw.name);
+    if (declared && *declared != *v) {
+      E.diags.error(kw.loc, "axis '" + kw.name + "' is a dim of size " +
+                                std::to_string(*declared) + ", not " + std::to_string(*v));
+      return false;
+    }
+    known[kw.name] = *v;
   }
+  return true;
+}
 
-  /// Reads `name=size` keyword arguments; each must name an axis of the pattern.
-  bool readSizes() {
-    std::vector<std::string> names;
-    for (const PatternSide &s : pattern->inputs)
-      collectPatternNames(s, names);
-    collectPatternNames(pattern->output, names);
-    for (const KeywordArg &kw : call.kwargs) {
-      if (!llvm::is_contained(names, kw.name)) {
-        E.diags.error(kw.loc, "axis '" + kw.name + "' is not used in the pattern");
-        return false;
-      }
-      auto v = E.constantInteger(*kw.value);
-      if (!v)
-        return false;
-      if (*v <= 0 || *v > kMaxElements) {
-        E.diags.error(kw.value->loc, "axis size " + kw.name + "=" + std::to_string(*v) +
-                                         " must be positive");
-        return false;
-      }
-      auto declared = E.dims.lookup(kw.name);
-      if (declared && *declared != *v) {
-        E.diags.error(kw.loc, "axis '" + kw.name + "' is a dim of size " +
-                                  std::to_string(*declared) + ", not " + std::to_string(*v));
-        return false;
-      }
-      known[kw.name] = *v;
-    }
-    return true;
+std::optional<int64_t> PatternCall::sizeOf(llvm::StringRef name) const {
+  auto it = known.find(name.str());
+  if (it != known.end())
+    return it->second;
+  return E.dims.lookup(name);
+}
+
+std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, const Tensor &x,
+                                                       unsigned operandIndex) {
+  size_t fixed = 0;
+  bool hasEllipsis = false;
+  for (const PatternAxis &a : side.axes) {
+    if (a.kind == PatternAxis::Kind::Ellipsis)
+      hasEllipsis = true;
+    else
+      ++fixed;
   }
-
-  std::optional<int64_t> sizeOf(llvm::StringRef name) const {
-    auto it = known.find(name.str());
-    if (it != known.end())
-      return it->second;
-    return E.dims.lookup(name);
+  size_t rank = x.axes.size();
+  std::string which = operandIndex == 0 ? "the operand"
+                                        : "operand " + std::to_string(operandIndex);
+  if (hasEllipsis ? rank < fixed : rank != fixed) {
+    E.diags.error(at(side.offset),
+                  "the pattern names " + countOf(fixed, "axis", "axes") +
+                      (hasEllipsis ? " or more" : "") + " but " + which +
+                      " has " + std::to_string(rank) + ": " + formatTensor(x));
+    return std::nullopt;
   }
-
-  /// Binds one operand to one side of the pattern: the elementary axes after
-  /// decomposing groups (units dropped), or std::nullopt after reporting.
-  std::optional<std::vector<Elem>> bindLeft(const PatternSide &side, const Tensor &x,
-                                            unsigned operandIndex) {
-    size_t fixed = 0;
-    bool hasEllipsis = false;
-    for (const PatternAxis &a : side.axes) {
-      if (a.kind == PatternAxis::Kind::Ellipsis)
-        hasEllipsis = true;
-      else
-        ++fixed;
-    }
-    size_t rank = x.axes.size();
-    std::string which = operandIndex == 0 ? "the operand"
-                                          : "operand " + std::to_string(operandIndex);
-    if (hasEllipsis ? rank < fixed : rank != fixed) {
-      E.diags.error(at(side.offset),
-                    "the pattern names " + countOf(fixed, "axis", "axes") +
-                        (hasEllipsis ? " or more" : "") + " but " + which +
-                        " has " + std::to_string(rank) + ": " + formatTensor(x));
-      return std::nullopt;
-    }
-    size_t ellipsisCount = rank - fixed;
-    std::vector<Elem> elems;
-    size_t d = 0;
-    for (const PatternAxis &a : side.axes) {
-      switch (a.kind) {
-      case PatternAxis::Kind::Ellipsis:
-        for (size_t i = 0; i < ellipsisCount; ++i)
-          elems.push_back({ellipsisKey(i), x.axes[d++]});
-        break;
-      case PatternAxis::Kind::Unit:
-        if (x.axes[d].size != 1) {
-          E.diags.error(at(a.offset), "'1' needs an axis of size 1, but " + which +
-                                          "'s axis '" + x.axes[d].name + "' is " +
-                                          std::to_string(x.axes[d].size) + ": " +
-                                          formatTensor(x));
-          return std::nullopt;
-        }
-        ++d;
-        break;
-      case PatternAxis::Kind::Number: {
-        if (!anonymousLeftAllowed) {
-          E.diags.error(at(a.offset), "only '1' may stand for an anonymous axis on the left side");
-          return std::nullopt;
-        }
-        const Axis &axis = x.axes[d++];
-        if (axis.size != a.number) {
-          E.diags.error(at(a.offset), "'" + std::to_string(a.number) + "' needs an axis of size " +
-                                          std::to_string(a.number) + ", but " + which + "'s axis '" +
-                                          axis.name + "' is " + std::to_string(axis.size));
-          return std::nullopt;
-        }
-        elems.push_back({"#left" + std::to_string(anonymousLeft++),
-                         {std::to_string(a.number), a.number}});
-        break;
-      }
-      case PatternAxis::Kind::Name: {
-        const Axis &axis = x.axes[d++];
-        if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Reads, &x, &axis,
-                                 operandIndex) ||
-            !E.checkAxisName(a.name, at(a.offset), axis, x, operandIndex))
-          return std::nullopt;
-        auto size = sizeOf(a.name);
-        if (size && *size != axis.size) {
-          E.diags.error(at(a.offset), "axis '" + a.name + "' is " + std::to_string(*size) +
-                                          " elsewhere but " + which + "'s axis '" +
-                                          axis.name + "' is " + std::to_string(axis.size) +
-                                          ": " + formatTensor(x));
-          return std::nullopt;
-        }
-        known[a.name] = axis.size;
-        elems.push_back({a.name, {a.name, axis.size}});
-        break;
-      }
-      case PatternAxis::Kind::Group: {
-        const Axis &axis = x.axes[d++];
-        int64_t product = 1;
-        const PatternAxis *unknown = nullptr;
-        for (const PatternAxis &m : a.members) {
-          if (m.kind == PatternAxis::Kind::Ellipsis) {
-            E.diags.error(at(m.offset), "'...' inside parentheses is only allowed on the right side");
-            return std::nullopt;
-          }
-          if (m.kind == PatternAxis::Kind::Number) {
-            if (!anonymousLeftAllowed) {
-              E.diags.error(at(m.offset), "only '1' may stand for an anonymous axis on the left side");
-              return std::nullopt;
-            }
-            product = checkedMul(product, m.number).value_or(kMaxElements + 1);
-            continue;
-          }
-          if (m.kind != PatternAxis::Kind::Name)
-            continue;
-          if (!checkNotMisspeltDim(E, m.name, at(m.offset), NameRole::Splits, &x, &axis,
-                                   operandIndex))
-            return std::nullopt;
-          if (auto s = sizeOf(m.name)) {
-            product = checkedMul(product, *s).value_or(kMaxElements + 1);
-          } else if (unknown) {
-            E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
-                                            std::to_string(axis.size) + ": both '" +
-                                            unknown->name + "' and '" + m.name +
-                                            "' have unknown sizes; give one as a keyword "
-                                            "argument, e.g. " + m.name + "=...");
-            return std::nullopt;
-          } else {
-            unknown = &m;
-          }
-        }
-        if (unknown) {
-          if (axis.size % product != 0) {
-            E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
-                                            std::to_string(axis.size) + " into " +
-                                            std::to_string(product) + " × '" + unknown->name +
-                                            "': not divisible");
-            return std::nullopt;
-          }
-          known[unknown->name] = axis.size / product;
-        } else if (product != axis.size) {
-          E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
-                                          std::to_string(axis.size) + " into a group of size " +
-                                          std::to_string(product) + ": " + formatTensor(x));
-          return std::nullopt;
-        }
-        for (const PatternAxis &m : a.members) {
-          if (m.kind == PatternAxis::Kind::Name)
-            elems.push_back({m.name, {m.name, *sizeOf(m.name)}});
-          else if (m.kind == PatternAxis::Kind::Number)
-            elems.push_back({"#left" + std::to_string(anonymousLeft++),
-                             {std::to_string(m.number), m.number}});
-        }
-        break;
-      }
-      }
-    }
-    return elems;
-  }
-
-  struct Right {
-    std::vector<Elem> elems; // elementary axes, in output order
-    Axes composed;           // the result's axes
-  };
-
-  /// Plans the right side given the left's elementary axes.
-  std::optional<Right> planRight(const PatternSide &side,
-                                 const std::vector<Elem> &left, Mode mode) {
-    std::map<std::string, Axis> available;
-    std::vector<Elem> ellipsis;
-    bool leftHasEllipsis = false;
-    for (const Elem &e : left) {
-      available[e.key] = e.axis;
-      if (llvm::StringRef(e.key).starts_with("...")) {
-        ellipsis.push_back(e);
-      }
-    }
-    for (const PatternAxis &a : pattern->inputs.front().axes)
-      leftHasEllipsis |= a.kind == PatternAxis::Kind::Ellipsis;
-
-    Right right;
-    bool rightHasEllipsis = false;
-    unsigned anonymous = 0;
-    // Appends one elementary axis named on the right; returns its axis.
-    auto element = [&](const PatternAxis &a) -> std::optional<std::vector<Elem>> {
-      switch (a.kind) {
-      case PatternAxis::Kind::Ellipsis:
-        rightHasEllipsis = true;
-        if (!leftHasEllipsis) {
-          E.diags.error(at(a.offset), "'...' appears on the right side only");
-          return std::nullopt;
-        }
-        return ellipsis;
-      case PatternAxis::Kind::Unit:
-        return std::vector<Elem>{};
-      case PatternAxis::Kind::Number: {
-        if (mode != Mode::Repeat) {
-          E.diags.error(at(a.offset), "only '1' may stand for an anonymous axis in " +
-                                          modeName(mode) + "; numbers name new axes in repeat");
-          return std::nullopt;
-        }
-        std::string n = std::to_string(a.number);
-        return std::vector<Elem>{{"#" + std::to_string(anonymous++), {n, a.number}}};
-      }
-      case PatternAxis::Kind::Name: {
-        auto it = available.find(a.name);
-        if (it != available.end())
-          return std::vector<Elem>{{a.name, it->second}};
-        if (mode == Mode::Repeat) {
-          auto size = sizeOf(a.name);
-          if (!size) {
-            E.diags.error(at(a.offset), "the size of new axis '" + a.name +
-                                            "' is unknown: pass it as " + a.name + "=N");
-            noteMisspeltDim(E, a.name);
-            return std::nullopt;
-          }
-          if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Creates, nullptr,
-                                   nullptr, 0))
-            return std::nullopt;
-          return std::vector<Elem>{{a.name, {a.name, *size}}};
-        }
-        E.diags.error(at(a.offset), "axis '" + a.name + "' appears on the right side only" +
-                                        (mode == Mode::Reduce ? "; reduce cannot create axes"
-                                                              : ""));
-        noteMisspeltDim(E, a.name);
+  size_t ellipsisCount = rank - fixed;
+  std::vector<Elem> elems;
+  size_t d = 0;
+  for (const PatternAxis &a : side.axes) {
+    switch (a.kind) {
+    case PatternAxis::Kind::Ellipsis:
+      for (size_t i = 0; i < ellipsisCount; ++i)
+        elems.push_back({ellipsisKey(i), x.axes[d++]});
+      break;
+    case PatternAxis::Kind::Unit:
+      if (x.axes[d].size != 1) {
+        E.diags.error(at(a.offset), "'1' needs an axis of size 1, but " + which +
+                                        "'s axis '" + x.axes[d].name + "' is " +
+                                        std::to_string(x.axes[d].size) + ": " +
+                                        formatTensor(x));
         return std::nullopt;
       }
-      case PatternAxis::Kind::Group:
-        break;
+      ++d;
+      break;
+    case PatternAxis::Kind::Number: {
+      if (!anonymousLeftAllowed) {
+        E.diags.error(at(a.offset), "only '1' may stand for an anonymous axis on the left side");
+        return std::nullopt;
       }
-      return std::vector<Elem>{};
-    };
-
-    for (const PatternAxis &a : side.axes) {
-      if (a.kind != PatternAxis::Kind::Group) {
-        auto elems = element(a);
-        if (!elems)
-          return std::nullopt;
-        right.elems.insert(right.elems.end(), elems->begin(), elems->end());
-        if (a.kind == PatternAxis::Kind::Unit)
-          right.composed.push_back({"1", 1});
-        else
-          for (const Elem &e : *elems)
-            right.composed.push_back(e.axis);
-        continue;
+      const Axis &axis = x.axes[d++];
+      if (axis.size != a.number) {
+        E.diags.error(at(a.offset), "'" + std::to_string(a.number) + "' needs an axis of size " +
+                                        std::to_string(a.number) + ", but " + which + "'s axis '" +
+                                        axis.name + "' is " + std::to_string(axis.size));
+        return std::nullopt;
       }
-      std::string name;
-      int64_t size = 1;
+      elems.push_back({"#left" + std::to_string(anonymousLeft++),
+                       {std::to_string(a.number), a.number}});
+      break;
+    }
+    case PatternAxis::Kind::Name: {
+      const Axis &axis = x.axes[d++];
+      if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Reads, &x, &axis,
+                               operandIndex) ||
+          !E.checkAxisName(a.name, at(a.offset), axis, x, operandIndex))
+        return std::nullopt;
+      auto size = sizeOf(a.name);
+      if (size && *size != axis.size) {
+        E.diags.error(at(a.offset), "axis '" + a.name + "' is " + std::to_string(*size) +
+                                        " elsewhere but " + which + "'s axis '" +
+                                        axis.name + "' is " + std::to_string(axis.size) +
+                                        ": " + formatTensor(x));
+        return std::nullopt;
+      }
+      known[a.name] = axis.size;
+      elems.push_back({a.name, {a.name, axis.size}});
+      break;
+    }
+    case PatternAxis::Kind::Group: {
+      const Axis &axis = x.axes[d++];
+      int64_t product = 1;
+      const PatternAxis *unknown = nullptr;
       for (const PatternAxis &m : a.members) {
-        auto elems = element(m);
-        if (!elems)
-          return std::nullopt;
-        for (const Elem &e : *elems) {
-          right.elems.push_back(e);
-          name += (name.empty() ? "" : " ") + e.axis.name;
-          size = checkedMul(size, e.axis.size).value_or(kMaxElements + 1);
-        }
-      }
-      right.composed.push_back({"(" + name + ")", size});
-    }
-    if (leftHasEllipsis && !rightHasEllipsis && mode != Mode::Reduce) {
-      E.diags.error(at(side.offset), "'...' appears on the left side only");
-      return std::nullopt;
-    }
-    // Every left axis must reappear, except in reduce (where it is reduced).
-    if (mode != Mode::Reduce) {
-      for (const Elem &e : left) {
-        bool used = llvm::any_of(right.elems, [&](const Elem &r) { return r.key == e.key; });
-        if (!used) {
-          E.diags.error(at(side.offset), "axis '" + e.key + "' appears on the left side only" +
-                                             (mode == Mode::Rearrange
-                                                  ? "; use reduce to remove an axis"
-                                                  : ""));
+        if (m.kind == PatternAxis::Kind::Ellipsis) {
+          E.diags.error(at(m.offset), "'...' inside parentheses is only allowed on the right side");
           return std::nullopt;
         }
-      }
-    }
-    auto count = elementCount(right.composed);
-    if (!count || *count > kMaxElements) {
-      E.diags.error(at(side.offset), "the result " + formatAxes(right.composed) +
-                                         " has too many elements");
-      return std::nullopt;
-    }
-    return right;
-  }
-
-  /// reshape → (reduce) → transpose → (broadcast) → reshape.
-  Tensor lower(const Tensor &x, const std::vector<Elem> &left, const Right &right,
-               std::optional<llvm::StringRef> reduction) {
-    Tensor t = E.emit.reshape(x, axesOf(left));
-    std::vector<Elem> remaining;
-    if (reduction) {
-      llvm::SmallVector<int64_t> dims;
-      int64_t count = 1;
-      for (size_t i = 0; i < left.size(); ++i) {
-        bool kept = llvm::any_of(right.elems, [&](const Elem &r) { return r.key == left[i].key; });
-        if (kept) {
-          remaining.push_back(left[i]);
+        if (m.kind == PatternAxis::Kind::Number) {
+          if (!anonymousLeftAllowed) {
+            E.diags.error(at(m.offset), "only '1' may stand for an anonymous axis on the left side");
+            return std::nullopt;
+          }
+          product = checkedMul(product, m.number).value_or(kMaxElements + 1);
+          continue;
+        }
+        if (m.kind != PatternAxis::Kind::Name)
+          continue;
+        if (!checkNotMisspeltDim(E, m.name, at(m.offset), NameRole::Splits, &x, &axis,
+                                 operandIndex))
+          return std::nullopt;
+        if (auto s = sizeOf(m.name)) {
+          product = checkedMul(product, *s).value_or(kMaxElements + 1);
+        } else if (unknown) {
+          E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
+                                          std::to_string(axis.size) + ": both '" +
+                                          unknown->name + "' and '" + m.name +
+                                          "' have unknown sizes; give one as a keyword "
+                                          "argument, e.g. " + m.name + "=...");
+          return std::nullopt;
         } else {
-          dims.push_back(i);
-          count *= left[i].axis.size;
+          unknown = &m;
         }
       }
-      mlir::ein::ReduceKind kind = *reduction == "max"   ? mlir::ein::ReduceKind::max
-                             : *reduction == "min" ? mlir::ein::ReduceKind::min
-                                                   : mlir::ein::ReduceKind::sum;
-      t = E.emit.reduce(t, kind, dims);
-      if (*reduction == "mean" && count != 1)
-        t = E.emit.binary<mlir::ein::MulOp>(
-            t, E.emit.constant(1.0 / static_cast<double>(count), t.elementType(), t.axes));
-    } else {
-      remaining = left;
-    }
-    // Transpose the kept axes into the order they take on the right.
-    llvm::SmallVector<int64_t> perm, positions;
-    for (size_t r = 0; r < right.elems.size(); ++r)
-      for (size_t i = 0; i < remaining.size(); ++i)
-        if (remaining[i].key == right.elems[r].key) {
-          perm.push_back(i);
-          positions.push_back(r);
+      if (unknown) {
+        if (axis.size % product != 0) {
+          E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
+                                          std::to_string(axis.size) + " into " +
+                                          std::to_string(product) + " × '" + unknown->name +
+                                          "': not divisible");
+          return std::nullopt;
         }
-    t = E.emit.transpose(t, perm);
-    if (positions.size() != right.elems.size())
-      t = E.emit.broadcast(t, axesOf(right.elems), positions);
-    return E.emit.reshape(t, right.composed);
+        known[unknown->name] = axis.size / product;
+      } else if (product != axis.size) {
+        E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
+                                        std::to_string(axis.size) + " into a group of size " +
+                                        std::to_string(product) + ": " + formatTensor(x));
+        return std::nullopt;
+      }
+      for (const PatternAxis &m : a.members) {
+        if (m.kind == PatternAxis::Kind::Name)
+          elems.push_back({m.name, {m.name, *sizeOf(m.name)}});
+        else if (m.kind == PatternAxis::Kind::Number)
+          elems.push_back({"#left" + std::to_string(anonymousLeft++),
+                           {std::to_string(m.number), m.number}});
+      }
+      break;
+    }
+    }
   }
-};
+  return elems;
+}
+
+std::optional<PatternCall::Right> PatternCall::planRight(const PatternSide &side,
+                                                         const std::vector<Elem> &left, Mode mode) {
+  std::map<std::string, Axis> available;
+  std::vector<Elem> ellipsis;
+  bool leftHasEllipsis = false;
+  for (const Elem &e : left) {
+    available[e.key] = e.axis;
+    if (llvm::StringRef(e.key).starts_with("...")) {
+      ellipsis.push_back(e);
+    }
+  }
+  for (const PatternAxis &a : pattern->inputs.front().axes)
+    leftHasEllipsis |= a.kind == PatternAxis::Kind::Ellipsis;
+
+  Right right;
+  bool rightHasEllipsis = false;
+  unsigned anonymous = 0;
+  // Appends one elementary axis named on the right; returns its axis.
+  auto element = [&](const PatternAxis &a) -> std::optional<std::vector<Elem>> {
+    switch (a.kind) {
+    case PatternAxis::Kind::Ellipsis:
+      rightHasEllipsis = true;
+      if (!leftHasEllipsis) {
+        E.diags.error(at(a.offset), "'...' appears on the right side only");
+        return std::nullopt;
+      }
+      return ellipsis;
+    case PatternAxis::Kind::Unit:
+      return std::vector<Elem>{};
+    case PatternAxis::Kind::Number: {
+      if (mode != Mode::Repeat) {
+        E.diags.error(at(a.offset), "only '1' may stand for an anonymous axis in " +
+                                        modeName(mode) + "; numbers name new axes in repeat");
+        return std::nullopt;
+      }
+      std::string n = std::to_string(a.number);
+      return std::vector<Elem>{{"#" + std::to_string(anonymous++), {n, a.number}}};
+    }
+    case PatternAxis::Kind::Name: {
+      auto it = available.find(a.name);
+      if (it != available.end())
+        return std::vector<Elem>{{a.name, it->second}};
+      if (mode == Mode::Repeat) {
+        auto size = sizeOf(a.name);
+        if (!size) {
+          E.diags.error(at(a.offset), "the size of new axis '" + a.name +
+                                          "' is unknown: pass it as " + a.name + "=N");
+          noteMisspeltDim(E, a.name);
+          return std::nullopt;
+        }
+        if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Creates, nullptr,
+                                 nullptr, 0))
+          return std::nullopt;
+        return std::vector<Elem>{{a.name, {a.name, *size}}};
+      }
+      E.diags.error(at(a.offset), "axis '" + a.name + "' appears on the right side only" +
+                                      (mode == Mode::Reduce ? "; reduce cannot create axes"
+                                                            : ""));
+      noteMisspeltDim(E, a.name);
+      return std::nullopt;
+    }
+    case PatternAxis::Kind::Group:
+      break;
+    }
+    return std::vector<Elem>{};
+  };
+
+  for (const PatternAxis &a : side.axes) {
+    if (a.kind != PatternAxis::Kind::Group) {
+      auto elems = element(a);
+      if (!elems)
+        return std::nullopt;
+      right.elems.insert(right.elems.end(), elems->begin(), elems->end());
+      if (a.kind == PatternAxis::Kind::Unit)
+        right.composed.push_back({"1", 1});
+      else
+        for (const Elem &e : *elems)
+          right.composed.push_back(e.axis);
+      continue;
+    }
+    std::string name;
+    int64_t size = 1;
+    for (const PatternAxis &m : a.members) {
+      auto elems = element(m);
+      if (!elems)
+        return std::nullopt;
+      for (const Elem &e : *elems) {
+        right.elems.push_back(e);
+        name += (name.empty() ? "" : " ") + e.axis.name;
+        size = checkedMul(size, e.axis.size).value_or(kMaxElements + 1);
+      }
+    }
+    right.composed.push_back({"(" + name + ")", size});
+  }
+  if (leftHasEllipsis && !rightHasEllipsis && mode != Mode::Reduce) {
+    E.diags.error(at(side.offset), "'...' appears on the left side only");
+    return std::nullopt;
+  }
+  // Every left axis must reappear, except in reduce (where it is reduced).
+  if (mode != Mode::Reduce) {
+    for (const Elem &e : left) {
+      bool used = llvm::any_of(right.elems, [&](const Elem &r) { return r.key == e.key; });
+      if (!used) {
+        E.diags.error(at(side.offset), "axis '" + e.key + "' appears on the left side only" +
+                                           (mode == Mode::Rearrange
+                                                ? "; use reduce to remove an axis"
+                                                : ""));
+        return std::nullopt;
+      }
+    }
+  }
+  auto count = elementCount(right.composed);
+  if (!count || *count > kMaxElements) {
+    E.diags.error(at(side.offset), "the result " + formatAxes(right.composed) +
+                                       " has too many elements");
+    return std::nullopt;
+  }
+  return right;
+}
+
+Tensor PatternCall::lower(const Tensor &x, const std::vector<Elem> &left, const Right &right,
+                          std::optional<llvm::StringRef> reduction) {
+  Tensor t = E.emit.reshape(x, axesOf(left));
+  std::vector<Elem> remaining;
+  if (reduction) {
+    llvm::SmallVector<int64_t> dims;
+    int64_t count = 1;
+    for (size_t i = 0; i < left.size(); ++i) {
+      bool kept = llvm::any_of(right.elems, [&](const Elem &r) { return r.key == left[i].key; });
+      if (kept) {
+        remaining.push_back(left[i]);
+      } else {
+        dims.push_back(i);
+        count *= left[i].axis.size;
+      }
+    }
+    mlir::ein::ReduceKind kind = *reduction == "max"   ? mlir::ein::ReduceKind::max
+                           : *reduction == "min" ? mlir::ein::ReduceKind::min
+                                                 : mlir::ein::ReduceKind::sum;
+    t = E.emit.reduce(t, kind, dims);
+    if (*reduction == "mean" && count != 1)
+      t = E.emit.binary<mlir::ein::MulOp>(
+          t, E.emit.constant(1.0 / static_cast<double>(count), t.elementType(), t.axes));
+  } else {
+    remaining = left;
+  }
+  // Transpose the kept axes into the order they take on the right.
+  llvm::SmallVector<int64_t> perm, positions;
+  for (size_t r = 0; r < right.elems.size(); ++r)
+    for (size_t i = 0; i < remaining.size(); ++i)
+      if (remaining[i].key == right.elems[r].key) {
+        perm.push_back(i);
+        positions.push_back(r);
+      }
+  t = E.emit.transpose(t, perm);
+  if (positions.size() != right.elems.size())
+    t = E.emit.broadcast(t, axesOf(right.elems), positions);
+  return E.emit.reshape(t, right.composed);
+}
+
+} // namespace einops
+
+using einops::Mode;
+using einops::PatternCall;
+
+namespace {
 
 bool expectArity(Elaborator &E, const Expr &call, size_t n, llvm::StringRef usage) {
   if (call.args.size() == n)
@@ -499,221 +469,6 @@ std::optional<Value> elaborateReduce(Elaborator &E, const Expr &call) {
     return std::nullopt;
   }
   return patternOp(E, call, Mode::Reduce, 1, name);
-}
-
-std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
-  if (call.args.size() < 2) {
-    E.diags.error(call.calleeLoc,
-                  "'einsum' takes one or more tensors and then a pattern, got " +
-                      countOf(call.args.size(), "argument", "arguments"));
-    return std::nullopt;
-  }
-  if (!call.kwargs.empty()) {
-    E.diags.error(call.kwargs.front().loc, "'einsum' takes no axis sizes");
-    return std::nullopt;
-  }
-  PatternCall pc(E, call, "einsum");
-  size_t n = call.args.size() - 1;
-  std::vector<Tensor> tensors;
-  for (size_t i = 0; i < n; ++i) {
-    auto t = E.floatTensorOf(*call.args[i], "'einsum'");
-    if (!t)
-      return std::nullopt;
-    if (!tensors.empty() && t->elementType() != tensors.front().elementType()) {
-      E.diags.error(call.args[i]->loc, "'einsum' operands have different element types: " +
-                                           formatTensor(tensors.front()) + " and " +
-                                           formatTensor(*t));
-      return std::nullopt;
-    }
-    tensors.push_back(*t);
-  }
-  if (!pc.parse(*call.args[n]))
-    return std::nullopt;
-  const Pattern &p = *pc.pattern;
-  if (p.inputs.size() != n) {
-    E.diags.error(pc.at(0), "the pattern has " + std::to_string(p.inputs.size()) +
-                                " inputs but 'einsum' got " + std::to_string(n) +
-                                " tensors");
-    return std::nullopt;
-  }
-  auto rejectGroups = [&](const PatternSide &side) {
-    for (const PatternAxis &a : side.axes) {
-      if (a.kind == PatternAxis::Kind::Group || a.kind == PatternAxis::Kind::Unit ||
-          a.kind == PatternAxis::Kind::Number) {
-        E.diags.error(pc.at(a.offset), "einsum patterns name single axes: no "
-                                       "parentheses and no anonymous axes");
-        return false;
-      }
-    }
-    return true;
-  };
-  for (const PatternSide &s : p.inputs)
-    if (!rejectGroups(s))
-      return std::nullopt;
-  if (!rejectGroups(p.output))
-    return std::nullopt;
-
-  struct Operand {
-    Tensor t;
-    std::vector<std::string> keys;
-  };
-  std::vector<Operand> operands;
-  std::map<std::string, Axis> axisOf; // key → result axis
-  std::optional<size_t> ellipsisRank;
-  for (size_t i = 0; i < n; ++i) {
-    auto elems = pc.bindLeft(p.inputs[i], tensors[i], n == 1 ? 0 : i + 1);
-    if (!elems)
-      return std::nullopt;
-    Operand op{tensors[i], {}};
-    size_t ellipsisHere = 0;
-    for (const Elem &e : *elems) {
-      op.keys.push_back(e.key);
-      bool isEllipsis = llvm::StringRef(e.key).starts_with("...");
-      ellipsisHere += isEllipsis;
-      auto it = axisOf.find(e.key);
-      if (isEllipsis && it != axisOf.end() && it->second.name != e.axis.name &&
-          E.dims.isDeclared(it->second.name) && E.dims.isDeclared(e.axis.name)) {
-        E.diags.error(pc.at(p.inputs[i].offset),
-                      "'...' stands for axis '" + it->second.name +
-                          "' in an earlier operand but for '" + e.axis.name + "' here: " +
-                          formatTensor(tensors[i]));
-        return std::nullopt;
-      }
-      if (it != axisOf.end() && it->second.size != e.axis.size) {
-        E.diags.error(pc.at(p.inputs[i].offset),
-                      "'...' stands for different axes in different operands: " +
-                          formatTensor(tensors[i]));
-        return std::nullopt;
-      }
-      axisOf.emplace(e.key, e.axis);
-    }
-    bool hasEllipsis = llvm::any_of(p.inputs[i].axes, [](const PatternAxis &a) {
-      return a.kind == PatternAxis::Kind::Ellipsis;
-    });
-    if (hasEllipsis) {
-      if (ellipsisRank && *ellipsisRank != ellipsisHere) {
-        E.diags.error(pc.at(p.inputs[i].offset),
-                      "'...' stands for a different number of axes in different operands");
-        return std::nullopt;
-      }
-      ellipsisRank = ellipsisHere;
-    }
-    operands.push_back(std::move(op));
-  }
-  // The output's keys.
-  std::vector<std::string> outKeys;
-  bool outEllipsis = false;
-  for (const PatternAxis &a : p.output.axes) {
-    if (a.kind == PatternAxis::Kind::Ellipsis) {
-      outEllipsis = true;
-      for (size_t i = 0; i < ellipsisRank.value_or(0); ++i)
-        outKeys.push_back(ellipsisKey(i));
-      if (!ellipsisRank) {
-        E.diags.error(pc.at(a.offset), "'...' appears in the output only");
-        return std::nullopt;
-      }
-      continue;
-    }
-    if (!axisOf.count(a.name)) {
-      E.diags.error(pc.at(a.offset), "output axis '" + a.name +
-                                         "' does not appear in any input");
-      noteMisspeltDim(E, a.name);
-      return std::nullopt;
-    }
-    outKeys.push_back(a.name);
-  }
-  if (ellipsisRank && !outEllipsis) {
-    E.diags.error(pc.at(p.output.offset), "'...' appears in the inputs but not in the output");
-    return std::nullopt;
-  }
-  if (!checkNoRenamedLoneSum(E, p, tensors, [&](unsigned offset) { return pc.at(offset); }))
-    return std::nullopt;
-
-  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
-  auto needed = [&](const std::string &key, size_t skipA, size_t skipB) {
-    if (llvm::is_contained(outKeys, key))
-      return true;
-    for (size_t i = 0; i < operands.size(); ++i)
-      if (i != skipA && i != skipB && llvm::is_contained(operands[i].keys, key))
-        return true;
-    return false;
-  };
-  // Sum out axes that only one operand has and the output lacks.
-  for (size_t i = 0; i < operands.size(); ++i) {
-    llvm::SmallVector<int64_t> dims;
-    std::vector<std::string> kept;
-    for (size_t d = 0; d < operands[i].keys.size(); ++d) {
-      if (needed(operands[i].keys[d], i, i))
-        kept.push_back(operands[i].keys[d]);
-      else
-        dims.push_back(d);
-    }
-    operands[i].t = E.emit.reduce(operands[i].t, mlir::ein::ReduceKind::sum, dims);
-    operands[i].keys = kept;
-  }
-  // Pairwise contractions, cheapest pair first: the cost of contracting a
-  // pair is the product of the sizes of all axes either has.
-  while (operands.size() > 1) {
-    size_t bestA = 0, bestB = 1;
-    double bestCost = -1;
-    for (size_t a = 0; a < operands.size(); ++a)
-      for (size_t b = a + 1; b < operands.size(); ++b) {
-        std::set<std::string> all(operands[a].keys.begin(), operands[a].keys.end());
-        all.insert(operands[b].keys.begin(), operands[b].keys.end());
-        double cost = 1;
-        for (const std::string &k : all)
-          cost *= static_cast<double>(axisOf[k].size);
-        if (bestCost < 0 || cost < bestCost) {
-          bestCost = cost;
-          bestA = a;
-          bestB = b;
-        }
-      }
-    Operand &l = operands[bestA];
-    Operand &r = operands[bestB];
-    llvm::SmallVector<int64_t> lb, rb, lc, rc;
-    std::vector<std::string> batchKeys, lFree, rFree;
-    for (size_t i = 0; i < l.keys.size(); ++i) {
-      auto it = llvm::find(r.keys, l.keys[i]);
-      if (it == r.keys.end()) {
-        lFree.push_back(l.keys[i]);
-        continue;
-      }
-      int64_t j = it - r.keys.begin();
-      if (needed(l.keys[i], bestA, bestB)) {
-        lb.push_back(i);
-        rb.push_back(j);
-        batchKeys.push_back(l.keys[i]);
-      } else {
-        lc.push_back(i);
-        rc.push_back(j);
-      }
-    }
-    for (const std::string &k : r.keys)
-      if (!llvm::is_contained(l.keys, k))
-        rFree.push_back(k);
-    std::vector<std::string> keys = batchKeys;
-    keys.insert(keys.end(), lFree.begin(), lFree.end());
-    keys.insert(keys.end(), rFree.begin(), rFree.end());
-    Axes axes;
-    for (const std::string &k : keys)
-      axes.push_back(axisOf[k]);
-    auto count = elementCount(axes);
-    if (!count || *count > kMaxElements) {
-      E.diags.error(call.calleeLoc, "an intermediate of this einsum, " + formatAxes(axes) +
-                                        ", has too many elements");
-      return std::nullopt;
-    }
-    Operand result{E.emit.contract(l.t, r.t, lb, rb, lc, rc, axes), keys};
-    operands.erase(operands.begin() + bestB);
-    operands.erase(operands.begin() + bestA);
-    operands.push_back(std::move(result));
-  }
-  Operand &last = operands.front();
-  llvm::SmallVector<int64_t> perm;
-  for (const std::string &k : outKeys)
-    perm.push_back(llvm::find(last.keys, k) - last.keys.begin());
-  return Value::ofTensor(E.emit.transpose(last.t, perm));
 }
 
 } // namespace ein::dsl
