@@ -71,6 +71,13 @@ unsigned typoLimit(size_t shorterLength) {
 /// and nobody misspells a name that long into another dim's).
 constexpr size_t kMaxComparedLength = 64;
 
+/// Distance-table cells one program may spend on the search (about a tenth of
+/// a second). A real program spends a few thousand; only crafted ones (15,000
+/// dims and 15,000 local names, all permutations of the same letters, which
+/// the character-set filter cannot tell apart) get near it, and past it their
+/// remaining names are not searched rather than the check taking minutes.
+constexpr uint64_t kSearchBudgetCells = uint64_t(50) << 20;
+
 llvm::StringRef withoutNumberSuffix(llvm::StringRef name) {
   return name.rtrim("0123456789_");
 }
@@ -174,6 +181,12 @@ std::optional<std::string> DimTable::misspeltDim(llvm::StringRef name) const {
       continue;
     if (withoutNumberSuffix(d) == withoutNumberSuffix(name))
       continue;
+    uint64_t cells = uint64_t(d.size()) * name.size();
+    if (searchCells_ + cells > kSearchBudgetCells) {
+      searchCells_ = kSearchBudgetCells; // spent: later names stop here too
+      return std::nullopt; // not cached: the answer is unknown, not "none"
+    }
+    searchCells_ += cells;
     unsigned distance = typoDistance(name, d, limit);
     if (distance <= limit && (!best || distance < bestDistance)) {
       best = d.str();

@@ -69,7 +69,9 @@ public:
   /// typoDistance 1 (2 when both names have 8 characters or more), where both
   /// names have at least 3 characters and they do not differ only in trailing
   /// digits and '_' ("hidden2" is a deliberate second name for a [hidden,
-  /// hidden] weight's axis). Ties go to the dim declared first.
+  /// hidden] weight's axis). Ties go to the dim declared first. The search
+  /// has a work budget per table that only crafted programs exhaust; past it
+  /// the answer is std::nullopt.
   std::optional<std::string> misspeltDim(llvm::StringRef name) const;
 
 private:
@@ -78,6 +80,7 @@ private:
   std::vector<std::pair<std::string, int64_t>> ordered_;
   std::vector<uint64_t> characterSets_; // of ordered_'s names, for misspeltDim
   mutable llvm::StringMap<std::optional<std::string>> misspeltCache_;
+  mutable uint64_t searchCells_ = 0; // work misspeltDim spent, for its budget
 };
 
 /// Checked int64 arithmetic for sizes: std::nullopt on overflow.

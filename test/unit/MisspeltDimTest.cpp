@@ -9,6 +9,10 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 using namespace ein::dsl;
 
 namespace {
@@ -95,6 +99,26 @@ TEST(MisspeltDim, VeryLongNamesAreNotCompared) {
   std::string name = dim;
   name.back() = 'y';
   EXPECT_EQ(dims.misspeltDim(name), std::nullopt);
+}
+
+TEST(MisspeltDim, CraftedProgramsExhaustABudgetInsteadOfTakingMinutes) {
+  // Permutations of one set of letters pass the character-set filter, so
+  // every pair needs the distance: 3,000 x 3,000 of them would be 9 M.
+  std::string letters = "abcdefgh";
+  std::vector<std::string> perms;
+  do
+    perms.push_back(letters);
+  while (std::next_permutation(letters.begin(), letters.end()) &&
+         perms.size() < 6000);
+  DimTable dims;
+  dims.set("hidden", 8);
+  for (size_t i = 0; i < 3000; ++i)
+    dims.set(perms[i], 2);
+  EXPECT_EQ(dims.misspeltDim("hiddn"), "hidden");
+  for (size_t i = 3000; i < 6000; ++i)
+    dims.misspeltDim(perms[i]);
+  EXPECT_EQ(dims.misspeltDim("hiddn"), "hidden"); // answered before: cached
+  EXPECT_EQ(dims.misspeltDim("hiden"), std::nullopt); // past the budget
 }
 
 TEST(MisspeltDim, RemembersWhereADimIsDeclared) {
