@@ -383,6 +383,16 @@ void Elaborator::finish() {
     dimAttrs.push_back(builder_.getNamedAttr(name, builder_.getI64IntegerAttr(size)));
   (*module_)->setAttr("ein.dims", builder_.getDictionaryAttr(dimAttrs));
   (*module_)->setAttr("ein.train", trainAttribute(train_, builder_));
+  // Where the file sets each train setting, as debug info on the module:
+  // its location becomes fused[FILE:1:1, "clip"(FILE:L:C), ...], and
+  // ein-train-step locates the ops a setting creates (clipping, the
+  // optimizer's shared scalars) there.
+  if (!trainLocs_.empty()) {
+    llvm::SmallVector<Location> parts{(*module_)->getLoc()};
+    for (auto &[key, loc] : trainLocs_)
+      parts.push_back(NameLoc::get(builder_.getStringAttr(key), mlirLoc(loc)));
+    (*module_)->setLoc(FusedLoc::get(&context_, parts));
+  }
   if (lossPositions_ > 0) // tokens per step, for reports
     (*module_)->setAttr("ein.tokens", builder_.getI64IntegerAttr(lossPositions_));
 

@@ -28,7 +28,7 @@ Value Emitter::constant(double v) {
     return it->second;
   auto type = RankedTensorType::get({}, b_.getF32Type());
   auto value = DenseElementsAttr::get(type, b_.getF32FloatAttr(f));
-  Value c = b_.create<ConstantOp>(loc_, type, value, noAxes());
+  Value c = b_.create<ConstantOp>(constantLoc_, type, value, noAxes());
   constants_[f] = c;
   return c;
 }

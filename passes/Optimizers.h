@@ -27,12 +27,16 @@ struct Hyper {
 };
 
 /// Creates `ein` ops at one insertion point, each with an `axes` attribute.
-/// Scalars are rank-0 f32 tensors with `axes = []`.
+/// Scalars are rank-0 f32 tensors with `axes = []`. Ops get the location set
+/// last (setLoc: the param an update belongs to); constants, shared by every
+/// param, keep the one the emitter was created with.
 class Emitter {
 public:
-  Emitter(OpBuilder &b, Location loc) : b_(b), loc_(loc) {}
+  Emitter(OpBuilder &b, Location loc) : b_(b), loc_(loc), constantLoc_(loc) {}
 
   OpBuilder &builder() { return b_; }
+  /// The location of the ops created from now on (constants aside).
+  void setLoc(Location loc) { loc_ = loc; }
   ArrayAttr noAxes() { return b_.getStrArrayAttr({}); }
 
   /// `ein.constant dense<v> : tensor<f32>` (v rounded to f32), one per value.
@@ -57,6 +61,7 @@ public:
 private:
   OpBuilder &b_;
   Location loc_;
+  Location constantLoc_;
   std::map<double, Value> constants_;
 };
 

@@ -20,6 +20,15 @@
 // (constants aside) get the param's layer: its name up to the last '.'
 // ("layer.3" for "layer.3.w_qkv"; none for a top-level param).
 //
+// Locations: the ops of one param's clipping and update are located at the
+// param (its @grad argument's location: its declaration in the model file).
+// The shared ones are located where the model asks for them, as the front
+// end records it in the module's location (debug info, like every location):
+// fused[FILE:1:1, "clip"(FILE:L:C), "optimizer"(FILE:L:C), ...], one named
+// part per `train { }` entry. The global norm and clipping scalars go to
+// `clip`, the optimizer's shared scalars and constants to `optimizer`; where
+// the section sets no such key, to @grad's return (the `minimize`).
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Optimizers.h"
 
@@ -52,6 +61,7 @@ std::string fmtNumber(double v) {
 /// One param of @grad.
 struct Param {
   unsigned argIndex;     // in @grad's arguments
+  Location loc;          // its @grad argument's: the declaration
   StringAttr name;
   RankedTensorType type;
   ArrayAttr axes;        // its `ein.axes`, when it names every dim; else null
@@ -76,6 +86,24 @@ void tagLayer(Block &block, Operation *after, StringRef layer) {
       op->setAttr("ein.layer", attr);
 }
 
+/// Where the ops shared by all params go (see the file comment).
+struct SharedLocs {
+  Location norm;      // the global gradient norm and the clipping scalars
+  Location optimizer; // the optimizer's shared scalars and every constant
+};
+
+/// The location of the `train { }` entry `key`: the module's location is
+/// fused[..., "key"(FILE:L:C), ...] when the front end recorded it. Else
+/// `fallback`.
+Location trainEntryLoc(ModuleOp module, StringRef key, Location fallback) {
+  if (auto fused = dyn_cast<FusedLoc>(module.getLoc()))
+    for (Location part : fused.getLocations())
+      if (auto named = dyn_cast<NameLoc>(part))
+        if (named.getName() == key)
+          return named.getChildLoc();
+  return fallback;
+}
+
 /// What emitUpdate produces.
 struct Updated {
   Value gradNorm;
@@ -87,13 +115,14 @@ struct Updated {
 /// optimizer's update of every param: the part @train_step and
 /// @apply_update share. `state` holds `slotCount` values per param,
 /// param-major.
-Updated emitUpdate(OpBuilder &ob, Location loc, Block &block, ArrayRef<Param> params,
+Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block,
+                   ArrayRef<Param> params,
                    ArrayRef<Value> paramValues, SmallVector<Value> grads,
                    ArrayRef<Value> state, Value step, Value lr, const OptimizerRule &rule,
                    const Hyper &hyper, size_t slotCount, double clip) {
   Block *entry = &block;
   Builder b(ob.getContext());
-  Emitter e(ob, loc);
+  Emitter e(ob, locs.optimizer);
   ArrayAttr none = e.noAxes();
   Updated out;
 
@@ -101,11 +130,14 @@ Updated emitUpdate(OpBuilder &ob, Location loc, Block &block, ArrayRef<Param> pa
   Value sumSquares;
   for (auto [k, g] : llvm::enumerate(grads)) {
     Operation *before = entry->empty() ? nullptr : &entry->back();
+    e.setLoc(params[k].loc);
     Value g32 = e.castTo(g, b.getF32Type(), params[k].axes);
     Value s = e.sumAll(e.mul(g32, g32, params[k].axes));
     tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
+    e.setLoc(locs.norm);
     sumSquares = sumSquares ? e.add(sumSquares, s, none) : s;
   }
+  e.setLoc(locs.norm);
   out.gradNorm = sumSquares ? e.sqrt(sumSquares, none) : e.constant(0.0);
   if (clip != 0 && !grads.empty()) {
     Value maxNorm = e.constant(clip);
@@ -114,6 +146,7 @@ Updated emitUpdate(OpBuilder &ob, Location loc, Block &block, ArrayRef<Param> pa
     Value clamped = e.min(coef, e.constant(1.0), none);
     for (size_t k = 0; k < grads.size(); ++k) {
       Operation *before = &entry->back();
+      e.setLoc(params[k].loc);
       grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes),
                        params[k].axes);
       tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
@@ -125,6 +158,7 @@ Updated emitUpdate(OpBuilder &ob, Location loc, Block &block, ArrayRef<Param> pa
   scalars.step = step;
   scalars.lr = lr;
   scalars.anyDecays = llvm::any_of(params, [](const Param &p) { return p.decays; });
+  e.setLoc(locs.optimizer);
   SmallVector<Value> shared = rule.prepare(e, hyper, scalars);
 
   for (auto [k, p] : llvm::enumerate(params)) {
@@ -136,6 +170,7 @@ Updated emitUpdate(OpBuilder &ob, Location loc, Block &block, ArrayRef<Param> pa
     u.decays = p.decays;
     ParamEmitter pe{e, p.type, p.axes};
     Operation *before = entry->empty() ? nullptr : &entry->back();
+    e.setLoc(p.loc);
     rule.update(pe, hyper, scalars, shared, u);
     tagLayer(*entry, before, paramLayer(p.name.getValue()));
     assert(u.newParam && u.newState.size() == slotCount && "incomplete update");
@@ -215,13 +250,13 @@ void EinTrainStepPass::runOnOperation() {
 
   // The params, in argument order.
   FunctionType gradType = grad.getFunctionType();
+  Block &gradBody = grad.getBody().front();
   SmallVector<Param> params;
   for (unsigned i = 0; i < gradType.getNumInputs(); ++i) {
     auto kind = grad.getArgAttrOfType<StringAttr>(i, "ein.kind");
     if (!kind || kind.getValue() != "param")
       continue;
-    Param p;
-    p.argIndex = i;
+    Param p{i, gradBody.getArgument(i).getLoc()};
     p.name = grad.getArgAttrOfType<StringAttr>(i, "ein.name");
     p.type = dyn_cast<RankedTensorType>(gradType.getInput(i));
     if (!p.name || !p.type) {
@@ -303,16 +338,28 @@ void EinTrainStepPass::runOnOperation() {
   fn.setAllArgAttrs(argAttrs);
   fn.setAllResultAttrs(resultAttrs);
   Block *entry = fn.addEntryBlock();
+  Operation *terminator = gradBody.getTerminator();
+  Location minimize = terminator->getLoc();
+  SharedLocs locs{trainEntryLoc(module, "clip", minimize),
+                  trainEntryLoc(module, "optimizer", minimize)};
+
+  // The arguments' locations: @grad's, each state slot at its param, the
+  // step and lr at the optimizer.
+  for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
+    entry->getArgument(i).setLoc(gradBody.getArgument(i).getLoc());
+  for (unsigned s = 0; s < stateNames.size(); ++s)
+    entry->getArgument(gradType.getNumInputs() + s)
+        .setLoc(params[s / slots.size()].loc);
+  entry->getArgument(stepArg).setLoc(locs.optimizer);
+  entry->getArgument(stepArg + 1).setLoc(locs.optimizer);
 
   // @grad's body.
   IRMapping map;
-  Block &gradBody = grad.getBody().front();
   for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
     map.map(gradBody.getArgument(i), entry->getArgument(i));
   OpBuilder ob = OpBuilder::atBlockEnd(entry);
   for (Operation &op : gradBody.without_terminator())
     ob.clone(op, map);
-  Operation *terminator = gradBody.getTerminator();
   Value loss = map.lookupOrDefault(terminator->getOperand(0));
   SmallVector<Value> grads;
   for (unsigned k = 0; k < params.size(); ++k)
@@ -325,7 +372,7 @@ void EinTrainStepPass::runOnOperation() {
   unsigned firstState = gradType.getNumInputs();
   for (unsigned s = 0; s < stateNames.size(); ++s)
     stateValues.push_back(entry->getArgument(firstState + s));
-  Updated updated = emitUpdate(ob, loc, *entry, params, paramValues, grads, stateValues,
+  Updated updated = emitUpdate(ob, locs, *entry, params, paramValues, grads, stateValues,
                                entry->getArgument(stepArg), entry->getArgument(stepArg + 1),
                                *rule, hyper, slots.size(), clip);
   Value gradNorm = updated.gradNorm;
@@ -341,7 +388,7 @@ void EinTrainStepPass::runOnOperation() {
   SmallVector<Value> results{loss, gradNorm};
   results.append(newParams);
   results.append(newState);
-  ob.create<func::ReturnOp>(loc, results);
+  ob.create<func::ReturnOp>(minimize, results);
 
   if (applyName.empty())
     return;
@@ -381,6 +428,14 @@ void EinTrainStepPass::runOnOperation() {
   Block *applyEntry = apply.addEntryBlock();
   OpBuilder ab = OpBuilder::atBlockEnd(applyEntry);
   unsigned n = params.size();
+  for (unsigned k = 0; k < n; ++k) {
+    applyEntry->getArgument(k).setLoc(params[k].loc);
+    applyEntry->getArgument(n + k).setLoc(params[k].loc);
+  }
+  for (unsigned s = 0; s < stateNames.size(); ++s)
+    applyEntry->getArgument(2 * n + s).setLoc(params[s / slots.size()].loc);
+  for (unsigned a = 2 * n + stateNames.size(); a < applyEntry->getNumArguments(); ++a)
+    applyEntry->getArgument(a).setLoc(locs.optimizer);
   SmallVector<Value> applyParams, applyGrads, applyState;
   for (unsigned k = 0; k < n; ++k) {
     applyParams.push_back(applyEntry->getArgument(k));
@@ -389,7 +444,7 @@ void EinTrainStepPass::runOnOperation() {
   for (unsigned s = 0; s < stateNames.size(); ++s)
     applyState.push_back(applyEntry->getArgument(2 * n + s));
   unsigned applyStep = 2 * n + stateNames.size();
-  Updated applied = emitUpdate(ab, loc, *applyEntry, params, applyParams, applyGrads,
+  Updated applied = emitUpdate(ab, locs, *applyEntry, params, applyParams, applyGrads,
                                applyState, applyEntry->getArgument(applyStep),
                                applyEntry->getArgument(applyStep + 1), *rule, hyper,
                                slots.size(), clip);
@@ -398,7 +453,7 @@ void EinTrainStepPass::runOnOperation() {
   SmallVector<Value> applyResults{applied.gradNorm};
   applyResults.append(applied.newParams);
   applyResults.append(applied.newState);
-  ab.create<func::ReturnOp>(loc, applyResults);
+  ab.create<func::ReturnOp>(minimize, applyResults);
 }
 
 } // namespace
