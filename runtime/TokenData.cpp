@@ -172,6 +172,36 @@ uint16_t TokenFile::token(int64_t i) const {
   return uint16_t(p[0] | p[1] << 8);
 }
 
+bool TokenFile::checkVocabulary(int32_t vocab, std::string &error) const {
+  if (vocab <= 0 || vocab > 65535)
+    return true; // every uint16 id is below it
+  // Blocks of tokens: the max of a block is a loop the compiler vectorises;
+  // only a block holding a bad id is searched for the first one.
+  constexpr int64_t kBlock = 1 << 14;
+  const uint8_t *base = map + headerBytes;
+  for (int64_t start = 0; start < count; start += kBlock) {
+    const int64_t n = std::min(kBlock, count - start);
+    const uint8_t *p = base + 2 * start;
+    unsigned top = 0;
+    for (int64_t i = 0; i < n; ++i)
+      top = std::max(top, unsigned(p[2 * i]) | unsigned(p[2 * i + 1]) << 8);
+    if (int32_t(top) < vocab)
+      continue;
+    for (int64_t i = start; i < start + n; ++i)
+      if (int32_t(token(i)) >= vocab) {
+        error = badTokenMessage(i, vocab);
+        return false;
+      }
+  }
+  return true;
+}
+
+std::string TokenFile::badTokenMessage(int64_t i, int32_t vocab) const {
+  return filePath + ": token " + std::to_string(i) + " (byte offset " +
+         std::to_string(byteOffset(i)) + ") is " + std::to_string(token(i)) +
+         ", not below the vocabulary size " + std::to_string(vocab);
+}
+
 bool TokenFile::read(int64_t start, int64_t n, int32_t vocab, int32_t *out,
                      std::string &error) const {
   if (start < 0 || n < 0 || start + n > count) {
@@ -183,10 +213,7 @@ bool TokenFile::read(int64_t start, int64_t n, int32_t vocab, int32_t *out,
   for (int64_t i = 0; i < n; ++i) {
     uint16_t t = token(start + i);
     if (vocab > 0 && int32_t(t) >= vocab) {
-      error = filePath + ": token " + std::to_string(start + i) +
-              " (byte offset " + std::to_string(byteOffset(start + i)) +
-              ") is " + std::to_string(t) +
-              ", not below the vocabulary size " + std::to_string(vocab);
+      error = badTokenMessage(start + i, vocab);
       return false;
     }
     out[i] = t;
@@ -309,7 +336,9 @@ std::optional<WindowSampler> WindowSampler::create(const TokenFile &file,
             ")";
     return std::nullopt;
   }
-  WindowSampler s(file, layout, seed, vocab);
+  if (!file.checkVocabulary(vocab, error))
+    return std::nullopt;
+  WindowSampler s(file, layout, seed);
   s.row.resize(size_t(layout.span()));
   return s;
 }
@@ -323,7 +352,8 @@ bool WindowSampler::next(std::vector<int32_t> &context,
   for (int64_t r = 0; r < b; ++r) {
     int64_t start = int64_t(rng.below(starts));
     ++rows;
-    if (!file->read(start, span, vocab, row.data(), error))
+    // The ids were checked against the vocabulary at create().
+    if (!file->read(start, span, /*vocab=*/0, row.data(), error))
       return false;
     std::copy(row.begin(), row.begin() + c, context.begin() + r * c);
     if (lay.mapping == WindowMapping::NextToken)

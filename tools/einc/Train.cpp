@@ -189,14 +189,19 @@ bool lowerFunctions(ModuleOp module, const einrt::TrainSettings &settings,
 int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module) {
   std::string error;
 
-  // The data first: a bad file is reported before minutes of compiling.
+  // The data first: a bad file (every token id checked against the vocab)
+  // is reported before minutes of compiling.
+  int32_t vocab = 0;
+  if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
+    if (auto v = dims.getAs<IntegerAttr>("vocab"))
+      vocab = static_cast<int32_t>(v.getInt());
   auto trainFile = einrt::TokenFile::open(o.trainData, error);
-  if (!trainFile)
+  if (!trainFile || !trainFile->checkVocabulary(vocab, error))
     return fail(error);
   std::optional<einrt::TokenFile> valFile;
   if (!o.valData.empty()) {
     valFile = einrt::TokenFile::open(o.valData, error);
-    if (!valFile)
+    if (!valFile || !valFile->checkVocabulary(vocab, error))
       return fail(error);
   }
 
@@ -269,9 +274,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   config.evalSteps = s.evalSteps;
   config.seed = static_cast<uint64_t>(s.seed);
   config.schedule = schedule;
-  if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
-    if (auto vocab = dims.getAs<IntegerAttr>("vocab"))
-      config.vocab = static_cast<int32_t>(vocab.getInt());
+  config.vocab = vocab;
   config.checkpointDir = ckDir;
   config.resume = o.resume;
   config.resetOptimizer = o.resetOptimizer;

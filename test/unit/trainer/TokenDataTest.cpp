@@ -294,7 +294,7 @@ TEST(WindowSampler, MicroBatchesDrawTheLargeBatchsWindows) {
   EXPECT_EQ(all, cb);
 }
 
-TEST(WindowSampler, BadTokenIsFoundWhenDrawn) {
+TEST(WindowSampler, BadTokenIsFoundAtCreate) {
   TempDir d;
   std::vector<uint16_t> tokens(6, 1);
   tokens[3] = 4000;
@@ -302,15 +302,41 @@ TEST(WindowSampler, BadTokenIsFoundWhenDrawn) {
   std::string error;
   auto f = TokenFile::open(d.file("bad.bin"), error);
   ASSERT_TRUE(f) << error;
-  // Every window of 6 tokens includes position 3.
-  auto s = WindowSampler::create(*f, layout(WindowMapping::NextToken, 1, 5), 1,
-                                 256, error);
-  ASSERT_TRUE(s) << error;
-  std::vector<int32_t> c, t;
-  EXPECT_FALSE(s->next(c, t, error));
+  EXPECT_FALSE(WindowSampler::create(
+      *f, layout(WindowMapping::NextToken, 1, 5), 1, 256, error));
   EXPECT_NE(error.find(d.file("bad.bin") + ": token 3 (byte offset 6) is 4000"),
             std::string::npos)
       << error;
+  // vocab 0: unchecked.
+  EXPECT_TRUE(WindowSampler::create(
+      *f, layout(WindowMapping::NextToken, 1, 5), 1, 0, error));
+}
+
+TEST(TokenFile, CheckVocabularyFindsTheFirstBadIdInAnyBlock) {
+  // Bad ids at a block's first and last position, and in the last, partial
+  // block; the first one is named.
+  TempDir d;
+  for (size_t at : {size_t(0), size_t(16383), size_t(16384), size_t(40000)}) {
+    std::vector<uint16_t> tokens(40001, 255);
+    tokens[at] = 256;
+    if (at + 7 < tokens.size())
+      tokens[at + 7] = 65535;
+    writeBytes(d.file("v.bin"), tokenBytes(tokens));
+    std::string error;
+    auto f = TokenFile::open(d.file("v.bin"), error);
+    ASSERT_TRUE(f) << error;
+    EXPECT_FALSE(f->checkVocabulary(256, error));
+    EXPECT_NE(error.find(": token " + std::to_string(at) + " (byte offset " +
+                         std::to_string(2 * at) + ") is 256,"),
+              std::string::npos)
+        << error;
+    EXPECT_TRUE(f->checkVocabulary(65536, error));
+  }
+  writeBytes(d.file("ok.bin"), tokenBytes(std::vector<uint16_t>(40001, 255)));
+  std::string error;
+  auto f = TokenFile::open(d.file("ok.bin"), error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_TRUE(f->checkVocabulary(256, error)) << error;
 }
 
 TEST(WindowLayout, FromProgramArguments) {

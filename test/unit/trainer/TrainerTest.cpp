@@ -431,23 +431,31 @@ TEST(Trainer, EvaluationKeepsBestAndLogsValLoss) {
   EXPECT_TRUE(sameBits(p.state, o.state));
 }
 
-TEST(Trainer, BadTokenInTrainingDataNamesFileAndPosition) {
+TEST(Trainer, BadTokenAnywhereIsFoundBeforeTheFirstStep) {
+  // A bad id far from the windows the first steps draw (the last of 2 M
+  // tokens): create() scans the whole file, not only the windows drawn, so a
+  // run never dies at step ~400 with nothing saved. The validation file too.
   TempDir d;
-  std::vector<uint16_t> tokens = patternTokens(10, 7);
-  tokens[4] = 50;
+  std::vector<uint16_t> tokens = patternTokens(2000000, 7);
+  tokens.back() = 9;
   writeBytes(d.file("bad.bin"), tokenBytes(tokens));
+  writeBytes(d.file("good.bin"), tokenBytes(patternTokens(1000, 7)));
   std::string error;
-  auto f = TokenFile::open(d.file("bad.bin"), error);
-  ASSERT_TRUE(f) << error;
-  TinyModel m;
-  m.context = 8; // windows of 9 of 10 tokens: all include position 4
-  Rig rig(m);
+  auto bad = TokenFile::open(d.file("bad.bin"), error);
+  auto good = TokenFile::open(d.file("good.bin"), error);
+  ASSERT_TRUE(bad && good) << error;
+  Rig rig(TinyModel{});
   TrainConfig c = baseConfig(3);
-  auto t = Trainer::create(c, rig.programs(), *f, nullptr, error);
-  ASSERT_TRUE(t) << error;
-  TrainResult r;
-  EXPECT_FALSE(t->run(r, error));
-  EXPECT_NE(error.find(d.file("bad.bin") + ": token 4 (byte offset 8) is 50"),
+  EXPECT_FALSE(Trainer::create(c, rig.programs(), *bad, nullptr, error));
+  EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999 (byte offset "
+                                           "3999998) is 9, not below the "
+                                           "vocabulary size 7"),
+            std::string::npos)
+      << error;
+  c.evalEvery = 1;
+  error.clear();
+  EXPECT_FALSE(Trainer::create(c, rig.programs(), *good, &*bad, error));
+  EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999"),
             std::string::npos)
       << error;
 }
