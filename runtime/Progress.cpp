@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <unistd.h>
 
@@ -66,6 +68,29 @@ bool MetricsLog::open(const std::string &path, bool append,
   }
   filePath = path;
   return true;
+}
+
+bool MetricsLog::openResumed(const std::string &path, int64_t step,
+                             std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  int64_t keep = 0; // bytes of the whole lines up to `step`
+  for (std::string line; in.good();) {
+    if (!std::getline(in, line) || in.eof())
+      break; // no more lines, or a partial last line (no newline)
+    size_t at = line.rfind("{\"step\": ", 0);
+    char *end = nullptr;
+    long long s = at == 0 ? std::strtoll(line.c_str() + 9, &end, 10) : -1;
+    if (at != 0 || end == line.c_str() + 9 || s > step)
+      break;
+    keep += int64_t(line.size()) + 1;
+  }
+  in.close();
+  if (::truncate(path.c_str(), off_t(keep)) != 0 && errno != ENOENT) {
+    error = "cannot cut the log '" + path + "' back to step " +
+            std::to_string(step) + ": " + std::strerror(errno);
+    return false;
+  }
+  return open(path, /*append=*/true, error);
 }
 
 bool MetricsLog::write(const StepMetrics &m, std::string &error) {

@@ -46,8 +46,12 @@ public:
   ~MetricsLog();
   MetricsLog(const MetricsLog &) = delete;
   MetricsLog &operator=(const MetricsLog &) = delete;
-  /// Opens `path` (truncating, or appending when `append`, e.g. on resume).
+  /// Opens `path` (truncating, or appending when `append`).
   bool open(const std::string &path, bool append, std::string &error);
+  /// Opens `path` to append after a resume from `step`: the lines of later
+  /// steps (logged by the run that went past its last checkpoint) and a
+  /// partial last line are cut off first, so each step is logged once.
+  bool openResumed(const std::string &path, int64_t step, std::string &error);
   bool isOpen() const { return file != nullptr; }
   /// Writes one line and flushes.
   bool write(const StepMetrics &m, std::string &error);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <signal.h>
 #include <sys/stat.h>
 
 namespace einrt {
@@ -86,6 +88,31 @@ bool makeDirectories(const std::string &dir, std::string &error) {
 bool fileExists(const std::string &path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
+}
+
+/// Removes `last.safetensors.tmp.PID` and `best.safetensors.tmp.PID` in
+/// `dir` whose writer (process PID) is gone: a kill between creating the
+/// temporary and renaming it leaves one (writeFileAtomically). A live
+/// process's file may be a write in flight and stays. Returns the names.
+std::vector<std::string> removeStaleTemporaries(const std::string &dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    size_t dot = std::string::npos;
+    for (const char *stem : {"last.safetensors.tmp.", "best.safetensors.tmp."})
+      if (name.rfind(stem, 0) == 0)
+        dot = std::strlen(stem);
+    if (dot == std::string::npos || dot == name.size() || name.size() > dot + 9 ||
+        name.find_first_not_of("0123456789", dot) != std::string::npos)
+      continue;
+    pid_t pid = pid_t(std::stol(name.substr(dot)));
+    if (pid > 0 && (::kill(pid, 0) == 0 || errno != ESRCH))
+      continue; // alive (or not ours to signal: alive)
+    if (std::filesystem::remove(entry.path(), ec))
+      removed.push_back(entry.path().string());
+  }
+  return removed;
 }
 
 int64_t findArg(const Program &p, const std::string &name, BufferRole role) {
@@ -622,9 +649,16 @@ bool Trainer::run(TrainResult &result, std::string &error) {
   result.bestValLoss = bestVal;
   result.lastValLoss = lastVal;
 
-  if (!cfg.checkpointDir.empty() && !makeDirectories(cfg.checkpointDir, error))
-    return false;
-  if (!cfg.logPath.empty() && !I.log.open(cfg.logPath, cfg.resume, error))
+  if (!cfg.checkpointDir.empty()) {
+    if (!makeDirectories(cfg.checkpointDir, error))
+      return false;
+    for (const std::string &f : removeStaleTemporaries(cfg.checkpointDir))
+      I.progress->message("removed '" + f +
+                          "', left by a checkpoint writer that was killed");
+  }
+  if (!cfg.logPath.empty() &&
+      !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)
+                   : I.log.open(cfg.logPath, /*append=*/false, error)))
     return false;
   if (curStep >= cfg.steps) {
     I.progress->message("already at step " + std::to_string(curStep) +
@@ -668,8 +702,9 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     m.lr = cfg.schedule.at(curStep);
     m.gradNorm = gradNorm;
 
+    const bool final = curStep == cfg.steps;
     bool evaluated = false;
-    if (valSampler && cfg.evalEvery > 0 && curStep % cfg.evalEvery == 0) {
+    if (valSampler && (curStep % cfg.evalEvery == 0 || final)) {
       double v;
       if (!evaluate(v, error))
         return false;
@@ -691,7 +726,6 @@ bool Trainer::run(TrainResult &result, std::string &error) {
           return false;
       }
     }
-    bool final = curStep == cfg.steps;
     bool save = final || (cfg.checkpointEvery > 0
                               ? curStep % cfg.checkpointEvery == 0
                               : evaluated);

@@ -13,9 +13,14 @@
 //                       (grad_norm, params', opt_state')
 //     a non-finite loss or grad_norm stops the run (error names the step;
 //       params' are not taken, no checkpoint is written)
-//     every eval_every steps: mean @forward loss over eval_steps batches of
-//       the validation file (the same batches every time), `best` kept
+//     every eval_every steps and at the last step: mean @forward loss over
+//       eval_steps batches of the validation file (the same batches every
+//       time), `best` kept
 //     every checkpoint_every steps (and at the end): `last` written
+//
+// On start, temporaries of checkpoint writers that were killed
+// (`last.safetensors.tmp.PID` of a dead PID) are removed; on resume the log
+// is cut back to the resumed step (MetricsLog::openResumed).
 //
 // Params and optimizer state live in the argument buffers of @train_step
 // (or @apply_update); @grad and @forward get copies of the params by name.
@@ -68,7 +73,8 @@ struct TrainConfig {
   std::string configText;
   bool allowConfigChange = false;
 
-  std::string logPath; // JSON lines ("" : none); appended to on resume
+  std::string logPath; // JSON lines ("" : none); on resume cut back to the
+                       // checkpoint's step, then appended to
   int64_t logEvery = 1;
   ProgressOptions progress; // totalSteps is filled from `steps`
 };

@@ -360,10 +360,10 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   if (!ok)
     return fail(error);
 
+  // The trainer evaluates at the last step; a resume with nothing to do has
+  // the checkpoint's validation loss, if any.
   std::optional<double> valLoss = result.lastValLoss;
-  bool evaluatedLast = config.evalEvery > 0 && result.lastStep % config.evalEvery == 0 &&
-                       result.lastStep > result.startStep;
-  if (valFile && !evaluatedLast) {
+  if (config.evalEvery > 0 && !valLoss) {
     double v;
     if (!trainer->evaluate(v, error))
       return fail(error);

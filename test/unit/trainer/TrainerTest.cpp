@@ -7,6 +7,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <unistd.h>
 
 using namespace einrt;
 using namespace einrt::test;
@@ -204,6 +205,103 @@ TEST(Trainer, ResumeIsBitExact) {
   ASSERT_TRUE(done.ok) << done.error;
   EXPECT_EQ(done.result.lastStep, 200);
   EXPECT_TRUE(sameBits(done.state, full.state));
+}
+
+/// The "step" of each line of a JSON-lines log.
+std::vector<int64_t> loggedSteps(const std::string &path) {
+  std::vector<int64_t> steps;
+  for (const std::string &l : readLines(path)) {
+    size_t at = l.find("\"step\": ");
+    steps.push_back(at == std::string::npos ? -1
+                                            : std::stoll(l.substr(at + 8)));
+  }
+  return steps;
+}
+
+// A run killed at step 30 whose last checkpoint is from step 20 has logged
+// 25 and 30; the resume from 20 logs them again. The log is cut back to the
+// resumed step first, so each step appears once, as in one uninterrupted run.
+TEST(Trainer, ResumeCutsTheLogBackToTheCheckpoint) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(20);
+  c.checkpointDir = d.path;
+  c.logPath = d.file("log.jsonl");
+  c.logEvery = 5;
+  Rig rig(TinyModel{});
+  ASSERT_TRUE(train(rig, data, c).ok);
+  std::string kept = d.file("kept.safetensors");
+  ASSERT_EQ(std::system(("cp '" + d.file("last.safetensors") + "' '" + kept +
+                         "'")
+                            .c_str()),
+            0);
+  c.steps = 30;
+  c.resume = true;
+  ASSERT_TRUE(train(rig, data, c).ok);
+  // The "crash": last.safetensors is back at step 20, the log at step 30.
+  ASSERT_EQ(std::rename(kept.c_str(), d.file("last.safetensors").c_str()), 0);
+  c.steps = 40;
+  Outcome o = train(rig, data, c);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_EQ(o.result.startStep, 20);
+  EXPECT_EQ(loggedSteps(d.file("log.jsonl")),
+            (std::vector<int64_t>{5, 10, 15, 20, 25, 30, 35, 40}));
+}
+
+// The last evaluation is the one at the final step, and it competes for
+// best.safetensors like every other.
+TEST(Trainer, TheFinalEvaluationCountsForBest) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(25);
+  c.evalEvery = 10;
+  c.checkpointDir = d.path;
+  c.logPath = d.file("log.jsonl");
+  c.logEvery = 100;
+  Rig rig(TinyModel{});
+  Outcome o = train(rig, data, c, /*withVal=*/true);
+  ASSERT_TRUE(o.ok) << o.error;
+  // The loss still falls at step 25: the final evaluation is the best.
+  ASSERT_TRUE(o.result.lastValLoss && o.result.bestValLoss);
+  EXPECT_EQ(*o.result.lastValLoss, *o.result.bestValLoss);
+  std::string error;
+  auto best = readCheckpoint(d.file("best.safetensors"), error);
+  ASSERT_TRUE(best) << error;
+  EXPECT_EQ(best->info.step, 25);
+  auto last = readCheckpoint(d.file("last.safetensors"), error);
+  ASSERT_TRUE(last) << error;
+  ASSERT_TRUE(last->info.valLoss);
+  EXPECT_EQ(*last->info.valLoss, *o.result.lastValLoss);
+  auto lines = readLines(d.file("log.jsonl"));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("\"step\": 25"), std::string::npos);
+  EXPECT_NE(lines.back().find("\"val_loss\""), std::string::npos);
+}
+
+// A writer killed between creating its temporary file and renaming it
+// leaves `last.safetensors.tmp.PID`; the next run removes those whose
+// process is gone, and leaves a live process's alone.
+TEST(Trainer, StaleTemporariesAreRemovedOnStart) {
+  Data data;
+  TempDir d;
+  std::string dead = d.file("last.safetensors.tmp.999999999"); // > pid_max
+  std::string deadBest = d.file("best.safetensors.tmp.999999998");
+  std::string live =
+      d.file("last.safetensors.tmp." + std::to_string(getppid()));
+  std::string other = d.file("notes.tmp.999999999");
+  for (const std::string &f : {dead, deadBest, live, other})
+    writeBytes(f, {1, 2, 3});
+  TrainConfig c = baseConfig(3);
+  c.checkpointDir = d.path;
+  Rig rig(TinyModel{});
+  Outcome o = train(rig, data, c);
+  ASSERT_TRUE(o.ok) << o.error;
+  auto exists = [](const std::string &f) { return access(f.c_str(), F_OK) == 0; };
+  EXPECT_FALSE(exists(dead));
+  EXPECT_FALSE(exists(deadBest));
+  EXPECT_TRUE(exists(live));
+  EXPECT_TRUE(exists(other));
+  EXPECT_TRUE(exists(d.file("last.safetensors")));
 }
 
 TEST(Trainer, ResumeWithoutCheckpointIsAnError) {
