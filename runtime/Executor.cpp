@@ -1,5 +1,6 @@
 //===- Executor.cpp - The reference executor ------------------------------===//
 #include "runtime/Executor.h"
+#include "runtime/Memory.h"
 
 #include "runtime/FloatFormats.h"
 #include "runtime/ReferenceKernels.h"
@@ -101,6 +102,48 @@ template <class T> constexpr bool isNumericT() {
 // Executor
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Which buffers anything touches: steps, arguments, results, constants.
+std::vector<char> usedBuffers(const Program &program) {
+  std::vector<char> used(program.buffers.size(), 0);
+  for (const Step &st : program.steps) {
+    for (int32_t i : st.inputs)
+      used[i] = 1;
+    used[st.output] = 1;
+    for (int32_t o : st.extraOutputs)
+      used[o] = 1;
+  }
+  for (int32_t a : program.arguments)
+    used[a] = 1;
+  for (int32_t r : program.results)
+    used[r] = 1;
+  for (size_t b = 0; b < program.buffers.size(); ++b)
+    if (program.buffers[b].role != BufferRole::Temp)
+      used[b] = 1;
+  return used;
+}
+
+/// Bytes of the buffers that own their storage (used, outside the arenas).
+int64_t ownedStorageBytes(const Program &program, const std::vector<char> &used,
+                          const ArenaPlan &plan, bool wide) {
+  int64_t total = 0;
+  for (size_t b = 0; b < program.buffers.size(); ++b)
+    if (used[b] && plan.offset[b] < 0)
+      total += program.buffers[b].elementCount() *
+               storageSize(program.buffers[b].dtype, wide);
+  return total;
+}
+
+} // namespace
+
+int64_t Executor::plannedBytes(const Program &program, Precision precision) {
+  const bool wide = precision == Precision::F64;
+  ArenaPlan plan = planArena(program, wide);
+  return plan.totalBytes() +
+         ownedStorageBytes(program, usedBuffers(program), plan, wide);
+}
+
 std::optional<Executor> Executor::create(const Program &program,
                                          Precision precision,
                                          std::string &error, bool useArena) {
@@ -137,6 +180,16 @@ std::optional<Executor> Executor::create(const Program &program,
   } else {
     ex.plan.offset.assign(program.buffers.size(), -1);
   }
+  const std::vector<char> used = usedBuffers(program);
+  // Before allocating: a program too large for the machine is an error, not
+  // an abort in std::vector (runtime/Memory.h).
+  std::string shortfall = memoryShortfall(
+      ex.plan.totalBytes() + ownedStorageBytes(program, used, ex.plan, wide),
+      "program '" + program.name + "' (arena and buffers)");
+  if (!shortfall.empty()) {
+    error = shortfall;
+    return std::nullopt;
+  }
   const int64_t floatSize = wide ? 8 : 4;
   if (wide)
     ex.arenaF64.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0);
@@ -144,22 +197,6 @@ std::optional<Executor> Executor::create(const Program &program,
     ex.arenaF32.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0f);
   ex.arenaI32.assign(size_t(ex.plan.bytes[1] / 4), 0);
   ex.arenaI1.assign(size_t(ex.plan.bytes[2]), 0);
-  // Which buffers anything touches: steps, arguments, results, constants.
-  std::vector<char> used(program.buffers.size(), 0);
-  for (const Step &st : program.steps) {
-    for (int32_t i : st.inputs)
-      used[i] = 1;
-    used[st.output] = 1;
-    for (int32_t o : st.extraOutputs)
-      used[o] = 1;
-  }
-  for (int32_t a : program.arguments)
-    used[a] = 1;
-  for (int32_t r : program.results)
-    used[r] = 1;
-  for (size_t b = 0; b < program.buffers.size(); ++b)
-    if (program.buffers[b].role != BufferRole::Temp)
-      used[b] = 1;
   ex.bufs.resize(program.buffers.size());
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const Buffer &src = program.buffers[b];

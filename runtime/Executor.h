@@ -159,10 +159,16 @@ public:
   /// their contents are only meaningful from the step that writes them to
   /// the last step that reads them. Without it every buffer owns its
   /// storage.
+  /// Storage is checked against availableMemory() (runtime/Memory.h)
+  /// before it is allocated: a program too large is an error giving the
+  /// bytes needed and available.
   static std::optional<Executor> create(const Program &program,
                                         Precision precision,
                                         std::string &error,
                                         bool useArena = true);
+  /// The bytes create() allocates for `program` (arenas and owned buffers),
+  /// without allocating them.
+  static int64_t plannedBytes(const Program &program, Precision precision);
 
   /// Copies rebind the copy's temporaries to its own arenas; moves keep
   /// every view valid (the arenas' heap storage moves with them).

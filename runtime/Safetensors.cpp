@@ -1,5 +1,6 @@
 //===- Safetensors.cpp - Read and write the safetensors format ------------===//
 #include "runtime/Safetensors.h"
+#include "runtime/Memory.h"
 #include "runtime/Json.h"
 
 #include "runtime/FloatFormats.h"
@@ -328,6 +329,14 @@ readSafetensors(const std::string &path, SafetensorsMetadata &metadata,
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     error = "'" + path + "' is not a regular file";
+    ::close(fd);
+    return std::nullopt;
+  }
+  // The file's bytes, then the tensors copied out of them.
+  std::string shortfall =
+      memoryShortfall(2 * int64_t(st.st_size), "reading '" + path + "'");
+  if (!shortfall.empty()) {
+    error = shortfall;
     ::close(fd);
     return std::nullopt;
   }

@@ -1,6 +1,7 @@
 //===- Trainer.cpp - The training loop ------------------------------------===//
 #include "runtime/Trainer.h"
 #include "runtime/Init.h"
+#include "runtime/Memory.h"
 
 #include <algorithm>
 #include <chrono>
@@ -272,6 +273,28 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
   if (!t->trainSampler)
     return nullptr;
   I.lossResult = 0;
+
+  // The trainer's own big allocations, checked now rather than met as an
+  // abort mid-run: a checkpoint stages a copy of params and optimizer state
+  // and its serialised file (2x their bytes); accumulation sums gradients in
+  // double.
+  {
+    int64_t stateBytes = 0, paramElements = 0;
+    for (const Impl::Slot &s : I.slots) {
+      const Buffer &b = hp.buffers[hp.arguments[s.holderArg]];
+      stateBytes += b.elementCount() * dtypeSize(b.dtype);
+      if (!s.opt)
+        paramElements += b.elementCount();
+    }
+    int64_t need = (c.checkpointDir.empty() ? 0 : 2 * stateBytes) +
+                   (c.accumulate > 1 ? 8 * paramElements : 0);
+    std::string shortfall = memoryShortfall(
+        need, "the trainer (checkpoint staging and accumulated gradients)");
+    if (!shortfall.empty()) {
+      error = shortfall;
+      return nullptr;
+    }
+  }
 
   if (c.accumulate > 1) {
     // @grad: (inputs..., params...) -> (loss, grads...) in its param order;

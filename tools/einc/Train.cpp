@@ -26,6 +26,7 @@
 #include "codegen/ReferenceLowering.h"
 #include "passes/DeviceProfile.h"
 #include "runtime/Checkpoint.h"
+#include "runtime/Memory.h"
 #include "runtime/Schedule.h"
 #include "runtime/TokenData.h"
 #include "runtime/Trainer.h"
@@ -167,6 +168,20 @@ bool lowerFunctions(ModuleOp module, const einrt::TrainSettings &settings,
     out.kernelsCached = out.kernels->cachedCount();
   }
   out.compileSeconds = seconds(start);
+  // Every function's storage together, before any is allocated: too large
+  // a model is an error with the bytes needed and available, not an abort.
+  int64_t planned = 0;
+  std::string parts;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    int64_t bytes = einrt::Executor::plannedBytes(programs[i], einrt::Precision::F32);
+    planned += bytes;
+    parts += (i ? ", @" : "@") + names[i] + " " + einrt::formatBytes(bytes);
+  }
+  std::string shortfall = einrt::memoryShortfall(planned, "the model's storage (" + parts + ")");
+  if (!shortfall.empty()) {
+    llvm::errs() << "einc: " << shortfall << "\n";
+    return false;
+  }
   std::shared_ptr<einrt::ThreadPool> pool;
   if (out.kernels && out.threads > 1)
     pool = std::make_shared<einrt::ThreadPool>(out.threads);

@@ -33,6 +33,10 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+#include <new>
+#include <unistd.h>
+
 using namespace einc;
 
 namespace {
@@ -124,9 +128,23 @@ int run(const Options &o) {
   return writeOutput(o, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; }) ? 0 : 1;
 }
 
+/// The last resort when an allocation fails that the planned-memory checks
+/// (runtime/Memory.h) did not foresee: einc is built without exceptions, so
+/// std::bad_alloc would abort. A message and exit status 1 instead; no
+/// allocation here (there is no memory to be had).
+[[noreturn]] void outOfMemory() {
+  static const char message[] =
+      "einc: out of memory: an allocation failed; use smaller dims (--set) or "
+      "raise the limit (ulimit -v, the cgroup's memory.max)\n";
+  ssize_t ignored = ::write(2, message, sizeof message - 1);
+  (void)ignored;
+  std::_Exit(1);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  std::set_new_handler(outOfMemory);
   CommandLine line = parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   switch (line.action) {
   case CommandLine::Action::Error:

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace einrt;
@@ -556,6 +557,49 @@ TEST(Trainer, BadTokenAnywhereIsFoundBeforeTheFirstStep) {
   EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999"),
             std::string::npos)
       << error;
+}
+
+// A checkpoint stages params and optimizer state twice (a copy and the
+// serialised file): create() checks that against the memory left instead of
+// aborting at the first checkpoint, hours in. Under an address-space limit
+// 2 MiB above what the process uses, a 512 x 512 table (2 MiB with its
+// momentum, 4 MiB staged) is refused with the numbers; without checkpoints
+// nothing is staged. In a child process, so the limit stays there.
+TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
+  EXPECT_EXIT(
+      {
+        TinyModel m;
+        m.vocab = 512;
+        Rig rig(m);
+        TempDir d;
+        writeBytes(d.file("t.bin"), tokenBytes(patternTokens(1000, 512)));
+        std::string error;
+        auto f = TokenFile::open(d.file("t.bin"), error);
+        std::ifstream status("/proc/self/status");
+        int64_t vmKb = 0;
+        for (std::string l; std::getline(status, l);)
+          if (l.rfind("VmSize:", 0) == 0)
+            vmKb = std::atoll(l.c_str() + 7);
+        struct rlimit rl;
+        getrlimit(RLIMIT_AS, &rl);
+        rl.rlim_cur = rlim_t(vmKb * 1024 + (int64_t(2) << 20));
+        if (!f || setrlimit(RLIMIT_AS, &rl) != 0)
+          std::exit(3);
+        TrainConfig c = baseConfig(1);
+        c.vocab = 512;
+        c.checkpointDir = d.path;
+        if (Trainer::create(c, rig.programs(), *f, nullptr, error) ||
+            error.find("the trainer (checkpoint staging and accumulated "
+                       "gradients) needs 4.0 MiB (4194304 bytes) but only ") ==
+                std::string::npos ||
+            error.find("ulimit -v") == std::string::npos)
+          std::exit(4);
+        c.checkpointDir.clear();
+        if (!Trainer::create(c, rig.programs(), *f, nullptr, error))
+          std::exit(5);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Trainer, CreateChecksProgramsAndData) {
