@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 namespace einrt {
 
@@ -44,6 +45,75 @@ bool parseOptionalDouble(const std::string &s, std::optional<double> &v) {
 }
 
 } // namespace
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// "  N <what>: a, b, ... and K more" (the first 16 items).
+std::string listLine(const std::vector<std::string> &items, const char *one,
+                     const char *many, const char *separator) {
+  constexpr size_t kShown = 16;
+  std::string line = "  " + std::to_string(items.size()) + " " +
+                     (items.size() == 1 ? one : many) + ": ";
+  for (size_t i = 0; i < items.size() && i < kShown; ++i)
+    line += (i ? separator : "") + items[i];
+  if (items.size() > kShown)
+    line += " and " + std::to_string(items.size() - kShown) + " more";
+  return line;
+}
+
+} // namespace
+
+std::string checkpointMismatch(const std::vector<TensorData> &tensors,
+                               const std::vector<ParamShape> &params) {
+  std::map<std::string, const TensorData *> byName;
+  for (const TensorData &t : tensors)
+    byName[t.name] = &t;
+  std::map<std::string, const ParamShape *> paramByName;
+  for (const ParamShape &p : params)
+    paramByName[p.name] = &p;
+  std::vector<std::string> missing, extra, mismatched;
+  for (const ParamShape &p : params) {
+    auto it = byName.find(p.name);
+    if (it == byName.end())
+      missing.push_back(p.name + " " + shapeText(p.shape));
+    else if (it->second->shape != p.shape)
+      mismatched.push_back(p.name + ": checkpoint " +
+                           shapeText(it->second->shape) + ", model " +
+                           shapeText(p.shape));
+  }
+  for (const TensorData &t : tensors) {
+    if (paramByName.count(t.name))
+      continue;
+    // Optimizer state: P.SLOT of a tensor P of the same shape (an extra P
+    // is named itself; its state is not repeated).
+    size_t dot = t.name.rfind('.');
+    if (dot != std::string::npos) {
+      auto owner = byName.find(t.name.substr(0, dot));
+      if (owner != byName.end() && owner->second->shape == t.shape)
+        continue;
+    }
+    extra.push_back(t.name + " " + shapeText(t.shape));
+  }
+  std::string out;
+  auto add = [&](const std::string &line) {
+    out += (out.empty() ? "" : "\n") + line;
+  };
+  if (!missing.empty())
+    add(listLine(missing, "missing param", "missing params", ", "));
+  if (!extra.empty())
+    add(listLine(extra, "extra tensor (not a param of the model)",
+                 "extra tensors (not params of the model)", ", "));
+  if (!mismatched.empty())
+    add(listLine(mismatched, "shape mismatch", "shape mismatches", "; "));
+  return out;
+}
 
 std::string hashText(const std::string &text) {
   uint64_t h = 0xCBF29CE484222325ull;

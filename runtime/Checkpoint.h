@@ -62,6 +62,22 @@ bool writeCheckpoint(const std::string &path,
 std::optional<Checkpoint> readCheckpoint(const std::string &path,
                                          std::string &error);
 
+/// A param a checkpoint must hold for a model.
+struct ParamShape {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+/// "" when `tensors` fit the model's `params`: each param is there with its
+/// shape, and every other tensor is optimizer state (`P.SLOT`, e.g.
+/// `layer.0.w.m`, with the shape of tensor P). Else one line per kind of
+/// problem, each starting with two spaces (the first 16 entries of each):
+///   "  N missing params: w1 [512, 256], ..."
+///   "  N extra tensors (not params of the model): layer.1.w [..], ..."
+///   "  N shape mismatches: w1: checkpoint [512, 512], model [512, 256]; ..."
+std::string checkpointMismatch(const std::vector<TensorData> &tensors,
+                               const std::vector<ParamShape> &params);
+
 /// FNV-1a 64 of `text` as 16 hex digits.
 std::string hashText(const std::string &text);
 

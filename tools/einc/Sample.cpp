@@ -20,6 +20,7 @@
 #include "Frontend.h"
 #include "Train.h"
 
+#include "runtime/Checkpoint.h"
 #include "runtime/Init.h"
 #include "runtime/Safetensors.h"
 #include "runtime/TokenData.h"
@@ -149,22 +150,25 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
   auto tensors = einrt::readSafetensors(o.checkpoint, metadata, error);
   if (!tensors)
     return fail("cannot read '" + o.checkpoint + "': " + error);
-  // Names first (another model's checkpoint), then shapes (other dims).
-  std::vector<std::pair<size_t, const einrt::TensorData *>> loads;
-  for (size_t a = 0; a < p.arguments.size(); ++a) {
-    const einrt::Buffer &b = p.buffers[p.arguments[a]];
+  // Every param with its shape and nothing else but optimizer state: a
+  // checkpoint of another model (other layers, other dims) is refused.
+  std::vector<einrt::ParamShape> params;
+  for (int32_t a : p.arguments)
+    if (p.buffers[a].role == einrt::BufferRole::Param)
+      params.push_back({p.buffers[a].name, p.buffers[a].shape});
+  std::string mismatch = einrt::checkpointMismatch(*tensors, params);
+  if (!mismatch.empty())
+    return fail("'" + o.checkpoint +
+                "' does not fit the model (is it a checkpoint of it? --set the dims it was "
+                "trained with):\n" +
+                mismatch);
+  for (int32_t a : p.arguments) {
+    const einrt::Buffer &b = p.buffers[a];
     if (b.role != einrt::BufferRole::Param)
       continue;
     auto t = std::find_if(tensors->begin(), tensors->end(),
                           [&](const einrt::TensorData &t) { return t.name == b.name; });
-    if (t == tensors->end())
-      return fail("'" + o.checkpoint + "' has no tensor '" + b.name +
-                  "' (a param of the model): is it a checkpoint of this model?");
-    loads.emplace_back(a, &*t);
-  }
-  for (auto [a, t] : loads) {
-    const einrt::Buffer &b = p.buffers[p.arguments[a]];
-    if (!ex.importBuffer(p.arguments[a], *t, error))
+    if (!ex.importBuffer(a, *t, error))
       return fail("cannot load '" + b.name + "' from '" + o.checkpoint + "': " + error);
   }
 

@@ -133,3 +133,21 @@ TEST(Checkpoint, KillDuringWriteLeavesPreviousWhole) {
 }
 
 } // namespace
+
+TEST(Checkpoint, MismatchNamesMissingExtraAndShapes) {
+  std::vector<TensorData> ck = {tensor("w", 3, 0), tensor("w.m", 3, 0),
+                                tensor("w.v", 3, 0), tensor("b", 2, 0),
+                                tensor("b.m", 5, 0), tensor("old", 4, 0),
+                                tensor("old.m", 4, 0)};
+  // Params w [3] and b [2] with their state: a fit (b.m has the wrong
+  // shape for b's state: extra).
+  std::vector<ParamShape> params = {{"w", {3}}, {"b", {2}}};
+  EXPECT_EQ(checkpointMismatch(ck, params),
+            "  2 extra tensors (not params of the model): b.m [5], old [4]");
+  ck.erase(ck.begin() + 4, ck.end());
+  EXPECT_EQ(checkpointMismatch(ck, params), "");
+  params = {{"w", {4}}, {"b", {2}}, {"c", {1}}};
+  EXPECT_EQ(checkpointMismatch(ck, params),
+            "  1 missing param: c [1]\n"
+            "  1 shape mismatch: w: checkpoint [3], model [4]");
+}
