@@ -4,12 +4,12 @@
 // docs/language.md section 4), so a misspelt dim silently renames the axis it
 // reads: in einsum(h, w2, "batch hidden, hiddn classes -> batch classes")
 // each operand then sums its 'hidden' axis on its own, an outer product of
-// two sums instead of a matmul. Two rules make this class an error (the why
-// is in docs/decisions.md):
+// two sums instead of a matmul. Two rules make this class an error (rules 4
+// and 5 of docs/language.md section 4; the why is in docs/decisions.md):
 //
-//  1. a local name close to a dim (DimTable::misspeltDim) is an error
+//  4. a local name close to a dim (DimTable::misspeltDim) is an error
 //     wherever it names an axis;
-//  2. an einsum of two or more operands may not sum an axis within one
+//  5. an einsum of two or more operands may not sum an axis within one
 //     operand alone when the pattern calls that axis, which carries a dim's
 //     name, by a local name.
 //
@@ -38,7 +38,7 @@ enum class NameRole {
   Creates // a new axis of repeat: reads no operand
 };
 
-/// Rule 1 for `name` at `loc`. `operand` and `axis` are the operand and the
+/// Rule 4 for `name` at `loc`. `operand` and `axis` are the operand and the
 /// axis the name reads or splits (unused for NameRole::Creates);
 /// `operandIndex` is 0 for a single operand, else 1-based. Returns false
 /// after reporting.
@@ -50,7 +50,7 @@ bool checkNotMisspeltDim(Elaborator &E, llvm::StringRef name, SourceLoc loc,
 /// axis of unknown size): notes the dim it is probably a misspelling of.
 void noteMisspeltDim(Elaborator &E, llvm::StringRef name);
 
-/// Rule 2 for an einsum whose inputs were bound to `operands` without error
+/// Rule 5 for an einsum whose inputs were bound to `operands` without error
 /// (so every side has one name per axis, '...' aside). `at` turns an offset
 /// in the pattern into a location. Returns false after reporting.
 bool checkNoRenamedLoneSum(Elaborator &E, const Pattern &pattern,
