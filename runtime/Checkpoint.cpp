@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <unistd.h>
 
 namespace einrt {
 
@@ -45,6 +46,18 @@ bool parseOptionalDouble(const std::string &s, std::optional<double> &v) {
 }
 
 } // namespace
+
+std::string checkpointInTheWay(const std::string &dir) {
+  std::string path = dir + "/last.safetensors";
+  if (::access(path.c_str(), F_OK) != 0)
+    return "";
+  std::string error, step = "unreadable";
+  if (auto ck = readCheckpoint(path, error))
+    step = "step " + std::to_string(ck->info.step);
+  return "'" + path + "' holds a checkpoint (" + step +
+         ") that this run would overwrite: continue it with --resume, or "
+         "start over with --overwrite";
+}
 
 namespace {
 
@@ -144,7 +157,8 @@ bool writeCheckpoint(const std::string &path,
                      const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error) {
   if (!writeSafetensors(path, tensors, checkpointMetadata(info), error)) {
-    error = "cannot write checkpoint '" + path + "': " + error;
+    error = "cannot write checkpoint '" + path + "' at step " +
+            std::to_string(info.step) + ": " + error;
     return false;
   }
   return true;

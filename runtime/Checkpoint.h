@@ -62,6 +62,11 @@ bool writeCheckpoint(const std::string &path,
 std::optional<Checkpoint> readCheckpoint(const std::string &path,
                                          std::string &error);
 
+/// "" when `dir` holds no `last.safetensors`; else the refusal of a fresh run
+/// that would overwrite it, naming the file, its step and the two ways on
+/// (--resume, --overwrite).
+std::string checkpointInTheWay(const std::string &dir);
+
 /// A param a checkpoint must hold for a model.
 struct ParamShape {
   std::string name;

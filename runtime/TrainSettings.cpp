@@ -78,6 +78,8 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"accumulate", &S::accumulate, nullptr, 1, 1e6, "micro-batches per step"},
       {"eval_every", &S::evalEvery, nullptr, 0, 1e12, "steps between evaluations (0: never)"},
       {"eval_steps", &S::evalSteps, nullptr, 1, 1e9, "batches per evaluation"},
+      {"checkpoint_every", &S::checkpointEvery, nullptr, 0, 1e12,
+       "steps between checkpoints, with or without evaluation (0: only at evaluations and the end)"},
       {"seed", &S::seed, nullptr, 0, 9.007199254740992e15, "random seed"},
       {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs"},
       {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy"},

@@ -38,6 +38,8 @@ struct TrainSettings {
   int64_t accumulate = 1;
   std::optional<int64_t> evalEvery;  // default: 100 with --val, else 0
   int64_t evalSteps = 10;
+  int64_t checkpointEvery = 100;     // steps between checkpoints (0: only at
+                                     // evaluations and the end)
   int64_t seed = 0;
   std::optional<std::string> data;   // next_token | shifted; default: inferred
   std::string precision = "fp32";    // fp32 | bf16 | mixed

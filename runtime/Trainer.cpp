@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <signal.h>
@@ -643,6 +644,15 @@ bool Trainer::run(TrainResult &result, std::string &error) {
                         std::to_string(curStep) +
                         (cfg.resetOptimizer ? " (optimizer state reset)" : ""));
   } else {
+    if (!last.empty() && !cfg.overwrite) {
+      error = checkpointInTheWay(cfg.checkpointDir);
+      if (!error.empty())
+        return false;
+    }
+    if (!last.empty()) {
+      std::remove(last.c_str()); // --overwrite: no best of the old run stays
+      std::remove(best.c_str());
+    }
     curStep = 0;
     optStep = 0;
     lastVal.reset();
@@ -745,15 +755,18 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       if (!bestVal || v < *bestVal) {
         bestVal = v;
         result.bestValLoss = v;
-        if (!best.empty() && !saveCheckpoint(best, error))
+        if (!best.empty() && !saveCheckpoint(best, error)) {
+          error += "; the previous checkpoint is intact";
           return false;
+        }
       }
     }
-    bool save = final || (cfg.checkpointEvery > 0
-                              ? curStep % cfg.checkpointEvery == 0
-                              : evaluated);
-    if (save && !last.empty() && !saveCheckpoint(last, error))
+    bool save = final || evaluated ||
+                (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
+    if (save && !last.empty() && !saveCheckpoint(last, error)) {
+      error += "; the previous checkpoint is intact";
       return false;
+    }
 
     if (final || evaluated || curStep % cfg.logEvery == 0) {
       m.stepSeconds = secondsSinceReport / double(stepsSinceReport);

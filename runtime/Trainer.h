@@ -16,7 +16,9 @@
 //     every eval_every steps and at the last step: mean @forward loss over
 //       eval_steps batches of the validation file (the same batches every
 //       time), `best` kept
-//     every checkpoint_every steps (and at the end): `last` written
+//     every checkpoint_every steps, at each evaluation and at the end:
+//       `last` written (a failed write stops the run; the previous file
+//       is intact)
 //
 // On start, temporaries of checkpoint writers that were killed
 // (`last.safetensors.tmp.PID` of a dead PID) are removed; on resume the log
@@ -62,8 +64,12 @@ struct TrainConfig {
   bool initialize = true; // initParams(seed) when not resuming
 
   std::string checkpointDir;   // "" : no checkpoints
-  int64_t checkpointEvery = 0; // 0: at each evaluation and at the end
+  int64_t checkpointEvery = 0; // also every N steps (0: only at each
+                               // evaluation and at the end)
   bool resume = false;         // continue from checkpointDir/last.safetensors
+  /// A fresh run into a checkpointDir that holds last.safetensors is refused
+  /// (checkpointInTheWay) unless `overwrite`, which removes last and best.
+  bool overwrite = false;
   /// Resume with the optimizer state zeroed and its update count restarted
   /// at 1; required when the checkpoint has no optimizer state.
   bool resetOptimizer = false;

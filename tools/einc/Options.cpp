@@ -365,6 +365,10 @@ void buildTrain(Command &c, Options &o) {
   c.value("--checkpoint-dir", "CK", "where checkpoints are written (created)",
           [&o](const std::string &v) { o.checkpointDir = v; });
   c.flag("--resume", "continue from CK/last.safetensors", o.resume);
+  c.flag("--overwrite",
+         "start over in a CK that holds a checkpoint (its last and best\n"
+         "are replaced); without it such a run is refused",
+         o.overwrite);
   c.flag("--reset-optimizer",
          "with --resume: allow a checkpoint without optimizer state\n"
          "(the state starts at zero)",
@@ -513,6 +517,8 @@ void checkCombination(Options &o) {
       bad("missing --checkpoint-dir DIR");
     if (o.resetOptimizer && !o.resume)
       bad("--reset-optimizer needs --resume");
+    if (o.overwrite && o.resume)
+      bad("--overwrite and --resume exclude each other (start over, or continue)");
   }
   if (o.command == "sample" && o.checkpoint.empty())
     bad("missing --checkpoint FILE");

@@ -61,6 +61,7 @@ struct Options {
   std::string checkpointDir;     // --checkpoint-dir DIR
   bool resume = false;           // --resume
   bool resetOptimizer = false;   // --reset-optimizer
+  bool overwrite = false;        // --overwrite (start over in a CK with a checkpoint)
   std::string logFile;           // --log FILE (JSON lines)
   int64_t logEvery = 1;          // --log-every N (progress and log lines)
   std::string backend = "cpu";   // --backend cpu|reference

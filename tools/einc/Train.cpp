@@ -226,6 +226,9 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   std::string lastPath = ckDir + "/last.safetensors";
   if (o.resume && !llvm::sys::fs::exists(lastPath))
     return fail("--resume: no checkpoint '" + lastPath + "' to resume from");
+  if (!o.resume && !o.overwrite)
+    if (std::string inTheWay = einrt::checkpointInTheWay(ckDir); !inTheWay.empty())
+      return fail(inTheWay);
   einrt::Schedule schedule;
   schedule.kind = s.schedule == "constant" ? einrt::Schedule::Kind::Constant
                                            : einrt::Schedule::Kind::Cosine;
@@ -287,11 +290,13 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   config.accumulate = accumulate;
   config.evalEvery = valFile ? s.evalEvery.value_or(100) : 0;
   config.evalSteps = s.evalSteps;
+  config.checkpointEvery = s.checkpointEvery;
   config.seed = static_cast<uint64_t>(s.seed);
   config.schedule = schedule;
   config.vocab = vocab;
   config.checkpointDir = ckDir;
   config.resume = o.resume;
+  config.overwrite = o.overwrite;
   config.resetOptimizer = o.resetOptimizer;
   config.configText = settingsText(module, s) + "schedule " + schedule.describe() + "\n";
   config.logPath = o.logFile;
