@@ -56,6 +56,12 @@ std::string Schedule::describe() const {
   return s;
 }
 
+std::string Schedule::describeShape() const {
+  Schedule s = *this;
+  s.total = 0;
+  return s.describe();
+}
+
 std::optional<Schedule> Schedule::parse(const std::string &text,
                                         std::string &error) {
   std::istringstream in(text);

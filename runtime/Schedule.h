@@ -33,6 +33,9 @@ struct Schedule {
   /// One line, e.g. "cosine lr=0.001 min_lr=0.0001 warmup=100 total=5000"
   /// (full precision; parse() reads it back).
   std::string describe() const;
+  /// describe() without the length: what a resume must keep (the length may
+  /// change explicitly, e.g. to extend a finished schedule).
+  std::string describeShape() const;
   static std::optional<Schedule> parse(const std::string &text,
                                        std::string &error);
   static const char *kindName(Kind k); // "constant", "cosine"

@@ -413,7 +413,7 @@ std::string configHash(const TrainConfig &c, const Program &holder,
                      ";mapping=" + windowMappingName(c.mapping) +
                      ";batch=" + std::to_string(layout.batch) +
                      ";context=" + std::to_string(layout.context) +
-                     ";schedule=" + c.schedule.describe() + ";args=";
+                     ";schedule=" + c.schedule.describeShape() + ";args=";
   for (int32_t a : holder.arguments) {
     const Buffer &b = holder.buffers[size_t(a)];
     text += b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";

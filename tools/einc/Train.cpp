@@ -112,22 +112,31 @@ Prediction predict(ModuleOp module, const Options &o, const einrt::TrainSettings
   return p;
 }
 
-/// The schedule's length recorded in CK/last.safetensors, or 0.
-int64_t recordedTotal(const std::string &lastPath) {
+/// The schedule recorded in CK/last.safetensors, if any.
+std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
   std::string error;
   auto ck = einrt::readCheckpoint(lastPath, error);
   if (!ck)
-    return 0;
-  auto schedule = einrt::Schedule::parse(ck->info.schedule, error);
-  return schedule ? schedule->total : 0;
+    return std::nullopt;
+  return einrt::Schedule::parse(ck->info.schedule, error);
 }
+
+std::string lrText(double lr) { return einrt::formatShortest(lr); }
 
 std::string settingsText(ModuleOp module, const einrt::TrainSettings &settings) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (auto dims = module->getAttr("ein.dims"))
     os << "dims " << dims << "\n";
-  os << "train {" << settings.describe() << "}\n";
+  // Not the schedule's length nor the checkpoint interval: a resume may
+  // change them explicitly (the schedule's shape is hashed by the trainer).
+  einrt::TrainSettings hashed = settings;
+  hashed.given.erase(std::remove_if(hashed.given.begin(), hashed.given.end(),
+                                    [](const std::string &k) {
+                                      return k == "steps" || k == "checkpoint_every";
+                                    }),
+                     hashed.given.end());
+  os << "train {" << hashed.describe() << "}\n";
   return os.str();
 }
 
@@ -234,19 +243,51 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
                                            : einrt::Schedule::Kind::Cosine;
   schedule.lr = s.lr;
   schedule.minLr = s.minLr.value_or(schedule.lr / 10);
+  // Its length is fixed when a run starts and recorded in the checkpoint:
+  // the `steps` setting, else the first run's --steps. A resume keeps it
+  // unless `steps` is set (an explicit extension or cut); running past the
+  // end of a recorded cosine without saying so is refused.
+  std::optional<einrt::Schedule> recorded = o.resume ? recordedSchedule(lastPath) : std::nullopt;
   std::string totalFrom = "the `steps` setting";
-  if (auto steps = s.steps) {
-    schedule.total = *steps;
-  } else if (int64_t recorded = o.resume ? recordedTotal(lastPath) : 0) {
-    schedule.total = recorded;
-    totalFrom = "the checkpoint (the first run's --steps)";
+  if (s.steps)
+    schedule.total = *s.steps;
+  else if (recorded && recorded->total > 0) {
+    schedule.total = recorded->total;
+    totalFrom = "the checkpoint";
   } else {
     schedule.total = o.steps;
     totalFrom = "--steps (no `steps` setting)";
   }
-  schedule.warmup = s.warmup.value_or(std::min<int64_t>(100, schedule.total / 10));
+  schedule.warmup = s.warmup.value_or(recorded ? recorded->warmup
+                                               : std::min<int64_t>(100, schedule.total / 10));
   if (schedule.kind == einrt::Schedule::Kind::Cosine && schedule.warmup >= schedule.total)
     schedule.warmup = schedule.total - 1;
+  const bool cosine = schedule.kind == einrt::Schedule::Kind::Cosine;
+  if (cosine && recorded && !s.steps && o.steps > schedule.total) {
+    einrt::Schedule stretched = schedule;
+    stretched.total = o.steps;
+    int64_t t = schedule.total + 1;
+    return fail("--steps " + llvm::Twine(o.steps) + " runs past the end of the schedule recorded in '" +
+                lastPath + "' (" + schedule.describe() + "): steps " + llvm::Twine(t) + ".." +
+                llvm::Twine(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
+                ". Say which you mean: --set steps=" + llvm::Twine(o.steps) +
+                " stretches the cosine to end at step " + llvm::Twine(o.steps) +
+                " (the lr at step " + llvm::Twine(t) + " becomes " + lrText(stretched.at(t)) +
+                ", up from " + lrText(schedule.at(t)) + "), or --set steps=" +
+                llvm::Twine(schedule.total) + " keeps the schedule and trains on at min_lr");
+  }
+  if (cosine && recorded && s.steps && recorded->total != schedule.total) {
+    int64_t t = 0; // the first step this run trains: the checkpoint's + 1
+    std::string ignored;
+    if (auto ck = einrt::readCheckpoint(lastPath, ignored))
+      t = ck->info.step + 1;
+    totalFrom += "; the checkpoint's was " + std::to_string(recorded->total) + ": the lr at step " +
+                 std::to_string(t) + " is " + lrText(schedule.at(t)) + ", it was " +
+                 lrText(recorded->at(t));
+  } else if (cosine && o.steps > schedule.total) {
+    totalFrom += "; steps " + std::to_string(schedule.total + 1) + ".." + std::to_string(o.steps) +
+                 " run at min_lr " + lrText(schedule.minLr);
+  }
   if (std::string problem = schedule.validate(); !problem.empty())
     return fail("the learning-rate schedule: " + problem);
 
@@ -298,7 +339,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   config.resume = o.resume;
   config.overwrite = o.overwrite;
   config.resetOptimizer = o.resetOptimizer;
-  config.configText = settingsText(module, s) + "schedule " + schedule.describe() + "\n";
+  config.configText = settingsText(module, s) + "schedule " + schedule.describeShape() + "\n";
   config.logPath = o.logFile;
   config.logEvery = o.logEvery;
   int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
