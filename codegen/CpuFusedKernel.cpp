@@ -65,8 +65,8 @@ FailureOr<FusedKernel> describeFusedKernel(ArrayRef<Operation *> members) {
       }
       mlir::ein::BroadcastReadInfo read = mlir::ein::classifyBroadcastRead(use.get());
       bool through = read.read != mlir::ein::BroadcastRead::Full && split.admit(read);
-      Value source = through ? use.get().getDefiningOp<mlir::ein::BroadcastOp>().getInput()
-                             : use.get();
+      Value source =
+          through ? use.get().getDefiningOp<mlir::ein::BroadcastOp>().getInput() : use.get();
       Access access = through ? accessOf(read.read) : Access::Full;
       if (through)
         fk.inPlaceReads.push_back(&use);

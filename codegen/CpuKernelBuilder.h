@@ -65,20 +65,14 @@ public:
   Type valueType(ElemKind k) {
     return k == ElemKind::F32 ? f32() : k == ElemKind::I32 ? i32() : i1();
   }
-  Type storageType(ElemKind k) {
-    return k == ElemKind::I1 ? Type(b.getI8Type()) : valueType(k);
-  }
+  Type storageType(ElemKind k) { return k == ElemKind::I1 ? Type(b.getI8Type()) : valueType(k); }
   MemRefType memrefOf(const KernelTensor &t) {
     return MemRefType::get({t.count()}, storageType(t.elem));
   }
 
   Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value f32c(float v) {
-    return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
-  }
-  Value i32c(int32_t v) {
-    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
-  }
+  Value f32c(float v) { return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v)); }
+  Value i32c(int32_t v) { return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v)); }
   Value nan() {
     return b.create<arith::ConstantOp>(
         loc, FloatAttr::get(f32(), APFloat::getQNaN(APFloat::IEEEsingle())));
@@ -111,8 +105,7 @@ public:
     Value v = b.create<memref::LoadOp>(loc, mem, ValueRange{at});
     if (k == ElemKind::I1)
       v = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
-                                  b.create<arith::ConstantOp>(
-                                      loc, b.getI8IntegerAttr(0)));
+                                  b.create<arith::ConstantOp>(loc, b.getI8IntegerAttr(0)));
     return v;
   }
   void store(Value v, Value mem, ElemKind k, Value at) {
@@ -144,31 +137,29 @@ public:
     b.create<scf::ForOp>(loc, lo, hi, idx(1), ValueRange{},
                          [&](OpBuilder &nb, Location, Value iv, ValueRange) {
                            OpBuilder::InsertionGuard g(b);
-                           b.setInsertionPoint(nb.getInsertionBlock(),
-                                               nb.getInsertionPoint());
+                           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
                            body(iv);
                            b.create<scf::YieldOp>(loc);
                          });
   }
 
   /// for (iv = 0; iv < n; ++iv) acc = body(iv, acc); returns the final acc.
-  Value loopCarry(int64_t n, Value init,
-                  const std::function<Value(Value, Value)> &body) {
-    auto f = b.create<scf::ForOp>(
-        loc, idx(0), idx(n), idx(1), ValueRange{init},
-        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
-          OpBuilder::InsertionGuard g(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value next = body(iv, args[0]);
-          b.create<scf::YieldOp>(loc, ValueRange{next});
-        });
+  Value loopCarry(int64_t n, Value init, const std::function<Value(Value, Value)> &body) {
+    auto f =
+        b.create<scf::ForOp>(loc, idx(0), idx(n), idx(1), ValueRange{init},
+                             [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+                               OpBuilder::InsertionGuard g(b);
+                               b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+                               Value next = body(iv, args[0]);
+                               b.create<scf::YieldOp>(loc, ValueRange{next});
+                             });
     return f.getResult(0);
   }
 
   /// Nested loops over `shape` in row-major order.
   /// With `parallelDim` >= 0, that dim's loop runs over [begin, end).
-  void nest(const std::vector<int64_t> &shape,
-            const std::function<void(ArrayRef<Value>)> &body, int parallelDim = -1) {
+  void nest(const std::vector<int64_t> &shape, const std::function<void(ArrayRef<Value>)> &body,
+            int parallelDim = -1) {
     SmallVector<Value> ivs;
     std::function<void(size_t)> rec = [&](size_t d) {
       if (d == shape.size()) {
@@ -214,8 +205,7 @@ public:
       Value neg = b.create<arith::SubIOp>(loc, i32c(0), x); // wraps
       if (op == "ein.neg")
         return neg;
-      Value isNeg =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, i32c(0));
+      Value isNeg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, i32c(0));
       return b.create<arith::SelectOp>(loc, isNeg, neg, x);
     }
     if (op == "ein.neg")
@@ -231,8 +221,7 @@ public:
     if (op == "ein.sqrt")
       return b.create<math::SqrtOp>(loc, x);
     // rsqrt as the reference: 1 / sqrt(x), two correctly rounded steps.
-    return b.create<arith::DivFOp>(loc, f32c(1.0f),
-                                   b.create<math::SqrtOp>(loc, x));
+    return b.create<arith::DivFOp>(loc, f32c(1.0f), b.create<math::SqrtOp>(loc, x));
   }
 
   Value binary(llvm::StringRef op, Value x, Value y, ElemKind k) {
@@ -256,13 +245,10 @@ public:
       return b.create<arith::DivFOp>(loc, x, y);
     // Integer division: the reference reports y == 0 as an error; here the
     // result is 0. INT_MIN / -1 gives INT_MIN (wrapping), as the reference.
-    Value yZero =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(0));
-    Value xMin = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, x,
-        i32c(std::numeric_limits<int32_t>::min()));
-    Value yMinus1 =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(-1));
+    Value yZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(0));
+    Value xMin = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x,
+                                         i32c(std::numeric_limits<int32_t>::min()));
+    Value yMinus1 = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(-1));
     Value overflow = b.create<arith::AndIOp>(loc, xMin, yMinus1);
     Value unsafe = b.create<arith::OrIOp>(loc, yZero, overflow);
     Value safeY = b.create<arith::SelectOp>(loc, unsafe, i32c(1), y);
@@ -299,27 +285,21 @@ public:
       return x;
     if (to == ElemKind::I1) {
       if (from == ElemKind::F32) // != 0 (NaN is true)
-        return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x,
-                                       f32c(0.0f));
+        return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x, f32c(0.0f));
       return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, i32c(0));
     }
     if (from == ElemKind::I1)
-      return to == ElemKind::F32
-                 ? Value(b.create<arith::UIToFPOp>(loc, f32(), x))
-                 : Value(b.create<arith::ExtUIOp>(loc, i32(), x));
+      return to == ElemKind::F32 ? Value(b.create<arith::UIToFPOp>(loc, f32(), x))
+                                 : Value(b.create<arith::ExtUIOp>(loc, i32(), x));
     if (to == ElemKind::F32) // i32 → f32, round to nearest
       return b.create<arith::SIToFPOp>(loc, f32(), x);
     // f32 → i32: toward zero, saturating, NaN → 0 (FloatFormats' truncToI32).
     Value t = b.create<arith::FPToSIOp>(loc, i32(), x);
-    Value hi = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, x,
-                                       f32c(2147483648.0f));
-    Value lo = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x,
-                                       f32c(-2147483648.0f));
+    Value hi = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, x, f32c(2147483648.0f));
+    Value lo = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x, f32c(-2147483648.0f));
     Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
-    t = b.create<arith::SelectOp>(
-        loc, hi, i32c(std::numeric_limits<int32_t>::max()), t);
-    t = b.create<arith::SelectOp>(
-        loc, lo, i32c(std::numeric_limits<int32_t>::min()), t);
+    t = b.create<arith::SelectOp>(loc, hi, i32c(std::numeric_limits<int32_t>::max()), t);
+    t = b.create<arith::SelectOp>(loc, lo, i32c(std::numeric_limits<int32_t>::min()), t);
     return b.create<arith::SelectOp>(loc, isNan, i32c(0), t);
   }
 };

@@ -141,30 +141,32 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
 
   // The innermost run, if reduced, accumulates in a register.
   bool tailReduced = !groups.empty() && groups.back().reduced;
-  std::vector<Group> outer(groups.begin(),
-                           groups.end() - (tailReduced ? 1 : 0));
+  std::vector<Group> outer(groups.begin(), groups.end() - (tailReduced ? 1 : 0));
   std::vector<int64_t> outerShape;
   for (const Group &gr : outer)
     outerShape.push_back(gr.size);
-  g.nest(outerShape, [&](ArrayRef<Value> ivs) {
-    Value inOff, outOff;
-    for (size_t i = 0; i < outer.size(); ++i) {
-      inOff = g.mulAdd(inOff, ivs[i], outer[i].inStride);
-      outOff = g.mulAdd(outOff, ivs[i], outer[i].outStride);
-    }
-    outOff = g.orZero(outOff);
-    Value acc = g.load(out, k, outOff);
-    if (tailReduced) {
-      const Group &t = groups.back();
-      acc = g.loopCarry(t.size, acc, [&](Value j, Value a) {
-        Value at = g.orZero(g.mulAdd(inOff, j, t.inStride));
-        return combine(a, g.load(in, k, at));
-      });
-    } else {
-      acc = combine(acc, g.load(in, k, g.orZero(inOff)));
-    }
-    g.store(acc, out, k, outOff);
-  }, parallelGroup);
+  g.nest(
+      outerShape,
+      [&](ArrayRef<Value> ivs) {
+        Value inOff, outOff;
+        for (size_t i = 0; i < outer.size(); ++i) {
+          inOff = g.mulAdd(inOff, ivs[i], outer[i].inStride);
+          outOff = g.mulAdd(outOff, ivs[i], outer[i].outStride);
+        }
+        outOff = g.orZero(outOff);
+        Value acc = g.load(out, k, outOff);
+        if (tailReduced) {
+          const Group &t = groups.back();
+          acc = g.loopCarry(t.size, acc, [&](Value j, Value a) {
+            Value at = g.orZero(g.mulAdd(inOff, j, t.inStride));
+            return combine(a, g.load(in, k, at));
+          });
+        } else {
+          acc = combine(acc, g.load(in, k, g.orZero(inOff)));
+        }
+        g.store(acc, out, k, outOff);
+      },
+      parallelGroup);
 }
 
 } // namespace
@@ -173,8 +175,7 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
 /// with Prefix / Suffix operands, outer × inner — evaluating the body's
 /// nodes in order, each operand loaded once per element, the output nodes
 /// stored.
-void genFused(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in,
-              ArrayRef<Value> outs) {
+void genFused(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRef<Value> outs) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   auto body = [&](Value i, Value o, Value k) {
@@ -227,8 +228,7 @@ void genFused(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in,
   });
 }
 
-void generateKernel(const KernelSpec &s, llvm::StringRef name,
-                    ModuleOp module) {
+void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) {
   OpBuilder b(module.getContext());
   Location loc = b.getUnknownLoc();
   b.setInsertionPointToEnd(module.getBody());
@@ -242,8 +242,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
     argTypes.push_back(g.memrefOf(t));
   argTypes.push_back(b.getIndexType()); // begin
   argTypes.push_back(b.getIndexType()); // end
-  auto fn = b.create<func::FuncOp>(loc, name,
-                                   b.getFunctionType(argTypes, TypeRange{}));
+  auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, TypeRange{}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   SmallVector<Value> args(entry->getArguments().begin(), entry->getArguments().end() - 2);
@@ -303,9 +302,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
 
   if (isUnary(op)) {
     g.armParallel();
-    g.loop(n, [&](Value i) {
-      g.store(g.unary(op, g.load(in[0], rk, i), rk), out, rk, i);
-    });
+    g.loop(n, [&](Value i) { g.store(g.unary(op, g.load(in[0], rk, i), rk), out, rk, i); });
   } else if (isBinary(op)) {
     elementwiseLoop([&](Value i) {
       Value x = g.load(in[0], rk, at(0, i)), y = g.load(in[1], rk, at(1, i));
@@ -327,9 +324,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
   } else if (op == "ein.cast") {
     ElemKind from = s.operands[0].elem;
     g.armParallel();
-    g.loop(n, [&](Value i) {
-      g.store(g.cast(g.load(in[0], from, i), from, rk), out, rk, i);
-    });
+    g.loop(n, [&](Value i) { g.store(g.cast(g.load(in[0], from, i), from, rk), out, rk, i); });
   } else if (op == "ein.reshape") {
     g.armParallel();
     g.loop(n, [&](Value i) { g.store(g.load(in[0], rk, i), out, rk, i); });
@@ -373,11 +368,9 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
       Value outOff;
       for (size_t i = 0; i < ivs.size(); ++i)
         outOff = g.mulAdd(outOff, ivs[i], os[i]);
-      Value v = b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                             ivs[s.scalar]);
-      v = rk == ElemKind::F32
-              ? Value(b.create<arith::SIToFPOp>(loc, g.f32(), v))
-              : Value(b.create<arith::TruncIOp>(loc, g.i32(), v));
+      Value v = b.create<arith::IndexCastOp>(loc, b.getI64Type(), ivs[s.scalar]);
+      v = rk == ElemKind::F32 ? Value(b.create<arith::SIToFPOp>(loc, g.f32(), v))
+                              : Value(b.create<arith::TruncIOp>(loc, g.i32(), v));
       g.store(v, out, rk, g.orZero(outOff));
     });
   } else if (op == "ein.gather") {
@@ -400,8 +393,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
           Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
           Value inBase = b.create<arith::MulIOp>(loc, row, g.idx(rowSize));
           g.loop(rowSize, [&](Value j) {
-            Value v = g.load(in[0], rk,
-                             b.create<arith::AddIOp>(loc, inBase, j));
+            Value v = g.load(in[0], rk, b.create<arith::AddIOp>(loc, inBase, j));
             g.store(v, out, rk, b.create<arith::AddIOp>(loc, outBase, j));
           });
           b.setInsertionPointToStart(ifOp.elseBlock());
@@ -440,8 +432,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name,
         Value inBase = b.create<arith::MulIOp>(loc, i, g.idx(rowSize));
         columns([&](Value j) {
           Value at = b.create<arith::AddIOp>(loc, outBase, j);
-          Value u =
-              g.load(in[0], rk, b.create<arith::AddIOp>(loc, inBase, j));
+          Value u = g.load(in[0], rk, b.create<arith::AddIOp>(loc, inBase, j));
           g.store(g.addOf(g.load(out, rk, at), u, rk), out, rk, at);
         });
       });
@@ -468,8 +459,7 @@ int64_t parallelExtent(const KernelSpec &s) {
   if (op == "ein.transpose" || op == "ein.broadcast" || op == "ein.iota")
     return s.result.shape.empty() ? 1 : s.result.shape[0];
   if (op == "ein.gather")
-    return s.operands[0].shape.empty() || s.operands[0].shape[0] == 0 ||
-                   s.operands[0].count() == 0
+    return s.operands[0].shape.empty() || s.operands[0].shape[0] == 0 || s.operands[0].count() == 0
                ? 1
                : s.operands[1].count();
   if (op == "ein.reduce") {

@@ -48,11 +48,11 @@ struct KernelTensor {
 
 /// One op of a fused kernel's body, in SSA order.
 struct FusedNode {
-  std::string op;   // "ein.add", "ein.cmp", ...
-  std::string kind; // cmp predicate
+  std::string op;                       // "ein.add", "ein.cmp", ...
+  std::string kind;                     // cmp predicate
   ElemKind elem = ElemKind::F32;        // the result's
   ElemKind operandElem = ElemKind::F32; // the operands' (cmp, cast)
-  std::vector<int32_t> args; // >= 0: kernel operand j; < 0: node -(k + 1)
+  std::vector<int32_t> args;            // >= 0: kernel operand j; < 0: node -(k + 1)
 };
 
 struct KernelSpec {
@@ -122,8 +122,7 @@ int64_t parallelExtent(const KernelSpec &spec);
 /// `spec` to `module`: operands, results, then the range of the parallel
 /// loop (parallelExtent). The module's context has the func, arith, math,
 /// memref and scf dialects.
-void generateKernel(const KernelSpec &spec, llvm::StringRef name,
-                    mlir::ModuleOp module);
+void generateKernel(const KernelSpec &spec, llvm::StringRef name, mlir::ModuleOp module);
 
 } // namespace ein::codegen
 

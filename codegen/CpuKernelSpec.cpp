@@ -47,8 +47,7 @@ namespace {
 FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || !type.hasStaticShape())
-    return op->emitError("the CPU backend needs statically shaped tensors, got ")
-           << v.getType();
+    return op->emitError("the CPU backend needs statically shaped tensors, got ") << v.getType();
   KernelTensor t;
   Type e = type.getElementType();
   if (e.isF32())
@@ -68,12 +67,12 @@ FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
 } // namespace
 
 bool isUnary(llvm::StringRef n) {
-  return n == "ein.neg" || n == "ein.abs" || n == "ein.exp" || n == "ein.log" ||
-         n == "ein.tanh" || n == "ein.sqrt" || n == "ein.rsqrt";
+  return n == "ein.neg" || n == "ein.abs" || n == "ein.exp" || n == "ein.log" || n == "ein.tanh" ||
+         n == "ein.sqrt" || n == "ein.rsqrt";
 }
 bool isBinary(llvm::StringRef n) {
-  return n == "ein.add" || n == "ein.sub" || n == "ein.mul" || n == "ein.div" ||
-         n == "ein.max" || n == "ein.min" || n == "ein.pow";
+  return n == "ein.add" || n == "ein.sub" || n == "ein.mul" || n == "ein.div" || n == "ein.max" ||
+         n == "ein.min" || n == "ein.pow";
 }
 
 namespace {
@@ -178,11 +177,9 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
       return failure();
     }
   } else if (isBinary(name)) {
-    if (failed(name == "ein.pow" ? needFloat(spec.result.elem)
-                                 : needNumeric(spec.result.elem)))
+    if (failed(name == "ein.pow" ? needFloat(spec.result.elem) : needNumeric(spec.result.elem)))
       return failure();
-  } else if (isa<mlir::ein::ReshapeOp, mlir::ein::SelectOp, mlir::ein::CastOp>(
-                 op)) {
+  } else if (isa<mlir::ein::ReshapeOp, mlir::ein::SelectOp, mlir::ein::CastOp>(op)) {
   } else if (isa<mlir::ein::GatherOp>(op)) {
     if (spec.operands[0].shape.empty())
       return op->emitError("gather needs a table of rank >= 1");
@@ -199,9 +196,9 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
   // Ops that map elements one to one (and reshape, a copy) run on flat
   // buffers, so for them only the element types and the element count
   // matter: [4, 8, 16] and [32, 16] share a kernel.
-  bool flat = isUnary(name) || isBinary(name) ||
-              isa<mlir::ein::CmpOp, mlir::ein::SelectOp, mlir::ein::CastOp,
-                  mlir::ein::ReshapeOp>(op);
+  bool flat =
+      isUnary(name) || isBinary(name) ||
+      isa<mlir::ein::CmpOp, mlir::ein::SelectOp, mlir::ein::CastOp, mlir::ein::ReshapeOp>(op);
   auto typeKey = [&](Value v) {
     std::string t;
     llvm::raw_string_ostream ts(t);

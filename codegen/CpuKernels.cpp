@@ -28,8 +28,6 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -38,6 +36,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,6 +49,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/Module.h"
@@ -59,9 +59,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <algorithm>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -109,9 +109,8 @@ struct Chunk {
 /// so chunks can compile on separate threads).
 void compileChunk(Chunk &chunk) {
   DialectRegistry registry;
-  registry.insert<func::FuncDialect, arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect, cf::ControlFlowDialect,
-                  LLVM::LLVMDialect>();
+  registry.insert<func::FuncDialect, arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
+                  scf::SCFDialect, cf::ControlFlowDialect, LLVM::LLVMDialect>();
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -125,8 +124,7 @@ void compileChunk(Chunk &chunk) {
   for (size_t k = 0; k < chunk.specs.size(); ++k)
     generateKernel(*chunk.specs[k], chunk.names[k], *module);
   if (failed(verify(*module))) {
-    chunk.error = "internal error: a generated CPU kernel does not verify" +
-                  diagnostics;
+    chunk.error = "internal error: a generated CPU kernel does not verify" + diagnostics;
     return;
   }
   if (std::getenv("EINC_DUMP_KERNEL_MLIR"))
@@ -139,8 +137,7 @@ void compileChunk(Chunk &chunk) {
     RewritePatternSet approximations(&context);
     populateMathPolynomialApproximationPatterns(approximations);
     if (failed(applyPatternsAndFoldGreedily(*module, std::move(approximations)))) {
-      chunk.error = "internal error: expanding math functions in a CPU kernel failed" +
-                    diagnostics;
+      chunk.error = "internal error: expanding math functions in a CPU kernel failed" + diagnostics;
       return;
     }
   }
@@ -159,8 +156,7 @@ void compileChunk(Chunk &chunk) {
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*module))) {
-    chunk.error = "internal error: lowering the CPU kernels to LLVM failed" +
-                  diagnostics;
+    chunk.error = "internal error: lowering the CPU kernels to LLVM failed" + diagnostics;
     return;
   }
 
@@ -168,8 +164,7 @@ void compileChunk(Chunk &chunk) {
   // has no cost model for the host's vector units and does nothing useful.
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!tmBuilder) {
-    chunk.error = "cannot detect the host CPU: " +
-                  llvm::toString(tmBuilder.takeError());
+    chunk.error = "cannot detect the host CPU: " + llvm::toString(tmBuilder.takeError());
     return;
   }
   // EINC_JIT_CPU=NAME (an LLVM CPU name such as haswell) compiles for that
@@ -182,10 +177,9 @@ void compileChunk(Chunk &chunk) {
     tmBuilder->getFeatures() = llvm::SubtargetFeatures();
   }
   auto tm = tmBuilder->createTargetMachine();
-  if (tm && jitCpu && *jitCpu &&
-      !(*tm)->getMCSubtargetInfo()->isCPUStringValid(jitCpu)) {
-    chunk.error = std::string("EINC_JIT_CPU: '") + jitCpu +
-                  "' is not a CPU LLVM knows for " + tmBuilder->getTargetTriple().str();
+  if (tm && jitCpu && *jitCpu && !(*tm)->getMCSubtargetInfo()->isCPUStringValid(jitCpu)) {
+    chunk.error = std::string("EINC_JIT_CPU: '") + jitCpu + "' is not a CPU LLVM knows for " +
+                  tmBuilder->getTargetTriple().str();
     return;
   }
   // The JIT's code generator targets the host too (its own TargetMachine).
@@ -210,11 +204,11 @@ void compileChunk(Chunk &chunk) {
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.enableGDBNotificationListener = false;
   options.enablePerfNotificationListener = false;
-  auto engine =
-      ExecutionEngine::create(*module, options, std::move(*codegenTM));
+  auto engine = ExecutionEngine::create(*module, options, std::move(*codegenTM));
   if (!engine) {
-    chunk.error = "JIT compilation of the CPU kernels failed: " +
-                  llvm::toString(engine.takeError()) + diagnostics;
+    chunk.error =
+        "JIT compilation of the CPU kernels failed: " + llvm::toString(engine.takeError()) +
+        diagnostics;
     return;
   }
   for (const std::string &name : chunk.names) {
@@ -222,8 +216,7 @@ void compileChunk(Chunk &chunk) {
     // at argument i, a bare data pointer: runtime/Program.h's KernelFn.
     auto fn = (*engine)->lookupPacked(name);
     if (!fn) {
-      chunk.error = "JIT lookup of " + name +
-                    " failed: " + llvm::toString(fn.takeError());
+      chunk.error = "JIT lookup of " + name + " failed: " + llvm::toString(fn.takeError());
       return;
     }
     chunk.fns.push_back(*fn);
@@ -257,9 +250,7 @@ FailureOr<int64_t> KernelCompiler::add(Operation *op) {
   if (failed(spec))
     return failure();
   int64_t index = add(std::move(*spec));
-  impl_->seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  impl_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return index;
 }
 
@@ -277,9 +268,8 @@ int64_t KernelCompiler::add(KernelSpec spec) {
 LogicalResult KernelCompiler::compile() {
   auto start = std::chrono::steady_clock::now();
   auto finish = [&](LogicalResult r) {
-    impl_->seconds += std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+    impl_->seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
   ProcessCache &pc = cache();
@@ -346,20 +336,14 @@ LogicalResult KernelCompiler::compile() {
   return finish(success(ok));
 }
 
-const std::vector<einrt::KernelEntry> &KernelCompiler::table() const {
-  return impl_->table;
-}
+const std::vector<einrt::KernelEntry> &KernelCompiler::table() const { return impl_->table; }
 double KernelCompiler::compileSeconds() const { return impl_->seconds; }
 int64_t KernelCompiler::compiledCount() const { return impl_->compiled; }
 int64_t KernelCompiler::cachedCount() const { return impl_->cached; }
 
 void KernelCompiler::setKeepOptimizedIR(bool keep) { impl_->keepIR = keep; }
-const std::string &KernelCompiler::optimizedIR() const {
-  return impl_->optimizedIR;
-}
-int64_t KernelCompiler::kernelCount() const {
-  return int64_t(impl_->specs.size());
-}
+const std::string &KernelCompiler::optimizedIR() const { return impl_->optimizedIR; }
+int64_t KernelCompiler::kernelCount() const { return int64_t(impl_->specs.size()); }
 const std::string &KernelCompiler::signature(int64_t index) const {
   return impl_->specs[index].key;
 }

@@ -138,8 +138,8 @@ std::optional<View> viewOf(const Dims &shape, const Dims &rowDims, const Dims &c
 /// into one stride in both operands (C's batch dims are always dense), each
 /// {count, strideA, strideB, strideC}, outermost first.
 std::vector<std::array<int64_t, 4>> batchLoops(const Dims &aShape, const Dims &ab,
-                                                const Dims &bShape, const Dims &bb,
-                                                int64_t matrixC) {
+                                               const Dims &bShape, const Dims &bb,
+                                               int64_t matrixC) {
   Dims as = rowMajorStrides(aShape), bs = rowMajorStrides(bShape);
   std::vector<std::array<int64_t, 4>> runs;
   int64_t prev = -1;
@@ -147,8 +147,8 @@ std::vector<std::array<int64_t, 4>> batchLoops(const Dims &aShape, const Dims &a
     int64_t size = aShape[ab[k]];
     if (size == 1)
       continue;
-    bool extends = prev >= 0 && as[ab[prev]] == as[ab[k]] * size &&
-                   bs[bb[prev]] == bs[bb[k]] * size;
+    bool extends =
+        prev >= 0 && as[ab[prev]] == as[ab[k]] * size && bs[bb[prev]] == bs[bb[k]] * size;
     if (extends) {
       runs.back()[0] *= size;
       runs.back()[1] = as[ab[k]];
@@ -169,8 +169,7 @@ std::vector<std::array<int64_t, 4>> batchLoops(const Dims &aShape, const Dims &a
 Dims freeDims(int64_t rank, const Dims &a, const Dims &b) {
   Dims f;
   for (int64_t d = 0; d < rank; ++d)
-    if (std::find(a.begin(), a.end(), d) == a.end() &&
-        std::find(b.begin(), b.end(), d) == b.end())
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end())
       f.push_back(d);
   return f;
 }
@@ -195,7 +194,6 @@ bool isNonF32Float(Type t) {
   return isa<FloatType>(t) && !t.isF32();
 }
 
-
 constexpr const char *kF32Only = "the CPU backend runs f32 only; use --backend reference";
 
 class Lowering {
@@ -206,8 +204,8 @@ public:
     Block &body = fn_.getBody().front();
     for (BlockArgument arg : body.getArguments())
       if (isNonF32Float(arg.getType()))
-        return fn_.emitError(kF32Only) << " (argument " << arg.getArgNumber() << " is "
-                                       << arg.getType() << ")";
+        return fn_.emitError(kF32Only)
+               << " (argument " << arg.getArgNumber() << " is " << arg.getType() << ")";
     for (Operation &op : body.without_terminator()) {
       SmallVector<Type> types(op.getOperandTypes());
       types.append(op.getResultTypes().begin(), op.getResultTypes().end());
@@ -258,8 +256,7 @@ public:
       // A reshape of a row-major buffer is the same bytes: later steps read
       // the input buffer itself (unless the reshape is a function result,
       // which needs a buffer of its own).
-      if (isa<mlir::ein::ReshapeOp>(op) &&
-          !llvm::is_contained(program_.results, s.output)) {
+      if (isa<mlir::ein::ReshapeOp>(op) && !llvm::is_contained(program_.results, s.output)) {
         alias_[s.output] = resolve(s.inputs[0]);
         continue;
       }
@@ -369,8 +366,7 @@ private:
     // Scalar operands: the broadcast's rank-0 input instead of its output.
     for (OpOperand &use : op->getOpOperands())
       if (operandAccess(op, use.getOperandNumber()) != Access::Full)
-        k.inputs[use.getOperandNumber()] =
-            stepOf_.lookup(use.get().getDefiningOp())->inputs[0];
+        k.inputs[use.getOperandNumber()] = stepOf_.lookup(use.get().getDefiningOp())->inputs[0];
     k.output = s.output;
     k.scalar = *index;
     k.note = s.note;
@@ -391,8 +387,8 @@ private:
     const Dims lb = s.lists[0], rb = s.lists[1], lc = s.lists[2], rc = s.lists[3];
     const Dims lf = freeDims(lhs.shape.size(), lb, lc);
     const Dims rf = freeDims(rhs.shape.size(), rb, rc);
-    const int64_t m = product(lhs.shape, lf),
-                  n = product(rhs.shape, rf), k = product(lhs.shape, lc);
+    const int64_t m = product(lhs.shape, lf), n = product(rhs.shape, rf),
+                  k = product(lhs.shape, lc);
 
     // K orders to try: the pairs sorted by lhs position, then by rhs position.
     std::vector<size_t> byLhs(lc.size()), byRhs(lc.size());
@@ -486,8 +482,8 @@ private:
   /// `perm` into a new temporary; returns its buffer index. The kernel is
   /// described by an ein.transpose built in a scratch module (the compiler
   /// keeps a plain description, not the op).
-  FailureOr<int32_t> transposeKernel(mlir::ein::ContractOp contract, Value operand,
-                                     int32_t input, const Dims &perm, const char *which) {
+  FailureOr<int32_t> transposeKernel(mlir::ein::ContractOp contract, Value operand, int32_t input,
+                                     const Dims &perm, const char *which) {
     auto type = cast<RankedTensorType>(operand.getType());
     Dims shape;
     for (int64_t d : perm)

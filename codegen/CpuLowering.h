@@ -19,8 +19,7 @@ namespace ein::codegen {
 
 /// Lowers `fn`; the Kernel steps index `kernels.table()` (call
 /// kernels.compile() before running). Errors are diagnostics on the op.
-mlir::FailureOr<einrt::Program> lowerToCpuProgram(mlir::func::FuncOp fn,
-                                                  KernelCompiler &kernels);
+mlir::FailureOr<einrt::Program> lowerToCpuProgram(mlir::func::FuncOp fn, KernelCompiler &kernels);
 
 } // namespace ein::codegen
 

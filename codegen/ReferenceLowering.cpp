@@ -44,7 +44,6 @@ std::optional<DType> dtypeOf(Type t) {
 
 std::vector<int64_t> list(llvm::ArrayRef<int64_t> a) { return {a.begin(), a.end()}; }
 
-
 BufferRole roleOf(llvm::StringRef kind) {
   if (kind == "param")
     return BufferRole::Param;
@@ -133,8 +132,8 @@ private:
     return index;
   }
 
-  LogicalResult emit(Operation *op, StepKind kind,
-                     std::vector<std::vector<int64_t>> lists = {}, int64_t scalar = 0) {
+  LogicalResult emit(Operation *op, StepKind kind, std::vector<std::vector<int64_t>> lists = {},
+                     int64_t scalar = 0) {
     auto out = newBuffer(op->getResult(0), op);
     if (failed(out))
       return failure();
@@ -172,8 +171,8 @@ private:
         b.constant.push_back(v.convertToDouble());
     } else {
       for (APInt v : dense.getValues<APInt>())
-        b.constant.push_back(static_cast<double>(et.isInteger(1) ? v.getZExtValue()
-                                                                 : v.getSExtValue()));
+        b.constant.push_back(
+            static_cast<double>(et.isInteger(1) ? v.getZExtValue() : v.getSExtValue()));
     }
     return success();
   }
@@ -213,8 +212,8 @@ private:
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](mlir::ein::ContractOp o) {
           return emit(o, StepKind::Contract,
-                      {list(o.getLhsBatch()), list(o.getRhsBatch()),
-                       list(o.getLhsContract()), list(o.getRhsContract())});
+                      {list(o.getLhsBatch()), list(o.getRhsBatch()), list(o.getLhsContract()),
+                       list(o.getRhsContract())});
         })
         .Case([&](mlir::ein::TransposeOp o) {
           return emit(o, StepKind::Transpose, {list(o.getPermutation())});
@@ -249,9 +248,8 @@ private:
         .Case([&](mlir::ein::GatherOp o) { return emit(o, StepKind::Gather); })
         .Case([&](mlir::ein::ScatterAddOp o) { return emit(o, StepKind::ScatterAdd); })
         .Case([&](mlir::ein::ConstantOp o) { return lowerConstant(o); })
-        .Default([&](Operation *o) {
-          return o->emitError("the reference backend cannot run this op");
-        });
+        .Default(
+            [&](Operation *o) { return o->emitError("the reference backend cannot run this op"); });
   }
 
   func::FuncOp fn_;

@@ -102,16 +102,16 @@ struct Stmt {
   std::string name;
   SourceLoc nameLoc;
   std::vector<Target> targets;
-  ExprPtr value; // Dim size, Assign rhs, Param initialiser (null: none),
-                 // Output / Minimize / Return expression
+  ExprPtr value;     // Dim size, Assign rhs, Param initialiser (null: none),
+                     // Output / Minimize / Return expression
   std::string dtype; // Input / Param ("" when omitted)
   SourceLoc dtypeLoc;
-  std::vector<AxisSpec> shape; // Input / Param
-  std::vector<FnParam> params; // Fn
+  std::vector<AxisSpec> shape;       // Input / Param
+  std::vector<FnParam> params;       // Fn
   std::vector<AxisSpec> resultShape; // Fn
-  std::string rangeDim; // For
+  std::string rangeDim;              // For
   SourceLoc rangeLoc;
-  std::vector<StmtPtr> body; // Fn / For
+  std::vector<StmtPtr> body;          // Fn / For
   std::vector<TrainSetting> settings; // Train
 };
 

@@ -6,9 +6,7 @@ namespace ein::dsl {
 
 namespace {
 
-void printLoc(SourceLoc loc, llvm::raw_ostream &os) {
-  os << "@" << loc.line << ":" << loc.col;
-}
+void printLoc(SourceLoc loc, llvm::raw_ostream &os) { os << "@" << loc.line << ":" << loc.col; }
 
 void printQuoted(llvm::StringRef text, llvm::raw_ostream &os) {
   os << '"';
@@ -116,8 +114,7 @@ void printAST(const Expr &expr, llvm::raw_ostream &os, unsigned indent) {
     os << "unary " << expr.op << " ";
     break;
   case ExprKind::Binary:
-    os << "binary " << (expr.op == '^' ? llvm::StringRef("**")
-                                       : llvm::StringRef(&expr.op, 1))
+    os << "binary " << (expr.op == '^' ? llvm::StringRef("**") : llvm::StringRef(&expr.op, 1))
        << " ";
     break;
   case ExprKind::Call:

@@ -7,9 +7,7 @@ using namespace mlir;
 
 namespace ein::dsl {
 
-
-std::optional<Tensor> Elaborator::broadcastTo(const Tensor &x, const Axes &target,
-                                              SourceLoc loc,
+std::optional<Tensor> Elaborator::broadcastTo(const Tensor &x, const Axes &target, SourceLoc loc,
                                               llvm::StringRef spelling) {
   // Match each of x's axes to the target axis of the same name, in order of
   // occurrence (so [d, d] works as expected).
@@ -23,9 +21,8 @@ std::optional<Tensor> Elaborator::broadcastTo(const Tensor &x, const Axes &targe
         break;
       }
     if (found < 0) {
-      diags.error(loc, "operands of '" + spelling + "' do not broadcast: " +
-                           formatTensor(x) + " has axis '" + a.name + "', which " +
-                           formatAxes(target) +
+      diags.error(loc, "operands of '" + spelling + "' do not broadcast: " + formatTensor(x) +
+                           " has axis '" + a.name + "', which " + formatAxes(target) +
                            " lacks (broadcasting is by axis name: one operand's "
                            "axes must be a subset of the other's)");
       return std::nullopt;
@@ -49,9 +46,10 @@ std::optional<Tensor> Elaborator::broadcastTo(const Tensor &x, const Axes &targe
   return emit.broadcast(sorted, target, dims);
 }
 
-std::optional<std::pair<Tensor, Tensor>>
-Elaborator::broadcastByName(llvm::StringRef spelling, SourceLoc loc,
-                            const Tensor &lhs, const Tensor &rhs) {
+std::optional<std::pair<Tensor, Tensor>> Elaborator::broadcastByName(llvm::StringRef spelling,
+                                                                     SourceLoc loc,
+                                                                     const Tensor &lhs,
+                                                                     const Tensor &rhs) {
   if (lhs.elementType() != rhs.elementType()) {
     diags.error(loc, "operands of '" + spelling + "' have different element types: " +
                          formatTensor(lhs) + " and " + formatTensor(rhs));
@@ -70,8 +68,8 @@ Elaborator::broadcastByName(llvm::StringRef spelling, SourceLoc loc,
   return std::make_pair(big, *grown);
 }
 
-std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc loc,
-                                          const Value &lhs, const Value &rhs) {
+std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc loc, const Value &lhs,
+                                          const Value &rhs) {
   if (!lhs.isTensor() && !rhs.isTensor()) {
     double a = lhs.number, b = rhs.number, r = 0;
     bool integer = lhs.isInteger && rhs.isInteger;
@@ -109,8 +107,9 @@ std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc lo
       bool lost = false;
       f.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
       if (f.isInfinity()) {
-        diags.error(loc, "the constant " + formatNumber(v.number) + " overflows " +
-                             formatTensor(other.tensor).substr(0, formatTensor(other.tensor).find('[')));
+        diags.error(loc,
+                    "the constant " + formatNumber(v.number) + " overflows " +
+                        formatTensor(other.tensor).substr(0, formatTensor(other.tensor).find('[')));
         return std::nullopt;
       }
     }
@@ -149,23 +148,21 @@ std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc lo
   return std::nullopt;
 }
 
-bool Elaborator::checkAxisName(llvm::StringRef patternName, SourceLoc loc,
-                               const Axis &operandAxis, const Tensor &operand,
-                               unsigned operandIndex) {
+bool Elaborator::checkAxisName(llvm::StringRef patternName, SourceLoc loc, const Axis &operandAxis,
+                               const Tensor &operand, unsigned operandIndex) {
   auto declared = dims.lookup(patternName);
   if (!declared)
     return true; // a local name: sizes are checked by the caller
-  std::string which = operandIndex == 0 ? "the operand"
-                                        : "operand " + std::to_string(operandIndex);
+  std::string which = operandIndex == 0 ? "the operand" : "operand " + std::to_string(operandIndex);
   if (operandAxis.name != patternName && dims.isDeclared(operandAxis.name)) {
-    diags.error(loc, "axis '" + patternName + "' does not match " + which +
-                         "'s axis '" + operandAxis.name + "' at this position: " +
-                         which + " is " + formatTensor(operand));
+    diags.error(loc, "axis '" + patternName + "' does not match " + which + "'s axis '" +
+                         operandAxis.name + "' at this position: " + which + " is " +
+                         formatTensor(operand));
     return false;
   }
   if (operandAxis.size != *declared) {
-    diags.error(loc, "axis '" + patternName + "' is " + std::to_string(*declared) +
-                         " but " + which + "'s axis '" + operandAxis.name + "' is " +
+    diags.error(loc, "axis '" + patternName + "' is " + std::to_string(*declared) + " but " +
+                         which + "'s axis '" + operandAxis.name + "' is " +
                          std::to_string(operandAxis.size) + ": " + which + " is " +
                          formatTensor(operand));
     return false;

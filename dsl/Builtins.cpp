@@ -35,15 +35,15 @@ std::optional<Value> unaryMath(Elaborator &E, const Expr &call) {
   if (!v->isTensor()) {
     double r = Fold(v->number);
     if (!std::isfinite(r)) {
-      E.diags.error(call.calleeLoc, call.callee + "(" + formatNumber(v->number) +
-                                        ") is not a finite number");
+      E.diags.error(call.calleeLoc,
+                    call.callee + "(" + formatNumber(v->number) + ") is not a finite number");
       return std::nullopt;
     }
     return Value::ofNumber(r, false);
   }
   if (!isa<FloatType>(v->tensor.elementType())) {
-    E.diags.error(call.args[0]->loc, "'" + call.callee + "' needs a float tensor, got " +
-                                         formatTensor(v->tensor));
+    E.diags.error(call.args[0]->loc,
+                  "'" + call.callee + "' needs a float tensor, got " + formatTensor(v->tensor));
     return std::nullopt;
   }
   E.emit.setLoc(E.mlirLoc(call.calleeLoc));
@@ -105,9 +105,11 @@ std::optional<Value> gelu(Elaborator &E, const Expr &call) {
     return std::nullopt;
   auto &em = E.emit;
   Tensor x3 = em.binary<mlir::ein::MulOp>(em.binary<mlir::ein::MulOp>(*x, *x), *x);
-  Tensor inner = em.binary<mlir::ein::AddOp>(*x, em.binary<mlir::ein::MulOp>(scalarLike(E, 0.044715, *x), x3));
+  Tensor inner =
+      em.binary<mlir::ein::AddOp>(*x, em.binary<mlir::ein::MulOp>(scalarLike(E, 0.044715, *x), x3));
   Tensor scaled = em.binary<mlir::ein::MulOp>(scalarLike(E, std::sqrt(2.0 / M_PI), *x), inner);
-  Tensor onePlus = em.binary<mlir::ein::AddOp>(scalarLike(E, 1.0, *x), em.unary<mlir::ein::TanhOp>(scaled));
+  Tensor onePlus =
+      em.binary<mlir::ein::AddOp>(scalarLike(E, 1.0, *x), em.unary<mlir::ein::TanhOp>(scaled));
   Tensor half = em.binary<mlir::ein::MulOp>(scalarLike(E, 0.5, *x), *x);
   return Value::ofTensor(em.binary<mlir::ein::MulOp>(half, onePlus));
 }
@@ -123,8 +125,7 @@ std::optional<Value> maxOrMin(Elaborator &E, const Expr &call) {
 }
 
 /// The position of the axis named by string argument `i`.
-std::optional<int64_t> axisArg(Elaborator &E, const Expr &call, size_t i,
-                               const Tensor &x) {
+std::optional<int64_t> axisArg(Elaborator &E, const Expr &call, size_t i, const Tensor &x) {
   const Expr &arg = *call.args[i];
   if (arg.kind != ExprKind::String) {
     E.diags.error(arg.loc, "'" + call.callee + "' needs an axis name as a string, e.g. \"s\"");
@@ -161,7 +162,8 @@ Tensor shiftedByMax(Elaborator &E, const Tensor &x, int64_t axis, Tensor &maxOut
 Tensor logsumexpOf(Elaborator &E, const Tensor &x, int64_t axis) {
   Tensor m;
   Tensor shifted = shiftedByMax(E, x, axis, m);
-  Tensor sum = E.emit.reduce(E.emit.unary<mlir::ein::ExpOp>(shifted), mlir::ein::ReduceKind::sum, {axis});
+  Tensor sum =
+      E.emit.reduce(E.emit.unary<mlir::ein::ExpOp>(shifted), mlir::ein::ReduceKind::sum, {axis});
   return E.emit.binary<mlir::ein::AddOp>(m, E.emit.unary<mlir::ein::LogOp>(sum));
 }
 
@@ -248,16 +250,17 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
     return std::nullopt;
   }
   if (!targets->elementType().isInteger(32)) {
-    E.diags.error(call.args[1]->loc, "'cross_entropy' needs i32 targets, got " +
-                                         formatTensor(*targets));
+    E.diags.error(call.args[1]->loc,
+                  "'cross_entropy' needs i32 targets, got " + formatTensor(*targets));
     return std::nullopt;
   }
   Axes positions(logits->axes.begin(), logits->axes.end() - 1);
   if (targets->axes != positions) {
     E.diags.error(call.args[1]->loc,
                   "'cross_entropy' targets must have the logits' axes without the last "
-                  "(class) axis: logits " + formatTensor(*logits) + ", targets " +
-                      formatTensor(*targets) + ", expected i32" + formatAxes(positions));
+                  "(class) axis: logits " +
+                      formatTensor(*logits) + ", targets " + formatTensor(*targets) +
+                      ", expected i32" + formatAxes(positions));
     return std::nullopt;
   }
   int64_t classAxis = logits->rank() - 1;
@@ -269,9 +272,8 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   Tensor classes = E.emit.iota(logits->axes, classAxis, E.i32());
   Tensor wanted = E.emit.broadcast(*targets, logits->axes, dims);
   Tensor hit = E.emit.cmp(mlir::ein::CmpPredicate::eq, classes, wanted);
-  Tensor picked = E.emit.reduce(
-      E.emit.select(hit, *logits, scalarLike(E, 0.0, *logits)), mlir::ein::ReduceKind::sum,
-      {classAxis});
+  Tensor picked = E.emit.reduce(E.emit.select(hit, *logits, scalarLike(E, 0.0, *logits)),
+                                mlir::ein::ReduceKind::sum, {classAxis});
   Tensor perPosition = E.emit.binary<mlir::ein::SubOp>(lse, picked);
   llvm::SmallVector<int64_t> all;
   for (int64_t d = 0; d < perPosition.rank(); ++d)
@@ -281,8 +283,8 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   E.recordLossPositions(count);
   if (count == 1)
     return Value::ofTensor(total);
-  return Value::ofTensor(
-      E.emit.binary<mlir::ein::MulOp>(total, scalarLike(E, 1.0 / static_cast<double>(count), total)));
+  return Value::ofTensor(E.emit.binary<mlir::ein::MulOp>(
+      total, scalarLike(E, 1.0 / static_cast<double>(count), total)));
 }
 
 const Builtin kBuiltins[] = {
@@ -326,14 +328,12 @@ std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call, bool &han
     return std::nullopt;
   if (b->arity >= 0) {
     if (!call.kwargs.empty()) {
-      E.diags.error(call.kwargs.front().loc,
-                    "'" + call.callee + "' takes no keyword arguments");
+      E.diags.error(call.kwargs.front().loc, "'" + call.callee + "' takes no keyword arguments");
       return std::nullopt;
     }
     if (call.args.size() != static_cast<size_t>(b->arity)) {
-      E.diags.error(call.calleeLoc, "'" + call.callee + "' takes " +
-                                        std::to_string(b->arity) + " argument" +
-                                        (b->arity == 1 ? "" : "s") + " (" + b->usage +
+      E.diags.error(call.calleeLoc, "'" + call.callee + "' takes " + std::to_string(b->arity) +
+                                        " argument" + (b->arity == 1 ? "" : "s") + " (" + b->usage +
                                         "), got " + std::to_string(call.args.size()));
       return std::nullopt;
     }

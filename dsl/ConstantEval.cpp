@@ -7,7 +7,6 @@ using namespace mlir;
 
 namespace ein::dsl {
 
-
 std::optional<double> Elaborator::constantNumber(const Expr &e) {
   switch (e.kind) {
   case ExprKind::Number:
@@ -35,8 +34,8 @@ std::optional<double> Elaborator::constantNumber(const Expr &e) {
     auto b = a ? constantNumber(*e.args[1]) : std::nullopt;
     if (!b)
       return std::nullopt;
-    auto r = binaryOp(e.op == '^' ? "**" : std::string(1, e.op), e.loc,
-                      Value::ofNumber(*a, false), Value::ofNumber(*b, false));
+    auto r = binaryOp(e.op == '^' ? "**" : std::string(1, e.op), e.loc, Value::ofNumber(*a, false),
+                      Value::ofNumber(*b, false));
     if (!r)
       return std::nullopt;
     return r->number;
@@ -48,11 +47,10 @@ std::optional<double> Elaborator::constantNumber(const Expr &e) {
       if (!v)
         return std::nullopt;
       if ((e.callee == "sqrt" && *v < 0) || (e.callee == "log" && *v <= 0)) {
-        diags.error(e.loc, e.callee + "() of " + formatNumber(*v) +
-                               " in a constant expression");
+        diags.error(e.loc, e.callee + "() of " + formatNumber(*v) + " in a constant expression");
         return std::nullopt;
       }
-      double r = e.callee == "sqrt" ? std::sqrt(*v)
+      double r = e.callee == "sqrt"  ? std::sqrt(*v)
                  : e.callee == "exp" ? std::exp(*v)
                                      : std::log(*v);
       if (!std::isfinite(r)) {

@@ -19,30 +19,27 @@ std::optional<Type> Elaborator::elementType(llvm::StringRef name, SourceLoc loc)
                .Case("i1", builder_.getI1Type())
                .Default(Type());
   if (!t) {
-    diags.error(loc, "unknown element type '" + name +
-                         "'; expected one of f32, bf16, f16, i32, i1");
+    diags.error(loc,
+                "unknown element type '" + name + "'; expected one of f32, bf16, f16, i32, i1");
     return std::nullopt;
   }
   return t;
 }
 
-std::optional<Axes> Elaborator::declaredShape(llvm::ArrayRef<AxisSpec> specs,
-                                              bool allowEllipsis) {
+std::optional<Axes> Elaborator::declaredShape(llvm::ArrayRef<AxisSpec> specs, bool allowEllipsis) {
   Axes axes;
   bool ok = true;
   auto sizeOf = [&](const AxisSpec &a) -> std::optional<int64_t> {
     if (a.kind == AxisSpec::Kind::Number) {
       if (a.number <= 0) {
-        diags.error(a.loc, "axis size must be positive, got " +
-                               std::to_string(a.number));
+        diags.error(a.loc, "axis size must be positive, got " + std::to_string(a.number));
         return std::nullopt;
       }
       return a.number;
     }
     auto size = dims.lookup(a.name);
     if (!size)
-      diags.error(a.loc, "unknown dim '" + a.name +
-                             "' in shape; declare it with 'dim " + a.name +
+      diags.error(a.loc, "unknown dim '" + a.name + "' in shape; declare it with 'dim " + a.name +
                              " = ...'");
     return size;
   };
@@ -61,9 +58,8 @@ std::optional<Axes> Elaborator::declaredShape(llvm::ArrayRef<AxisSpec> specs,
         ok = false;
         break;
       }
-      axes.push_back({spec.kind == AxisSpec::Kind::Name ? spec.name
-                                                        : std::to_string(spec.number),
-                      *size});
+      axes.push_back(
+          {spec.kind == AxisSpec::Kind::Name ? spec.name : std::to_string(spec.number), *size});
       break;
     }
     case AxisSpec::Kind::Group: {
@@ -113,8 +109,8 @@ void Elaborator::declareInput(const Stmt &s) {
     return;
   }
   unsigned position = inputs_.size();
-  BlockArgument arg = body_->insertArgument(
-      position, emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
+  BlockArgument arg =
+      body_->insertArgument(position, emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
   inputs_.push_back({s.name, false, *axes, {}});
   argumentNames_[s.name] = s.nameLoc;
   scopes_.front()[s.name] = Value::ofTensor({arg, *axes});
@@ -129,8 +125,7 @@ void Elaborator::declareParam(const Stmt &s) {
     diags.error(s.nameLoc, "'" + s.name + "' is a dim and cannot name a param");
     return;
   }
-  if (argumentNames_.count(fullName) ||
-      (loopPrefix_.empty() && lookup(s.name, {}).has_value())) {
+  if (argumentNames_.count(fullName) || (loopPrefix_.empty() && lookup(s.name, {}).has_value())) {
     diags.error(s.nameLoc, "'" + fullName + "' is already defined");
     return;
   }
@@ -145,8 +140,7 @@ void Elaborator::declareParam(const Stmt &s) {
     scopes_.back()[s.name] = Value::poison();
     return;
   }
-  BlockArgument arg = body_->addArgument(emit.tensorType(*axes, *type),
-                                         mlirLoc(s.nameLoc));
+  BlockArgument arg = body_->addArgument(emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
   params_.push_back({fullName, true, *axes, *init});
   argumentNames_[fullName] = s.nameLoc;
   scopes_.back()[s.name] = Value::ofTensor({arg, *axes});
@@ -167,8 +161,7 @@ std::optional<DictionaryAttr> Elaborator::initializer(const Stmt &s) {
     field("kind", builder_.getStringAttr(e.text));
     return builder_.getDictionaryAttr(fields);
   }
-  if (e.kind != ExprKind::Call ||
-      (e.callee != "normal" && e.callee != "uniform")) {
+  if (e.kind != ExprKind::Call || (e.callee != "normal" && e.callee != "uniform")) {
     diags.error(e.loc, "unknown initialiser; expected normal(std=, clip=), "
                        "uniform(low, high), zeros or ones");
     return std::nullopt;
@@ -180,9 +173,9 @@ std::optional<DictionaryAttr> Elaborator::initializer(const Stmt &s) {
                            : llvm::SmallVector<llvm::StringRef>{"low", "high"};
   std::map<std::string, double> values;
   if (e.args.size() > names.size()) {
-    diags.error(e.args[names.size()]->loc,
-                "'" + e.callee + "' takes at most " + std::to_string(names.size()) +
-                    " arguments (" + llvm::join(names, ", ") + ")");
+    diags.error(e.args[names.size()]->loc, "'" + e.callee + "' takes at most " +
+                                               std::to_string(names.size()) + " arguments (" +
+                                               llvm::join(names, ", ") + ")");
     return std::nullopt;
   }
   for (size_t i = 0; i < e.args.size(); ++i) {
@@ -193,8 +186,8 @@ std::optional<DictionaryAttr> Elaborator::initializer(const Stmt &s) {
   }
   for (const KeywordArg &kw : e.kwargs) {
     if (!llvm::is_contained(names, kw.name)) {
-      diags.error(kw.loc, "'" + e.callee + "' has no argument '" + kw.name +
-                              "'; it takes " + llvm::join(names, ", "));
+      diags.error(kw.loc, "'" + e.callee + "' has no argument '" + kw.name + "'; it takes " +
+                              llvm::join(names, ", "));
       return std::nullopt;
     }
     if (values.count(kw.name)) {

@@ -36,12 +36,10 @@ Piece pieceAt(llvm::StringRef text, size_t i) {
   if (c >= 0x80) {
     unsigned n = llvm::getNumBytesForUTF8(c);
     auto *first = reinterpret_cast<const llvm::UTF8 *>(text.data() + i);
-    if (n >= 2 && n <= 4 && i + n <= text.size() &&
-        llvm::isLegalUTF8Sequence(first, first + n)) {
+    if (n >= 2 && n <= 4 && i + n <= text.size() && llvm::isLegalUTF8Sequence(first, first + n)) {
       const llvm::UTF8 *cursor = first;
       llvm::UTF32 cp = 0;
-      (void)llvm::convertUTF8Sequence(&cursor, first + n, &cp,
-                                      llvm::strictConversion);
+      (void)llvm::convertUTF8Sequence(&cursor, first + n, &cp, llvm::strictConversion);
       // Format characters (bidi overrides, zero-width joiners) can reorder
       // or hide what the terminal shows: escape them like control bytes.
       int width = llvm::sys::unicode::columnWidthUTF8(text.substr(i, n));
@@ -54,8 +52,8 @@ Piece pieceAt(llvm::StringRef text, size_t i) {
 
 /// Appends `piece` of `text` to `out`, a tab as \t (tabAsSpaces false) or as
 /// spaces up to the next tab stop of `out`.
-void appendPiece(std::string &out, unsigned &column, llvm::StringRef text,
-                 const Piece &piece, bool tabAsSpaces) {
+void appendPiece(std::string &out, unsigned &column, llvm::StringRef text, const Piece &piece,
+                 bool tabAsSpaces) {
   static const char hex[] = "0123456789abcdef";
   switch (piece.kind) {
   case Piece::Char:
@@ -88,9 +86,7 @@ void appendPiece(std::string &out, unsigned &column, llvm::StringRef text,
 unsigned cost(const Piece &piece) { return std::max(1u, piece.width); }
 
 /// The cost of a piece in escaped (message) form, where a tab is `\t`.
-unsigned messageCost(const Piece &piece) {
-  return piece.kind == Piece::Tab ? 2 : cost(piece);
-}
+unsigned messageCost(const Piece &piece) { return piece.kind == Piece::Tab ? 2 : cost(piece); }
 
 } // namespace
 
@@ -127,8 +123,7 @@ std::string escapeForTerminal(llvm::StringRef text, unsigned maxColumns) {
   return out;
 }
 
-SourceExcerpt excerptLine(llvm::StringRef line, uint32_t col,
-                          unsigned maxColumns) {
+SourceExcerpt excerptLine(llvm::StringRef line, uint32_t col, unsigned maxColumns) {
   size_t caret = col == 0 ? 0 : std::min<size_t>(col - 1, line.size());
   // Only a window of bytes around the caret can be shown: decode just that,
   // so a 10 MB line costs no more than a short one.
@@ -156,8 +151,7 @@ SourceExcerpt excerptLine(llvm::StringRef line, uint32_t col,
   size_t first = 0, last = n; // the pieces shown: [first, last)
   if (!whole) {
     const size_t marks = 6; // "..." on both sides
-    size_t budget = maxColumns > marks + kTabStop ? maxColumns - marks
-                                                  : kTabStop;
+    size_t budget = maxColumns > marks + kTabStop ? maxColumns - marks : kTabStop;
     size_t rightWanted = 1; // the caret needs a column even past the end
     for (size_t j = k; j < n && rightWanted < budget; ++j)
       rightWanted += cost(pieces[j]);
@@ -226,8 +220,7 @@ void DiagnosticEngine::error(SourceLoc loc, const llvm::Twine &message) {
   if (errors_ > maxErrors_) {
     stopped_ = true;
     droppedLast_ = true;
-    diags_.push_back({Diagnostic::Severity::Error, SourceLoc{},
-                      "too many errors; stopping"});
+    diags_.push_back({Diagnostic::Severity::Error, SourceLoc{}, "too many errors; stopping"});
     return;
   }
   diags_.push_back({Diagnostic::Severity::Error, loc, message.str()});
@@ -239,18 +232,15 @@ void DiagnosticEngine::note(SourceLoc loc, const llvm::Twine &message) {
   diags_.push_back({Diagnostic::Severity::Note, loc, message.str()});
 }
 
-void DiagnosticEngine::print(llvm::raw_ostream &os,
-                             const Diagnostic &diag) const {
-  const char *kind =
-      diag.severity == Diagnostic::Severity::Error ? "error" : "note";
+void DiagnosticEngine::print(llvm::raw_ostream &os, const Diagnostic &diag) const {
+  const char *kind = diag.severity == Diagnostic::Severity::Error ? "error" : "note";
   std::string message = escapeForTerminal(diag.message, kMaxMessageColumns);
   os << escapeForTerminal(file_.path(), kMaxMessageColumns);
   if (!diag.loc.isValid()) {
     os << ": " << kind << ": " << message << "\n";
     return;
   }
-  os << ":" << diag.loc.line << ":" << diag.loc.col << ": " << kind << ": "
-     << message << "\n";
+  os << ":" << diag.loc.line << ":" << diag.loc.col << ": " << kind << ": " << message << "\n";
   SourceExcerpt excerpt = excerptLine(file_.line(diag.loc.line), diag.loc.col);
   os << excerpt.text << "\n";
   os.indent(excerpt.caretColumn) << "^\n";

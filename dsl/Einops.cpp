@@ -75,14 +75,14 @@ bool PatternCall::readSizes() {
     if (!v)
       return false;
     if (*v <= 0 || *v > kMaxElements) {
-      E.diags.error(kw.value->loc, "axis size " + kw.name + "=" + std::to_string(*v) +
-                                       " must be positive");
+      E.diags.error(kw.value->loc,
+                    "axis size " + kw.name + "=" + std::to_string(*v) + " must be positive");
       return false;
     }
     auto declared = E.dims.lookup(kw.name);
     if (declared && *declared != *v) {
-      E.diags.error(kw.loc, "axis '" + kw.name + "' is a dim of size " +
-                                std::to_string(*declared) + ", not " + std::to_string(*v));
+      E.diags.error(kw.loc, "axis '" + kw.name + "' is a dim of size " + std::to_string(*declared) +
+                                ", not " + std::to_string(*v));
       return false;
     }
     known[kw.name] = *v;
@@ -108,13 +108,11 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
       ++fixed;
   }
   size_t rank = x.axes.size();
-  std::string which = operandIndex == 0 ? "the operand"
-                                        : "operand " + std::to_string(operandIndex);
+  std::string which = operandIndex == 0 ? "the operand" : "operand " + std::to_string(operandIndex);
   if (hasEllipsis ? rank < fixed : rank != fixed) {
-    E.diags.error(at(side.offset),
-                  "the pattern names " + countOf(fixed, "axis", "axes") +
-                      (hasEllipsis ? " or more" : "") + " but " + which +
-                      " has " + std::to_string(rank) + ": " + formatTensor(x));
+    E.diags.error(at(side.offset), "the pattern names " + countOf(fixed, "axis", "axes") +
+                                       (hasEllipsis ? " or more" : "") + " but " + which + " has " +
+                                       std::to_string(rank) + ": " + formatTensor(x));
     return std::nullopt;
   }
   size_t ellipsisCount = rank - fixed;
@@ -128,10 +126,9 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
       break;
     case PatternAxis::Kind::Unit:
       if (x.axes[d].size != 1) {
-        E.diags.error(at(a.offset), "'1' needs an axis of size 1, but " + which +
-                                        "'s axis '" + x.axes[d].name + "' is " +
-                                        std::to_string(x.axes[d].size) + ": " +
-                                        formatTensor(x));
+        E.diags.error(at(a.offset), "'1' needs an axis of size 1, but " + which + "'s axis '" +
+                                        x.axes[d].name + "' is " + std::to_string(x.axes[d].size) +
+                                        ": " + formatTensor(x));
         return std::nullopt;
       }
       ++d;
@@ -148,22 +145,21 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
                                         axis.name + "' is " + std::to_string(axis.size));
         return std::nullopt;
       }
-      elems.push_back({"#left" + std::to_string(anonymousLeft++),
-                       {std::to_string(a.number), a.number}});
+      elems.push_back(
+          {"#left" + std::to_string(anonymousLeft++), {std::to_string(a.number), a.number}});
       break;
     }
     case PatternAxis::Kind::Name: {
       const Axis &axis = x.axes[d++];
-      if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Reads, &x, &axis,
-                               operandIndex) ||
+      if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Reads, &x, &axis, operandIndex) ||
           !E.checkAxisName(a.name, at(a.offset), axis, x, operandIndex))
         return std::nullopt;
       auto size = sizeOf(a.name);
       if (size && *size != axis.size) {
         E.diags.error(at(a.offset), "axis '" + a.name + "' is " + std::to_string(*size) +
-                                        " elsewhere but " + which + "'s axis '" +
-                                        axis.name + "' is " + std::to_string(axis.size) +
-                                        ": " + formatTensor(x));
+                                        " elsewhere but " + which + "'s axis '" + axis.name +
+                                        "' is " + std::to_string(axis.size) + ": " +
+                                        formatTensor(x));
         return std::nullopt;
       }
       known[a.name] = axis.size;
@@ -181,7 +177,8 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
         }
         if (m.kind == PatternAxis::Kind::Number) {
           if (!anonymousLeftAllowed) {
-            E.diags.error(at(m.offset), "only '1' may stand for an anonymous axis on the left side");
+            E.diags.error(at(m.offset),
+                          "only '1' may stand for an anonymous axis on the left side");
             return std::nullopt;
           }
           product = checkedMul(product, m.number).value_or(kMaxElements + 1);
@@ -196,10 +193,11 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
           product = checkedMul(product, *s).value_or(kMaxElements + 1);
         } else if (unknown) {
           E.diags.error(at(a.offset), "cannot split axis '" + axis.name + "' of size " +
-                                          std::to_string(axis.size) + ": both '" +
-                                          unknown->name + "' and '" + m.name +
+                                          std::to_string(axis.size) + ": both '" + unknown->name +
+                                          "' and '" + m.name +
                                           "' have unknown sizes; give one as a keyword "
-                                          "argument, e.g. " + m.name + "=...");
+                                          "argument, e.g. " +
+                                          m.name + "=...");
           return std::nullopt;
         } else {
           unknown = &m;
@@ -224,8 +222,8 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
         if (m.kind == PatternAxis::Kind::Name)
           elems.push_back({m.name, {m.name, *sizeOf(m.name)}});
         else if (m.kind == PatternAxis::Kind::Number)
-          elems.push_back({"#left" + std::to_string(anonymousLeft++),
-                           {std::to_string(m.number), m.number}});
+          elems.push_back(
+              {"#left" + std::to_string(anonymousLeft++), {std::to_string(m.number), m.number}});
       }
       break;
     }
@@ -284,14 +282,12 @@ std::optional<PatternCall::Right> PatternCall::planRight(const PatternSide &side
           noteMisspeltDim(E, a.name);
           return std::nullopt;
         }
-        if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Creates, nullptr,
-                                 nullptr, 0))
+        if (!checkNotMisspeltDim(E, a.name, at(a.offset), NameRole::Creates, nullptr, nullptr, 0))
           return std::nullopt;
         return std::vector<Elem>{{a.name, {a.name, *size}}};
       }
       E.diags.error(at(a.offset), "axis '" + a.name + "' appears on the right side only" +
-                                      (mode == Mode::Reduce ? "; reduce cannot create axes"
-                                                            : ""));
+                                      (mode == Mode::Reduce ? "; reduce cannot create axes" : ""));
       noteMisspeltDim(E, a.name);
       return std::nullopt;
     }
@@ -337,18 +333,17 @@ std::optional<PatternCall::Right> PatternCall::planRight(const PatternSide &side
     for (const Elem &e : left) {
       bool used = llvm::any_of(right.elems, [&](const Elem &r) { return r.key == e.key; });
       if (!used) {
-        E.diags.error(at(side.offset), "axis '" + e.key + "' appears on the left side only" +
-                                           (mode == Mode::Rearrange
-                                                ? "; use reduce to remove an axis"
-                                                : ""));
+        E.diags.error(at(side.offset),
+                      "axis '" + e.key + "' appears on the left side only" +
+                          (mode == Mode::Rearrange ? "; use reduce to remove an axis" : ""));
         return std::nullopt;
       }
     }
   }
   auto count = elementCount(right.composed);
   if (!count || *count > kMaxElements) {
-    E.diags.error(at(side.offset), "the result " + formatAxes(right.composed) +
-                                       " has too many elements");
+    E.diags.error(at(side.offset),
+                  "the result " + formatAxes(right.composed) + " has too many elements");
     return std::nullopt;
   }
   return right;
@@ -371,8 +366,8 @@ Tensor PatternCall::lower(const Tensor &x, const std::vector<Elem> &left, const 
       }
     }
     mlir::ein::ReduceKind kind = *reduction == "max"   ? mlir::ein::ReduceKind::max
-                           : *reduction == "min" ? mlir::ein::ReduceKind::min
-                                                 : mlir::ein::ReduceKind::sum;
+                                 : *reduction == "min" ? mlir::ein::ReduceKind::min
+                                                       : mlir::ein::ReduceKind::sum;
     t = E.emit.reduce(t, kind, dims);
     if (*reduction == "mean" && count != 1)
       t = E.emit.binary<mlir::ein::MulOp>(
@@ -410,8 +405,8 @@ bool expectArity(Elaborator &E, const Expr &call, size_t n, llvm::StringRef usag
   return false;
 }
 
-std::optional<Value> patternOp(Elaborator &E, const Expr &call, Mode mode,
-                               size_t patternArg, std::optional<std::string> reduction) {
+std::optional<Value> patternOp(Elaborator &E, const Expr &call, Mode mode, size_t patternArg,
+                               std::optional<std::string> reduction) {
   PatternCall pc(E, call, call.callee);
   pc.anonymousLeftAllowed = mode == Mode::Reduce;
   auto x = E.tensorOf(*call.args[0], "'" + call.callee + "'");

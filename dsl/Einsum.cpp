@@ -14,15 +14,14 @@
 
 namespace ein::dsl {
 
-using einops::ellipsisKey;
 using einops::Elem;
+using einops::ellipsisKey;
 using einops::PatternCall;
 
 std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
   if (call.args.size() < 2) {
-    E.diags.error(call.calleeLoc,
-                  "'einsum' takes one or more tensors and then a pattern, got " +
-                      countOf(call.args.size(), "argument", "arguments"));
+    E.diags.error(call.calleeLoc, "'einsum' takes one or more tensors and then a pattern, got " +
+                                      countOf(call.args.size(), "argument", "arguments"));
     return std::nullopt;
   }
   if (!call.kwargs.empty()) {
@@ -49,8 +48,7 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
   const Pattern &p = *pc.pattern;
   if (p.inputs.size() != n) {
     E.diags.error(pc.at(0), "the pattern has " + std::to_string(p.inputs.size()) +
-                                " inputs but 'einsum' got " + std::to_string(n) +
-                                " tensors");
+                                " inputs but 'einsum' got " + std::to_string(n) + " tensors");
     return std::nullopt;
   }
   auto rejectGroups = [&](const PatternSide &side) {
@@ -90,10 +88,10 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
       auto it = axisOf.find(e.key);
       if (isEllipsis && it != axisOf.end() && it->second.name != e.axis.name &&
           E.dims.isDeclared(it->second.name) && E.dims.isDeclared(e.axis.name)) {
-        E.diags.error(pc.at(p.inputs[i].offset),
-                      "'...' stands for axis '" + it->second.name +
-                          "' in an earlier operand but for '" + e.axis.name + "' here: " +
-                          formatTensor(tensors[i]));
+        E.diags.error(pc.at(p.inputs[i].offset), "'...' stands for axis '" + it->second.name +
+                                                     "' in an earlier operand but for '" +
+                                                     e.axis.name +
+                                                     "' here: " + formatTensor(tensors[i]));
         return std::nullopt;
       }
       if (it != axisOf.end() && it->second.size != e.axis.size) {
@@ -132,8 +130,7 @@ std::optional<Value> elaborateEinsum(Elaborator &E, const Expr &call) {
       continue;
     }
     if (!axisOf.count(a.name)) {
-      E.diags.error(pc.at(a.offset), "output axis '" + a.name +
-                                         "' does not appear in any input");
+      E.diags.error(pc.at(a.offset), "output axis '" + a.name + "' does not appear in any input");
       noteMisspeltDim(E, a.name);
       return std::nullopt;
     }

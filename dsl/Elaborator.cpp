@@ -42,10 +42,10 @@ void registerElaboratorDialects(MLIRContext &context) {
   context.getOrLoadDialect<func::FuncDialect>();
 }
 
-Elaborator::Elaborator(const SourceFile &file, DiagnosticEngine &diags,
-                       MLIRContext &context, const ElaborateOptions &options)
-    : diags(diags), emit(builder_), context_(context), file_(file),
-      options_(options), builder_(&context) {}
+Elaborator::Elaborator(const SourceFile &file, DiagnosticEngine &diags, MLIRContext &context,
+                       const ElaborateOptions &options)
+    : diags(diags), emit(builder_), context_(context), file_(file), options_(options),
+      builder_(&context) {}
 
 Location Elaborator::mlirLoc(SourceLoc loc) {
   return FileLineColLoc::get(&context_, file_.path(), loc.line, loc.col);
@@ -63,8 +63,8 @@ OwningOpRef<ModuleOp> Elaborator::run(const Program &program) {
   registerElaboratorDialects(context_);
   module_ = ModuleOp::create(mlirLoc({1, 1}));
   builder_.setInsertionPointToEnd(module_->getBody());
-  forward_ = builder_.create<func::FuncOp>(mlirLoc({1, 1}), "forward",
-                                           builder_.getFunctionType({}, {}));
+  forward_ =
+      builder_.create<func::FuncOp>(mlirLoc({1, 1}), "forward", builder_.getFunctionType({}, {}));
   body_ = forward_.addEntryBlock();
   builder_.setInsertionPointToEnd(body_);
   builder_.setListener(&layerTagger_);
@@ -95,8 +95,8 @@ void Elaborator::declareDims(const Program &program) {
     for (const StmtPtr &s : program.stmts)
       declared |= s->kind == StmtKind::Dim && s->name == name;
     if (!declared) {
-      diags.error({}, "--set " + name + "=" + value + ": no dim or train setting named '" +
-                          name + "'");
+      diags.error({},
+                  "--set " + name + "=" + value + ": no dim or train setting named '" + name + "'");
       continue;
     }
     dimOverrides[name] = value;
@@ -113,8 +113,7 @@ void Elaborator::declareDims(const Program &program) {
     if (it != dimOverrides.end()) {
       int64_t v;
       if (llvm::StringRef(it->second).getAsInteger(10, v) || v <= 0) {
-        diags.error({}, "--set " + s->name + "=" + it->second +
-                            ": a dim needs a positive integer");
+        diags.error({}, "--set " + s->name + "=" + it->second + ": a dim needs a positive integer");
         failedDims_.insert(s->name);
         continue;
       }
@@ -128,16 +127,14 @@ void Elaborator::declareDims(const Program &program) {
         continue;
       }
       if (*size <= 0) {
-        diags.error(s->value->loc, "dim '" + s->name +
-                                       "' must be positive, got " +
-                                       std::to_string(*size));
+        diags.error(s->value->loc,
+                    "dim '" + s->name + "' must be positive, got " + std::to_string(*size));
         failedDims_.insert(s->name);
         continue;
       }
     }
     if (*size > kMaxElements) {
-      diags.error(s->nameLoc, "dim '" + s->name + "' is too large (" +
-                                  std::to_string(*size) + ")");
+      diags.error(s->nameLoc, "dim '" + s->name + "' is too large (" + std::to_string(*size) + ")");
       failedDims_.insert(s->name);
       continue;
     }
@@ -158,8 +155,7 @@ void Elaborator::statement(const Stmt &s) {
     return assign(s);
   case StmtKind::Fn:
     if (isBuiltinName(s.name)) {
-      diags.error(s.nameLoc, "'" + s.name +
-                                 "' is a built-in function and cannot be redefined");
+      diags.error(s.nameLoc, "'" + s.name + "' is a built-in function and cannot be redefined");
       return;
     }
     if (!functions_.emplace(s.name, &s).second)
@@ -173,9 +169,8 @@ void Elaborator::statement(const Stmt &s) {
     auto t = tensorOf(*s.value, "'output'");
     if (!t)
       return;
-    std::string name = s.value->kind == ExprKind::Name
-                           ? s.value->text
-                           : "output" + std::to_string(outputs_.size());
+    std::string name = s.value->kind == ExprKind::Name ? s.value->text
+                                                       : "output" + std::to_string(outputs_.size());
     for (auto &existing : outputs_)
       if (existing.first == name) {
         diags.error(s.value->loc, "output '" + name + "' is declared twice");
@@ -196,8 +191,7 @@ void Elaborator::statement(const Stmt &s) {
     if (!t)
       return;
     if (t->rank() != 0) {
-      diags.error(s.value->loc, "'minimize' needs a scalar loss, got " +
-                                    formatTensor(*t) +
+      diags.error(s.value->loc, "'minimize' needs a scalar loss, got " + formatTensor(*t) +
                                     "; reduce it first, e.g. with reduce(x, \"... -> \", mean)");
       return;
     }
@@ -241,9 +235,8 @@ void Elaborator::assign(const Stmt &s) {
       v->tensor.axes.front().size != static_cast<int64_t>(s.targets.size())) {
     diags.error(s.targets.front().loc,
                 "cannot unpack " +
-                    (v->isTensor() ? formatTensor(v->tensor) : std::string("a number")) +
-                    " into " + std::to_string(s.targets.size()) +
-                    " names: its first axis must have size " +
+                    (v->isTensor() ? formatTensor(v->tensor) : std::string("a number")) + " into " +
+                    std::to_string(s.targets.size()) + " names: its first axis must have size " +
                     std::to_string(s.targets.size()));
     return;
   }
@@ -251,8 +244,7 @@ void Elaborator::assign(const Stmt &s) {
   Axes rest(whole.axes.begin() + 1, whole.axes.end());
   for (size_t i = 0; i < s.targets.size(); ++i) {
     Tensor index = emit.constant(static_cast<double>(i), i32());
-    scopes_.back()[s.targets[i].name] =
-        Value::ofTensor(emit.gather(whole, index, rest));
+    scopes_.back()[s.targets[i].name] = Value::ofTensor(emit.gather(whole, index, rest));
   }
 }
 
@@ -263,9 +255,8 @@ void Elaborator::forLoop(const Stmt &s) {
     return;
   }
   if (*trips > kMaxLoopTrips) {
-    diags.error(s.rangeLoc, "for-loop over '" + s.rangeDim + "' runs " +
-                                std::to_string(*trips) + " times; the limit is " +
-                                std::to_string(kMaxLoopTrips));
+    diags.error(s.rangeLoc, "for-loop over '" + s.rangeDim + "' runs " + std::to_string(*trips) +
+                                " times; the limit is " + std::to_string(kMaxLoopTrips));
     return;
   }
   if (dims.isDeclared(s.name)) {
@@ -360,23 +351,20 @@ void Elaborator::finish() {
     for (const Argument &a : *list) {
       llvm::SmallVector<NamedAttribute> attrs{
           builder_.getNamedAttr("ein.name", builder_.getStringAttr(a.name)),
-          builder_.getNamedAttr("ein.kind",
-                                builder_.getStringAttr(a.isParam ? "param" : "input")),
+          builder_.getNamedAttr("ein.kind", builder_.getStringAttr(a.isParam ? "param" : "input")),
           builder_.getNamedAttr("ein.axes", emit.axesAttr(a.axes))};
       if (a.isParam)
         attrs.push_back(builder_.getNamedAttr("ein.init", a.init));
       forward_.setArgAttrs(index++, builder_.getDictionaryAttr(attrs));
     }
   }
-  forward_.setResultAttrs(
-      0, builder_.getDictionaryAttr(
-             {builder_.getNamedAttr("ein.name", builder_.getStringAttr("loss"))}));
+  forward_.setResultAttrs(0, builder_.getDictionaryAttr({builder_.getNamedAttr(
+                                 "ein.name", builder_.getStringAttr("loss"))}));
   for (size_t i = 0; i < outputs_.size(); ++i)
     forward_.setResultAttrs(
-        i + 1,
-        builder_.getDictionaryAttr(
-            {builder_.getNamedAttr("ein.name", builder_.getStringAttr(outputs_[i].first)),
-             builder_.getNamedAttr("ein.axes", emit.axesAttr(outputs_[i].second.axes))}));
+        i + 1, builder_.getDictionaryAttr(
+                   {builder_.getNamedAttr("ein.name", builder_.getStringAttr(outputs_[i].first)),
+                    builder_.getNamedAttr("ein.axes", emit.axesAttr(outputs_[i].second.axes))}));
 
   llvm::SmallVector<NamedAttribute> dimAttrs;
   for (auto &[name, size] : dims.ordered())
@@ -457,8 +445,8 @@ std::optional<Value> Elaborator::expr(const Expr &e) {
     if (!v->isTensor())
       return Value::ofNumber(-v->number, v->isInteger);
     if (!isa<FloatType>(v->tensor.elementType())) {
-      diags.error(e.loc, "cannot negate " + formatTensor(v->tensor) +
-                             ": arithmetic needs a float tensor");
+      diags.error(e.loc,
+                  "cannot negate " + formatTensor(v->tensor) + ": arithmetic needs a float tensor");
       return std::nullopt;
     }
     emit.setLoc(mlirLoc(e.loc));
@@ -495,8 +483,7 @@ std::optional<Tensor> Elaborator::tensorOf(const Expr &e, llvm::StringRef what) 
   return v->tensor;
 }
 
-std::optional<Tensor> Elaborator::floatTensorOf(const Expr &e,
-                                                llvm::StringRef what) {
+std::optional<Tensor> Elaborator::floatTensorOf(const Expr &e, llvm::StringRef what) {
   auto t = tensorOf(e, what);
   if (t && !isa<FloatType>(t->elementType())) {
     diags.error(e.loc, what + " needs a float tensor, got " + formatTensor(*t));

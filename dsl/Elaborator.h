@@ -39,10 +39,8 @@ struct ElaborateOptions {
 void registerElaboratorDialects(mlir::MLIRContext &context);
 
 /// Returns the module, or null when `diags` holds errors.
-mlir::OwningOpRef<mlir::ModuleOp> elaborate(const Program &program,
-                                            const SourceFile &file,
-                                            DiagnosticEngine &diags,
-                                            mlir::MLIRContext &context,
+mlir::OwningOpRef<mlir::ModuleOp> elaborate(const Program &program, const SourceFile &file,
+                                            DiagnosticEngine &diags, mlir::MLIRContext &context,
                                             const ElaborateOptions &options);
 
 } // namespace ein::dsl

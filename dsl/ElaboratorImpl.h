@@ -17,8 +17,8 @@
 #include "mlir/IR/Builders.h"
 
 #include <map>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace ein::dsl {
@@ -59,8 +59,8 @@ std::string formatTensor(const Tensor &t);
 
 class Elaborator {
 public:
-  Elaborator(const SourceFile &file, DiagnosticEngine &diags,
-             mlir::MLIRContext &context, const ElaborateOptions &options);
+  Elaborator(const SourceFile &file, DiagnosticEngine &diags, mlir::MLIRContext &context,
+             const ElaborateOptions &options);
 
   mlir::OwningOpRef<mlir::ModuleOp> run(const Program &program);
 
@@ -81,24 +81,22 @@ public:
 
   /// Applies an elementwise binary operator, broadcasting by axis name.
   /// `spelling` is the operator as the user wrote it (`+`, `max`, ...).
-  std::optional<Value> binaryOp(llvm::StringRef spelling, SourceLoc loc,
-                                const Value &lhs, const Value &rhs);
+  std::optional<Value> binaryOp(llvm::StringRef spelling, SourceLoc loc, const Value &lhs,
+                                const Value &rhs);
   /// Brings two tensors to one shape by axis name (one's axes ⊆ the other's).
-  std::optional<std::pair<Tensor, Tensor>>
-  broadcastByName(llvm::StringRef spelling, SourceLoc loc, const Tensor &lhs,
-                  const Tensor &rhs);
+  std::optional<std::pair<Tensor, Tensor>> broadcastByName(llvm::StringRef spelling, SourceLoc loc,
+                                                           const Tensor &lhs, const Tensor &rhs);
   /// Broadcasts `x` to `target`'s axes (x's axes must be a subset).
-  std::optional<Tensor> broadcastTo(const Tensor &x, const Axes &target,
-                                    SourceLoc loc, llvm::StringRef spelling);
+  std::optional<Tensor> broadcastTo(const Tensor &x, const Axes &target, SourceLoc loc,
+                                    llvm::StringRef spelling);
 
   /// The column of byte `offset` inside the string literal `str`.
   SourceLoc locInString(const Expr &str, unsigned offset) const;
   /// Checks a pattern axis name against the operand's axis: a declared dim
   /// name must not read an axis carrying another declared name, and sizes of
   /// declared dims must agree. Returns false after reporting.
-  bool checkAxisName(llvm::StringRef patternName, SourceLoc loc,
-                     const Axis &operandAxis, const Tensor &operand,
-                     unsigned operandIndex);
+  bool checkAxisName(llvm::StringRef patternName, SourceLoc loc, const Axis &operandAxis,
+                     const Tensor &operand, unsigned operandIndex);
 
   mlir::Location mlirLoc(SourceLoc loc);
   /// Records how many positions a loss averages over (cross_entropy's
@@ -119,8 +117,7 @@ private:
   void forLoop(const Stmt &s);
   void trainSection(const Stmt &s);
   std::optional<mlir::DictionaryAttr> initializer(const Stmt &s);
-  std::optional<Axes> declaredShape(llvm::ArrayRef<AxisSpec> specs,
-                                    bool allowEllipsis);
+  std::optional<Axes> declaredShape(llvm::ArrayRef<AxisSpec> specs, bool allowEllipsis);
   std::optional<mlir::Type> elementType(llvm::StringRef name, SourceLoc loc);
 
   // Expressions.
@@ -129,8 +126,7 @@ private:
   std::optional<Value> index(const Expr &e);
   std::optional<Value> lookup(const std::string &name, SourceLoc loc);
   bool bindFnParam(const FnParam &p, const Tensor &arg, const Expr &argExpr,
-                   std::optional<Axes> &ellipsis, const std::string &fnName,
-                   bool isResult = false);
+                   std::optional<Axes> &ellipsis, const std::string &fnName, bool isResult = false);
 
   void finish();
 
@@ -138,8 +134,7 @@ private:
   /// ("layer.3"), so reports can attribute costs to layers.
   struct LayerTagger : public mlir::OpBuilder::Listener {
     std::string layer;
-    void notifyOperationInserted(mlir::Operation *op,
-                                 mlir::OpBuilder::InsertPoint) override {
+    void notifyOperationInserted(mlir::Operation *op, mlir::OpBuilder::InsertPoint) override {
       if (!layer.empty())
         op->setAttr("ein.layer", mlir::StringAttr::get(op->getContext(), layer));
     }
@@ -176,7 +171,6 @@ public:
   bool dimFailed(llvm::StringRef name) const { return failedDims_.count(name.str()) != 0; }
 
 private:
-
   std::optional<Tensor> loss_;
   SourceLoc lossLoc_;
   std::vector<std::pair<std::string, Tensor>> outputs_;
@@ -194,8 +188,7 @@ std::optional<Value> elaborateRepeat(Elaborator &E, const Expr &call);
 
 // --- Builtins.cpp -------------------------------------------------------------
 /// Returns std::nullopt with `handled` false when `call.callee` is no built-in.
-std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call,
-                                      bool &handled);
+std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call, bool &handled);
 bool isBuiltinName(llvm::StringRef name);
 
 // --- TrainSettings.cpp --------------------------------------------------------

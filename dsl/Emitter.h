@@ -33,8 +33,7 @@ public:
   void setLoc(mlir::Location loc) { loc_ = loc; }
   mlir::Location loc() const { return *loc_; }
 
-  mlir::RankedTensorType tensorType(llvm::ArrayRef<Axis> axes,
-                                    mlir::Type elementType) const;
+  mlir::RankedTensorType tensorType(llvm::ArrayRef<Axis> axes, mlir::Type elementType) const;
   mlir::ArrayAttr axesAttr(llvm::ArrayRef<Axis> axes);
 
   /// A scalar constant of `elementType`, broadcast to `axes` when not empty.
@@ -45,14 +44,11 @@ public:
   Tensor transpose(const Tensor &x, llvm::ArrayRef<int64_t> perm);
   /// Same element count, new axes; a no-op reshape emits nothing.
   Tensor reshape(const Tensor &x, const Axes &to);
-  Tensor reduce(const Tensor &x, mlir::ein::ReduceKind kind,
-                llvm::ArrayRef<int64_t> dims);
-  Tensor contract(const Tensor &lhs, const Tensor &rhs,
-                  llvm::ArrayRef<int64_t> lhsBatch, llvm::ArrayRef<int64_t> rhsBatch,
-                  llvm::ArrayRef<int64_t> lhsContract,
+  Tensor reduce(const Tensor &x, mlir::ein::ReduceKind kind, llvm::ArrayRef<int64_t> dims);
+  Tensor contract(const Tensor &lhs, const Tensor &rhs, llvm::ArrayRef<int64_t> lhsBatch,
+                  llvm::ArrayRef<int64_t> rhsBatch, llvm::ArrayRef<int64_t> lhsContract,
                   llvm::ArrayRef<int64_t> rhsContract, const Axes &resultAxes);
-  Tensor cmp(mlir::ein::CmpPredicate predicate, const Tensor &lhs,
-             const Tensor &rhs);
+  Tensor cmp(mlir::ein::CmpPredicate predicate, const Tensor &lhs, const Tensor &rhs);
   Tensor select(const Tensor &cond, const Tensor &onTrue, const Tensor &onFalse);
   Tensor cast(const Tensor &x, mlir::Type elementType);
   Tensor iota(const Axes &axes, int64_t dimension, mlir::Type elementType);
@@ -64,8 +60,7 @@ public:
   }
   /// Both operands must have the same type (broadcasting happens before).
   template <typename OpT> Tensor binary(const Tensor &lhs, const Tensor &rhs) {
-    auto op = b_.create<OpT>(loc(), lhs.value.getType(), lhs.value, rhs.value,
-                             axesAttr(lhs.axes));
+    auto op = b_.create<OpT>(loc(), lhs.value.getType(), lhs.value, rhs.value, axesAttr(lhs.axes));
     return {op.getResult(), lhs.axes};
   }
 

@@ -10,38 +10,36 @@ constexpr unsigned kMaxCallDepth = 64;
 constexpr unsigned kMaxCallNotes = 4;
 } // namespace
 
-bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
-                             const Expr &argExpr, std::optional<Axes> &ellipsis,
-                             const std::string &fnName, bool isResult) {
+bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg, const Expr &argExpr,
+                             std::optional<Axes> &ellipsis, const std::string &fnName,
+                             bool isResult) {
   auto fail = [&](const llvm::Twine &why) {
     std::string what = isResult ? "the result of '" + fnName + "'"
                                 : "argument '" + p.name + "' of '" + fnName + "'";
-    diags.error(argExpr.loc, what +
-                                 " is " + formatTensor(arg) + ", which does not match [" +
-                                 [&] {
-                                   std::string s;
-                                   for (size_t i = 0; i < p.shape.size(); ++i) {
-                                     const AxisSpec &a = p.shape[i];
-                                     if (i)
-                                       s += ", ";
-                                     if (a.kind == AxisSpec::Kind::Ellipsis)
-                                       s += "...";
-                                     else if (a.kind == AxisSpec::Kind::Number)
-                                       s += std::to_string(a.number);
-                                     else if (a.kind == AxisSpec::Kind::Name)
-                                       s += a.name;
-                                     else {
-                                       s += "(";
-                                       for (size_t j = 0; j < a.members.size(); ++j)
-                                         s += (j ? " " : "") +
-                                              (a.members[j].kind == AxisSpec::Kind::Name
-                                                   ? a.members[j].name
-                                                   : std::to_string(a.members[j].number));
-                                       s += ")";
-                                     }
-                                   }
-                                   return s;
-                                 }() + "]: " + why);
+    diags.error(
+        argExpr.loc, what + " is " + formatTensor(arg) + ", which does not match [" + [&] {
+          std::string s;
+          for (size_t i = 0; i < p.shape.size(); ++i) {
+            const AxisSpec &a = p.shape[i];
+            if (i)
+              s += ", ";
+            if (a.kind == AxisSpec::Kind::Ellipsis)
+              s += "...";
+            else if (a.kind == AxisSpec::Kind::Number)
+              s += std::to_string(a.number);
+            else if (a.kind == AxisSpec::Kind::Name)
+              s += a.name;
+            else {
+              s += "(";
+              for (size_t j = 0; j < a.members.size(); ++j)
+                s += (j ? " " : "") + (a.members[j].kind == AxisSpec::Kind::Name
+                                           ? a.members[j].name
+                                           : std::to_string(a.members[j].number));
+              s += ")";
+            }
+          }
+          return s;
+        }() + "]: " + why);
     return false;
   };
   if (!p.dtype.empty()) {
@@ -81,21 +79,22 @@ bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
       if (axis.name != spec.name && dims.isDeclared(axis.name))
         return fail("axis '" + axis.name + "' is not '" + spec.name + "'");
       if (axis.size != *size)
-        return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
-                    ", not " + std::to_string(*size));
+        return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) + ", not " +
+                    std::to_string(*size));
       continue;
     }
     auto expected = declaredShape(llvm::ArrayRef<AxisSpec>(spec), false);
     if (!expected)
       return false;
     if (expected->front().size != axis.size)
-      return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) +
-                  ", not " + std::to_string(expected->front().size));
+      return fail("axis '" + axis.name + "' has size " + std::to_string(axis.size) + ", not " +
+                  std::to_string(expected->front().size));
   }
   if (part) {
     if (ellipsis && *ellipsis != *part)
       return fail("'...' stands for " + formatAxes(*part) + " here but for " +
-                  formatAxes(*ellipsis) + (isResult ? " in the arguments" : " in an earlier argument"));
+                  formatAxes(*ellipsis) +
+                  (isResult ? " in the arguments" : " in an earlier argument"));
     ellipsis = part;
   }
   return true;
@@ -103,14 +102,13 @@ bool Elaborator::bindFnParam(const FnParam &p, const Tensor &arg,
 
 std::optional<Value> Elaborator::callUser(const Expr &e, const Stmt &fn) {
   if (!e.kwargs.empty()) {
-    diags.error(e.kwargs.front().loc,
-                "function '" + fn.name + "' takes no keyword arguments");
+    diags.error(e.kwargs.front().loc, "function '" + fn.name + "' takes no keyword arguments");
     return std::nullopt;
   }
   if (e.args.size() != fn.params.size()) {
     diags.error(e.calleeLoc, "function '" + fn.name + "' takes " +
-                                 countOf(fn.params.size(), "argument", "arguments") +
-                                 ", got " + std::to_string(e.args.size()));
+                                 countOf(fn.params.size(), "argument", "arguments") + ", got " +
+                                 std::to_string(e.args.size()));
     return std::nullopt;
   }
   if (callDepth_ >= kMaxCallDepth) {

@@ -172,9 +172,7 @@ Token Lexer::make(TokenKind kind, size_t begin, size_t end) {
   return tok;
 }
 
-bool Lexer::newlinesSkipped() const {
-  return !nesting_.empty() && nesting_.back() != '{';
-}
+bool Lexer::newlinesSkipped() const { return !nesting_.empty() && nesting_.back() != '{'; }
 
 void Lexer::skipSpaceAndComments() {
   while (pos_ < text_.size()) {
@@ -254,16 +252,14 @@ Token Lexer::lexNumber(size_t begin) {
     while (isIdentChar(peekChar()))
       ++pos_;
     tok = make(TokenKind::Error, begin, pos_);
-    diags_.error(tok.loc, "invalid number '" + quoteForDiagnostic(tok.text) +
-                              "'");
+    diags_.error(tok.loc, "invalid number '" + quoteForDiagnostic(tok.text) + "'");
     return tok;
   }
   tok.isInteger = isInteger;
   if (isInteger) {
     int64_t value = 0;
     if (tok.text.getAsInteger(10, value)) {
-      diags_.error(tok.loc, "integer literal too large: '" +
-                                quoteForDiagnostic(tok.text) + "'");
+      diags_.error(tok.loc, "integer literal too large: '" + quoteForDiagnostic(tok.text) + "'");
       tok.kind = TokenKind::Error;
       return tok;
     }
@@ -274,8 +270,7 @@ Token Lexer::lexNumber(size_t begin) {
   std::string spelled = tok.text.str();
   double value = std::strtod(spelled.c_str(), nullptr);
   if (!std::isfinite(value)) {
-    diags_.error(tok.loc, "number literal too large: '" +
-                              quoteForDiagnostic(tok.text) + "'");
+    diags_.error(tok.loc, "number literal too large: '" + quoteForDiagnostic(tok.text) + "'");
     tok.kind = TokenKind::Error;
     return tok;
   }
@@ -455,8 +450,8 @@ Token Lexer::next() {
       tok = make(kind, begin, pos_);
       if (kind == TokenKind::Error)
         diags_.error(tok.loc, llvm::Twine("unexpected character") +
-                                  (isOneCharacter(tok.text) ? "" : "s") +
-                                  " '" + quoteForDiagnostic(tok.text) + "'");
+                                  (isOneCharacter(tok.text) ? "" : "s") + " '" +
+                                  quoteForDiagnostic(tok.text) + "'");
     }
     atLineStart_ = false;
     return tok;

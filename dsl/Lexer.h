@@ -81,9 +81,7 @@ struct Token {
   bool isInteger = false;
 
   bool is(TokenKind k) const { return kind == k; }
-  bool isKeyword() const {
-    return kind >= TokenKind::KwDim && kind <= TokenKind::KwTrain;
-  }
+  bool isKeyword() const { return kind >= TokenKind::KwDim && kind <= TokenKind::KwTrain; }
   /// For a String: the contents between the quotes.
   llvm::StringRef stringValue() const {
     return text.size() >= 2 ? text.drop_front().drop_back() : llvm::StringRef();

@@ -28,8 +28,8 @@ bool Parser::parseShape(std::vector<AxisSpec> &shape) {
 
 bool Parser::parseAxisInteger(AxisSpec &axis, const Token &tok) {
   if (!tok.isInteger) {
-    diags_.error(tok.loc, "axis size must be an integer, found '" +
-                              quoteForDiagnostic(tok.text) + "'");
+    diags_.error(tok.loc,
+                 "axis size must be an integer, found '" + quoteForDiagnostic(tok.text) + "'");
     return false;
   }
   axis.kind = AxisSpec::Kind::Number;
@@ -78,9 +78,8 @@ bool Parser::parseAxis(AxisSpec &axis) {
       diags_.error(member.loc, "'...' is not allowed inside '( )' in a shape");
       return false;
     } else {
-      return expected(axis.members.empty()
-                          ? "an axis name or integer after '('"
-                          : "an axis name, integer or ')' in '( )'");
+      return expected(axis.members.empty() ? "an axis name or integer after '('"
+                                           : "an axis name, integer or ')' in '( )'");
     }
     axis.members.push_back(std::move(inner));
   }
@@ -131,8 +130,8 @@ ExprPtr Parser::parseAdditive() {
     ExprPtr rhs = parseMultiplicative();
     if (!rhs)
       return nullptr;
-    lhs = finish(makeBinary(op.is(TokenKind::Plus) ? '+' : '-', op.loc,
-                            std::move(lhs), std::move(rhs)));
+    lhs = finish(
+        makeBinary(op.is(TokenKind::Plus) ? '+' : '-', op.loc, std::move(lhs), std::move(rhs)));
   }
   return lhs;
 }
@@ -144,8 +143,8 @@ ExprPtr Parser::parseMultiplicative() {
     ExprPtr rhs = parseUnary();
     if (!rhs)
       return nullptr;
-    lhs = finish(makeBinary(op.is(TokenKind::Star) ? '*' : '/', op.loc,
-                            std::move(lhs), std::move(rhs)));
+    lhs = finish(
+        makeBinary(op.is(TokenKind::Star) ? '*' : '/', op.loc, std::move(lhs), std::move(rhs)));
   }
   return lhs;
 }
@@ -240,8 +239,7 @@ ExprPtr Parser::parseCall() {
       consume(); // '='
       for (const KeywordArg &kw : call->kwargs) {
         if (kw.name == name.text) {
-          diags_.error(name.loc, "duplicate keyword argument '" + name.text +
-                                     "'");
+          diags_.error(name.loc, "duplicate keyword argument '" + name.text + "'");
           diags_.note(kw.loc, "first given here");
           return nullptr;
         }

@@ -60,8 +60,7 @@ void Parser::synchronize(bool inBlock) {
   }
 }
 
-void Parser::parseStatements(Context ctx, std::vector<StmtPtr> &out,
-                             bool inBlock) {
+void Parser::parseStatements(Context ctx, std::vector<StmtPtr> &out, bool inBlock) {
   for (;;) {
     while (accept(TokenKind::Newline)) {
     }
@@ -82,8 +81,7 @@ void Parser::parseStatements(Context ctx, std::vector<StmtPtr> &out,
     }
     if (stmt)
       out.push_back(std::move(stmt));
-    if (accept(TokenKind::Newline) || at(TokenKind::Eof) ||
-        (inBlock && at(TokenKind::RBrace)))
+    if (accept(TokenKind::Newline) || at(TokenKind::Eof) || (inBlock && at(TokenKind::RBrace)))
       continue;
     expected("newline after statement");
     synchronize(inBlock);
@@ -104,15 +102,14 @@ bool Parser::parseStatement(Context ctx, StmtPtr &out) {
   bool misplaced = false;
   if (tok.isKeyword() && kind != TokenKind::KwIn) {
     if (ctx == Context::Function && kind != TokenKind::KwReturn) {
-      diags_.error(tok.loc,
-                   "only assignments and return are allowed in a function "
-                   "body, found '" + keywordName(kind) + "'");
+      diags_.error(tok.loc, "only assignments and return are allowed in a function "
+                            "body, found '" +
+                                keywordName(kind) + "'");
       misplaced = true;
     } else if (kind == TokenKind::KwReturn && ctx != Context::Function) {
       diags_.error(tok.loc, "'return' is only allowed in a function body");
       misplaced = true;
-    } else if (ctx == Context::Loop && kind != TokenKind::KwParam &&
-               kind != TokenKind::KwFor) {
+    } else if (ctx == Context::Loop && kind != TokenKind::KwParam && kind != TokenKind::KwFor) {
       diags_.error(tok.loc, "'" + keywordName(kind) +
                                 "' is not allowed inside a 'for' loop (only "
                                 "param, for and assignments are)");
@@ -229,8 +226,7 @@ bool Parser::parseParam(StmtPtr &out) {
   return true;
 }
 
-bool Parser::parseBlock(Context ctx, std::vector<StmtPtr> &body,
-                        llvm::StringRef what) {
+bool Parser::parseBlock(Context ctx, std::vector<StmtPtr> &body, llvm::StringRef what) {
   if (!at(TokenKind::LBrace))
     return expected("'{' to start the " + what);
   Token open = consume();
@@ -401,9 +397,8 @@ bool Parser::parseAssign(StmtPtr &out) {
     if (accept(TokenKind::Equal))
       break;
     if (!accept(TokenKind::Comma))
-      return expected(stmt->targets.size() == 1
-                          ? "'=' or ',' after assignment target"
-                          : "'=' or ',' after assignment targets");
+      return expected(stmt->targets.size() == 1 ? "'=' or ',' after assignment target"
+                                                : "'=' or ',' after assignment targets");
     if (!at(TokenKind::Identifier))
       return expected("a name after ',' in assignment targets");
   }
@@ -420,8 +415,7 @@ bool Parser::parseAssign(StmtPtr &out) {
 
 using parser::Parser;
 
-std::unique_ptr<Program> parseProgram(const SourceFile &file,
-                                      DiagnosticEngine &diags) {
+std::unique_ptr<Program> parseProgram(const SourceFile &file, DiagnosticEngine &diags) {
   Parser parser(file, diags);
   return parser.parseProgram();
 }
@@ -432,4 +426,3 @@ ExprPtr parseExpression(const SourceFile &file, DiagnosticEngine &diags) {
 }
 
 } // namespace ein::dsl
-

@@ -42,8 +42,7 @@ namespace ein::dsl {
 constexpr unsigned kMaxParseDepth = 256;
 
 /// Parses a whole model file. Never returns null; check diags.hasErrors().
-std::unique_ptr<Program> parseProgram(const SourceFile &file,
-                                      DiagnosticEngine &diags);
+std::unique_ptr<Program> parseProgram(const SourceFile &file, DiagnosticEngine &diags);
 
 /// Parses a single expression (the whole text must be one expression, possibly
 /// followed by a newline). Used by tests and by `--set`-style tools. Returns

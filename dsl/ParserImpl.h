@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <deque>
 
-
 namespace ein::dsl::parser {
 
 /// Where a statement appears: what it may be.
@@ -26,8 +25,7 @@ enum class Context { TopLevel, Function, Loop };
 
 class Parser {
 public:
-  Parser(const SourceFile &file, DiagnosticEngine &diags)
-      : lexer_(file, diags), diags_(diags) {}
+  Parser(const SourceFile &file, DiagnosticEngine &diags) : lexer_(file, diags), diags_(diags) {}
 
   std::unique_ptr<Program> parseProgram();
   ExprPtr parseSingleExpression();
@@ -83,8 +81,7 @@ private:
   bool parseValueStmt(StmtKind kind, StmtPtr &out);
   bool parseTrain(StmtPtr &out);
   bool parseAssign(StmtPtr &out);
-  bool parseBlock(Context ctx, std::vector<StmtPtr> &body,
-                  llvm::StringRef what);
+  bool parseBlock(Context ctx, std::vector<StmtPtr> &body, llvm::StringRef what);
 
   //===--- Shapes ----------------------------------------------------------===//
   bool parseShape(std::vector<AxisSpec> &shape);

@@ -9,14 +9,10 @@ namespace ein::dsl {
 
 namespace {
 
-bool isNameStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool isNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool isDigitChar(char c) { return c >= '0' && c <= '9'; }
 bool isWordChar(char c) { return isNameStart(c) || isDigitChar(c); }
-bool isSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 std::string printable(llvm::StringRef text) {
   std::string out;
@@ -116,24 +112,22 @@ struct SideParser {
         axis.offset = unsigned(start);
         if (isDigitChar(word[0])) {
           if (word.find_if_not(isDigitChar) != llvm::StringRef::npos)
-            return fail(start, "invalid axis name '" + printable(word) +
-                                   "' (names are identifiers)");
+            return fail(start,
+                        "invalid axis name '" + printable(word) + "' (names are identifiers)");
           int64_t value = 0;
           if (word.getAsInteger(10, value))
-            return fail(start, "anonymous axis size '" + printable(word) +
-                                   "' is too large");
+            return fail(start, "anonymous axis size '" + printable(word) + "' is too large");
           if (value <= 0)
             return fail(start, "anonymous axis must have a positive size, "
-                               "found '" + word + "'");
-          axis.kind = value == 1 ? PatternAxis::Kind::Unit
-                                 : PatternAxis::Kind::Number;
+                               "found '" +
+                                   word + "'");
+          axis.kind = value == 1 ? PatternAxis::Kind::Unit : PatternAxis::Kind::Number;
           axis.number = value;
           add(std::move(axis));
           continue;
         }
         if (word.front() == '_' || word.back() == '_')
-          return fail(start, "axis name '" + printable(word) +
-                                 "' must not start or end with '_'");
+          return fail(start, "axis name '" + printable(word) + "' must not start or end with '_'");
         auto inserted = seen.try_emplace(word, start);
         if (!inserted.second)
           return fail(start, "duplicate axis '" + word + "' " + where);
@@ -146,10 +140,8 @@ struct SideParser {
         return fail(i, "',' may only separate the inputs, on the left of "
                        "'->'");
       if (c == '-' || c == '>')
-        return fail(i, "unexpected '" + llvm::Twine(c) +
-                           "' in pattern (the arrow is '->')");
-      return fail(i, "unexpected character '" +
-                         printable(text.substr(i, 1)) + "' in pattern");
+        return fail(i, "unexpected '" + llvm::Twine(c) + "' in pattern (the arrow is '->')");
+      return fail(i, "unexpected character '" + printable(text.substr(i, 1)) + "' in pattern");
     }
     if (inGroup)
       return fail(group.offset, "unclosed '(' in pattern");
@@ -159,14 +151,11 @@ struct SideParser {
 
 } // namespace
 
-std::optional<PatternSide> parsePatternSide(llvm::StringRef text,
-                                            std::string &error,
-                                            unsigned &errorOffset,
-                                            unsigned baseOffset) {
+std::optional<PatternSide> parsePatternSide(llvm::StringRef text, std::string &error,
+                                            unsigned &errorOffset, unsigned baseOffset) {
   // Parse the text as is, then shift the offsets.
   PatternSide side;
-  SideParser parser{text, 0, text.size(), "in the axis list", error,
-                    errorOffset};
+  SideParser parser{text, 0, text.size(), "in the axis list", error, errorOffset};
   if (!parser.parse(side)) {
     errorOffset += baseOffset;
     return std::nullopt;
@@ -208,24 +197,20 @@ std::optional<Pattern> parsePattern(llvm::StringRef text, std::string &error,
   ranges.push_back({start, arrow});
   bool several = ranges.size() > 1;
   for (size_t n = 0; n < ranges.size(); ++n) {
-    std::string where =
-        several ? "in input " + std::to_string(n + 1) : "on the left side";
+    std::string where = several ? "in input " + std::to_string(n + 1) : "on the left side";
     PatternSide side;
-    SideParser parser{text, ranges[n].first, ranges[n].second, where.c_str(),
-                      error, errorOffset};
+    SideParser parser{text, ranges[n].first, ranges[n].second, where.c_str(), error, errorOffset};
     if (!parser.parse(side))
       return std::nullopt;
     pattern.inputs.push_back(std::move(side));
   }
-  SideParser parser{text, arrow + 2, text.size(), "on the right side", error,
-                    errorOffset};
+  SideParser parser{text, arrow + 2, text.size(), "on the right side", error, errorOffset};
   if (!parser.parse(pattern.output))
     return std::nullopt;
   return pattern;
 }
 
-void collectPatternNames(const PatternSide &side,
-                         std::vector<std::string> &names) {
+void collectPatternNames(const PatternSide &side, std::vector<std::string> &names) {
   for (const PatternAxis &axis : side.axes) {
     if (axis.kind == PatternAxis::Kind::Name)
       names.push_back(axis.name);
@@ -241,8 +226,7 @@ std::vector<std::string> patternNames(const PatternSide &side) {
   return names;
 }
 
-template <typename Pred>
-static bool anyAxis(const PatternSide &side, Pred pred) {
+template <typename Pred> static bool anyAxis(const PatternSide &side, Pred pred) {
   for (const PatternAxis &axis : side.axes) {
     if (pred(axis))
       return true;
@@ -254,26 +238,20 @@ static bool anyAxis(const PatternSide &side, Pred pred) {
 }
 
 bool hasEllipsis(const PatternSide &side) {
-  return anyAxis(side, [](const PatternAxis &a) {
-    return a.kind == PatternAxis::Kind::Ellipsis;
-  });
+  return anyAxis(side, [](const PatternAxis &a) { return a.kind == PatternAxis::Kind::Ellipsis; });
 }
 
 bool hasComposition(const PatternSide &side) {
-  return anyAxis(side, [](const PatternAxis &a) {
-    return a.kind == PatternAxis::Kind::Group;
-  });
+  return anyAxis(side, [](const PatternAxis &a) { return a.kind == PatternAxis::Kind::Group; });
 }
 
 bool hasAnonymousAxis(const PatternSide &side) {
   return anyAxis(side, [](const PatternAxis &a) {
-    return a.kind == PatternAxis::Kind::Unit ||
-           a.kind == PatternAxis::Kind::Number;
+    return a.kind == PatternAxis::Kind::Unit || a.kind == PatternAxis::Kind::Number;
   });
 }
 
-const PatternAxis *findPatternAxis(const PatternSide &side,
-                                   llvm::StringRef name) {
+const PatternAxis *findPatternAxis(const PatternSide &side, llvm::StringRef name) {
   for (const PatternAxis &axis : side.axes) {
     if (axis.kind == PatternAxis::Kind::Name && axis.name == name)
       return &axis;

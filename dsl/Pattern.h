@@ -64,16 +64,13 @@ std::optional<Pattern> parsePattern(llvm::StringRef text, std::string &error,
 
 /// Parses one side without '->' (for axis lists such as causal's "t s" or
 /// softmax's "s"). `baseOffset` is added to every recorded offset.
-std::optional<PatternSide> parsePatternSide(llvm::StringRef text,
-                                            std::string &error,
-                                            unsigned &errorOffset,
-                                            unsigned baseOffset = 0);
+std::optional<PatternSide> parsePatternSide(llvm::StringRef text, std::string &error,
+                                            unsigned &errorOffset, unsigned baseOffset = 0);
 
 /// Names on a side, in order, including those inside groups.
 std::vector<std::string> patternNames(const PatternSide &side);
 /// Appends the names on a side to `names`.
-void collectPatternNames(const PatternSide &side,
-                         std::vector<std::string> &names);
+void collectPatternNames(const PatternSide &side, std::vector<std::string> &names);
 /// Whether a side has '...' (at top level or inside a group).
 bool hasEllipsis(const PatternSide &side);
 /// Whether a side has a group `( )`.
@@ -81,8 +78,7 @@ bool hasComposition(const PatternSide &side);
 /// Whether a side has an anonymous axis (`1` or another number).
 bool hasAnonymousAxis(const PatternSide &side);
 /// Finds a named axis (top level or in a group); null when absent.
-const PatternAxis *findPatternAxis(const PatternSide &side,
-                                   llvm::StringRef name);
+const PatternAxis *findPatternAxis(const PatternSide &side, llvm::StringRef name);
 
 /// Canonical text: "b (h w) 1 ...", and "a b, b c -> a c".
 std::string toString(const PatternAxis &axis);

@@ -34,8 +34,7 @@ std::string ellipsisKey(size_t i);
 /// The pattern string of a call, parsed; errors point into the string.
 class PatternCall {
 public:
-  PatternCall(Elaborator &E, const Expr &call, llvm::StringRef fn)
-      : E(E), call(call), fn(fn) {}
+  PatternCall(Elaborator &E, const Expr &call, llvm::StringRef fn) : E(E), call(call), fn(fn) {}
 
   Elaborator &E;
   const Expr &call;
@@ -68,8 +67,7 @@ public:
   };
 
   /// Plans the right side given the left's elementary axes.
-  std::optional<Right> planRight(const PatternSide &side,
-                                 const std::vector<Elem> &left, Mode mode);
+  std::optional<Right> planRight(const PatternSide &side, const std::vector<Elem> &left, Mode mode);
 
   /// reshape → (reduce) → transpose → (broadcast) → reshape.
   Tensor lower(const Tensor &x, const std::vector<Elem> &left, const Right &right,

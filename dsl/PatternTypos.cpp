@@ -9,8 +9,7 @@ namespace ein::dsl {
 namespace {
 
 std::string operandName(unsigned operandIndex) {
-  return operandIndex == 0 ? "the operand"
-                           : "operand " + std::to_string(operandIndex);
+  return operandIndex == 0 ? "the operand" : "operand " + std::to_string(operandIndex);
 }
 
 void noteDim(Elaborator &E, llvm::StringRef dim) {
@@ -19,21 +18,21 @@ void noteDim(Elaborator &E, llvm::StringRef dim) {
 
 } // namespace
 
-bool checkNotMisspeltDim(Elaborator &E, llvm::StringRef name, SourceLoc loc,
-                         NameRole role, const Tensor *operand,
-                         const Axis *axis, unsigned operandIndex) {
+bool checkNotMisspeltDim(Elaborator &E, llvm::StringRef name, SourceLoc loc, NameRole role,
+                         const Tensor *operand, const Axis *axis, unsigned operandIndex) {
   auto dim = E.dims.misspeltDim(name);
   if (!dim)
     return true;
-  std::string message = "axis '" + name.str() + "' is not a dim but is close "
-                        "to dim '" + *dim + "'; as a local name it would ";
+  std::string message = "axis '" + name.str() +
+                        "' is not a dim but is close "
+                        "to dim '" +
+                        *dim + "'; as a local name it would ";
   if (role == NameRole::Creates) {
     message += "name a new axis";
   } else {
     std::string which = operandName(operandIndex);
-    message += (role == NameRole::Reads ? "read " : "split ") + which +
-               "'s axis '" + axis->name + "': " + which + " is " +
-               formatTensor(*operand);
+    message += (role == NameRole::Reads ? "read " : "split ") + which + "'s axis '" + axis->name +
+               "': " + which + " is " + formatTensor(*operand);
   }
   E.diags.error(loc, message);
   noteDim(E, *dim);
@@ -45,8 +44,7 @@ void noteMisspeltDim(Elaborator &E, llvm::StringRef name) {
     noteDim(E, *dim);
 }
 
-bool checkNoRenamedLoneSum(Elaborator &E, const Pattern &pattern,
-                           llvm::ArrayRef<Tensor> operands,
+bool checkNoRenamedLoneSum(Elaborator &E, const Pattern &pattern, llvm::ArrayRef<Tensor> operands,
                            llvm::function_ref<SourceLoc(unsigned)> at) {
   if (operands.size() < 2)
     return true; // one operand: summing is all einsum can do, as in reduce
@@ -71,12 +69,12 @@ bool checkNoRenamedLoneSum(Elaborator &E, const Pattern &pattern,
       if (elsewhere)
         continue;
       std::string which = operandName(unsigned(i + 1));
-      E.diags.error(at(a.offset),
-                    "einsum sums " + which + "'s axis '" + axis.name +
-                        "' on its own under the local name '" + a.name +
-                        "' (no other operand and not the output has '" +
-                        a.name + "'); to sum it on purpose, reduce it before "
-                        "the einsum: " + which + " is " + formatTensor(x));
+      E.diags.error(at(a.offset), "einsum sums " + which + "'s axis '" + axis.name +
+                                      "' on its own under the local name '" + a.name +
+                                      "' (no other operand and not the output has '" + a.name +
+                                      "'); to sum it on purpose, reduce it before "
+                                      "the einsum: " +
+                                      which + " is " + formatTensor(x));
       noteDim(E, axis.name);
       return false;
     }

@@ -42,9 +42,8 @@ enum class NameRole {
 /// axis the name reads or splits (unused for NameRole::Creates);
 /// `operandIndex` is 0 for a single operand, else 1-based. Returns false
 /// after reporting.
-bool checkNotMisspeltDim(Elaborator &E, llvm::StringRef name, SourceLoc loc,
-                         NameRole role, const Tensor *operand,
-                         const Axis *axis, unsigned operandIndex);
+bool checkNotMisspeltDim(Elaborator &E, llvm::StringRef name, SourceLoc loc, NameRole role,
+                         const Tensor *operand, const Axis *axis, unsigned operandIndex);
 
 /// After another error about `name` (an axis on the right side only, a new
 /// axis of unknown size): notes the dim it is probably a misspelling of.
@@ -53,8 +52,7 @@ void noteMisspeltDim(Elaborator &E, llvm::StringRef name);
 /// Rule 5 for an einsum whose inputs were bound to `operands` without error
 /// (so every side has one name per axis, '...' aside). `at` turns an offset
 /// in the pattern into a location. Returns false after reporting.
-bool checkNoRenamedLoneSum(Elaborator &E, const Pattern &pattern,
-                           llvm::ArrayRef<Tensor> operands,
+bool checkNoRenamedLoneSum(Elaborator &E, const Pattern &pattern, llvm::ArrayRef<Tensor> operands,
                            llvm::function_ref<SourceLoc(unsigned)> at);
 
 } // namespace ein::dsl

@@ -78,9 +78,7 @@ constexpr size_t kMaxComparedLength = 64;
 /// remaining names are not searched rather than the check taking minutes.
 constexpr uint64_t kSearchBudgetCells = uint64_t(50) << 20;
 
-llvm::StringRef withoutNumberSuffix(llvm::StringRef name) {
-  return name.rtrim("0123456789_");
-}
+llvm::StringRef withoutNumberSuffix(llvm::StringRef name) { return name.rtrim("0123456789_"); }
 
 /// One bit per identifier character (63 of them; anything else shares the
 /// last bit). An edit changes the set of characters a name has by at most two
@@ -102,8 +100,7 @@ uint64_t characterSet(llvm::StringRef name) {
 
 } // namespace
 
-void DimTable::set(const std::string &name, int64_t size,
-                   SourceLoc declaredAt) {
+void DimTable::set(const std::string &name, int64_t size, SourceLoc declaredAt) {
   if (declaredAt.isValid())
     locs_[name] = declaredAt;
   auto it = sizes_.find(name);
@@ -184,7 +181,7 @@ std::optional<std::string> DimTable::misspeltDim(llvm::StringRef name) const {
     uint64_t cells = uint64_t(d.size()) * name.size();
     if (searchCells_ + cells > kSearchBudgetCells) {
       searchCells_ = kSearchBudgetCells; // spent: later names stop here too
-      return std::nullopt; // not cached: the answer is unknown, not "none"
+      return std::nullopt;               // not cached: the answer is unknown, not "none"
     }
     searchCells_ += cells;
     unsigned distance = typoDistance(name, d, limit);

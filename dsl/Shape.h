@@ -26,9 +26,7 @@ namespace ein::dsl {
 struct Axis {
   std::string name;
   int64_t size = 0;
-  bool operator==(const Axis &o) const {
-    return name == o.name && size == o.size;
-  }
+  bool operator==(const Axis &o) const { return name == o.name && size == o.size; }
 };
 
 using Axes = std::vector<Axis>;
@@ -49,8 +47,7 @@ std::optional<int64_t> elementCount(llvm::ArrayRef<Axis> axes);
 /// restricted Damerau-Levenshtein distance): "hiddn" and "hdiden" are both 1
 /// from "hidden". Distances above `limit` are returned as `limit + 1` (and
 /// cost less to find).
-unsigned typoDistance(llvm::StringRef a, llvm::StringRef b,
-                      unsigned limit = ~0u - 1);
+unsigned typoDistance(llvm::StringRef a, llvm::StringRef b, unsigned limit = ~0u - 1);
 
 /// The declared `dim`s of a program, in declaration order.
 class DimTable {
@@ -60,9 +57,7 @@ public:
   std::optional<int64_t> lookup(llvm::StringRef name) const;
   bool isDeclared(llvm::StringRef name) const { return lookup(name).has_value(); }
   SourceLoc declaredAt(llvm::StringRef name) const;
-  const std::vector<std::pair<std::string, int64_t>> &ordered() const {
-    return ordered_;
-  }
+  const std::vector<std::pair<std::string, int64_t>> &ordered() const { return ordered_; }
 
   /// The dim that `name`, itself not a dim, is probably a misspelling of
   /// (docs/language.md section 4, "Misspelt dims"): the closest dim within

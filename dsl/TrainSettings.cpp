@@ -20,8 +20,8 @@ bool trainSetting(Elaborator &E, llvm::StringRef key, SourceLoc loc, const Expr 
                   llvm::StringRef overrideText, einrt::TrainSettings &settings) {
   const einrt::SettingInfo *info = einrt::findTrainSetting(key.str());
   if (!info) {
-    E.diags.error(loc, "unknown train setting '" + key + "'; known settings: " +
-                           einrt::trainSettingKeys());
+    E.diags.error(loc, "unknown train setting '" + key +
+                           "'; known settings: " + einrt::trainSettingKeys());
     return false;
   }
   std::string problem;

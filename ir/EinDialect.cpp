@@ -16,8 +16,8 @@ void EinDialect::initialize() {
       >();
 }
 
-Operation *EinDialect::materializeConstant(OpBuilder &builder, Attribute value,
-                                           Type type, Location loc) {
+Operation *EinDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                           Location loc) {
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;

@@ -29,8 +29,7 @@ ArrayAttr GradientOpInterface::getAxisNames(Value value) {
   if (Operation *def = value.getDefiningOp()) {
     names = def->getAttrOfType<ArrayAttr>("axes");
   } else if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (auto fn = dyn_cast_or_null<FunctionOpInterface>(
-            arg.getOwner()->getParentOp()))
+    if (auto fn = dyn_cast_or_null<FunctionOpInterface>(arg.getOwner()->getParentOp()))
       names = fn.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "ein.axes");
   }
   auto type = dyn_cast<ShapedType>(value.getType());
@@ -39,9 +38,7 @@ ArrayAttr GradientOpInterface::getAxisNames(Value value) {
   return names;
 }
 
-static ArrayAttr namesOf(Value value) {
-  return GradientOpInterface::getAxisNames(value);
-}
+static ArrayAttr namesOf(Value value) { return GradientOpInterface::getAxisNames(value); }
 
 /// names[order[0]], names[order[1]], ...: the names of a value whose dim i
 /// is dim order[i] of the named one. Null if `names` is.
@@ -94,8 +91,7 @@ struct Emitter {
     return b.create<CmpOp>(loc, type, predicate, lhs, rhs, axes);
   }
   Value select(Value cond, Value onTrue, Value onFalse, ArrayAttr axes) {
-    return b.create<SelectOp>(loc, onTrue.getType(), cond, onTrue, onFalse,
-                              axes);
+    return b.create<SelectOp>(loc, onTrue.getType(), cond, onTrue, onFalse, axes);
   }
   Value broadcast(Value x, Type type, ArrayRef<int64_t> dims, ArrayAttr axes) {
     return b.create<BroadcastOp>(loc, type, x, dims, axes);
@@ -107,8 +103,7 @@ struct Emitter {
     for (auto [i, size] : llvm::enumerate(type.getShape()))
       if (!llvm::is_contained(dims, static_cast<int64_t>(i)))
         shape.push_back(size);
-    return b.create<ReduceOp>(loc, type.clone(shape), x, ReduceKind::sum, dims,
-                              axes);
+    return b.create<ReduceOp>(loc, type.clone(shape), x, ReduceKind::sum, dims, axes);
   }
   /// Result dim i = x dim perm[i]; no op for the identity.
   Value transpose(Value x, ArrayRef<int64_t> perm, ArrayAttr axes) {
@@ -137,8 +132,7 @@ struct Emitter {
 } // namespace
 
 /// Starts a rule: one null gradient per operand.
-static Emitter begin(Operation *op, OpBuilder &b,
-                     SmallVectorImpl<Value> &operandGrads) {
+static Emitter begin(Operation *op, OpBuilder &b, SmallVectorImpl<Value> &operandGrads) {
   operandGrads.assign(op->getNumOperands(), Value());
   return Emitter{b, op->getLoc()};
 }
@@ -155,21 +149,17 @@ static Emitter begin(Operation *op, OpBuilder &b,
 /// partners in `other`). The order that yields x's own layout is chosen
 /// (x @ w: dx = dY·wᵀ, dw = xᵀ·dY); otherwise dY goes on x's side and a
 /// transpose restores x's layout.
-static Value contractOperandGrad(Emitter &e, ContractOp op, Value dY,
-                                 bool isLhs) {
+static Value contractOperandGrad(Emitter &e, ContractOp op, Value dY, bool isLhs) {
   Value x = isLhs ? op.getLhs() : op.getRhs();
   Value other = isLhs ? op.getRhs() : op.getLhs();
   ArrayRef<int64_t> xBatch = isLhs ? op.getLhsBatch() : op.getRhsBatch();
-  ArrayRef<int64_t> xContract =
-      isLhs ? op.getLhsContract() : op.getRhsContract();
+  ArrayRef<int64_t> xContract = isLhs ? op.getLhsContract() : op.getRhsContract();
   ArrayRef<int64_t> oBatch = isLhs ? op.getRhsBatch() : op.getLhsBatch();
-  ArrayRef<int64_t> oContract =
-      isLhs ? op.getRhsContract() : op.getLhsContract();
+  ArrayRef<int64_t> oContract = isLhs ? op.getRhsContract() : op.getLhsContract();
   auto xType = cast<RankedTensorType>(x.getType());
   auto oType = cast<RankedTensorType>(other.getType());
 
-  auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch,
-                     ArrayRef<int64_t> contract) {
+  auto freeDims = [](int64_t rank, ArrayRef<int64_t> batch, ArrayRef<int64_t> contract) {
     SmallVector<int64_t> free;
     for (int64_t d = 0; d < rank; ++d)
       if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
@@ -183,15 +173,12 @@ static Value contractOperandGrad(Emitter &e, ContractOp op, Value dY,
   // Positions in dY of the batch dims and of other's free dims.
   SmallVector<int64_t> dYBatch = llvm::to_vector(llvm::seq<int64_t>(0, nb));
   int64_t oFreeStart = isLhs ? nb + (int64_t)xFree.size() : nb;
-  SmallVector<int64_t> dYOtherFree = llvm::to_vector(
-      llvm::seq<int64_t>(oFreeStart, oFreeStart + oFree.size()));
+  SmallVector<int64_t> dYOtherFree =
+      llvm::to_vector(llvm::seq<int64_t>(oFreeStart, oFreeStart + oFree.size()));
 
   // x's contracted dims, ordered like their partners in `other`.
-  SmallVector<int64_t> pairs =
-      llvm::to_vector(llvm::seq<int64_t>(0, xContract.size()));
-  llvm::sort(pairs, [&](int64_t a, int64_t b) {
-    return oContract[a] < oContract[b];
-  });
+  SmallVector<int64_t> pairs = llvm::to_vector(llvm::seq<int64_t>(0, xContract.size()));
+  llvm::sort(pairs, [&](int64_t a, int64_t b) { return oContract[a] < oContract[b]; });
   SmallVector<int64_t> xContractByOther;
   for (int64_t k : pairs)
     xContractByOther.push_back(xContract[k]);
@@ -205,8 +192,7 @@ static Value contractOperandGrad(Emitter &e, ContractOp op, Value dY,
   auto isIdentity = [](ArrayRef<int64_t> layout) {
     return llvm::equal(layout, llvm::seq<int64_t>(0, layout.size()));
   };
-  bool dYFirst = isIdentity(dYFirstLayout) ||
-                 (!isIdentity(otherFirstLayout) && isLhs);
+  bool dYFirst = isIdentity(dYFirstLayout) || (!isIdentity(otherFirstLayout) && isLhs);
   ArrayRef<int64_t> layout = dYFirst ? dYFirstLayout : otherFirstLayout;
 
   SmallVector<int64_t> shape;
@@ -218,12 +204,10 @@ static Value contractOperandGrad(Emitter &e, ContractOp op, Value dY,
 
   // Operands share x's element type; dY may be wider (f32 accumulation).
   Value g = e.castTo(dY, xType.getElementType(), namesOf(op.getResult()));
-  Value c =
-      dYFirst
-          ? e.b.create<ContractOp>(e.loc, cType, g, other, dYBatch, oBatch,
-                                   dYOtherFree, oFree, cNames)
-          : e.b.create<ContractOp>(e.loc, cType, other, g, oBatch, dYBatch,
-                                   oFree, dYOtherFree, cNames);
+  Value c = dYFirst ? e.b.create<ContractOp>(e.loc, cType, g, other, dYBatch, oBatch, dYOtherFree,
+                                             oFree, cNames)
+                    : e.b.create<ContractOp>(e.loc, cType, other, g, oBatch, dYBatch, oFree,
+                                             dYOtherFree, cNames);
 
   // dX dim d is dim (position of d in layout) of c.
   SmallVector<int64_t> perm(layout.size());
@@ -234,8 +218,7 @@ static Value contractOperandGrad(Emitter &e, ContractOp op, Value dY,
 
 // contract → two contracts (each only if needed), each with a transpose
 // back into the operand's layout when that is not the identity.
-LogicalResult ContractOp::buildGradient(OpBuilder &b, Value dY,
-                                        ArrayRef<bool> need,
+LogicalResult ContractOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                         SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (need[0])
@@ -246,8 +229,7 @@ LogicalResult ContractOp::buildGradient(OpBuilder &b, Value dY,
 }
 
 // transpose → the inverse transpose.
-LogicalResult TransposeOp::buildGradient(OpBuilder &b, Value dY,
-                                         ArrayRef<bool> need,
+LogicalResult TransposeOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                          SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[0])
@@ -261,8 +243,7 @@ LogicalResult TransposeOp::buildGradient(OpBuilder &b, Value dY,
 }
 
 // reshape → reshape back.
-LogicalResult ReshapeOp::buildGradient(OpBuilder &b, Value dY,
-                                       ArrayRef<bool> need,
+LogicalResult ReshapeOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                        SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (need[0])
@@ -272,8 +253,7 @@ LogicalResult ReshapeOp::buildGradient(OpBuilder &b, Value dY,
 
 // broadcast → sum over the new dims and the expanded size-1 dims, then a
 // reshape to restore those size-1 dims.
-LogicalResult BroadcastOp::buildGradient(OpBuilder &b, Value dY,
-                                         ArrayRef<bool> need,
+LogicalResult BroadcastOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                          SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[0])
@@ -298,8 +278,7 @@ LogicalResult BroadcastOp::buildGradient(OpBuilder &b, Value dY,
 
 // reduce sum → broadcast back; reduce max/min → dY to the positions equal
 // to the result, split evenly among ties (torch.amax / torch.amin).
-LogicalResult ReduceOp::buildGradient(OpBuilder &b, Value dY,
-                                      ArrayRef<bool> need,
+LogicalResult ReduceOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                       SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[0])
@@ -324,8 +303,7 @@ LogicalResult ReduceOp::buildGradient(OpBuilder &b, Value dY,
   Value hits = e.select(mask, e.splat(1.0, xType, xNames), zero, xNames);
   Value count = e.reduceSum(hits, getDimensions(), yNames);
   Value share = e.binary<DivOp>(dY, count, yNames);
-  grads[0] = e.select(mask, e.broadcast(share, xType, kept, xNames), zero,
-                      xNames);
+  grads[0] = e.select(mask, e.broadcast(share, xType, kept, xNames), zero, xNames);
   return success();
 }
 
@@ -361,8 +339,7 @@ LogicalResult LogOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
 }
 
 // tanh → dY · (1 − y²).
-LogicalResult TanhOp::buildGradient(OpBuilder &b, Value dY,
-                                    ArrayRef<bool> need,
+LogicalResult TanhOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                     SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[0])
@@ -376,8 +353,7 @@ LogicalResult TanhOp::buildGradient(OpBuilder &b, Value dY,
 }
 
 // sqrt → dY / (2y).
-LogicalResult SqrtOp::buildGradient(OpBuilder &b, Value dY,
-                                    ArrayRef<bool> need,
+LogicalResult SqrtOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                     SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[0])
@@ -390,8 +366,7 @@ LogicalResult SqrtOp::buildGradient(OpBuilder &b, Value dY,
 }
 
 // rsqrt (y = x^-1/2) → dY · (−½ · y³).
-LogicalResult RsqrtOp::buildGradient(OpBuilder &b, Value dY,
-                                     ArrayRef<bool> need,
+LogicalResult RsqrtOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                      SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[0])
@@ -414,10 +389,9 @@ LogicalResult AbsOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   Value x = getInput();
   Type type = x.getType();
   Value zero = e.zeros(type, ax);
-  Value negative = e.select(e.cmp(CmpPredicate::lt, x, zero, ax),
-                            e.splat(-1.0, type, ax), zero, ax);
-  Value sign = e.select(e.cmp(CmpPredicate::gt, x, zero, ax),
-                        e.splat(1.0, type, ax), negative, ax);
+  Value negative =
+      e.select(e.cmp(CmpPredicate::lt, x, zero, ax), e.splat(-1.0, type, ax), zero, ax);
+  Value sign = e.select(e.cmp(CmpPredicate::gt, x, zero, ax), e.splat(1.0, type, ax), negative, ax);
   grads[0] = e.binary<MulOp>(dY, sign, ax);
   return success();
 }
@@ -489,9 +463,8 @@ static bool isConstantSplat(Value v) {
   return false;
 }
 
-static void extremumGrads(Emitter &e, Operation *op, CmpPredicate wins,
-                          Value dY, ArrayRef<bool> need,
-                          SmallVectorImpl<Value> &grads) {
+static void extremumGrads(Emitter &e, Operation *op, CmpPredicate wins, Value dY,
+                          ArrayRef<bool> need, SmallVectorImpl<Value> &grads) {
   if (!need[0] && !need[1])
     return;
   ArrayAttr ax = op->getAttrOfType<ArrayAttr>("axes");
@@ -543,15 +516,12 @@ LogicalResult PowOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   ArrayAttr ax = getAxesAttr();
   Value base = getLhs(), exponent = getRhs();
   if (need[0]) {
-    Value expMinusOne = e.binary<SubOp>(
-        exponent, e.splat(1.0, exponent.getType(), ax), ax);
-    Value slope = e.binary<MulOp>(
-        exponent, e.binary<PowOp>(base, expMinusOne, ax), ax);
+    Value expMinusOne = e.binary<SubOp>(exponent, e.splat(1.0, exponent.getType(), ax), ax);
+    Value slope = e.binary<MulOp>(exponent, e.binary<PowOp>(base, expMinusOne, ax), ax);
     grads[0] = e.binary<MulOp>(dY, slope, ax);
   }
   if (need[1]) {
-    Value slope =
-        e.binary<MulOp>(getResult(), e.unary<LogOp>(base, ax), ax);
+    Value slope = e.binary<MulOp>(getResult(), e.unary<LogOp>(base, ax), ax);
     grads[1] = e.binary<MulOp>(dY, slope, ax);
   }
   return success();
@@ -570,8 +540,7 @@ LogicalResult CmpOp::buildGradient(OpBuilder &b, Value, ArrayRef<bool>,
 
 // select → select(cond, dY, 0) to on_true, select(cond, 0, dY) to on_false;
 // none to cond.
-LogicalResult SelectOp::buildGradient(OpBuilder &b, Value dY,
-                                      ArrayRef<bool> need,
+LogicalResult SelectOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                       SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (!need[1] && !need[2])
@@ -590,8 +559,7 @@ LogicalResult CastOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                     SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (need[0])
-    grads[0] = e.castTo(dY, getInput().getType().getElementType(),
-                        getAxesAttr());
+    grads[0] = e.castTo(dY, getInput().getType().getElementType(), getAxesAttr());
   return success();
 }
 
@@ -614,23 +582,21 @@ LogicalResult IotaOp::buildGradient(OpBuilder &b, Value, ArrayRef<bool>,
 
 // gather → scatter_add of dY into the table (repeated ids accumulate);
 // none to the indices.
-LogicalResult GatherOp::buildGradient(OpBuilder &b, Value dY,
-                                      ArrayRef<bool> need,
+LogicalResult GatherOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                       SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (need[0])
-    grads[0] = b.create<ScatterAddOp>(e.loc, getTable().getType(), dY,
-                                      getIndices(), namesOf(getTable()));
+    grads[0] =
+        b.create<ScatterAddOp>(e.loc, getTable().getType(), dY, getIndices(), namesOf(getTable()));
   return success();
 }
 
 // scatter_add → gather of dY at the indices; none to the indices.
-LogicalResult ScatterAddOp::buildGradient(OpBuilder &b, Value dY,
-                                          ArrayRef<bool> need,
+LogicalResult ScatterAddOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
                                           SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (need[0])
-    grads[0] = b.create<GatherOp>(e.loc, getUpdates().getType(), dY,
-                                  getIndices(), namesOf(getUpdates()));
+    grads[0] =
+        b.create<GatherOp>(e.loc, getUpdates().getType(), dY, getIndices(), namesOf(getUpdates()));
   return success();
 }

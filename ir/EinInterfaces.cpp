@@ -8,8 +8,7 @@ using namespace mlir;
 
 int64_t ein::getTensorBytes(Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped || !shaped.hasStaticShape() ||
-      !shaped.getElementType().isIntOrFloat())
+  if (!shaped || !shaped.hasStaticShape() || !shaped.getElementType().isIntOrFloat())
     return 0;
   int64_t width = (shaped.getElementType().getIntOrFloatBitWidth() + 7) / 8;
   return shaped.getNumElements() * width;

@@ -32,25 +32,21 @@ static ArrayRef<int64_t> shapeOf(Value value) {
 }
 
 /// Emits the common "result shape does not match" error unless equal.
-static LogicalResult verifyResultShape(Operation *op,
-                                       ArrayRef<int64_t> expected) {
+static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
   ArrayRef<int64_t> actual = shapeOf(op->getResult(0));
   if (actual == expected)
     return success();
   return op->emitOpError("result shape ")
-         << fmt(actual) << " does not match the expected shape "
-         << fmt(expected);
+         << fmt(actual) << " does not match the expected shape " << fmt(expected);
 }
 
 /// Checks that `dims` is strictly increasing with entries in [0, rank).
-static LogicalResult verifySortedDims(Operation *op, StringRef name,
-                                      ArrayRef<int64_t> dims, int64_t rank,
-                                      StringRef rankName) {
+static LogicalResult verifySortedDims(Operation *op, StringRef name, ArrayRef<int64_t> dims,
+                                      int64_t rank, StringRef rankName) {
   for (int64_t d : dims)
     if (d < 0 || d >= rank)
-      return op->emitOpError()
-             << name << " index " << d << " is out of range for " << rankName
-             << " " << rank;
+      return op->emitOpError() << name << " index " << d << " is out of range for " << rankName
+                               << " " << rank;
   for (size_t i = 1; i < dims.size(); ++i)
     if (dims[i] <= dims[i - 1])
       return op->emitOpError() << name << " must be strictly increasing";
@@ -80,40 +76,35 @@ LogicalResult ContractOp::verify() {
   ArrayRef<int64_t> rhsShape = shapeOf(getRhs());
 
   // Marks the batch and contracting dims of one operand; returns the mask.
-  auto markDims = [&](StringRef side, ArrayRef<int64_t> shape,
-                      ArrayRef<int64_t> batch, ArrayRef<int64_t> contract,
-                      SmallVectorImpl<bool> &used) -> LogicalResult {
+  auto markDims = [&](StringRef side, ArrayRef<int64_t> shape, ArrayRef<int64_t> batch,
+                      ArrayRef<int64_t> contract, SmallVectorImpl<bool> &used) -> LogicalResult {
     int64_t rank = shape.size();
     used.assign(rank, false);
     for (auto [listName, list] :
          {std::make_pair("_batch", batch), std::make_pair("_contract", contract)})
       for (int64_t d : list) {
         if (d < 0 || d >= rank)
-          return emitOpError() << side << listName << " index " << d
-                               << " is out of range for " << side
-                               << " of rank " << rank;
+          return emitOpError() << side << listName << " index " << d << " is out of range for "
+                               << side << " of rank " << rank;
         if (used[d])
           return emitOpError() << "dimension " << d << " of " << side
-                               << " appears more than once in " << side
-                               << "_batch and " << side << "_contract";
+                               << " appears more than once in " << side << "_batch and " << side
+                               << "_contract";
         used[d] = true;
       }
     return success();
   };
   SmallVector<bool> lhsUsed, rhsUsed;
-  if (failed(markDims("lhs", lhsShape, getLhsBatch(), getLhsContract(),
-                      lhsUsed)) ||
-      failed(markDims("rhs", rhsShape, getRhsBatch(), getRhsContract(),
-                      rhsUsed)))
+  if (failed(markDims("lhs", lhsShape, getLhsBatch(), getLhsContract(), lhsUsed)) ||
+      failed(markDims("rhs", rhsShape, getRhsBatch(), getRhsContract(), rhsUsed)))
     return failure();
 
   auto checkPairs = [&](StringRef kind, ArrayRef<int64_t> lhsDims,
                         ArrayRef<int64_t> rhsDims) -> LogicalResult {
     for (auto [l, r] : llvm::zip_equal(lhsDims, rhsDims))
       if (lhsShape[l] != rhsShape[r])
-        return emitOpError() << kind << " dimensions lhs[" << l << "] and rhs["
-                             << r << "] have different sizes: " << lhsShape[l]
-                             << " vs " << rhsShape[r];
+        return emitOpError() << kind << " dimensions lhs[" << l << "] and rhs[" << r
+                             << "] have different sizes: " << lhsShape[l] << " vs " << rhsShape[r];
     return success();
   };
   if (failed(checkPairs("batch", getLhsBatch(), getRhsBatch())) ||
@@ -147,8 +138,7 @@ LogicalResult TransposeOp::verify() {
   SmallVector<int64_t> expected;
   for (int64_t p : perm) {
     if (p < 0 || p >= rank)
-      return emitOpError("permutation index ")
-             << p << " is out of range for rank " << rank;
+      return emitOpError("permutation index ") << p << " is out of range for rank " << rank;
     if (seen[p])
       return emitOpError("permutation index ") << p << " appears more than once";
     seen[p] = true;
@@ -166,9 +156,9 @@ LogicalResult ReshapeOp::verify() {
   RankedTensorType out = getResult().getType();
   if (in.getNumElements() != out.getNumElements())
     return emitOpError("input shape ")
-           << fmt(in.getShape()) << " (" << in.getNumElements()
-           << " elements) and result shape " << fmt(out.getShape()) << " ("
-           << out.getNumElements() << " elements) have different element counts";
+           << fmt(in.getShape()) << " (" << in.getNumElements() << " elements) and result shape "
+           << fmt(out.getShape()) << " (" << out.getNumElements()
+           << " elements) have different element counts";
   return success();
 }
 
@@ -182,18 +172,15 @@ LogicalResult BroadcastOp::verify() {
   ArrayRef<int64_t> outShape = shapeOf(getResult());
   if (dims.size() != inShape.size())
     return emitOpError("dimensions has ")
-           << dims.size() << " entries but the input has rank "
-           << inShape.size();
-  if (failed(verifySortedDims(*this, "dimensions", dims, outShape.size(),
-                              "result rank")))
+           << dims.size() << " entries but the input has rank " << inShape.size();
+  if (failed(verifySortedDims(*this, "dimensions", dims, outShape.size(), "result rank")))
     return failure();
   for (auto [i, d] : llvm::enumerate(dims))
     if (inShape[i] != 1 && inShape[i] != outShape[d])
       return emitOpError("input dimension ")
-             << i << " has size " << inShape[i] << " but result dimension "
-             << d << " has size " << outShape[d] << " (input shape "
-             << fmt(inShape) << ", result shape " << fmt(outShape)
-             << "); sizes must be equal or the input size 1";
+             << i << " has size " << inShape[i] << " but result dimension " << d << " has size "
+             << outShape[d] << " (input shape " << fmt(inShape) << ", result shape "
+             << fmt(outShape) << "); sizes must be equal or the input size 1";
   return success();
 }
 
@@ -204,8 +191,7 @@ LogicalResult BroadcastOp::verify() {
 LogicalResult ReduceOp::verify() {
   ArrayRef<int64_t> dims = getDimensions();
   ArrayRef<int64_t> inShape = shapeOf(getInput());
-  if (failed(verifySortedDims(*this, "dimensions", dims, inShape.size(),
-                              "input rank")))
+  if (failed(verifySortedDims(*this, "dimensions", dims, inShape.size(), "input rank")))
     return failure();
   SmallVector<int64_t> expected;
   for (auto [d, size] : llvm::enumerate(inShape))
@@ -228,8 +214,7 @@ LogicalResult IotaOp::verify() {
   int64_t dim = getDimension();
   int64_t rank = getResult().getType().getRank();
   if (dim < 0 || dim >= rank)
-    return emitOpError("dimension ")
-           << dim << " is out of range for result rank " << rank;
+    return emitOpError("dimension ") << dim << " is out of range for result rank " << rank;
   return success();
 }
 
@@ -238,8 +223,7 @@ LogicalResult IotaOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// indices.shape ++ table.shape[1:].
-static SmallVector<int64_t> gatheredShape(ArrayRef<int64_t> indices,
-                                          ArrayRef<int64_t> table) {
+static SmallVector<int64_t> gatheredShape(ArrayRef<int64_t> indices, ArrayRef<int64_t> table) {
   SmallVector<int64_t> shape(indices);
   llvm::append_range(shape, table.drop_front());
   return shape;
@@ -260,8 +244,7 @@ LogicalResult ScatterAddOp::verify() {
   SmallVector<int64_t> expected = gatheredShape(shapeOf(getIndices()), result);
   if (updates != ArrayRef<int64_t>(expected))
     return emitOpError("updates shape ")
-           << fmt(updates) << " does not match the expected shape "
-           << fmt(expected);
+           << fmt(updates) << " does not match the expected shape " << fmt(expected);
   return success();
 }
 

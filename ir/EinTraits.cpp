@@ -10,8 +10,7 @@ using namespace mlir;
 static LogicalResult verifyStatic(Operation *op, Type type) {
   auto shaped = dyn_cast<ShapedType>(type);
   if (shaped && !shaped.hasStaticShape())
-    return op->emitOpError("dynamic dimensions are not supported, got ")
-           << type;
+    return op->emitOpError("dynamic dimensions are not supported, got ") << type;
   return success();
 }
 
@@ -28,7 +27,6 @@ LogicalResult mlir::ein::detail::verifyEinTensorOp(Operation *op) {
     return success();
   int64_t rank = cast<ShapedType>(op->getResult(0).getType()).getRank();
   if (static_cast<int64_t>(axes.size()) != rank)
-    return op->emitOpError("axes has ")
-           << axes.size() << " names but the result has rank " << rank;
+    return op->emitOpError("axes has ") << axes.size() << " names but the result has rank " << rank;
   return success();
 }

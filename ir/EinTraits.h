@@ -22,8 +22,7 @@ LogicalResult verifyEinTensorOp(Operation *op);
 namespace mlir::OpTrait::ein {
 
 /// Carried by every ein op; see verifyEinTensorOp.
-template <typename ConcreteType>
-class EinTensorOp : public TraitBase<ConcreteType, EinTensorOp> {
+template <typename ConcreteType> class EinTensorOp : public TraitBase<ConcreteType, EinTensorOp> {
 public:
   static LogicalResult verifyTrait(Operation *op) {
     return ::mlir::ein::detail::verifyEinTensorOp(op);

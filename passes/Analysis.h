@@ -11,8 +11,8 @@
 #ifndef EINC_PASSES_ANALYSIS_H
 #define EINC_PASSES_ANALYSIS_H
 
-#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <cstdint>
 #include <functional>
@@ -24,11 +24,11 @@ namespace mlir::ein {
 /// One op of the function, in order.
 struct OpCost {
   Operation *op = nullptr;
-  std::string name;     // "ein.contract"
-  std::string kind;     // "contraction" | "elementwise" | "reduction" | "data"
-  std::string phase;    // "forward" | "backward" | "optimizer"
-  std::string layer;    // "layer.3", or "" outside any `for` iteration
-  std::string location; // "examples/gpt.ein:31:9", or ""
+  std::string name;            // "ein.contract"
+  std::string kind;            // "contraction" | "elementwise" | "reduction" | "data"
+  std::string phase;           // "forward" | "backward" | "optimizer"
+  std::string layer;           // "layer.3", or "" outside any `for` iteration
+  std::string location;        // "examples/gpt.ein:31:9", or ""
   int64_t flops = 0;           // all arithmetic (transcendentals count 1 here too)
   int64_t transcendentals = 0; // exp, log, tanh, sqrt, rsqrt, pow elements
   int64_t bytesRead = 0;       // each operand read once (under the ByteWidth)
@@ -45,26 +45,26 @@ int64_t irByteWidth(Type t);
 std::vector<OpCost> analyzeCosts(func::FuncOp fn, const ByteWidth &width = irByteWidth);
 
 struct MemoryLedger {
-  int64_t paramCount = 0;       // elements of all `ein.kind = "param"` arguments
-  int64_t params = 0;           // bytes
-  int64_t grads = 0;            // bytes of the gradients (one per param)
-  int64_t optimizerState = 0;   // bytes of `opt_state` arguments
-  int64_t inputs = 0;           // bytes of `input` arguments
-  int64_t activations = 0;      // forward values the backward reads (saved for backward)
-  int64_t peak = 0;             // max over the op order of live bytes
-  int64_t peakOpIndex = -1;     // index into analyzeCosts' order where the peak is reached
-  std::string peakOp;           // its name and location
+  int64_t paramCount = 0;         // elements of all `ein.kind = "param"` arguments
+  int64_t params = 0;             // bytes
+  int64_t grads = 0;              // bytes of the gradients (one per param)
+  int64_t optimizerState = 0;     // bytes of `opt_state` arguments
+  int64_t inputs = 0;             // bytes of `input` arguments
+  int64_t activations = 0;        // forward values the backward reads (saved for backward)
+  int64_t peak = 0;               // max over the op order of live bytes
+  int64_t peakOpIndex = -1;       // index into analyzeCosts' order where the peak is reached
+  std::string peakOp;             // its name and location
   std::vector<int64_t> liveAfter; // live bytes after each op (for plots)
   // Added after the contract (docs/analyses.md):
-  int64_t savedInputs = 0;      // bytes of `input` arguments the backward reads
-                                // (in `inputs`, not in `activations`)
-  int64_t activationCount = 0;  // distinct values counted in `activations`
+  int64_t savedInputs = 0;     // bytes of `input` arguments the backward reads
+                               // (in `inputs`, not in `activations`)
+  int64_t activationCount = 0; // distinct values counted in `activations`
 };
 
 /// Values a fusing backend never writes to memory (fusedValues).
 struct FusedValues {
-  llvm::DenseSet<Value> internal;          // fusion-group results read only inside the group
-  llvm::DenseSet<Value> foldedBroadcasts;  // broadcasts every user reads in place
+  llvm::DenseSet<Value> internal;         // fusion-group results read only inside the group
+  llvm::DenseSet<Value> foldedBroadcasts; // broadcasts every user reads in place
 };
 
 /// The ledger of `fn` (a @train_step, @grad or @forward). Arguments and
@@ -78,11 +78,11 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth
 
 /// What fusion did to the byte ledger (applyFusionToCosts).
 struct FusionSummary {
-  int64_t fusedKernels = 0;  // groups of two or more ops (`ein.fusion`)
-  int64_t fusedOps = 0;      // ops in those groups
+  int64_t fusedKernels = 0;     // groups of two or more ops (`ein.fusion`)
+  int64_t fusedOps = 0;         // ops in those groups
   int64_t foldedBroadcasts = 0; // broadcasts every user reads in place
-  int64_t bytesUnfused = 0;  // Σ bytes read + written before
-  int64_t bytes = 0;         // and after
+  int64_t bytesUnfused = 0;     // Σ bytes read + written before
+  int64_t bytes = 0;            // and after
 };
 
 /// Rewrites the bytes of `costs` (analyzeCosts of `fn`, same width) to what

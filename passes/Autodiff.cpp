@@ -61,16 +61,14 @@ bool isFloatTensor(Value value) {
 
 /// The values that get a gradient: float tensors that depend on a param and
 /// on which the loss depends through float values.
-DenseSet<Value> findActiveValues(func::FuncOp fn, ArrayRef<Value> params,
-                                 Value loss) {
+DenseSet<Value> findActiveValues(func::FuncOp fn, ArrayRef<Value> params, Value loss) {
   DenseSet<Value> varied;
   for (Value param : params)
     if (isFloatTensor(param))
       varied.insert(param);
   Block &body = fn.front();
   for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return varied.contains(v); }))
+    if (llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); }))
       for (Value result : op.getResults())
         if (isFloatTensor(result))
           varied.insert(result);
@@ -79,8 +77,7 @@ DenseSet<Value> findActiveValues(func::FuncOp fn, ArrayRef<Value> params,
   if (isFloatTensor(loss))
     useful.insert(loss);
   for (Operation &op : llvm::reverse(body.without_terminator()))
-    if (llvm::any_of(op.getResults(),
-                     [&](Value v) { return useful.contains(v); }))
+    if (llvm::any_of(op.getResults(), [&](Value v) { return useful.contains(v); }))
       for (Value operand : op.getOperands())
         if (isFloatTensor(operand))
           useful.insert(operand);
@@ -91,7 +88,6 @@ DenseSet<Value> findActiveValues(func::FuncOp fn, ArrayRef<Value> params,
       active.insert(v);
   return active;
 }
-
 
 struct EinAutodiff : public ein::impl::EinAutodiffBase<EinAutodiff> {
   using Base::Base;
@@ -104,8 +100,8 @@ struct EinAutodiff : public ein::impl::EinAutodiffBase<EinAutodiff> {
   LogicalResult run();
   /// Appends the backward of `grad`'s body before its terminator; fills
   /// `paramGrads` (one per param, null: zero gradient).
-  LogicalResult buildBackward(func::FuncOp grad, ArrayRef<Value> params,
-                              Value loss, SmallVectorImpl<Value> &paramGrads);
+  LogicalResult buildBackward(func::FuncOp grad, ArrayRef<Value> params, Value loss,
+                              SmallVectorImpl<Value> &paramGrads);
 };
 
 LogicalResult EinAutodiff::run() {
@@ -117,11 +113,9 @@ LogicalResult EinAutodiff::run() {
   auto lossType = forward.getNumResults() == 0
                       ? RankedTensorType()
                       : dyn_cast<RankedTensorType>(forward.getResultTypes()[0]);
-  if (!lossType || lossType.getRank() != 0 ||
-      !isa<FloatType>(lossType.getElementType())) {
-    InFlightDiagnostic diag = forward.emitError()
-                              << "ein-autodiff: result 0 of @" << forwardName
-                              << " must be the loss, a scalar float tensor";
+  if (!lossType || lossType.getRank() != 0 || !isa<FloatType>(lossType.getElementType())) {
+    InFlightDiagnostic diag = forward.emitError() << "ein-autodiff: result 0 of @" << forwardName
+                                                  << " must be the loss, a scalar float tensor";
     if (forward.getNumResults() == 0)
       diag << ", but it has no results";
     else
@@ -129,8 +123,7 @@ LogicalResult EinAutodiff::run() {
     return diag;
   }
   if (module.lookupSymbol(gradName))
-    return forward.emitError() << "ein-autodiff: a symbol @" << gradName
-                               << " already exists";
+    return forward.emitError() << "ein-autodiff: a symbol @" << gradName << " already exists";
 
   // @grad starts as a copy of @forward (argument attributes included).
   OpBuilder b(forward);
@@ -161,13 +154,13 @@ LogicalResult EinAutodiff::run() {
   // The new results: (loss, one gradient per param); zeros where none flows.
   b.setInsertionPoint(oldReturn);
   SmallVector<Value> results{loss};
-  SmallVector<DictionaryAttr> resultAttrs{DictionaryAttr::get(
-      ctx, {b.getNamedAttr("ein.name", b.getStringAttr("loss"))})};
+  SmallVector<DictionaryAttr> resultAttrs{
+      DictionaryAttr::get(ctx, {b.getNamedAttr("ein.name", b.getStringAttr("loss"))})};
   for (auto [param, g] : llvm::zip_equal(params, paramGrads)) {
     unsigned argNo = cast<BlockArgument>(param).getArgNumber();
     if (!g)
       g = buildSplat(b, oldReturn->getLoc(), param.getType(), 0.0,
-                GradientOpInterface::getAxisNames(param));
+                     GradientOpInterface::getAxisNames(param));
     results.push_back(g);
     SmallVector<NamedAttribute> attrs;
     if (auto name = grad.getArgAttr(argNo, "ein.name"))
@@ -197,8 +190,7 @@ LogicalResult EinAutodiff::run() {
   return success();
 }
 
-LogicalResult EinAutodiff::buildBackward(func::FuncOp grad,
-                                         ArrayRef<Value> params, Value loss,
+LogicalResult EinAutodiff::buildBackward(func::FuncOp grad, ArrayRef<Value> params, Value loss,
                                          SmallVectorImpl<Value> &paramGrads) {
   Block &body = grad.front();
   Operation *terminator = body.getTerminator();
@@ -210,14 +202,12 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad,
   OpBuilder b(terminator);
   DenseMap<Value, Value> grads;
   if (active.contains(loss))
-    grads[loss] = buildSplat(b, loss.getLoc(), loss.getType(), 1.0,
-                        b.getArrayAttr({}));
+    grads[loss] = buildSplat(b, loss.getLoc(), loss.getType(), 1.0, b.getArrayAttr({}));
 
   // d value += contribution (a second use adds).
   auto accumulate = [&](Value value, Value contribution) {
     Value &slot = grads[value];
-    slot = slot ? b.create<AddOp>(contribution.getLoc(), value.getType(), slot,
-                                  contribution,
+    slot = slot ? b.create<AddOp>(contribution.getLoc(), value.getType(), slot, contribution,
                                   GradientOpInterface::getAxisNames(value))
                       .getResult()
                 : contribution;
@@ -236,29 +226,24 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad,
       continue;
     auto rule = dyn_cast<GradientOpInterface>(op);
     if (!rule)
-      return op->emitError() << "ein-autodiff: no gradient rule for '"
-                             << op->getName() << "'";
+      return op->emitError() << "ein-autodiff: no gradient rule for '" << op->getName() << "'";
     SmallVector<Value> operandGrads;
     // The ops this forward op's gradient creates (rule and accumulation)
     // are those between `before` and the terminator; they get its layer.
     Operation *before = terminator->getPrevNode();
-    auto tagNew = llvm::make_scope_exit([&] {
-      tagLayer(body, before, terminator, op->getAttr(kLayer));
-    });
+    auto tagNew =
+        llvm::make_scope_exit([&] { tagLayer(body, before, terminator, op->getAttr(kLayer)); });
     if (failed(rule.buildGradient(b, dY, need, operandGrads)))
       return failure();
     if (operandGrads.size() != op->getNumOperands())
-      return op->emitError() << "ein-autodiff: the gradient rule returned "
-                             << operandGrads.size() << " gradients for "
-                             << op->getNumOperands() << " operands";
-    for (auto [i, operand, g] :
-         llvm::enumerate(op->getOperands(), operandGrads)) {
+      return op->emitError() << "ein-autodiff: the gradient rule returned " << operandGrads.size()
+                             << " gradients for " << op->getNumOperands() << " operands";
+    for (auto [i, operand, g] : llvm::enumerate(op->getOperands(), operandGrads)) {
       if (!g || !need[i])
         continue;
       if (g.getType() != operand.getType())
-        return op->emitError() << "ein-autodiff: the gradient of operand " << i
-                               << " has type " << g.getType() << ", expected "
-                               << operand.getType();
+        return op->emitError() << "ein-autodiff: the gradient of operand " << i << " has type "
+                               << g.getType() << ", expected " << operand.getType();
       accumulate(operand, g);
     }
   }

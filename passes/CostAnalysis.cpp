@@ -86,8 +86,7 @@ std::vector<OpCost> analyzeCosts(func::FuncOp fn, const ByteWidth &width) {
       for (Type t : op.getResultTypes())
         c.bytesWritten += valueBytes(t, width);
     }
-    c.isModelFlop =
-        c.kind == "contraction" && (c.phase == "forward" || c.phase == "backward");
+    c.isModelFlop = c.kind == "contraction" && (c.phase == "forward" || c.phase == "backward");
     costs.push_back(std::move(c));
   }
   return costs;

@@ -172,8 +172,8 @@ std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string 
   }
   const llvm::json::Array *list = top->getArray("profiles");
   if (!list) {
-    error = top->get("profiles") ? "field 'profiles' must be an array"
-                                 : "field 'profiles' is missing";
+    error =
+        top->get("profiles") ? "field 'profiles' must be an array" : "field 'profiles' is missing";
     return std::nullopt;
   }
   std::vector<DeviceProfile> profiles;

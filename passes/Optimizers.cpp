@@ -145,8 +145,8 @@ SmallVector<Value> adamScalars(Emitter &e, const Hyper &h, const StepScalars &s)
 /// The Adam step after the moments: denom = sqrt(v) / sqrt(bc2) + eps;
 /// p − (step_size·m) / denom (torch: `param.addcdiv_(exp_avg, denom,
 /// value=-step_size)`).
-Value adamStep(ParamEmitter &e, const Hyper &h, Value p, Value m, Value v,
-               Value stepSize, Value bc2Sqrt) {
+Value adamStep(ParamEmitter &e, const Hyper &h, Value p, Value m, Value v, Value stepSize,
+               Value bc2Sqrt) {
   Value root = e.sqrt(v);
   Value scaled = e.div(root, e.splat(bc2Sqrt));
   Value denom = e.add(scaled, e.splat(h.eps));
@@ -175,8 +175,8 @@ SmallVector<Value> adamwPrepare(Emitter &e, const Hyper &h, const StepScalars &s
   return shared;
 }
 
-void adamwUpdate(ParamEmitter &e, const Hyper &h, const StepScalars &,
-                 ArrayRef<Value> shared, ParamUpdate &u) {
+void adamwUpdate(ParamEmitter &e, const Hyper &h, const StepScalars &, ArrayRef<Value> shared,
+                 ParamUpdate &u) {
   Value p = u.param;
   if (u.decays && shared[2])
     p = e.mul(p, e.splat(shared[2]));
@@ -194,8 +194,8 @@ SmallVector<Value> adamPrepare(Emitter &e, const Hyper &h, const StepScalars &s)
   return adamScalars(e, h, s);
 }
 
-void adamUpdate(ParamEmitter &e, const Hyper &h, const StepScalars &,
-                ArrayRef<Value> shared, ParamUpdate &u) {
+void adamUpdate(ParamEmitter &e, const Hyper &h, const StepScalars &, ArrayRef<Value> shared,
+                ParamUpdate &u) {
   Value g = l2Penalty(e, h, u);
   Value m = lerpMoment(e, h, u.state[0], g);
   Value v = secondMoment(e, h, u.state[1], g);

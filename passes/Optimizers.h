@@ -90,10 +90,10 @@ struct StepScalars {
 
 /// One param's update: inputs and outputs.
 struct ParamUpdate {
-  Value param, grad;          ///< grad: after clipping
-  SmallVector<Value> state;   ///< one per slot, in slot order
-  bool decays = false;        ///< weight decay applies to this param
-  Value newParam;             ///< set by the rule
+  Value param, grad;           ///< grad: after clipping
+  SmallVector<Value> state;    ///< one per slot, in slot order
+  bool decays = false;         ///< weight decay applies to this param
+  Value newParam;              ///< set by the rule
   SmallVector<Value> newState; ///< set by the rule, one per slot
 };
 
@@ -105,8 +105,8 @@ struct OptimizerRule {
   /// once per step, before the first update.
   SmallVector<Value> (*prepare)(Emitter &, const Hyper &, const StepScalars &);
   /// Emits one param's update; `shared` is what `prepare` returned.
-  void (*update)(ParamEmitter &, const Hyper &, const StepScalars &,
-                 ArrayRef<Value> shared, ParamUpdate &);
+  void (*update)(ParamEmitter &, const Hyper &, const StepScalars &, ArrayRef<Value> shared,
+                 ParamUpdate &);
 };
 
 /// Every optimizer, in the order diagnostics list them.

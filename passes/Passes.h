@@ -20,13 +20,10 @@ namespace mlir::ein {
 #include "passes/Passes.h.inc"
 
 /// Options of the `ein-build-train-step` pipeline (those of ein-train-step).
-struct TrainStepPipelineOptions
-    : public PassPipelineOptions<TrainStepPipelineOptions> {
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("adamw | adam | sgd | adagrad"),
+struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOptions> {
+  Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("adamw | adam | sgd | adagrad"),
                                 llvm::cl::init("adamw")};
-  Option<double> beta1{*this, "beta1", llvm::cl::desc("first-moment decay"),
-                       llvm::cl::init(0.9)};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("first-moment decay"), llvm::cl::init(0.9)};
   Option<double> beta2{*this, "beta2", llvm::cl::desc("second-moment decay"),
                        llvm::cl::init(0.999)};
   Option<double> eps{*this, "eps", llvm::cl::desc("epsilon"), llvm::cl::init(1e-8)};
@@ -34,8 +31,7 @@ struct TrainStepPipelineOptions
                              llvm::cl::init(0.01)};
   Option<std::string> decay{*this, "decay", llvm::cl::desc("matrices | all"),
                             llvm::cl::init("matrices")};
-  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
-                          llvm::cl::init(0.9)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.9)};
   Option<double> clip{*this, "clip", llvm::cl::desc("max gradient norm (0: off)"),
                       llvm::cl::init(1.0)};
 };

@@ -61,8 +61,8 @@ struct EinPrintCosts : public ein::impl::EinPrintCostsBase<EinPrintCosts> {
       if (printOps)
         os << "op " << i << " " << c.name << " " << c.kind << " " << c.phase << " "
            << (c.layer.empty() ? "-" : c.layer) << " flops " << c.flops << " trans "
-           << c.transcendentals << " read " << c.bytesRead << " write "
-           << c.bytesWritten << " live " << mem.liveAfter[i] << "\n";
+           << c.transcendentals << " read " << c.bytesRead << " write " << c.bytesWritten
+           << " live " << mem.liveAfter[i] << "\n";
     }
     os << "ops " << costs.size() << "\n";
     os << "flops forward " << flops[0] << "\n";
@@ -79,8 +79,7 @@ struct EinPrintCosts : public ein::impl::EinPrintCostsBase<EinPrintCosts> {
     os << "grad bytes " << mem.grads << "\n";
     os << "optimizer bytes " << mem.optimizerState << "\n";
     os << "input bytes " << mem.inputs << "\n";
-    os << "activation bytes " << mem.activations << " in " << mem.activationCount
-       << " values\n";
+    os << "activation bytes " << mem.activations << " in " << mem.activationCount << " values\n";
     os << "saved input bytes " << mem.savedInputs << "\n";
     os << "peak bytes " << mem.peak << " at ";
     if (mem.peakOpIndex >= 0)

@@ -60,11 +60,11 @@ std::string fmtNumber(double v) {
 
 /// One param of @grad.
 struct Param {
-  unsigned argIndex;     // in @grad's arguments
-  Location loc;          // its @grad argument's: the declaration
+  unsigned argIndex; // in @grad's arguments
+  Location loc;      // its @grad argument's: the declaration
   StringAttr name;
   RankedTensorType type;
-  ArrayAttr axes;        // its `ein.axes`, when it names every dim; else null
+  ArrayAttr axes; // its `ein.axes`, when it names every dim; else null
   bool decays = false;
 };
 
@@ -115,11 +115,10 @@ struct Updated {
 /// optimizer's update of every param: the part @train_step and
 /// @apply_update share. `state` holds `slotCount` values per param,
 /// param-major.
-Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block,
-                   ArrayRef<Param> params,
-                   ArrayRef<Value> paramValues, SmallVector<Value> grads,
-                   ArrayRef<Value> state, Value step, Value lr, const OptimizerRule &rule,
-                   const Hyper &hyper, size_t slotCount, double clip) {
+Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block, ArrayRef<Param> params,
+                   ArrayRef<Value> paramValues, SmallVector<Value> grads, ArrayRef<Value> state,
+                   Value step, Value lr, const OptimizerRule &rule, const Hyper &hyper,
+                   size_t slotCount, double clip) {
   Block *entry = &block;
   Builder b(ob.getContext());
   Emitter e(ob, locs.optimizer);
@@ -147,8 +146,7 @@ Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block,
     for (size_t k = 0; k < grads.size(); ++k) {
       Operation *before = &entry->back();
       e.setLoc(params[k].loc);
-      grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes),
-                       params[k].axes);
+      grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes), params[k].axes);
       tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
     }
   }
@@ -203,8 +201,7 @@ LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRul
     return module.emitError("ein-train-step: weight-decay must be >= 0, got ")
            << fmtNumber(weightDecay);
   if (!nonNegative(momentum))
-    return module.emitError("ein-train-step: momentum must be >= 0, got ")
-           << fmtNumber(momentum);
+    return module.emitError("ein-train-step: momentum must be >= 0, got ") << fmtNumber(momentum);
   if (!nonNegative(clip) || std::isinf(clip))
     return module.emitError("ein-train-step: clip must be a finite number >= 0, got ")
            << fmtNumber(clip);
@@ -231,8 +228,8 @@ void EinTrainStepPass::runOnOperation() {
 
   auto grad = module.lookupSymbol<func::FuncOp>(gradName);
   if (!grad || grad.isExternal()) {
-    module.emitError("ein-train-step: no function @") << gradName << " to build @" << stepName
-                                                      << " from";
+    module.emitError("ein-train-step: no function @")
+        << gradName << " to build @" << stepName << " from";
     return signalPassFailure();
   }
   if (!applyName.empty() && (applyName == stepName || module.lookupSymbol(applyName))) {
@@ -301,8 +298,7 @@ void EinTrainStepPass::runOnOperation() {
   SmallVector<Type> argTypes(gradType.getInputs());
   SmallVector<DictionaryAttr> argAttrs;
   for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
-    argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i)
-                                              : b.getDictionaryAttr({}));
+    argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i) : b.getDictionaryAttr({}));
   SmallVector<std::string> stateNames;
   for (const Param &p : params)
     for (StringRef slot : slots) {
@@ -348,8 +344,7 @@ void EinTrainStepPass::runOnOperation() {
   for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
     entry->getArgument(i).setLoc(gradBody.getArgument(i).getLoc());
   for (unsigned s = 0; s < stateNames.size(); ++s)
-    entry->getArgument(gradType.getNumInputs() + s)
-        .setLoc(params[s / slots.size()].loc);
+    entry->getArgument(gradType.getNumInputs() + s).setLoc(params[s / slots.size()].loc);
   entry->getArgument(stepArg).setLoc(locs.optimizer);
   entry->getArgument(stepArg + 1).setLoc(locs.optimizer);
 
@@ -373,8 +368,8 @@ void EinTrainStepPass::runOnOperation() {
   for (unsigned s = 0; s < stateNames.size(); ++s)
     stateValues.push_back(entry->getArgument(firstState + s));
   Updated updated = emitUpdate(ob, locs, *entry, params, paramValues, grads, stateValues,
-                               entry->getArgument(stepArg), entry->getArgument(stepArg + 1),
-                               *rule, hyper, slots.size(), clip);
+                               entry->getArgument(stepArg), entry->getArgument(stepArg + 1), *rule,
+                               hyper, slots.size(), clip);
   Value gradNorm = updated.gradNorm;
   SmallVector<Value> &newParams = updated.newParams, &newState = updated.newState;
 
@@ -444,10 +439,10 @@ void EinTrainStepPass::runOnOperation() {
   for (unsigned s = 0; s < stateNames.size(); ++s)
     applyState.push_back(applyEntry->getArgument(2 * n + s));
   unsigned applyStep = 2 * n + stateNames.size();
-  Updated applied = emitUpdate(ab, locs, *applyEntry, params, applyParams, applyGrads,
-                               applyState, applyEntry->getArgument(applyStep),
-                               applyEntry->getArgument(applyStep + 1), *rule, hyper,
-                               slots.size(), clip);
+  Updated applied =
+      emitUpdate(ab, locs, *applyEntry, params, applyParams, applyGrads, applyState,
+                 applyEntry->getArgument(applyStep), applyEntry->getArgument(applyStep + 1), *rule,
+                 hyper, slots.size(), clip);
   for (Operation &op : *applyEntry)
     op.setAttr("ein.phase", optimizerPhase);
   SmallVector<Value> applyResults{applied.gradNorm};

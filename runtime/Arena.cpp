@@ -65,9 +65,8 @@ int64_t place(std::vector<Item> &items, std::vector<int64_t> &offset) {
       continue;
     }
     busy.clear();
-    auto end = std::upper_bound(
-        placed.begin(), placed.end(), it.last,
-        [](int64_t step, const Placed &p) { return step < p.first; });
+    auto end = std::upper_bound(placed.begin(), placed.end(), it.last,
+                                [](int64_t step, const Placed &p) { return step < p.first; });
     for (auto p = placed.begin(); p != end; ++p)
       if (p->last >= it.first)
         busy.emplace_back(p->lo, p->hi);
@@ -81,11 +80,10 @@ int64_t place(std::vector<Item> &items, std::vector<int64_t> &offset) {
     offset[size_t(it.buffer)] = at;
     arena = std::max(arena, at + it.bytes);
     Placed np{it.first, it.last, at, at + it.bytes};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), np,
-                                   [](const Placed &a, const Placed &b) {
-                                     return a.first < b.first;
-                                   }),
-                  np);
+    placed.insert(
+        std::upper_bound(placed.begin(), placed.end(), np,
+                         [](const Placed &a, const Placed &b) { return a.first < b.first; }),
+        np);
   }
   return alignUp(arena);
 }
@@ -135,8 +133,7 @@ ArenaPlan planArena(const Program &program, bool wideFloats) {
       continue;
     const Buffer &buf = program.buffers[b];
     int64_t bytes = buf.elementCount() * storageSize(buf.dtype, wideFloats);
-    items[int(storageClass(buf.dtype))].push_back(
-        Item{int32_t(b), bytes, first[b], last[b]});
+    items[int(storageClass(buf.dtype))].push_back(Item{int32_t(b), bytes, first[b], last[b]});
   }
   for (int c = 0; c < 3; ++c) {
     std::vector<int64_t> delta(program.steps.size() + 1, 0);

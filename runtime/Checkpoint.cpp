@@ -25,8 +25,7 @@ std::string num(double v) {
 }
 
 bool parseInt(const std::string &s, int64_t &v) {
-  if (s.empty() || s.size() > 18 ||
-      s.find_first_not_of("0123456789") != std::string::npos)
+  if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos)
     return false;
   v = std::strtoll(s.c_str(), nullptr, 10);
   return true;
@@ -69,11 +68,11 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 /// "  N <what>: a, b, ... and K more" (the first 16 items).
-std::string listLine(const std::vector<std::string> &items, const char *one,
-                     const char *many, const char *separator) {
+std::string listLine(const std::vector<std::string> &items, const char *one, const char *many,
+                     const char *separator) {
   constexpr size_t kShown = 16;
-  std::string line = "  " + std::to_string(items.size()) + " " +
-                     (items.size() == 1 ? one : many) + ": ";
+  std::string line =
+      "  " + std::to_string(items.size()) + " " + (items.size() == 1 ? one : many) + ": ";
   for (size_t i = 0; i < items.size() && i < kShown; ++i)
     line += (i ? separator : "") + items[i];
   if (items.size() > kShown)
@@ -97,8 +96,7 @@ std::string checkpointMismatch(const std::vector<TensorData> &tensors,
     if (it == byName.end())
       missing.push_back(p.name + " " + shapeText(p.shape));
     else if (it->second->shape != p.shape)
-      mismatched.push_back(p.name + ": checkpoint " +
-                           shapeText(it->second->shape) + ", model " +
+      mismatched.push_back(p.name + ": checkpoint " + shapeText(it->second->shape) + ", model " +
                            shapeText(p.shape));
   }
   for (const TensorData &t : tensors) {
@@ -115,9 +113,7 @@ std::string checkpointMismatch(const std::vector<TensorData> &tensors,
     extra.push_back(t.name + " " + shapeText(t.shape));
   }
   std::string out;
-  auto add = [&](const std::string &line) {
-    out += (out.empty() ? "" : "\n") + line;
-  };
+  auto add = [&](const std::string &line) { out += (out.empty() ? "" : "\n") + line; };
   if (!missing.empty())
     add(listLine(missing, "missing param", "missing params", ", "));
   if (!extra.empty())
@@ -153,19 +149,17 @@ SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
   return m;
 }
 
-bool writeCheckpoint(const std::string &path,
-                     const std::vector<TensorData> &tensors,
+bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error) {
   if (!writeSafetensors(path, tensors, checkpointMetadata(info), error)) {
-    error = "cannot write checkpoint '" + path + "' at step " +
-            std::to_string(info.step) + ": " + error;
+    error = "cannot write checkpoint '" + path + "' at step " + std::to_string(info.step) + ": " +
+            error;
     return false;
   }
   return true;
 }
 
-std::optional<Checkpoint> readCheckpoint(const std::string &path,
-                                         std::string &error) {
+std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error) {
   Checkpoint c;
   auto tensors = readSafetensors(path, c.metadata, error);
   if (!tensors) {
@@ -178,8 +172,8 @@ std::optional<Checkpoint> readCheckpoint(const std::string &path,
     return it == c.metadata.end() ? std::string() : it->second;
   };
   auto bad = [&](const std::string &key) {
-    error = "checkpoint '" + path + "': malformed or missing metadata '" +
-            key + "' ('" + get(key.c_str()) + "')";
+    error = "checkpoint '" + path + "': malformed or missing metadata '" + key + "' ('" +
+            get(key.c_str()) + "')";
     return std::nullopt;
   };
   if (!parseInt(get("step"), c.info.step))

@@ -53,14 +53,12 @@ struct Checkpoint {
 SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
 
 /// Writes `tensors` with `info` atomically to `path`.
-bool writeCheckpoint(const std::string &path,
-                     const std::vector<TensorData> &tensors,
+bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error);
 
 /// Reads a checkpoint; fails (naming the file) on a corrupt file or missing
 /// or malformed `step` metadata. Other keys are optional.
-std::optional<Checkpoint> readCheckpoint(const std::string &path,
-                                         std::string &error);
+std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error);
 
 /// "" when `dir` holds no `last.safetensors`; else the refusal of a fresh run
 /// that would overwrite it, naming the file, its step and the two ways on

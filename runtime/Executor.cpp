@@ -68,7 +68,9 @@ std::vector<double> BufferData::toDoubles() const {
 
 namespace {
 
-template <class T> struct Tag { using type = T; };
+template <class T> struct Tag {
+  using type = T;
+};
 
 template <class T> T *ptr(BufferData &b) {
   if constexpr (std::is_same<T, float>::value)
@@ -92,9 +94,7 @@ template <class F, class Fn> void visit(DType t, Fn &&fn) {
     fn(Tag<F>());
 }
 
-template <class T> constexpr bool isNumericT() {
-  return !std::is_same<T, uint8_t>::value;
-}
+template <class T> constexpr bool isNumericT() { return !std::is_same<T, uint8_t>::value; }
 
 } // namespace
 
@@ -130,8 +130,7 @@ int64_t ownedStorageBytes(const Program &program, const std::vector<char> &used,
   int64_t total = 0;
   for (size_t b = 0; b < program.buffers.size(); ++b)
     if (used[b] && plan.offset[b] < 0)
-      total += program.buffers[b].elementCount() *
-               storageSize(program.buffers[b].dtype, wide);
+      total += program.buffers[b].elementCount() * storageSize(program.buffers[b].dtype, wide);
   return total;
 }
 
@@ -140,12 +139,10 @@ int64_t ownedStorageBytes(const Program &program, const std::vector<char> &used,
 int64_t Executor::plannedBytes(const Program &program, Precision precision) {
   const bool wide = precision == Precision::F64;
   ArenaPlan plan = planArena(program, wide);
-  return plan.totalBytes() +
-         ownedStorageBytes(program, usedBuffers(program), plan, wide);
+  return plan.totalBytes() + ownedStorageBytes(program, usedBuffers(program), plan, wide);
 }
 
-std::optional<Executor> Executor::create(const Program &program,
-                                         Precision precision,
+std::optional<Executor> Executor::create(const Program &program, Precision precision,
                                          std::string &error, bool useArena) {
   std::string problem = program.validate();
   if (!problem.empty()) {
@@ -156,8 +153,8 @@ std::optional<Executor> Executor::create(const Program &program,
     for (size_t i = 0; i < program.steps.size(); ++i) {
       StepKind k = program.steps[i].kind;
       if (k == StepKind::Matmul || k == StepKind::Kernel) {
-        error = "program '" + program.name + "' step " + std::to_string(i) +
-                " (" + stepKindName(k) +
+        error = "program '" + program.name + "' step " + std::to_string(i) + " (" +
+                stepKindName(k) +
                 ") belongs to the CPU backend, which runs in float32 only; "
                 "run float64 on the reference backend";
         return std::nullopt;
@@ -183,9 +180,9 @@ std::optional<Executor> Executor::create(const Program &program,
   const std::vector<char> used = usedBuffers(program);
   // Before allocating: a program too large for the machine is an error, not
   // an abort in std::vector (runtime/Memory.h).
-  std::string shortfall = memoryShortfall(
-      ex.plan.totalBytes() + ownedStorageBytes(program, used, ex.plan, wide),
-      "program '" + program.name + "' (arena and buffers)");
+  std::string shortfall =
+      memoryShortfall(ex.plan.totalBytes() + ownedStorageBytes(program, used, ex.plan, wide),
+                      "program '" + program.name + "' (arena and buffers)");
   if (!shortfall.empty()) {
     error = shortfall;
     return std::nullopt;
@@ -245,12 +242,11 @@ void Executor::bindArena() {
 }
 
 Executor::Executor(const Executor &other)
-    : prog(other.prog), plan(other.plan), arenaF32(other.arenaF32),
-      arenaF64(other.arenaF64), arenaI32(other.arenaI32),
-      arenaI1(other.arenaI1), prec(other.prec),
-      roundEveryStep(other.roundEveryStep), bufs(other.bufs),
-      kernels(other.kernels), pool(other.pool), profiling(other.profiling),
-      profileSeconds(other.profileSeconds), profileRuns(other.profileRuns) {
+    : prog(other.prog), plan(other.plan), arenaF32(other.arenaF32), arenaF64(other.arenaF64),
+      arenaI32(other.arenaI32), arenaI1(other.arenaI1), prec(other.prec),
+      roundEveryStep(other.roundEveryStep), bufs(other.bufs), kernels(other.kernels),
+      pool(other.pool), profiling(other.profiling), profileSeconds(other.profileSeconds),
+      profileRuns(other.profileRuns) {
   bindArena();
 }
 
@@ -274,8 +270,7 @@ int64_t Executor::ownedBytes() const {
   return total;
 }
 
-bool Executor::setBuffer(size_t bufferIndex, const double *data, size_t count,
-                         std::string &error) {
+bool Executor::setBuffer(size_t bufferIndex, const double *data, size_t count, std::string &error) {
   if (bufferIndex >= bufs.size()) {
     error = "buffer index " + std::to_string(bufferIndex) + " out of range (" +
             std::to_string(bufs.size()) + " buffers)";
@@ -283,10 +278,9 @@ bool Executor::setBuffer(size_t bufferIndex, const double *data, size_t count,
   }
   BufferData &b = bufs[bufferIndex];
   if (int64_t(count) != b.size()) {
-    error = "buffer " + std::to_string(bufferIndex) + " ('" +
-            prog.buffers[bufferIndex].name + "') has " +
-            std::to_string(b.size()) + " elements, got " +
-            std::to_string(count) + " values";
+    error = "buffer " + std::to_string(bufferIndex) + " ('" + prog.buffers[bufferIndex].name +
+            "') has " + std::to_string(b.size()) + " elements, got " + std::to_string(count) +
+            " values";
     return false;
   }
   for (size_t i = 0; i < count; ++i)
@@ -304,21 +298,17 @@ bool setArgumentImpl(Executor &ex, size_t argIndex, const T *data, size_t count,
     return false;
   }
   std::vector<double> v(data, data + count);
-  return ex.setBuffer(size_t(ex.program().arguments[argIndex]), v.data(), count,
-                      error);
+  return ex.setBuffer(size_t(ex.program().arguments[argIndex]), v.data(), count, error);
 }
 } // namespace
 
-bool Executor::setArgument(size_t argIndex, const double *data, size_t count,
-                           std::string &error) {
+bool Executor::setArgument(size_t argIndex, const double *data, size_t count, std::string &error) {
   return setArgumentImpl(*this, argIndex, data, count, error);
 }
-bool Executor::setArgument(size_t argIndex, const float *data, size_t count,
-                           std::string &error) {
+bool Executor::setArgument(size_t argIndex, const float *data, size_t count, std::string &error) {
   return setArgumentImpl(*this, argIndex, data, count, error);
 }
-bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count,
-                           std::string &error) {
+bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count, std::string &error) {
   return setArgumentImpl(*this, argIndex, data, count, error);
 }
 
@@ -357,8 +347,7 @@ void Executor::resetProfile() {
 bool Executor::runStep(size_t index, std::string &error) {
   const Step &s = prog.steps[index];
   std::string e;
-  bool ok =
-      prec == Precision::F64 ? runStepT<double>(s, e) : runStepT<float>(s, e);
+  bool ok = prec == Precision::F64 ? runStepT<double>(s, e) : runStepT<float>(s, e);
   if (!ok) {
     error = "step " + std::to_string(index) + " (" + stepKindName(s.kind);
     if (!s.note.empty())
@@ -382,9 +371,8 @@ template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
   bool ok = true;
   switch (s.kind) {
   case StepKind::Contract:
-    ref::contract<F>(ptr<F>(in(0)), in(0).shape, ptr<F>(in(1)), in(1).shape,
-                     s.lists[0], s.lists[1], s.lists[2], s.lists[3],
-                     ptr<F>(out), out.shape);
+    ref::contract<F>(ptr<F>(in(0)), in(0).shape, ptr<F>(in(1)), in(1).shape, s.lists[0], s.lists[1],
+                     s.lists[2], s.lists[3], ptr<F>(out), out.shape);
     return true;
   case StepKind::Transpose:
     visit<F>(out.dtype, [&](auto tag) {
@@ -402,8 +390,7 @@ template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
   case StepKind::Broadcast:
     visit<F>(out.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ref::broadcast<T>(ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out),
-                        out.shape);
+      ref::broadcast<T>(ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out), out.shape);
     });
     return true;
   case StepKind::ReduceSum:
@@ -446,8 +433,7 @@ template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
     visit<F>(out.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (isNumericT<T>())
-        ok = ref::binary<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<T>(out),
-                            n, error);
+        ok = ref::binary<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<T>(out), n, error);
       else
         ok = false, error = "needs a float or i32 element type";
     });
@@ -460,15 +446,13 @@ template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
   case StepKind::CmpGe:
     visit<F>(in(0).dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ref::compare<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<uint8_t>(out),
-                      n);
+      ref::compare<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<uint8_t>(out), n);
     });
     return true;
   case StepKind::Select:
     visit<F>(out.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ref::select<T>(ptr<uint8_t>(in(0)), ptr<T>(in(1)), ptr<T>(in(2)),
-                     ptr<T>(out), n);
+      ref::select<T>(ptr<uint8_t>(in(0)), ptr<T>(in(1)), ptr<T>(in(2)), ptr<T>(out), n);
     });
     return true;
   case StepKind::Cast: {
@@ -491,16 +475,16 @@ template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
   case StepKind::Gather:
     visit<F>(out.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ok = ref::gather<T>(ptr<T>(in(0)), in(0).shape, ptr<int32_t>(in(1)),
-                          in(1).size(), ptr<T>(out), error);
+      ok = ref::gather<T>(ptr<T>(in(0)), in(0).shape, ptr<int32_t>(in(1)), in(1).size(),
+                          ptr<T>(out), error);
     });
     return ok;
   case StepKind::ScatterAdd:
     visit<F>(out.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (isNumericT<T>())
-        ok = ref::scatterAdd<T>(ptr<T>(in(0)), ptr<int32_t>(in(1)),
-                                in(1).size(), ptr<T>(out), out.shape, error);
+        ok = ref::scatterAdd<T>(ptr<T>(in(0)), ptr<int32_t>(in(1)), in(1).size(), ptr<T>(out),
+                                out.shape, error);
       else
         ok = false, error = "scatter_add needs a float or i32 element type";
     });
@@ -526,8 +510,8 @@ HostTensor Executor::getResult(size_t resultIndex) const {
   if (resultIndex >= prog.results.size())
     return t;
   size_t b = size_t(prog.results[resultIndex]);
-  t.name = resultIndex < prog.resultNames.size() ? prog.resultNames[resultIndex]
-                                                 : prog.buffers[b].name;
+  t.name =
+      resultIndex < prog.resultNames.size() ? prog.resultNames[resultIndex] : prog.buffers[b].name;
   t.dtype = bufs[b].dtype;
   t.shape = bufs[b].shape;
   t.values = bufs[b].toDoubles();
@@ -548,26 +532,24 @@ int64_t Executor::findBuffer(const std::string &name) const {
 TensorData Executor::exportBuffer(size_t bufferIndex) const {
   const BufferData &b = bufs[bufferIndex];
   std::vector<double> v = b.toDoubles();
-  return TensorData::fromDoubles(prog.buffers[bufferIndex].name, b.dtype,
-                                 b.shape, v.data());
+  return TensorData::fromDoubles(prog.buffers[bufferIndex].name, b.dtype, b.shape, v.data());
 }
 
-bool Executor::importBuffer(size_t bufferIndex, const TensorData &t,
-                            std::string &error) {
+bool Executor::importBuffer(size_t bufferIndex, const TensorData &t, std::string &error) {
   if (bufferIndex >= bufs.size()) {
     error = "buffer index " + std::to_string(bufferIndex) + " out of range";
     return false;
   }
   BufferData &b = bufs[bufferIndex];
-  std::string where = "tensor '" + t.name + "' into buffer '" +
-                      prog.buffers[bufferIndex].name + "': ";
+  std::string where =
+      "tensor '" + t.name + "' into buffer '" + prog.buffers[bufferIndex].name + "': ";
   if (t.shape != b.shape) {
     error = where + "shapes differ";
     return false;
   }
   if (t.dtype != b.dtype && !(isFloat(t.dtype) && isFloat(b.dtype))) {
-    error = where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" +
-            dtypeName(b.dtype) + "'";
+    error =
+        where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" + dtypeName(b.dtype) + "'";
     return false;
   }
   if (int64_t(t.bytes.size()) != t.elementCount() * dtypeSize(t.dtype)) {

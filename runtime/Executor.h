@@ -103,15 +103,11 @@ public:
   friend bool operator==(const Storage &a, const Storage &b) {
     return a.count == b.count && std::equal(a.begin(), a.end(), b.begin());
   }
-  friend bool operator!=(const Storage &a, const Storage &b) {
-    return !(a == b);
-  }
+  friend bool operator!=(const Storage &a, const Storage &b) { return !(a == b); }
   friend bool operator==(const Storage &a, const std::vector<T> &b) {
     return a.count == b.size() && std::equal(a.begin(), a.end(), b.begin());
   }
-  friend bool operator==(const std::vector<T> &a, const Storage &b) {
-    return b == a;
-  }
+  friend bool operator==(const std::vector<T> &a, const Storage &b) { return b == a; }
 
 private:
   void bindOwn() {
@@ -162,10 +158,8 @@ public:
   /// Storage is checked against availableMemory() (runtime/Memory.h)
   /// before it is allocated: a program too large is an error giving the
   /// bytes needed and available.
-  static std::optional<Executor> create(const Program &program,
-                                        Precision precision,
-                                        std::string &error,
-                                        bool useArena = true);
+  static std::optional<Executor> create(const Program &program, Precision precision,
+                                        std::string &error, bool useArena = true);
   /// The bytes create() allocates for `program` (arenas and owned buffers),
   /// without allocating them.
   static int64_t plannedBytes(const Program &program, Precision precision);
@@ -224,15 +218,11 @@ public:
 
   /// Copies `count` values into argument `argIndex`; count must equal its
   /// element count. Conversions as in BufferData::set.
-  bool setArgument(size_t argIndex, const double *data, size_t count,
-                   std::string &error);
-  bool setArgument(size_t argIndex, const float *data, size_t count,
-                   std::string &error);
-  bool setArgument(size_t argIndex, const int32_t *data, size_t count,
-                   std::string &error);
+  bool setArgument(size_t argIndex, const double *data, size_t count, std::string &error);
+  bool setArgument(size_t argIndex, const float *data, size_t count, std::string &error);
+  bool setArgument(size_t argIndex, const int32_t *data, size_t count, std::string &error);
   /// The same, by buffer index (any buffer).
-  bool setBuffer(size_t bufferIndex, const double *data, size_t count,
-                 std::string &error);
+  bool setBuffer(size_t bufferIndex, const double *data, size_t count, std::string &error);
 
   /// Runs every step in order. On failure the message names the step index,
   /// kind and note.
@@ -245,9 +235,7 @@ public:
   /// Direct access by buffer index.
   size_t bufferCount() const { return bufs.size(); }
   BufferData &buffer(size_t bufferIndex) { return bufs[bufferIndex]; }
-  const BufferData &buffer(size_t bufferIndex) const {
-    return bufs[bufferIndex];
-  }
+  const BufferData &buffer(size_t bufferIndex) const { return bufs[bufferIndex]; }
   /// The index of the buffer named `name`, or -1.
   int64_t findBuffer(const std::string &name) const;
 
@@ -256,8 +244,7 @@ public:
   TensorData exportBuffer(size_t bufferIndex) const;
   /// Loads `t` into a buffer: shapes must match; float dtypes convert to
   /// one another (rounding), i32 and bool must match exactly.
-  bool importBuffer(size_t bufferIndex, const TensorData &t,
-                    std::string &error);
+  bool importBuffer(size_t bufferIndex, const TensorData &t, std::string &error);
 
 private:
   Executor() = default;
@@ -267,8 +254,8 @@ private:
   /// planMatmulChunks (whole matrices or row blocks).
   void runMatmulStep(const Step &s, const float *a, const float *b, float *c);
   /// Rows [r0, r1) of C = op(A)·op(B) for one matrix of `plan`.
-  static void runMatmul(const std::vector<int64_t> &plan, const float *a,
-                        const float *b, float *c, int64_t r0, int64_t r1);
+  static void runMatmul(const std::vector<int64_t> &plan, const float *a, const float *b, float *c,
+                        int64_t r0, int64_t r1);
   bool runKernel(const Step &s, std::string &error);
   /// fn(0) ... fn(chunks - 1): on the pool's threads, or in order without.
   void forEachChunk(int chunks, const std::function<void(int)> &fn);
@@ -276,11 +263,11 @@ private:
   void bindArena();
 
   Program prog;
-  ArenaPlan plan; // offsets -1 everywhere without the arena
-  std::vector<float> arenaF32;    // the float arena, Precision::F32
-  std::vector<double> arenaF64;   // the float arena, Precision::F64
-  std::vector<int32_t> arenaI32;  // the int32 arena
-  std::vector<uint8_t> arenaI1;   // the byte arena
+  ArenaPlan plan;                // offsets -1 everywhere without the arena
+  std::vector<float> arenaF32;   // the float arena, Precision::F32
+  std::vector<double> arenaF64;  // the float arena, Precision::F64
+  std::vector<int32_t> arenaI32; // the int32 arena
+  std::vector<uint8_t> arenaI1;  // the byte arena
   Precision prec = Precision::F32;
   bool roundEveryStep = false;
   std::vector<BufferData> bufs;

@@ -58,8 +58,8 @@ void Executor::runMatmulStep(const Step &s, const float *a, const float *b, floa
   });
 }
 
-void Executor::runMatmul(const std::vector<int64_t> &plan, const float *a,
-                         const float *b, float *c, int64_t r0, int64_t r1) {
+void Executor::runMatmul(const std::vector<int64_t> &plan, const float *a, const float *b, float *c,
+                         int64_t r0, int64_t r1) {
   const int64_t m = r1 - r0, n = plan[2], k = plan[3];
   const bool ta = plan[4] != 0, tb = plan[5] != 0;
   const int64_t lda = plan[6], ldb = plan[7], ldc = plan[8];
@@ -74,8 +74,8 @@ void Executor::runMatmul(const std::vector<int64_t> &plan, const float *a,
       std::fill(cr + r * ldc, cr + r * ldc + n, 0.0f);
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              int(m), int(n), int(k), 1.0f, ar, int(lda), b, int(ldb), 0.0f, cr, int(ldc));
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
+              int(n), int(k), 1.0f, ar, int(lda), b, int(ldb), 0.0f, cr, int(ldc));
 }
 
 void Executor::setThreads(int threads) {
@@ -92,14 +92,12 @@ void Executor::setThreadPool(std::shared_ptr<ThreadPool> shared) {
 int Executor::threads() const { return pool ? pool->threads() : 1; }
 
 bool Executor::runKernel(const Step &s, std::string &error) {
-  if (s.scalar < 0 || size_t(s.scalar) >= kernels.size() ||
-      !kernels[size_t(s.scalar)].fn) {
+  if (s.scalar < 0 || size_t(s.scalar) >= kernels.size() || !kernels[size_t(s.scalar)].fn) {
     error = "kernel " + std::to_string(s.scalar) +
             (kernels.empty()
                  ? std::string(" cannot run: no kernel table was given "
                                "(Executor::setKernels)")
-                 : " is not in the kernel table (" +
-                       std::to_string(kernels.size()) + " kernels)");
+                 : " is not in the kernel table (" + std::to_string(kernels.size()) + " kernels)");
     return false;
   }
   const KernelEntry &kernel = kernels[size_t(s.scalar)];
@@ -107,9 +105,7 @@ bool Executor::runKernel(const Step &s, std::string &error) {
   std::vector<void *> data(count), args(count + 2);
   int64_t elements = 0;
   for (size_t i = 0; i < count; ++i) {
-    BufferData &b = bufs[i < nin    ? s.inputs[i]
-                         : i == nin ? s.output
-                                    : s.extraOutputs[i - nin - 1]];
+    BufferData &b = bufs[i < nin ? s.inputs[i] : i == nin ? s.output : s.extraOutputs[i - nin - 1]];
     data[i] = b.dtype == DType::I32  ? static_cast<void *>(b.i32.data())
               : b.dtype == DType::I1 ? static_cast<void *>(b.i1.data())
                                      : static_cast<void *>(b.f32.data());

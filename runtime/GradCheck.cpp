@@ -7,9 +7,8 @@
 
 namespace einrt {
 
-bool gradCheck(Executor &forward, Executor &grad,
-               const GradCheckOptions &options, GradCheckReport &report,
-               std::string &error) {
+bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &options,
+               GradCheckReport &report, std::string &error) {
   if (!grad.run(error))
     return false;
   const Program &fp = forward.program();
@@ -21,15 +20,13 @@ bool gradCheck(Executor &forward, Executor &grad,
     if (fp.buffers[buffer].role != BufferRole::Param)
       continue;
     if (gradResult >= grad.resultCount()) {
-      error =
-          "the gradient program has fewer results than the forward has params";
+      error = "the gradient program has fewer results than the forward has params";
       return false;
     }
     const BufferData &g = grad.resultBuffer(gradResult++);
     BufferData &p = forward.buffer(buffer);
     if (g.size() != p.size()) {
-      error =
-          "gradient of '" + fp.buffers[buffer].name + "' has the wrong size";
+      error = "gradient of '" + fp.buffers[buffer].name + "' has the wrong size";
       return false;
     }
     int64_t n = p.size();
@@ -39,8 +36,7 @@ bool gradCheck(Executor &forward, Executor &grad,
         picks.push_back(i);
     } else {
       for (int s = 0; s < options.samplesPerParam; ++s)
-        picks.push_back(
-            static_cast<int64_t>(rng.below(static_cast<uint64_t>(n))));
+        picks.push_back(static_cast<int64_t>(rng.below(static_cast<uint64_t>(n))));
     }
     for (int64_t i : picks) {
       double original = p.get(i);
@@ -54,14 +50,13 @@ bool gradCheck(Executor &forward, Executor &grad,
       // The five-point stencil: truncation error O(h^4), so h can stay large
       // enough that rounding in the loss does not swamp small gradients.
       double h = options.step, p2, p1, m1, m2;
-      if (!lossAt(original + 2 * h, p2) || !lossAt(original + h, p1) ||
-          !lossAt(original - h, m1) || !lossAt(original - 2 * h, m2))
+      if (!lossAt(original + 2 * h, p2) || !lossAt(original + h, p1) || !lossAt(original - h, m1) ||
+          !lossAt(original - 2 * h, m2))
         return false;
       p.set(i, original);
       double numeric = (-p2 + 8 * p1 - 8 * m1 + m2) / (12 * h);
       double analytic = g.get(i);
-      double scale =
-          std::max({std::fabs(analytic), std::fabs(numeric), options.floor});
+      double scale = std::max({std::fabs(analytic), std::fabs(numeric), options.floor});
       double rel = std::fabs(analytic - numeric) / scale;
       if (!std::isfinite(rel))
         rel = INFINITY;

@@ -18,7 +18,7 @@ namespace einrt {
 
 struct GradCheckOptions {
   int samplesPerParam = 8; // entries checked per param (all when fewer)
-  double step = 1e-4; // h of the five-point stencil
+  double step = 1e-4;      // h of the five-point stencil
   /// Relative error = |analytic − numeric| / max(|analytic|, |numeric|, floor):
   /// below the floor, where rounding in the loss (about 1e-16 · loss / h)
   /// dominates the difference quotient, errors are measured against it.

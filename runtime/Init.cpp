@@ -132,8 +132,7 @@ void initParams(Executor &ex, uint64_t seed) {
   }
 }
 
-bool fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed,
-                      std::string &error) {
+bool fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed, std::string &error) {
   if (bufferIndex >= ex.bufferCount()) {
     error = "buffer index " + std::to_string(bufferIndex) + " out of range";
     return false;
@@ -145,15 +144,14 @@ bool fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed,
   return true;
 }
 
-bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed,
-                    int32_t upperExclusive, std::string &error) {
+bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upperExclusive,
+                    std::string &error) {
   if (bufferIndex >= ex.bufferCount()) {
     error = "buffer index " + std::to_string(bufferIndex) + " out of range";
     return false;
   }
   if (upperExclusive <= 0) {
-    error = "random integers need an upper bound > 0, got " +
-            std::to_string(upperExclusive);
+    error = "random integers need an upper bound > 0, got " + std::to_string(upperExclusive);
     return false;
   }
   Rng rng = Rng::forStream(seed, ex.program().buffers[bufferIndex].name);
@@ -163,8 +161,7 @@ bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed,
   return true;
 }
 
-bool fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab,
-                      std::string &error) {
+bool fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab, std::string &error) {
   const Program &p = ex.program();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer &buf = p.buffers[b];

@@ -7,8 +7,6 @@
 
 namespace einrt {
 
-
-
 const char *kindName(Json::Kind k) {
   switch (k) {
   case Json::Null:
@@ -26,7 +24,6 @@ const char *kindName(Json::Kind k) {
   }
   return "?";
 }
-
 
 namespace {
 
@@ -58,8 +55,7 @@ private:
     return false;
   }
   void skipWs() {
-    while (pos < n && (p[pos] == ' ' || p[pos] == '\t' || p[pos] == '\n' ||
-                       p[pos] == '\r'))
+    while (pos < n && (p[pos] == ' ' || p[pos] == '\t' || p[pos] == '\n' || p[pos] == '\r'))
       ++pos;
   }
   bool literal(const char *word) {
@@ -426,6 +422,5 @@ void appendJsonString(std::string &out, const std::string &s) {
   }
   out += '"';
 }
-
 
 } // namespace einrt

@@ -41,8 +41,7 @@ void consider(MemoryAvailable &m, int64_t bytes, const std::string &what) {
   }
 }
 
-void considerRlimit(MemoryAvailable &m, int resource, const char *name,
-                    const char *usedKey) {
+void considerRlimit(MemoryAvailable &m, int resource, const char *name, const char *usedKey) {
   struct rlimit rl;
   if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
     return;
@@ -51,8 +50,7 @@ void considerRlimit(MemoryAvailable &m, int resource, const char *name,
   if (used < 0)
     used = 0;
   consider(m, limit - used,
-           std::string(name) + " of " + formatBytes(limit) + ", " +
-               formatBytes(used) + " in use");
+           std::string(name) + " of " + formatBytes(limit) + ", " + formatBytes(used) + " in use");
 }
 
 /// cgroup v2: the process's group and its parents up to the root.
@@ -70,9 +68,8 @@ void considerCgroup(MemoryAvailable &m) {
     int64_t current = fileNumber(dir + "/memory.current");
     if (max >= 0 && current >= 0)
       consider(m, max - current,
-               "the cgroup memory limit (" + dir + "/memory.max) of " +
-                   formatBytes(max) + ", " + formatBytes(current) +
-                   " in use");
+               "the cgroup memory limit (" + dir + "/memory.max) of " + formatBytes(max) + ", " +
+                   formatBytes(current) + " in use");
     if (path == "/")
       break;
     size_t slash = path.rfind('/');
@@ -84,10 +81,8 @@ void considerCgroup(MemoryAvailable &m) {
 
 MemoryAvailable availableMemory() {
   MemoryAvailable m;
-  considerRlimit(m, RLIMIT_AS, "the address-space limit (ulimit -v)",
-                 "VmSize:");
-  considerRlimit(m, RLIMIT_DATA, "the data-segment limit (ulimit -d)",
-                 "VmData:");
+  considerRlimit(m, RLIMIT_AS, "the address-space limit (ulimit -v)", "VmSize:");
+  considerRlimit(m, RLIMIT_DATA, "the data-segment limit (ulimit -d)", "VmData:");
   int64_t avail = procKilobytes("/proc/meminfo", "MemAvailable:");
   if (avail >= 0)
     consider(m, avail, "MemAvailable in /proc/meminfo");
@@ -99,8 +94,8 @@ std::string memoryShortfall(int64_t bytes, const std::string &what) {
   MemoryAvailable m = availableMemory();
   if (bytes <= m.bytes)
     return "";
-  return what + " needs " + formatBytes(bytes) + " but only " +
-         formatBytes(m.bytes) + " are available (" + m.limitedBy + ")";
+  return what + " needs " + formatBytes(bytes) + " but only " + formatBytes(m.bytes) +
+         " are available (" + m.limitedBy + ")";
 }
 
 std::string formatBytes(int64_t bytes) {

@@ -15,15 +15,13 @@ Range kernelChunk(int64_t extent, int count, int c) {
   return {extent * c / count, extent * (c + 1) / count};
 }
 
-MatmulChunks planMatmulChunks(int64_t matrices, int64_t m, int64_t n,
-                              int64_t k) {
+MatmulChunks planMatmulChunks(int64_t matrices, int64_t m, int64_t n, int64_t k) {
   MatmulChunks p;
   p.matrices = std::max<int64_t>(matrices, 0);
   p.rows = std::max<int64_t>(m, 0);
   p.rowsPerBlock = p.rows;
   const double perMatrix = 2.0 * double(m) * double(n) * double(k);
-  if (matrices <= 0 || m <= 0 ||
-      perMatrix * double(matrices) < kParallelMatmulFlops)
+  if (matrices <= 0 || m <= 0 || perMatrix * double(matrices) < kParallelMatmulFlops)
     return p; // one chunk: every matrix whole
   if (matrices >= kMatmulChunks) {
     p.groups = std::min(matrices, kMaxChunks);

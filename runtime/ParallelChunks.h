@@ -63,8 +63,7 @@ struct MatmulChunks {
   };
   Chunk chunk(int c) const;
 };
-MatmulChunks planMatmulChunks(int64_t matrices, int64_t m, int64_t n,
-                              int64_t k);
+MatmulChunks planMatmulChunks(int64_t matrices, int64_t m, int64_t n, int64_t k);
 
 } // namespace einrt
 

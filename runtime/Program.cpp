@@ -46,8 +46,7 @@ const char *dtypeName(DType t) {
 }
 
 bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::BF16 || t == DType::F16 ||
-         t == DType::F64;
+  return t == DType::F32 || t == DType::BF16 || t == DType::F16 || t == DType::F64;
 }
 
 const char *stepKindName(StepKind k) {

@@ -38,7 +38,7 @@ enum class BufferRole : uint8_t {
 
 /// How a Param buffer is initialised (from the model's `~` initialiser).
 struct Init {
-  std::string kind = "zeros"; // normal | uniform | zeros | ones
+  std::string kind = "zeros";         // normal | uniform | zeros | ones
   double mean = 0, std = 0, clip = 0; // normal; clip in standard deviations (0: none)
   double low = 0, high = 0;           // uniform
 };
@@ -62,17 +62,34 @@ struct Buffer {
 
 /// One kind per primitive `ein` op.
 enum class StepKind : uint8_t {
-  Contract,   // ints: lhs_batch | rhs_batch | lhs_contract | rhs_contract (see lists)
-  Transpose,  // lists[0] = permutation
-  Reshape,    //
-  Broadcast,  // lists[0] = dimensions (operand dim i → result dim)
-  ReduceSum,  // lists[0] = reduced dimensions
+  Contract,  // ints: lhs_batch | rhs_batch | lhs_contract | rhs_contract (see lists)
+  Transpose, // lists[0] = permutation
+  Reshape,   //
+  Broadcast, // lists[0] = dimensions (operand dim i → result dim)
+  ReduceSum, // lists[0] = reduced dimensions
   ReduceMax,
   ReduceMin,
-  Neg, Exp, Log, Tanh, Sqrt, Rsqrt, Abs,   // unary elementwise
-  Add, Sub, Mul, Div, Max, Min, Pow,       // binary elementwise, same shapes
-  CmpEq, CmpNe, CmpLt, CmpLe, CmpGt, CmpGe, // → i1
-  Select,     // inputs: cond (i1), on_true, on_false
+  Neg,
+  Exp,
+  Log,
+  Tanh,
+  Sqrt,
+  Rsqrt,
+  Abs, // unary elementwise
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Pow, // binary elementwise, same shapes
+  CmpEq,
+  CmpNe,
+  CmpLt,
+  CmpLe,
+  CmpGt,
+  CmpGe,  // → i1
+  Select, // inputs: cond (i1), on_true, on_false
   Cast,
   Iota,       // scalar = the dimension
   Gather,     // inputs: table, indices (i32); gathers along table dim 0
@@ -80,17 +97,17 @@ enum class StepKind : uint8_t {
   Copy,       // output = input (same shape), e.g. a result aliasing an argument
 
   // The CPU backend's steps (f32 buffers only):
-  Matmul,     // inputs A, B; output C. lists[0] = {batch, M, N, K, transA,
-              // transB, lda, ldb, ldc, strideA, strideB, strideC}: for each of
-              // `batch` matrices, C = op(A) · op(B), row-major, as cblas_sgemm
-              // (op = transpose when trans* is 1), strides in elements.
-              // Optional lists[1]: outer batch loops around those, outermost
-              // first, 4 entries each {count, strideA, strideB, strideC}
-              // (batch dims that do not collapse into one stride); C is
-              // then dense row-major.
-  Kernel,     // a compiled kernel: scalar = its index in the executor's kernel
-              // table; called with the data pointers of inputs..., output,
-              // extraOutputs... (a fused kernel writes several buffers).
+  Matmul, // inputs A, B; output C. lists[0] = {batch, M, N, K, transA,
+          // transB, lda, ldb, ldc, strideA, strideB, strideC}: for each of
+          // `batch` matrices, C = op(A) · op(B), row-major, as cblas_sgemm
+          // (op = transpose when trans* is 1), strides in elements.
+          // Optional lists[1]: outer batch loops around those, outermost
+          // first, 4 entries each {count, strideA, strideB, strideC}
+          // (batch dims that do not collapse into one stride); C is
+          // then dense row-major.
+  Kernel, // a compiled kernel: scalar = its index in the executor's kernel
+          // table; called with the data pointers of inputs..., output,
+          // extraOutputs... (a fused kernel writes several buffers).
 };
 
 /// A compiled kernel: `args[i]` points to a variable holding the data pointer

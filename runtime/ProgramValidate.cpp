@@ -30,17 +30,13 @@ std::string shapeStr(const std::vector<int64_t> &shape) {
 
 std::string listStr(const std::vector<int64_t> &l) { return shapeStr(l); }
 
-std::string typeStr(const Buffer &b) {
-  return shapeStr(b.shape) + " '" + dtypeName(b.dtype) + "'";
-}
+std::string typeStr(const Buffer &b) { return shapeStr(b.shape) + " '" + dtypeName(b.dtype) + "'"; }
 
 bool isKnownKind(StepKind k) {
   return static_cast<uint8_t>(k) <= static_cast<uint8_t>(StepKind::Kernel);
 }
 
-bool isKnownDType(DType t) {
-  return static_cast<uint8_t>(t) <= static_cast<uint8_t>(DType::I1);
-}
+bool isKnownDType(DType t) { return static_cast<uint8_t>(t) <= static_cast<uint8_t>(DType::I1); }
 
 /// Checks one step against its kind's rules; returns "" or the problem
 /// (without the step prefix). Buffer indices are already known valid.
@@ -116,8 +112,7 @@ private:
 
   std::string arity(size_t n) const {
     if (s.inputs.size() != n)
-      return "expects " + std::to_string(n) + " input(s), got " +
-             std::to_string(s.inputs.size());
+      return "expects " + std::to_string(n) + " input(s), got " + std::to_string(s.inputs.size());
     return "";
   }
   std::string lists(size_t n) const {
@@ -134,30 +129,26 @@ private:
       return e;
     const Buffer &l = in(0), &r = in(1), &o = out();
     if (!isFloat(l.dtype) || l.dtype != r.dtype)
-      return std::string("operands must share one float type, got '") +
-             dtypeName(l.dtype) + "' and '" + dtypeName(r.dtype) + "'";
+      return std::string("operands must share one float type, got '") + dtypeName(l.dtype) +
+             "' and '" + dtypeName(r.dtype) + "'";
     if (!isFloat(o.dtype))
-      return std::string("result must be float, got '") + dtypeName(o.dtype) +
-             "'";
-    const auto &lb = s.lists[0], &rb = s.lists[1], &lc = s.lists[2],
-               &rc = s.lists[3];
+      return std::string("result must be float, got '") + dtypeName(o.dtype) + "'";
+    const auto &lb = s.lists[0], &rb = s.lists[1], &lc = s.lists[2], &rc = s.lists[3];
     if (lb.size() != rb.size())
-      return "lhs_batch " + listStr(lb) + " and rhs_batch " + listStr(rb) +
-             " differ in length";
+      return "lhs_batch " + listStr(lb) + " and rhs_batch " + listStr(rb) + " differ in length";
     if (lc.size() != rc.size())
-      return "lhs_contract " + listStr(lc) + " and rhs_contract " +
-             listStr(rc) + " differ in length";
+      return "lhs_contract " + listStr(lc) + " and rhs_contract " + listStr(rc) +
+             " differ in length";
     int64_t lr = l.shape.size(), rr = r.shape.size();
     std::vector<int> lUsed(lr, 0), rUsed(rr, 0);
-    auto mark = [](const std::vector<int64_t> &dims, std::vector<int> &used,
-                   int64_t rank, const char *what) -> std::string {
+    auto mark = [](const std::vector<int64_t> &dims, std::vector<int> &used, int64_t rank,
+                   const char *what) -> std::string {
       for (int64_t d : dims) {
         if (d < 0 || d >= rank)
-          return std::string(what) + " dim " + std::to_string(d) +
-                 " out of range for rank " + std::to_string(rank);
+          return std::string(what) + " dim " + std::to_string(d) + " out of range for rank " +
+                 std::to_string(rank);
         if (used[d]++)
-          return std::string(what) + " dim " + std::to_string(d) +
-                 " is used twice";
+          return std::string(what) + " dim " + std::to_string(d) + " is used twice";
       }
       return "";
     };
@@ -172,20 +163,16 @@ private:
     std::vector<int64_t> expected;
     for (size_t k = 0; k < lb.size(); ++k) {
       if (l.shape[lb[k]] != r.shape[rb[k]])
-        return "batch pair " + std::to_string(k) + ": lhs dim " +
-               std::to_string(lb[k]) + " has size " +
-               std::to_string(l.shape[lb[k]]) + " but rhs dim " +
-               std::to_string(rb[k]) + " has size " +
-               std::to_string(r.shape[rb[k]]);
+        return "batch pair " + std::to_string(k) + ": lhs dim " + std::to_string(lb[k]) +
+               " has size " + std::to_string(l.shape[lb[k]]) + " but rhs dim " +
+               std::to_string(rb[k]) + " has size " + std::to_string(r.shape[rb[k]]);
       expected.push_back(l.shape[lb[k]]);
     }
     for (size_t k = 0; k < lc.size(); ++k)
       if (l.shape[lc[k]] != r.shape[rc[k]])
-        return "contract pair " + std::to_string(k) + ": lhs dim " +
-               std::to_string(lc[k]) + " has size " +
-               std::to_string(l.shape[lc[k]]) + " but rhs dim " +
-               std::to_string(rc[k]) + " has size " +
-               std::to_string(r.shape[rc[k]]);
+        return "contract pair " + std::to_string(k) + ": lhs dim " + std::to_string(lc[k]) +
+               " has size " + std::to_string(l.shape[lc[k]]) + " but rhs dim " +
+               std::to_string(rc[k]) + " has size " + std::to_string(r.shape[rc[k]]);
     for (int64_t d = 0; d < lr; ++d)
       if (!lUsed[d])
         expected.push_back(l.shape[d]);
@@ -205,8 +192,8 @@ private:
 
   std::string sameType(const Buffer &a, const Buffer &b, const char *what) {
     if (a.dtype != b.dtype)
-      return std::string(what) + ": element types '" + dtypeName(a.dtype) +
-             "' and '" + dtypeName(b.dtype) + "' differ";
+      return std::string(what) + ": element types '" + dtypeName(a.dtype) + "' and '" +
+             dtypeName(b.dtype) + "' differ";
     return "";
   }
 
@@ -226,8 +213,8 @@ private:
     std::vector<int> seen(rank, 0);
     for (int64_t d : perm)
       if (d < 0 || d >= rank || seen[d]++)
-        return "permutation " + listStr(perm) +
-               " is not a permutation of [0, " + std::to_string(rank) + ")";
+        return "permutation " + listStr(perm) + " is not a permutation of [0, " +
+               std::to_string(rank) + ")";
     std::vector<int64_t> expected;
     for (int64_t d : perm)
       expected.push_back(i.shape[d]);
@@ -256,9 +243,8 @@ private:
       return e;
     const auto &dims = s.lists[0];
     if (dims.size() != i.shape.size())
-      return "dimensions " + listStr(dims) + " has " +
-             std::to_string(dims.size()) + " entries but the input has rank " +
-             std::to_string(i.shape.size());
+      return "dimensions " + listStr(dims) + " has " + std::to_string(dims.size()) +
+             " entries but the input has rank " + std::to_string(i.shape.size());
     int64_t orank = o.shape.size();
     for (size_t k = 0; k < dims.size(); ++k) {
       if (dims[k] < 0 || dims[k] >= orank)
@@ -268,9 +254,8 @@ private:
         return "dimensions " + listStr(dims) + " must be strictly increasing";
       int64_t isz = i.shape[k], osz = o.shape[dims[k]];
       if (isz != osz && isz != 1)
-        return "input dim " + std::to_string(k) + " has size " +
-               std::to_string(isz) + " but result dim " +
-               std::to_string(dims[k]) + " has size " + std::to_string(osz);
+        return "input dim " + std::to_string(k) + " has size " + std::to_string(isz) +
+               " but result dim " + std::to_string(dims[k]) + " has size " + std::to_string(osz);
     }
     return "";
   }
@@ -284,8 +269,7 @@ private:
     if (auto e = sameType(i, o, "input and result"); !e.empty())
       return e;
     if (!isNumeric(i.dtype))
-      return std::string("element type must be float or i32, got '") +
-             dtypeName(i.dtype) + "'";
+      return std::string("element type must be float or i32, got '") + dtypeName(i.dtype) + "'";
     const auto &dims = s.lists[0];
     int64_t rank = i.shape.size();
     for (size_t k = 0; k < dims.size(); ++k) {
@@ -304,17 +288,14 @@ private:
 
   std::string elementType(DType t, bool floatOnly) {
     if (floatOnly ? !isFloat(t) : !isNumeric(t))
-      return std::string("element type must be ") +
-             (floatOnly ? "float" : "float or i32") + ", got '" + dtypeName(t) +
-             "'";
+      return std::string("element type must be ") + (floatOnly ? "float" : "float or i32") +
+             ", got '" + dtypeName(t) + "'";
     return "";
   }
 
-  std::string sameShapeType(const Buffer &a, const Buffer &b,
-                            const char *what) {
+  std::string sameShapeType(const Buffer &a, const Buffer &b, const char *what) {
     if (a.shape != b.shape || a.dtype != b.dtype)
-      return std::string(what) + " types differ: " + typeStr(a) + " vs " +
-             typeStr(b);
+      return std::string(what) + " types differ: " + typeStr(a) + " vs " + typeStr(b);
     return "";
   }
 
@@ -342,11 +323,10 @@ private:
     if (auto e = sameShapeType(in(0), in(1), "lhs and rhs"); !e.empty())
       return e;
     if (out().dtype != DType::I1)
-      return std::string("result must be 'i1', got '") +
-             dtypeName(out().dtype) + "'";
+      return std::string("result must be 'i1', got '") + dtypeName(out().dtype) + "'";
     if (out().shape != in(0).shape)
-      return "result shape " + shapeStr(out().shape) +
-             " differs from the operand shape " + shapeStr(in(0).shape);
+      return "result shape " + shapeStr(out().shape) + " differs from the operand shape " +
+             shapeStr(in(0).shape);
     return "";
   }
 
@@ -354,11 +334,10 @@ private:
     if (auto e = arity(3); !e.empty())
       return e;
     if (in(0).dtype != DType::I1)
-      return std::string("cond must be 'i1', got '") + dtypeName(in(0).dtype) +
-             "'";
+      return std::string("cond must be 'i1', got '") + dtypeName(in(0).dtype) + "'";
     if (in(0).shape != out().shape)
-      return "cond shape " + shapeStr(in(0).shape) +
-             " differs from the result shape " + shapeStr(out().shape);
+      return "cond shape " + shapeStr(in(0).shape) + " differs from the result shape " +
+             shapeStr(out().shape);
     if (auto e = sameShapeType(in(1), out(), "on_true and result"); !e.empty())
       return e;
     return sameShapeType(in(2), out(), "on_false and result");
@@ -368,8 +347,8 @@ private:
     if (auto e = arity(1); !e.empty())
       return e;
     if (in(0).shape != out().shape)
-      return "input shape " + shapeStr(in(0).shape) +
-             " differs from the result shape " + shapeStr(out().shape);
+      return "input shape " + shapeStr(in(0).shape) + " differs from the result shape " +
+             shapeStr(out().shape);
     return "";
   }
 
@@ -378,8 +357,8 @@ private:
       return e;
     int64_t rank = out().shape.size();
     if (s.scalar < 0 || s.scalar >= rank)
-      return "dimension " + std::to_string(s.scalar) +
-             " out of range for result rank " + std::to_string(rank);
+      return "dimension " + std::to_string(s.scalar) + " out of range for result rank " +
+             std::to_string(rank);
     return elementType(out().dtype, false);
   }
 
@@ -390,8 +369,7 @@ private:
     if (t.shape.empty())
       return "table must have rank >= 1";
     if (ids.dtype != DType::I32)
-      return std::string("indices must be 'i32', got '") +
-             dtypeName(ids.dtype) + "'";
+      return std::string("indices must be 'i32', got '") + dtypeName(ids.dtype) + "'";
     if (auto e = sameType(t, o, "table and result"); !e.empty())
       return e;
     std::vector<int64_t> expected = ids.shape;
@@ -406,8 +384,7 @@ private:
     if (o.shape.empty())
       return "result must have rank >= 1";
     if (ids.dtype != DType::I32)
-      return std::string("indices must be 'i32', got '") +
-             dtypeName(ids.dtype) + "'";
+      return std::string("indices must be 'i32', got '") + dtypeName(ids.dtype) + "'";
     if (auto e = sameType(u, o, "updates and result"); !e.empty())
       return e;
     if (auto e = elementType(o.dtype, false); !e.empty())
@@ -416,8 +393,7 @@ private:
     expected.insert(expected.end(), o.shape.begin() + 1, o.shape.end());
     if (expected != u.shape)
       return "updates shape " + shapeStr(u.shape) +
-             " differs from indices shape ++ result shape[1:] = " +
-             shapeStr(expected);
+             " differs from indices shape ++ result shape[1:] = " + shapeStr(expected);
     return "";
   }
 
@@ -430,20 +406,16 @@ private:
   /// Every element a strided batch of row-major rows x cols matrices
   /// touches lies inside a buffer of `size` elements. Computed in 128 bits:
   /// the factors are at most 2^48 each.
-  static std::string inBounds(const char *what, int64_t batch, int64_t rows,
-                              int64_t cols, int64_t ld, int64_t stride,
-                              __int128 size) {
+  static std::string inBounds(const char *what, int64_t batch, int64_t rows, int64_t cols,
+                              int64_t ld, int64_t stride, __int128 size) {
     if (batch == 0 || rows == 0 || cols == 0)
       return "";
-    __int128 last = __int128(batch - 1) * stride + __int128(rows - 1) * ld +
-                    (cols - 1);
+    __int128 last = __int128(batch - 1) * stride + __int128(rows - 1) * ld + (cols - 1);
     if (last >= size)
-      return std::string(what) + ": " + std::to_string(batch) + " x " +
-             std::to_string(rows) + " x " + std::to_string(cols) +
-             " elements with leading dimension " + std::to_string(ld) +
-             " and batch stride " + std::to_string(stride) +
-             " reach beyond the buffer's " + std::to_string(int64_t(size)) +
-             " elements";
+      return std::string(what) + ": " + std::to_string(batch) + " x " + std::to_string(rows) +
+             " x " + std::to_string(cols) + " elements with leading dimension " +
+             std::to_string(ld) + " and batch stride " + std::to_string(stride) +
+             " reach beyond the buffer's " + std::to_string(int64_t(size)) + " elements";
     return "";
   }
 
@@ -458,19 +430,14 @@ private:
       return "expects 12 plan entries {batch, M, N, K, transA, transB, lda, "
              "ldb, ldc, strideA, strideB, strideC}, got " +
              std::to_string(l.size());
-    if (in(0).dtype != DType::F32 || in(1).dtype != DType::F32 ||
-        out().dtype != DType::F32)
-      return std::string("operands and result must be 'f32', got '") +
-               dtypeName(in(0).dtype) + "', '" + dtypeName(in(1).dtype) +
-               "' -> '" + dtypeName(out().dtype) + "'";
-    const int64_t batch = l[0], m = l[1], n = l[2], k = l[3], ta = l[4],
-                  tb = l[5], lda = l[6], ldb = l[7], ldc = l[8], sa = l[9],
-                  sb = l[10], sc = l[11];
+    if (in(0).dtype != DType::F32 || in(1).dtype != DType::F32 || out().dtype != DType::F32)
+      return std::string("operands and result must be 'f32', got '") + dtypeName(in(0).dtype) +
+             "', '" + dtypeName(in(1).dtype) + "' -> '" + dtypeName(out().dtype) + "'";
+    const int64_t batch = l[0], m = l[1], n = l[2], k = l[3], ta = l[4], tb = l[5], lda = l[6],
+                  ldb = l[7], ldc = l[8], sa = l[9], sb = l[10], sc = l[11];
     const int64_t kIntMax = 2147483647; // BLAS takes 32-bit sizes
-    if (batch < 0 || m < 0 || n < 0 || k < 0 || m > kIntMax || n > kIntMax ||
-        k > kIntMax)
-      return "plan " + listStr(l) +
-             ": batch, M, N, K must be in [0, 2^31) (batch >= 0)";
+    if (batch < 0 || m < 0 || n < 0 || k < 0 || m > kIntMax || n > kIntMax || k > kIntMax)
+      return "plan " + listStr(l) + ": batch, M, N, K must be in [0, 2^31) (batch >= 0)";
     if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
       return "plan " + listStr(l) + ": transA and transB must be 0 or 1";
     if (sa < 0 || sb < 0 || sc < 0)
@@ -480,14 +447,14 @@ private:
     int64_t aRows = ta ? k : m, aCols = ta ? m : k;
     int64_t bRows = tb ? n : k, bCols = tb ? k : n;
     if (lda < std::max<int64_t>(1, aCols) || lda > kIntMax)
-      return "plan " + listStr(l) + ": lda " + std::to_string(lda) +
-             " must be at least " + std::to_string(std::max<int64_t>(1, aCols));
+      return "plan " + listStr(l) + ": lda " + std::to_string(lda) + " must be at least " +
+             std::to_string(std::max<int64_t>(1, aCols));
     if (ldb < std::max<int64_t>(1, bCols) || ldb > kIntMax)
-      return "plan " + listStr(l) + ": ldb " + std::to_string(ldb) +
-             " must be at least " + std::to_string(std::max<int64_t>(1, bCols));
+      return "plan " + listStr(l) + ": ldb " + std::to_string(ldb) + " must be at least " +
+             std::to_string(std::max<int64_t>(1, bCols));
     if (ldc < std::max<int64_t>(1, n) || ldc > kIntMax)
-      return "plan " + listStr(l) + ": ldc " + std::to_string(ldc) +
-             " must be at least " + std::to_string(std::max<int64_t>(1, n));
+      return "plan " + listStr(l) + ": ldc " + std::to_string(ldc) + " must be at least " +
+             std::to_string(std::max<int64_t>(1, n));
     // Outer loops: their reach is added to the inner batch's (offsets of
     // the last iteration; every stride is >= 0).
     __int128 matrices = batch, reachA = 0, reachB = 0, reachC = 0;
@@ -504,13 +471,10 @@ private:
       __int128 inner = __int128(batch) * m * n;
       for (size_t i = loops.size(); i >= 4; i -= 4) {
         int64_t count = loops[i - 4];
-        if (count < 0 || loops[i - 3] < 0 || loops[i - 2] < 0 ||
-            loops[i - 1] < 0)
-          return "outer loops " + listStr(loops) +
-                 ": counts and strides must be >= 0";
+        if (count < 0 || loops[i - 3] < 0 || loops[i - 2] < 0 || loops[i - 1] < 0)
+          return "outer loops " + listStr(loops) + ": counts and strides must be >= 0";
         if (count > 1 && loops[i - 1] != inner)
-          return "outer loops " + listStr(loops) + ": strideC " +
-                 std::to_string(loops[i - 1]) +
+          return "outer loops " + listStr(loops) + ": strideC " + std::to_string(loops[i - 1]) +
                  " is not the dense stride " + std::to_string(int64_t(inner));
         if (count > 0) {
           reachA += __int128(count - 1) * loops[i - 3];
@@ -524,27 +488,21 @@ private:
       }
     }
     if (matrices > 0) {
-      if (auto e = inBounds("A", batch, aRows, aCols, lda, sa,
-                            in(0).elementCount() - reachA);
+      if (auto e = inBounds("A", batch, aRows, aCols, lda, sa, in(0).elementCount() - reachA);
           !e.empty())
         return e;
-      if (auto e = inBounds("B", batch, bRows, bCols, ldb, sb,
-                            in(1).elementCount() - reachB);
+      if (auto e = inBounds("B", batch, bRows, bCols, ldb, sb, in(1).elementCount() - reachB);
           !e.empty())
         return e;
-      if (auto e = inBounds("C", batch, m, n, ldc, sc,
-                            out().elementCount() - reachC);
-          !e.empty())
+      if (auto e = inBounds("C", batch, m, n, ldc, sc, out().elementCount() - reachC); !e.empty())
         return e;
     }
     // C must be written whole: matrices * M * N elements, none twice.
     if (matrices * m * n != out().elementCount())
-      return "plan " + listStr(l) + ": writes " +
-             std::to_string(int64_t(matrices * m * n)) +
+      return "plan " + listStr(l) + ": writes " + std::to_string(int64_t(matrices * m * n)) +
              " elements but the result " + shapeStr(out().shape) + " has " +
              std::to_string(out().elementCount());
-    if (batch > 1 && m > 0 && n > 0 &&
-        __int128(sc) < __int128(m - 1) * ldc + n)
+    if (batch > 1 && m > 0 && n > 0 && __int128(sc) < __int128(m - 1) * ldc + n)
       return "plan " + listStr(l) + ": strideC " + std::to_string(sc) +
              " makes the batch's result matrices overlap";
     return "";
@@ -553,13 +511,10 @@ private:
   std::string kernel() {
     if (s.scalar < 0)
       return "kernel index " + std::to_string(s.scalar) + " is negative";
-    auto supported = [](DType t) {
-      return t == DType::F32 || t == DType::I32 || t == DType::I1;
-    };
+    auto supported = [](DType t) { return t == DType::F32 || t == DType::I32 || t == DType::I1; };
     for (size_t k = 0; k < s.inputs.size(); ++k)
       if (!supported(in(k).dtype))
-        return "input " + std::to_string(k) + " is '" +
-               dtypeName(in(k).dtype) +
+        return "input " + std::to_string(k) + " is '" + dtypeName(in(k).dtype) +
                "'; compiled kernels take f32, i32 and i1 buffers only";
     for (size_t k = 0; k < s.extraOutputs.size(); ++k)
       if (!supported(p.buffers[s.extraOutputs[k]].dtype))
@@ -604,13 +559,12 @@ std::string Program::validate() const {
       if (buf.constant.size() != 1 && (int64_t)buf.constant.size() != n &&
           !(n == 0 && buf.constant.empty()))
         return where + ": constant has " + std::to_string(buf.constant.size()) +
-               " values but the shape " + shapeStr(buf.shape) + " has " +
-               std::to_string(n) + " elements";
+               " values but the shape " + shapeStr(buf.shape) + " has " + std::to_string(n) +
+               " elements";
     }
     if (buf.role == BufferRole::Param) {
       const Init &in = buf.init;
-      if (in.kind != "normal" && in.kind != "uniform" && in.kind != "zeros" &&
-          in.kind != "ones")
+      if (in.kind != "normal" && in.kind != "uniform" && in.kind != "zeros" && in.kind != "ones")
         return where + ": unknown init kind '" + in.kind + "'";
       if (in.kind == "normal" && (!(in.std >= 0) || !(in.clip >= 0)))
         return where + ": normal init needs std >= 0 and clip >= 0";
@@ -623,17 +577,14 @@ std::string Program::validate() const {
   for (size_t a = 0; a < arguments.size(); ++a) {
     int32_t b = arguments[a];
     if (b < 0 || b >= nbuf)
-      return "argument " + std::to_string(a) + ": buffer index " +
-             std::to_string(b) + " out of range (" + std::to_string(nbuf) +
-             " buffers)";
+      return "argument " + std::to_string(a) + ": buffer index " + std::to_string(b) +
+             " out of range (" + std::to_string(nbuf) + " buffers)";
     BufferRole r = buffers[b].role;
     if (r == BufferRole::Temp || r == BufferRole::Constant)
-      return "argument " + std::to_string(a) + ": buffer " + std::to_string(b) +
-             " ('" + buffers[b].name + "') is a " +
-             (r == BufferRole::Temp ? "temporary" : "constant");
+      return "argument " + std::to_string(a) + ": buffer " + std::to_string(b) + " ('" +
+             buffers[b].name + "') is a " + (r == BufferRole::Temp ? "temporary" : "constant");
     if (isArgument[b]++)
-      return "argument " + std::to_string(a) + ": buffer " + std::to_string(b) +
-             " is listed twice";
+      return "argument " + std::to_string(a) + ": buffer " + std::to_string(b) + " is listed twice";
   }
   if (!resultNames.empty() && resultNames.size() != results.size())
     return std::to_string(resultNames.size()) + " result names for " +
@@ -653,23 +604,21 @@ std::string Program::validate() const {
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       int32_t b = s.inputs[k];
       if (b < 0 || b >= nbuf)
-        return prefix + "input " + std::to_string(k) + ": buffer index " +
-               std::to_string(b) + " out of range (" + std::to_string(nbuf) +
-               " buffers)";
+        return prefix + "input " + std::to_string(k) + ": buffer index " + std::to_string(b) +
+               " out of range (" + std::to_string(nbuf) + " buffers)";
       if (b == s.output)
-        return prefix + "input " + std::to_string(k) +
-               " is also the output buffer " + std::to_string(b);
+        return prefix + "input " + std::to_string(k) + " is also the output buffer " +
+               std::to_string(b);
       if (!written[b])
-        return prefix + "input " + std::to_string(k) + " reads temporary " +
-               std::to_string(b) + " ('" + buffers[b].name +
-               "') before any step writes it";
+        return prefix + "input " + std::to_string(k) + " reads temporary " + std::to_string(b) +
+               " ('" + buffers[b].name + "') before any step writes it";
     }
     if (s.output < 0 || s.output >= nbuf)
-      return prefix + "output buffer index " + std::to_string(s.output) +
-             " out of range (" + std::to_string(nbuf) + " buffers)";
+      return prefix + "output buffer index " + std::to_string(s.output) + " out of range (" +
+             std::to_string(nbuf) + " buffers)";
     if (buffers[s.output].role == BufferRole::Constant)
-      return prefix + "writes constant buffer " + std::to_string(s.output) +
-             " ('" + buffers[s.output].name + "')";
+      return prefix + "writes constant buffer " + std::to_string(s.output) + " ('" +
+             buffers[s.output].name + "')";
     if (!s.extraOutputs.empty() && s.kind != StepKind::Kernel)
       return prefix + "only kernel steps write more than one buffer";
     for (size_t k = 0; k < s.extraOutputs.size(); ++k) {
@@ -679,11 +628,10 @@ std::string Program::validate() const {
         return which + "buffer index " + std::to_string(b) + " out of range (" +
                std::to_string(nbuf) + " buffers)";
       if (buffers[b].role == BufferRole::Constant)
-        return which + "writes constant buffer " + std::to_string(b) + " ('" +
-               buffers[b].name + "')";
-      if (b == s.output ||
-          std::find(s.extraOutputs.begin(), s.extraOutputs.begin() + k, b) !=
-              s.extraOutputs.begin() + k)
+        return which + "writes constant buffer " + std::to_string(b) + " ('" + buffers[b].name +
+               "')";
+      if (b == s.output || std::find(s.extraOutputs.begin(), s.extraOutputs.begin() + k, b) !=
+                               s.extraOutputs.begin() + k)
         return which + "buffer " + std::to_string(b) + " is written twice";
       if (std::find(s.inputs.begin(), s.inputs.end(), b) != s.inputs.end())
         return which + "buffer " + std::to_string(b) + " is also an input";
@@ -699,13 +647,11 @@ std::string Program::validate() const {
   for (size_t r = 0; r < results.size(); ++r) {
     int32_t b = results[r];
     if (b < 0 || b >= nbuf)
-      return "result " + std::to_string(r) + ": buffer index " +
-             std::to_string(b) + " out of range (" + std::to_string(nbuf) +
-             " buffers)";
+      return "result " + std::to_string(r) + ": buffer index " + std::to_string(b) +
+             " out of range (" + std::to_string(nbuf) + " buffers)";
     if (!written[b])
-      return "result " + std::to_string(r) + ": temporary " +
-             std::to_string(b) + " ('" + buffers[b].name +
-             "') is never written";
+      return "result " + std::to_string(r) + ": temporary " + std::to_string(b) + " ('" +
+             buffers[b].name + "') is never written";
   }
   return "";
 }

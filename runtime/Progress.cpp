@@ -1,8 +1,8 @@
 //===- Progress.cpp - The live progress line and the JSON-lines log -------===//
 #include "runtime/Progress.h"
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -58,8 +58,7 @@ std::string metricsJson(const StepMetrics &m) {
 
 MetricsLog::~MetricsLog() { close(); }
 
-bool MetricsLog::open(const std::string &path, bool append,
-                      std::string &error) {
+bool MetricsLog::open(const std::string &path, bool append, std::string &error) {
   close();
   file = std::fopen(path.c_str(), append ? "a" : "w");
   if (!file) {
@@ -70,8 +69,7 @@ bool MetricsLog::open(const std::string &path, bool append,
   return true;
 }
 
-bool MetricsLog::openResumed(const std::string &path, int64_t step,
-                             std::string &error) {
+bool MetricsLog::openResumed(const std::string &path, int64_t step, std::string &error) {
   std::ifstream in(path, std::ios::binary);
   int64_t keep = 0; // bytes of the whole lines up to `step`
   for (std::string line; in.good();) {
@@ -86,8 +84,8 @@ bool MetricsLog::openResumed(const std::string &path, int64_t step,
   }
   in.close();
   if (::truncate(path.c_str(), off_t(keep)) != 0 && errno != ENOENT) {
-    error = "cannot cut the log '" + path + "' back to step " +
-            std::to_string(step) + ": " + std::strerror(errno);
+    error = "cannot cut the log '" + path + "' back to step " + std::to_string(step) + ": " +
+            std::strerror(errno);
     return false;
   }
   return open(path, /*append=*/true, error);
@@ -97,8 +95,7 @@ bool MetricsLog::write(const StepMetrics &m, std::string &error) {
   if (!file)
     return true;
   std::string line = metricsJson(m) + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file) != line.size() ||
-      std::fflush(file) != 0) {
+  if (std::fwrite(line.data(), 1, line.size(), file) != line.size() || std::fflush(file) != 0) {
     error = "cannot write the log '" + filePath + "': " + std::strerror(errno);
     return false;
   }
@@ -153,8 +150,7 @@ std::string Progress::line(const StepMetrics &m) const {
     constexpr int kWidth = 20;
     double frac = std::min(1.0, double(m.step) / double(opts.totalSteps));
     int filled = int(frac * kWidth);
-    s += " [" + std::string(size_t(filled), '#') +
-         std::string(size_t(kWidth - filled), '.') + "]";
+    s += " [" + std::string(size_t(filled), '#') + std::string(size_t(kWidth - filled), '.') + "]";
   }
   s += " loss " + fmt("%.4f", m.loss);
   if (m.valLoss)
@@ -180,8 +176,8 @@ std::string Progress::line(const StepMetrics &m) const {
     s += ")";
   }
   if (opts.totalSteps > 0 && stepsTimed > 0 && m.step < opts.totalSteps)
-    s += " ETA " + formatDuration(secondsSum / double(stepsTimed) *
-                                  double(opts.totalSteps - m.step));
+    s += " ETA " +
+         formatDuration(secondsSum / double(stepsTimed) * double(opts.totalSteps - m.step));
   return s;
 }
 

@@ -68,9 +68,9 @@ struct ProgressOptions {
   std::ostream *out = nullptr; // null: std::cout
   /// Auto: Live when `out` is std::cout/std::cerr and that fd is a terminal.
   ProgressStyle style = ProgressStyle::Auto;
-  int64_t totalSteps = 0;     // where the run stops
-  double flopsPerStep = 0;    // model flops of one optimizer step (0: no MFU)
-  double peakFlops = 0;       // the device's peak flop/s (0: no MFU)
+  int64_t totalSteps = 0;          // where the run stops
+  double flopsPerStep = 0;         // model flops of one optimizer step (0: no MFU)
+  double peakFlops = 0;            // the device's peak flop/s (0: no MFU)
   double predictedStepSeconds = 0; // 0: no prediction shown
   double predictedMfu = 0;         // fraction, 0..1
 };

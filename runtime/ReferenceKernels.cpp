@@ -33,9 +33,7 @@ void unravel(int64_t linear, const Shape &shape, std::vector<int64_t> &idx) {
   }
 }
 
-template <class T> constexpr bool isFloatT() {
-  return std::is_floating_point<T>::value;
-}
+template <class T> constexpr bool isFloatT() { return std::is_floating_point<T>::value; }
 
 template <class T> T maxProp(T a, T b) {
   if constexpr (isFloatT<T>()) {
@@ -76,12 +74,10 @@ template <class T> T mulT(T a, T b) {
 } // namespace
 
 template <class T>
-void contract(const T *lhs, const Shape &lhsShape, const T *rhs,
-              const Shape &rhsShape, const std::vector<int64_t> &lhsBatch,
-              const std::vector<int64_t> &rhsBatch,
-              const std::vector<int64_t> &lhsContract,
-              const std::vector<int64_t> &rhsContract, T *out,
-              const Shape &outShape) {
+void contract(const T *lhs, const Shape &lhsShape, const T *rhs, const Shape &rhsShape,
+              const std::vector<int64_t> &lhsBatch, const std::vector<int64_t> &rhsBatch,
+              const std::vector<int64_t> &lhsContract, const std::vector<int64_t> &rhsContract,
+              T *out, const Shape &outShape) {
   std::vector<int64_t> ls = stridesOf(lhsShape), rs = stridesOf(rhsShape);
   std::vector<char> lUsed(lhsShape.size(), 0), rUsed(rhsShape.size(), 0);
   for (int64_t d : lhsBatch)
@@ -154,8 +150,7 @@ void contract(const T *lhs, const Shape &lhsShape, const T *rhs,
 }
 
 template <class T>
-void transpose(const T *in, const Shape &inShape,
-               const std::vector<int64_t> &perm, T *out) {
+void transpose(const T *in, const Shape &inShape, const std::vector<int64_t> &perm, T *out) {
   std::vector<int64_t> is = stridesOf(inShape);
   Shape outShape;
   for (int64_t d : perm)
@@ -172,8 +167,7 @@ void transpose(const T *in, const Shape &inShape,
 }
 
 template <class T>
-void broadcast(const T *in, const Shape &inShape,
-               const std::vector<int64_t> &dims, T *out,
+void broadcast(const T *in, const Shape &inShape, const std::vector<int64_t> &dims, T *out,
                const Shape &outShape) {
   std::vector<int64_t> is = stridesOf(inShape);
   int64_t n = elementCount(outShape);
@@ -194,8 +188,8 @@ template <class T> void copy(const T *in, T *out, int64_t n) {
 }
 
 template <class T>
-void reduce(ReduceKind kind, const T *in, const Shape &inShape,
-            const std::vector<int64_t> &dims, T *out) {
+void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vector<int64_t> &dims,
+            T *out) {
   std::vector<char> reduced(inShape.size(), 0);
   for (int64_t d : dims)
     reduced[d] = 1;
@@ -212,11 +206,9 @@ void reduce(ReduceKind kind, const T *in, const Shape &inShape,
 
   T init = 0;
   if (kind == ReduceKind::Max)
-    init = isFloatT<T>() ? -std::numeric_limits<T>::infinity()
-                         : std::numeric_limits<T>::lowest();
+    init = isFloatT<T>() ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
   else if (kind == ReduceKind::Min)
-    init = isFloatT<T>() ? std::numeric_limits<T>::infinity()
-                         : std::numeric_limits<T>::max();
+    init = isFloatT<T>() ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
   int64_t nOut = elementCount(outShape), nIn = elementCount(inShape);
   for (int64_t o = 0; o < nOut; ++o)
     out[o] = init;
@@ -240,8 +232,7 @@ void reduce(ReduceKind kind, const T *in, const Shape &inShape,
   }
 }
 
-template <class T>
-bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error) {
+template <class T> bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error) {
   if constexpr (isFloatT<T>()) {
     for (int64_t i = 0; i < n; ++i) {
       T x = in[i];
@@ -268,16 +259,14 @@ bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error) {
         out[i] = T(1) / std::sqrt(x);
         break;
       default:
-        error = std::string("'") + stepKindName(kind) +
-                "' is not a unary elementwise kind";
+        error = std::string("'") + stepKindName(kind) + "' is not a unary elementwise kind";
         return false;
       }
     }
     return true;
   } else {
     if (kind != StepKind::Neg && kind != StepKind::Abs) {
-      error = std::string("'") + stepKindName(kind) +
-              "' needs a float element type";
+      error = std::string("'") + stepKindName(kind) + "' needs a float element type";
       return false;
     }
     for (int64_t i = 0; i < n; ++i) {
@@ -290,8 +279,7 @@ bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error) {
 }
 
 template <class T>
-bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n,
-            std::string &error) {
+bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n, std::string &error) {
   for (int64_t i = 0; i < n; ++i) {
     T x = a[i], y = b[i];
     switch (kind) {
@@ -330,16 +318,14 @@ bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n,
         return false;
       }
     default:
-      error = std::string("'") + stepKindName(kind) +
-              "' is not a binary elementwise kind";
+      error = std::string("'") + stepKindName(kind) + "' is not a binary elementwise kind";
       return false;
     }
   }
   return true;
 }
 
-template <class T>
-void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n) {
+template <class T> void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     T x = a[i], y = b[i];
     bool r = false;
@@ -370,8 +356,7 @@ void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n) {
 }
 
 template <class T>
-void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out,
-            int64_t n) {
+void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     out[i] = cond[i] ? onTrue[i] : onFalse[i];
 }
@@ -386,17 +371,15 @@ template <class T> void iota(T *out, const Shape &outShape, int64_t dim) {
 }
 
 template <class T>
-bool gather(const T *table, const Shape &tableShape, const int32_t *ids,
-            int64_t idCount, T *out, std::string &error) {
+bool gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount, T *out,
+            std::string &error) {
   int64_t rows = tableShape[0];
-  int64_t rowSize =
-      elementCount(Shape(tableShape.begin() + 1, tableShape.end()));
+  int64_t rowSize = elementCount(Shape(tableShape.begin() + 1, tableShape.end()));
   for (int64_t i = 0; i < idCount; ++i) {
     int64_t id = ids[i];
     if (id < 0 || id >= rows) {
-      error = "index " + std::to_string(id) + " at position " +
-              std::to_string(i) + " is out of range [0, " +
-              std::to_string(rows) + ")";
+      error = "index " + std::to_string(id) + " at position " + std::to_string(i) +
+              " is out of range [0, " + std::to_string(rows) + ")";
       return false;
     }
     for (int64_t j = 0; j < rowSize; ++j)
@@ -416,46 +399,37 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
   for (int64_t i = 0; i < idCount; ++i) {
     int64_t id = ids[i];
     if (id < 0 || id >= rows) {
-      error = "index " + std::to_string(id) + " at position " +
-              std::to_string(i) + " is out of range [0, " +
-              std::to_string(rows) + ")";
+      error = "index " + std::to_string(id) + " at position " + std::to_string(i) +
+              " is out of range [0, " + std::to_string(rows) + ")";
       return false;
     }
     for (int64_t j = 0; j < rowSize; ++j)
-      out[id * rowSize + j] =
-          addT(out[id * rowSize + j], updates[i * rowSize + j]);
+      out[id * rowSize + j] = addT(out[id * rowSize + j], updates[i * rowSize + j]);
   }
   return true;
 }
 
 // Explicit instantiations.
-#define EINRT_NUMERIC(T)                                                       \
-  template void contract<T>(const T *, const Shape &, const T *,               \
-                            const Shape &, const std::vector<int64_t> &,       \
-                            const std::vector<int64_t> &,                      \
-                            const std::vector<int64_t> &,                      \
-                            const std::vector<int64_t> &, T *, const Shape &); \
-  template void reduce<T>(ReduceKind, const T *, const Shape &,                \
-                          const std::vector<int64_t> &, T *);                  \
-  template bool unary<T>(StepKind, const T *, T *, int64_t, std::string &);    \
-  template bool binary<T>(StepKind, const T *, const T *, T *, int64_t,        \
-                          std::string &);                                      \
-  template void iota<T>(T *, const Shape &, int64_t);                          \
-  template bool scatterAdd<T>(const T *, const int32_t *, int64_t, T *,        \
-                              const Shape &, std::string &);
-#define EINRT_ANY(T)                                                           \
-  template void transpose<T>(const T *, const Shape &,                         \
-                             const std::vector<int64_t> &, T *);               \
-  template void broadcast<T>(const T *, const Shape &,                         \
-                             const std::vector<int64_t> &, T *,                \
-                             const Shape &);                                   \
-  template void copy<T>(const T *, T *, int64_t);                              \
-  template void compare<T>(StepKind, const T *, const T *, uint8_t *,          \
-                           int64_t);                                           \
-  template void select<T>(const uint8_t *, const T *, const T *, T *,          \
-                          int64_t);                                            \
-  template bool gather<T>(const T *, const Shape &, const int32_t *, int64_t,  \
-                          T *, std::string &);
+#define EINRT_NUMERIC(T)                                                                           \
+  template void contract<T>(const T *, const Shape &, const T *, const Shape &,                    \
+                            const std::vector<int64_t> &, const std::vector<int64_t> &,            \
+                            const std::vector<int64_t> &, const std::vector<int64_t> &, T *,       \
+                            const Shape &);                                                        \
+  template void reduce<T>(ReduceKind, const T *, const Shape &, const std::vector<int64_t> &,      \
+                          T *);                                                                    \
+  template bool unary<T>(StepKind, const T *, T *, int64_t, std::string &);                        \
+  template bool binary<T>(StepKind, const T *, const T *, T *, int64_t, std::string &);            \
+  template void iota<T>(T *, const Shape &, int64_t);                                              \
+  template bool scatterAdd<T>(const T *, const int32_t *, int64_t, T *, const Shape &,             \
+                              std::string &);
+#define EINRT_ANY(T)                                                                               \
+  template void transpose<T>(const T *, const Shape &, const std::vector<int64_t> &, T *);         \
+  template void broadcast<T>(const T *, const Shape &, const std::vector<int64_t> &, T *,          \
+                             const Shape &);                                                       \
+  template void copy<T>(const T *, T *, int64_t);                                                  \
+  template void compare<T>(StepKind, const T *, const T *, uint8_t *, int64_t);                    \
+  template void select<T>(const uint8_t *, const T *, const T *, T *, int64_t);                    \
+  template bool gather<T>(const T *, const Shape &, const int32_t *, int64_t, T *, std::string &);
 
 EINRT_NUMERIC(float)
 EINRT_NUMERIC(double)

@@ -31,22 +31,19 @@ int64_t elementCount(const Shape &shape);
 
 /// dot_general: result dims = batch (lhsBatch order), lhs free, rhs free.
 template <class T>
-void contract(const T *lhs, const Shape &lhsShape, const T *rhs,
-              const Shape &rhsShape, const std::vector<int64_t> &lhsBatch,
-              const std::vector<int64_t> &rhsBatch,
-              const std::vector<int64_t> &lhsContract,
-              const std::vector<int64_t> &rhsContract, T *out,
-              const Shape &outShape);
+void contract(const T *lhs, const Shape &lhsShape, const T *rhs, const Shape &rhsShape,
+              const std::vector<int64_t> &lhsBatch, const std::vector<int64_t> &rhsBatch,
+              const std::vector<int64_t> &lhsContract, const std::vector<int64_t> &rhsContract,
+              T *out, const Shape &outShape);
 
 /// out dim i = in dim perm[i].
 template <class T>
-void transpose(const T *in, const Shape &inShape,
-               const std::vector<int64_t> &perm, T *out);
+void transpose(const T *in, const Shape &inShape, const std::vector<int64_t> &perm, T *out);
 
 /// in dim i -> out dim dims[i]; size-1 input dims broadcast.
 template <class T>
-void broadcast(const T *in, const Shape &inShape,
-               const std::vector<int64_t> &dims, T *out, const Shape &outShape);
+void broadcast(const T *in, const Shape &inShape, const std::vector<int64_t> &dims, T *out,
+               const Shape &outShape);
 
 template <class T> void copy(const T *in, T *out, int64_t n);
 
@@ -54,27 +51,23 @@ enum class ReduceKind { Sum, Max, Min };
 /// Reduces over `dims` (strictly increasing). Max/min propagate NaN; the
 /// identity for an empty reduction is 0, -inf (lowest int) or +inf (highest).
 template <class T>
-void reduce(ReduceKind kind, const T *in, const Shape &inShape,
-            const std::vector<int64_t> &dims, T *out);
+void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vector<int64_t> &dims,
+            T *out);
 
 /// Neg, Abs (any numeric T); Exp, Log, Tanh, Sqrt, Rsqrt (float T). Returns
 /// false with `error` set when the kind does not apply to T.
-template <class T>
-bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error);
+template <class T> bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error);
 
 /// Add, Sub, Mul, Div, Max, Min, Pow. Integer arithmetic wraps (two's
 /// complement); integer division by zero is an error; max/min propagate NaN.
 template <class T>
-bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n,
-            std::string &error);
+bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n, std::string &error);
 
 /// CmpEq..CmpGe → 0/1.
-template <class T>
-void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n);
+template <class T> void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n);
 
 template <class T>
-void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out,
-            int64_t n);
+void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out, int64_t n);
 
 /// out[i_0, ..., i_n] = i_dim.
 template <class T> void iota(T *out, const Shape &outShape, int64_t dim);
@@ -82,8 +75,8 @@ template <class T> void iota(T *out, const Shape &outShape, int64_t dim);
 /// out[i..., j...] = table[ids[i...], j...]. An index outside
 /// [0, table rows) is an error naming the position and the value.
 template <class T>
-bool gather(const T *table, const Shape &tableShape, const int32_t *ids,
-            int64_t idCount, T *out, std::string &error);
+bool gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount, T *out,
+            std::string &error);
 
 /// out = 0; out[ids[i...], j...] += updates[i..., j...].
 template <class T>

@@ -1,7 +1,7 @@
 //===- Safetensors.cpp - Read and write the safetensors format ------------===//
 #include "runtime/Safetensors.h"
-#include "runtime/Memory.h"
 #include "runtime/Json.h"
+#include "runtime/Memory.h"
 
 #include "runtime/FloatFormats.h"
 
@@ -65,8 +65,7 @@ std::vector<double> TensorData::toDoubles() const {
   return v;
 }
 
-TensorData TensorData::fromDoubles(std::string name, DType dtype,
-                                   std::vector<int64_t> shape,
+TensorData TensorData::fromDoubles(std::string name, DType dtype, std::vector<int64_t> shape,
                                    const double *values) {
   TensorData t;
   t.name = std::move(name);
@@ -124,8 +123,7 @@ const char *safetensorsDTypeName(DType t) {
 }
 
 std::optional<DType> parseSafetensorsDType(const std::string &name) {
-  for (DType t :
-       {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I32, DType::I1})
+  for (DType t : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I32, DType::I1})
     if (name == safetensorsDTypeName(t))
       return t;
   return std::nullopt;
@@ -141,21 +139,19 @@ constexpr uint64_t kMaxHeader = 100u << 20; // as the reference implementation
 // Reading
 //===----------------------------------------------------------------------===//
 
-std::optional<std::vector<TensorData>>
-parseSafetensors(const uint8_t *data, size_t size,
-                 SafetensorsMetadata &metadata, std::string &error) {
+std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
+                                                        SafetensorsMetadata &metadata,
+                                                        std::string &error) {
   metadata.clear();
   if (size < 8) {
-    error = "file is " + std::to_string(size) +
-            " bytes, shorter than the 8-byte header length";
+    error = "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length";
     return std::nullopt;
   }
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | data[i];
   if (headerLen > kMaxHeader) {
-    error = "header length " + std::to_string(headerLen) +
-            " exceeds the 100 MiB limit";
+    error = "header length " + std::to_string(headerLen) + " exceeds the 100 MiB limit";
     return std::nullopt;
   }
   if (headerLen > size - 8) {
@@ -186,14 +182,14 @@ parseSafetensors(const uint8_t *data, size_t size,
   for (auto &[name, v] : root.members) {
     if (name == "__metadata__") {
       if (v.kind != Json::Object) {
-        error = "__metadata__ is " + std::string(kindName(v.kind)) +
-                ", expected an object of strings";
+        error =
+            "__metadata__ is " + std::string(kindName(v.kind)) + ", expected an object of strings";
         return std::nullopt;
       }
       for (auto &[k, mv] : v.members) {
         if (mv.kind != Json::String) {
-          error = "__metadata__ value for \"" + k + "\" is " +
-                  kindName(mv.kind) + ", expected a string";
+          error = "__metadata__ value for \"" + k + "\" is " + kindName(mv.kind) +
+                  ", expected a string";
           return std::nullopt;
         }
         metadata[k] = mv.text;
@@ -264,19 +260,18 @@ parseSafetensors(const uint8_t *data, size_t size,
       return std::nullopt;
     }
     int64_t begin, end;
-    if (!jsonToIndex(offs->items[0], begin) ||
-        !jsonToIndex(offs->items[1], end)) {
+    if (!jsonToIndex(offs->items[0], begin) || !jsonToIndex(offs->items[1], end)) {
       error = where + "data_offsets must be non-negative integers";
       return std::nullopt;
     }
     if (begin > end) {
-      error = where + "data_offsets [" + std::to_string(begin) + ", " +
-              std::to_string(end) + "] has begin > end";
+      error = where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+              "] has begin > end";
       return std::nullopt;
     }
     if (uint64_t(end) > payloadSize) {
-      error = where + "data_offsets end " + std::to_string(end) +
-              " is beyond the " + std::to_string(payloadSize) + " data bytes";
+      error = where + "data_offsets end " + std::to_string(end) + " is beyond the " +
+              std::to_string(payloadSize) + " data bytes";
       return std::nullopt;
     }
     uint64_t expected = count * uint64_t(dtypeSize(t.dtype));
@@ -293,34 +288,32 @@ parseSafetensors(const uint8_t *data, size_t size,
   std::vector<size_t> order(ranges.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
   int64_t cursor = 0;
   for (size_t i : order) {
     if (ranges[i].first < cursor) {
       error = "tensor \"" + tensors[i].name + "\": data_offsets [" +
-              std::to_string(ranges[i].first) + ", " +
-              std::to_string(ranges[i].second) + "] overlaps another tensor";
+              std::to_string(ranges[i].first) + ", " + std::to_string(ranges[i].second) +
+              "] overlaps another tensor";
       return std::nullopt;
     }
     if (ranges[i].first > cursor) {
-      error = "data bytes [" + std::to_string(cursor) + ", " +
-              std::to_string(ranges[i].first) + ") belong to no tensor";
+      error = "data bytes [" + std::to_string(cursor) + ", " + std::to_string(ranges[i].first) +
+              ") belong to no tensor";
       return std::nullopt;
     }
     cursor = ranges[i].second;
   }
   if (uint64_t(cursor) != payloadSize) {
-    error = "data bytes [" + std::to_string(cursor) + ", " +
-            std::to_string(payloadSize) + ") belong to no tensor";
+    error = "data bytes [" + std::to_string(cursor) + ", " + std::to_string(payloadSize) +
+            ") belong to no tensor";
     return std::nullopt;
   }
   return tensors;
 }
 
 std::optional<std::vector<TensorData>>
-readSafetensors(const std::string &path, SafetensorsMetadata &metadata,
-                std::string &error) {
+readSafetensors(const std::string &path, SafetensorsMetadata &metadata, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -333,8 +326,7 @@ readSafetensors(const std::string &path, SafetensorsMetadata &metadata,
     return std::nullopt;
   }
   // The file's bytes, then the tensors copied out of them.
-  std::string shortfall =
-      memoryShortfall(2 * int64_t(st.st_size), "reading '" + path + "'");
+  std::string shortfall = memoryShortfall(2 * int64_t(st.st_size), "reading '" + path + "'");
   if (!shortfall.empty()) {
     error = shortfall;
     ::close(fd);
@@ -366,9 +358,9 @@ readSafetensors(const std::string &path, SafetensorsMetadata &metadata,
 // Writing
 //===----------------------------------------------------------------------===//
 
-std::optional<std::vector<uint8_t>>
-serializeSafetensors(const std::vector<TensorData> &tensors,
-                     const SafetensorsMetadata &metadata, std::string &error) {
+std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
+                                                         const SafetensorsMetadata &metadata,
+                                                         std::string &error) {
   std::set<std::string> names;
   std::string header = "{";
   bool first = true;
@@ -444,8 +436,7 @@ serializeSafetensors(const std::vector<TensorData> &tensors,
   return out;
 }
 
-bool writeFileAtomically(const std::string &path,
-                         const std::vector<uint8_t> &bytes,
+bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,
                          std::string &error) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -479,8 +470,7 @@ bool writeFileAtomically(const std::string &path,
     return false;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename '" + tmp + "' to '" + path +
-            "': " + std::strerror(errno);
+    error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;
   }
@@ -498,15 +488,13 @@ bool writeFileAtomically(const std::string &path,
   ::close(dfd);
   // Some filesystems do not support fsync on directories; that is no error.
   if (rc != 0 && savedErrno != EINVAL && savedErrno != ENOTSUP) {
-    error =
-        "cannot fsync directory '" + dir + "': " + std::strerror(savedErrno);
+    error = "cannot fsync directory '" + dir + "': " + std::strerror(savedErrno);
     return false;
   }
   return true;
 }
 
-bool writeSafetensors(const std::string &path,
-                      const std::vector<TensorData> &tensors,
+bool writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
                       const SafetensorsMetadata &metadata, std::string &error) {
   auto bytes = serializeSafetensors(tensors, metadata, error);
   if (!bytes)

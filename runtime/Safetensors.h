@@ -39,8 +39,7 @@ struct TensorData {
   /// Encodes `values` (count = product of shape) in `dtype`; floats are
   /// rounded to nearest even, ints truncated toward zero (NaN → 0,
   /// saturating), bool is `!= 0`.
-  static TensorData fromDoubles(std::string name, DType dtype,
-                                std::vector<int64_t> shape,
+  static TensorData fromDoubles(std::string name, DType dtype, std::vector<int64_t> shape,
                                 const double *values);
 };
 
@@ -51,29 +50,27 @@ const char *safetensorsDTypeName(DType t);
 std::optional<DType> parseSafetensorsDType(const std::string &name);
 
 /// Parses a whole file held in memory. Tensors come back in header order.
-std::optional<std::vector<TensorData>>
-parseSafetensors(const uint8_t *data, size_t size,
-                 SafetensorsMetadata &metadata, std::string &error);
+std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
+                                                        SafetensorsMetadata &metadata,
+                                                        std::string &error);
 
 std::optional<std::vector<TensorData>>
-readSafetensors(const std::string &path, SafetensorsMetadata &metadata,
-                std::string &error);
+readSafetensors(const std::string &path, SafetensorsMetadata &metadata, std::string &error);
 
 /// The complete file contents (header + data) for `tensors`, in the order
 /// given. Fails on duplicate or empty names, the reserved name
 /// "__metadata__", or a byte length that disagrees with shape × dtype.
-std::optional<std::vector<uint8_t>>
-serializeSafetensors(const std::vector<TensorData> &tensors,
-                     const SafetensorsMetadata &metadata, std::string &error);
+std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
+                                                         const SafetensorsMetadata &metadata,
+                                                         std::string &error);
 
 /// Atomic write (see the file comment).
-bool writeSafetensors(const std::string &path,
-                      const std::vector<TensorData> &tensors,
+bool writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
                       const SafetensorsMetadata &metadata, std::string &error);
 
 /// Writes `bytes` to `path` atomically (tmp file, fsync, rename, fsync dir).
-bool writeFileAtomically(const std::string &path,
-                         const std::vector<uint8_t> &bytes, std::string &error);
+bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,
+                         std::string &error);
 
 } // namespace einrt
 

@@ -11,9 +11,7 @@
 
 namespace einrt {
 
-const char *Schedule::kindName(Kind k) {
-  return k == Kind::Cosine ? "cosine" : "constant";
-}
+const char *Schedule::kindName(Kind k) { return k == Kind::Cosine ? "cosine" : "constant"; }
 
 double Schedule::at(int64_t step) const {
   if (warmup > 0 && step <= warmup)
@@ -34,9 +32,8 @@ std::string Schedule::validate() const {
   if (warmup < 0)
     return "warmup must be >= 0";
   if (kind == Kind::Cosine && total <= warmup)
-    return "the cosine schedule needs a length (total " +
-           std::to_string(total) + ") above its warmup (" +
-           std::to_string(warmup) + ")";
+    return "the cosine schedule needs a length (total " + std::to_string(total) +
+           ") above its warmup (" + std::to_string(warmup) + ")";
   return "";
 }
 
@@ -62,8 +59,7 @@ std::string Schedule::describeShape() const {
   return s.describe();
 }
 
-std::optional<Schedule> Schedule::parse(const std::string &text,
-                                        std::string &error) {
+std::optional<Schedule> Schedule::parse(const std::string &text, std::string &error) {
   std::istringstream in(text);
   std::string word;
   Schedule s;

@@ -36,8 +36,7 @@ struct Schedule {
   /// describe() without the length: what a resume must keep (the length may
   /// change explicitly, e.g. to extend a finished schedule).
   std::string describeShape() const;
-  static std::optional<Schedule> parse(const std::string &text,
-                                       std::string &error);
+  static std::optional<Schedule> parse(const std::string &text, std::string &error);
   static const char *kindName(Kind k); // "constant", "cosine"
 };
 

@@ -43,9 +43,8 @@ std::string line(const char *format, ...) {
 }
 } // namespace
 
-std::string formatStepProfile(const Program &program,
-                              const std::vector<double> &seconds, int64_t runs,
-                              int top) {
+std::string formatStepProfile(const Program &program, const std::vector<double> &seconds,
+                              int64_t runs, int top) {
   if (runs <= 0 || seconds.size() != program.steps.size())
     return "no profile: no run was timed\n";
   double total = std::accumulate(seconds.begin(), seconds.end(), 0.0);
@@ -65,13 +64,13 @@ std::string formatStepProfile(const Program &program,
   });
   const double perRun = 1e3 / static_cast<double>(runs);
   auto share = [&](double s) { return total > 0 ? 100.0 * s / total : 0.0; };
-  std::string out = line("profile of @%s: %zu steps, %.3f ms per run (mean of %lld runs)\n",
-                         program.name.c_str(), program.steps.size(), total * perRun,
-                         static_cast<long long>(runs));
+  std::string out =
+      line("profile of @%s: %zu steps, %.3f ms per run (mean of %lld runs)\n", program.name.c_str(),
+           program.steps.size(), total * perRun, static_cast<long long>(runs));
   out += line("  %-22s %7s %11s %7s\n", "group", "steps", "ms/run", "share");
   for (const auto &[name, g] : sorted)
-    out += line("  %-22s %7lld %11.3f %6.1f%%\n", name.c_str(),
-                static_cast<long long>(g.steps), g.seconds * perRun, share(g.seconds));
+    out += line("  %-22s %7lld %11.3f %6.1f%%\n", name.c_str(), static_cast<long long>(g.steps),
+                g.seconds * perRun, share(g.seconds));
 
   std::vector<size_t> order(seconds.size());
   std::iota(order.begin(), order.end(), 0);
@@ -86,12 +85,11 @@ std::string formatStepProfile(const Program &program,
       for (size_t d = 0; d < b.shape.size(); ++d)
         shape += (d ? "x" : "") + std::to_string(b.shape[d]);
       double sec = seconds[order[k]] / static_cast<double>(runs);
-      std::string rate = matmulFlops(s) > 0 && sec > 0
-                             ? line(" %.1f GFLOP/s", matmulFlops(s) / sec * 1e-9)
-                             : "";
+      std::string rate =
+          matmulFlops(s) > 0 && sec > 0 ? line(" %.1f GFLOP/s", matmulFlops(s) / sec * 1e-9) : "";
       out += line("  %6zu %9.3f ms %5.1f%%  %-8s [%s]%s %s\n", order[k], sec * 1e3,
-                  share(seconds[order[k]]), stepKindName(s.kind), shape.c_str(),
-                  rate.c_str(), s.note.c_str());
+                  share(seconds[order[k]]), stepKindName(s.kind), shape.c_str(), rate.c_str(),
+                  s.note.c_str());
     }
   }
   return out;

@@ -28,9 +28,8 @@ int64_t matmulFlops(const Step &step);
 /// The table for `seconds` (one entry per step, summed over `runs` runs):
 /// milliseconds per run by group, largest first, then the `top` costliest
 /// steps (matmuls with their GFLOP/s).
-std::string formatStepProfile(const Program &program,
-                              const std::vector<double> &seconds, int64_t runs,
-                              int top = 12);
+std::string formatStepProfile(const Program &program, const std::vector<double> &seconds,
+                              int64_t runs, int top = 12);
 
 } // namespace einrt
 

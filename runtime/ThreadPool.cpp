@@ -49,8 +49,7 @@ void ThreadPool::work() {
   for (;;) {
     // Spin briefly first: steps follow each other within microseconds, and
     // a sleeping thread takes tens of them to wake.
-    for (int spin = 0; spin < 20000 && generation.load(std::memory_order_acquire) == seen;
-         ++spin)
+    for (int spin = 0; spin < 20000 && generation.load(std::memory_order_acquire) == seen; ++spin)
       std::this_thread::yield();
     Job job;
     {

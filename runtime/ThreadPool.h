@@ -47,10 +47,10 @@ private:
   std::vector<std::thread> workers;
   std::mutex mutex;
   std::condition_variable wake, finished;
-  Job current;                       // under mutex
+  Job current; // under mutex
   std::atomic<uint32_t> generation{0};
-  std::atomic<uint64_t> claim{0};    // generation << 32 | next chunk
-  int pending = 0;                   // chunks not finished (under mutex)
+  std::atomic<uint64_t> claim{0}; // generation << 32 | next chunk
+  int pending = 0;                // chunks not finished (under mutex)
   bool stopping = false;
 };
 

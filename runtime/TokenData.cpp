@@ -19,8 +19,7 @@ constexpr int32_t kLlmcMagic = 20240520;
 constexpr int64_t kLlmcHeaderBytes = 256 * 4;
 
 int32_t readI32(const uint8_t *p) {
-  uint32_t v = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-               uint32_t(p[3]) << 24;
+  uint32_t v = uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
   int32_t r;
   std::memcpy(&r, &v, 4);
   return r;
@@ -64,8 +63,7 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 // TokenFile
 //===----------------------------------------------------------------------===//
 
-std::optional<TokenFile> TokenFile::open(const std::string &path,
-                                         std::string &error) {
+std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -95,9 +93,8 @@ std::optional<TokenFile> TokenFile::open(const std::string &path,
   if (bytes >= 4 && readI32(f.map) == kLlmcMagic) {
     f.fmt = Format::LlmC;
     if (bytes < kLlmcHeaderBytes) {
-      error = path + ": llm.c token file (magic 20240520) of " +
-              std::to_string(bytes) + " bytes is shorter than its " +
-              std::to_string(kLlmcHeaderBytes) + "-byte header";
+      error = path + ": llm.c token file (magic 20240520) of " + std::to_string(bytes) +
+              " bytes is shorter than its " + std::to_string(kLlmcHeaderBytes) + "-byte header";
       return std::nullopt;
     }
     int32_t version = readI32(f.map + 4);
@@ -110,16 +107,18 @@ std::optional<TokenFile> TokenFile::open(const std::string &path,
     int32_t declared = readI32(f.map + 8);
     int64_t body = bytes - kLlmcHeaderBytes;
     if (body % 2 != 0) {
-      error = path + ": odd byte count after the 1024-byte llm.c header (" +
-              std::to_string(body) +
+      error = path + ": odd byte count after the 1024-byte llm.c header (" + std::to_string(body) +
               " bytes): not a whole number of uint16 tokens (the last byte, "
-              "at offset " + std::to_string(bytes - 1) + ", is left over)";
+              "at offset " +
+              std::to_string(bytes - 1) + ", is left over)";
       return std::nullopt;
     }
     if (declared < 0 || int64_t(declared) != body / 2) {
-      error = path + ": the llm.c header's token count (header[2], byte 8) "
-              "is " + std::to_string(declared) + " but the file holds " +
-              std::to_string(body / 2) + " tokens after the header";
+      error = path +
+              ": the llm.c header's token count (header[2], byte 8) "
+              "is " +
+              std::to_string(declared) + " but the file holds " + std::to_string(body / 2) +
+              " tokens after the header";
       return std::nullopt;
     }
     f.headerBytes = kLlmcHeaderBytes;
@@ -129,7 +128,8 @@ std::optional<TokenFile> TokenFile::open(const std::string &path,
   if (bytes % 2 != 0) {
     error = path + ": odd byte count (" + std::to_string(bytes) +
             " bytes): not a whole number of uint16 tokens (the last byte, at "
-            "offset " + std::to_string(bytes - 1) + ", is left over)";
+            "offset " +
+            std::to_string(bytes - 1) + ", is left over)";
     return std::nullopt;
   }
   f.count = bytes / 2;
@@ -163,9 +163,7 @@ void TokenFile::release() {
   mapBytes = 0;
 }
 
-const char *TokenFile::formatName() const {
-  return fmt == Format::LlmC ? "llm.c" : "uint16";
-}
+const char *TokenFile::formatName() const { return fmt == Format::LlmC ? "llm.c" : "uint16"; }
 
 uint16_t TokenFile::token(int64_t i) const {
   const uint8_t *p = map + headerBytes + 2 * i;
@@ -205,9 +203,8 @@ std::string TokenFile::badTokenMessage(int64_t i, int32_t vocab) const {
 bool TokenFile::read(int64_t start, int64_t n, int32_t vocab, int32_t *out,
                      std::string &error) const {
   if (start < 0 || n < 0 || start + n > count) {
-    error = filePath + ": tokens [" + std::to_string(start) + ", " +
-            std::to_string(start + n) + ") are outside the file's " +
-            std::to_string(count) + " tokens";
+    error = filePath + ": tokens [" + std::to_string(start) + ", " + std::to_string(start + n) +
+            ") are outside the file's " + std::to_string(count) + " tokens";
     return false;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -243,15 +240,13 @@ int64_t WindowLayout::targetsPerBatch() const {
 
 namespace {
 
-bool tokenInputs(const Program &p, std::vector<size_t> &args,
-                 std::string &error) {
+bool tokenInputs(const Program &p, std::vector<size_t> &args, std::string &error) {
   for (size_t a = 0; a < p.arguments.size(); ++a) {
     const Buffer &b = p.buffers[p.arguments[a]];
     if (b.role != BufferRole::Input)
       continue;
     if (b.dtype != DType::I32) {
-      error = "@" + p.name + ": input '" + b.name + "' is " +
-              dtypeName(b.dtype) +
+      error = "@" + p.name + ": input '" + b.name + "' is " + dtypeName(b.dtype) +
               ", but the token data feeds only i32 inputs (context, targets)";
       return false;
     }
@@ -267,8 +262,7 @@ bool tokenInputs(const Program &p, std::vector<size_t> &args,
 
 } // namespace
 
-std::optional<WindowMapping> inferWindowMapping(const Program &p,
-                                                std::string &error) {
+std::optional<WindowMapping> inferWindowMapping(const Program &p, std::string &error) {
   std::vector<size_t> args;
   if (!tokenInputs(p, args, error))
     return std::nullopt;
@@ -277,14 +271,12 @@ std::optional<WindowMapping> inferWindowMapping(const Program &p,
     return WindowMapping::NextToken;
   if (rank == 2)
     return WindowMapping::Shifted;
-  error = "@" + p.name + ": the targets input '" +
-          p.buffers[p.arguments[args[1]]].name + "' has rank " +
-          std::to_string(rank) + "; expected 1 (next_token) or 2 (shifted)";
+  error = "@" + p.name + ": the targets input '" + p.buffers[p.arguments[args[1]]].name +
+          "' has rank " + std::to_string(rank) + "; expected 1 (next_token) or 2 (shifted)";
   return std::nullopt;
 }
 
-std::optional<WindowLayout> windowLayout(const Program &p,
-                                         WindowMapping mapping,
+std::optional<WindowLayout> windowLayout(const Program &p, WindowMapping mapping,
                                          std::string &error) {
   std::vector<size_t> args;
   if (!tokenInputs(p, args, error))
@@ -305,13 +297,11 @@ std::optional<WindowLayout> windowLayout(const Program &p,
       ok = tgt.shape == ctx.shape;
   }
   if (!ok) {
-    error = "@" + p.name + ": inputs '" + ctx.name + "' " +
-            shapeText(ctx.shape) + " and '" + tgt.name + "' " +
-            shapeText(tgt.shape) + " do not fit the " +
+    error = "@" + p.name + ": inputs '" + ctx.name + "' " + shapeText(ctx.shape) + " and '" +
+            tgt.name + "' " + shapeText(tgt.shape) + " do not fit the " +
             windowMappingName(mapping) + " mapping (expected " +
-            (mapping == WindowMapping::NextToken
-                 ? "i32[batch, window] and i32[batch]"
-                 : "i32[batch, ctx] and i32[batch, ctx]") +
+            (mapping == WindowMapping::NextToken ? "i32[batch, window] and i32[batch]"
+                                                 : "i32[batch, ctx] and i32[batch, ctx]") +
             ")";
     return std::nullopt;
   }
@@ -323,17 +313,13 @@ std::optional<WindowLayout> windowLayout(const Program &p,
 //===----------------------------------------------------------------------===//
 
 std::optional<WindowSampler> WindowSampler::create(const TokenFile &file,
-                                                   const WindowLayout &layout,
-                                                   uint64_t seed, int32_t vocab,
-                                                   std::string &error) {
+                                                   const WindowLayout &layout, uint64_t seed,
+                                                   int32_t vocab, std::string &error) {
   if (file.size() < layout.span()) {
     error = file.path() + ": " + std::to_string(file.size()) +
-            " tokens, too short for one window of " +
-            std::to_string(layout.span()) + " tokens (" +
+            " tokens, too short for one window of " + std::to_string(layout.span()) + " tokens (" +
             std::to_string(layout.context) + " of context and the " +
-            (layout.mapping == WindowMapping::NextToken ? "next token"
-                                                        : "shifted target") +
-            ")";
+            (layout.mapping == WindowMapping::NextToken ? "next token" : "shifted target") + ")";
     return std::nullopt;
   }
   if (!file.checkVocabulary(vocab, error))
@@ -343,8 +329,8 @@ std::optional<WindowSampler> WindowSampler::create(const TokenFile &file,
   return s;
 }
 
-bool WindowSampler::next(std::vector<int32_t> &context,
-                         std::vector<int32_t> &targets, std::string &error) {
+bool WindowSampler::next(std::vector<int32_t> &context, std::vector<int32_t> &targets,
+                         std::string &error) {
   const int64_t b = lay.batch, c = lay.context, span = lay.span();
   context.resize(size_t(b * c));
   targets.resize(size_t(lay.targetsPerBatch()));
@@ -368,8 +354,7 @@ bool WindowSampler::feed(Executor &ex, std::string &error) {
   thread_local std::vector<int32_t> context, targets;
   if (!next(context, targets, error))
     return false;
-  return ex.setArgument(lay.contextArg, context.data(), context.size(),
-                        error) &&
+  return ex.setArgument(lay.contextArg, context.data(), context.size(), error) &&
          ex.setArgument(lay.targetArg, targets.data(), targets.size(), error);
 }
 
@@ -377,8 +362,7 @@ std::string WindowSampler::saveState() const {
   return "rows:" + std::to_string(rows) + ";rng:" + rngStateToHex(rng.state());
 }
 
-bool WindowSampler::restoreState(const std::string &state,
-                                 std::string &error) {
+bool WindowSampler::restoreState(const std::string &state, std::string &error) {
   size_t semi = state.find(';');
   if (state.compare(0, 5, "rows:") != 0 || semi == std::string::npos ||
       state.compare(semi + 1, 4, "rng:") != 0) {
@@ -387,8 +371,7 @@ bool WindowSampler::restoreState(const std::string &state,
   }
   std::string count = state.substr(5, semi - 5);
   Rng::State st;
-  if (count.empty() ||
-      count.find_first_not_of("0123456789") != std::string::npos ||
+  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos ||
       count.size() > 19 || !rngStateFromHex(state.substr(semi + 5), st)) {
     error = "malformed sampler state '" + state + "'";
     return false;
@@ -413,8 +396,8 @@ std::string rngStateToHex(const Rng::State &st) {
 }
 
 bool rngStateFromHex(const std::string &text, Rng::State &st) {
-  if (text.size() != 64 + 1 + 1 + 1 + 16 || text[64] != ':' ||
-      text[66] != ':' || (text[65] != '0' && text[65] != '1'))
+  if (text.size() != 64 + 1 + 1 + 1 + 16 || text[64] != ':' || text[66] != ':' ||
+      (text[65] != '0' && text[65] != '1'))
     return false;
   for (int i = 0; i < 4; ++i)
     if (!parseHex64(text.substr(size_t(16 * i), 16), st.s[i]))

@@ -42,8 +42,7 @@ class TokenFile {
 public:
   enum class Format { Raw, LlmC };
 
-  static std::optional<TokenFile> open(const std::string &path,
-                                       std::string &error);
+  static std::optional<TokenFile> open(const std::string &path, std::string &error);
   TokenFile(TokenFile &&other) noexcept;
   TokenFile &operator=(TokenFile &&other) noexcept;
   TokenFile(const TokenFile &) = delete;
@@ -67,8 +66,7 @@ public:
   /// Copies tokens [start, start + n) as int32 into `out`; with vocab > 0
   /// every id must be < vocab, else an error naming the file, the position
   /// (token index and byte offset) and the value.
-  bool read(int64_t start, int64_t n, int32_t vocab, int32_t *out,
-            std::string &error) const;
+  bool read(int64_t start, int64_t n, int32_t vocab, int32_t *out, std::string &error) const;
 
 private:
   TokenFile() = default;
@@ -104,12 +102,10 @@ struct WindowLayout {
 
 /// The layout of `program`'s inputs for `mapping`: exactly two i32 Input
 /// arguments with the shapes above, else an error naming the argument.
-std::optional<WindowLayout> windowLayout(const Program &program,
-                                         WindowMapping mapping,
+std::optional<WindowLayout> windowLayout(const Program &program, WindowMapping mapping,
                                          std::string &error);
 /// next_token when the second i32 input has rank 1, shifted when rank 2.
-std::optional<WindowMapping> inferWindowMapping(const Program &program,
-                                                std::string &error);
+std::optional<WindowMapping> inferWindowMapping(const Program &program, std::string &error);
 
 /// Draws random windows from a TokenFile. The file must outlive it.
 class WindowSampler {
@@ -117,15 +113,12 @@ public:
   /// Fails when the file is too short for one window of `layout.span()`
   /// tokens (the message names the file and both lengths) or, with vocab > 0,
   /// holds an id >= vocab anywhere (TokenFile::checkVocabulary).
-  static std::optional<WindowSampler> create(const TokenFile &file,
-                                             const WindowLayout &layout,
-                                             uint64_t seed, int32_t vocab,
-                                             std::string &error);
+  static std::optional<WindowSampler> create(const TokenFile &file, const WindowLayout &layout,
+                                             uint64_t seed, int32_t vocab, std::string &error);
 
   const WindowLayout &layout() const { return lay; }
   /// Draws `layout().batch` rows into `context` and `targets` (resized).
-  bool next(std::vector<int32_t> &context, std::vector<int32_t> &targets,
-            std::string &error);
+  bool next(std::vector<int32_t> &context, std::vector<int32_t> &targets, std::string &error);
   /// Draws a batch and sets it as the executor's two token arguments.
   bool feed(Executor &ex, std::string &error);
 

@@ -79,7 +79,8 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"eval_every", &S::evalEvery, nullptr, 0, 1e12, "steps between evaluations (0: never)"},
       {"eval_steps", &S::evalSteps, nullptr, 1, 1e9, "batches per evaluation"},
       {"checkpoint_every", &S::checkpointEvery, nullptr, 0, 1e12,
-       "steps between checkpoints, with or without evaluation (0: only at evaluations and the end)"},
+       "steps between checkpoints, with or without evaluation (0: only at evaluations and the "
+       "end)"},
       {"seed", &S::seed, nullptr, 0, 9.007199254740992e15, "random seed"},
       {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs"},
       {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy"},
@@ -138,8 +139,7 @@ std::string setTrainNumber(S &s, const SettingInfo &info, double value) {
   std::visit(
       [&](auto member) {
         using Field = std::remove_reference_t<decltype(s.*member)>;
-        if constexpr (std::is_same_v<Field, double> ||
-                      std::is_same_v<Field, std::optional<double>>)
+        if constexpr (std::is_same_v<Field, double> || std::is_same_v<Field, std::optional<double>>)
           s.*member = value;
         else if constexpr (std::is_same_v<Field, int64_t> ||
                            std::is_same_v<Field, std::optional<int64_t>>)
@@ -190,8 +190,7 @@ std::string trainSettingValue(const S &s, const SettingInfo &info) {
 std::string TrainSettings::describe() const {
   std::string out;
   for (const std::string &key : given)
-    out += (out.empty() ? "" : " ") + key + "=" +
-           trainSettingValue(*this, *findTrainSetting(key));
+    out += (out.empty() ? "" : " ") + key + "=" + trainSettingValue(*this, *findTrainSetting(key));
   return out;
 }
 
@@ -226,8 +225,8 @@ std::string formatShortest(double v) {
   // more naturally (0.0003, 2000) unless it is much longer (1e-08, 1e+12).
   char fixed[400], scientific[64];
   auto f = std::to_chars(fixed, fixed + sizeof fixed, v, std::chars_format::fixed);
-  auto e = std::to_chars(scientific, scientific + sizeof scientific, v,
-                         std::chars_format::scientific);
+  auto e =
+      std::to_chars(scientific, scientific + sizeof scientific, v, std::chars_format::scientific);
   if (f.ec == std::errc() && f.ptr - fixed <= e.ptr - scientific + 2)
     return std::string(fixed, f.ptr);
   return std::string(scientific, e.ptr);

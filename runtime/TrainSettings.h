@@ -24,27 +24,27 @@
 namespace einrt {
 
 struct TrainSettings {
-  std::string optimizer = "adamw";   // adamw | adam | sgd | adagrad
-  double lr = 1e-3;                  // peak learning rate
-  std::optional<double> minLr;       // default: lr / 10
+  std::string optimizer = "adamw"; // adamw | adam | sgd | adagrad
+  double lr = 1e-3;                // peak learning rate
+  std::optional<double> minLr;     // default: lr / 10
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weightDecay = 0.01;
-  std::string decay = "matrices";    // matrices | all
+  std::string decay = "matrices"; // matrices | all
   double momentum = 0.9;
-  double clip = 1.0;                 // 0: off
-  std::string schedule = "cosine";   // cosine | constant
-  std::optional<int64_t> warmup;     // default: min(100, steps / 10)
-  std::optional<int64_t> steps;      // default: the checkpoint's, else --steps
+  double clip = 1.0;               // 0: off
+  std::string schedule = "cosine"; // cosine | constant
+  std::optional<int64_t> warmup;   // default: min(100, steps / 10)
+  std::optional<int64_t> steps;    // default: the checkpoint's, else --steps
   int64_t accumulate = 1;
-  std::optional<int64_t> evalEvery;  // default: 100 with --val, else 0
+  std::optional<int64_t> evalEvery; // default: 100 with --val, else 0
   int64_t evalSteps = 10;
-  int64_t checkpointEvery = 100;     // steps between checkpoints (0: only at
-                                     // evaluations and the end)
+  int64_t checkpointEvery = 100; // steps between checkpoints (0: only at
+                                 // evaluations and the end)
   int64_t seed = 0;
-  std::optional<std::string> data;   // next_token | shifted; default: inferred
-  std::string precision = "fp32";    // fp32 | bf16 | mixed
-  std::string remat = "none";        // none | layer | sqrt
-  std::string fusion = "on";         // on | off
+  std::optional<std::string> data; // next_token | shifted; default: inferred
+  std::string precision = "fp32";  // fp32 | bf16 | mixed
+  std::string remat = "none";      // none | layer | sqrt
+  std::string fusion = "on";       // on | off
 
   /// The keys given (by the model or --set), in the table's order.
   std::vector<std::string> given;
@@ -58,10 +58,10 @@ struct TrainSettings {
 /// One row of the table: the key, the field it fills (its type says the
 /// kind: a word from `choices`, a real or a whole number in [min, max]).
 struct SettingInfo {
-  using Field = std::variant<std::string TrainSettings::*,
-                             std::optional<std::string> TrainSettings::*,
-                             double TrainSettings::*, std::optional<double> TrainSettings::*,
-                             int64_t TrainSettings::*, std::optional<int64_t> TrainSettings::*>;
+  using Field =
+      std::variant<std::string TrainSettings::*, std::optional<std::string> TrainSettings::*,
+                   double TrainSettings::*, std::optional<double> TrainSettings::*,
+                   int64_t TrainSettings::*, std::optional<int64_t> TrainSettings::*>;
   const char *key;
   Field field;
   const char *choices; // words: space-separated; numbers: nullptr

@@ -4,9 +4,9 @@
 #include "runtime/Memory.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -79,8 +79,7 @@ bool makeDirectories(const std::string &dir, std::string &error) {
     if (path.empty())
       continue;
     if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
-      error = "cannot create the checkpoint directory '" + path +
-              "': " + std::strerror(errno);
+      error = "cannot create the checkpoint directory '" + path + "': " + std::strerror(errno);
       return false;
     }
   }
@@ -133,9 +132,7 @@ int64_t findResult(const Program &p, const std::string &name, size_t from) {
   return -1;
 }
 
-bool sameType(const Buffer &a, const Buffer &b) {
-  return a.dtype == b.dtype && a.shape == b.shape;
-}
+bool sameType(const Buffer &a, const Buffer &b) { return a.dtype == b.dtype && a.shape == b.shape; }
 
 } // namespace
 
@@ -145,10 +142,10 @@ struct Trainer::Impl {
   struct Slot {
     std::string name;
     bool opt = false;
-    size_t holderArg = 0; // argument index in the holder (train_step/apply)
-    size_t result = 0;    // the holder's result with the new value
-    int64_t gradArg = -1;  // params: argument index in @grad
-    int64_t gradResult = -1; // params: @grad's result with the gradient
+    size_t holderArg = 0;      // argument index in the holder (train_step/apply)
+    size_t result = 0;         // the holder's result with the new value
+    int64_t gradArg = -1;      // params: argument index in @grad
+    int64_t gradResult = -1;   // params: @grad's result with the gradient
     int64_t applyGradArg = -1; // params: @apply_update's gradient argument
     int64_t forwardArg = -1;   // params: argument index in @forward
   };
@@ -170,10 +167,8 @@ struct Trainer::Impl {
 
 Trainer::~Trainer() = default;
 
-std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
-                                         const TrainPrograms &programs,
-                                         const TokenFile &train,
-                                         const TokenFile *val,
+std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainPrograms &programs,
+                                         const TokenFile &train, const TokenFile *val,
                                          std::string &error) {
   std::unique_ptr<Trainer> t(new Trainer());
   t->cfg = config;
@@ -192,8 +187,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
     error = "accumulate must be >= 1, got " + std::to_string(c.accumulate);
     return nullptr;
   }
-  if (c.logEvery < 1 || c.evalEvery < 0 || c.evalSteps < 1 ||
-      c.checkpointEvery < 0) {
+  if (c.logEvery < 1 || c.evalEvery < 0 || c.evalSteps < 1 || c.checkpointEvery < 0) {
     error = "log_every and eval_steps must be >= 1, eval_every and "
             "checkpoint_every >= 0";
     return nullptr;
@@ -269,8 +263,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
   I.trainLayout = windowLayout(dataEx->program(), c.mapping, error);
   if (!I.trainLayout)
     return nullptr;
-  t->trainSampler =
-      WindowSampler::create(train, *I.trainLayout, c.seed, c.vocab, error);
+  t->trainSampler = WindowSampler::create(train, *I.trainLayout, c.seed, c.vocab, error);
   if (!t->trainSampler)
     return nullptr;
   I.lossResult = 0;
@@ -287,10 +280,10 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
       if (!s.opt)
         paramElements += b.elementCount();
     }
-    int64_t need = (c.checkpointDir.empty() ? 0 : 2 * stateBytes) +
-                   (c.accumulate > 1 ? 8 * paramElements : 0);
-    std::string shortfall = memoryShortfall(
-        need, "the trainer (checkpoint staging and accumulated gradients)");
+    int64_t need =
+        (c.checkpointDir.empty() ? 0 : 2 * stateBytes) + (c.accumulate > 1 ? 8 * paramElements : 0);
+    std::string shortfall =
+        memoryShortfall(need, "the trainer (checkpoint staging and accumulated gradients)");
     if (!shortfall.empty()) {
       error = shortfall;
       return nullptr;
@@ -305,38 +298,33 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
     for (size_t a = 0; a < gp.arguments.size(); ++a)
       if (gp.buffers[gp.arguments[a]].role == BufferRole::Param)
         gradParams.push_back(a);
-    if (gradParams.size() != I.paramCount ||
-        gp.results.size() != 1 + I.paramCount) {
-      error = "@grad takes " + std::to_string(gradParams.size()) +
-              " params and returns " + std::to_string(gp.results.size()) +
-              " results; @apply_update takes " +
+    if (gradParams.size() != I.paramCount || gp.results.size() != 1 + I.paramCount) {
+      error = "@grad takes " + std::to_string(gradParams.size()) + " params and returns " +
+              std::to_string(gp.results.size()) + " results; @apply_update takes " +
               std::to_string(I.paramCount) + " params";
       return nullptr;
     }
     std::vector<size_t> applyGrads;
     for (size_t a = 0; a < hp.arguments.size(); ++a) {
       BufferRole r = hp.buffers[hp.arguments[a]].role;
-      if (r != BufferRole::Param && r != BufferRole::OptState &&
-          r != BufferRole::Scalar)
+      if (r != BufferRole::Param && r != BufferRole::OptState && r != BufferRole::Scalar)
         applyGrads.push_back(a);
     }
     if (applyGrads.size() != I.paramCount) {
-      error = "@apply_update takes " + std::to_string(applyGrads.size()) +
-              " gradients for " + std::to_string(I.paramCount) + " params";
+      error = "@apply_update takes " + std::to_string(applyGrads.size()) + " gradients for " +
+              std::to_string(I.paramCount) + " params";
       return nullptr;
     }
     for (size_t k = 0; k < I.paramCount; ++k) {
       Impl::Slot &s = I.slots[k];
       const Buffer &pb = hp.buffers[hp.arguments[s.holderArg]];
       s.gradArg = findArg(gp, s.name, BufferRole::Param);
-      if (s.gradArg < 0 ||
-          !sameType(gp.buffers[gp.arguments[size_t(s.gradArg)]], pb)) {
-        error = "@grad has no param '" + s.name + "' of type " +
-                dtypeName(pb.dtype) + shapeText(pb.shape);
+      if (s.gradArg < 0 || !sameType(gp.buffers[gp.arguments[size_t(s.gradArg)]], pb)) {
+        error = "@grad has no param '" + s.name + "' of type " + dtypeName(pb.dtype) +
+                shapeText(pb.shape);
         return nullptr;
       }
-      size_t pos = size_t(std::find(gradParams.begin(), gradParams.end(),
-                                    size_t(s.gradArg)) -
+      size_t pos = size_t(std::find(gradParams.begin(), gradParams.end(), size_t(s.gradArg)) -
                           gradParams.begin());
       s.gradResult = int64_t(1 + pos);
       // The apply's gradients follow its params' order.
@@ -344,17 +332,16 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
       const Buffer &gr = gp.buffers[gp.results[size_t(s.gradResult)]];
       const Buffer &ag = hp.buffers[hp.arguments[size_t(s.applyGradArg)]];
       if (gr.shape != pb.shape || ag.shape != pb.shape) {
-        error = "the gradient of '" + s.name + "' has shape " +
-                shapeText(gr.shape) + " in @grad and " + shapeText(ag.shape) +
-                " in @apply_update; the param is " + shapeText(pb.shape);
+        error = "the gradient of '" + s.name + "' has shape " + shapeText(gr.shape) +
+                " in @grad and " + shapeText(ag.shape) + " in @apply_update; the param is " +
+                shapeText(pb.shape);
         return nullptr;
       }
     }
     t->gradSums.resize(I.paramCount);
     for (size_t k = 0; k < I.paramCount; ++k)
-      t->gradSums[k].assign(
-          size_t(hp.buffers[hp.arguments[I.slots[k].holderArg]].elementCount()),
-          0.0);
+      t->gradSums[k].assign(size_t(hp.buffers[hp.arguments[I.slots[k].holderArg]].elementCount()),
+                            0.0);
   }
 
   if (programs.forward && val && c.evalEvery > 0) {
@@ -362,9 +349,8 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
     for (size_t k = 0; k < I.paramCount; ++k) {
       Impl::Slot &s = I.slots[k];
       s.forwardArg = findArg(fp, s.name, BufferRole::Param);
-      if (s.forwardArg < 0 ||
-          !sameType(fp.buffers[fp.arguments[size_t(s.forwardArg)]],
-                    hp.buffers[hp.arguments[s.holderArg]])) {
+      if (s.forwardArg < 0 || !sameType(fp.buffers[fp.arguments[size_t(s.forwardArg)]],
+                                        hp.buffers[hp.arguments[s.holderArg]])) {
         error = "@forward has no param '" + s.name + "' of the same type";
         return nullptr;
       }
@@ -377,9 +363,8 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config,
     if (!I.evalLayout)
       return nullptr;
     // The same batches at every evaluation: rewound before each.
-    t->valSampler = WindowSampler::create(*val, *I.evalLayout,
-                                          c.seed ^ 0x76616C6964617465ull,
-                                          c.vocab, error);
+    t->valSampler =
+        WindowSampler::create(*val, *I.evalLayout, c.seed ^ 0x76616C6964617465ull, c.vocab, error);
     if (!t->valSampler)
       return nullptr;
   }
@@ -406,14 +391,12 @@ std::vector<TensorData> Trainer::stateTensors() const {
 }
 
 namespace {
-std::string configHash(const TrainConfig &c, const Program &holder,
-                       const WindowLayout &layout) {
-  std::string text = "seed=" + std::to_string(c.seed) +
-                     ";accumulate=" + std::to_string(c.accumulate) +
-                     ";mapping=" + windowMappingName(c.mapping) +
-                     ";batch=" + std::to_string(layout.batch) +
-                     ";context=" + std::to_string(layout.context) +
-                     ";schedule=" + c.schedule.describeShape() + ";args=";
+std::string configHash(const TrainConfig &c, const Program &holder, const WindowLayout &layout) {
+  std::string text =
+      "seed=" + std::to_string(c.seed) + ";accumulate=" + std::to_string(c.accumulate) +
+      ";mapping=" + windowMappingName(c.mapping) + ";batch=" + std::to_string(layout.batch) +
+      ";context=" + std::to_string(layout.context) + ";schedule=" + c.schedule.describeShape() +
+      ";args=";
   for (int32_t a : holder.arguments) {
     const Buffer &b = holder.buffers[size_t(a)];
     text += b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";
@@ -444,10 +427,8 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
     return false;
   Impl &I = *impl;
   std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout);
-  if (!ck->info.configHash.empty() && ck->info.configHash != hash &&
-      !cfg.allowConfigChange) {
-    error = "checkpoint '" + path +
-            "' was written with other training settings (config hash " +
+  if (!ck->info.configHash.empty() && ck->info.configHash != hash && !cfg.allowConfigChange) {
+    error = "checkpoint '" + path + "' was written with other training settings (config hash " +
             ck->info.configHash + ", now " + hash +
             "; seed, batch, accumulation, schedule, optimizer or model "
             "changed): a resume would not continue the same run";
@@ -469,11 +450,9 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
     }
   }
   if (!missingOpt.empty()) {
-    error = "checkpoint '" + path + "' has no optimizer state ('" +
-            missingOpt.front() + "'" +
-            (missingOpt.size() > 1
-                 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
-                 : std::string()) +
+    error = "checkpoint '" + path + "' has no optimizer state ('" + missingOpt.front() + "'" +
+            (missingOpt.size() > 1 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
+                                   : std::string()) +
             "); resuming without it restarts the optimizer from zero "
             "moments: ask for that with reset_optimizer (--reset-optimizer)";
     return false;
@@ -544,8 +523,8 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
       if (!trainSampler->feed(g, error))
         return false;
       if (!g.run(error)) {
-        error = "step " + std::to_string(t) + ", micro-batch " +
-                std::to_string(m + 1) + ": " + error;
+        error =
+            "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + ": " + error;
         return false;
       }
       lossSum += g.resultBuffer(0).get(0);
@@ -557,16 +536,15 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     for (size_t p = 0; p < I.paramCount; ++p) {
       for (double &v : gradSums[p])
         v /= k;
-      if (!I.holder->setArgument(size_t(I.slots[p].applyGradArg),
-                                 gradSums[p].data(), gradSums[p].size(),
-                                 error))
+      if (!I.holder->setArgument(size_t(I.slots[p].applyGradArg), gradSums[p].data(),
+                                 gradSums[p].size(), error))
         return false;
     }
     if (!std::isfinite(loss)) {
       gradNorm = NAN;
       nonFinite = true;
-      error = "step " + std::to_string(t) + ": the loss is not finite (" +
-              num(loss) + "); stopping, the last good checkpoint is kept";
+      error = "step " + std::to_string(t) + ": the loss is not finite (" + num(loss) +
+              "); stopping, the last good checkpoint is kept";
       return false;
     }
     if (!I.holder->run(error)) {
@@ -579,8 +557,7 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     nonFinite = true;
     error = "step " + std::to_string(t) + ": " +
             (!std::isfinite(loss) ? "the loss is not finite (" + num(loss) + ")"
-                                  : "the gradient norm is not finite (" +
-                                        num(gradNorm) + ")") +
+                                  : "the gradient norm is not finite (" + num(gradNorm) + ")") +
             "; stopping, the last good checkpoint is kept";
     return false;
   }
@@ -622,10 +599,8 @@ bool Trainer::evaluate(double &valLoss, std::string &error) {
 bool Trainer::run(TrainResult &result, std::string &error) {
   Impl &I = *impl;
   using Clock = std::chrono::steady_clock;
-  const std::string last =
-      cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/last.safetensors";
-  const std::string best =
-      cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/best.safetensors";
+  const std::string last = cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/last.safetensors";
+  const std::string best = cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/best.safetensors";
   nonFinite = false;
   result = TrainResult();
 
@@ -640,8 +615,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     }
     if (!resumeFrom(last, error))
       return false;
-    I.progress->message("resumed from " + last + " at step " +
-                        std::to_string(curStep) +
+    I.progress->message("resumed from " + last + " at step " + std::to_string(curStep) +
                         (cfg.resetOptimizer ? " (optimizer state reset)" : ""));
   } else {
     if (!last.empty() && !cfg.overwrite) {
@@ -667,7 +641,8 @@ bool Trainer::run(TrainResult &result, std::string &error) {
         initParams(*progs.grad, cfg.seed);
         for (size_t k = 0; k < I.paramCount; ++k)
           if (!copyData(I.holderBuf(I.slots[k]),
-                        progs.grad->buffer(size_t(progs.grad->program().arguments[size_t(I.slots[k].gradArg)])),
+                        progs.grad->buffer(
+                            size_t(progs.grad->program().arguments[size_t(I.slots[k].gradArg)])),
                         error))
             return false;
       }
@@ -686,17 +661,14 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     if (!makeDirectories(cfg.checkpointDir, error))
       return false;
     for (const std::string &f : removeStaleTemporaries(cfg.checkpointDir))
-      I.progress->message("removed '" + f +
-                          "', left by a checkpoint writer that was killed");
+      I.progress->message("removed '" + f + "', left by a checkpoint writer that was killed");
   }
-  if (!cfg.logPath.empty() &&
-      !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)
-                   : I.log.open(cfg.logPath, /*append=*/false, error)))
+  if (!cfg.logPath.empty() && !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)
+                                           : I.log.open(cfg.logPath, /*append=*/false, error)))
     return false;
   if (curStep >= cfg.steps) {
-    I.progress->message("already at step " + std::to_string(curStep) +
-                        " (steps " + std::to_string(cfg.steps) +
-                        "): nothing to do");
+    I.progress->message("already at step " + std::to_string(curStep) + " (steps " +
+                        std::to_string(cfg.steps) + "): nothing to do");
     return true;
   }
 
@@ -743,9 +715,8 @@ bool Trainer::run(TrainResult &result, std::string &error) {
         return false;
       if (!std::isfinite(v)) {
         result.stoppedNonFinite = true;
-        error = "step " + std::to_string(curStep) +
-                ": the validation loss is not finite (" + num(v) +
-                "); stopping, the last good checkpoint is kept";
+        error = "step " + std::to_string(curStep) + ": the validation loss is not finite (" +
+                num(v) + "); stopping, the last good checkpoint is kept";
         return false;
       }
       evaluated = true;
@@ -761,8 +732,8 @@ bool Trainer::run(TrainResult &result, std::string &error) {
         }
       }
     }
-    bool save = final || evaluated ||
-                (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
+    bool save =
+        final || evaluated || (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
     if (save && !last.empty() && !saveCheckpoint(last, error)) {
       error += "; the previous checkpoint is intact";
       return false;

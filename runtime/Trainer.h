@@ -94,8 +94,8 @@ struct TrainPrograms {
 };
 
 struct TrainResult {
-  int64_t startStep = 0;    // the step resumed from (0: fresh)
-  int64_t lastStep = 0;     // the last completed step
+  int64_t startStep = 0; // the step resumed from (0: fresh)
+  int64_t lastStep = 0;  // the last completed step
   double lastLoss = 0;
   double lastGradNorm = 0;
   std::optional<double> lastValLoss;
@@ -108,10 +108,8 @@ public:
   /// Checks the Programs against each other and the data (argument names,
   /// roles, shapes; the windows fit the files), opens the log. `val` may be
   /// null (no evaluation). The files must outlive the Trainer.
-  static std::unique_ptr<Trainer> create(const TrainConfig &config,
-                                         const TrainPrograms &programs,
-                                         const TokenFile &train,
-                                         const TokenFile *val,
+  static std::unique_ptr<Trainer> create(const TrainConfig &config, const TrainPrograms &programs,
+                                         const TokenFile &train, const TokenFile *val,
                                          std::string &error);
   ~Trainer();
 
@@ -133,9 +131,7 @@ public:
   std::vector<TensorData> stateTensors() const;
   /// Averaged gradients of the last accumulated step (accumulate > 1),
   /// indexed like the params.
-  const std::vector<std::vector<double>> &lastGradients() const {
-    return gradSums;
-  }
+  const std::vector<std::vector<double>> &lastGradients() const { return gradSums; }
 
   int64_t step() const { return curStep; }
   const WindowSampler &sampler() const { return *trainSampler; }

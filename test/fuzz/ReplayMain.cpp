@@ -24,8 +24,7 @@ namespace fs = std::filesystem;
 static bool collect(const fs::path &path, std::vector<fs::path> &files) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end;
-         it.increment(ec))
+    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
       if (it->is_regular_file(ec))
         files.push_back(it->path());
     if (ec) {

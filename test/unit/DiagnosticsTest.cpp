@@ -53,8 +53,7 @@ TEST(DiagnosticsTest, TabsBecomeSpacesAndTheCaretFollows) {
   SourceFile file("m.ein", "\tx = $\n");
   DiagnosticEngine diags(file);
   diags.error({1, 6}, "bad");
-  EXPECT_EQ(printAll(diags),
-            "m.ein:1:6: error: bad\n        x = $\n            ^\n");
+  EXPECT_EQ(printAll(diags), "m.ein:1:6: error: bad\n        x = $\n            ^\n");
 }
 
 TEST(DiagnosticsTest, NoteFollowsItsError) {
@@ -202,7 +201,7 @@ TEST(TerminalTextTest, ExcerptAlignsByDisplayColumns) {
   // of ESC takes four columns.
   SourceExcerpt e = excerptLine("x = \xe4\xb8\xad\xe6\x96\x87 \x1b $", 14);
   EXPECT_EQ(e.text, "x = \xe4\xb8\xad\xe6\x96\x87 \\x1b $");
-  EXPECT_EQ(e.caretColumn, 14u); // 4 + 4 (CJK) + 1 + 4 (escape) + 1
+  EXPECT_EQ(e.caretColumn, 14u);         // 4 + 4 (CJK) + 1 + 4 (escape) + 1
   e = excerptLine("caf\xc3\xa9 = $", 9); // "café = $"
   EXPECT_EQ(e.caretColumn, 7u);
 }
@@ -245,8 +244,7 @@ TEST(DiagnosticsTest, LongSourceLineIsBounded) {
 TEST(DiagnosticsTest, MessageAndFileNameAreEscapedAndBounded) {
   SourceFile file("m\x1b]0;title\x07.ein", "x\n");
   DiagnosticEngine diags(file);
-  diags.error({1, 1}, "unknown name '\x1b[2J" + std::string(100000, 'n') +
-                          "'");
+  diags.error({1, 1}, "unknown name '\x1b[2J" + std::string(100000, 'n') + "'");
   std::string out = printAll(diags);
   EXPECT_EQ(out.find('\x1b'), std::string::npos);
   EXPECT_EQ(out.find('\x07'), std::string::npos);

@@ -24,8 +24,7 @@ struct Lexed {
     return out;
   }
   std::string message(size_t i = 0) const {
-    return i < diags->diagnostics().size() ? diags->diagnostics()[i].message
-                                           : "";
+    return i < diags->diagnostics().size() ? diags->diagnostics()[i].message : "";
   }
 };
 
@@ -41,11 +40,10 @@ Lexed lex(const std::string &text) {
 TEST(LexerTest, KeywordsAndIdentifiers) {
   Lexed l = lex("dim input param fn for in output minimize return train "
                 "dims _x x1 In");
-  std::vector<K> expected = {
-      K::KwDim,      K::KwInput,    K::KwParam,      K::KwFn,
-      K::KwFor,      K::KwIn,       K::KwOutput,     K::KwMinimize,
-      K::KwReturn,   K::KwTrain,    K::Identifier,   K::Identifier,
-      K::Identifier, K::Identifier, K::Newline,      K::Eof};
+  std::vector<K> expected = {K::KwDim,      K::KwInput,    K::KwParam,    K::KwFn,
+                             K::KwFor,      K::KwIn,       K::KwOutput,   K::KwMinimize,
+                             K::KwReturn,   K::KwTrain,    K::Identifier, K::Identifier,
+                             K::Identifier, K::Identifier, K::Newline,    K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   EXPECT_EQ(l.tokens[10].text, "dims");
   EXPECT_EQ(l.tokens[11].text, "_x");
@@ -107,8 +105,7 @@ TEST(LexerTest, Int64Limits) {
 
 TEST(LexerTest, MalformedNumbers) {
   EXPECT_EQ(lex("1e").message(), "expected digits in the exponent of number '1e'");
-  EXPECT_EQ(lex("2e+x").message(),
-            "expected digits in the exponent of number '2e+x'");
+  EXPECT_EQ(lex("2e+x").message(), "expected digits in the exponent of number '2e+x'");
   EXPECT_EQ(lex("3heads").message(), "invalid number '3heads'");
 }
 
@@ -128,9 +125,8 @@ TEST(LexerTest, UnterminatedString) {
   EXPECT_EQ(l.diags->diagnostics()[0].loc.line, 1u);
   EXPECT_EQ(l.diags->diagnostics()[0].loc.col, 5u);
   // Lexing goes on with the next line.
-  std::vector<K> expected = {K::Identifier, K::Equal,  K::Error,
-                             K::Newline,    K::Identifier, K::Equal,
-                             K::Number,     K::Newline, K::Eof};
+  std::vector<K> expected = {K::Identifier, K::Equal,  K::Error,   K::Newline, K::Identifier,
+                             K::Equal,      K::Number, K::Newline, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
 
   Lexed eof = lex("\"abc");
@@ -139,27 +135,24 @@ TEST(LexerTest, UnterminatedString) {
 
 TEST(LexerTest, Punctuation) {
   Lexed l = lex("( ) [ ] { } , : = ~ -> + - * / ** ...");
-  std::vector<K> expected = {
-      K::LParen, K::RParen, K::LBracket, K::RBracket, K::LBrace,
-      K::RBrace, K::Comma,  K::Colon,    K::Equal,    K::Tilde,
-      K::Arrow,  K::Plus,   K::Minus,    K::Star,     K::Slash,
-      K::StarStar, K::Ellipsis, K::Newline, K::Eof};
+  std::vector<K> expected = {K::LParen,   K::RParen,   K::LBracket, K::RBracket, K::LBrace,
+                             K::RBrace,   K::Comma,    K::Colon,    K::Equal,    K::Tilde,
+                             K::Arrow,    K::Plus,     K::Minus,    K::Star,     K::Slash,
+                             K::StarStar, K::Ellipsis, K::Newline,  K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   EXPECT_FALSE(l.diags->hasErrors());
   // No space needed: `a**-b`, `x->y`.
   Lexed tight = lex("a**-b->c");
-  std::vector<K> tightKinds = {K::Identifier, K::StarStar, K::Minus,
-                               K::Identifier, K::Arrow,    K::Identifier,
-                               K::Newline,    K::Eof};
+  std::vector<K> tightKinds = {K::Identifier, K::StarStar,   K::Minus,   K::Identifier,
+                               K::Arrow,      K::Identifier, K::Newline, K::Eof};
   EXPECT_EQ(tight.kinds(), tightKinds);
 }
 
 TEST(LexerTest, NewlinesInsideBracketsAreSkipped) {
   Lexed l = lex("f(a,\n  b)[c\n]\n{\n}\n");
-  std::vector<K> expected = {
-      K::Identifier, K::LParen,   K::Identifier, K::Comma,  K::Identifier,
-      K::RParen,     K::LBracket, K::Identifier, K::RBracket, K::Newline,
-      K::LBrace,     K::Newline,  K::RBrace,     K::Newline, K::Eof};
+  std::vector<K> expected = {K::Identifier, K::LParen,   K::Identifier, K::Comma,    K::Identifier,
+                             K::RParen,     K::LBracket, K::Identifier, K::RBracket, K::Newline,
+                             K::LBrace,     K::Newline,  K::RBrace,     K::Newline,  K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   // Locations stay right after a skipped newline.
   EXPECT_EQ(l.tokens[4].loc.line, 2u);
@@ -168,11 +161,10 @@ TEST(LexerTest, NewlinesInsideBracketsAreSkipped) {
 
 TEST(LexerTest, NewlinesInsideBracesAreKept) {
   Lexed l = lex("for l in n {\n  x = f(\n y)\n}");
-  std::vector<K> expected = {
-      K::KwFor,  K::Identifier, K::KwIn,       K::Identifier, K::LBrace,
-      K::Newline, K::Identifier, K::Equal,     K::Identifier, K::LParen,
-      K::Identifier, K::RParen, K::Newline,    K::RBrace,     K::Newline,
-      K::Eof};
+  std::vector<K> expected = {K::KwFor,      K::Identifier, K::KwIn,       K::Identifier,
+                             K::LBrace,     K::Newline,    K::Identifier, K::Equal,
+                             K::Identifier, K::LParen,     K::Identifier, K::RParen,
+                             K::Newline,    K::RBrace,     K::Newline,    K::Eof};
   EXPECT_EQ(l.kinds(), expected);
 }
 
@@ -180,11 +172,9 @@ TEST(LexerTest, KeywordFirstOnALineClosesForgottenBrackets) {
   // The '(' is never closed: a statement keyword at the start of a line ends
   // the statement anyway, so the parser can recover there.
   Lexed l = lex("x = f(a,\ndim d = 1\n");
-  std::vector<K> expected = {K::Identifier, K::Equal,   K::Identifier,
-                             K::LParen,     K::Identifier, K::Comma,
-                             K::Newline,    K::KwDim,   K::Identifier,
-                             K::Equal,      K::Number,  K::Newline,
-                             K::Eof};
+  std::vector<K> expected = {K::Identifier, K::Equal,   K::Identifier, K::LParen,     K::Identifier,
+                             K::Comma,      K::Newline, K::KwDim,      K::Identifier, K::Equal,
+                             K::Number,     K::Newline, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   EXPECT_EQ(l.tokens[6].loc.line, 1u);
   EXPECT_EQ(l.tokens[6].loc.col, 9u);
@@ -195,8 +185,7 @@ TEST(LexerTest, KeywordFirstOnALineClosesForgottenBrackets) {
 
 TEST(LexerTest, CommentsAndBlankLines) {
   Lexed l = lex("# header\n\n  \nx = 1 # trailing\n# end");
-  std::vector<K> expected = {K::Identifier, K::Equal, K::Number, K::Newline,
-                             K::Eof};
+  std::vector<K> expected = {K::Identifier, K::Equal, K::Number, K::Newline, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   EXPECT_EQ(l.tokens[0].loc.line, 4u);
 }
@@ -276,11 +265,38 @@ TEST(LexerTest, ANulByteMeansABinaryFile) {
 // diagnostic has a location inside the file.
 TEST(LexerTest, FuzzNoCrash) {
   std::mt19937 rng(1234);
-  const char *pieces[] = {"dim ", "x", " = ", "(", ")", "[", "]", "{", "}",
-                          "\n", ",", "->", "**", "...", "\"", "1e", "3",
-                          "fn ", "for ", " in ", "param ", ":", "~", "-",
-                          "#", "\t", "train", "output ", "return ", ".5",
-                          "99999999999999999999999", "\x80"};
+  const char *pieces[] = {"dim ",
+                          "x",
+                          " = ",
+                          "(",
+                          ")",
+                          "[",
+                          "]",
+                          "{",
+                          "}",
+                          "\n",
+                          ",",
+                          "->",
+                          "**",
+                          "...",
+                          "\"",
+                          "1e",
+                          "3",
+                          "fn ",
+                          "for ",
+                          " in ",
+                          "param ",
+                          ":",
+                          "~",
+                          "-",
+                          "#",
+                          "\t",
+                          "train",
+                          "output ",
+                          "return ",
+                          ".5",
+                          "99999999999999999999999",
+                          "\x80"};
   for (int round = 0; round < 3000; ++round) {
     std::string text;
     int n = rng() % 60;

@@ -108,8 +108,7 @@ TEST(MisspeltDim, CraftedProgramsExhaustABudgetInsteadOfTakingMinutes) {
   std::vector<std::string> perms;
   do
     perms.push_back(letters);
-  while (std::next_permutation(letters.begin(), letters.end()) &&
-         perms.size() < 6000);
+  while (std::next_permutation(letters.begin(), letters.end()) && perms.size() < 6000);
   DimTable dims;
   dims.set("hidden", 8);
   for (size_t i = 0; i < 3000; ++i)
@@ -117,7 +116,7 @@ TEST(MisspeltDim, CraftedProgramsExhaustABudgetInsteadOfTakingMinutes) {
   EXPECT_EQ(dims.misspeltDim("hiddn"), "hidden");
   for (size_t i = 3000; i < 6000; ++i)
     dims.misspeltDim(perms[i]);
-  EXPECT_EQ(dims.misspeltDim("hiddn"), "hidden"); // answered before: cached
+  EXPECT_EQ(dims.misspeltDim("hiddn"), "hidden");     // answered before: cached
   EXPECT_EQ(dims.misspeltDim("hiden"), std::nullopt); // past the budget
 }
 

@@ -23,8 +23,7 @@ std::string exprOf(const std::string &text) {
 }
 
 std::string readExample(const char *name) {
-  auto buffer = llvm::MemoryBuffer::getFile(std::string(EINC_SOURCE_DIR) +
-                                            "/examples/" + name);
+  auto buffer = llvm::MemoryBuffer::getFile(std::string(EINC_SOURCE_DIR) + "/examples/" + name);
   if (!buffer)
     return "";
   return (*buffer)->getBuffer().str();
@@ -62,8 +61,7 @@ TEST(ParserTest, MlpLmExampleParses) {
   EXPECT_EQ(w1.shape[0].kind, AxisSpec::Kind::Group);
   ASSERT_EQ(w1.shape[0].members.size(), 2u);
   EXPECT_EQ(w1.shape[0].members[1].name, "embed");
-  EXPECT_EQ(sexpr(w1.value.get()),
-            "(call normal std=(/ 1 (call sqrt (* window embed))) clip=3)");
+  EXPECT_EQ(sexpr(w1.value.get()), "(call normal std=(/ 1 (call sqrt (* window embed))) clip=3)");
   EXPECT_EQ(sexpr(s[9]->value.get()), "zeros");
 
   EXPECT_EQ(sexpr(s[11]->value.get()),
@@ -92,8 +90,7 @@ TEST(ParserTest, GptExampleParses) {
   ASSERT_EQ(fn.resultShape.size(), 2u);
   ASSERT_EQ(fn.body.size(), 4u);
   EXPECT_EQ(fn.body[3]->kind, StmtKind::Return);
-  EXPECT_EQ(sexpr(fn.body[3]->value.get()),
-            "(+ (* (* xc (call rsqrt (+ var 1e-5))) g) b)");
+  EXPECT_EQ(sexpr(fn.body[3]->value.get()), "(+ (* (* xc (call rsqrt (+ var 1e-5))) g) b)");
 
   const Stmt &loop = *s[14];
   ASSERT_EQ(loop.kind, StmtKind::For);
@@ -130,8 +127,7 @@ TEST(ParserTest, PrinterCoversEveryNode) {
   llvm::raw_string_ostream os(out);
   printAST(*p.program, os);
   EXPECT_NE(out.find("(fn @17:1 name=layernorm@17:4"), std::string::npos);
-  EXPECT_NE(out.find("(for @26:1 var=layer@26:5 in=layers@26:14"),
-            std::string::npos);
+  EXPECT_NE(out.find("(for @26:1 var=layer@26:5 in=layers@26:14"), std::string::npos);
   EXPECT_NE(out.find("(kwarg three @38:83"), std::string::npos);
   EXPECT_NE(out.find("shape=[d@29:19, (3@29:23 heads@29:25 hd@29:31)@29:22]"), std::string::npos)
       << out;
@@ -307,17 +303,18 @@ TEST(ParserTest, ErrorMessages) {
       {"input x: [a]", "expected a dtype after ':', found '['", 1, 10},
       {"input x: f32 a", "expected '[' to start a shape, found 'a'", 1, 14},
       {"param w: [a b]", "expected ',' or ']' in shape, found 'b'", 1, 13},
-      {"param w: [a,]", "expected an axis (a name, an integer, '...' or "
-                        "'( )'), found ']'", 1, 13},
-      {"param w: [(a (b))]", "nested parentheses are not allowed in a shape",
-       1, 14},
-      {"param w: [()]", "expected an axis name or integer after '(', found "
-                        "')'", 1, 12},
-      {"param w: [(a ...)]", "'...' is not allowed inside '( )' in a shape",
-       1, 14},
+      {"param w: [a,]",
+       "expected an axis (a name, an integer, '...' or "
+       "'( )'), found ']'",
+       1, 13},
+      {"param w: [(a (b))]", "nested parentheses are not allowed in a shape", 1, 14},
+      {"param w: [()]",
+       "expected an axis name or integer after '(', found "
+       "')'",
+       1, 12},
+      {"param w: [(a ...)]", "'...' is not allowed inside '( )' in a shape", 1, 14},
       {"param w: [1.5]", "axis size must be an integer, found '1.5'", 1, 11},
-      {"param w: [a] zeros", "expected newline after statement, found 'zeros'",
-       1, 14},
+      {"param w: [a] zeros", "expected newline after statement, found 'zeros'", 1, 14},
       {"x = (a + b", "expected ')' to close '(', found newline", 1, 11},
       {"x = f(a b)", "expected ',' or ')' in call to 'f', found 'b'", 1, 9},
       {"x = t[i", "expected ']' after index, found newline", 1, 8},
@@ -325,38 +322,44 @@ TEST(ParserTest, ErrorMessages) {
       {"x = f(k=1, k=2)", "duplicate keyword argument 'k'", 1, 12},
       {"x = (f)(a)", "only a function name can be called", 1, 8},
       {"x + 1", "expected '=' or ',' after assignment target, found '+'", 1, 3},
-      {"a, = 1", "expected a name after ',' in assignment targets, found '='",
-       1, 4},
-      {"a, b c = 1", "expected '=' or ',' after assignment targets, found 'c'",
-       1, 6},
+      {"a, = 1", "expected a name after ',' in assignment targets, found '='", 1, 4},
+      {"a, b c = 1", "expected '=' or ',' after assignment targets, found 'c'", 1, 6},
       {"= 1", "expected a statement, found '='", 1, 1},
-      {"fn (x: [a]) -> [a] {\n}", "expected a function name after 'fn', "
-                                  "found '('", 1, 4},
+      {"fn (x: [a]) -> [a] {\n}",
+       "expected a function name after 'fn', "
+       "found '('",
+       1, 4},
       {"fn f x", "expected '(' after function name, found 'x'", 1, 6},
       {"fn f(x [a])", "expected ':' after parameter name, found '['", 1, 8},
-      {"fn f(x: [a] y: [a])", "expected ',' or ')' after parameter, found 'y'",
-       1, 13},
-      {"fn f(x: [a]) {\n}", "expected '->' and the result shape after ')', "
-                            "found '{'", 1, 14},
-      {"fn f(x: [a]) -> [a]\n", "expected '{' to start the function body, "
-                                "found newline", 1, 20},
-      {"for in n {\n}", "expected a loop variable after 'for', found 'in'", 1,
-       5},
+      {"fn f(x: [a] y: [a])", "expected ',' or ')' after parameter, found 'y'", 1, 13},
+      {"fn f(x: [a]) {\n}",
+       "expected '->' and the result shape after ')', "
+       "found '{'",
+       1, 14},
+      {"fn f(x: [a]) -> [a]\n",
+       "expected '{' to start the function body, "
+       "found newline",
+       1, 20},
+      {"for in n {\n}", "expected a loop variable after 'for', found 'in'", 1, 5},
       {"for i n {\n}", "expected 'in' after loop variable, found 'n'", 1, 7},
       {"for i in {\n}", "expected a dim name after 'in', found '{'", 1, 10},
       {"train lr = 1", "expected '{' after 'train', found 'lr'", 1, 7},
-      {"train {\n  lr 1\n}", "expected '=' after setting name, found '1'", 2,
-       6},
-      {"train {\n  3 = 1\n}", "expected a setting name in the train section, "
-                              "found '3'", 2, 3},
+      {"train {\n  lr 1\n}", "expected '=' after setting name, found '1'", 2, 6},
+      {"train {\n  3 = 1\n}",
+       "expected a setting name in the train section, "
+       "found '3'",
+       2, 3},
       {"}", "expected a statement, found '}' (no block is open)", 1, 1},
       {"return 1", "'return' is only allowed in a function body", 1, 1},
-      {"for i in n {\n  output x\n}", "'output' is not allowed inside a 'for' "
-                                      "loop (only param, for and assignments "
-                                      "are)", 2, 3},
+      {"for i in n {\n  output x\n}",
+       "'output' is not allowed inside a 'for' "
+       "loop (only param, for and assignments "
+       "are)",
+       2, 3},
       {"fn f(x: [a]) -> [a] {\n  param w: [a]\n}",
        "only assignments and return are allowed in a function body, found "
-       "'param'", 2, 3},
+       "'param'",
+       2, 3},
   };
   for (const ErrorCase &c : cases) {
     Parsed p = parse(c.text);
@@ -429,8 +432,7 @@ TEST(ParserTest, StopsAfterTooManyErrors) {
     text += "x = = 1\n";
   Parsed p = parse(text, 5);
   EXPECT_TRUE(p.diags->stopped());
-  EXPECT_EQ(p.diags->diagnostics().back().message,
-            "too many errors; stopping");
+  EXPECT_EQ(p.diags->diagnostics().back().message, "too many errors; stopping");
   EXPECT_EQ(p.diags->diagnostics().size(), 6u);
 }
 

@@ -13,8 +13,7 @@ Pattern ok(llvm::StringRef text) {
   std::string error;
   unsigned offset = 0;
   std::optional<Pattern> p = parsePattern(text, error, offset);
-  EXPECT_TRUE(p.has_value()) << text.str() << ": " << error << " at "
-                             << offset;
+  EXPECT_TRUE(p.has_value()) << text.str() << ": " << error << " at " << offset;
   return p ? *p : Pattern();
 }
 
@@ -57,10 +56,8 @@ TEST(PatternTest, EinsumInputs) {
   EXPECT_EQ(p.inputs[1].offset, 18u);
   EXPECT_EQ(p.inputs[1].axes[2].name, "s");
   EXPECT_EQ(p.inputs[1].axes[2].offset, 30u);
-  EXPECT_EQ(patternNames(p.output),
-            (std::vector<std::string>{"batch", "heads", "t", "s"}));
-  EXPECT_EQ(toString(p),
-            "batch heads t hd, batch heads s hd -> batch heads t s");
+  EXPECT_EQ(patternNames(p.output), (std::vector<std::string>{"batch", "heads", "t", "s"}));
+  EXPECT_EQ(toString(p), "batch heads t hd, batch heads s hd -> batch heads t s");
   // The same name in two inputs is a contraction, not a duplicate.
   ok("i j, j k, k l -> i l");
 }
@@ -117,8 +114,7 @@ TEST(PatternTest, WhitespaceIsFlexible) {
 
 TEST(PatternTest, Helpers) {
   Pattern p = ok("b (h w) c -> b h w c");
-  EXPECT_EQ(patternNames(p.inputs[0]),
-            (std::vector<std::string>{"b", "h", "w", "c"}));
+  EXPECT_EQ(patternNames(p.inputs[0]), (std::vector<std::string>{"b", "h", "w", "c"}));
   std::vector<std::string> names = {"x"};
   collectPatternNames(p.output, names);
   EXPECT_EQ(names.size(), 5u);
@@ -159,20 +155,17 @@ TEST(PatternTest, Errors) {
       {"a -> ... (...)", "'...' may appear only once on the right side", 10},
       {"a . b -> a", "'.' is only allowed as part of '...'", 2},
       {"a .. -> a", "'.' is only allowed as part of '...'", 2},
-      {"(a (b)) -> a b", "nested parentheses are not allowed in a pattern",
-       3},
+      {"(a (b)) -> a b", "nested parentheses are not allowed in a pattern", 3},
       {"(a b -> a b", "unclosed '(' in pattern", 0},
       {"a b) -> a b", "unmatched ')' in pattern", 3},
       {"a -> (a", "unclosed '(' in pattern", 5},
-      {"a -> a, b", "',' may only separate the inputs, on the left of '->'",
-       6},
+      {"a -> a, b", "',' may only separate the inputs, on the left of '->'", 6},
       {"2a -> a", "invalid axis name '2a' (names are identifiers)", 0},
       {"_a -> _a", "axis name '_a' must not start or end with '_'", 0},
       {"a_ -> a_", "axis name 'a_' must not start or end with '_'", 0},
       {"_ -> ", "axis name '_' must not start or end with '_'", 0},
       {"a 0 -> a", "anonymous axis must have a positive size, found '0'", 2},
-      {"a -> a 99999999999999999999",
-       "anonymous axis size '99999999999999999999' is too large", 7},
+      {"a -> a 99999999999999999999", "anonymous axis size '99999999999999999999' is too large", 7},
       {"a - b -> a", "unexpected '-' in pattern (the arrow is '->')", 2},
       {"a > b -> a", "unexpected '>' in pattern (the arrow is '->')", 2},
       {"a $ -> a", "unexpected character '$' in pattern", 2},
@@ -193,8 +186,7 @@ TEST(PatternTest, NoCrashOnAnyBytes) {
     for (int i = 0; i < n; ++i) {
       seed = seed * 1103515245 + 12345;
       const char alphabet[] = "ab1 ().,->_9\x80";
-      text += (round % 3 == 0) ? char(seed >> 16)
-                               : alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+      text += (round % 3 == 0) ? char(seed >> 16) : alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
     }
     std::string error;
     unsigned offset = 0;

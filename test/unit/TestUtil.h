@@ -27,8 +27,7 @@ struct Parsed {
   }
   /// The first diagnostic's message ("" when none).
   std::string firstMessage() const {
-    return diags->diagnostics().empty() ? ""
-                                        : diags->diagnostics().front().message;
+    return diags->diagnostics().empty() ? "" : diags->diagnostics().front().message;
   }
 };
 
@@ -54,12 +53,10 @@ inline std::string sexpr(const Expr *e) {
     return std::string("(neg ") + sexpr(e->args[0].get()) + ")";
   case ExprKind::Binary: {
     std::string op = e->op == '^' ? "**" : std::string(1, e->op);
-    return "(" + op + " " + sexpr(e->args[0].get()) + " " +
-           sexpr(e->args[1].get()) + ")";
+    return "(" + op + " " + sexpr(e->args[0].get()) + " " + sexpr(e->args[1].get()) + ")";
   }
   case ExprKind::Index:
-    return "(index " + sexpr(e->args[0].get()) + " " +
-           sexpr(e->args[1].get()) + ")";
+    return "(index " + sexpr(e->args[0].get()) + " " + sexpr(e->args[1].get()) + ")";
   case ExprKind::Call: {
     std::string out = "(call " + e->callee;
     for (const ExprPtr &arg : e->args)

@@ -108,8 +108,8 @@ bool measureSgemm(double budget, Measurement &m, std::string &error) {
     b[i] = float(i % 13) * 0.01f;
   }
   auto gemm = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n,
-                b.data(), n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n);
   };
   // One untimed call loads the kernels and starts the threads; on a slow
   // machine it also tells us to use a smaller problem.
@@ -123,9 +123,8 @@ bool measureSgemm(double budget, Measurement &m, std::string &error) {
   const char *coretypeEnv = std::getenv("OPENBLAS_CORETYPE");
   std::string coretype = coretypeEnv ? std::string("OPENBLAS_CORETYPE=") + coretypeEnv
                                      : std::string("OPENBLAS_CORETYPE unset");
-  m.detail = "OpenBLAS cblas_sgemm " + std::to_string(n) + "^3, kernel " +
-             openblas_get_corename() + " (" + coretype + "), " +
-             threadsText(openblas_get_num_threads()) + ", median of " +
+  m.detail = "OpenBLAS cblas_sgemm " + std::to_string(n) + "^3, kernel " + openblas_get_corename() +
+             " (" + coretype + "), " + threadsText(openblas_get_num_threads()) + ", median of " +
              std::to_string(reps);
   return true;
 #else
@@ -195,14 +194,13 @@ bool measureVector(double budget, Measurement &m) {
   int threads = threadCount();
   std::vector<std::vector<float>> x(threads, std::vector<float>(n, 1.0f));
   int reps = 0;
-  double t = timeMedian(budget, 5, 100, reps, [&] {
-    parallel(threads, [&](int i) { kernel(x[i].data(), n, passes); });
-  });
+  double t = timeMedian(budget, 5, 100, reps,
+                        [&] { parallel(threads, [&](int i) { kernel(x[i].data(), n, passes); }); });
   volatile float sink = x[0][n / 2]; // keep the result alive
   (void)sink;
   m.value = 2.0 * kFmaChain * double(n) * passes * threads / t;
-  m.detail = "f32 multiply-add loop in L1, " + isa + ", " + threadsText(threads) +
-             ", median of " + std::to_string(reps);
+  m.detail = "f32 multiply-add loop in L1, " + isa + ", " + threadsText(threads) + ", median of " +
+             std::to_string(reps);
   return true;
 }
 
@@ -382,15 +380,14 @@ int calibrate(const Options &o) {
   if (llvm::sys::fs::exists(path)) {
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer) {
-      llvm::errs() << "einc: cannot read '" << path << "': " << buffer.getError().message()
-                   << "\n";
+      llvm::errs() << "einc: cannot read '" << path << "': " << buffer.getError().message() << "\n";
       return 1;
     }
     std::string error;
     auto existing = mlir::ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
     if (!existing) {
-      llvm::errs() << "einc: '" << path << "' exists but is not a device profiles file ("
-                   << error << "); not overwriting it (remove it or pass -o FILE)\n";
+      llvm::errs() << "einc: '" << path << "' exists but is not a device profiles file (" << error
+                   << "); not overwriting it (remove it or pass -o FILE)\n";
       return 1;
     }
     for (auto &p : *existing)

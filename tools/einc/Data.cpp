@@ -60,8 +60,8 @@ bool readAll(const std::string &path, std::vector<unsigned char> &bytes, std::st
 /// Writes tokens [begin, end) of `bytes` as little-endian uint16 to `path`
 /// atomically (temporary file in the same folder, fsync, rename, fsync of
 /// the folder).
-bool writeTokens(const std::string &dir, const std::string &name,
-                 const unsigned char *begin, const unsigned char *end, std::string &error) {
+bool writeTokens(const std::string &dir, const std::string &name, const unsigned char *begin,
+                 const unsigned char *end, std::string &error) {
   std::string path = dir + "/" + name;
   std::string tmp = dir + "/." + name + ".tmp." + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -12,8 +12,7 @@ namespace einc {
 bool Frontend::load(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!buffer) {
-    llvm::errs() << "einc: cannot read '" << path << "': " << buffer.getError().message()
-                 << "\n";
+    llvm::errs() << "einc: cannot read '" << path << "': " << buffer.getError().message() << "\n";
     return false;
   }
   std::string name = path == "-" ? "<stdin>" : path;

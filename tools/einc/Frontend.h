@@ -30,8 +30,7 @@ struct Frontend {
   /// Parses; false when there were syntax errors.
   bool parse();
   /// Checks and lowers to `ein` IR; null when there were errors.
-  mlir::OwningOpRef<mlir::ModuleOp> lower(mlir::MLIRContext &context,
-                                          const Options &options);
+  mlir::OwningOpRef<mlir::ModuleOp> lower(mlir::MLIRContext &context, const Options &options);
   /// Prints collected diagnostics to stderr.
   void printDiagnostics();
 };

@@ -24,7 +24,7 @@ namespace {
 
 #include "HelpTexts.inc"
 
-const char *const kCommands[] = {"check", "emit",  "run",   "report",
+const char *const kCommands[] = {"check",     "emit", "run",   "report",
                                  "calibrate", "data", "train", "sample"};
 
 bool isCommand(const std::string &s) {
@@ -77,11 +77,22 @@ std::optional<double> parseQuantity(std::string s) {
   double scale = 1;
   if (!s.empty()) {
     switch (s.back()) {
-    case 'k': case 'K': scale = 1e3; break;
-    case 'M': scale = 1e6; break;
-    case 'B': case 'G': scale = 1e9; break;
-    case 'T': scale = 1e12; break;
-    default: break;
+    case 'k':
+    case 'K':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1e6;
+      break;
+    case 'B':
+    case 'G':
+      scale = 1e9;
+      break;
+    case 'T':
+      scale = 1e12;
+      break;
+    default:
+      break;
     }
     if (scale != 1)
       s.pop_back();
@@ -154,14 +165,14 @@ private:
 /// them into Options after parsing.
 struct Command {
   std::unique_ptr<CLI::App> app;
-  std::deque<std::vector<std::string>> values;           // one per flag with a value
-  std::vector<std::function<void()>> apply;              // in registration order
-  std::vector<std::string> files;                        // the positional words
+  std::deque<std::vector<std::string>> values; // one per flag with a value
+  std::vector<std::function<void()>> apply;    // in registration order
+  std::vector<std::string> files;              // the positional words
   bool help = false;
 
   /// A flag with a value; `convert` runs on each occurrence, in order.
-  void value(const std::string &names, const std::string &valueName,
-             const std::string &description, std::function<void(const std::string &)> convert,
+  void value(const std::string &names, const std::string &valueName, const std::string &description,
+             std::function<void(const std::string &)> convert,
              const std::string &group = "Options") {
     std::vector<std::string> &words = values.emplace_back();
     app->add_option(names, words, description)
@@ -182,8 +193,8 @@ struct Command {
 
 using Builder = void (*)(Command &, Options &);
 
-void addSet(Command &c, Options &o, const char *description =
-                                       "override a `dim` or a `train { }` setting (repeatable)") {
+void addSet(Command &c, Options &o,
+            const char *description = "override a `dim` or a `train { }` setting (repeatable)") {
   c.value("--set", "NAME=VALUE", description, [&o](const std::string &v) {
     size_t eq = v.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -213,16 +224,18 @@ void addThreads(Command &c, Options &o, const char *description) {
 }
 
 void addSeed(Command &c, Options &o, const char *description) {
-  c.value("--seed", "N", description, [&o](const std::string &v) {
-    o.seed = static_cast<uint64_t>(count("--seed", v, 0));
-  });
+  c.value("--seed", "N", description,
+          [&o](const std::string &v) { o.seed = static_cast<uint64_t>(count("--seed", v, 0)); });
 }
 
 void addSteps(Command &c, Options &o, const char *description, const std::string &group) {
-  c.value("--steps", "N", description, [&o](const std::string &v) {
-    o.stepsGiven = true;
-    o.steps = count("--steps", v, 1);
-  }, group);
+  c.value(
+      "--steps", "N", description,
+      [&o](const std::string &v) {
+        o.stepsGiven = true;
+        o.steps = count("--steps", v, 1);
+      },
+      group);
 }
 
 const char *kThreadsHelp = "threads for the CPU backend: its kernels and BLAS (default:\n"
@@ -243,12 +256,15 @@ void buildEmit(Command &c, Options &o) {
 }
 
 void buildRun(Command &c, Options &o) {
-  c.app->add_flag_callback("--forward", [&o] { o.mode = "forward"; },
-                           "the forward only: print the loss")
+  c.app
+      ->add_flag_callback(
+          "--forward", [&o] { o.mode = "forward"; }, "the forward only: print the loss")
       ->group("Modes");
-  c.app->add_flag_callback("--step", [&o] { o.mode = "step"; },
-                           "training steps (forward, backward, clipping, optimizer) on one\n"
-                           "batch: print loss and gradient norm per step")
+  c.app
+      ->add_flag_callback(
+          "--step", [&o] { o.mode = "step"; },
+          "training steps (forward, backward, clipping, optimizer) on one\n"
+          "batch: print loss and gradient norm per step")
       ->group("Modes");
   addSteps(c, o, "with --step: how many steps (default 1)", "Modes");
   c.value("--load", "FILE",
@@ -265,8 +281,9 @@ void buildRun(Command &c, Options &o) {
           "last step to a safetensors file (loadable with --load)",
           [&o](const std::string &v) { o.saveParams = v; });
   addSeed(c, o, "seed for parameter initialisation and random inputs (default 0)");
-  addBackend(c, o, "cpu (BLAS and compiled kernels, float32) or reference; the\n"
-                   "default is cpu, or reference with --f64 or --gradcheck");
+  addBackend(c, o,
+             "cpu (BLAS and compiled kernels, float32) or reference; the\n"
+             "default is cpu, or reference with --f64 or --gradcheck");
   c.flag("--f64", "compute in float64 instead of float32 (reference backend)", o.f64);
   addThreads(c, o, kThreadsHelp);
   c.flag("--gradcheck", "compare the gradients with central finite differences (float64)",
@@ -283,9 +300,10 @@ void buildRun(Command &c, Options &o) {
 }
 
 void buildCalibrate(Command &c, Options &o) {
-  addOutput(c, o, "the profiles file to write (default:\n"
-                  "$XDG_CONFIG_HOME/einc/devices.json, else\n"
-                  "~/.config/einc/devices.json; the folder is created)");
+  addOutput(c, o,
+            "the profiles file to write (default:\n"
+            "$XDG_CONFIG_HOME/einc/devices.json, else\n"
+            "~/.config/einc/devices.json; the folder is created)");
   c.value("--seconds", "S", "about how long to measure, in seconds (default 3, at most 60)",
           [&o](const std::string &v) {
             auto s = parseReal(v);
@@ -306,7 +324,9 @@ void buildReport(Command &c, Options &o) {
   c.value("--precision", "P",
           "fp32 (the IR's types), mixed (bf16 compute, fp32 master weights and\n"
           "optimizer state) or bf16 (default: the model's `precision`, else fp32)",
-          [&o](const std::string &v) { o.precision = choice("precision", v, {"fp32", "mixed", "bf16"}); });
+          [&o](const std::string &v) {
+            o.precision = choice("precision", v, {"fp32", "mixed", "bf16"});
+          });
   c.value("--optimizer", "O", "adamw, adam, sgd or adagrad (default: the model's, else adamw)",
           [&o](const std::string &v) {
             o.optimizer = choice("optimizer", v, {"adamw", "adam", "sgd", "adagrad"});
@@ -387,15 +407,13 @@ void buildTrain(Command &c, Options &o) {
 }
 
 void buildSample(Command &c, Options &o) {
-  c.value("--checkpoint", "FILE",
-          "the params to load (CK/best.safetensors or CK/last.safetensors)",
+  c.value("--checkpoint", "FILE", "the params to load (CK/best.safetensors or CK/last.safetensors)",
           [&o](const std::string &v) { o.checkpoint = v; });
   c.value("--prompt", "TEXT", "the text to continue (default: a newline)",
           [&o](const std::string &v) { o.prompt = v; });
   c.value("--tokens", "N", "how many tokens (bytes) to generate (default 200)",
           [&o](const std::string &v) { o.sampleTokens = count("--tokens", v, 0); });
-  c.value("--temperature", "T",
-          "divide the logits by T > 0 (default 1); small T is nearly greedy",
+  c.value("--temperature", "T", "divide the logits by T > 0 (default 1); small T is nearly greedy",
           [&o](const std::string &v) {
             auto t = parseReal(v);
             if (!t || !(*t > 0 && *t <= 1e6))
@@ -406,9 +424,10 @@ void buildSample(Command &c, Options &o) {
           [&o](const std::string &v) { o.topK = count("--top-k", v, 0); });
   addSeed(c, o, "the sampling seed (default 0)");
   addBackend(c, o, "cpu (the default) or reference");
-  addThreads(c, o, "threads for the CPU backend (default: EINC_NUM_THREADS,\n"
-                   "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every\n"
-                   "hardware thread)");
+  addThreads(c, o,
+             "threads for the CPU backend (default: EINC_NUM_THREADS,\n"
+             "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every\n"
+             "hardware thread)");
   addSet(c, o, "override a `dim` (must match the checkpoint's shapes)");
 }
 

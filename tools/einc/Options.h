@@ -18,63 +18,63 @@
 namespace einc {
 
 struct Options {
-  std::string command;  // check | emit | run
-  std::string input;    // the model file ("-" for stdin)
-  std::string output;   // -o FILE ("" = stdout)
-  std::string stage = "ir"; // emit: ast | ir | grad | step
+  std::string command;                                        // check | emit | run
+  std::string input;                                          // the model file ("-" for stdin)
+  std::string output;                                         // -o FILE ("" = stdout)
+  std::string stage = "ir";                                   // emit: ast | ir | grad | step
   std::vector<std::pair<std::string, std::string>> overrides; // --set k=v
   bool help = false;
 
   // run
-  std::string mode = "grad";  // forward | grad | step
-  int64_t steps = 1;          // --steps N (step mode)
-  std::string load;           // --load FILE.safetensors
-  std::string saveGrads;      // --save-grads FILE.safetensors
-  std::string saveParams;     // --save-params FILE.safetensors (step mode)
-  uint64_t seed = 0;          // --seed N
-  bool f64 = false;           // --f64
-  bool gradcheck = false;     // --gradcheck
-  int64_t samples = 8;        // --samples K (gradcheck entries per param)
-  bool profile = false;       // --profile (time every step of the Program)
-  int64_t threads = 0;        // --threads N (0: einrt::defaultThreadCount())
+  std::string mode = "grad"; // forward | grad | step
+  int64_t steps = 1;         // --steps N (step mode)
+  std::string load;          // --load FILE.safetensors
+  std::string saveGrads;     // --save-grads FILE.safetensors
+  std::string saveParams;    // --save-params FILE.safetensors (step mode)
+  uint64_t seed = 0;         // --seed N
+  bool f64 = false;          // --f64
+  bool gradcheck = false;    // --gradcheck
+  int64_t samples = 8;       // --samples K (gradcheck entries per param)
+  bool profile = false;      // --profile (time every step of the Program)
+  int64_t threads = 0;       // --threads N (0: einrt::defaultThreadCount())
 
   // calibrate
-  double seconds = 3;         // --seconds S (the measuring budget)
+  double seconds = 3; // --seconds S (the measuring budget)
 
   // report
-  std::string device = "h100";   // --device NAME
-  std::string deviceFile;        // --device-file FILE
-  std::string precision;         // --precision fp32|mixed|bf16 ("" = the model's, else fp32)
-  std::string optimizer;         // --optimizer ("" = the model's, else adamw)
-  std::string format = "text";   // --format text|json|html
-  int64_t gpus = 0;              // --gpus G
-  double clusterTokens = 0;      // --tokens D (training tokens in all)
-  double mfu = -1;               // --mfu M (< 0: use the predicted MFU)
+  std::string device = "h100"; // --device NAME
+  std::string deviceFile;      // --device-file FILE
+  std::string precision;       // --precision fp32|mixed|bf16 ("" = the model's, else fp32)
+  std::string optimizer;       // --optimizer ("" = the model's, else adamw)
+  std::string format = "text"; // --format text|json|html
+  int64_t gpus = 0;            // --gpus G
+  double clusterTokens = 0;    // --tokens D (training tokens in all)
+  double mfu = -1;             // --mfu M (< 0: use the predicted MFU)
 
   // data
-  std::string dataOut;           // --out DIR
-  double valFraction = 0.1;      // --val-fraction F
+  std::string dataOut;      // --out DIR
+  double valFraction = 0.1; // --val-fraction F
 
   // train (also: --steps, --seed is the settings' `seed` via --set)
-  std::string trainData;         // --data FILE.bin
-  std::string valData;           // --val FILE.bin
-  std::string checkpointDir;     // --checkpoint-dir DIR
-  bool resume = false;           // --resume
-  bool resetOptimizer = false;   // --reset-optimizer
-  bool overwrite = false;        // --overwrite (start over in a CK with a checkpoint)
-  std::string logFile;           // --log FILE (JSON lines)
-  int64_t logEvery = 1;          // --log-every N (progress and log lines)
-  std::string backend = "cpu";   // --backend cpu|reference
-  bool backendGiven = false;     // --backend was on the command line (run:
-                                 // the default is reference with --f64/--gradcheck)
-  bool stepsGiven = false;       // --steps was on the command line
+  std::string trainData;       // --data FILE.bin
+  std::string valData;         // --val FILE.bin
+  std::string checkpointDir;   // --checkpoint-dir DIR
+  bool resume = false;         // --resume
+  bool resetOptimizer = false; // --reset-optimizer
+  bool overwrite = false;      // --overwrite (start over in a CK with a checkpoint)
+  std::string logFile;         // --log FILE (JSON lines)
+  int64_t logEvery = 1;        // --log-every N (progress and log lines)
+  std::string backend = "cpu"; // --backend cpu|reference
+  bool backendGiven = false;   // --backend was on the command line (run:
+                               // the default is reference with --f64/--gradcheck)
+  bool stepsGiven = false;     // --steps was on the command line
 
   // sample (also: --seed, --backend)
-  std::string checkpoint;        // --checkpoint FILE.safetensors
-  std::string prompt;            // --prompt TEXT
-  int64_t sampleTokens = 200;    // --tokens N
-  double temperature = 1.0;      // --temperature T
-  int64_t topK = 0;              // --top-k K (0: all)
+  std::string checkpoint;     // --checkpoint FILE.safetensors
+  std::string prompt;         // --prompt TEXT
+  int64_t sampleTokens = 200; // --tokens N
+  double temperature = 1.0;   // --temperature T
+  int64_t topK = 0;           // --top-k K (0: all)
 };
 
 /// What the command line asks for.

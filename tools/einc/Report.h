@@ -30,21 +30,21 @@ namespace einc {
 
 /// One op of @train_step, in execution order.
 struct ReportOp {
-  int64_t index = 0;     // position in @train_step
-  std::string name;      // "ein.contract"
-  std::string kind;      // contraction | elementwise | reduction | data
-  std::string phase;     // forward | backward | optimizer
-  std::string layer;     // "layer.3", or "—" outside any loop iteration
-  std::string location;  // "examples/gpt.ein:31:9" or ""
-  std::string dtype;     // the roofline's dtype: "f32", "bf16", "f16"
+  int64_t index = 0;        // position in @train_step
+  std::string name;         // "ein.contract"
+  std::string kind;         // contraction | elementwise | reduction | data
+  std::string phase;        // forward | backward | optimizer
+  std::string layer;        // "layer.3", or "—" outside any loop iteration
+  std::string location;     // "examples/gpt.ein:31:9" or ""
+  std::string dtype;        // the roofline's dtype: "f32", "bf16", "f16"
   bool matrixUnits = false; // contractions run on the matrix units
   bool modelFlop = false;   // counted by MFU
   int64_t flops = 0;
   int64_t transcendentals = 0;
-  int64_t bytes = 0;     // read + written under the policy
-  double intensity = 0;  // flops / bytes (0 when bytes = 0)
+  int64_t bytes = 0;    // read + written under the policy
+  double intensity = 0; // flops / bytes (0 when bytes = 0)
   bool computeBound = false;
-  double seconds = 0;    // max(flops / peak, bytes / bandwidth)
+  double seconds = 0; // max(flops / peak, bytes / bandwidth)
 };
 
 /// FLOPs split by phase.
@@ -66,65 +66,65 @@ struct ReportLayer {
 /// The cluster questions (--gpus G --tokens D [--mfu M]).
 struct ReportCluster {
   int64_t gpus = 0;
-  double tokens = 0;           // D, training tokens in all
-  double mfu = 0;              // assumed
-  bool mfuGiven = false;       // from --mfu (else the predicted MFU)
-  double flopsPerToken = 0;    // counted model FLOPs per token (fwd + bwd contractions)
-  double totalFlops = 0;       // flopsPerToken × D
+  double tokens = 0;        // D, training tokens in all
+  double mfu = 0;           // assumed
+  bool mfuGiven = false;    // from --mfu (else the predicted MFU)
+  double flopsPerToken = 0; // counted model FLOPs per token (fwd + bwd contractions)
+  double totalFlops = 0;    // flopsPerToken × D
   double seconds = 0, days = 0, gpuHours = 0;
-  double sixNDFlops = 0;       // 6 · N · D, the napkin figure beside it
+  double sixNDFlops = 0; // 6 · N · D, the napkin figure beside it
   // The largest model that fits G devices (napkin: params + grads + state only).
-  double bytesPerParam = 0;    // (params + grads + optimizer state) / N under the policy
-  double maxParams = 0;        // G × device memory / bytesPerParam
+  double bytesPerParam = 0; // (params + grads + optimizer state) / N under the policy
+  double maxParams = 0;     // G × device memory / bytesPerParam
   double maxParamsPerDevice = 0;
 };
 
 struct Report {
   // What was reported on.
-  std::string model;           // the input file
+  std::string model; // the input file
   std::string device, deviceDescription, deviceSource;
-  std::string precision;       // fp32 | mixed | bf16
-  std::string optimizer;       // adamw | adam | sgd | adagrad
-  bool fusion = true;          // the `fusion` setting: bytes as a fusing backend moves them
+  std::string precision; // fp32 | mixed | bf16
+  std::string optimizer; // adamw | adam | sgd | adagrad
+  bool fusion = true;    // the `fusion` setting: bytes as a fusing backend moves them
   mlir::ein::FusionSummary fusionSummary; // applyFusionToCosts (zeros when off)
-  std::string computeDtype;    // the matrix dtype MFU is measured against
-  double matrixPeak = 0;       // FLOP/s at computeDtype
-  double vectorPeak = 0;       // FLOP/s at computeDtype on the vector units
-  double bandwidth = 0;        // bytes/s
-  double deviceMemory = 0;     // bytes
-  int64_t tokensPerStep = 1;   // ein.tokens (1 when the model has no cross_entropy)
+  std::string computeDtype;               // the matrix dtype MFU is measured against
+  double matrixPeak = 0;                  // FLOP/s at computeDtype
+  double vectorPeak = 0;                  // FLOP/s at computeDtype on the vector units
+  double bandwidth = 0;                   // bytes/s
+  double deviceMemory = 0;                // bytes
+  int64_t tokensPerStep = 1;              // ein.tokens (1 when the model has no cross_entropy)
   bool tokensKnown = false;
   std::map<std::string, int64_t> dims; // ein.dims
 
   // Parameters.
-  int64_t params = 0;          // count (elements of all params)
-  int64_t optimizerSlots = 0;  // state tensors per param (AdamW: 2)
+  int64_t params = 0;         // count (elements of all params)
+  int64_t optimizerSlots = 0; // state tensors per param (AdamW: 2)
 
   // FLOPs.
-  PhaseFlops flops;            // hardware FLOPs: every op executed
-  PhaseFlops modelFlops;       // contractions of forward and backward (what MFU counts)
+  PhaseFlops flops;      // hardware FLOPs: every op executed
+  PhaseFlops modelFlops; // contractions of forward and backward (what MFU counts)
   int64_t transcendentals = 0;
   std::map<std::string, int64_t> flopsByKind;
   double flopsPerToken = 0;      // flops.total / tokens
   double modelFlopsPerToken = 0; // modelFlops.total / tokens
   double forwardModelFlopsPerToken = 0;
-  double sixN = 0;               // 6 · N per token
+  double sixN = 0;                    // 6 · N per token
   std::optional<double> palmPerToken; // 6N + 12 · layers · ctx · d
 
   // Memory, bytes.
-  int64_t paramBytes = 0;       // includes the fp32 master copy under mixed
-  int64_t masterBytes = 0;      // the fp32 master copy (mixed only)
+  int64_t paramBytes = 0;  // includes the fp32 master copy under mixed
+  int64_t masterBytes = 0; // the fp32 master copy (mixed only)
   int64_t gradBytes = 0;
   int64_t optimizerBytes = 0;
-  int64_t activationBytes = 0;  // saved for backward
+  int64_t activationBytes = 0; // saved for backward
   int64_t inputBytes = 0;
-  int64_t savedInputBytes = 0;  // inputs the backward reads (part of inputBytes)
+  int64_t savedInputBytes = 0; // inputs the backward reads (part of inputBytes)
   int64_t peakBytes = 0;
   int64_t peakOpIndex = -1;
   std::string peakOp;
   std::vector<int64_t> liveAfter; // live bytes after each op
   bool fits = false;
-  double marginBytes = 0;        // device memory − peak (negative: short by)
+  double marginBytes = 0; // device memory − peak (negative: short by)
 
   // Prediction.
   double stepSeconds = 0;
@@ -155,12 +155,12 @@ void printReportJson(const Report &report, llvm::raw_ostream &os);
 void printReportHtml(const Report &report, llvm::raw_ostream &os);
 
 // Number formatting shared by the renderers.
-std::string withThousands(int64_t n);     // 1,234,567
-std::string formatBytes(double bytes);    // 1.50 GiB
-std::string formatSeconds(double s);      // 69.5 µs
-std::string formatFlops(double flops);    // 68.72 GFLOP
+std::string withThousands(int64_t n);                       // 1,234,567
+std::string formatBytes(double bytes);                      // 1.50 GiB
+std::string formatSeconds(double s);                        // 69.5 µs
+std::string formatFlops(double flops);                      // 68.72 GFLOP
 std::string formatRate(double perSecond, const char *unit); // 989.5 T<unit>/s
-std::string formatCount(double n);        // 7.00 B
+std::string formatCount(double n);                          // 7.00 B
 std::string fixed(double v, int decimals);
 
 } // namespace einc

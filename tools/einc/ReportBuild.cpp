@@ -6,8 +6,8 @@
 // figure and formula is documented in docs/report.md; keep them together.
 //
 //===----------------------------------------------------------------------===//
-#include "Report.h"
 #include "Calibrate.h"
+#include "Report.h"
 #include "Stages.h"
 
 #include "passes/Analysis.h"
@@ -290,9 +290,9 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
       op.dtype = dtypeName(computeType(c.op));
     else
       op.dtype = fp32Optimizer ? "f32" : "bf16";
-    ein::Roofline roof = ein::roofline(*device, op.dtype, op.matrixUnits,
-                                       static_cast<double>(op.flops),
-                                       static_cast<double>(op.bytes));
+    ein::Roofline roof =
+        ein::roofline(*device, op.dtype, op.matrixUnits, static_cast<double>(op.flops),
+                      static_cast<double>(op.bytes));
     op.intensity = std::isfinite(roof.intensity) ? roof.intensity : 0;
     op.seconds = roof.seconds;
     op.computeBound = roof.computeBound && op.flops > 0;
@@ -303,7 +303,7 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
                                              : &phase.forward;
     *slot += c.flops;
     if (c.isModelFlop)
-      (c.phase == "backward" ? r.modelFlops.backward
+      (c.phase == "backward"    ? r.modelFlops.backward
        : c.phase == "optimizer" ? r.modelFlops.optimizer
                                 : r.modelFlops.forward) += c.flops;
     r.transcendentals += c.transcendentals;
@@ -326,12 +326,13 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
     r.ops.push_back(std::move(op));
   }
   // Layers in numeric order, ops outside any loop ("—") last.
-  std::stable_sort(r.layers.begin(), r.layers.end(), [](const ReportLayer &a, const ReportLayer &b) {
-    int x = layerNumber(a.name), y = layerNumber(b.name);
-    if (x < 0 || y < 0)
-      return x >= 0 && y < 0;
-    return x < y;
-  });
+  std::stable_sort(r.layers.begin(), r.layers.end(),
+                   [](const ReportLayer &a, const ReportLayer &b) {
+                     int x = layerNumber(a.name), y = layerNumber(b.name);
+                     if (x < 0 || y < 0)
+                       return x >= 0 && y < 0;
+                     return x < y;
+                   });
 
   double tokens = static_cast<double>(r.tokensPerStep);
   r.flopsPerToken = r.flops.total() / tokens;

@@ -20,11 +20,20 @@ std::string escape(const std::string &s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -85,7 +94,8 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
   };
   auto Y = [&](double v) {
     v = std::clamp(v, ymin, ymax);
-    return f.y0 + f.h * (1 - (std::log10(v) - std::log10(ymin)) / (std::log10(ymax) - std::log10(ymin)));
+    return f.y0 +
+           f.h * (1 - (std::log10(v) - std::log10(ymin)) / (std::log10(ymax) - std::log10(ymin)));
   };
   os << "<figure><svg width=\"640\" height=\"380\" viewBox=\"0 0 640 380\" role=\"img\">\n";
   for (double d = xmin; d <= xmax * 1.001; d *= 10) {
@@ -95,8 +105,8 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
        << escape(d >= 1 ? withThousands(int64_t(d)) : fixed(d, d >= 0.1 ? 1 : 2)) << "</text>\n";
   }
   for (double d = ymin; d <= ymax * 1.001; d *= 10) {
-    os << "<line class=\"grid\" x1=\"" << f.x0 << "\" y1=\"" << num(Y(d)) << "\" x2=\"" << f.x0 + f.w
-       << "\" y2=\"" << num(Y(d)) << "\"/>";
+    os << "<line class=\"grid\" x1=\"" << f.x0 << "\" y1=\"" << num(Y(d)) << "\" x2=\""
+       << f.x0 + f.w << "\" y2=\"" << num(Y(d)) << "\"/>";
     os << "<text x=\"" << f.x0 - 4 << "\" y=\"" << num(Y(d) + 4) << "\" text-anchor=\"end\">"
        << escape(formatRate(d, "")) << "</text>\n";
   }
@@ -124,8 +134,8 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
     double attained = op.flops / op.seconds;
     os << "<circle cx=\"" << num(X(op.intensity)) << "\" cy=\"" << num(Y(attained))
        << "\" r=\"3\" fill=\"" << phaseColor(op.phase) << "\" fill-opacity=\"0.55\"><title>#"
-       << op.index << " " << escape(op.name) << " (" << escape(op.phase) << ", "
-       << escape(op.layer) << ") " << escape(formatFlops(double(op.flops))) << ", "
+       << op.index << " " << escape(op.name) << " (" << escape(op.phase) << ", " << escape(op.layer)
+       << ") " << escape(formatFlops(double(op.flops))) << ", "
        << escape(formatBytes(double(op.bytes))) << ", " << escape(formatSeconds(op.seconds))
        << (op.location.empty() ? "" : " at " + escape(op.location)) << "</title></circle>\n";
   }
@@ -133,11 +143,12 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
      << "\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte)</text>";
   os << "<text transform=\"translate(12," << f.y0 + f.h / 2
      << ") rotate(-90)\" text-anchor=\"middle\">attained FLOP/s</text>\n";
-  os << "</svg><figcaption>Roofline on " << escape(r.device) << ": every op with work ("
-     << placed << " of " << r.ops.size()
+  os << "</svg><figcaption>Roofline on " << escape(r.device) << ": every op with work (" << placed
+     << " of " << r.ops.size()
      << ") at its intensity and the rate the model predicts for it; the roofs are min(peak, "
         "bandwidth × intensity). Dots on the slanted part are memory-bound. Hover a dot for the op."
-     << "<div class=\"legend\"><span><i class=\"dot\" style=\"background:#1a73e8\"></i>forward</span>"
+     << "<div class=\"legend\"><span><i class=\"dot\" "
+        "style=\"background:#1a73e8\"></i>forward</span>"
         "<span><i class=\"dot\" style=\"background:#e8710a\"></i>backward</span>"
         "<span><i class=\"dot\" style=\"background:#1e8e3e\"></i>optimizer</span></div>"
      << "</figcaption></figure>\n";
@@ -244,16 +255,17 @@ void card(llvm::raw_ostream &os, const std::string &value, const std::string &la
 } // namespace
 
 void printReportHtml(const Report &r, llvm::raw_ostream &os) {
-  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>einc report: "
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>einc "
+        "report: "
      << escape(r.model) << "</title>\n"
      << kStyle << "</head>\n<body>\n";
-  os << "<h1>einc report: " << escape(r.model) << "</h1>\n<div class=\"sub\">"
-     << escape(r.device) << " (" << escape(r.deviceDescription) << "), " << escape(r.precision)
-     << " precision, " << escape(r.optimizer) << ", fusion " << (r.fusion ? "on" : "off") << ", "
+  os << "<h1>einc report: " << escape(r.model) << "</h1>\n<div class=\"sub\">" << escape(r.device)
+     << " (" << escape(r.deviceDescription) << "), " << escape(r.precision) << " precision, "
+     << escape(r.optimizer) << ", fusion " << (r.fusion ? "on" : "off") << ", "
      << escape(withThousands(r.tokensPerStep)) << " tokens per step</div>\n<div class=\"cards\">\n";
   card(os, formatCount(double(r.params)), "params");
-  card(os, formatFlops(double(r.flops.total())), "FLOPs per step (model " +
-                                                      formatFlops(double(r.modelFlops.total())) + ")");
+  card(os, formatFlops(double(r.flops.total())),
+       "FLOPs per step (model " + formatFlops(double(r.modelFlops.total())) + ")");
   card(os, formatSeconds(r.stepSeconds), "predicted step time");
   card(os, withThousands(int64_t(std::llround(r.tokensPerSecond))), "predicted tokens/s");
   card(os, fixed(100 * r.mfu, 1) + "%", "predicted MFU");
@@ -271,12 +283,13 @@ void printReportHtml(const Report &r, llvm::raw_ostream &os) {
   roofline(r, os);
   memoryChart(r, os);
   os << "</div>\n<h2>Per layer</h2>\n<div class=\"charts\">\n";
-  layerBars(r, os, "FLOPs per layer", "#1a73e8",
-            [](const ReportLayer &l) { return double(l.flops); },
-            [](double v) { return formatFlops(v); });
-  layerBars(r, os, "Bytes moved per layer", "#e8710a",
-            [](const ReportLayer &l) { return double(l.bytes); },
-            [](double v) { return formatBytes(v); });
+  layerBars(
+      r, os, "FLOPs per layer", "#1a73e8", [](const ReportLayer &l) { return double(l.flops); },
+      [](double v) { return formatFlops(v); });
+  layerBars(
+      r, os, "Bytes moved per layer", "#e8710a",
+      [](const ReportLayer &l) { return double(l.bytes); },
+      [](double v) { return formatBytes(v); });
   os << "</div>\n<h2>The report</h2>\n<pre>" << escape(textReport(r)) << "</pre>\n";
   os << "</body>\n</html>\n";
 }

@@ -153,8 +153,8 @@ void printReportJson(const Report &r, llvm::raw_ostream &os) {
           j.attribute("bytes", op.bytes);
           number(j, "intensity", op.intensity);
           j.attribute("bound", op.flops == 0 && op.bytes == 0 ? "none"
-                               : op.computeBound             ? "compute"
-                                                             : "memory");
+                               : op.computeBound              ? "compute"
+                                                              : "memory");
           number(j, "seconds", op.seconds);
         });
     });

@@ -39,8 +39,7 @@ std::string sig3(double v) {
   return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
 }
 
-std::string scaled(double v, const char *const *units, int count, double step,
-                   const char *unit) {
+std::string scaled(double v, const char *const *units, int count, double step, const char *unit) {
   int i = 0;
   double a = std::fabs(v);
   while (i + 1 < count && a >= step * 0.9995) {
@@ -195,21 +194,22 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   if (r.fusion) {
     const mlir::ein::FusionSummary &f = r.fusionSummary;
     os << "  fusion     on: " << withThousands(f.fusedOps) << " elementwise ops in "
-       << withThousands(f.fusedKernels) << " fused kernels, "
-       << withThousands(f.foldedBroadcasts) << " broadcasts read in place; "
-       << formatBytes(double(f.bytesUnfused)) << " -> " << formatBytes(double(f.bytes))
-       << " moved per step\n";
+       << withThousands(f.fusedKernels) << " fused kernels, " << withThousands(f.foldedBroadcasts)
+       << " broadcasts read in place; " << formatBytes(double(f.bytesUnfused)) << " -> "
+       << formatBytes(double(f.bytes)) << " moved per step\n";
   } else {
     os << "  fusion     off (every op reads its operands and writes its result)\n";
   }
   os << "  tokens     " << withThousands(r.tokensPerStep) << " per step"
-     << (r.tokensKnown ? " (the positions the loss averages over)"
-                       : " (unknown: the model has no cross_entropy; per-token figures are per step)")
+     << (r.tokensKnown
+             ? " (the positions the loss averages over)"
+             : " (unknown: the model has no cross_entropy; per-token figures are per step)")
      << "\n\n";
 
   os << "Totals\n";
   Pairs t;
-  t.add("params", withThousands(r.params) + "  (" + formatCount(static_cast<double>(r.params)) + ")");
+  t.add("params",
+        withThousands(r.params) + "  (" + formatCount(static_cast<double>(r.params)) + ")");
   t.add("FLOPs forward", flopsLine(r.flops.forward));
   t.add("FLOPs backward", flopsLine(r.flops.backward));
   t.add("FLOPs optimizer", flopsLine(r.flops.optimizer));
@@ -218,7 +218,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                                                   percent(r.modelFlops.total(), r.flops.total()) +
                                                   " of all");
   t.add("backward / forward (model)",
-        r.modelFlops.forward ? fixed(double(r.modelFlops.backward) / r.modelFlops.forward, 2) : "—");
+        r.modelFlops.forward ? fixed(double(r.modelFlops.backward) / r.modelFlops.forward, 2)
+                             : "—");
   t.add("transcendentals", withThousands(r.transcendentals));
   std::string kinds;
   for (const auto &[kind, flops] : r.flopsByKind)
@@ -231,8 +232,9 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   t.add("6N per token", formatFlops(r.sixN) + "  (model / 6N = " +
                             (r.sixN > 0 ? fixed(r.modelFlopsPerToken / r.sixN, 3) : "—") + ")");
   if (r.palmPerToken)
-    t.add("6N + 12·layers·ctx·d (PaLM)", formatFlops(*r.palmPerToken) + "  (model / PaLM = " +
-                                            fixed(r.modelFlopsPerToken / *r.palmPerToken, 3) + ")");
+    t.add("6N + 12·layers·ctx·d (PaLM)",
+          formatFlops(*r.palmPerToken) +
+              "  (model / PaLM = " + fixed(r.modelFlopsPerToken / *r.palmPerToken, 3) + ")");
   t.add("model FLOPs / (N·D)", r.params ? fixed(r.modelFlopsPerToken / r.params, 3) : "—");
   t.print(os);
 
@@ -247,8 +249,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                                       (r.params ? fixed(double(persistent) / r.params, 2) : "—") +
                                       " bytes/param");
   m.add("activations saved for backward", bytesLine(r.activationBytes));
-  m.add("inputs", bytesLine(r.inputBytes) + "  (read by the backward: " +
-                      formatBytes(double(r.savedInputBytes)) + ")");
+  m.add("inputs", bytesLine(r.inputBytes) +
+                      "  (read by the backward: " + formatBytes(double(r.savedInputBytes)) + ")");
   m.add("peak live", bytesLine(r.peakBytes) + "  at op #" + std::to_string(r.peakOpIndex) +
                          (r.peakOp.empty() ? "" : " " + r.peakOp));
   m.add("device memory", formatBytes(r.deviceMemory) + ": " +
@@ -266,10 +268,10 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                    formatRate(r.matrixPeak, "FLOP") + "))");
   p.add("time in compute-bound ops", percent(r.computeBoundSeconds, r.stepSeconds));
   p.add("time on matrix units", percent(r.matrixSeconds, r.stepSeconds));
-  p.add("ridge point", r.bandwidth > 0 ? fixed(r.matrixPeak / r.bandwidth, 0) +
-                                             " FLOP/byte (matrix), " +
-                                             fixed(r.vectorPeak / r.bandwidth, 1) + " (vector)"
-                                       : "—");
+  p.add("ridge point", r.bandwidth > 0
+                           ? fixed(r.matrixPeak / r.bandwidth, 0) + " FLOP/byte (matrix), " +
+                                 fixed(r.vectorPeak / r.bandwidth, 1) + " (vector)"
+                           : "—");
   p.print(os);
 
   if (r.cluster) {
@@ -278,8 +280,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
        << " tokens\n";
     Pairs q;
     q.add("training FLOPs", formatFlops(c.totalFlops) + "  (model FLOPs/token " +
-                                formatFlops(c.flopsPerToken) + " × D; 6ND = " +
-                                formatFlops(c.sixNDFlops) + ")");
+                                formatFlops(c.flopsPerToken) +
+                                " × D; 6ND = " + formatFlops(c.sixNDFlops) + ")");
     q.add("MFU assumed", fixed(100 * c.mfu, 1) + "%" + (c.mfuGiven ? " (--mfu)" : " (predicted)"));
     q.add("time", sig3(c.days) + " days  = " + sig3(c.days * 24) + " hours  (" +
                       formatSeconds(c.seconds) + ")");
@@ -294,7 +296,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
 
   os << "\nPer layer\n";
   Table layers{{"layer", "ops", "FLOPs", "model FLOPs", "bytes", "time", "share"},
-               {false, true, true, true, true, true, true}, {}};
+               {false, true, true, true, true, true, true},
+               {}};
   for (const ReportLayer &l : r.layers)
     layers.rows.push_back({l.name, withThousands(l.ops), formatFlops(double(l.flops)),
                            formatFlops(double(l.modelFlops)), formatBytes(double(l.bytes)),
@@ -304,18 +307,19 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   std::vector<size_t> top = r.topOps(15);
   os << "\nTop " << top.size() << " ops by predicted time (of " << withThousands(r.ops.size())
      << ")\n";
-  Table ops{{"#", "op", "phase", "layer", "FLOPs", "bytes", "FLOP/B", "bound", "time", "share",
-             "source"},
-            {true, false, false, false, true, true, true, false, true, true, false},
-            {}};
+  Table ops{
+      {"#", "op", "phase", "layer", "FLOPs", "bytes", "FLOP/B", "bound", "time", "share", "source"},
+      {true, false, false, false, true, true, true, false, true, true, false},
+      {}};
   for (size_t i : top) {
     const ReportOp &op = r.ops[i];
-    ops.rows.push_back({std::to_string(op.index), op.name, op.phase, op.layer,
-                        formatFlops(double(op.flops)), formatBytes(double(op.bytes)),
-                        fixed(op.intensity, op.intensity >= 10 ? 0 : 2),
-                        op.flops == 0 && op.bytes == 0 ? "—" : op.computeBound ? "compute" : "memory",
-                        formatSeconds(op.seconds), percent(op.seconds, r.stepSeconds),
-                        op.location});
+    ops.rows.push_back(
+        {std::to_string(op.index), op.name, op.phase, op.layer, formatFlops(double(op.flops)),
+         formatBytes(double(op.bytes)), fixed(op.intensity, op.intensity >= 10 ? 0 : 2),
+         op.flops == 0 && op.bytes == 0 ? "—"
+         : op.computeBound              ? "compute"
+                                        : "memory",
+         formatSeconds(op.seconds), percent(op.seconds, r.stepSeconds), op.location});
   }
   ops.print(os);
 }

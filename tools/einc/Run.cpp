@@ -46,7 +46,7 @@ int fail(const llvm::Twine &message) {
 /// table the executors call) for the whole run.
 struct Backend {
   bool cpu = false;
-  int threads = 1; // CPU backend: threads for kernels and BLAS
+  int threads = 1;                                // CPU backend: threads for kernels and BLAS
   const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
   std::unique_ptr<ein::codegen::KernelCompiler> kernels;
   const char *name() const { return cpu ? "cpu backend" : "reference backend"; }
@@ -93,9 +93,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
       kernelSteps += s.kind == einrt::StepKind::Kernel;
     }
     llvm::outs() << "cpu backend: @" << name << ": " << matmuls << " BLAS matmul steps, "
-                 << kernelSteps << " kernel steps; kernels: "
-                 << k.compiledCount() - compiled << " compiled, " << k.cachedCount() - cached
-                 << " cached, "
+                 << kernelSteps << " kernel steps; kernels: " << k.compiledCount() - compiled
+                 << " compiled, " << k.cachedCount() - cached << " cached, "
                  << llvm::format("%.2f s compiling; ", k.compileSeconds() - before)
                  << backend->threads << (backend->threads == 1 ? " thread\n" : " threads\n");
     table = k.table();
@@ -197,8 +196,7 @@ int profileRuns(einrt::Executor &ex) {
   return 0;
 }
 
-int runForward(const Options &o, ModuleOp module, einrt::Precision precision,
-               Backend &backend) {
+int runForward(const Options &o, ModuleOp module, einrt::Precision precision, Backend &backend) {
   auto ex = makeExecutor(module, "forward", precision, &backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
@@ -206,14 +204,12 @@ int runForward(const Options &o, ModuleOp module, einrt::Precision precision,
   auto start = std::chrono::steady_clock::now();
   if (!ex->run(error))
     return fail(error);
-  llvm::outs() << "loss " << llvm::format("%.6f", ex->resultBuffer(0).get(0))
-               << "   (forward, " << backend.name()
-               << llvm::format(", %.2f s)\n", seconds(start));
+  llvm::outs() << "loss " << llvm::format("%.6f", ex->resultBuffer(0).get(0)) << "   (forward, "
+               << backend.name() << llvm::format(", %.2f s)\n", seconds(start));
   return o.profile ? profileRuns(*ex) : 0;
 }
 
-int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
-            Backend &backend) {
+int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backend &backend) {
   if (failed(buildGrad(module)))
     return 1;
   auto ex = makeExecutor(module, "grad", precision, &backend);
@@ -233,9 +229,8 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
     total += n * n;
     norms.emplace_back(p.resultNames[r], n);
   }
-  llvm::outs() << "loss " << llvm::format("%.6f", loss)
-               << "   (forward + backward, " << backend.name()
-               << llvm::format(", %.2f s)\n", elapsed);
+  llvm::outs() << "loss " << llvm::format("%.6f", loss) << "   (forward + backward, "
+               << backend.name() << llvm::format(", %.2f s)\n", elapsed);
   llvm::outs() << "grad norm " << llvm::format("%.6g", std::sqrt(total)) << " (all params)\n";
   size_t width = 0;
   for (auto &[name, n] : norms)
@@ -286,8 +281,8 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
     llvm::outs() << "gradcheck: " << report.checked
                  << " entries against central differences (float64, h = "
                  << llvm::format("%g", options.step) << "); worst relative error "
-                 << llvm::format("%.3g", report.worst.relativeError) << " at "
-                 << report.worst.param << "[" << report.worst.index << "] (analytic "
+                 << llvm::format("%.3g", report.worst.relativeError) << " at " << report.worst.param
+                 << "[" << report.worst.index << "] (analytic "
                  << llvm::format("%.9g", report.worst.analytic) << ", numeric "
                  << llvm::format("%.9g", report.worst.numeric) << ")\n";
     if (!(report.worst.relativeError < kTolerance))
@@ -296,8 +291,7 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision,
   return 0;
 }
 
-int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
-             Backend &backend) {
+int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Backend &backend) {
   if (failed(buildTrainStep(module, *backend.settings)))
     return 1;
   auto ex = makeExecutor(module, "train_step", precision, &backend);
@@ -337,8 +331,8 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision,
       return fail(error);
     double loss = ex->resultBuffer(0).get(0);
     double gradNorm = ex->resultBuffer(1).get(0);
-    llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss)
-                 << "  grad_norm " << llvm::format("%.6g", gradNorm) << "\n";
+    llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss) << "  grad_norm "
+                 << llvm::format("%.6g", gradNorm) << "\n";
     if (!std::isfinite(loss) || !std::isfinite(gradNorm))
       return fail("step " + llvm::Twine(step) + ": the loss or gradient norm is not finite");
     for (auto [r, a] : feedback) {

@@ -47,8 +47,7 @@ int fail(const llvm::Twine &message) {
 }
 
 /// Index of the token drawn from `logits`.
-int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK,
-             einrt::Rng &rng) {
+int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK, einrt::Rng &rng) {
   std::vector<int32_t> ids(logits.size());
   std::iota(ids.begin(), ids.end(), 0);
   if (topK > 0 && static_cast<size_t>(topK) < ids.size()) {
@@ -134,8 +133,8 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
     if (p.buffers[p.results[r]].shape.size() == rank)
       logitsResult = r;
   if (logitsResult < 0)
-    return fail("@forward has no logits output (`output logits` of rank " +
-                std::to_string(rank) + ")");
+    return fail("@forward has no logits output (`output logits` of rank " + std::to_string(rank) +
+                ")");
   const std::vector<int64_t> &logitsShape = p.buffers[p.results[logitsResult]].shape;
   if (logitsShape.size() != rank)
     return fail("the output 'logits' has rank " + std::to_string(logitsShape.size()) +

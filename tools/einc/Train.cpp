@@ -131,11 +131,10 @@ std::string settingsText(ModuleOp module, const einrt::TrainSettings &settings) 
   // Not the schedule's length nor the checkpoint interval: a resume may
   // change them explicitly (the schedule's shape is hashed by the trainer).
   einrt::TrainSettings hashed = settings;
-  hashed.given.erase(std::remove_if(hashed.given.begin(), hashed.given.end(),
-                                    [](const std::string &k) {
-                                      return k == "steps" || k == "checkpoint_every";
-                                    }),
-                     hashed.given.end());
+  hashed.given.erase(
+      std::remove_if(hashed.given.begin(), hashed.given.end(),
+                     [](const std::string &k) { return k == "steps" || k == "checkpoint_every"; }),
+      hashed.given.end());
   os << "train {" << hashed.describe() << "}\n";
   return os.str();
 }
@@ -143,8 +142,8 @@ std::string settingsText(ModuleOp module, const einrt::TrainSettings &settings) 
 } // namespace
 
 bool lowerFunctions(ModuleOp module, const einrt::TrainSettings &settings,
-                    const std::vector<std::string> &names,
-                    const std::string &backend, int64_t threads, Lowered &out) {
+                    const std::vector<std::string> &names, const std::string &backend,
+                    int64_t threads, Lowered &out) {
   out.backend = backend;
   if (backend == "cpu") {
     out.threads = threads > 0 ? int(threads) : einrt::defaultThreadCount();
@@ -239,8 +238,8 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
     if (std::string inTheWay = einrt::checkpointInTheWay(ckDir); !inTheWay.empty())
       return fail(inTheWay);
   einrt::Schedule schedule;
-  schedule.kind = s.schedule == "constant" ? einrt::Schedule::Kind::Constant
-                                           : einrt::Schedule::Kind::Cosine;
+  schedule.kind =
+      s.schedule == "constant" ? einrt::Schedule::Kind::Constant : einrt::Schedule::Kind::Cosine;
   schedule.lr = s.lr;
   schedule.minLr = s.minLr.value_or(schedule.lr / 10);
   // Its length is fixed when a run starts and recorded in the checkpoint:
@@ -258,8 +257,8 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
     schedule.total = o.steps;
     totalFrom = "--steps (no `steps` setting)";
   }
-  schedule.warmup = s.warmup.value_or(recorded ? recorded->warmup
-                                               : std::min<int64_t>(100, schedule.total / 10));
+  schedule.warmup =
+      s.warmup.value_or(recorded ? recorded->warmup : std::min<int64_t>(100, schedule.total / 10));
   if (schedule.kind == einrt::Schedule::Kind::Cosine && schedule.warmup >= schedule.total)
     schedule.warmup = schedule.total - 1;
   const bool cosine = schedule.kind == einrt::Schedule::Kind::Cosine;
@@ -267,14 +266,15 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
     einrt::Schedule stretched = schedule;
     stretched.total = o.steps;
     int64_t t = schedule.total + 1;
-    return fail("--steps " + llvm::Twine(o.steps) + " runs past the end of the schedule recorded in '" +
-                lastPath + "' (" + schedule.describe() + "): steps " + llvm::Twine(t) + ".." +
-                llvm::Twine(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
-                ". Say which you mean: --set steps=" + llvm::Twine(o.steps) +
-                " stretches the cosine to end at step " + llvm::Twine(o.steps) +
-                " (the lr at step " + llvm::Twine(t) + " becomes " + lrText(stretched.at(t)) +
-                ", up from " + lrText(schedule.at(t)) + "), or --set steps=" +
-                llvm::Twine(schedule.total) + " keeps the schedule and trains on at min_lr");
+    return fail(
+        "--steps " + llvm::Twine(o.steps) + " runs past the end of the schedule recorded in '" +
+        lastPath + "' (" + schedule.describe() + "): steps " + llvm::Twine(t) + ".." +
+        llvm::Twine(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
+        ". Say which you mean: --set steps=" + llvm::Twine(o.steps) +
+        " stretches the cosine to end at step " + llvm::Twine(o.steps) + " (the lr at step " +
+        llvm::Twine(t) + " becomes " + lrText(stretched.at(t)) + ", up from " +
+        lrText(schedule.at(t)) + "), or --set steps=" + llvm::Twine(schedule.total) +
+        " keeps the schedule and trains on at min_lr");
   }
   if (cosine && recorded && s.steps && recorded->total != schedule.total) {
     int64_t t = 0; // the first step this run trains: the checkpoint's + 1
@@ -391,8 +391,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
                << layout->batch << " rows x " << layout->context << " tokens"
                << (accumulate > 1 ? " x " + std::to_string(accumulate) + " micro-batches" : "")
                << " = " << tokensPerStep << " predicted tokens per step\n";
-  llvm::outs() << "  schedule  " << schedule.describe() << " (length from " << totalFrom
-               << ")\n";
+  llvm::outs() << "  schedule  " << schedule.describe() << " (length from " << totalFrom << ")\n";
   llvm::outs() << "  steps     to " << o.steps << (o.resume ? " (resuming)" : "") << ", seed "
                << config.seed;
   if (config.evalEvery > 0)
@@ -409,8 +408,8 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
     llvm::outs() << "  predicted (no cpu profile: run einc calibrate)\n";
   llvm::outs().flush();
 
-  auto trainer = einrt::Trainer::create(config, programs, *trainFile,
-                                        valFile ? &*valFile : nullptr, error);
+  auto trainer =
+      einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr, error);
   if (!trainer)
     return fail(error);
   einrt::TrainResult result;
@@ -440,13 +439,14 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   llvm::outs() << "train loss " << llvm::format("%.4f", result.lastLoss) << "\n";
   if (valLoss) {
     // Tokens are bytes: nats per token / ln 2 = bits per byte.
-    llvm::outs() << "val loss " << llvm::format("%.4f", *valLoss) << " nats/token = "
-                 << llvm::format("%.4f", *valLoss / std::log(2.0)) << " bits per byte\n";
+    llvm::outs() << "val loss " << llvm::format("%.4f", *valLoss)
+                 << " nats/token = " << llvm::format("%.4f", *valLoss / std::log(2.0))
+                 << " bits per byte\n";
   }
   if (result.bestValLoss)
     llvm::outs() << "best val loss " << llvm::format("%.4f", *result.bestValLoss) << " = "
-                 << llvm::format("%.4f", *result.bestValLoss / std::log(2.0))
-                 << " bits per byte (" << ckDir << "/best.safetensors)\n";
+                 << llvm::format("%.4f", *result.bestValLoss / std::log(2.0)) << " bits per byte ("
+                 << ckDir << "/best.safetensors)\n";
   llvm::outs() << "checkpoint " << lastPath << "\n";
   return 0;
 }

@@ -35,8 +35,8 @@ struct Lowered {
 /// after printing why. CPU backend: `threads` for kernels and BLAS (0:
 /// einrt::defaultThreadCount()).
 bool lowerFunctions(mlir::ModuleOp module, const einrt::TrainSettings &settings,
-                    const std::vector<std::string> &names,
-                    const std::string &backend, int64_t threads, Lowered &out);
+                    const std::vector<std::string> &names, const std::string &backend,
+                    int64_t threads, Lowered &out);
 
 /// `einc train`: compile the training step with the model's settings, lower
 /// it for --backend, and run the runtime's Trainer. Returns the exit status.

@@ -57,8 +57,8 @@ template <typename Fn> bool writeOutput(const Options &o, Fn write) {
   write(out.os());
   out.os().flush();
   if (out.os().has_error()) {
-    llvm::errs() << "einc: cannot write '" << o.output << "': "
-                 << out.os().error().message() << "\n";
+    llvm::errs() << "einc: cannot write '" << o.output << "': " << out.os().error().message()
+                 << "\n";
     out.os().clear_error();
     return false;
   }
@@ -82,9 +82,8 @@ int run(const Options &o) {
     fe.printDiagnostics();
     if (!parsed)
       return 1;
-    return writeOutput(o, [&](llvm::raw_ostream &os) { ein::dsl::printAST(*fe.program, os); })
-               ? 0
-               : 1;
+    return writeOutput(o, [&](llvm::raw_ostream &os) { ein::dsl::printAST(*fe.program, os); }) ? 0
+                                                                                               : 1;
   }
   if (!parsed) {
     fe.printDiagnostics();
@@ -108,14 +107,15 @@ int run(const Options &o) {
     Report report;
     if (!buildReport(*module, o, fe.settings, report))
       return 1;
-    return writeOutput(o, [&](llvm::raw_ostream &os) {
-             if (o.format == "json")
-               printReportJson(report, os);
-             else if (o.format == "html")
-               printReportHtml(report, os);
-             else
-               printReportText(report, os);
-           })
+    return writeOutput(o,
+                       [&](llvm::raw_ostream &os) {
+                         if (o.format == "json")
+                           printReportJson(report, os);
+                         else if (o.format == "html")
+                           printReportHtml(report, os);
+                         else
+                           printReportText(report, os);
+                       })
                ? 0
                : 1;
   }
@@ -125,7 +125,13 @@ int run(const Options &o) {
     return 1;
   if (o.stage == "fused" && failed(applyFusion(*module, fe.settings)))
     return 1;
-  return writeOutput(o, [&](llvm::raw_ostream &os) { module->print(os); os << "\n"; }) ? 0 : 1;
+  return writeOutput(o,
+                     [&](llvm::raw_ostream &os) {
+                       module->print(os);
+                       os << "\n";
+                     })
+             ? 0
+             : 1;
 }
 
 /// The last resort when an allocation fails that the planned-memory checks

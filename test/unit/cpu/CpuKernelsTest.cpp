@@ -26,8 +26,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
 #include <set>
@@ -126,8 +126,8 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
       } else {
         v[i] = std::uniform_real_distribution<float>(opt.floatLo, opt.floatHi)(rng);
         if (opt.specials) {
-          static const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0,
-                                      3e9, -3e9, 1.0, 2.5e9, -0.75};
+          static const double sp[] = {NAN, INFINITY, -INFINITY, 0.0,   -0.0,
+                                      3e9, -3e9,     1.0,       2.5e9, -0.75};
           if (rng() % 3 == 0)
             v[i] = sp[rng() % 10];
         }
@@ -191,16 +191,15 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
       }
       if (!ok) {
         ++bad;
-        ADD_FAILURE() << name << " (step " << s << ") element " << i << ": got "
-                      << got << ", reference " << exp;
+        ADD_FAILURE() << name << " (step " << s << ") element " << i << ": got " << got
+                      << ", reference " << exp;
       }
     }
   }
   return int(ops.size());
 }
 
-std::string fn(const std::string &args, const std::string &body,
-               const std::string &results) {
+std::string fn(const std::string &args, const std::string &body, const std::string &results) {
   return "func.func @f(" + args + ") -> (" + results + ") {\n" + body + "}\n";
 }
 
@@ -246,19 +245,24 @@ TEST(CpuKernels, IntegerArithmetic) {
   Options o;
   o.intLo = 1; // no division by zero (the reference reports it as an error)
   o.intHi = 1000;
-  EXPECT_EQ(checkFunction(fn("%x: tensor<67xi32>, %y: tensor<67xi32>", body, "tensor<67xi32>"), o), 8);
+  EXPECT_EQ(checkFunction(fn("%x: tensor<67xi32>, %y: tensor<67xi32>", body, "tensor<67xi32>"), o),
+            8);
   o.intLo = -2147483647;
   o.intHi = 2147483647;
   o.seed = 5;
-  EXPECT_EQ(checkFunction(fn("%x: tensor<67xi32>, %y: tensor<67xi32>", body, "tensor<67xi32>"), o), 8);
+  EXPECT_EQ(checkFunction(fn("%x: tensor<67xi32>, %y: tensor<67xi32>", body, "tensor<67xi32>"), o),
+            8);
 }
 
 TEST(CpuKernels, CompareAndSelect) {
   std::string body;
   for (const char *p : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-    body += std::string("  %f") + p + " = ein.cmp " + p + ", %x, %y : tensor<4x9xf32> -> tensor<4x9xi1>\n";
-    body += std::string("  %i") + p + " = ein.cmp " + p + ", %a, %b : tensor<4x9xi32> -> tensor<4x9xi1>\n";
-    body += std::string("  %b") + p + " = ein.cmp " + p + ", %m, %n : tensor<4x9xi1> -> tensor<4x9xi1>\n";
+    body += std::string("  %f") + p + " = ein.cmp " + p +
+            ", %x, %y : tensor<4x9xf32> -> tensor<4x9xi1>\n";
+    body += std::string("  %i") + p + " = ein.cmp " + p +
+            ", %a, %b : tensor<4x9xi32> -> tensor<4x9xi1>\n";
+    body += std::string("  %b") + p + " = ein.cmp " + p +
+            ", %m, %n : tensor<4x9xi1> -> tensor<4x9xi1>\n";
   }
   body += "  %s = ein.select %flt, %x, %y : tensor<4x9xi1>, tensor<4x9xf32>\n";
   body += "  %t = ein.select %m, %a, %b : tensor<4x9xi1>, tensor<4x9xi32>\n";
@@ -306,20 +310,19 @@ TEST(CpuKernels, Casts) {
 }
 
 TEST(CpuKernels, DataMovement) {
-  std::string body =
-      "  %t = ein.transpose %x [2, 0, 1] : tensor<3x5x7xf32> -> tensor<7x3x5xf32>\n"
-      "  %t2 = ein.transpose %x [1, 0, 2] : tensor<3x5x7xf32> -> tensor<5x3x7xf32>\n"
-      "  %ti = ein.transpose %a [1, 0] : tensor<4x6xi32> -> tensor<6x4xi32>\n"
-      "  %tb = ein.transpose %m [1, 0] : tensor<4x6xi1> -> tensor<6x4xi1>\n"
-      "  %r = ein.reshape %x : tensor<3x5x7xf32> -> tensor<15x7xf32>\n"
-      "  %rb = ein.reshape %m : tensor<4x6xi1> -> tensor<24xi1>\n"
-      "  %b0 = ein.broadcast %v dims [1] : tensor<5xf32> -> tensor<3x5x7xf32>\n"
-      "  %b1 = ein.broadcast %w dims [0, 2] : tensor<3x1xf32> -> tensor<3x5x8xf32>\n"
-      "  %b2 = ein.broadcast %s dims [] : tensor<f32> -> tensor<4x6xf32>\n"
-      "  %b3 = ein.broadcast %a dims [0, 1] : tensor<4x6xi32> -> tensor<4x6x2xi32>\n"
-      "  %b4 = ein.broadcast %m dims [1, 2] : tensor<4x6xi1> -> tensor<2x4x6xi1>\n"
-      "  %b5 = ein.broadcast %w dims [0, 1] : tensor<3x1xf32> -> tensor<3x4xf32>\n"
-      "  return %t : tensor<7x3x5xf32>\n";
+  std::string body = "  %t = ein.transpose %x [2, 0, 1] : tensor<3x5x7xf32> -> tensor<7x3x5xf32>\n"
+                     "  %t2 = ein.transpose %x [1, 0, 2] : tensor<3x5x7xf32> -> tensor<5x3x7xf32>\n"
+                     "  %ti = ein.transpose %a [1, 0] : tensor<4x6xi32> -> tensor<6x4xi32>\n"
+                     "  %tb = ein.transpose %m [1, 0] : tensor<4x6xi1> -> tensor<6x4xi1>\n"
+                     "  %r = ein.reshape %x : tensor<3x5x7xf32> -> tensor<15x7xf32>\n"
+                     "  %rb = ein.reshape %m : tensor<4x6xi1> -> tensor<24xi1>\n"
+                     "  %b0 = ein.broadcast %v dims [1] : tensor<5xf32> -> tensor<3x5x7xf32>\n"
+                     "  %b1 = ein.broadcast %w dims [0, 2] : tensor<3x1xf32> -> tensor<3x5x8xf32>\n"
+                     "  %b2 = ein.broadcast %s dims [] : tensor<f32> -> tensor<4x6xf32>\n"
+                     "  %b3 = ein.broadcast %a dims [0, 1] : tensor<4x6xi32> -> tensor<4x6x2xi32>\n"
+                     "  %b4 = ein.broadcast %m dims [1, 2] : tensor<4x6xi1> -> tensor<2x4x6xi1>\n"
+                     "  %b5 = ein.broadcast %w dims [0, 1] : tensor<3x1xf32> -> tensor<3x4xf32>\n"
+                     "  return %t : tensor<7x3x5xf32>\n";
   std::string text = fn("%x: tensor<3x5x7xf32>, %a: tensor<4x6xi32>, %m: tensor<4x6xi1>, "
                         "%v: tensor<5xf32>, %w: tensor<3x1xf32>, %s: tensor<f32>",
                         body, "tensor<7x3x5xf32>");
@@ -369,8 +372,10 @@ TEST(CpuKernels, IotaGatherScatter) {
       "  %i2 = ein.iota dim 0 : tensor<9xf32>\n"
       "  %g = ein.gather %table, %ids : tensor<6x3x4xf32>, tensor<2x5xi32> -> tensor<2x5x3x4xf32>\n"
       "  %gi = ein.gather %itab, %ids : tensor<6xi32>, tensor<2x5xi32> -> tensor<2x5xi32>\n"
-      "  %s = ein.scatter_add %upd, %ids : tensor<2x5x3x4xf32>, tensor<2x5xi32> -> tensor<6x3x4xf32>\n"
-      "  %si = ein.scatter_add %iupd, %ids : tensor<2x5x2xi32>, tensor<2x5xi32> -> tensor<6x2xi32>\n"
+      "  %s = ein.scatter_add %upd, %ids : tensor<2x5x3x4xf32>, tensor<2x5xi32> -> "
+      "tensor<6x3x4xf32>\n"
+      "  %si = ein.scatter_add %iupd, %ids : tensor<2x5x2xi32>, tensor<2x5xi32> -> "
+      "tensor<6x2xi32>\n"
       "  return %g : tensor<2x5x3x4xf32>\n";
   std::string text = fn("%table: tensor<6x3x4xf32>, %itab: tensor<6xi32>, %ids: tensor<2x5xi32>, "
                         "%upd: tensor<2x5x3x4xf32>, %iupd: tensor<2x5x2xi32>",
@@ -547,14 +552,14 @@ TEST(CpuKernels, ElementwiseLoopsAreVectorised) {
 // maximum. Both stay within the reference's values (checked elsewhere).
 TEST(CpuKernels, InnermostReductionsAreVectorised) {
   int64_t compiled = 0;
-  std::string ir = optimizedIRFor(
-      fn("%x: tensor<37x203xf32>",
-         "  %s = ein.reduce sum %x dims [1] : tensor<37x203xf32> -> tensor<37xf32>\n"
-         "  %m = ein.reduce max %x dims [1] : tensor<37x203xf32> -> tensor<37xf32>\n"
-         "  %r = ein.add %s, %m : tensor<37xf32>\n"
-         "  return %r : tensor<37xf32>\n",
-         "tensor<37xf32>"),
-      compiled);
+  std::string ir =
+      optimizedIRFor(fn("%x: tensor<37x203xf32>",
+                        "  %s = ein.reduce sum %x dims [1] : tensor<37x203xf32> -> tensor<37xf32>\n"
+                        "  %m = ein.reduce max %x dims [1] : tensor<37x203xf32> -> tensor<37xf32>\n"
+                        "  %r = ein.add %s, %m : tensor<37xf32>\n"
+                        "  return %r : tensor<37xf32>\n",
+                        "tensor<37xf32>"),
+                     compiled);
   ASSERT_FALSE(ir.empty());
   EXPECT_TRUE(std::regex_search(ir, std::regex("fadd reassoc <(4|8|16) x float>"))) << ir;
   EXPECT_TRUE(std::regex_search(ir, std::regex("llvm\\.maximum\\.v(4|8|16)f32"))) << ir;
@@ -580,26 +585,29 @@ TEST(CpuKernels, JitCpuFromTheEnvironment) {
       "  %b = ein.broadcast %s dims [0] : tensor<29xf32> -> tensor<29x211xf32>\n"
       "  %t = ein.mul %x, %b : tensor<29x211xf32>\n"
       "  return %t : tensor<29x211xf32>\n";
-  std::string ir = optimizedIRFor(fn("%x: tensor<29x211xf32>", body, "tensor<29x211xf32>"),
-                                  compiled);
+  std::string ir =
+      optimizedIRFor(fn("%x: tensor<29x211xf32>", body, "tensor<29x211xf32>"), compiled);
   EXPECT_TRUE(std::regex_search(ir, std::regex("fadd reassoc <8 x float>"))) << ir;
   EXPECT_FALSE(std::regex_search(ir, std::regex("<16 x float>"))) << ir;
-  EXPECT_EQ(checkFunction(fn("%x: tensor<31x213xf32>",
-                             "  %s = ein.reduce sum %x dims [1] : tensor<31x213xf32> -> tensor<31xf32>\n"
-                             "  %e = ein.exp %x : tensor<31x213xf32>\n"
-                             "  return %e : tensor<31x213xf32>\n",
-                             "tensor<31x213xf32>")),
-            2);
+  EXPECT_EQ(
+      checkFunction(fn("%x: tensor<31x213xf32>",
+                       "  %s = ein.reduce sum %x dims [1] : tensor<31x213xf32> -> tensor<31xf32>\n"
+                       "  %e = ein.exp %x : tensor<31x213xf32>\n"
+                       "  return %e : tensor<31x213xf32>\n",
+                       "tensor<31x213xf32>")),
+      2);
 
   setenv("EINC_JIT_CPU", "no-such-cpu", 1);
   auto ctx = newContext();
   auto module = parseSourceString<ModuleOp>(
-      fn("%x: tensor<7x5x3xf32>", "  %n = ein.neg %x : tensor<7x5x3xf32>\n  return %n : tensor<7x5x3xf32>\n",
+      fn("%x: tensor<7x5x3xf32>",
+         "  %n = ein.neg %x : tensor<7x5x3xf32>\n  return %n : tensor<7x5x3xf32>\n",
          "tensor<7x5x3xf32>"),
       ctx.get());
   ASSERT_TRUE(module);
   auto kc = KernelCompiler::create();
-  for (Operation &op : (*module->getOps<func::FuncOp>().begin()).getBody().front().without_terminator())
+  for (Operation &op :
+       (*module->getOps<func::FuncOp>().begin()).getBody().front().without_terminator())
     ASSERT_TRUE(succeeded(kc->add(&op)));
   testing::internal::CaptureStderr();
   bool failedAsItShould = failed(kc->compile());

@@ -75,20 +75,18 @@ const ContractCase kCases[] = {
     {"transposed_rhs", "3x4", "5x4", "3x5", "batch [], [] contract [1], [1]", 0, 0, 1, 1},
     {"both_transposed", "4x3", "5x4", "3x5", "batch [], [] contract [0], [1]", 0, 1, 1, 1},
     {"batch", "2x3x4", "2x4x5", "2x3x5", "batch [0], [0] contract [2], [1]", 0, 0, 0, 2},
-    {"batch_transposed", "2x4x3", "2x5x4", "2x3x5", "batch [0], [0] contract [1], [2]", 0, 1, 1,
-     2},
+    {"batch_transposed", "2x4x3", "2x5x4", "2x3x5", "batch [0], [0] contract [1], [2]", 0, 1, 1, 2},
     // A batch dim in the middle: read with a batch stride and a wider lda.
     {"batch_strided", "3x2x4", "2x4x5", "2x3x5", "batch [1], [0] contract [2], [1]", 0, 0, 0, 2},
     {"batch_last_rhs", "2x3x4", "4x5x2", "2x3x5", "batch [0], [2] contract [2], [0]", 1},
-    {"two_batch_dims", "2x3x4x5", "2x3x5x6", "2x3x4x6", "batch [0, 1], [0, 1] contract [3], [2]",
-     0, 0, 0, 6},
+    {"two_batch_dims", "2x3x4x5", "2x3x5x6", "2x3x4x6", "batch [0, 1], [0, 1] contract [3], [2]", 0,
+     0, 0, 6},
     // Batch dims that do not collapse: an outer loop, no copy.
     {"two_batch_dims_swapped", "2x3x4x5", "3x2x5x6", "2x3x4x6",
      "batch [0, 1], [1, 0] contract [3], [2]", 0, 0, 0, 3, 1},
-    {"two_contracted", "3x4x5", "4x5x6", "3x6", "batch [], [] contract [1, 2], [0, 1]", 0, 0, 0,
-     1},
-    {"two_contracted_rhs_order", "3x4x5", "4x5x6", "3x6", "batch [], [] contract [2, 1], [1, 0]",
-     0, 0, 0, 1},
+    {"two_contracted", "3x4x5", "4x5x6", "3x6", "batch [], [] contract [1, 2], [0, 1]", 0, 0, 0, 1},
+    {"two_contracted_rhs_order", "3x4x5", "4x5x6", "3x6", "batch [], [] contract [2, 1], [1, 0]", 0,
+     0, 0, 1},
     {"two_contracted_transposed", "4x5x3", "6x4x5", "3x6", "batch [], [] contract [0, 1], [1, 2]",
      0, 1, 1, 1},
     // K dims in opposite orders on the two sides: one side is transposed.
@@ -100,10 +98,10 @@ const ContractCase kCases[] = {
     {"dot", "7", "7", "", "batch [], [] contract [0], [0]", 0, -1, -1, 1},
     {"outer", "3", "5", "3x5", "batch [], [] contract [], []", 0, -1, -1, 1},
     // q·k over (batch, seq, heads, hd): heads inner batch, batch an outer loop.
-    {"attention_scores", "2x6x3x4", "2x6x3x4", "2x3x6x6",
-     "batch [0, 2], [0, 2] contract [3], [3]", 0, 0, 1, 3, 1},
-    {"attention_values", "2x3x6x6", "2x6x3x4", "2x3x6x4",
-     "batch [0, 1], [0, 2] contract [3], [1]", 0, 0, 0, 3, 1},
+    {"attention_scores", "2x6x3x4", "2x6x3x4", "2x3x6x6", "batch [0, 2], [0, 2] contract [3], [3]",
+     0, 0, 1, 3, 1},
+    {"attention_values", "2x3x6x6", "2x6x3x4", "2x3x6x4", "batch [0, 1], [0, 2] contract [3], [1]",
+     0, 0, 0, 3, 1},
     {"three_batch_dims", "2x3x4x5x6", "4x2x3x6x7", "2x3x4x5x7",
      "batch [0, 1, 2], [1, 2, 0] contract [4], [3]", 0, 0, 0, 4, 1},
 };
@@ -115,10 +113,10 @@ std::string tensor(const char *shape) {
 TEST(CpuLowering, ContractionLayouts) {
   for (const ContractCase &c : kCases) {
     SCOPED_TRACE(c.name);
-    std::string text = "func.func @f(%a: " + tensor(c.lhs) + ", %b: " + tensor(c.rhs) +
-                       ") -> " + tensor(c.result) + " {\n  %c = ein.contract %a, %b " + c.dims +
-                       " : " + tensor(c.lhs) + ", " + tensor(c.rhs) + " -> " +
-                       tensor(c.result) + "\n  return %c : " + tensor(c.result) + "\n}\n";
+    std::string text = "func.func @f(%a: " + tensor(c.lhs) + ", %b: " + tensor(c.rhs) + ") -> " +
+                       tensor(c.result) + " {\n  %c = ein.contract %a, %b " + c.dims + " : " +
+                       tensor(c.lhs) + ", " + tensor(c.rhs) + " -> " + tensor(c.result) +
+                       "\n  return %c : " + tensor(c.result) + "\n}\n";
     auto compiled = einc::testing::parseMLIR(text);
     ASSERT_TRUE(compiled.module) << compiled.errors << text;
     auto fn = compiled.module->lookupSymbol<func::FuncOp>("f");
@@ -176,8 +174,7 @@ func.func @f(%x: tensor<4x3xf32>, %w: tensor<3x5xf32>) -> (tensor<4x5xf32>, tens
     constants += b.role == einrt::BufferRole::Constant;
   EXPECT_EQ(constants, 1);
   std::string error;
-  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 3); }, error), 1e-5)
-      << error;
+  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 3); }, error), 1e-5) << error;
 }
 
 /// A fusion group: one Kernel step reading the broadcasts' inputs in place
@@ -224,7 +221,9 @@ func.func @f(%x: tensor<2x4x8xf32>, %row: tensor<2x4xf32>, %bias: tensor<8xf32>,
   EXPECT_EQ(l.cpu->buffers[fused.inputs[1]].shape, (std::vector<int64_t>{2, 4}));
   std::string error;
   for (unsigned seed : {4u, 5u})
-    EXPECT_LT(compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error), 1e-5)
+    EXPECT_LT(compareRuns(
+                  l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error),
+              1e-5)
         << error;
 }
 
@@ -250,8 +249,7 @@ func.func @f(%x: tensor<4x6xf32>, %w: tensor<3x5xf32>) -> (tensor<8x5xf32>, tens
   EXPECT_EQ(l.cpu->steps[1].inputs[0], l.cpu->steps[0].output);
   EXPECT_EQ(l.cpu->steps[2].output, l.cpu->results[1]);
   std::string error;
-  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 6); }, error), 1e-5)
-      << error;
+  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 6); }, error), 1e-5) << error;
 }
 
 /// Hand-written `ein.fusion` marks the pass would never write: adjacent ops
@@ -311,63 +309,67 @@ struct ModelCase {
 const ModelCase kModels[] = {
     {"mlp_lm.ein", {{"batch", "8"}, {"hidden", "32"}, {"vocab", "64"}}},
     {"gpt.ein",
-     {{"batch", "2"}, {"ctx", "16"}, {"vocab", "64"}, {"layers", "2"}, {"d", "32"},
+     {{"batch", "2"},
+      {"ctx", "16"},
+      {"vocab", "64"},
+      {"layers", "2"},
+      {"d", "32"},
       {"heads", "4"}}},
 };
 
 TEST(CpuLowering, ModelsForwardAndGrad) {
   for (bool fused : {false, true})
-  for (const ModelCase &m : kModels) {
-    SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
-    auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
-    ASSERT_TRUE(compiled.module) << compiled.errors;
-    ASSERT_TRUE(einc::testing::addGrad(compiled)) << compiled.errors;
-    if (fused)
-      ASSERT_TRUE(fuse(*compiled.module));
-    for (const char *name : {"forward", "grad"}) {
-      SCOPED_TRACE(name);
-      Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>(name));
-      ASSERT_TRUE(l.cpu && l.reference) << l.errors;
-      EXPECT_GT(count(*l.cpu).matmuls, 0);
-      std::string error;
-      double e = compareRuns(l, fillModel, error);
-      EXPECT_LT(e, 1e-5) << error;
+    for (const ModelCase &m : kModels) {
+      SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
+      auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
+      ASSERT_TRUE(compiled.module) << compiled.errors;
+      ASSERT_TRUE(einc::testing::addGrad(compiled)) << compiled.errors;
+      if (fused)
+        ASSERT_TRUE(fuse(*compiled.module));
+      for (const char *name : {"forward", "grad"}) {
+        SCOPED_TRACE(name);
+        Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>(name));
+        ASSERT_TRUE(l.cpu && l.reference) << l.errors;
+        EXPECT_GT(count(*l.cpu).matmuls, 0);
+        std::string error;
+        double e = compareRuns(l, fillModel, error);
+        EXPECT_LT(e, 1e-5) << error;
+      }
     }
-  }
 }
 
 TEST(CpuLowering, ModelsTrainStep) {
   for (bool fused : {false, true})
-  for (const ModelCase &m : kModels) {
-    SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
-    auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
-    ASSERT_TRUE(compiled.module) << compiled.errors;
-    ASSERT_TRUE(einc::testing::addTrainStep(compiled, "")) << compiled.errors;
-    if (fused) {
-      ASSERT_TRUE(fuse(*compiled.module));
-      int kernels = 0;
-      compiled.module->walk([&](Operation *op) { kernels += op->hasAttr("ein.fusion"); });
-      EXPECT_GT(kernels, 0);
+    for (const ModelCase &m : kModels) {
+      SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
+      auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
+      ASSERT_TRUE(compiled.module) << compiled.errors;
+      ASSERT_TRUE(einc::testing::addTrainStep(compiled, "")) << compiled.errors;
+      if (fused) {
+        ASSERT_TRUE(fuse(*compiled.module));
+        int kernels = 0;
+        compiled.module->walk([&](Operation *op) { kernels += op->hasAttr("ein.fusion"); });
+        EXPECT_GT(kernels, 0);
+      }
+      Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("train_step"));
+      ASSERT_TRUE(l.cpu && l.reference) << l.errors;
+      std::string error;
+      double e = compareRuns(
+          l,
+          [](einrt::Executor &ex) {
+            fillModel(ex);
+            // step 1, lr 1e-3 (the Scalar arguments)
+            for (size_t a = 0; a < ex.argumentCount(); ++a) {
+              const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
+              if (b.role == einrt::BufferRole::Scalar)
+                ex.buffer(ex.program().arguments[a]).set(0, b.name == "lr" ? 1e-3 : 1.0);
+            }
+          },
+          error);
+      // One AdamW step: the updates are lr-sized, the comparison is on whole
+      // tensors (max error over max magnitude).
+      EXPECT_LT(e, 1e-5) << error;
     }
-    Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("train_step"));
-    ASSERT_TRUE(l.cpu && l.reference) << l.errors;
-    std::string error;
-    double e = compareRuns(
-        l,
-        [](einrt::Executor &ex) {
-          fillModel(ex);
-          // step 1, lr 1e-3 (the Scalar arguments)
-          for (size_t a = 0; a < ex.argumentCount(); ++a) {
-            const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
-            if (b.role == einrt::BufferRole::Scalar)
-              ex.buffer(ex.program().arguments[a]).set(0, b.name == "lr" ? 1e-3 : 1.0);
-          }
-        },
-        error);
-    // One AdamW step: the updates are lr-sized, the comparison is on whole
-    // tensors (max error over max magnitude).
-    EXPECT_LT(e, 1e-5) << error;
-  }
 }
 
 } // namespace

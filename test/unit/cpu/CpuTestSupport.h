@@ -67,8 +67,7 @@ inline Lowered lowerBoth(mlir::func::FuncOp fn) {
 /// reference executor; they are copied to the CPU one; the CPU one on
 /// einrt::defaultThreadCount() threads) and returns the worst relative
 /// error over the results.
-template <class Fill>
-double compareRuns(Lowered &l, Fill fill, std::string &error) {
+template <class Fill> double compareRuns(Lowered &l, Fill fill, std::string &error) {
   auto ref = einrt::Executor::create(*l.reference, einrt::Precision::F32, error);
   auto cpu = einrt::Executor::create(*l.cpu, einrt::Precision::F32, error);
   if (!ref || !cpu)
@@ -111,7 +110,6 @@ inline bool fuse(mlir::ModuleOp module) {
   pm.addNestedPass<func::FuncOp>(mlir::ein::createEinFuseElementwise());
   return succeeded(pm.run(module));
 }
-
 
 } // namespace einc::cputest
 

@@ -48,8 +48,7 @@ std::string randomFunction(unsigned seed, int ops) {
       return full[size_t(pick(int(full.size())))];
     std::string b = fresh();
     static const char *sources[] = {"%row dims [0, 1] : tensor<4x6xf32>",
-                                    "%bias dims [2] : tensor<8xf32>",
-                                    "%s dims [] : tensor<f32>",
+                                    "%bias dims [2] : tensor<8xf32>", "%s dims [] : tensor<f32>",
                                     "%mid dims [1] : tensor<6xf32>"};
     body << "  " << b << " = ein.broadcast " << sources[k] << " -> " << kFull << "\n";
     return b;
@@ -60,8 +59,8 @@ std::string randomFunction(unsigned seed, int ops) {
     if (k < 5) {
       static const char *bin[] = {"add", "sub", "mul", "max", "min"};
       std::string a = operand(), b = operand();
-      body << "  " << v << " = ein." << bin[k] << " " << a << ", " << b << phase() << " : "
-           << kFull << "\n";
+      body << "  " << v << " = ein." << bin[k] << " " << a << ", " << b << phase() << " : " << kFull
+           << "\n";
     } else if (k < 7) {
       static const char *un[] = {"tanh", "neg"};
       std::string a = operand();
@@ -81,18 +80,17 @@ std::string randomFunction(unsigned seed, int ops) {
       body << "  " << v << " = ein.sub " << full.back() << ", " << rb << " : " << kFull << "\n";
     } else if (k == 9) { // through a reshape and back
       std::string r = fresh(), e = fresh(), a = operand();
-      body << "  " << r << " = ein.reshape " << a << " : " << kFull
-           << " -> tensor<24x8xf32>\n";
+      body << "  " << r << " = ein.reshape " << a << " : " << kFull << " -> tensor<24x8xf32>\n";
       body << "  " << e << " = ein.tanh " << r << " : tensor<24x8xf32>\n";
       body << "  " << v << " = ein.reshape " << e << " : tensor<24x8xf32> -> " << kFull << "\n";
     } else if (k == 10) { // a contraction in between
       std::string a = operand();
-      body << "  " << v << " = ein.contract " << a << ", %w batch [], [] contract [2], [0] : " << kFull << ", tensor<8x8xf32> -> "
-           << kFull << "\n";
+      body << "  " << v << " = ein.contract " << a
+           << ", %w batch [], [] contract [2], [0] : " << kFull << ", tensor<8x8xf32> -> " << kFull
+           << "\n";
     } else { // f32 -> i32 -> f32
       std::string c = fresh(), a = operand();
-      body << "  " << c << " = ein.cast " << a << " : " << kFull
-           << " -> tensor<4x6x8xi32>\n";
+      body << "  " << c << " = ein.cast " << a << " : " << kFull << " -> tensor<4x6x8xi32>\n";
       body << "  " << v << " = ein.cast " << c << " : tensor<4x6x8xi32> -> " << kFull << "\n";
     }
     full.push_back(v);

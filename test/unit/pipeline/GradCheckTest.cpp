@@ -46,11 +46,16 @@ fn weigh(z: [a, b]) -> [] {
 
 const Case kCases[] = {
     // Primitive ops, each reached from the language.
-    {"contract", "minimize reduce(einsum(v, w, \"a b, b c -> a c\") * einsum(v, w, \"a b, b c -> a c\"), \"a c ->\", sum)"},
-    {"contract_batch", "p = einsum(v, v, \"a b, a b -> a\")\nminimize reduce(p * p, \"a ->\", sum)"},
-    {"contract_three", "e3 = einsum(v, w, t, \"a b, b c, c e -> a e\")\nminimize reduce(e3 * e3, \"a e ->\", sum)"},
-    {"transpose", "minimize reduce(rearrange(v, \"a b -> b a\") * rearrange(r, \"a b -> b a\"), \"b a ->\", sum)"},
-    {"reshape", "minimize reduce(rearrange(v * v, \"a b -> (a b)\") * rearrange(r, \"a b -> (a b)\"), \"n ->\", sum)"},
+    {"contract", "minimize reduce(einsum(v, w, \"a b, b c -> a c\") * einsum(v, w, \"a b, b c -> a "
+                 "c\"), \"a c ->\", sum)"},
+    {"contract_batch",
+     "p = einsum(v, v, \"a b, a b -> a\")\nminimize reduce(p * p, \"a ->\", sum)"},
+    {"contract_three",
+     "e3 = einsum(v, w, t, \"a b, b c, c e -> a e\")\nminimize reduce(e3 * e3, \"a e ->\", sum)"},
+    {"transpose", "minimize reduce(rearrange(v, \"a b -> b a\") * rearrange(r, \"a b -> b a\"), "
+                  "\"b a ->\", sum)"},
+    {"reshape", "minimize reduce(rearrange(v * v, \"a b -> (a b)\") * rearrange(r, \"a b -> (a "
+                "b)\"), \"n ->\", sum)"},
     {"broadcast", "minimize weigh(v + u)"},
     {"reduce_sum", "s = reduce(v * v, \"a b -> a\", sum)\nminimize reduce(s * s, \"a ->\", sum)"},
     {"reduce_max", "m = reduce(v, \"a b -> b\", max)\nminimize reduce(m * u, \"b ->\", sum)"},
@@ -67,8 +72,10 @@ const Case kCases[] = {
     {"mul_div", "minimize weigh(v * x / (v * v + 1))"},
     {"max_min", "minimize weigh(max(v, x) + min(v, u))"},
     {"pow", "minimize weigh((v * v + 1) ** 1.5 + 2 ** v)"},
-    {"gather_repeated_ids", "g = table[ids]\nminimize reduce(g * g * einsum(x, w, \"a b, b c -> a b c\"), \"a b c ->\", sum)"},
-    {"tuple_unpack", "p, q = rearrange(einsum(v, w, \"a b, b c -> a c\"), \"a (two h) -> two a h\", two=2)\nminimize reduce(p * q * p, \"a h ->\", sum)"},
+    {"gather_repeated_ids", "g = table[ids]\nminimize reduce(g * g * einsum(x, w, \"a b, b c -> a "
+                            "b c\"), \"a b c ->\", sum)"},
+    {"tuple_unpack", "p, q = rearrange(einsum(v, w, \"a b, b c -> a c\"), \"a (two h) -> two a "
+                     "h\", two=2)\nminimize reduce(p * q * p, \"a h ->\", sum)"},
     {"repeat", "minimize reduce(repeat(u, \"b -> a b\") * v * r, \"a b ->\", sum)"},
     // Composites.
     {"relu", "minimize weigh(relu(v))"},
@@ -76,26 +83,25 @@ const Case kCases[] = {
     {"sigmoid", "minimize weigh(sigmoid(v))"},
     {"silu", "minimize weigh(silu(v))"},
     {"softmax", "minimize weigh(softmax(v * 2, \"b\"))"},
-    {"logsumexp", "minimize reduce(logsumexp(v, \"b\") * reduce(r, \"a b -> a\", sum), \"a ->\", sum)"},
+    {"logsumexp",
+     "minimize reduce(logsumexp(v, \"b\") * reduce(r, \"a b -> a\", sum), \"a ->\", sum)"},
     {"cross_entropy", "minimize cross_entropy(einsum(v, w, \"a b, b c -> a c\"), classes)"},
-    {"layernorm",
-     "fn layernorm(z: [..., b], g: [b], h: [b]) -> [..., b] {\n"
-     "    mu = reduce(z, \"... b -> ...\", mean)\n"
-     "    zc = z - mu\n"
-     "    var = reduce(zc * zc, \"... b -> ...\", mean)\n"
-     "    return zc * rsqrt(var + 1e-5) * g + h\n"
-     "}\n"
-     "minimize weigh(layernorm(v, u, u * u))"},
+    {"layernorm", "fn layernorm(z: [..., b], g: [b], h: [b]) -> [..., b] {\n"
+                  "    mu = reduce(z, \"... b -> ...\", mean)\n"
+                  "    zc = z - mu\n"
+                  "    var = reduce(zc * zc, \"... b -> ...\", mean)\n"
+                  "    return zc * rsqrt(var + 1e-5) * g + h\n"
+                  "}\n"
+                  "minimize weigh(layernorm(v, u, u * u))"},
     {"causal_attention",
      "q = einsum(v, w, \"s b, b c -> s c\")\n"
      "k = einsum(x, w, \"s b, b c -> s c\")\n"
      "att = softmax(causal(einsum(q, k, \"t c, s c -> t s\"), \"t s\"), \"s\")\n"
      "y = einsum(att, v, \"t s, s b -> t b\")\n"
      "minimize einsum(y, r, \"t b, t b ->\")"},
-    {"tied_weights",
-     "h = table[classes]\n"
-     "logits = einsum(h, table, \"a c, vocab c -> a vocab\")\n"
-     "minimize cross_entropy(logits, classes)"},
+    {"tied_weights", "h = table[classes]\n"
+                     "logits = einsum(h, table, \"a c, vocab c -> a vocab\")\n"
+                     "minimize cross_entropy(logits, classes)"},
 };
 
 class GradCheck : public ::testing::TestWithParam<std::tuple<int, int>> {};
@@ -135,9 +141,8 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
   ASSERT_TRUE(einrt::gradCheck(*forward, *grad, options, report, error)) << error;
   EXPECT_GT(report.checked, 0);
   EXPECT_LT(report.worst.relativeError, 1e-6)
-      << c.name << " seed " << seed << ": " << report.worst.param << "["
-      << report.worst.index << "] analytic " << report.worst.analytic << " numeric "
-      << report.worst.numeric;
+      << c.name << " seed " << seed << ": " << report.worst.param << "[" << report.worst.index
+      << "] analytic " << report.worst.analytic << " numeric " << report.worst.numeric;
 }
 
 std::string caseName(const ::testing::TestParamInfo<std::tuple<int, int>> &info) {

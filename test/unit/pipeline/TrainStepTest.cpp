@@ -113,7 +113,8 @@ TEST(TrainStep, ClippingScalesToMaxNorm) {
   double scale = clip / (norm + 1e-6);
   for (size_t p = 0; p < s.after.size(); ++p)
     for (size_t i = 0; i < s.after[p].size(); ++i)
-      EXPECT_NEAR(s.after[p][i], s.before[p][i] - lr * scale * s.grads[p][i], 1e-9); // f32 constants
+      EXPECT_NEAR(s.after[p][i], s.before[p][i] - lr * scale * s.grads[p][i],
+                  1e-9); // f32 constants
 }
 
 TEST(TrainStep, DecoupledWeightDecayTouchesMatricesOnly) {

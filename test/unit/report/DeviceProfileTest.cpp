@@ -150,16 +150,14 @@ TEST(DeviceProfile, WrongTypeNamesProfileAndField) {
 
 TEST(DeviceProfile, BadValuesRejected) {
   std::string error = errorOf(profileWith("bandwidth", "0"));
-  EXPECT_NE(error.find("'bandwidth' must be a positive finite number"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("'bandwidth' must be a positive finite number"), std::string::npos) << error;
   error = errorOf(profileWith("memoryBytes", "-1"));
   EXPECT_NE(error.find("'memoryBytes' must be a positive"), std::string::npos) << error;
   error = errorOf(profileWith("matmulFlops", "{\"bf16\": 1e12}"));
   EXPECT_NE(error.find("'matmulFlops' needs an \"f32\" entry"), std::string::npos) << error;
   // A misspelt field is an error, not silently ignored.
   error = errorOf(profileWith("source", "\"s\", \"bandwith\": 1"));
-  EXPECT_NE(error.find("profile 'toy': field 'bandwith' is not a profile field"),
-            std::string::npos)
+  EXPECT_NE(error.find("profile 'toy': field 'bandwith' is not a profile field"), std::string::npos)
       << error;
   error = errorOf("{\"profiles\": [], \"version\": 2}");
   EXPECT_NE(error.find("unknown top-level field 'version'"), std::string::npos) << error;

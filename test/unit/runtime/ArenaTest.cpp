@@ -56,8 +56,7 @@ void expectValid(const Program &p, const ArenaPlan &plan, bool wide) {
       int64_t a0 = plan.offset[a], a1 = a0 + bytesOf(p, int32_t(a), wide);
       int64_t b0 = plan.offset[b], b1 = b0 + bytesOf(p, int32_t(b), wide);
       bool empty = a1 == a0 || b1 == b0;
-      EXPECT_TRUE(empty || a1 <= b0 || b1 <= a0)
-          << "buffers " << a << " and " << b << " overlap";
+      EXPECT_TRUE(empty || a1 <= b0 || b1 <= a0) << "buffers " << a << " and " << b << " overlap";
     }
   }
 }
@@ -69,8 +68,7 @@ int64_t liveMaximum(const Program &p, const ArenaPlan &plan, bool wide) {
   for (size_t s = 0; s < p.steps.size(); ++s) {
     int64_t live = 0;
     for (size_t b = 0; b < p.buffers.size(); ++b)
-      if (plan.offset[b] >= 0 &&
-          storageClass(p.buffers[b].dtype) == StorageClass::Float &&
+      if (plan.offset[b] >= 0 && storageClass(p.buffers[b].dtype) == StorageClass::Float &&
           r[b].first <= int64_t(s) && int64_t(s) <= r[b].last)
         live += bytesOf(p, int32_t(b), wide);
     best = std::max(best, live);
@@ -88,17 +86,15 @@ std::vector<double> values(size_t n, uint32_t seed) {
 }
 
 /// Runs `p` on the given arguments; every result's values, in order.
-std::vector<std::vector<double>>
-runAll(const Program &p, Precision prec, bool arena,
-       const std::vector<std::vector<double>> &args) {
+std::vector<std::vector<double>> runAll(const Program &p, Precision prec, bool arena,
+                                        const std::vector<std::vector<double>> &args) {
   std::string error;
   auto ex = Executor::create(p, prec, error, arena);
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error))
-        << error;
+    EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error)) << error;
   EXPECT_TRUE(ex->run(error)) << error;
   std::vector<std::vector<double>> out;
   for (size_t r = 0; r < ex->resultCount(); ++r)
@@ -112,8 +108,7 @@ bool sameBits(const std::vector<std::vector<double>> &a,
     return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].size() != b[i].size() ||
-        (!a[i].empty() &&
-         std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(double))))
+        (!a[i].empty() && std::memcmp(a[i].data(), b[i].data(), a[i].size() * sizeof(double))))
       return false;
   return true;
 }
@@ -221,8 +216,7 @@ TEST(Arena, ChainOfEqualBuffersNeedsTwoSlots) {
 
 namespace {
 /// One training step of a two-layer MLP, forward and backward (simplified).
-Program mlpStep(int32_t &h, int32_t &a, int32_t &y, int32_t &da,
-                int32_t &dh) {
+Program mlpStep(int32_t &h, int32_t &a, int32_t &y, int32_t &da, int32_t &dh) {
   const int64_t B = 16, I = 16, H = 32, O = 16;
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {B, I}, "x");
@@ -230,18 +224,13 @@ Program mlpStep(int32_t &h, int32_t &a, int32_t &y, int32_t &da,
   int32_t w2 = b.buffer(DType::F32, {H, O}, BufferRole::Param, "w2");
   b.p.arguments.push_back(w1);
   b.p.arguments.push_back(w2);
-  h = b.step(StepKind::Contract, {x, w1}, DType::F32, {B, H},
-             {{}, {}, {1}, {0}});                              // 0
-  a = b.step(StepKind::Tanh, {h}, DType::F32, {B, H});         // 1
-  y = b.step(StepKind::Contract, {a, w2}, DType::F32, {B, O},
-             {{}, {}, {1}, {0}});                              // 2
-  int32_t dw2 = b.step(StepKind::Contract, {a, y}, DType::F32, {H, O},
-                       {{}, {}, {0}, {0}});                    // 3
-  da = b.step(StepKind::Contract, {y, w2}, DType::F32, {B, H},
-              {{}, {}, {1}, {1}});                             // 4
-  dh = b.step(StepKind::Mul, {da, a}, DType::F32, {B, H});     // 5
-  int32_t dw1 = b.step(StepKind::Contract, {x, dh}, DType::F32, {I, H},
-                       {{}, {}, {0}, {0}});                    // 6
+  h = b.step(StepKind::Contract, {x, w1}, DType::F32, {B, H}, {{}, {}, {1}, {0}});           // 0
+  a = b.step(StepKind::Tanh, {h}, DType::F32, {B, H});                                       // 1
+  y = b.step(StepKind::Contract, {a, w2}, DType::F32, {B, O}, {{}, {}, {1}, {0}});           // 2
+  int32_t dw2 = b.step(StepKind::Contract, {a, y}, DType::F32, {H, O}, {{}, {}, {0}, {0}});  // 3
+  da = b.step(StepKind::Contract, {y, w2}, DType::F32, {B, H}, {{}, {}, {1}, {1}});          // 4
+  dh = b.step(StepKind::Mul, {da, a}, DType::F32, {B, H});                                   // 5
+  int32_t dw1 = b.step(StepKind::Contract, {x, dh}, DType::F32, {I, H}, {{}, {}, {0}, {0}}); // 6
   b.result(dw1, "dw1");
   b.result(dw2, "dw2");
   return b.p;
@@ -261,19 +250,16 @@ TEST(Arena, MlpStepNeedsTheLiveMaximum) {
   EXPECT_EQ(plan.bytes[0], 3 * 2048);
   EXPECT_EQ(planArena(p, true).bytes[0], 3 * 4096);
 
-  std::vector<std::vector<double>> args = {values(16 * 16, 2),
-                                           values(16 * 32, 3),
+  std::vector<std::vector<double>> args = {values(16 * 16, 2), values(16 * 32, 3),
                                            values(32 * 16, 4)};
   for (Precision prec : {Precision::F32, Precision::F64})
-    EXPECT_TRUE(sameBits(runAll(p, prec, true, args),
-                         runAll(p, prec, false, args)));
+    EXPECT_TRUE(sameBits(runAll(p, prec, true, args), runAll(p, prec, false, args)));
 }
 
 TEST(Arena, CopiedAndMovedExecutorsKeepTheirOwnArena) {
   int32_t h, a, y, da, dh;
   Program p = mlpStep(h, a, y, da, dh);
-  std::vector<std::vector<double>> args = {values(16 * 16, 5),
-                                           values(16 * 32, 6),
+  std::vector<std::vector<double>> args = {values(16 * 16, 5), values(16 * 32, 6),
                                            values(32 * 16, 7)};
   auto want = runAll(p, Precision::F32, false, args);
   std::string error;
@@ -284,8 +270,7 @@ TEST(Arena, CopiedAndMovedExecutorsKeepTheirOwnArena) {
   Executor copy = *ex;
   Executor moved = std::move(*ex);
   ex.reset(); // the original's storage is gone
-  EXPECT_NE(copy.buffer(size_t(a)).f32.data(),
-            moved.buffer(size_t(a)).f32.data());
+  EXPECT_NE(copy.buffer(size_t(a)).f32.data(), moved.buffer(size_t(a)).f32.data());
   for (Executor *e : {&copy, &moved}) {
     ASSERT_TRUE(e->run(error)) << error;
     std::vector<std::vector<double>> got;
@@ -303,8 +288,8 @@ TEST(Arena, RandomProgramsMatchWithoutTheArena) {
   };
   const std::vector<std::vector<int64_t>> shapes = {{7}, {16}, {3, 5}, {33}};
   const StepKind unary[] = {StepKind::Neg, StepKind::Tanh, StepKind::Abs};
-  const StepKind binary[] = {StepKind::Add, StepKind::Sub, StepKind::Mul,
-                             StepKind::Max, StepKind::Min};
+  const StepKind binary[] = {StepKind::Add, StepKind::Sub, StepKind::Mul, StepKind::Max,
+                             StepKind::Min};
   for (int trial = 0; trial < 60; ++trial) {
     ProgramBuilder b;
     std::vector<std::vector<int32_t>> floats(shapes.size()), ints(shapes.size());
@@ -331,24 +316,19 @@ TEST(Arena, RandomProgramsMatchWithoutTheArena) {
         break;
       case 1:
       case 2:
-        out = b.step(binary[pick(5)], {operand(), operand()}, DType::F32,
-                     shapes[s]);
+        out = b.step(binary[pick(5)], {operand(), operand()}, DType::F32, shapes[s]);
         break;
       case 3: { // through the byte arena
-        int32_t m = b.step(StepKind::CmpLt, {operand(), operand()}, DType::I1,
-                           shapes[s]);
-        out = b.step(StepKind::Select, {m, operand(), operand()}, DType::F32,
-                     shapes[s]);
+        int32_t m = b.step(StepKind::CmpLt, {operand(), operand()}, DType::I1, shapes[s]);
+        out = b.step(StepKind::Select, {m, operand(), operand()}, DType::F32, shapes[s]);
         break;
       }
       default: { // through the int32 arena
-        int32_t scaled = b.step(StepKind::Add, {operand(), operand()},
-                                DType::F32, shapes[s]);
+        int32_t scaled = b.step(StepKind::Add, {operand(), operand()}, DType::F32, shapes[s]);
         int32_t k = b.step(StepKind::Cast, {scaled}, DType::I32, shapes[s]);
         ints[s].push_back(k);
         if (ints[s].size() > 1 && pick(2))
-          k = b.step(StepKind::Max, {k, ints[s][pick(ints[s].size())]},
-                     DType::I32, shapes[s]);
+          k = b.step(StepKind::Max, {k, ints[s][pick(ints[s].size())]}, DType::I32, shapes[s]);
         out = b.step(StepKind::Cast, {k}, DType::F32, shapes[s]);
         break;
       }

@@ -36,9 +36,8 @@ struct MatmulCase {
 };
 
 /// C[b] = op(A[b]) · op(B[b]) by loops over the stored layout.
-std::vector<double> expected(const MatmulCase &c, const std::vector<double> &a,
-                             int64_t lda, int64_t sa, const std::vector<double> &b,
-                             int64_t ldb, int64_t sb) {
+std::vector<double> expected(const MatmulCase &c, const std::vector<double> &a, int64_t lda,
+                             int64_t sa, const std::vector<double> &b, int64_t ldb, int64_t sb) {
   std::vector<double> out(c.batch * c.m * c.n, 0.0);
   for (int64_t z = 0; z < c.batch; ++z)
     for (int64_t i = 0; i < c.m; ++i)
@@ -71,8 +70,8 @@ TEST(CpuSteps, MatmulLayouts) {
     int32_t a = pb.arg(DType::F32, {std::max<int64_t>(1, c.batch * sa)});
     int32_t b = pb.arg(DType::F32, {std::max<int64_t>(1, c.batch * sb)});
     pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {c.batch, c.m, c.n},
-                      {{c.batch, c.m, c.n, c.k, c.ta, c.tb, lda, ldb, std::max<int64_t>(1, c.n),
-                        sa, sb, c.m * c.n}}));
+                      {{c.batch, c.m, c.n, c.k, c.ta, c.tb, lda, ldb, std::max<int64_t>(1, c.n), sa,
+                        sb, c.m * c.n}}));
     std::string error;
     auto ex = Executor::create(pb.p, Precision::F32, error);
     ASSERT_TRUE(ex) << error;
@@ -87,14 +86,13 @@ TEST(CpuSteps, MatmulLayouts) {
     auto got = ex->getResult(0).values;
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
-      EXPECT_NEAR(got[i], want[i], 1e-5) << "case batch " << c.batch << " ta " << c.ta
-                                         << " tb " << c.tb << " element " << i;
+      EXPECT_NEAR(got[i], want[i], 1e-5)
+          << "case batch " << c.batch << " ta " << c.ta << " tb " << c.tb << " element " << i;
   }
 }
 
 Program matmulProgram(std::vector<int64_t> plan, std::vector<int64_t> aShape = {3, 4},
-                      std::vector<int64_t> bShape = {4, 5},
-                      std::vector<int64_t> cShape = {3, 5}) {
+                      std::vector<int64_t> bShape = {4, 5}, std::vector<int64_t> cShape = {3, 5}) {
   ProgramBuilder pb;
   int32_t a = pb.arg(DType::F32, aShape);
   int32_t b = pb.arg(DType::F32, bShape);
@@ -118,17 +116,17 @@ TEST(CpuSteps, MatmulValidation) {
   expectError(matmulProgram({1, 3, 4, 4, 0, 0, 4, 4, 4, 0, 0, 0}), "writes 12 elements");
   expectError(matmulProgram({-1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), "batch, M, N, K");
   expectError(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, -1, 0, 0}), "strides must be >= 0");
-  expectError(matmulProgram({2, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 5}, {2, 3, 4}, {2, 4, 5},
-                            {2, 3, 5}),
-              "overlap");
+  expectError(
+      matmulProgram({2, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 5}, {2, 3, 4}, {2, 4, 5}, {2, 3, 5}),
+      "overlap");
   // Huge strides are an error, not an overflow.
   expectError(matmulProgram({2, 3, 5, 4, 0, 0, 4, 5, 5, int64_t(1) << 62, 0, 15}, {2, 3, 4},
                             {2, 4, 5}, {2, 3, 5}),
               "reach beyond");
   // Outer loops: {count, strideA, strideB, strideC} each; C dense.
   auto withLoops = [](std::vector<int64_t> loops) {
-    Program p = matmulProgram({3, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 15}, {2, 3, 3, 4},
-                              {2, 3, 4, 5}, {2, 3, 3, 5});
+    Program p = matmulProgram({3, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 15}, {2, 3, 3, 4}, {2, 3, 4, 5},
+                              {2, 3, 3, 5});
     p.steps[0].lists.push_back(std::move(loops));
     return p;
   };
@@ -170,9 +168,9 @@ TEST(CpuSteps, MatmulOuterLoops) {
   ProgramBuilder pb;
   int32_t a = pb.arg(DType::F32, {J, I, M, K});
   int32_t b = pb.arg(DType::F32, {I, J, K, N});
-  int32_t c = pb.step(StepKind::Matmul, {a, b}, DType::F32, {I, J, M, N},
-                      {{J, M, N, K, 0, 0, K, N, N, I * M * K, K * N, M * N},
-                       {I, M * K, J * K * N, J * M * N}});
+  int32_t c = pb.step(
+      StepKind::Matmul, {a, b}, DType::F32, {I, J, M, N},
+      {{J, M, N, K, 0, 0, K, N, N, I * M * K, K * N, M * N}, {I, M * K, J * K * N, J * M * N}});
   pb.result(c);
   std::string error;
   auto ex = Executor::create(pb.p, Precision::F32, error);
@@ -281,17 +279,17 @@ TEST(CpuSteps, KernelWithExtraOutputs) {
     edit(q);
     return q.validate();
   };
-  EXPECT_NE(problem([&](Program &q) { q.steps[1].extraOutputs = {b}; })
-                .find("only kernel steps write more than one buffer"),
+  EXPECT_NE(problem([&](Program &q) {
+              q.steps[1].extraOutputs = {b};
+            }).find("only kernel steps write more than one buffer"),
             std::string::npos);
-  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {99}; })
-                .find("extra output 0: buffer index 99 out of range"),
+  EXPECT_NE(problem([&](Program &q) {
+              q.steps[0].extraOutputs = {99};
+            }).find("extra output 0: buffer index 99 out of range"),
             std::string::npos);
-  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {a}; })
-                .find("is written twice"),
+  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {a}; }).find("is written twice"),
             std::string::npos);
-  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {x}; })
-                .find("is also an input"),
+  EXPECT_NE(problem([&](Program &q) { q.steps[0].extraOutputs = {x}; }).find("is also an input"),
             std::string::npos);
 }
 
@@ -336,12 +334,12 @@ TEST(CpuSteps, Profile) {
 
 TEST(CpuSteps, Float64Refused) {
   std::string error;
-  auto ex = Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}),
-                             Precision::F64, error);
+  auto ex =
+      Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), Precision::F64, error);
   EXPECT_FALSE(ex);
   EXPECT_NE(error.find("float32 only"), std::string::npos) << error;
-  EXPECT_TRUE(Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}),
-                               Precision::F32, error));
+  EXPECT_TRUE(
+      Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), Precision::F32, error));
 }
 
 } // namespace

@@ -62,11 +62,9 @@ TEST_P(BothPrecisions, ContractBatchedMatmulMatchesNaive) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {2, 3, 4});
   int32_t y = b.arg(DType::F32, {2, 4, 5});
-  int32_t z = b.step(StepKind::Contract, {x, y}, DType::F32, {2, 3, 5},
-                     {{0}, {0}, {2}, {1}});
+  int32_t z = b.step(StepKind::Contract, {x, y}, DType::F32, {2, 3, 5}, {{0}, {0}, {2}, {1}});
   b.result(z);
-  std::vector<double> xs = iotaValues(24, 0.5, -3),
-                      ys = iotaValues(40, 0.25, -4);
+  std::vector<double> xs = iotaValues(24, 0.5, -3), ys = iotaValues(40, 0.25, -4);
   std::vector<double> r = runProgram(b.p, GetParam(), {xs, ys});
   ASSERT_EQ(r.size(), 30u);
   for (int bt = 0; bt < 2; ++bt)
@@ -84,8 +82,7 @@ TEST_P(BothPrecisions, ContractTransposedOperandsAndBatchInMiddle) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {4, 2, 3});
   int32_t y = b.arg(DType::F32, {5, 2, 4});
-  int32_t z = b.step(StepKind::Contract, {x, y}, DType::F32, {2, 3, 5},
-                     {{1}, {1}, {0}, {2}});
+  int32_t z = b.step(StepKind::Contract, {x, y}, DType::F32, {2, 3, 5}, {{1}, {1}, {0}, {2}});
   b.result(z);
   std::vector<double> xs = iotaValues(24, 1, -7), ys = iotaValues(40, -1, 9);
   std::vector<double> r = runProgram(b.p, GetParam(), {xs, ys});
@@ -104,10 +101,8 @@ TEST(Executor, ContractOuterProductAndFullDot) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {2});
   int32_t y = b.arg(DType::F32, {3});
-  int32_t outer =
-      b.step(StepKind::Contract, {x, y}, DType::F32, {2, 3}, {{}, {}, {}, {}});
-  int32_t dot =
-      b.step(StepKind::Contract, {x, x}, DType::F64, {}, {{}, {}, {0}, {0}});
+  int32_t outer = b.step(StepKind::Contract, {x, y}, DType::F32, {2, 3}, {{}, {}, {}, {}});
+  int32_t dot = b.step(StepKind::Contract, {x, x}, DType::F64, {}, {{}, {}, {0}, {0}});
   b.result(outer);
   b.result(dot);
   std::string error;
@@ -117,8 +112,7 @@ TEST(Executor, ContractOuterProductAndFullDot) {
   ASSERT_TRUE(ex->setArgument(0, xs, 2, error));
   ASSERT_TRUE(ex->setArgument(1, ys, 3, error));
   ASSERT_TRUE(ex->run(error)) << error;
-  EXPECT_EQ(ex->getResult(0).values,
-            (std::vector<double>{2, 20, 200, 3, 30, 300}));
+  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 20, 200, 3, 30, 300}));
   EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{13}));
   EXPECT_TRUE(ex->getResult(1).shape.empty());
   EXPECT_EQ(ex->getResult(0).name, "r0");
@@ -127,8 +121,7 @@ TEST(Executor, ContractOuterProductAndFullDot) {
 TEST_P(BothPrecisions, Transpose3D) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {2, 3, 4});
-  int32_t t =
-      b.step(StepKind::Transpose, {x}, DType::F32, {4, 2, 3}, {{2, 0, 1}});
+  int32_t t = b.step(StepKind::Transpose, {x}, DType::F32, {4, 2, 3}, {{2, 0, 1}});
   b.result(t);
   std::vector<double> xs = iotaValues(24);
   std::vector<double> r = runProgram(b.p, GetParam(), {xs});
@@ -149,10 +142,8 @@ TEST(Executor, TransposeI32AndI1) {
   ProgramBuilder c;
   int32_t m = c.arg(DType::I1, {2, 2});
   c.result(c.step(StepKind::Transpose, {m}, DType::I1, {2, 2}, {{1, 0}}));
-  EXPECT_EQ(runProgram(c.p, Precision::F32, {{1, 0, 0, 0}}),
-            (std::vector<double>{1, 0, 0, 0}));
-  EXPECT_EQ(runProgram(c.p, Precision::F32, {{0, 1, 0, 0}}),
-            (std::vector<double>{0, 0, 1, 0}));
+  EXPECT_EQ(runProgram(c.p, Precision::F32, {{1, 0, 0, 0}}), (std::vector<double>{1, 0, 0, 0}));
+  EXPECT_EQ(runProgram(c.p, Precision::F32, {{0, 1, 0, 0}}), (std::vector<double>{0, 0, 1, 0}));
 }
 
 TEST(Executor, BroadcastNewAndSizeOneDims) {
@@ -160,8 +151,7 @@ TEST(Executor, BroadcastNewAndSizeOneDims) {
   int32_t v = b.arg(DType::F32, {3});
   int32_t row = b.step(StepKind::Broadcast, {v}, DType::F32, {2, 3}, {{1}});
   b.result(row);
-  EXPECT_EQ(runProgram(b.p, Precision::F32, {{1, 2, 3}}),
-            (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  EXPECT_EQ(runProgram(b.p, Precision::F32, {{1, 2, 3}}), (std::vector<double>{1, 2, 3, 1, 2, 3}));
 
   ProgramBuilder c; // [3, 1] → [3, 4] through a size-1 dim
   int32_t col = c.arg(DType::F32, {3, 1});
@@ -178,8 +168,7 @@ TEST(Executor, BroadcastNewAndSizeOneDims) {
   ProgramBuilder e; // scalar → [2, 2]
   int32_t s = e.arg(DType::F32, {});
   e.result(e.step(StepKind::Broadcast, {s}, DType::F32, {2, 2}, {{}}));
-  EXPECT_EQ(runProgram(e.p, Precision::F32, {{5}}),
-            (std::vector<double>{5, 5, 5, 5}));
+  EXPECT_EQ(runProgram(e.p, Precision::F32, {{5}}), (std::vector<double>{5, 5, 5, 5}));
 }
 
 TEST_P(BothPrecisions, ReduceSumMaxMin) {
@@ -187,17 +176,14 @@ TEST_P(BothPrecisions, ReduceSumMaxMin) {
   int32_t x = b.arg(DType::F32, {2, 3, 2});
   b.result(b.step(StepKind::ReduceSum, {x}, DType::F32, {3}, {{0, 2}}));
   std::vector<double> xs = iotaValues(12); // x[i][j][k] = 6i + 2j + k
-  EXPECT_EQ(
-      runProgram(b.p, GetParam(), {xs}),
-      (std::vector<double>{0 + 1 + 6 + 7, 2 + 3 + 8 + 9, 4 + 5 + 10 + 11}));
+  EXPECT_EQ(runProgram(b.p, GetParam(), {xs}),
+            (std::vector<double>{0 + 1 + 6 + 7, 2 + 3 + 8 + 9, 4 + 5 + 10 + 11}));
 
   ProgramBuilder c;
   int32_t y = c.arg(DType::F32, {2, 3});
   c.result(c.step(StepKind::ReduceMax, {y}, DType::F32, {2}, {{1}}));
-  EXPECT_EQ(runProgram(c.p, GetParam(), {{1, -5, 3, -1, -2, -3}}),
-            (std::vector<double>{3, -1}));
-  std::vector<double> r =
-      runProgram(c.p, GetParam(), {{1, kNaN, 3, -1, -2, -3}});
+  EXPECT_EQ(runProgram(c.p, GetParam(), {{1, -5, 3, -1, -2, -3}}), (std::vector<double>{3, -1}));
+  std::vector<double> r = runProgram(c.p, GetParam(), {{1, kNaN, 3, -1, -2, -3}});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_TRUE(std::isnan(r[0])); // NaN propagates
   EXPECT_EQ(r[1], -1);
@@ -205,14 +191,12 @@ TEST_P(BothPrecisions, ReduceSumMaxMin) {
   ProgramBuilder d;
   int32_t z = d.arg(DType::F32, {2, 3});
   d.result(d.step(StepKind::ReduceMin, {z}, DType::F32, {3}, {{0}}));
-  EXPECT_EQ(runProgram(d.p, GetParam(), {{1, -5, 3, -1, -2, 4}}),
-            (std::vector<double>{-1, -5, 3}));
+  EXPECT_EQ(runProgram(d.p, GetParam(), {{1, -5, 3, -1, -2, 4}}), (std::vector<double>{-1, -5, 3}));
 
   ProgramBuilder e; // reduce everything; and over nothing
   int32_t w = e.arg(DType::I32, {2, 2});
   e.result(e.step(StepKind::ReduceSum, {w}, DType::I32, {}, {{0, 1}}));
-  EXPECT_EQ(runProgram(e.p, GetParam(), {{1, 2, 3, 4}}),
-            (std::vector<double>{10}));
+  EXPECT_EQ(runProgram(e.p, GetParam(), {{1, 2, 3, 4}}), (std::vector<double>{10}));
   ProgramBuilder f;
   int32_t u = f.arg(DType::F32, {2});
   f.result(f.step(StepKind::ReduceSum, {u}, DType::F32, {2}, {{}}));
@@ -223,8 +207,7 @@ TEST(Executor, ReduceOfEmptyDimGivesIdentity) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {0, 2});
   b.result(b.step(StepKind::ReduceMax, {x}, DType::F32, {2}, {{0}}));
-  EXPECT_EQ(runProgram(b.p, Precision::F32, {{}}),
-            (std::vector<double>{-kInf, -kInf}));
+  EXPECT_EQ(runProgram(b.p, Precision::F32, {{}}), (std::vector<double>{-kInf, -kInf}));
 }
 
 TEST_P(BothPrecisions, UnaryOps) {
@@ -236,8 +219,7 @@ TEST_P(BothPrecisions, UnaryOps) {
     return runProgram(b.p, GetParam(), {xs});
   };
   double tol = GetParam() == Precision::F32 ? 1e-6 : 1e-15;
-  auto near = [&](const std::vector<double> &got,
-                  const std::vector<double> &want) {
+  auto near = [&](const std::vector<double> &got, const std::vector<double> &want) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i])));
@@ -245,15 +227,13 @@ TEST_P(BothPrecisions, UnaryOps) {
   near(unary(StepKind::Neg), {-0.25, -1, -4});
   near(unary(StepKind::Exp), {std::exp(0.25), std::exp(1.0), std::exp(4.0)});
   near(unary(StepKind::Log), {std::log(0.25), 0, std::log(4.0)});
-  near(unary(StepKind::Tanh),
-       {std::tanh(0.25), std::tanh(1.0), std::tanh(4.0)});
+  near(unary(StepKind::Tanh), {std::tanh(0.25), std::tanh(1.0), std::tanh(4.0)});
   near(unary(StepKind::Sqrt), {0.5, 1, 2});
   near(unary(StepKind::Rsqrt), {2, 1, 0.5});
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {3});
   b.result(b.step(StepKind::Abs, {x}, DType::F32, {3}));
-  EXPECT_EQ(runProgram(b.p, GetParam(), {{-2, 0, 3}}),
-            (std::vector<double>{2, 0, 3}));
+  EXPECT_EQ(runProgram(b.p, GetParam(), {{-2, 0, 3}}), (std::vector<double>{2, 0, 3}));
 }
 
 TEST(Executor, IntegerUnaryWraps) {
@@ -261,8 +241,7 @@ TEST(Executor, IntegerUnaryWraps) {
   int32_t x = b.arg(DType::I32, {3});
   b.result(b.step(StepKind::Neg, {x}, DType::I32, {3}));
   double lo = std::numeric_limits<int32_t>::min();
-  EXPECT_EQ(runProgram(b.p, Precision::F32, {{5, -7, lo}}),
-            (std::vector<double>{-5, 7, lo}));
+  EXPECT_EQ(runProgram(b.p, Precision::F32, {{5, -7, lo}}), (std::vector<double>{-5, 7, lo}));
 }
 
 TEST_P(BothPrecisions, BinaryOps) {
@@ -299,8 +278,7 @@ TEST(Executor, MaxMinPropagateNaN) {
     int32_t x = b.arg(DType::F32, {3});
     int32_t y = b.arg(DType::F32, {3});
     b.result(b.step(k, {x, y}, DType::F32, {3}));
-    std::vector<double> r =
-        runProgram(b.p, Precision::F32, {{kNaN, 1, kNaN}, {1, kNaN, kNaN}});
+    std::vector<double> r = runProgram(b.p, Precision::F32, {{kNaN, 1, kNaN}, {1, kNaN, kNaN}});
     ASSERT_EQ(r.size(), 3u);
     for (double v : r)
       EXPECT_TRUE(std::isnan(v)) << stepKindName(k);
@@ -311,15 +289,12 @@ TEST(Executor, IntegerDivisionByZeroIsAnError) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::I32, {3});
   int32_t y = b.arg(DType::I32, {3});
-  b.result(b.step(StepKind::Div, {x, y}, DType::I32, {3}, {}, 0,
-                  "ein.div at t.ein:3:4"));
+  b.result(b.step(StepKind::Div, {x, y}, DType::I32, {3}, {}, 0, "ein.div at t.ein:3:4"));
   EXPECT_EQ(runProgram(b.p, Precision::F32, {{7, -7, 6}, {2, 2, -4}}),
             (std::vector<double>{3, -3, -1})); // truncation toward zero
   std::string error;
-  EXPECT_TRUE(
-      runProgram(b.p, Precision::F32, {{7, 1, 6}, {2, 0, 1}}, &error).empty());
-  EXPECT_NE(error.find("step 0 (div, ein.div at t.ein:3:4)"), std::string::npos)
-      << error;
+  EXPECT_TRUE(runProgram(b.p, Precision::F32, {{7, 1, 6}, {2, 0, 1}}, &error).empty());
+  EXPECT_NE(error.find("step 0 (div, ein.div at t.ein:3:4)"), std::string::npos) << error;
   EXPECT_NE(error.find("division by zero at element 1"), std::string::npos);
 }
 
@@ -327,8 +302,7 @@ TEST(Executor, IntegerAddWraps) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::I32, {1});
   b.result(b.step(StepKind::Add, {x, x}, DType::I32, {1}));
-  EXPECT_EQ(runProgram(b.p, Precision::F32, {{2147483647}}),
-            (std::vector<double>{-2}));
+  EXPECT_EQ(runProgram(b.p, Precision::F32, {{2147483647}}), (std::vector<double>{-2}));
 }
 
 TEST_P(BothPrecisions, CompareOps) {
@@ -345,14 +319,12 @@ TEST_P(BothPrecisions, CompareOps) {
     int32_t y = b.arg(DType::F32, {3});
     int32_t r = b.step(c.k, {x, y}, DType::I1, {3});
     b.result(r);
-    EXPECT_EQ(runProgram(b.p, GetParam(), {xs, ys}), c.want)
-        << stepKindName(c.k);
+    EXPECT_EQ(runProgram(b.p, GetParam(), {xs, ys}), c.want) << stepKindName(c.k);
     ProgramBuilder bi;
     int32_t xi = bi.arg(DType::I32, {3});
     int32_t yi = bi.arg(DType::I32, {3});
     bi.result(bi.step(c.k, {xi, yi}, DType::I1, {3}));
-    EXPECT_EQ(runProgram(bi.p, GetParam(), {xs, ys}), c.want)
-        << stepKindName(c.k);
+    EXPECT_EQ(runProgram(bi.p, GetParam(), {xs, ys}), c.want) << stepKindName(c.k);
   }
   ProgramBuilder n; // NaN compares unequal to everything
   int32_t x = n.arg(DType::F32, {1});
@@ -366,8 +338,7 @@ TEST(Executor, Select) {
   int32_t x = b.arg(DType::F32, {4});
   int32_t y = b.arg(DType::F32, {4});
   b.result(b.step(StepKind::Select, {c, x, y}, DType::F32, {4}));
-  EXPECT_EQ(runProgram(b.p, Precision::F64,
-                       {{1, 0, 0, 1}, {1, 2, 3, 4}, {-1, -2, -3, -4}}),
+  EXPECT_EQ(runProgram(b.p, Precision::F64, {{1, 0, 0, 1}, {1, 2, 3, 4}, {-1, -2, -3, -4}}),
             (std::vector<double>{1, -2, -3, 4}));
 }
 
@@ -378,8 +349,7 @@ TEST(Executor, Iota) {
             (std::vector<double>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
   ProgramBuilder c;
   c.result(c.step(StepKind::Iota, {}, DType::F32, {3, 2}, {}, 0));
-  EXPECT_EQ(runProgram(c.p, Precision::F64, {}),
-            (std::vector<double>{0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(runProgram(c.p, Precision::F64, {}), (std::vector<double>{0, 0, 1, 1, 2, 2}));
 }
 
 TEST_P(BothPrecisions, GatherWithRepeatedIds) {
@@ -389,8 +359,7 @@ TEST_P(BothPrecisions, GatherWithRepeatedIds) {
   b.result(b.step(StepKind::Gather, {table, ids}, DType::F32, {2, 3, 2}));
   std::vector<double> t = iotaValues(10, 1, 100); // row r = [100+2r, 101+2r]
   EXPECT_EQ(runProgram(b.p, GetParam(), {t, {4, 0, 4, 1, 1, 2}}),
-            (std::vector<double>{108, 109, 100, 101, 108, 109, 102, 103, 102,
-                                 103, 104, 105}));
+            (std::vector<double>{108, 109, 100, 101, 108, 109, 102, 103, 102, 103, 104, 105}));
 }
 
 TEST(Executor, GatherOutOfRangeIsAnError) {
@@ -401,11 +370,8 @@ TEST(Executor, GatherOutOfRangeIsAnError) {
                   "ein.gather at gpt.ein:10:3"));
   for (double bad : {5.0, -1.0, 2147483647.0}) {
     std::string error;
-    EXPECT_TRUE(
-        runProgram(b.p, Precision::F32, {iotaValues(10), {0, bad, 1}}, &error)
-            .empty());
-    EXPECT_NE(error.find("step 0 (gather, ein.gather at gpt.ein:10:3)"),
-              std::string::npos)
+    EXPECT_TRUE(runProgram(b.p, Precision::F32, {iotaValues(10), {0, bad, 1}}, &error).empty());
+    EXPECT_NE(error.find("step 0 (gather, ein.gather at gpt.ein:10:3)"), std::string::npos)
         << error;
     EXPECT_NE(error.find("index " + std::to_string(int64_t(bad)) +
                          " at position 1 is out of range [0, 5)"),
@@ -419,12 +385,10 @@ TEST_P(BothPrecisions, ScatterAddAccumulatesRepeatedIds) {
   int32_t upd = b.arg(DType::F32, {4, 2});
   int32_t ids = b.arg(DType::I32, {4});
   b.result(b.step(StepKind::ScatterAdd, {upd, ids}, DType::F32, {3, 2}));
-  EXPECT_EQ(runProgram(b.p, GetParam(),
-                       {{1, 2, 10, 20, 100, 200, 1000, 2000}, {2, 0, 2, 2}}),
+  EXPECT_EQ(runProgram(b.p, GetParam(), {{1, 2, 10, 20, 100, 200, 1000, 2000}, {2, 0, 2, 2}}),
             (std::vector<double>{10, 20, 0, 0, 1101, 2202}));
   std::string error;
-  EXPECT_TRUE(runProgram(b.p, GetParam(), {iotaValues(8), {0, 3, 0, 0}}, &error)
-                  .empty());
+  EXPECT_TRUE(runProgram(b.p, GetParam(), {iotaValues(8), {0, 3, 0, 0}}, &error).empty());
   EXPECT_NE(error.find("scatter_add"), std::string::npos) << error;
   EXPECT_NE(error.find("index 3 at position 1"), std::string::npos) << error;
 }
@@ -437,10 +401,9 @@ TEST(Executor, ScatterAddIsTheTransposeOfGather) {
   int32_t upd = b.arg(DType::F32, {2, 3, 3});
   int32_t g = b.step(StepKind::Gather, {table, ids}, DType::F32, {2, 3, 3});
   int32_t s = b.step(StepKind::ScatterAdd, {upd, ids}, DType::F32, {4, 3});
-  int32_t lhs = b.step(StepKind::Contract, {g, upd}, DType::F32, {},
-                       {{}, {}, {0, 1, 2}, {0, 1, 2}});
-  int32_t rhs = b.step(StepKind::Contract, {table, s}, DType::F32, {},
-                       {{}, {}, {0, 1}, {0, 1}});
+  int32_t lhs =
+      b.step(StepKind::Contract, {g, upd}, DType::F32, {}, {{}, {}, {0, 1, 2}, {0, 1, 2}});
+  int32_t rhs = b.step(StepKind::Contract, {table, s}, DType::F32, {}, {{}, {}, {0, 1}, {0, 1}});
   b.result(lhs);
   b.result(rhs);
   std::string error;
@@ -459,8 +422,7 @@ TEST(Executor, CastRules) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {7});
   b.result(b.step(StepKind::Cast, {x}, DType::I32, {7}));
-  EXPECT_EQ(runProgram(b.p, Precision::F32,
-                       {{2.7, -2.7, 0.5, -0.5, kNaN, 1e10, -1e10}}),
+  EXPECT_EQ(runProgram(b.p, Precision::F32, {{2.7, -2.7, 0.5, -0.5, kNaN, 1e10, -1e10}}),
             (std::vector<double>{2, -2, 0, 0, 0, 2147483647, -2147483648.0}));
 
   ProgramBuilder c;
@@ -480,8 +442,7 @@ TEST(Executor, CastRules) {
   ProgramBuilder e;
   int32_t m = e.arg(DType::I1, {2});
   e.result(e.step(StepKind::Cast, {m}, DType::F32, {2}));
-  EXPECT_EQ(runProgram(e.p, Precision::F32, {{1, 0}}),
-            (std::vector<double>{1, 0}));
+  EXPECT_EQ(runProgram(e.p, Precision::F32, {{1, 0}}), (std::vector<double>{1, 0}));
 }
 
 TEST_P(BothPrecisions, CastToBF16RoundsToNearestEven) {
@@ -490,9 +451,9 @@ TEST_P(BothPrecisions, CastToBF16RoundsToNearestEven) {
   b.result(b.step(StepKind::Cast, {x}, DType::BF16, {6}));
   double up = 1 + std::ldexp(1, -8) + std::ldexp(1, -20); // just above a tie
   std::vector<double> in = {1 + std::ldexp(1, -8),        // tie → even (1)
-                            1 + 3 * std::ldexp(1, -8), // tie → even (1+2^-6)
-                            up,                        // → 1+2^-7
-                            3.4e38,                    // overflow → inf
+                            1 + 3 * std::ldexp(1, -8),    // tie → even (1+2^-6)
+                            up,                           // → 1+2^-7
+                            3.4e38,                       // overflow → inf
                             -1.0 / 3.0,
                             1e-40}; // bf16 subnormal
   std::vector<double> r = runProgram(b.p, GetParam(), {in});
@@ -550,15 +511,13 @@ TEST(Executor, ArgumentsAreCheckedAndRoundedToBF16) {
   ASSERT_TRUE(ex) << error;
   double three[] = {1, 2, 3};
   EXPECT_FALSE(ex->setArgument(0, three, 3, error));
-  EXPECT_NE(error.find("has 2 elements, got 3 values"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("has 2 elements, got 3 values"), std::string::npos) << error;
   EXPECT_FALSE(ex->setArgument(1, three, 2, error));
   EXPECT_NE(error.find("argument index 1 out of range"), std::string::npos);
   double v[] = {1 + std::ldexp(1, -9), 0.1};
   ASSERT_TRUE(ex->setArgument(0, v, 2, error));
   ASSERT_TRUE(ex->run(error));
-  EXPECT_EQ(ex->getResult(0).values,
-            (std::vector<double>{1, roundToBF16(0.1)}));
+  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{1, roundToBF16(0.1)}));
 }
 
 TEST(Executor, RoundEveryStepRoundsBF16Outputs) {
@@ -586,9 +545,7 @@ TEST(Executor, CreateRejectsInvalidPrograms) {
   b.p.name = "forward";
   std::string error;
   EXPECT_FALSE(Executor::create(b.p, Precision::F32, error));
-  EXPECT_NE(error.find("invalid program 'forward': step 0 (exp"),
-            std::string::npos)
-      << error;
+  EXPECT_NE(error.find("invalid program 'forward': step 0 (exp"), std::string::npos) << error;
 }
 
 TEST(Executor, ExportImportBuffers) {
@@ -608,18 +565,16 @@ TEST(Executor, ExportImportBuffers) {
   ASSERT_EQ(t.bytes.size(), 4u);
   EXPECT_EQ(t.bytes[0] | (t.bytes[1] << 8), 0x3F00); // 0.5
   EXPECT_EQ(t.bytes[2] | (t.bytes[3] << 8), 0xC040); // -3
-  ASSERT_TRUE(ex->importBuffer(
-      size_t(w), TensorData::fromDoubles("w", DType::F32, {2}, v), error));
-  EXPECT_FALSE(ex->importBuffer(
-      size_t(w), TensorData::fromDoubles("w", DType::F32, {3}, v3), error));
+  ASSERT_TRUE(ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {2}, v), error));
+  EXPECT_FALSE(
+      ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {3}, v3), error));
   EXPECT_NE(error.find("shapes differ"), std::string::npos);
-  EXPECT_FALSE(ex->importBuffer(
-      size_t(i), TensorData::fromDoubles("i", DType::F32, {2}, v), error));
+  EXPECT_FALSE(
+      ex->importBuffer(size_t(i), TensorData::fromDoubles("i", DType::F32, {2}, v), error));
   EXPECT_NE(error.find("cannot load"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, BothPrecisions,
-                         ::testing::Values(Precision::F32, Precision::F64),
-                         [](const auto &info) {
+                         ::testing::Values(Precision::F32, Precision::F64), [](const auto &info) {
                            return info.param == Precision::F32 ? "F32" : "F64";
                          });

@@ -32,11 +32,9 @@ TEST(FloatFormats, BF16KnownValues) {
   EXPECT_EQ(nan & 0x7F80, 0x7F80);
   EXPECT_NE(nan & 0x7F, 0);
   EXPECT_TRUE(std::isnan(bf16FromBits(nan)));
-  EXPECT_EQ(roundToBF16(1 + std::ldexp(1, -8)), 1.0); // tie → even
-  EXPECT_EQ(roundToBF16(1 + 3 * std::ldexp(1, -8)),
-            1 + std::ldexp(1, -6)); // tie → even
-  EXPECT_EQ(roundToBF16(-(1 + 3 * std::ldexp(1, -8))),
-            -(1 + std::ldexp(1, -6)));
+  EXPECT_EQ(roundToBF16(1 + std::ldexp(1, -8)), 1.0);                       // tie → even
+  EXPECT_EQ(roundToBF16(1 + 3 * std::ldexp(1, -8)), 1 + std::ldexp(1, -6)); // tie → even
+  EXPECT_EQ(roundToBF16(-(1 + 3 * std::ldexp(1, -8))), -(1 + std::ldexp(1, -6)));
 }
 
 TEST(FloatFormats, BF16AgreesWithTheBitTrickOnFloats) {

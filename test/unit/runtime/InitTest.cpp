@@ -41,8 +41,7 @@ Moments moments(const std::vector<double> &v) {
 }
 
 /// One Param buffer of `n` elements with `init`; returns its values.
-std::vector<double> initOne(const Init &init, int64_t n, uint64_t seed,
-                            DType t = DType::F32,
+std::vector<double> initOne(const Init &init, int64_t n, uint64_t seed, DType t = DType::F32,
                             Precision prec = Precision::F64) {
   ProgramBuilder b;
   int32_t w = b.buffer(t, {n}, BufferRole::Param, "w");
@@ -142,10 +141,8 @@ TEST(Init, DeterministicPerSeedAndPerName) {
   EXPECT_EQ(initOne(normal(0, 1), 1000, 5), initOne(normal(0, 1), 1000, 5));
   EXPECT_NE(initOne(normal(0, 1), 1000, 5), initOne(normal(0, 1), 1000, 6));
   // Both precisions draw the same values (f32 storage rounds them).
-  std::vector<double> d =
-      initOne(normal(0, 1), 100, 5, DType::F32, Precision::F64);
-  std::vector<double> f =
-      initOne(normal(0, 1), 100, 5, DType::F32, Precision::F32);
+  std::vector<double> d = initOne(normal(0, 1), 100, 5, DType::F32, Precision::F64);
+  std::vector<double> f = initOne(normal(0, 1), 100, 5, DType::F32, Precision::F32);
   for (size_t i = 0; i < d.size(); ++i)
     EXPECT_EQ(float(d[i]), float(f[i]));
   // bf16 params are rounded to bf16.

@@ -1,6 +1,6 @@
 //===- MemoryTest.cpp - Available memory and the executor's check ---------===//
-#include "runtime/Executor.h"
 #include "runtime/Memory.h"
+#include "runtime/Executor.h"
 
 #include "ProgramBuilder.h"
 
@@ -36,8 +36,7 @@ TEST(Memory, PlannedBytesAreWhatCreateAllocates) {
   std::string error;
   auto ex = Executor::create(p, Precision::F32, error);
   ASSERT_TRUE(ex) << error;
-  EXPECT_EQ(Executor::plannedBytes(p, Precision::F32),
-            ex->arenaBytes() + ex->ownedBytes());
+  EXPECT_EQ(Executor::plannedBytes(p, Precision::F32), ex->arenaBytes() + ex->ownedBytes());
   EXPECT_EQ(Executor::plannedBytes(p, Precision::F32), 8000);
   EXPECT_EQ(Executor::plannedBytes(p, Precision::F64), 16000);
 }
@@ -67,13 +66,11 @@ TEST(Memory, ExecutorRefusesAProgramLargerThanTheAddressSpaceLimit) {
           std::exit(4);
         std::string error;
         // 1 G floats in and out: 8 GiB.
-        auto ex = Executor::create(bigProgram(int64_t(1) << 30),
-                                   Precision::F32, error);
-        if (ex || error.find("program 'big' (arena and buffers) needs 8.00 "
-                             "GiB (8589934592 bytes) but only ") ==
-                      std::string::npos ||
-            error.find("the address-space limit (ulimit -v)") ==
-                std::string::npos)
+        auto ex = Executor::create(bigProgram(int64_t(1) << 30), Precision::F32, error);
+        if (ex ||
+            error.find("program 'big' (arena and buffers) needs 8.00 "
+                       "GiB (8589934592 bytes) but only ") == std::string::npos ||
+            error.find("the address-space limit (ulimit -v)") == std::string::npos)
           std::exit(5);
         // A small one still fits.
         if (!Executor::create(bigProgram(1000), Precision::F32, error))

@@ -38,13 +38,13 @@ TEST(ParallelChunks, MatmulChunksCoverEveryRowOnce) {
   struct Shape {
     int64_t matrices, m, n, k;
   };
-  for (Shape s : std::vector<Shape>{{1, 4, 4, 4},        // small: one chunk
-                                    {1, 200, 150, 100},  // row blocks
+  for (Shape s : std::vector<Shape>{{1, 4, 4, 4},       // small: one chunk
+                                    {1, 200, 150, 100}, // row blocks
                                     {1, 203, 150, 100},
                                     {6, 100, 100, 100},
-                                    {3, 1000, 1, 2000},  // tall and thin
-                                    {1, 5, 4096, 4096},  // fewer rows than a block
-                                    {40, 40, 40, 40},    // whole matrices
+                                    {3, 1000, 1, 2000}, // tall and thin
+                                    {1, 5, 4096, 4096}, // fewer rows than a block
+                                    {40, 40, 40, 40},   // whole matrices
                                     {100, 64, 64, 64}}) {
     MatmulChunks p = planMatmulChunks(s.matrices, s.m, s.n, s.k);
     ASSERT_GE(p.count(), 1);
@@ -59,8 +59,7 @@ TEST(ParallelChunks, MatmulChunksCoverEveryRowOnce) {
       if (ch.r1 != s.m) // only a matrix's last block has an edge
         EXPECT_EQ((ch.r1 - ch.r0) % kMatmulRowAlign, 0);
       if (p.rowBlocks > 1)
-        EXPECT_GE(2.0 * (ch.r1 - ch.r0) * s.n * s.k,
-                  ch.r1 == s.m ? 0.0 : kMinMatmulCallFlops);
+        EXPECT_GE(2.0 * (ch.r1 - ch.r0) * s.n * s.k, ch.r1 == s.m ? 0.0 : kMinMatmulCallFlops);
       for (int64_t i = ch.first; i < ch.last; ++i)
         for (int64_t r = ch.r0; r < ch.r1; ++r)
           ++hits[size_t(i * s.m + r)];

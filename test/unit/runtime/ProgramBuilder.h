@@ -13,8 +13,7 @@ namespace test {
 struct ProgramBuilder {
   Program p;
 
-  int32_t buffer(DType t, std::vector<int64_t> shape, BufferRole role,
-                 std::string name = "") {
+  int32_t buffer(DType t, std::vector<int64_t> shape, BufferRole role, std::string name = "") {
     Buffer b;
     b.name = name.empty() ? "%" + std::to_string(p.buffers.size()) : name;
     b.dtype = t;
@@ -26,20 +25,17 @@ struct ProgramBuilder {
   /// An Input argument.
   int32_t arg(DType t, std::vector<int64_t> shape, std::string name = "") {
     int32_t b = buffer(t, std::move(shape), BufferRole::Input,
-                       name.empty() ? "arg" + std::to_string(p.arguments.size())
-                                    : name);
+                       name.empty() ? "arg" + std::to_string(p.arguments.size()) : name);
     p.arguments.push_back(b);
     return b;
   }
-  int32_t constant(DType t, std::vector<int64_t> shape,
-                   std::vector<double> values) {
+  int32_t constant(DType t, std::vector<int64_t> shape, std::vector<double> values) {
     int32_t b = buffer(t, std::move(shape), BufferRole::Constant);
     p.buffers[b].constant = std::move(values);
     return b;
   }
   /// Appends a step writing a fresh Temp buffer; returns the buffer.
-  int32_t step(StepKind k, std::vector<int32_t> inputs, DType t,
-               std::vector<int64_t> shape,
+  int32_t step(StepKind k, std::vector<int32_t> inputs, DType t, std::vector<int64_t> shape,
                std::vector<std::vector<int64_t>> lists = {}, int64_t scalar = 0,
                std::string note = "") {
     int32_t out = buffer(t, std::move(shape), BufferRole::Temp);
@@ -55,8 +51,7 @@ struct ProgramBuilder {
   }
   void result(int32_t b, std::string name = "") {
     p.results.push_back(b);
-    p.resultNames.push_back(
-        name.empty() ? "r" + std::to_string(p.results.size() - 1) : name);
+    p.resultNames.push_back(name.empty() ? "r" + std::to_string(p.results.size() - 1) : name);
   }
 };
 

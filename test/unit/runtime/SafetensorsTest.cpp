@@ -60,8 +60,7 @@ void writeAll(const std::string &path, const std::vector<uint8_t> &bytes) {
 }
 
 /// A file with the given JSON header (padded as given) and data bytes.
-std::vector<uint8_t> rawFile(const std::string &header,
-                             const std::vector<uint8_t> &data) {
+std::vector<uint8_t> rawFile(const std::string &header, const std::vector<uint8_t> &data) {
   std::vector<uint8_t> out;
   uint64_t n = header.size();
   for (int i = 0; i < 8; ++i)
@@ -99,8 +98,7 @@ std::vector<TensorData> everyDType() {
 
 TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
   std::vector<TensorData> ts = everyDType();
-  SafetensorsMetadata md = {{"step", "1200"},
-                            {"rng", "quote \" backslash \\ newline \n ü"}};
+  SafetensorsMetadata md = {{"step", "1200"}, {"rng", "quote \" backslash \\ newline \n ü"}};
   std::string path = dir + "/ckpt.safetensors", error;
   ASSERT_TRUE(writeSafetensors(path, ts, md, error)) << error;
   std::vector<uint8_t> raw = readAll(path);
@@ -121,20 +119,17 @@ TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
     EXPECT_EQ((*got)[i].bytes, ts[i].bytes) << ts[i].name;
   }
   EXPECT_EQ((*got)[0].toDoubles(),
-            (std::vector<double>{1.5, -2.25, double(0.1f), double(3e-5f), -0.0,
-                                 65504}));
+            (std::vector<double>{1.5, -2.25, double(0.1f), double(3e-5f), -0.0, 65504}));
   EXPECT_EQ((*got)[2].toDoubles()[2], roundToBF16(0.1));
   EXPECT_EQ((*got)[3].toDoubles()[2], roundToF16(0.1));
-  EXPECT_EQ((*got)[4].toDoubles(),
-            (std::vector<double>{1, -2, 0, 0, 0, 65504}));
+  EXPECT_EQ((*got)[4].toDoubles(), (std::vector<double>{1, -2, 0, 0, 0, 65504}));
   EXPECT_EQ((*got)[5].toDoubles(), (std::vector<double>{1, 1, 1, 1, 0, 1}));
 }
 
 TEST(Safetensors, HeaderLayoutIsTheStandardOne) {
   double v[] = {1, 2};
   std::string error;
-  auto bytes = serializeSafetensors(
-      {TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}, error);
+  auto bytes = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}, error);
   ASSERT_TRUE(bytes) << error;
   std::string header(bytes->begin() + 8, bytes->end() - 8);
   EXPECT_EQ(header.substr(0, header.find_last_not_of(' ') + 1),
@@ -168,22 +163,19 @@ TEST(Safetensors, ReadsHandWrittenFiles) {
 TEST(Safetensors, RejectsCorruptFiles) {
   double v[] = {1, 2, 3, 4};
   std::string error;
-  auto good = serializeSafetensors(
-      {TensorData::fromDoubles("a", DType::F32, {2}, v),
-       TensorData::fromDoubles("b", DType::F32, {2}, v + 2)},
-      {}, error);
+  auto good = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
+                                    TensorData::fromDoubles("b", DType::F32, {2}, v + 2)},
+                                   {}, error);
   ASSERT_TRUE(good);
   EXPECT_EQ(parseError(*good), "");
 
   // Truncated anywhere.
-  for (size_t cut :
-       {size_t(0), size_t(5), size_t(8), size_t(20), good->size() - 1}) {
+  for (size_t cut : {size_t(0), size_t(5), size_t(8), size_t(20), good->size() - 1}) {
     std::vector<uint8_t> t(good->begin(), good->begin() + cut);
     EXPECT_NE(parseError(t), "") << cut;
   }
   std::vector<uint8_t> t(good->begin(), good->end() - 1);
-  EXPECT_NE(parseError(t).find("beyond the 15 data bytes"), std::string::npos)
-      << parseError(t);
+  EXPECT_NE(parseError(t).find("beyond the 15 data bytes"), std::string::npos) << parseError(t);
   // Header length larger than the file.
   std::vector<uint8_t> big = *good;
   big[0] = 0xFF;
@@ -196,27 +188,15 @@ TEST(Safetensors, RejectsCorruptFiles) {
   auto err = [&](const std::string &h, const std::vector<uint8_t> &d) {
     return parseError(rawFile(h, d));
   };
-  auto one = [](const std::string &fields) {
-    return "{\"a\":{" + fields + "}}";
-  };
+  auto one = [](const std::string &fields) { return "{\"a\":{" + fields + "}}"; };
   // Bad JSON.
-  EXPECT_NE(
-      err("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", d8)
-          .find("invalid JSON"),
-      std::string::npos);
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2,],\"data_offsets\":[0,8]"), d8),
-      "");
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[02],\"data_offsets\":[0,8]"), d8),
-      "");
-  EXPECT_NE(
-      err(one("\"dtype\":\"F\\x32\",\"shape\":[2],\"data_offsets\":[0,8]"), d8),
-      "");
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]") + "x",
-          d8),
-      "");
+  EXPECT_NE(err("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", d8)
+                .find("invalid JSON"),
+            std::string::npos);
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2,],\"data_offsets\":[0,8]"), d8), "");
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[02],\"data_offsets\":[0,8]"), d8), "");
+  EXPECT_NE(err(one("\"dtype\":\"F\\x32\",\"shape\":[2],\"data_offsets\":[0,8]"), d8), "");
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]") + "x", d8), "");
   EXPECT_NE(err("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[2],"
                 "\"data_offsets\":[0,8]}}",
                 d8)
@@ -224,43 +204,30 @@ TEST(Safetensors, RejectsCorruptFiles) {
             std::string::npos);
   EXPECT_NE(err("[1, 2]", {}), "");
   EXPECT_NE(err("{\"a\":\"\xff\"}", {}).find("UTF-8"), std::string::npos);
-  EXPECT_NE(err("{\"a\":\"\\ud800\"}", {}).find("surrogate"),
-            std::string::npos);
+  EXPECT_NE(err("{\"a\":\"\\ud800\"}", {}).find("surrogate"), std::string::npos);
   EXPECT_NE(err(std::string(100, '['), {}), "");
   EXPECT_NE(
-      err("{\"a\":" + std::string(1000, '[') + std::string(1000, ']') + "}", {})
-          .find("nesting"),
+      err("{\"a\":" + std::string(1000, '[') + std::string(1000, ']') + "}", {}).find("nesting"),
       std::string::npos);
   // Semantic errors.
-  EXPECT_NE(
-      err(one("\"dtype\":\"F8\",\"shape\":[2],\"data_offsets\":[0,8]"), d8)
-          .find("unsupported dtype \"F8\""),
-      std::string::npos);
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]"), d8)
-          .find("need 12 bytes but data_offsets span 8"),
-      std::string::npos);
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]"), d8)
-          .find("non-negative integers"),
-      std::string::npos);
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2.0],\"data_offsets\":[0,8]"), d8),
-      "");
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]"), d8)
-          .find("begin > end"),
-      std::string::npos);
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,9]"), d8),
-      "");
-  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2]"), d8).find("needs"),
+  EXPECT_NE(err(one("\"dtype\":\"F8\",\"shape\":[2],\"data_offsets\":[0,8]"), d8)
+                .find("unsupported dtype \"F8\""),
             std::string::npos);
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]"), d8)
+                .find("need 12 bytes but data_offsets span 8"),
+            std::string::npos);
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]"), d8)
+                .find("non-negative integers"),
+            std::string::npos);
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2.0],\"data_offsets\":[0,8]"), d8), "");
   EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1"),
-          d8)
-          .find("unknown field"),
+      err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]"), d8).find("begin > end"),
       std::string::npos);
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,9]"), d8), "");
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2]"), d8).find("needs"), std::string::npos);
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":1"), d8)
+                .find("unknown field"),
+            std::string::npos);
   EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],"
                     "\"data_offsets\":[0,8]"),
                 d8)
@@ -271,19 +238,15 @@ TEST(Safetensors, RejectsCorruptFiles) {
                 d8),
             "");
   // Overlapping offsets, holes, trailing bytes.
-  std::string two =
-      "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-      "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}";
+  std::string two = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}";
   EXPECT_NE(err(two, d16).find("overlaps"), std::string::npos) << err(two, d16);
-  std::string hole =
-      "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
+  std::string hole = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}";
   EXPECT_NE(err(hole, d16).find("belong to no tensor"), std::string::npos);
-  EXPECT_NE(
-      err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]"), d16)
-          .find("belong to no tensor"),
-      std::string::npos);
-  EXPECT_NE(err("{\"__metadata__\":{\"k\":1}}", {}).find("expected a string"),
+  EXPECT_NE(err(one("\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]"), d16)
+                .find("belong to no tensor"),
             std::string::npos);
+  EXPECT_NE(err("{\"__metadata__\":{\"k\":1}}", {}).find("expected a string"), std::string::npos);
 }
 
 TEST(Safetensors, MutatedFilesNeverCrash) {
@@ -334,8 +297,7 @@ TEST_F(SafetensorsFile, AtomicWriteReplacesWholeAndLeavesNoTmp) {
   // An existing, larger file is replaced whole.
   writeAll(path, std::vector<uint8_t>(100000, 0xAB));
   double v[] = {4, 5};
-  std::vector<TensorData> ts = {
-      TensorData::fromDoubles("w", DType::F32, {2}, v)};
+  std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {2}, v)};
   ASSERT_TRUE(writeSafetensors(path, ts, {{"step", "3"}}, error)) << error;
   auto expected = serializeSafetensors(ts, {{"step", "3"}}, error);
   ASSERT_TRUE(expected);
@@ -355,8 +317,7 @@ TEST_F(SafetensorsFile, FailedWritesAreErrorsAndLeaveNoTmp) {
   std::string path = dir + "/big.safetensors", error;
   writeAll(path, {1, 2, 3});
   std::vector<double> v(100000, 1.0);
-  std::vector<TensorData> ts = {
-      TensorData::fromDoubles("w", DType::F32, {100000}, v.data())};
+  std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {100000}, v.data())};
   struct rlimit old;
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
   auto oldHandler = signal(SIGXFSZ, SIG_IGN);
@@ -374,8 +335,7 @@ TEST_F(SafetensorsFile, FailedWritesAreErrorsAndLeaveNoTmp) {
 
 TEST_F(SafetensorsFile, UnwritablePathsAreErrors) {
   double v[] = {4, 5};
-  std::vector<TensorData> ts = {
-      TensorData::fromDoubles("w", DType::F32, {2}, v)};
+  std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {2}, v)};
   std::string error;
   EXPECT_FALSE(writeSafetensors(dir + "/missing/x.safetensors", ts, {}, error));
   EXPECT_NE(error.find("cannot create"), std::string::npos) << error;

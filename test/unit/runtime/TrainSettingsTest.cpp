@@ -22,8 +22,7 @@ TEST(TrainSettings, TextFillsTypedFields) {
 TEST(TrainSettings, BadTextIsAProblemNamingTheValidOnes) {
   TrainSettings s;
   EXPECT_EQ(einrt::setTrainText(s, "learning_rate", "1"),
-            "unknown train setting 'learning_rate'; known settings: " +
-                einrt::trainSettingKeys());
+            "unknown train setting 'learning_rate'; known settings: " + einrt::trainSettingKeys());
   EXPECT_EQ(einrt::setTrainText(s, "lr", "fast"), "'lr' takes a number");
   EXPECT_EQ(einrt::setTrainText(s, "lr", "1e-3x"), "'lr' takes a number");
   EXPECT_EQ(einrt::setTrainText(s, "lr", "nan"), "'lr' takes a number");

@@ -17,8 +17,7 @@ void expectInvalid(const Program &p, std::vector<std::string> needles) {
   std::string e = p.validate();
   ASSERT_FALSE(e.empty()) << "expected a validation error";
   for (const std::string &n : needles)
-    EXPECT_NE(e.find(n), std::string::npos)
-        << "message '" << e << "' lacks '" << n << "'";
+    EXPECT_NE(e.find(n), std::string::npos) << "message '" << e << "' lacks '" << n << "'";
 }
 
 /// A single-step program: inputs of the given types, one step.
@@ -30,11 +29,9 @@ struct OneStep {
       ins.push_back(b.arg(t, s));
   }
   Program make(StepKind k, DType t, std::vector<int64_t> shape,
-               std::vector<std::vector<int64_t>> lists = {},
-               int64_t scalar = 0) {
+               std::vector<std::vector<int64_t>> lists = {}, int64_t scalar = 0) {
     ProgramBuilder c = b;
-    c.result(c.step(k, ins, t, std::move(shape), std::move(lists), scalar,
-                    "ein.op at m.ein:1:2"));
+    c.result(c.step(k, ins, t, std::move(shape), std::move(lists), scalar, "ein.op at m.ein:1:2"));
     return c.p;
   }
 };
@@ -47,8 +44,7 @@ TEST(Validate, AcceptsAWellFormedProgram) {
   int32_t w = b.buffer(DType::F32, {3, 4}, BufferRole::Param, "w");
   b.p.arguments.push_back(w);
   int32_t k = b.constant(DType::F32, {}, {1});
-  int32_t y = b.step(StepKind::Contract, {x, w}, DType::F32, {2, 4},
-                     {{}, {}, {1}, {0}});
+  int32_t y = b.step(StepKind::Contract, {x, w}, DType::F32, {2, 4}, {{}, {}, {1}, {0}});
   int32_t kb = b.step(StepKind::Broadcast, {k}, DType::F32, {2, 4}, {{}});
   int32_t z = b.step(StepKind::Add, {y, kb}, DType::F32, {2, 4});
   int32_t s = b.step(StepKind::ReduceSum, {z}, DType::F32, {4}, {{0}});
@@ -105,8 +101,7 @@ TEST(Validate, TemporaryReadBeforeWrite) {
   int32_t t = b.buffer(DType::F32, {2}, BufferRole::Temp);
   int32_t y = b.step(StepKind::Add, {x, t}, DType::F32, {2});
   b.result(y);
-  expectInvalid(b.p, {"step 0 (add", "input 1 reads temporary 1",
-                      "before any step writes it"});
+  expectInvalid(b.p, {"step 0 (add", "input 1 reads temporary 1", "before any step writes it"});
   // A result temporary never written.
   ProgramBuilder c;
   c.arg(DType::F32, {2});
@@ -139,45 +134,32 @@ TEST(Validate, BuffersThemselves) {
 
 TEST(Validate, Contract) {
   OneStep o({{DType::F32, {2, 3, 4}}, {DType::F32, {2, 4, 5}}});
-  EXPECT_EQ(
-      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}, {1}})
-          .validate(),
-      "");
-  expectInvalid(
-      o.make(StepKind::Contract, DType::F32, {2, 5, 3}, {{0}, {0}, {2}, {1}}),
-      {"result shape [2, 5, 3] differs from the computed [2, 3, 5]"});
-  expectInvalid(
-      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {1}, {1}}),
-      {"contract pair 0", "size 3", "size 4"});
-  expectInvalid(
-      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {0}, {1}}),
-      {"lhs_contract dim 0 is used twice"});
-  expectInvalid(
-      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {}, {2}, {1}}),
-      {"differ in length"});
-  expectInvalid(
-      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {3}, {1}}),
-      {"lhs_contract dim 3 out of range for rank 3"});
-  expectInvalid(
-      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}}),
-      {"expects 4 integer list(s), got 3"});
-  expectInvalid(
-      o.make(StepKind::Contract, DType::I32, {2, 3, 5}, {{0}, {0}, {2}, {1}}),
-      {"result must be float"});
+  EXPECT_EQ(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}, {1}}).validate(), "");
+  expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 5, 3}, {{0}, {0}, {2}, {1}}),
+                {"result shape [2, 5, 3] differs from the computed [2, 3, 5]"});
+  expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {1}, {1}}),
+                {"contract pair 0", "size 3", "size 4"});
+  expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {0}, {1}}),
+                {"lhs_contract dim 0 is used twice"});
+  expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {}, {2}, {1}}),
+                {"differ in length"});
+  expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {3}, {1}}),
+                {"lhs_contract dim 3 out of range for rank 3"});
+  expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}}),
+                {"expects 4 integer list(s), got 3"});
+  expectInvalid(o.make(StepKind::Contract, DType::I32, {2, 3, 5}, {{0}, {0}, {2}, {1}}),
+                {"result must be float"});
   OneStep m({{DType::F32, {2, 4}}, {DType::BF16, {4, 5}}});
-  expectInvalid(
-      m.make(StepKind::Contract, DType::F32, {2, 5}, {{}, {}, {1}, {0}}),
-      {"share one float type"});
+  expectInvalid(m.make(StepKind::Contract, DType::F32, {2, 5}, {{}, {}, {1}, {0}}),
+                {"share one float type"});
   OneStep bb({{DType::F32, {2, 4}}, {DType::F32, {3, 4}}});
-  expectInvalid(
-      bb.make(StepKind::Contract, DType::F32, {2}, {{0}, {0}, {1}, {1}}),
-      {"batch pair 0"});
+  expectInvalid(bb.make(StepKind::Contract, DType::F32, {2}, {{0}, {0}, {1}, {1}}),
+                {"batch pair 0"});
 }
 
 TEST(Validate, TransposeReshapeBroadcast) {
   OneStep o({{DType::F32, {2, 3}}});
-  EXPECT_EQ(
-      o.make(StepKind::Transpose, DType::F32, {3, 2}, {{1, 0}}).validate(), "");
+  EXPECT_EQ(o.make(StepKind::Transpose, DType::F32, {3, 2}, {{1, 0}}).validate(), "");
   expectInvalid(o.make(StepKind::Transpose, DType::F32, {2, 3}, {{0, 0}}),
                 {"not a permutation of [0, 2)"});
   expectInvalid(o.make(StepKind::Transpose, DType::F32, {2, 3}, {{0, 1, 2}}),
@@ -187,11 +169,8 @@ TEST(Validate, TransposeReshapeBroadcast) {
   expectInvalid(o.make(StepKind::Transpose, DType::BF16, {3, 2}, {{1, 0}}),
                 {"element types 'f32' and 'bf16' differ"});
   EXPECT_EQ(o.make(StepKind::Reshape, DType::F32, {6}).validate(), "");
-  expectInvalid(o.make(StepKind::Reshape, DType::F32, {7}),
-                {"different element counts"});
-  EXPECT_EQ(
-      o.make(StepKind::Broadcast, DType::F32, {4, 2, 3}, {{1, 2}}).validate(),
-      "");
+  expectInvalid(o.make(StepKind::Reshape, DType::F32, {7}), {"different element counts"});
+  EXPECT_EQ(o.make(StepKind::Broadcast, DType::F32, {4, 2, 3}, {{1, 2}}).validate(), "");
   expectInvalid(o.make(StepKind::Broadcast, DType::F32, {3, 2, 4}, {{1, 0}}),
                 {"strictly increasing"});
   expectInvalid(o.make(StepKind::Broadcast, DType::F32, {2, 4}, {{0, 1}}),
@@ -201,24 +180,19 @@ TEST(Validate, TransposeReshapeBroadcast) {
   expectInvalid(o.make(StepKind::Broadcast, DType::F32, {2, 3}, {{0}}),
                 {"has 1 entries but the input has rank 2"});
   OneStep one({{DType::F32, {1, 3}}});
-  EXPECT_EQ(
-      one.make(StepKind::Broadcast, DType::F32, {5, 3}, {{0, 1}}).validate(),
-      "");
+  EXPECT_EQ(one.make(StepKind::Broadcast, DType::F32, {5, 3}, {{0, 1}}).validate(), "");
 }
 
 TEST(Validate, Reduce) {
   OneStep o({{DType::F32, {2, 3, 4}}});
-  EXPECT_EQ(o.make(StepKind::ReduceMax, DType::F32, {3}, {{0, 2}}).validate(),
-            "");
-  expectInvalid(o.make(StepKind::ReduceSum, DType::F32, {3}, {{2, 0}}),
-                {"strictly increasing"});
+  EXPECT_EQ(o.make(StepKind::ReduceMax, DType::F32, {3}, {{0, 2}}).validate(), "");
+  expectInvalid(o.make(StepKind::ReduceSum, DType::F32, {3}, {{2, 0}}), {"strictly increasing"});
   expectInvalid(o.make(StepKind::ReduceSum, DType::F32, {2, 3}, {{3}}),
                 {"out of range for rank 3"});
   expectInvalid(o.make(StepKind::ReduceSum, DType::F32, {2, 4}, {{2}}),
                 {"result shape [2, 4] differs from the computed [2, 3]"});
   OneStep b({{DType::I1, {2}}});
-  expectInvalid(b.make(StepKind::ReduceSum, DType::I1, {}, {{0}}),
-                {"float or i32"});
+  expectInvalid(b.make(StepKind::ReduceSum, DType::I1, {}, {{0}}), {"float or i32"});
 }
 
 TEST(Validate, Elementwise) {
@@ -227,44 +201,35 @@ TEST(Validate, Elementwise) {
   expectInvalid(u.make(StepKind::Exp, DType::I32, {2}),
                 {"step 0 (exp", "must be float, got 'i32'"});
   OneStep bin({{DType::F32, {2}}, {DType::F32, {3}}});
-  expectInvalid(bin.make(StepKind::Add, DType::F32, {2}),
-                {"lhs and rhs types differ"});
+  expectInvalid(bin.make(StepKind::Add, DType::F32, {2}), {"lhs and rhs types differ"});
   OneStep bin2({{DType::F32, {2}}, {DType::F32, {2}}});
-  expectInvalid(bin2.make(StepKind::Mul, DType::F16, {2}),
-                {"operand and result types differ"});
-  expectInvalid(bin2.make(StepKind::CmpLt, DType::F32, {2}),
-                {"result must be 'i1'"});
-  expectInvalid(bin2.make(StepKind::CmpLt, DType::I1, {3}),
-                {"result shape [3] differs"});
+  expectInvalid(bin2.make(StepKind::Mul, DType::F16, {2}), {"operand and result types differ"});
+  expectInvalid(bin2.make(StepKind::CmpLt, DType::F32, {2}), {"result must be 'i1'"});
+  expectInvalid(bin2.make(StepKind::CmpLt, DType::I1, {3}), {"result shape [3] differs"});
   OneStep ints({{DType::I32, {2}}, {DType::I32, {2}}});
   expectInvalid(ints.make(StepKind::Pow, DType::I32, {2}), {"must be float"});
   OneStep one({{DType::F32, {2}}});
-  expectInvalid(one.make(StepKind::Add, DType::F32, {2}),
-                {"expects 2 input(s), got 1"});
+  expectInvalid(one.make(StepKind::Add, DType::F32, {2}), {"expects 2 input(s), got 1"});
 }
 
 TEST(Validate, SelectCastIota) {
   OneStep s({{DType::I1, {2}}, {DType::F32, {2}}, {DType::F32, {2}}});
   EXPECT_EQ(s.make(StepKind::Select, DType::F32, {2}).validate(), "");
   OneStep s2({{DType::F32, {2}}, {DType::F32, {2}}, {DType::F32, {2}}});
-  expectInvalid(s2.make(StepKind::Select, DType::F32, {2}),
-                {"cond must be 'i1'"});
+  expectInvalid(s2.make(StepKind::Select, DType::F32, {2}), {"cond must be 'i1'"});
   OneStep s3({{DType::I1, {2}}, {DType::F32, {2}}, {DType::I32, {2}}});
-  expectInvalid(s3.make(StepKind::Select, DType::F32, {2}),
-                {"on_false and result"});
+  expectInvalid(s3.make(StepKind::Select, DType::F32, {2}), {"on_false and result"});
   OneStep c({{DType::F32, {2, 3}}});
   EXPECT_EQ(c.make(StepKind::Cast, DType::BF16, {2, 3}).validate(), "");
   expectInvalid(c.make(StepKind::Cast, DType::BF16, {3, 2}),
                 {"input shape [2, 3] differs from the result shape [3, 2]"});
   OneStep none({});
-  EXPECT_EQ(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, 1).validate(),
-            "");
+  EXPECT_EQ(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, 1).validate(), "");
   expectInvalid(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, 2),
                 {"dimension 2 out of range for result rank 2"});
   expectInvalid(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, -1),
                 {"dimension -1 out of range"});
-  expectInvalid(none.make(StepKind::Iota, DType::I1, {3}, {}, 0),
-                {"float or i32"});
+  expectInvalid(none.make(StepKind::Iota, DType::I1, {3}, {}, 0), {"float or i32"});
 }
 
 TEST(Validate, GatherScatterAdd) {
@@ -272,11 +237,9 @@ TEST(Validate, GatherScatterAdd) {
   EXPECT_EQ(g.make(StepKind::Gather, DType::F32, {2, 3, 4}).validate(), "");
   expectInvalid(g.make(StepKind::Gather, DType::F32, {2, 3}),
                 {"result shape [2, 3] differs from the computed [2, 3, 4]"});
-  expectInvalid(g.make(StepKind::Gather, DType::F16, {2, 3, 4}),
-                {"table and result"});
+  expectInvalid(g.make(StepKind::Gather, DType::F16, {2, 3, 4}), {"table and result"});
   OneStep gf({{DType::F32, {10, 4}}, {DType::F32, {2, 3}}});
-  expectInvalid(gf.make(StepKind::Gather, DType::F32, {2, 3, 4}),
-                {"indices must be 'i32'"});
+  expectInvalid(gf.make(StepKind::Gather, DType::F32, {2, 3, 4}), {"indices must be 'i32'"});
   OneStep g0({{DType::F32, {}}, {DType::I32, {2}}});
   expectInvalid(g0.make(StepKind::Gather, DType::F32, {2}), {"rank >= 1"});
 
@@ -284,8 +247,7 @@ TEST(Validate, GatherScatterAdd) {
   EXPECT_EQ(s.make(StepKind::ScatterAdd, DType::F32, {10, 4}).validate(), "");
   expectInvalid(s.make(StepKind::ScatterAdd, DType::F32, {10, 5}),
                 {"updates shape [2, 3, 4] differs", "[2, 3, 5]"});
-  expectInvalid(s.make(StepKind::ScatterAdd, DType::F32, {}),
-                {"result must have rank >= 1"});
+  expectInvalid(s.make(StepKind::ScatterAdd, DType::F32, {}), {"result must have rank >= 1"});
 }
 
 TEST(Validate, ArbitraryCorruptionNeverCrashes) {
@@ -297,8 +259,7 @@ TEST(Validate, ArbitraryCorruptionNeverCrashes) {
   int32_t t = b.step(StepKind::Transpose, {x}, DType::F32, {3, 2}, {{1, 0}});
   int32_t g = b.step(StepKind::Gather, {t, ids}, DType::F32, {4, 2});
   int32_t r = b.step(StepKind::ReduceSum, {g}, DType::F32, {2}, {{0}});
-  int32_t c = b.step(StepKind::Contract, {g, g}, DType::F32, {2, 2},
-                     {{}, {}, {0}, {0}});
+  int32_t c = b.step(StepKind::Contract, {g, g}, DType::F32, {2, 2}, {{}, {}, {0}, {0}});
   b.result(r);
   b.result(c);
   uint64_t state = 12345;

@@ -1,10 +1,10 @@
 //===- CheckpointTest.cpp - Checkpoint files and atomic writes ------------===//
-#include "TrainerTestUtil.h"
 #include "runtime/Checkpoint.h"
+#include "TrainerTestUtil.h"
 
 #include <chrono>
-#include <dirent.h>
 #include <csignal>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <thread>
@@ -30,9 +30,8 @@ TEST(Checkpoint, MetadataRoundTrip) {
   info.configHash = hashText("x");
   info.valLoss = 1.0 / 3.0;
   std::string error;
-  ASSERT_TRUE(writeCheckpoint(d.file("c.safetensors"),
-                              {tensor("w", 4, 1.5), tensor("w.m", 4, 0)}, info,
-                              error))
+  ASSERT_TRUE(writeCheckpoint(d.file("c.safetensors"), {tensor("w", 4, 1.5), tensor("w.m", 4, 0)},
+                              info, error))
       << error;
   auto c = readCheckpoint(d.file("c.safetensors"), error);
   ASSERT_TRUE(c) << error;
@@ -65,8 +64,8 @@ bool hasTemporary(const TempDir &d) {
 TEST(Checkpoint, MissingStepIsAnError) {
   TempDir d;
   std::string error;
-  ASSERT_TRUE(writeSafetensors(d.file("p.safetensors"), {tensor("w", 2, 0)},
-                               {{"format", "pt"}}, error));
+  ASSERT_TRUE(
+      writeSafetensors(d.file("p.safetensors"), {tensor("w", 2, 0)}, {{"format", "pt"}}, error));
   EXPECT_FALSE(readCheckpoint(d.file("p.safetensors"), error));
   EXPECT_NE(error.find("'step'"), std::string::npos) << error;
   EXPECT_FALSE(readCheckpoint(d.file("none.safetensors"), error));
@@ -83,7 +82,7 @@ TEST(Checkpoint, KillDuringWriteLeavesPreviousWhole) {
   old.step = 1;
   ASSERT_TRUE(writeCheckpoint(path, {tensor("w", 16, 1.0)}, old, error));
   const int64_t big = 8 << 20; // 32 MB: the write takes a while
-  int midWrite = 0; // kills that left a temporary file: caught mid-write
+  int midWrite = 0;            // kills that left a temporary file: caught mid-write
   for (int trial = 0; trial < 4; ++trial) {
     pid_t child = fork();
     ASSERT_GE(child, 0);
@@ -135,9 +134,8 @@ TEST(Checkpoint, KillDuringWriteLeavesPreviousWhole) {
 } // namespace
 
 TEST(Checkpoint, MismatchNamesMissingExtraAndShapes) {
-  std::vector<TensorData> ck = {tensor("w", 3, 0), tensor("w.m", 3, 0),
-                                tensor("w.v", 3, 0), tensor("b", 2, 0),
-                                tensor("b.m", 5, 0), tensor("old", 4, 0),
+  std::vector<TensorData> ck = {tensor("w", 3, 0),    tensor("w.m", 3, 0), tensor("w.v", 3, 0),
+                                tensor("b", 2, 0),    tensor("b.m", 5, 0), tensor("old", 4, 0),
                                 tensor("old.m", 4, 0)};
   // Params w [3] and b [2] with their state: a fit (b.m has the wrong
   // shape for b's state: extra).
@@ -147,7 +145,6 @@ TEST(Checkpoint, MismatchNamesMissingExtraAndShapes) {
   ck.erase(ck.begin() + 4, ck.end());
   EXPECT_EQ(checkpointMismatch(ck, params), "");
   params = {{"w", {4}}, {"b", {2}}, {"c", {1}}};
-  EXPECT_EQ(checkpointMismatch(ck, params),
-            "  1 missing param: c [1]\n"
-            "  1 shape mismatch: w: checkpoint [3], model [4]");
+  EXPECT_EQ(checkpointMismatch(ck, params), "  1 missing param: c [1]\n"
+                                            "  1 shape mismatch: w: checkpoint [3], model [4]");
 }

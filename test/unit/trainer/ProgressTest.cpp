@@ -1,6 +1,6 @@
 //===- ProgressTest.cpp - The progress line and the JSON-lines log --------===//
-#include "TrainerTestUtil.h"
 #include "runtime/Progress.h"
+#include "TrainerTestUtil.h"
 
 #include <cmath>
 #include <fstream>
@@ -23,9 +23,8 @@ TEST(Metrics, JsonLine) {
                             "\"grad_norm\": 0.75, \"tokens_per_second\": 1000}");
   m.valLoss = 2.75;
   m.gradNorm = NAN;
-  EXPECT_EQ(metricsJson(m),
-            "{\"step\": 12, \"loss\": 2.5, \"lr\": 0.001, \"grad_norm\": null, "
-            "\"tokens_per_second\": 1000, \"val_loss\": 2.75}");
+  EXPECT_EQ(metricsJson(m), "{\"step\": 12, \"loss\": 2.5, \"lr\": 0.001, \"grad_norm\": null, "
+                            "\"tokens_per_second\": 1000, \"val_loss\": 2.75}");
 }
 
 TEST(Metrics, LogWritesAndAppends) {
@@ -51,8 +50,7 @@ TEST(Metrics, LogWritesAndAppends) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    EXPECT_EQ(line.rfind("{\"step\": " + std::to_string(n) + ",", 0), 0u)
-        << line;
+    EXPECT_EQ(line.rfind("{\"step\": " + std::to_string(n) + ",", 0), 0u) << line;
   }
   EXPECT_EQ(n, 3);
   MetricsLog bad;
@@ -81,11 +79,9 @@ TEST(Progress, PlainLines) {
   p.report(m);
   std::string s = out.str();
   EXPECT_EQ(s.find('\r'), std::string::npos);
-  EXPECT_NE(s.find("step 10/100 loss 1.2346 lr 1.00e-03 gnorm 0.5 20.5k tok/s"),
-            std::string::npos)
+  EXPECT_NE(s.find("step 10/100 loss 1.2346 lr 1.00e-03 gnorm 0.5 20.5k tok/s"), std::string::npos)
       << s;
-  EXPECT_NE(s.find("MFU 10.0% (predicted 0.05 s/step, measured 0.1, MFU 25.0%)"),
-            std::string::npos)
+  EXPECT_NE(s.find("MFU 10.0% (predicted 0.05 s/step, measured 0.1, MFU 25.0%)"), std::string::npos)
       << s;
   EXPECT_NE(s.find("ETA 9s"), std::string::npos) << s; // 90 steps × 0.1 s
   EXPECT_EQ(s.back(), '\n');

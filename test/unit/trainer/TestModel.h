@@ -68,9 +68,8 @@ struct TinyModel {
     b.p.arguments.push_back(c.table);
 
     int32_t g = b.step(StepKind::Gather, {c.table, c.tokens}, F, {B, C, V});
-    int32_t logits = mapping == WindowMapping::NextToken
-                         ? b.step(StepKind::ReduceSum, {g}, F, TV, {{1}})
-                         : g;
+    int32_t logits =
+        mapping == WindowMapping::NextToken ? b.step(StepKind::ReduceSum, {g}, F, TV, {{1}}) : g;
     int32_t mx = b.step(StepKind::ReduceMax, {logits}, F, T, {{r}});
     int32_t mxb = b.step(StepKind::Broadcast, {mx}, F, TV, {lead});
     int32_t z = b.step(StepKind::Sub, {logits, mxb}, F, TV);
@@ -102,8 +101,8 @@ struct TinyModel {
   }
 
   /// grad_norm, then the momentum update; returns {norm, p', m'}.
-  std::array<int32_t, 3> update(ProgramBuilder &b, int32_t p, int32_t g,
-                                int32_t m, int32_t step, int32_t lr) const {
+  std::array<int32_t, 3> update(ProgramBuilder &b, int32_t p, int32_t g, int32_t m, int32_t step,
+                                int32_t lr) const {
     const DType F = DType::F32;
     const int64_t V = vocab;
     int32_t g2 = b.step(StepKind::Mul, {g, g}, F, {V, V});
@@ -129,8 +128,7 @@ struct TinyModel {
     return s;
   }
   int32_t optState(ProgramBuilder &b) const {
-    int32_t m = b.buffer(DType::F32, {vocab, vocab}, BufferRole::OptState,
-                         "table.m");
+    int32_t m = b.buffer(DType::F32, {vocab, vocab}, BufferRole::OptState, "table.m");
     b.p.arguments.push_back(m);
     return m;
   }

@@ -1,7 +1,7 @@
 //===- TokenDataTest.cpp - Token files, windows, the sampler --------------===//
+#include "runtime/TokenData.h"
 #include "TrainerTestUtil.h"
 #include "runtime/ProgramBuilder.h"
-#include "runtime/TokenData.h"
 
 #include <gtest/gtest.h>
 
@@ -84,9 +84,7 @@ TEST(TokenFile, LlmcCountMismatchIsAnError) {
   EXPECT_FALSE(TokenFile::open(d.file("h.bin"), error));
   EXPECT_NE(error.find(d.file("h.bin")), std::string::npos) << error;
   EXPECT_NE(error.find("header[2]"), std::string::npos) << error;
-  EXPECT_NE(error.find("is 10 but the file holds 3 tokens"),
-            std::string::npos)
-      << error;
+  EXPECT_NE(error.find("is 10 but the file holds 3 tokens"), std::string::npos) << error;
 }
 
 TEST(TokenFile, LlmcOtherVersionIsAnError) {
@@ -104,8 +102,7 @@ TEST(TokenFile, LlmcTruncatedHeaderIsAnError) {
   writeBytes(d.file("t.bin"), bytes);
   std::string error;
   EXPECT_FALSE(TokenFile::open(d.file("t.bin"), error));
-  EXPECT_NE(error.find("shorter than its 1024-byte header"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("shorter than its 1024-byte header"), std::string::npos) << error;
 }
 
 TEST(TokenFile, MissingFileIsAnError) {
@@ -121,8 +118,7 @@ TEST(TokenFile, EmptyFileOpensWithNoTokens) {
   auto f = TokenFile::open(d.file("e.bin"), error);
   ASSERT_TRUE(f) << error;
   EXPECT_EQ(f->size(), 0);
-  EXPECT_FALSE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 1, 1),
-                                     0, 0, error));
+  EXPECT_FALSE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 1, 1), 0, 0, error));
 }
 
 TEST(TokenFile, ReadChecksVocabularyAndNamesPosition) {
@@ -135,8 +131,7 @@ TEST(TokenFile, ReadChecksVocabularyAndNamesPosition) {
   EXPECT_TRUE(f->read(0, 2, 256, out, error)) << error;
   EXPECT_FALSE(f->read(0, 4, 256, out, error));
   EXPECT_NE(error.find(d.file("v.bin")), std::string::npos) << error;
-  EXPECT_NE(error.find("token 2 (byte offset 4) is 300"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("token 2 (byte offset 4) is 300"), std::string::npos) << error;
   EXPECT_NE(error.find("vocabulary size 256"), std::string::npos) << error;
   EXPECT_FALSE(f->read(2, 5, 0, out, error)); // out of range
 }
@@ -149,8 +144,7 @@ TEST(TokenFile, LlmcPositionIncludesHeader) {
   ASSERT_TRUE(f) << error;
   int32_t out[2];
   EXPECT_FALSE(f->read(0, 2, 256, out, error));
-  EXPECT_NE(error.find("token 1 (byte offset 1026) is 999"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("token 1 (byte offset 1026) is 999"), std::string::npos) << error;
 }
 
 TEST(WindowSampler, TooShortForOneWindow) {
@@ -159,14 +153,11 @@ TEST(WindowSampler, TooShortForOneWindow) {
   std::string error;
   auto f = TokenFile::open(d.file("s.bin"), error);
   ASSERT_TRUE(f);
-  EXPECT_TRUE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 4, 7),
-                                    1, 0, error))
+  EXPECT_TRUE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 4, 7), 1, 0, error))
       << error; // exactly one window
-  EXPECT_FALSE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 4, 8),
-                                     1, 0, error));
+  EXPECT_FALSE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 4, 8), 1, 0, error));
   EXPECT_NE(error.find(d.file("s.bin")), std::string::npos) << error;
-  EXPECT_NE(error.find("8 tokens, too short for one window of 9 tokens"),
-            std::string::npos)
+  EXPECT_NE(error.find("8 tokens, too short for one window of 9 tokens"), std::string::npos)
       << error;
 }
 
@@ -175,8 +166,7 @@ TEST(WindowSampler, NextTokenRowsAreWindowsAndTheTokenAfter) {
   writeBytes(d.file("t.bin"), tokenBytes(iotaTokens(5000)));
   std::string error;
   auto f = TokenFile::open(d.file("t.bin"), error);
-  auto s = WindowSampler::create(*f, layout(WindowMapping::NextToken, 16, 5),
-                                 3, 0, error);
+  auto s = WindowSampler::create(*f, layout(WindowMapping::NextToken, 16, 5), 3, 0, error);
   ASSERT_TRUE(s) << error;
   std::vector<int32_t> ctx, tgt;
   ASSERT_TRUE(s->next(ctx, tgt, error)) << error;
@@ -196,8 +186,7 @@ TEST(WindowSampler, ShiftedTargetsAreTheWindowShiftedByOne) {
   writeBytes(d.file("t.bin"), tokenBytes(iotaTokens(5000)));
   std::string error;
   auto f = TokenFile::open(d.file("t.bin"), error);
-  auto s = WindowSampler::create(*f, layout(WindowMapping::Shifted, 8, 6), 3,
-                                 0, error);
+  auto s = WindowSampler::create(*f, layout(WindowMapping::Shifted, 8, 6), 3, 0, error);
   ASSERT_TRUE(s) << error;
   std::vector<int32_t> ctx, tgt;
   ASSERT_TRUE(s->next(ctx, tgt, error)) << error;
@@ -211,8 +200,7 @@ TEST(WindowSampler, StartsCoverTheWholeFileIncludingTheLastWindow) {
   writeBytes(d.file("t.bin"), tokenBytes(iotaTokens(10)));
   std::string error;
   auto f = TokenFile::open(d.file("t.bin"), error);
-  auto s = WindowSampler::create(*f, layout(WindowMapping::NextToken, 64, 3),
-                                 9, 0, error);
+  auto s = WindowSampler::create(*f, layout(WindowMapping::NextToken, 64, 3), 9, 0, error);
   ASSERT_TRUE(s);
   std::vector<int32_t> ctx, tgt;
   std::vector<int> seen(10, 0);
@@ -237,8 +225,7 @@ TEST(WindowSampler, SameSeedSameWindowsOtherSeedOthers) {
   auto b = WindowSampler::create(*f, l, 42, 0, error);
   auto c = WindowSampler::create(*f, l, 43, 0, error);
   std::vector<int32_t> ca, ta, cb, tb, cc, tc;
-  ASSERT_TRUE(a->next(ca, ta, error) && b->next(cb, tb, error) &&
-              c->next(cc, tc, error));
+  ASSERT_TRUE(a->next(ca, ta, error) && b->next(cb, tb, error) && c->next(cc, tc, error));
   EXPECT_EQ(ca, cb);
   EXPECT_EQ(ta, tb);
   EXPECT_NE(ca, cc);
@@ -279,10 +266,8 @@ TEST(WindowSampler, MicroBatchesDrawTheLargeBatchsWindows) {
   writeBytes(d.file("t.bin"), tokenBytes(iotaTokens(100000)));
   std::string error;
   auto f = TokenFile::open(d.file("t.bin"), error);
-  auto big = WindowSampler::create(*f, layout(WindowMapping::Shifted, 8, 4), 7,
-                                   0, error);
-  auto small = WindowSampler::create(*f, layout(WindowMapping::Shifted, 2, 4),
-                                     7, 0, error);
+  auto big = WindowSampler::create(*f, layout(WindowMapping::Shifted, 8, 4), 7, 0, error);
+  auto small = WindowSampler::create(*f, layout(WindowMapping::Shifted, 2, 4), 7, 0, error);
   std::vector<int32_t> cb, tb;
   ASSERT_TRUE(big->next(cb, tb, error));
   std::vector<int32_t> all;
@@ -302,14 +287,11 @@ TEST(WindowSampler, BadTokenIsFoundAtCreate) {
   std::string error;
   auto f = TokenFile::open(d.file("bad.bin"), error);
   ASSERT_TRUE(f) << error;
-  EXPECT_FALSE(WindowSampler::create(
-      *f, layout(WindowMapping::NextToken, 1, 5), 1, 256, error));
-  EXPECT_NE(error.find(d.file("bad.bin") + ": token 3 (byte offset 6) is 4000"),
-            std::string::npos)
+  EXPECT_FALSE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 1, 5), 1, 256, error));
+  EXPECT_NE(error.find(d.file("bad.bin") + ": token 3 (byte offset 6) is 4000"), std::string::npos)
       << error;
   // vocab 0: unchecked.
-  EXPECT_TRUE(WindowSampler::create(
-      *f, layout(WindowMapping::NextToken, 1, 5), 1, 0, error));
+  EXPECT_TRUE(WindowSampler::create(*f, layout(WindowMapping::NextToken, 1, 5), 1, 0, error));
 }
 
 TEST(TokenFile, CheckVocabularyFindsTheFirstBadIdInAnyBlock) {
@@ -353,8 +335,7 @@ TEST(WindowLayout, FromProgramArguments) {
   EXPECT_EQ(l->targetsPerBatch(), 4);
   EXPECT_EQ(inferWindowMapping(b.p, error), WindowMapping::NextToken);
   EXPECT_FALSE(windowLayout(b.p, WindowMapping::Shifted, error));
-  EXPECT_NE(error.find("do not fit the shifted mapping"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("do not fit the shifted mapping"), std::string::npos) << error;
 
   ProgramBuilder s;
   s.arg(DType::I32, {2, 16}, "idx");

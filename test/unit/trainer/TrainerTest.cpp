@@ -1,7 +1,7 @@
 //===- TrainerTest.cpp - The training loop on hand-built Programs ---------===//
+#include "runtime/Trainer.h"
 #include "TestModel.h"
 #include "TrainerTestUtil.h"
-#include "runtime/Trainer.h"
 
 #include <cmath>
 #include <fstream>
@@ -48,8 +48,7 @@ struct Data {
   TempDir dir;
   std::optional<TokenFile> train, val;
   explicit Data(int vocab = 7) {
-    writeBytes(dir.file("train.bin"),
-               tokenBytes(patternTokens(20000, vocab, 1)));
+    writeBytes(dir.file("train.bin"), tokenBytes(patternTokens(20000, vocab, 1)));
     writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, vocab, 2)));
     std::string error;
     train = TokenFile::open(dir.file("train.bin"), error);
@@ -74,11 +73,10 @@ struct Outcome {
   std::vector<TensorData> state;
 };
 
-Outcome train(Rig &rig, Data &data, const TrainConfig &config,
-              bool withVal = false) {
+Outcome train(Rig &rig, Data &data, const TrainConfig &config, bool withVal = false) {
   Outcome o;
-  auto t = Trainer::create(config, rig.programs(), *data.train,
-                           withVal ? &*data.val : nullptr, o.error);
+  auto t =
+      Trainer::create(config, rig.programs(), *data.train, withVal ? &*data.val : nullptr, o.error);
   if (!t)
     return o;
   o.ok = t->run(o.result, o.error);
@@ -86,8 +84,7 @@ Outcome train(Rig &rig, Data &data, const TrainConfig &config,
   return o;
 }
 
-bool sameBits(const std::vector<TensorData> &a,
-              const std::vector<TensorData> &b) {
+bool sameBits(const std::vector<TensorData> &a, const std::vector<TensorData> &b) {
   if (a.size() != b.size())
     return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -100,8 +97,8 @@ double maxRelDiff(const TensorData &a, const TensorData &b) {
   auto x = a.toDoubles(), y = b.toDoubles();
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i)
-    worst = std::max(worst, std::abs(x[i] - y[i]) /
-                                std::max({std::abs(x[i]), std::abs(y[i]), 1e-3}));
+    worst =
+        std::max(worst, std::abs(x[i] - y[i]) / std::max({std::abs(x[i]), std::abs(y[i]), 1e-3}));
   return worst;
 }
 
@@ -213,8 +210,7 @@ std::vector<int64_t> loggedSteps(const std::string &path) {
   std::vector<int64_t> steps;
   for (const std::string &l : readLines(path)) {
     size_t at = l.find("\"step\": ");
-    steps.push_back(at == std::string::npos ? -1
-                                            : std::stoll(l.substr(at + 8)));
+    steps.push_back(at == std::string::npos ? -1 : std::stoll(l.substr(at + 8)));
   }
   return steps;
 }
@@ -232,10 +228,7 @@ TEST(Trainer, ResumeCutsTheLogBackToTheCheckpoint) {
   Rig rig(TinyModel{});
   ASSERT_TRUE(train(rig, data, c).ok);
   std::string kept = d.file("kept.safetensors");
-  ASSERT_EQ(std::system(("cp '" + d.file("last.safetensors") + "' '" + kept +
-                         "'")
-                            .c_str()),
-            0);
+  ASSERT_EQ(std::system(("cp '" + d.file("last.safetensors") + "' '" + kept + "'").c_str()), 0);
   c.steps = 30;
   c.resume = true;
   ASSERT_TRUE(train(rig, data, c).ok);
@@ -287,8 +280,7 @@ TEST(Trainer, StaleTemporariesAreRemovedOnStart) {
   TempDir d;
   std::string dead = d.file("last.safetensors.tmp.999999999"); // > pid_max
   std::string deadBest = d.file("best.safetensors.tmp.999999998");
-  std::string live =
-      d.file("last.safetensors.tmp." + std::to_string(getppid()));
+  std::string live = d.file("last.safetensors.tmp." + std::to_string(getppid()));
   std::string other = d.file("notes.tmp.999999999");
   for (const std::string &f : {dead, deadBest, live, other})
     writeBytes(f, {1, 2, 3});
@@ -329,8 +321,7 @@ TEST(Trainer, ResumeWithOtherSettingsIsRefused) {
   c.seed = 99;
   Outcome o = train(rig, data, c);
   EXPECT_FALSE(o.ok);
-  EXPECT_NE(o.error.find("other training settings"), std::string::npos)
-      << o.error;
+  EXPECT_NE(o.error.find("other training settings"), std::string::npos) << o.error;
   c.allowConfigChange = true;
   EXPECT_TRUE(train(rig, data, c).ok);
 }
@@ -348,16 +339,14 @@ TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
   auto ck = readCheckpoint(d.file("last.safetensors"), error);
   ASSERT_TRUE(ck) << error;
   std::vector<TensorData> paramsOnly = {*ck->find("table")};
-  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info,
-                              error));
+  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info, error));
 
   c.steps = 40;
   c.resume = true;
   Rig again(TinyModel{});
   Outcome refused = train(again, data, c);
   EXPECT_FALSE(refused.ok);
-  EXPECT_NE(refused.error.find("has no optimizer state ('table.m')"),
-            std::string::npos)
+  EXPECT_NE(refused.error.find("has no optimizer state ('table.m')"), std::string::npos)
       << refused.error;
   EXPECT_NE(refused.error.find("reset_optimizer"), std::string::npos);
 
@@ -386,8 +375,7 @@ TEST(Trainer, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   EXPECT_FALSE(o.ok);
   EXPECT_TRUE(o.result.stoppedNonFinite);
   EXPECT_EQ(o.result.lastStep, 6);
-  EXPECT_NE(o.error.find("step 7: the loss is not finite"), std::string::npos)
-      << o.error;
+  EXPECT_NE(o.error.find("step 7: the loss is not finite"), std::string::npos) << o.error;
   std::string error;
   auto ck = readCheckpoint(d.file("last.safetensors"), error);
   ASSERT_TRUE(ck) << error;
@@ -399,15 +387,14 @@ TEST(Trainer, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   EXPECT_TRUE(sameBits({*ck->find("table"), *ck->find("table.m")}, o.state));
   auto lines = readLines(d.file("log.jsonl"));
   ASSERT_EQ(lines.size(), 7u);
-  EXPECT_NE(lines.back().find("\"loss\": null"), std::string::npos)
-      << lines.back();
+  EXPECT_NE(lines.back().find("\"loss\": null"), std::string::npos) << lines.back();
 }
 
 TEST(Trainer, NonFiniteGradNormStops) {
   Data data;
   Rig rig(TinyModel{});
   TrainConfig c = baseConfig(5);
-  c.schedule.lr = NAN; // lr NaN: the params become NaN, then the loss
+  c.schedule.lr = NAN;                  // lr NaN: the params become NaN, then the loss
   EXPECT_FALSE(train(rig, data, c).ok); // refused by validate
   c.schedule.lr = 1e38;
   Outcome o = train(rig, data, c);
@@ -554,9 +541,7 @@ TEST(Trainer, BadTokenAnywhereIsFoundBeforeTheFirstStep) {
   c.evalEvery = 1;
   error.clear();
   EXPECT_FALSE(Trainer::create(c, rig.programs(), *good, &*bad, error));
-  EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999"),
-            std::string::npos)
-      << error;
+  EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999"), std::string::npos) << error;
 }
 
 // A checkpoint stages params and optimizer state twice (a copy and the
@@ -590,8 +575,7 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
         c.checkpointDir = d.path;
         if (Trainer::create(c, rig.programs(), *f, nullptr, error) ||
             error.find("the trainer (checkpoint staging and accumulated "
-                       "gradients) needs 4.0 MiB (4194304 bytes) but only ") ==
-                std::string::npos ||
+                       "gradients) needs 4.0 MiB (4194304 bytes) but only ") == std::string::npos ||
             error.find("ulimit -v") == std::string::npos)
           std::exit(4);
         c.checkpointDir.clear();
@@ -609,8 +593,7 @@ TEST(Trainer, CreateChecksProgramsAndData) {
   TrainConfig c = baseConfig(3);
   c.accumulate = 2;
   EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
-  EXPECT_NE(error.find("needs the @grad and @apply_update"), std::string::npos)
-      << error;
+  EXPECT_NE(error.find("needs the @grad and @apply_update"), std::string::npos) << error;
   c.accumulate = 1;
   c.mapping = WindowMapping::Shifted;
   EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));

@@ -17,8 +17,7 @@ struct TempDir {
   std::string path;
   TempDir() {
     const char *base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") +
-                       "/einc-trainer-XXXXXX";
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/einc-trainer-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     if (mkdtemp(buf.data()))
@@ -31,18 +30,14 @@ struct TempDir {
   std::string file(const std::string &name) const { return path + "/" + name; }
 };
 
-inline void writeBytes(const std::string &path,
-                       const std::vector<uint8_t> &bytes) {
+inline void writeBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char *>(bytes.data()),
-          std::streamsize(bytes.size()));
+  f.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 /// Little-endian uint16 tokens, optionally after an llm.c header.
-inline std::vector<uint8_t> tokenBytes(const std::vector<uint16_t> &tokens,
-                                       bool llmc = false,
-                                       int32_t version = 1,
-                                       int64_t declared = -1) {
+inline std::vector<uint8_t> tokenBytes(const std::vector<uint16_t> &tokens, bool llmc = false,
+                                       int32_t version = 1, int64_t declared = -1) {
   std::vector<uint8_t> out;
   if (llmc) {
     std::vector<int32_t> header(256, 0);
@@ -62,8 +57,7 @@ inline std::vector<uint8_t> tokenBytes(const std::vector<uint16_t> &tokens,
 
 /// `n` tokens of a deterministic pseudo-text over [0, vocab): mostly a
 /// repeating pattern (learnable), some noise.
-inline std::vector<uint16_t> patternTokens(size_t n, int vocab,
-                                           uint32_t seed = 1) {
+inline std::vector<uint16_t> patternTokens(size_t n, int vocab, uint32_t seed = 1) {
   std::vector<uint16_t> t(n);
   uint32_t x = seed;
   for (size_t i = 0; i < n; ++i) {
