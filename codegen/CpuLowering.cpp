@@ -8,11 +8,11 @@
 //   ein.contract   → a Matmul step (cblas_sgemm per batch matrix), planned
 //                    from the operands' row-major layouts; an operand BLAS
 //                    cannot read in place is first permuted by a transpose
-//                    kernel into a temporary;
+//                    kernel into a temporary (the plan is a GemmDesc);
 //   ein.reshape    → nothing: later steps read the input buffer (the same
 //                    row-major bytes), unless the result is returned;
 //   a fusion group → one Kernel step (describeFusedKernel) at its last op;
-//   any other op   → a Kernel step: scalar = KernelCompiler::add(op).
+//   any other op   → a Kernel step launching KernelCompiler::add(op).
 //
 // The Matmul plan. The contraction's result is (batch..., lhs free...,
 // rhs free...) row-major, i.e. dense M x N matrices C (ldc = N, stride
@@ -31,7 +31,7 @@
 // the unreadable operand(s) are transposed to (batch, M, K) / (batch, K, N).
 // Batch dims need no copy: consecutive batch pairs that collapse into one
 // stride in both operands form a run; the innermost run is the Matmul's
-// batch (one stride per operand), the others are outer loops (lists[1]),
+// batch (one stride per operand), the others are outer loops (GemmLoop),
 // e.g. attention's (batch, heads) over a (batch, seq, heads, hd) tensor.
 //
 //===----------------------------------------------------------------------===//
@@ -329,6 +329,7 @@ private:
       return; // nothing reads the group
     Step k;
     k.kind = StepKind::Kernel;
+    einrt::KernelLaunch launch;
     for (size_t j = 0; j < fk.inputUses.size(); ++j) {
       OpOperand *use = fk.inputUses[j];
       const Step *reader = stepOf_.lookup(use->getOwner());
@@ -341,9 +342,10 @@ private:
       if (r == 0)
         k.output = buffer;
       else
-        k.extraOutputs.push_back(buffer);
+        launch.extraOutputs.push_back(buffer);
     }
-    k.scalar = kernels_.add(fk.spec);
+    launch.kernel = kernels_.add(fk.spec);
+    k.payload = std::move(launch);
     // "fused 7 ops (ein.mul ein.add ...) at f.ein:3:5": where the first
     // result's op is.
     k.note = "fused " + std::to_string(fk.spec.body.size()) + " ops (";
@@ -368,7 +370,7 @@ private:
       if (operandAccess(op, use.getOperandNumber()) != Access::Full)
         k.inputs[use.getOperandNumber()] = stepOf_.lookup(use.get().getDefiningOp())->inputs[0];
     k.output = s.output;
-    k.scalar = *index;
+    k.payload = einrt::KernelLaunch{*index, {}};
     k.note = s.note;
     program_.steps.push_back(std::move(k));
     return success();
@@ -384,7 +386,8 @@ private:
   LogicalResult lowerContract(mlir::ein::ContractOp op, const Step &s) {
     const Buffer &lhs = program_.buffers[s.inputs[0]];
     const Buffer &rhs = program_.buffers[s.inputs[1]];
-    const Dims lb = s.lists[0], rb = s.lists[1], lc = s.lists[2], rc = s.lists[3];
+    const einrt::ContractDims &dims = s.as<einrt::ContractDims>();
+    const Dims lb = dims.lhsBatch, rb = dims.rhsBatch, lc = dims.lhsContract, rc = dims.rhsContract;
     const Dims lf = freeDims(lhs.shape.size(), lb, lc);
     const Dims rf = freeDims(rhs.shape.size(), rb, rc);
     const int64_t m = product(lhs.shape, lf), n = product(rhs.shape, rf),
@@ -462,19 +465,23 @@ private:
       inner = loops.back();
       loops.pop_back();
     }
-    Step mm;
-    mm.kind = StepKind::Matmul;
-    mm.inputs = {aBuf, bBuf};
-    mm.output = s.output;
-    mm.lists = {{inner[0], m, n, k, a.trans ? 1 : 0, b.trans ? 1 : 0, a.ld, b.ld,
-                 std::max<int64_t>(1, n), inner[1], inner[2], inner[3]}};
-    if (!loops.empty()) {
-      mm.lists.emplace_back();
-      for (const auto &loop : loops)
-        mm.lists.back().insert(mm.lists.back().end(), loop.begin(), loop.end());
-    }
-    mm.note = s.note;
-    program_.steps.push_back(std::move(mm));
+    einrt::GemmDesc g;
+    g.batch = inner[0];
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.transA = a.trans;
+    g.transB = b.trans;
+    g.lda = a.ld;
+    g.ldb = b.ld;
+    g.ldc = std::max<int64_t>(1, n);
+    g.strideA = inner[1];
+    g.strideB = inner[2];
+    g.strideC = inner[3];
+    for (const auto &loop : loops)
+      g.outer.push_back({loop[0], loop[1], loop[2], loop[3]});
+    program_.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{aBuf, bBuf}, s.output,
+                                std::move(g), s.note);
     return success();
   }
 
@@ -514,7 +521,7 @@ private:
     k.kind = StepKind::Kernel;
     k.inputs = {input};
     k.output = out;
-    k.scalar = *index;
+    k.payload = einrt::KernelLaunch{*index, {}};
     k.note = describeOp(contract) + " (" + which + " transposed for BLAS)";
     program_.steps.push_back(std::move(k));
     return out;

@@ -1,9 +1,11 @@
 //===- ReferenceLowering.cpp - An `ein` function as a runtime Program -----===//
 //
-// One rule per op, in one table (the TypeSwitch below): each turns the op
-// into one Step whose kind is the op's, with the op's integer attributes as
-// the step's lists. Arguments become buffers with the role their `ein.kind`
-// gives; constants become Constant buffers.
+// Each op becomes one Step of the kind runtime/StepKinds.def names after it
+// (`ein.exp` -> "exp", `ein.reduce` of kind max -> "reduce_max", `ein.cmp`
+// lt -> "cmp_lt"); the ops whose steps carry a payload fill it from their
+// attributes (the TypeSwitch below), every other op maps by name alone, so
+// a new elementwise op needs no rule here. Arguments become buffers with
+// the role their `ein.kind` gives; constants become Constant buffers.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/ReferenceLowering.h"
@@ -132,20 +134,22 @@ private:
     return index;
   }
 
-  LogicalResult emit(Operation *op, StepKind kind, std::vector<std::vector<int64_t>> lists = {},
-                     int64_t scalar = 0) {
+  /// One step of the kind named `name`, carrying `payload`.
+  LogicalResult emit(Operation *op, llvm::StringRef name, einrt::StepPayload payload = {}) {
+    StepKind kind;
+    if (!einrt::stepKindByName(name.str().c_str(), kind) ||
+        einrt::stepKindInfo(kind)->runner != einrt::StepRunner::Reference)
+      return op->emitError("the reference backend has no step kind '") << name << "'";
+    if (einrt::stepKindInfo(kind)->payloadIndex != payload.index())
+      return op->emitError("internal error: the step kind '")
+             << name << "' carries another payload than this op's";
     auto out = newBuffer(op->getResult(0), op);
     if (failed(out))
       return failure();
-    Step s;
-    s.kind = kind;
+    std::vector<int32_t> inputs;
     for (Value operand : op->getOperands())
-      s.inputs.push_back(buffers_.lookup(operand));
-    s.output = *out;
-    s.lists = std::move(lists);
-    s.scalar = scalar;
-    s.note = describeOp(op);
-    program_.steps.push_back(std::move(s));
+      inputs.push_back(buffers_.lookup(operand));
+    program_.steps.emplace_back(kind, std::move(inputs), *out, std::move(payload), describeOp(op));
     return success();
   }
 
@@ -177,79 +181,38 @@ private:
     return success();
   }
 
-  static StepKind reduceKind(mlir::ein::ReduceKind k) {
-    switch (k) {
-    case mlir::ein::ReduceKind::sum:
-      return StepKind::ReduceSum;
-    case mlir::ein::ReduceKind::max:
-      return StepKind::ReduceMax;
-    case mlir::ein::ReduceKind::min:
-      return StepKind::ReduceMin;
-    }
-    return StepKind::ReduceSum;
-  }
-
-  static StepKind cmpKind(mlir::ein::CmpPredicate p) {
-    switch (p) {
-    case mlir::ein::CmpPredicate::eq:
-      return StepKind::CmpEq;
-    case mlir::ein::CmpPredicate::ne:
-      return StepKind::CmpNe;
-    case mlir::ein::CmpPredicate::lt:
-      return StepKind::CmpLt;
-    case mlir::ein::CmpPredicate::le:
-      return StepKind::CmpLe;
-    case mlir::ein::CmpPredicate::gt:
-      return StepKind::CmpGt;
-    case mlir::ein::CmpPredicate::ge:
-      return StepKind::CmpGe;
-    }
-    return StepKind::CmpEq;
-  }
-
-  /// The table: one rule per op.
+  /// The ops whose steps carry a payload; every other op is the step kind
+  /// of its name.
   LogicalResult lower(Operation *op) {
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](mlir::ein::ContractOp o) {
-          return emit(o, StepKind::Contract,
-                      {list(o.getLhsBatch()), list(o.getRhsBatch()), list(o.getLhsContract()),
-                       list(o.getRhsContract())});
+          return emit(o, "contract",
+                      einrt::ContractDims{list(o.getLhsBatch()), list(o.getRhsBatch()),
+                                          list(o.getLhsContract()), list(o.getRhsContract())});
         })
         .Case([&](mlir::ein::TransposeOp o) {
-          return emit(o, StepKind::Transpose, {list(o.getPermutation())});
+          return emit(o, "transpose", einrt::AxisList{list(o.getPermutation())});
         })
-        .Case([&](mlir::ein::ReshapeOp o) { return emit(o, StepKind::Reshape); })
         .Case([&](mlir::ein::BroadcastOp o) {
-          return emit(o, StepKind::Broadcast, {list(o.getDimensions())});
+          return emit(o, "broadcast", einrt::AxisList{list(o.getDimensions())});
         })
         .Case([&](mlir::ein::ReduceOp o) {
-          return emit(o, reduceKind(o.getKind()), {list(o.getDimensions())});
+          return emit(o, ("reduce_" + mlir::ein::stringifyReduceKind(o.getKind())).str(),
+                      einrt::AxisList{list(o.getDimensions())});
         })
-        .Case([&](mlir::ein::NegOp o) { return emit(o, StepKind::Neg); })
-        .Case([&](mlir::ein::ExpOp o) { return emit(o, StepKind::Exp); })
-        .Case([&](mlir::ein::LogOp o) { return emit(o, StepKind::Log); })
-        .Case([&](mlir::ein::TanhOp o) { return emit(o, StepKind::Tanh); })
-        .Case([&](mlir::ein::SqrtOp o) { return emit(o, StepKind::Sqrt); })
-        .Case([&](mlir::ein::RsqrtOp o) { return emit(o, StepKind::Rsqrt); })
-        .Case([&](mlir::ein::AbsOp o) { return emit(o, StepKind::Abs); })
-        .Case([&](mlir::ein::AddOp o) { return emit(o, StepKind::Add); })
-        .Case([&](mlir::ein::SubOp o) { return emit(o, StepKind::Sub); })
-        .Case([&](mlir::ein::MulOp o) { return emit(o, StepKind::Mul); })
-        .Case([&](mlir::ein::DivOp o) { return emit(o, StepKind::Div); })
-        .Case([&](mlir::ein::MaxOp o) { return emit(o, StepKind::Max); })
-        .Case([&](mlir::ein::MinOp o) { return emit(o, StepKind::Min); })
-        .Case([&](mlir::ein::PowOp o) { return emit(o, StepKind::Pow); })
-        .Case([&](mlir::ein::CmpOp o) { return emit(o, cmpKind(o.getPredicate())); })
-        .Case([&](mlir::ein::SelectOp o) { return emit(o, StepKind::Select); })
-        .Case([&](mlir::ein::CastOp o) { return emit(o, StepKind::Cast); })
+        .Case([&](mlir::ein::CmpOp o) {
+          return emit(o, ("cmp_" + mlir::ein::stringifyCmpPredicate(o.getPredicate())).str());
+        })
         .Case([&](mlir::ein::IotaOp o) {
-          return emit(o, StepKind::Iota, {}, static_cast<int64_t>(o.getDimension()));
+          return emit(o, "iota", einrt::IotaDim{static_cast<int64_t>(o.getDimension())});
         })
-        .Case([&](mlir::ein::GatherOp o) { return emit(o, StepKind::Gather); })
-        .Case([&](mlir::ein::ScatterAddOp o) { return emit(o, StepKind::ScatterAdd); })
         .Case([&](mlir::ein::ConstantOp o) { return lowerConstant(o); })
-        .Default(
-            [&](Operation *o) { return o->emitError("the reference backend cannot run this op"); });
+        .Default([&](Operation *o) -> LogicalResult {
+          if (o->getDialect() != o->getContext()->getLoadedDialect<mlir::ein::EinDialect>() ||
+              o->getNumResults() != 1)
+            return o->emitError("the reference backend cannot run this op");
+          return emit(o, o->getName().stripDialect());
+        });
   }
 
   func::FuncOp fn_;

@@ -120,8 +120,7 @@ ArenaPlan planArena(const Program &program, bool wideFloats) {
         first[o] = i;
       last[o] = std::max(last[o], i);
     };
-    written(s.output);
-    for (int32_t b : s.extraOutputs)
+    for (int32_t b : s.outputs())
       written(b);
   }
 

@@ -3,7 +3,7 @@
 #include "runtime/Memory.h"
 
 #include "runtime/FloatFormats.h"
-#include "runtime/ReferenceKernels.h"
+#include "runtime/ReferenceSteps.h"
 
 #include <algorithm>
 #include <chrono>
@@ -68,10 +68,6 @@ std::vector<double> BufferData::toDoubles() const {
 
 namespace {
 
-template <class T> struct Tag {
-  using type = T;
-};
-
 template <class T> T *ptr(BufferData &b) {
   if constexpr (std::is_same<T, float>::value)
     return b.f32.data();
@@ -82,19 +78,6 @@ template <class T> T *ptr(BufferData &b) {
   else
     return b.i1.data();
 }
-
-/// Calls fn(Tag<T>) with T the storage type of dtype `t`, where F is the
-/// float storage type.
-template <class F, class Fn> void visit(DType t, Fn &&fn) {
-  if (t == DType::I32)
-    fn(Tag<int32_t>());
-  else if (t == DType::I1)
-    fn(Tag<uint8_t>());
-  else
-    fn(Tag<F>());
-}
-
-template <class T> constexpr bool isNumericT() { return !std::is_same<T, uint8_t>::value; }
 
 } // namespace
 
@@ -110,8 +93,7 @@ std::vector<char> usedBuffers(const Program &program) {
   for (const Step &st : program.steps) {
     for (int32_t i : st.inputs)
       used[i] = 1;
-    used[st.output] = 1;
-    for (int32_t o : st.extraOutputs)
+    for (int32_t o : st.outputs())
       used[o] = 1;
   }
   for (int32_t a : program.arguments)
@@ -152,7 +134,7 @@ std::optional<Executor> Executor::create(const Program &program, Precision preci
   if (precision == Precision::F64)
     for (size_t i = 0; i < program.steps.size(); ++i) {
       StepKind k = program.steps[i].kind;
-      if (k == StepKind::Matmul || k == StepKind::Kernel) {
+      if (stepKindInfo(k)->runner != StepRunner::Reference) {
         error = "program '" + program.name + "' step " + std::to_string(i) + " (" +
                 stepKindName(k) +
                 ") belongs to the CPU backend, which runs in float32 only; "
@@ -364,138 +346,36 @@ bool Executor::runStep(size_t index, std::string &error) {
   return true;
 }
 
+namespace {
+template <class F> HostSpan spanOf(BufferData &b) {
+  HostSpan span;
+  span.dtype = b.dtype;
+  span.shape = &b.shape;
+  span.count = b.size();
+  span.data = b.dtype == DType::I32  ? static_cast<void *>(b.i32.data())
+              : b.dtype == DType::I1 ? static_cast<void *>(b.i1.data())
+                                     : static_cast<void *>(ptr<F>(b));
+  return span;
+}
+} // namespace
+
 template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
-  BufferData &out = bufs[s.output];
-  auto in = [&](size_t i) -> BufferData & { return bufs[s.inputs[i]]; };
-  const int64_t n = out.size();
-  bool ok = true;
-  switch (s.kind) {
-  case StepKind::Contract:
-    ref::contract<F>(ptr<F>(in(0)), in(0).shape, ptr<F>(in(1)), in(1).shape, s.lists[0], s.lists[1],
-                     s.lists[2], s.lists[3], ptr<F>(out), out.shape);
-    return true;
-  case StepKind::Transpose:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      ref::transpose<T>(ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out));
-    });
-    return true;
-  case StepKind::Reshape:
-  case StepKind::Copy:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      ref::copy<T>(ptr<T>(in(0)), ptr<T>(out), n);
-    });
-    return true;
-  case StepKind::Broadcast:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      ref::broadcast<T>(ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out), out.shape);
-    });
-    return true;
-  case StepKind::ReduceSum:
-  case StepKind::ReduceMax:
-  case StepKind::ReduceMin: {
-    ref::ReduceKind k = s.kind == StepKind::ReduceSum   ? ref::ReduceKind::Sum
-                        : s.kind == StepKind::ReduceMax ? ref::ReduceKind::Max
-                                                        : ref::ReduceKind::Min;
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (isNumericT<T>())
-        ref::reduce<T>(k, ptr<T>(in(0)), in(0).shape, s.lists[0], ptr<T>(out));
-      else
-        ok = false, error = "reduce needs a float or i32 element type";
-    });
-    return ok;
+  switch (stepKindInfo(s.kind)->runner) {
+  case StepRunner::Reference: {
+    std::vector<HostSpan> inputs;
+    inputs.reserve(s.inputs.size());
+    for (int32_t b : s.inputs)
+      inputs.push_back(spanOf<F>(bufs[b]));
+    return runReferenceStep<F>(s, inputs, spanOf<F>(bufs[s.output]), error);
   }
-  case StepKind::Neg:
-  case StepKind::Exp:
-  case StepKind::Log:
-  case StepKind::Tanh:
-  case StepKind::Sqrt:
-  case StepKind::Rsqrt:
-  case StepKind::Abs:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (isNumericT<T>())
-        ok = ref::unary<T>(s.kind, ptr<T>(in(0)), ptr<T>(out), n, error);
-      else
-        ok = false, error = "needs a float or i32 element type";
-    });
-    return ok;
-  case StepKind::Add:
-  case StepKind::Sub:
-  case StepKind::Mul:
-  case StepKind::Div:
-  case StepKind::Max:
-  case StepKind::Min:
-  case StepKind::Pow:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (isNumericT<T>())
-        ok = ref::binary<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<T>(out), n, error);
-      else
-        ok = false, error = "needs a float or i32 element type";
-    });
-    return ok;
-  case StepKind::CmpEq:
-  case StepKind::CmpNe:
-  case StepKind::CmpLt:
-  case StepKind::CmpLe:
-  case StepKind::CmpGt:
-  case StepKind::CmpGe:
-    visit<F>(in(0).dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      ref::compare<T>(s.kind, ptr<T>(in(0)), ptr<T>(in(1)), ptr<uint8_t>(out), n);
-    });
-    return true;
-  case StepKind::Select:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      ref::select<T>(ptr<uint8_t>(in(0)), ptr<T>(in(1)), ptr<T>(in(2)), ptr<T>(out), n);
-    });
-    return true;
-  case StepKind::Cast: {
-    // Through double, which holds every f32, i32 and i1 value exactly;
-    // BufferData::set applies the target's rounding/truncation rules.
-    BufferData &src = in(0);
-    for (int64_t i = 0; i < n; ++i)
-      out.set(i, src.get(i));
-    return true;
-  }
-  case StepKind::Iota:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (isNumericT<T>())
-        ref::iota<T>(ptr<T>(out), out.shape, s.scalar);
-      else
-        ok = false, error = "iota needs a float or i32 element type";
-    });
-    return ok;
-  case StepKind::Gather:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      ok = ref::gather<T>(ptr<T>(in(0)), in(0).shape, ptr<int32_t>(in(1)), in(1).size(),
-                          ptr<T>(out), error);
-    });
-    return ok;
-  case StepKind::ScatterAdd:
-    visit<F>(out.dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (isNumericT<T>())
-        ok = ref::scatterAdd<T>(ptr<T>(in(0)), ptr<int32_t>(in(1)), in(1).size(), ptr<T>(out),
-                                out.shape, error);
-      else
-        ok = false, error = "scatter_add needs a float or i32 element type";
-    });
-    return ok;
-  case StepKind::Matmul:
-  case StepKind::Kernel:
+  case StepRunner::Gemm:
+  case StepRunner::Launch:
     if constexpr (!std::is_same<F, float>::value) {
       error = "CPU-backend steps run in float32 only";
       return false;
     } else if (s.kind == StepKind::Matmul) {
-      runMatmulStep(s, ptr<float>(in(0)), ptr<float>(in(1)), ptr<float>(out));
+      runMatmulStep(s.as<GemmDesc>(), ptr<float>(bufs[s.inputs[0]]), ptr<float>(bufs[s.inputs[1]]),
+                    ptr<float>(bufs[s.output]));
       return true;
     } else {
       return runKernel(s, error);

@@ -252,10 +252,11 @@ private:
   template <class T> bool runStepT(const Step &s, std::string &error);
   /// A Matmul step: every matrix (outer loops × batch), as the chunks of
   /// planMatmulChunks (whole matrices or row blocks).
-  void runMatmulStep(const Step &s, const float *a, const float *b, float *c);
-  /// Rows [r0, r1) of C = op(A)·op(B) for one matrix of `plan`.
-  static void runMatmul(const std::vector<int64_t> &plan, const float *a, const float *b, float *c,
-                        int64_t r0, int64_t r1);
+  void runMatmulStep(const GemmDesc &g, const float *a, const float *b, float *c);
+  /// Rows [r0, r1) of C = op(A)·op(B) (or C += ..., as the epilogue says)
+  /// for one matrix of `g`.
+  static void runMatmul(const GemmDesc &g, const float *a, const float *b, float *c, int64_t r0,
+                        int64_t r1);
   bool runKernel(const Step &s, std::string &error);
   /// fn(0) ... fn(chunks - 1): on the pool's threads, or in order without.
   void forEachChunk(int chunks, const std::function<void(int)> &fn);
@@ -271,7 +272,7 @@ private:
   Precision prec = Precision::F32;
   bool roundEveryStep = false;
   std::vector<BufferData> bufs;
-  std::vector<KernelEntry> kernels; // Kernel steps call kernels[step.scalar]
+  std::vector<KernelEntry> kernels; // Kernel steps call kernels[launch.kernel]
   std::shared_ptr<ThreadPool> pool; // null: one thread
   bool profiling = false;
   std::vector<double> profileSeconds; // per step, summed over runs

@@ -22,60 +22,54 @@ void Executor::forEachChunk(int chunks, const std::function<void(int)> &fn) {
     fn(c);
 }
 
-void Executor::runMatmulStep(const Step &s, const float *a, const float *b, float *c) {
-  const std::vector<int64_t> &plan = s.lists[0];
-  const int64_t batch = plan[0], m = plan[1], n = plan[2], k = plan[3];
-  const int64_t sa = plan[9], sb = plan[10], sc = plan[11];
-  // Every matrix of the step: the outer loops (lists[1], outermost first)
-  // around the batch, flattened; matrix i's operand offsets.
-  static const std::vector<int64_t> none;
-  const std::vector<int64_t> &loops = s.lists.size() > 1 ? s.lists[1] : none;
-  const size_t depth = loops.size() / 4;
-  int64_t total = batch;
-  for (size_t d = 0; d < depth; ++d)
-    total *= loops[4 * d];
-  if (total == 0 || m == 0 || n == 0)
+void Executor::runMatmulStep(const GemmDesc &g, const float *a, const float *b, float *c) {
+  // Every matrix of the step: the outer loops (outermost first) around the
+  // batch, flattened; matrix i's operand offsets.
+  const int64_t total = g.matrices();
+  if (total == 0 || g.m == 0 || g.n == 0)
     return;
   auto offsets = [&](int64_t i, int64_t &oa, int64_t &ob, int64_t &oc) {
-    int64_t inner = i % batch, rest = i / batch;
-    oa = inner * sa, ob = inner * sb, oc = inner * sc;
-    for (size_t d = depth; d-- > 0;) {
-      int64_t count = loops[4 * d], at = rest % count;
-      rest /= count;
-      oa += at * loops[4 * d + 1];
-      ob += at * loops[4 * d + 2];
-      oc += at * loops[4 * d + 3];
+    int64_t inner = i % g.batch, rest = i / g.batch;
+    oa = inner * g.strideA, ob = inner * g.strideB, oc = inner * g.strideC;
+    for (size_t d = g.outer.size(); d-- > 0;) {
+      const GemmLoop &loop = g.outer[d];
+      int64_t at = rest % loop.count;
+      rest /= loop.count;
+      oa += at * loop.strideA;
+      ob += at * loop.strideB;
+      oc += at * loop.strideC;
     }
   };
-  const MatmulChunks chunks = planMatmulChunks(total, m, n, k);
+  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
   forEachChunk(chunks.count(), [&](int chunk) {
     MatmulChunks::Chunk part = chunks.chunk(chunk);
     for (int64_t i = part.first; i < part.last; ++i) {
       int64_t oa, ob, oc;
       offsets(i, oa, ob, oc);
-      runMatmul(plan, a + oa, b + ob, c + oc, part.r0, part.r1);
+      runMatmul(g, a + oa, b + ob, c + oc, part.r0, part.r1);
     }
   });
 }
 
-void Executor::runMatmul(const std::vector<int64_t> &plan, const float *a, const float *b, float *c,
-                         int64_t r0, int64_t r1) {
-  const int64_t m = r1 - r0, n = plan[2], k = plan[3];
-  const bool ta = plan[4] != 0, tb = plan[5] != 0;
-  const int64_t lda = plan[6], ldb = plan[7], ldc = plan[8];
+void Executor::runMatmul(const GemmDesc &g, const float *a, const float *b, float *c, int64_t r0,
+                         int64_t r1) {
+  const int64_t m = r1 - r0, n = g.n, k = g.k;
+  const bool accumulate = g.epilogue == GemmEpilogue::Accumulate;
   if (m <= 0 || n == 0)
     return;
   // Rows [r0, r1) of op(A) and C: op(A)'s rows are A's columns when A is
   // stored transposed.
-  const float *ar = a + (ta ? r0 : r0 * lda);
-  float *cr = c + r0 * ldc;
+  const float *ar = a + (g.transA ? r0 : r0 * g.lda);
+  float *cr = c + r0 * g.ldc;
   if (k == 0) { // an empty sum: BLAS implementations differ, so zero here
-    for (int64_t r = 0; r < m; ++r)
-      std::fill(cr + r * ldc, cr + r * ldc + n, 0.0f);
+    if (!accumulate)
+      for (int64_t r = 0; r < m; ++r)
+        std::fill(cr + r * g.ldc, cr + r * g.ldc + n, 0.0f);
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m),
-              int(n), int(k), 1.0f, ar, int(lda), b, int(ldb), 0.0f, cr, int(ldc));
+  cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
+              g.transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f, ar, int(g.lda), b,
+              int(g.ldb), accumulate ? 1.0f : 0.0f, cr, int(g.ldc));
 }
 
 void Executor::setThreads(int threads) {
@@ -92,20 +86,24 @@ void Executor::setThreadPool(std::shared_ptr<ThreadPool> shared) {
 int Executor::threads() const { return pool ? pool->threads() : 1; }
 
 bool Executor::runKernel(const Step &s, std::string &error) {
-  if (s.scalar < 0 || size_t(s.scalar) >= kernels.size() || !kernels[size_t(s.scalar)].fn) {
-    error = "kernel " + std::to_string(s.scalar) +
+  const KernelLaunch &launch = s.as<KernelLaunch>();
+  if (launch.kernel < 0 || size_t(launch.kernel) >= kernels.size() ||
+      !kernels[size_t(launch.kernel)].fn) {
+    error = "kernel " + std::to_string(launch.kernel) +
             (kernels.empty()
                  ? std::string(" cannot run: no kernel table was given "
                                "(Executor::setKernels)")
                  : " is not in the kernel table (" + std::to_string(kernels.size()) + " kernels)");
     return false;
   }
-  const KernelEntry &kernel = kernels[size_t(s.scalar)];
-  const size_t nin = s.inputs.size(), count = nin + 1 + s.extraOutputs.size();
+  const KernelEntry &kernel = kernels[size_t(launch.kernel)];
+  const size_t nin = s.inputs.size(), count = nin + 1 + launch.extraOutputs.size();
   std::vector<void *> data(count), args(count + 2);
   int64_t elements = 0;
   for (size_t i = 0; i < count; ++i) {
-    BufferData &b = bufs[i < nin ? s.inputs[i] : i == nin ? s.output : s.extraOutputs[i - nin - 1]];
+    BufferData &b = bufs[i < nin    ? s.inputs[i]
+                         : i == nin ? s.output
+                                    : launch.extraOutputs[i - nin - 1]];
     data[i] = b.dtype == DType::I32  ? static_cast<void *>(b.i32.data())
               : b.dtype == DType::I1 ? static_cast<void *>(b.i1.data())
                                      : static_cast<void *>(b.f32.data());

@@ -1,13 +1,13 @@
 //===- Program.cpp - Program ABI helpers: dtypes and step-kind names -------===//
 //
-// Program::validate() is in ProgramValidate.cpp.
+// The step-kind table (StepKinds.def) as data; Program::validate() is in
+// ProgramValidate.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
 
-#include <algorithm>
-#include <limits>
-#include <sstream>
+#include <cstring>
+#include <type_traits>
 
 namespace einrt {
 
@@ -49,80 +49,62 @@ bool isFloat(DType t) {
   return t == DType::F32 || t == DType::BF16 || t == DType::F16 || t == DType::F64;
 }
 
+namespace {
+
+/// The position of `T` among a variant's alternatives.
+template <class T, class... Ts> constexpr uint8_t alternativeIndex(std::variant<Ts...> *) {
+  constexpr bool matches[] = {std::is_same_v<T, Ts>...};
+  for (uint8_t i = 0; i < sizeof...(Ts); ++i)
+    if (matches[i])
+      return i;
+  return 255;
+}
+template <class T> constexpr uint8_t payloadIndex() {
+  return alternativeIndex<T>(static_cast<StepPayload *>(nullptr));
+}
+
+constexpr StepKindInfo kKinds[] = {
+#define EINRT_STEP(Kind, name, Payload, Rule, Runner)                                              \
+  {name, payloadIndex<Payload>(), ValidationRule::Rule, StepRunner::Runner},
+#include "runtime/StepKinds.def"
+};
+static_assert(sizeof(kKinds) / sizeof(kKinds[0]) == kStepKindCount);
+
+} // namespace
+
+const StepKindInfo *stepKindInfo(StepKind k) {
+  return uint8_t(k) < kStepKindCount ? &kKinds[uint8_t(k)] : nullptr;
+}
+
 const char *stepKindName(StepKind k) {
-  switch (k) {
-  case StepKind::Contract:
-    return "contract";
-  case StepKind::Transpose:
-    return "transpose";
-  case StepKind::Reshape:
-    return "reshape";
-  case StepKind::Broadcast:
-    return "broadcast";
-  case StepKind::ReduceSum:
-    return "reduce_sum";
-  case StepKind::ReduceMax:
-    return "reduce_max";
-  case StepKind::ReduceMin:
-    return "reduce_min";
-  case StepKind::Neg:
-    return "neg";
-  case StepKind::Exp:
-    return "exp";
-  case StepKind::Log:
-    return "log";
-  case StepKind::Tanh:
-    return "tanh";
-  case StepKind::Sqrt:
-    return "sqrt";
-  case StepKind::Rsqrt:
-    return "rsqrt";
-  case StepKind::Abs:
-    return "abs";
-  case StepKind::Add:
-    return "add";
-  case StepKind::Sub:
-    return "sub";
-  case StepKind::Mul:
-    return "mul";
-  case StepKind::Div:
-    return "div";
-  case StepKind::Max:
-    return "max";
-  case StepKind::Min:
-    return "min";
-  case StepKind::Pow:
-    return "pow";
-  case StepKind::CmpEq:
-    return "cmp_eq";
-  case StepKind::CmpNe:
-    return "cmp_ne";
-  case StepKind::CmpLt:
-    return "cmp_lt";
-  case StepKind::CmpLe:
-    return "cmp_le";
-  case StepKind::CmpGt:
-    return "cmp_gt";
-  case StepKind::CmpGe:
-    return "cmp_ge";
-  case StepKind::Select:
-    return "select";
-  case StepKind::Cast:
-    return "cast";
-  case StepKind::Iota:
-    return "iota";
-  case StepKind::Gather:
-    return "gather";
-  case StepKind::ScatterAdd:
-    return "scatter_add";
-  case StepKind::Copy:
-    return "copy";
-  case StepKind::Matmul:
-    return "matmul";
-  case StepKind::Kernel:
-    return "kernel";
+  const StepKindInfo *info = stepKindInfo(k);
+  return info ? info->name : "unknown";
+}
+
+bool stepKindByName(const char *name, StepKind &kind) {
+  for (uint8_t k = 0; k < kStepKindCount; ++k)
+    if (std::strcmp(kKinds[k].name, name) == 0) {
+      kind = StepKind(k);
+      return true;
+    }
+  return false;
+}
+
+StepPayload defaultPayload(StepKind kind) {
+  switch (kind) {
+#define EINRT_STEP(Kind, name, Payload, Rule, Runner)                                              \
+  case StepKind::Kind:                                                                             \
+    return Payload{};
+#include "runtime/StepKinds.def"
   }
-  return "unknown";
+  return NoPayload{};
+}
+
+std::vector<int32_t> Step::outputs() const {
+  std::vector<int32_t> all{output};
+  if (const auto *launch = std::get_if<KernelLaunch>(&payload))
+    all.insert(all.end(), launch->extraOutputs.begin(), launch->extraOutputs.end());
+  return all;
 }
 
 } // namespace einrt

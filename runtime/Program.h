@@ -5,26 +5,25 @@
 //
 // A Program is a list of typed buffers and a list of steps in execution
 // order. Each step reads input buffers and writes one output buffer (a fused
-// Kernel step may write more: extraOutputs); the kinds map one to one onto
-// the primitive `ein` ops, so the reference executor has one kernel per kind.
-// The CPU backend adds library-call (Matmul) and compiled-kernel steps.
+// Kernel step may write more); the kinds, their payloads and their rules are
+// one table, runtime/StepKinds.def. The primitive kinds map one to one onto
+// the `ein` ops, so the reference executor has one kernel per kind; compiled
+// backends add matrix-library (Matmul: a GemmDesc) and compiled-kernel
+// (Kernel) steps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_PROGRAM_H
 #define EINC_RUNTIME_PROGRAM_H
 
+#include "runtime/DType.h"
+#include "runtime/StepPayloads.h"
+
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace einrt {
-
-enum class DType : uint8_t { F32, BF16, F16, F64, I32, I1 };
-
-/// Bytes per element as stored (i1 is one byte).
-int64_t dtypeSize(DType t);
-const char *dtypeName(DType t);
-bool isFloat(DType t);
 
 /// Why a buffer exists; arguments and results are listed in Program order.
 enum class BufferRole : uint8_t {
@@ -60,55 +59,62 @@ struct Buffer {
   }
 };
 
-/// One kind per primitive `ein` op.
+/// One kind per primitive `ein` op, and the compiled backends' two:
+/// generated from runtime/StepKinds.def, which says what each carries and
+/// who runs it.
 enum class StepKind : uint8_t {
-  Contract,  // ints: lhs_batch | rhs_batch | lhs_contract | rhs_contract (see lists)
-  Transpose, // lists[0] = permutation
-  Reshape,   //
-  Broadcast, // lists[0] = dimensions (operand dim i → result dim)
-  ReduceSum, // lists[0] = reduced dimensions
-  ReduceMax,
-  ReduceMin,
-  Neg,
-  Exp,
-  Log,
-  Tanh,
-  Sqrt,
-  Rsqrt,
-  Abs, // unary elementwise
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Max,
-  Min,
-  Pow, // binary elementwise, same shapes
-  CmpEq,
-  CmpNe,
-  CmpLt,
-  CmpLe,
-  CmpGt,
-  CmpGe,  // → i1
-  Select, // inputs: cond (i1), on_true, on_false
-  Cast,
-  Iota,       // scalar = the dimension
-  Gather,     // inputs: table, indices (i32); gathers along table dim 0
-  ScatterAdd, // inputs: updates, indices; output zeroed, then rows added
-  Copy,       // output = input (same shape), e.g. a result aliasing an argument
-
-  // The CPU backend's steps (f32 buffers only):
-  Matmul, // inputs A, B; output C. lists[0] = {batch, M, N, K, transA,
-          // transB, lda, ldb, ldc, strideA, strideB, strideC}: for each of
-          // `batch` matrices, C = op(A) · op(B), row-major, as cblas_sgemm
-          // (op = transpose when trans* is 1), strides in elements.
-          // Optional lists[1]: outer batch loops around those, outermost
-          // first, 4 entries each {count, strideA, strideB, strideC}
-          // (batch dims that do not collapse into one stride); C is
-          // then dense row-major.
-  Kernel, // a compiled kernel: scalar = its index in the executor's kernel
-          // table; called with the data pointers of inputs..., output,
-          // extraOutputs... (a fused kernel writes several buffers).
+#define EINRT_STEP(Kind, name, Payload, Rule, Runner) Kind,
+#include "runtime/StepKinds.def"
 };
+constexpr uint8_t kStepKindCount = 0
+#define EINRT_STEP(Kind, name, Payload, Rule, Runner) +1
+#include "runtime/StepKinds.def"
+    ;
+
+/// The structural checks of Program::validate, one per shape of step
+/// (StepKinds.def's Rule column).
+enum class ValidationRule : uint8_t {
+  Contract,
+  Transpose,
+  Reshape,
+  Broadcast,
+  Reduce,
+  UnaryNumeric,
+  UnaryFloat,
+  BinaryNumeric,
+  BinaryFloat,
+  Compare,
+  Select,
+  Cast,
+  Iota,
+  Gather,
+  ScatterAdd,
+  Copy,
+  Gemm,
+  Launch,
+};
+
+/// Who runs a kind: the reference kernels (host devices), a device's matrix
+/// library, or a device's compiled kernels.
+enum class StepRunner : uint8_t { Reference, Gemm, Launch };
+
+using StepPayload =
+    std::variant<NoPayload, AxisList, ContractDims, IotaDim, GemmDesc, KernelLaunch>;
+
+/// A kind's row of StepKinds.def.
+struct StepKindInfo {
+  const char *name;
+  uint8_t payloadIndex; // the StepPayload alternative it carries
+  ValidationRule rule;
+  StepRunner runner;
+};
+/// Null for a value outside the table (e.g. from a corrupt file).
+const StepKindInfo *stepKindInfo(StepKind k);
+const char *stepKindName(StepKind k);
+/// The kind named `name` (StepKinds.def's name column), if any.
+bool stepKindByName(const char *name, StepKind &kind);
+/// An empty payload of the type `kind` carries.
+StepPayload defaultPayload(StepKind kind);
 
 /// A compiled kernel: `args[i]` points to a variable holding the data pointer
 /// of the step's i-th buffer (its inputs in order, then its outputs), and
@@ -125,18 +131,24 @@ struct KernelEntry {
   int64_t extent;
 };
 
-const char *stepKindName(StepKind k);
-
 struct Step {
-  StepKind kind;
+  StepKind kind = StepKind::Copy;
   std::vector<int32_t> inputs; // buffer indices
   int32_t output = -1;         // buffer index
-  /// Kernel steps only: more buffers the step writes (a fused kernel's
-  /// other results); empty for every other kind.
-  std::vector<int32_t> extraOutputs;
-  std::vector<std::vector<int64_t>> lists; // integer attributes (see StepKind)
-  int64_t scalar = 0;
-  std::string note; // the op and source location, for errors and traces
+  StepPayload payload;         // the type StepKinds.def gives the kind
+  std::string note;            // the op and source location, for errors and traces
+
+  Step() = default;
+  Step(StepKind kind, std::vector<int32_t> inputs, int32_t output, StepPayload payload = {},
+       std::string note = {})
+      : kind(kind), inputs(std::move(inputs)), output(output), payload(std::move(payload)),
+        note(std::move(note)) {}
+
+  /// The payload as `P` (validate() has checked the type).
+  template <class P> const P &as() const { return std::get<P>(payload); }
+  template <class P> P &as() { return std::get<P>(payload); }
+  /// Every buffer the step writes: the output, then a kernel's extra outputs.
+  std::vector<int32_t> outputs() const;
 };
 
 struct Program {

@@ -1,8 +1,13 @@
 //===- ProgramValidate.cpp - Program::validate, one check per step kind ---===//
 //
-// validate() applies the same shape and dtype rules as the `ein` op verifiers
-// (docs/ir.md) to every step, so a corrupt Program is an error message naming
-// the step, never a crash in the executor.
+// validate() checks a Program's structure: every index in range, every
+// temporary written before it is read, each step's payload of the type its
+// kind carries (runtime/StepKinds.def), and per rule (the table's Rule
+// column) the arity, element types and the shapes a kernel reads and writes.
+// That is what a device needs to run a step without reading or writing out
+// of bounds; what an op means is its `ein` verifier's business
+// (ir/EinOps.td). A corrupt Program, from a bug or a damaged file, is an
+// error message naming the step, never a crash in the executor.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
@@ -32,8 +37,13 @@ std::string listStr(const std::vector<int64_t> &l) { return shapeStr(l); }
 
 std::string typeStr(const Buffer &b) { return shapeStr(b.shape) + " '" + dtypeName(b.dtype) + "'"; }
 
-bool isKnownKind(StepKind k) {
-  return static_cast<uint8_t>(k) <= static_cast<uint8_t>(StepKind::Kernel);
+bool isKnownKind(StepKind k) { return stepKindInfo(k) != nullptr; }
+
+const char *payloadName(size_t index) {
+  static const char *names[] = {"no payload",        "an axis list",      "contraction dims",
+                                "an iota dimension", "a GEMM descriptor", "a kernel launch"};
+  static_assert(sizeof(names) / sizeof(names[0]) == std::variant_size_v<StepPayload>);
+  return index < std::variant_size_v<StepPayload> ? names[index] : "unknown";
 }
 
 bool isKnownDType(DType t) { return static_cast<uint8_t>(t) <= static_cast<uint8_t>(DType::I1); }
@@ -45,62 +55,49 @@ public:
   StepChecker(const Program &p, const Step &s) : p(p), s(s) {}
 
   std::string check() {
-    switch (s.kind) {
-    case StepKind::Contract:
+    const StepKindInfo &info = *stepKindInfo(s.kind);
+    if (s.payload.index() != info.payloadIndex)
+      return std::string("carries ") + payloadName(s.payload.index()) + " where '" + info.name +
+             "' steps carry " + payloadName(info.payloadIndex);
+    switch (info.rule) {
+    case ValidationRule::Contract:
       return contract();
-    case StepKind::Transpose:
+    case ValidationRule::Transpose:
       return transpose();
-    case StepKind::Reshape:
+    case ValidationRule::Reshape:
       return reshape();
-    case StepKind::Broadcast:
+    case ValidationRule::Broadcast:
       return broadcast();
-    case StepKind::ReduceSum:
-    case StepKind::ReduceMax:
-    case StepKind::ReduceMin:
+    case ValidationRule::Reduce:
       return reduce();
-    case StepKind::Neg:
-    case StepKind::Abs:
+    case ValidationRule::UnaryNumeric:
       return unary(/*floatOnly=*/false);
-    case StepKind::Exp:
-    case StepKind::Log:
-    case StepKind::Tanh:
-    case StepKind::Sqrt:
-    case StepKind::Rsqrt:
+    case ValidationRule::UnaryFloat:
       return unary(/*floatOnly=*/true);
-    case StepKind::Add:
-    case StepKind::Sub:
-    case StepKind::Mul:
-    case StepKind::Div:
-    case StepKind::Max:
-    case StepKind::Min:
+    case ValidationRule::BinaryNumeric:
       return binary(/*floatOnly=*/false);
-    case StepKind::Pow:
+    case ValidationRule::BinaryFloat:
       return binary(/*floatOnly=*/true);
-    case StepKind::CmpEq:
-    case StepKind::CmpNe:
-    case StepKind::CmpLt:
-    case StepKind::CmpLe:
-    case StepKind::CmpGt:
-    case StepKind::CmpGe:
+    case ValidationRule::Compare:
       return cmp();
-    case StepKind::Select:
+    case ValidationRule::Select:
       return select();
-    case StepKind::Cast:
+    case ValidationRule::Cast:
       return cast();
-    case StepKind::Iota:
+    case ValidationRule::Iota:
       return iota();
-    case StepKind::Gather:
+    case ValidationRule::Gather:
       return gather();
-    case StepKind::ScatterAdd:
+    case ValidationRule::ScatterAdd:
       return scatterAdd();
-    case StepKind::Copy:
+    case ValidationRule::Copy:
       return copy();
-    case StepKind::Matmul:
-      return matmul();
-    case StepKind::Kernel:
-      return kernel();
+    case ValidationRule::Gemm:
+      return gemm();
+    case ValidationRule::Launch:
+      return launch();
     }
-    return "unknown step kind";
+    return "unknown validation rule";
   }
 
 private:
@@ -115,17 +112,8 @@ private:
       return "expects " + std::to_string(n) + " input(s), got " + std::to_string(s.inputs.size());
     return "";
   }
-  std::string lists(size_t n) const {
-    if (s.lists.size() != n)
-      return "expects " + std::to_string(n) + " integer list(s), got " +
-             std::to_string(s.lists.size());
-    return "";
-  }
-
   std::string contract() {
     if (auto e = arity(2); !e.empty())
-      return e;
-    if (auto e = lists(4); !e.empty())
       return e;
     const Buffer &l = in(0), &r = in(1), &o = out();
     if (!isFloat(l.dtype) || l.dtype != r.dtype)
@@ -133,7 +121,9 @@ private:
              "' and '" + dtypeName(r.dtype) + "'";
     if (!isFloat(o.dtype))
       return std::string("result must be float, got '") + dtypeName(o.dtype) + "'";
-    const auto &lb = s.lists[0], &rb = s.lists[1], &lc = s.lists[2], &rc = s.lists[3];
+    const ContractDims &dims = s.as<ContractDims>();
+    const auto &lb = dims.lhsBatch, &rb = dims.rhsBatch, &lc = dims.lhsContract,
+               &rc = dims.rhsContract;
     if (lb.size() != rb.size())
       return "lhs_batch " + listStr(lb) + " and rhs_batch " + listStr(rb) + " differ in length";
     if (lc.size() != rc.size())
@@ -200,12 +190,10 @@ private:
   std::string transpose() {
     if (auto e = arity(1); !e.empty())
       return e;
-    if (auto e = lists(1); !e.empty())
-      return e;
     const Buffer &i = in(0), &o = out();
     if (auto e = sameType(i, o, "input and result"); !e.empty())
       return e;
-    const auto &perm = s.lists[0];
+    const auto &perm = s.as<AxisList>().axes;
     int64_t rank = i.shape.size();
     if ((int64_t)perm.size() != rank)
       return "permutation " + listStr(perm) + " is not a permutation of [0, " +
@@ -236,12 +224,10 @@ private:
   std::string broadcast() {
     if (auto e = arity(1); !e.empty())
       return e;
-    if (auto e = lists(1); !e.empty())
-      return e;
     const Buffer &i = in(0), &o = out();
     if (auto e = sameType(i, o, "input and result"); !e.empty())
       return e;
-    const auto &dims = s.lists[0];
+    const auto &dims = s.as<AxisList>().axes;
     if (dims.size() != i.shape.size())
       return "dimensions " + listStr(dims) + " has " + std::to_string(dims.size()) +
              " entries but the input has rank " + std::to_string(i.shape.size());
@@ -263,14 +249,12 @@ private:
   std::string reduce() {
     if (auto e = arity(1); !e.empty())
       return e;
-    if (auto e = lists(1); !e.empty())
-      return e;
     const Buffer &i = in(0), &o = out();
     if (auto e = sameType(i, o, "input and result"); !e.empty())
       return e;
     if (!isNumeric(i.dtype))
       return std::string("element type must be float or i32, got '") + dtypeName(i.dtype) + "'";
-    const auto &dims = s.lists[0];
+    const auto &dims = s.as<AxisList>().axes;
     int64_t rank = i.shape.size();
     for (size_t k = 0; k < dims.size(); ++k) {
       if (dims[k] < 0 || dims[k] >= rank)
@@ -355,9 +339,9 @@ private:
   std::string iota() {
     if (auto e = arity(0); !e.empty())
       return e;
-    int64_t rank = out().shape.size();
-    if (s.scalar < 0 || s.scalar >= rank)
-      return "dimension " + std::to_string(s.scalar) + " out of range for result rank " +
+    int64_t rank = out().shape.size(), dim = s.as<IotaDim>().dimension;
+    if (dim < 0 || dim >= rank)
+      return "dimension " + std::to_string(dim) + " out of range for result rank " +
              std::to_string(rank);
     return elementType(out().dtype, false);
   }
@@ -419,107 +403,114 @@ private:
     return "";
   }
 
-  std::string matmul() {
+  std::string gemm() {
     if (auto e = arity(2); !e.empty())
       return e;
-    if (s.lists.size() != 1 && s.lists.size() != 2)
-      return "expects 1 or 2 integer lists (the plan, outer loops), got " +
-             std::to_string(s.lists.size());
-    const auto &l = s.lists[0];
-    if (l.size() != 12)
-      return "expects 12 plan entries {batch, M, N, K, transA, transB, lda, "
-             "ldb, ldc, strideA, strideB, strideC}, got " +
-             std::to_string(l.size());
-    if (in(0).dtype != DType::F32 || in(1).dtype != DType::F32 || out().dtype != DType::F32)
-      return std::string("operands and result must be 'f32', got '") + dtypeName(in(0).dtype) +
+    const GemmDesc &g = s.as<GemmDesc>();
+    // The element types the descriptor states are the buffers'; the CPU
+    // and CUDA libraries take f32 with f32 sums (bf16/f16 operands come
+    // with mixed precision).
+    if (g.a != in(0).dtype || g.b != in(1).dtype || g.c != out().dtype)
+      return std::string("descriptor types '") + dtypeName(g.a) + "', '" + dtypeName(g.b) +
+             "' -> '" + dtypeName(g.c) + "' differ from the buffers' '" + dtypeName(in(0).dtype) +
              "', '" + dtypeName(in(1).dtype) + "' -> '" + dtypeName(out().dtype) + "'";
-    const int64_t batch = l[0], m = l[1], n = l[2], k = l[3], ta = l[4], tb = l[5], lda = l[6],
-                  ldb = l[7], ldc = l[8], sa = l[9], sb = l[10], sc = l[11];
+    if (g.a != DType::F32 || g.b != DType::F32 || g.c != DType::F32 || g.accumulate != DType::F32)
+      return std::string("operands, result and sums must be 'f32', got '") + dtypeName(g.a) +
+             "', '" + dtypeName(g.b) + "' -> '" + dtypeName(g.c) + "' summed in '" +
+             dtypeName(g.accumulate) + "'";
+    if (uint8_t(g.epilogue) > uint8_t(GemmEpilogue::Accumulate))
+      return "unknown epilogue " + std::to_string(int(g.epilogue));
+    const std::string plan = "GEMM " + std::to_string(g.batch) + " x (" + std::to_string(g.m) +
+                             " x " + std::to_string(g.k) + ") . (" + std::to_string(g.k) + " x " +
+                             std::to_string(g.n) + ")";
     const int64_t kIntMax = 2147483647; // BLAS takes 32-bit sizes
-    if (batch < 0 || m < 0 || n < 0 || k < 0 || m > kIntMax || n > kIntMax || k > kIntMax)
-      return "plan " + listStr(l) + ": batch, M, N, K must be in [0, 2^31) (batch >= 0)";
-    if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
-      return "plan " + listStr(l) + ": transA and transB must be 0 or 1";
-    if (sa < 0 || sb < 0 || sc < 0)
-      return "plan " + listStr(l) + ": batch strides must be >= 0";
+    if (g.batch < 0 || g.m < 0 || g.n < 0 || g.k < 0 || g.m > kIntMax || g.n > kIntMax ||
+        g.k > kIntMax)
+      return plan + ": batch, M, N, K must be in [0, 2^31) (batch >= 0)";
+    if (g.strideA < 0 || g.strideB < 0 || g.strideC < 0)
+      return plan + ": batch strides must be >= 0";
     // Row-major storage: A is M x K (K x M when transposed), B is K x N
     // (N x K), C is M x N.
-    int64_t aRows = ta ? k : m, aCols = ta ? m : k;
-    int64_t bRows = tb ? n : k, bCols = tb ? k : n;
-    if (lda < std::max<int64_t>(1, aCols) || lda > kIntMax)
-      return "plan " + listStr(l) + ": lda " + std::to_string(lda) + " must be at least " +
-             std::to_string(std::max<int64_t>(1, aCols));
-    if (ldb < std::max<int64_t>(1, bCols) || ldb > kIntMax)
-      return "plan " + listStr(l) + ": ldb " + std::to_string(ldb) + " must be at least " +
-             std::to_string(std::max<int64_t>(1, bCols));
-    if (ldc < std::max<int64_t>(1, n) || ldc > kIntMax)
-      return "plan " + listStr(l) + ": ldc " + std::to_string(ldc) + " must be at least " +
-             std::to_string(std::max<int64_t>(1, n));
+    int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
+    int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
+    auto leading = [&](const char *what, int64_t ld, int64_t cols) -> std::string {
+      if (ld < std::max<int64_t>(1, cols) || ld > kIntMax)
+        return plan + ": " + what + " " + std::to_string(ld) + " must be at least " +
+               std::to_string(std::max<int64_t>(1, cols));
+      return "";
+    };
+    if (auto e = leading("lda", g.lda, aCols); !e.empty())
+      return e;
+    if (auto e = leading("ldb", g.ldb, bCols); !e.empty())
+      return e;
+    if (auto e = leading("ldc", g.ldc, g.n); !e.empty())
+      return e;
     // Outer loops: their reach is added to the inner batch's (offsets of
     // the last iteration; every stride is >= 0).
-    __int128 matrices = batch, reachA = 0, reachB = 0, reachC = 0;
-    if (s.lists.size() == 2) {
-      const auto &loops = s.lists[1];
-      if (loops.size() % 4 != 0)
-        return "outer loops " + listStr(loops) +
-               ": expects 4 entries {count, strideA, strideB, strideC} each";
+    __int128 matrices = g.batch, reachA = 0, reachB = 0, reachC = 0;
+    if (!g.outer.empty()) {
       // C must be dense row-major: each loop's strideC the product of the
       // sizes inside it.
-      if (ldc != std::max<int64_t>(1, n) || (batch > 1 && sc != m * n))
-        return "plan " + listStr(l) +
-               ": with outer loops, C must be dense (ldc = N, strideC = M*N)";
-      __int128 inner = __int128(batch) * m * n;
-      for (size_t i = loops.size(); i >= 4; i -= 4) {
-        int64_t count = loops[i - 4];
-        if (count < 0 || loops[i - 3] < 0 || loops[i - 2] < 0 || loops[i - 1] < 0)
-          return "outer loops " + listStr(loops) + ": counts and strides must be >= 0";
-        if (count > 1 && loops[i - 1] != inner)
-          return "outer loops " + listStr(loops) + ": strideC " + std::to_string(loops[i - 1]) +
-                 " is not the dense stride " + std::to_string(int64_t(inner));
-        if (count > 0) {
-          reachA += __int128(count - 1) * loops[i - 3];
-          reachB += __int128(count - 1) * loops[i - 2];
-          reachC += __int128(count - 1) * loops[i - 1];
+      if (g.ldc != std::max<int64_t>(1, g.n) || (g.batch > 1 && g.strideC != g.m * g.n))
+        return plan + ": with outer loops, C must be dense (ldc = N, strideC = M*N)";
+      __int128 inner = __int128(g.batch) * g.m * g.n;
+      for (size_t i = g.outer.size(); i-- > 0;) {
+        const GemmLoop &l = g.outer[i];
+        if (l.count < 0 || l.strideA < 0 || l.strideB < 0 || l.strideC < 0)
+          return plan + ": outer loop " + std::to_string(i) + ": counts and strides must be >= 0";
+        if (l.count > 1 && l.strideC != inner)
+          return plan + ": outer loop " + std::to_string(i) + ": strideC " +
+                 std::to_string(l.strideC) + " is not the dense stride " +
+                 std::to_string(int64_t(inner));
+        if (l.count > 0) {
+          reachA += __int128(l.count - 1) * l.strideA;
+          reachB += __int128(l.count - 1) * l.strideB;
+          reachC += __int128(l.count - 1) * l.strideC;
         }
-        inner *= count;
-        matrices *= count;
+        inner *= l.count;
+        matrices *= l.count;
         if (matrices > (__int128(1) << 62))
-          return "outer loops " + listStr(loops) + ": too many matrices";
+          return plan + ": too many matrices";
       }
     }
     if (matrices > 0) {
-      if (auto e = inBounds("A", batch, aRows, aCols, lda, sa, in(0).elementCount() - reachA);
+      if (auto e =
+              inBounds("A", g.batch, aRows, aCols, g.lda, g.strideA, in(0).elementCount() - reachA);
           !e.empty())
         return e;
-      if (auto e = inBounds("B", batch, bRows, bCols, ldb, sb, in(1).elementCount() - reachB);
+      if (auto e =
+              inBounds("B", g.batch, bRows, bCols, g.ldb, g.strideB, in(1).elementCount() - reachB);
           !e.empty())
         return e;
-      if (auto e = inBounds("C", batch, m, n, ldc, sc, out().elementCount() - reachC); !e.empty())
+      if (auto e =
+              inBounds("C", g.batch, g.m, g.n, g.ldc, g.strideC, out().elementCount() - reachC);
+          !e.empty())
         return e;
     }
     // C must be written whole: matrices * M * N elements, none twice.
-    if (matrices * m * n != out().elementCount())
-      return "plan " + listStr(l) + ": writes " + std::to_string(int64_t(matrices * m * n)) +
+    if (matrices * g.m * g.n != out().elementCount())
+      return plan + ": writes " + std::to_string(int64_t(matrices * g.m * g.n)) +
              " elements but the result " + shapeStr(out().shape) + " has " +
              std::to_string(out().elementCount());
-    if (batch > 1 && m > 0 && n > 0 && __int128(sc) < __int128(m - 1) * ldc + n)
-      return "plan " + listStr(l) + ": strideC " + std::to_string(sc) +
+    if (g.batch > 1 && g.m > 0 && g.n > 0 && __int128(g.strideC) < __int128(g.m - 1) * g.ldc + g.n)
+      return plan + ": strideC " + std::to_string(g.strideC) +
              " makes the batch's result matrices overlap";
     return "";
   }
 
-  std::string kernel() {
-    if (s.scalar < 0)
-      return "kernel index " + std::to_string(s.scalar) + " is negative";
+  std::string launch() {
+    const KernelLaunch &k = s.as<KernelLaunch>();
+    if (k.kernel < 0)
+      return "kernel index " + std::to_string(k.kernel) + " is negative";
     auto supported = [](DType t) { return t == DType::F32 || t == DType::I32 || t == DType::I1; };
-    for (size_t k = 0; k < s.inputs.size(); ++k)
-      if (!supported(in(k).dtype))
-        return "input " + std::to_string(k) + " is '" + dtypeName(in(k).dtype) +
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      if (!supported(in(i).dtype))
+        return "input " + std::to_string(i) + " is '" + dtypeName(in(i).dtype) +
                "'; compiled kernels take f32, i32 and i1 buffers only";
-    for (size_t k = 0; k < s.extraOutputs.size(); ++k)
-      if (!supported(p.buffers[s.extraOutputs[k]].dtype))
-        return "extra output " + std::to_string(k) + " is '" +
-               dtypeName(p.buffers[s.extraOutputs[k]].dtype) +
+    for (size_t i = 0; i < k.extraOutputs.size(); ++i)
+      if (!supported(p.buffers[k.extraOutputs[i]].dtype))
+        return "extra output " + std::to_string(i) + " is '" +
+               dtypeName(p.buffers[k.extraOutputs[i]].dtype) +
                "'; compiled kernels take f32, i32 and i1 buffers only";
     if (!supported(out().dtype))
       return std::string("result is '") + dtypeName(out().dtype) +
@@ -619,28 +610,30 @@ std::string Program::validate() const {
     if (buffers[s.output].role == BufferRole::Constant)
       return prefix + "writes constant buffer " + std::to_string(s.output) + " ('" +
              buffers[s.output].name + "')";
-    if (!s.extraOutputs.empty() && s.kind != StepKind::Kernel)
-      return prefix + "only kernel steps write more than one buffer";
-    for (size_t k = 0; k < s.extraOutputs.size(); ++k) {
-      int32_t b = s.extraOutputs[k];
-      std::string which = prefix + "extra output " + std::to_string(k) + ": ";
+    const std::vector<int32_t> outs = s.outputs();
+    for (size_t k = 1; k < outs.size(); ++k) {
+      int32_t b = outs[k];
+      std::string which = prefix + "extra output " + std::to_string(k - 1) + ": ";
       if (b < 0 || b >= nbuf)
         return which + "buffer index " + std::to_string(b) + " out of range (" +
                std::to_string(nbuf) + " buffers)";
       if (buffers[b].role == BufferRole::Constant)
         return which + "writes constant buffer " + std::to_string(b) + " ('" + buffers[b].name +
                "')";
-      if (b == s.output || std::find(s.extraOutputs.begin(), s.extraOutputs.begin() + k, b) !=
-                               s.extraOutputs.begin() + k)
+      if (std::find(outs.begin(), outs.begin() + k, b) != outs.begin() + k)
         return which + "buffer " + std::to_string(b) + " is written twice";
       if (std::find(s.inputs.begin(), s.inputs.end(), b) != s.inputs.end())
         return which + "buffer " + std::to_string(b) + " is also an input";
     }
+    // An accumulating GEMM reads its C.
+    if (const auto *g = std::get_if<GemmDesc>(&s.payload))
+      if (g->epilogue == GemmEpilogue::Accumulate && !written[s.output])
+        return prefix + "accumulates into temporary " + std::to_string(s.output) + " ('" +
+               buffers[s.output].name + "') before any step writes it";
     std::string e = StepChecker(*this, s).check();
     if (!e.empty())
       return prefix + e;
-    written[s.output] = 1;
-    for (int32_t b : s.extraOutputs)
+    for (int32_t b : outs)
       written[b] = 1;
   }
 

@@ -1,5 +1,6 @@
 //===- ReferenceKernels.cpp - One plain kernel per primitive op -----------===//
 #include "runtime/ReferenceKernels.h"
+#include "runtime/ScalarOps.h"
 
 #include <cmath>
 #include <limits>
@@ -31,44 +32,6 @@ void unravel(int64_t linear, const Shape &shape, std::vector<int64_t> &idx) {
     idx[i] = linear % shape[i];
     linear /= shape[i];
   }
-}
-
-template <class T> constexpr bool isFloatT() { return std::is_floating_point<T>::value; }
-
-template <class T> T maxProp(T a, T b) {
-  if constexpr (isFloatT<T>()) {
-    if (std::isnan(a) || std::isnan(b))
-      return std::numeric_limits<T>::quiet_NaN();
-  }
-  return a > b ? a : b;
-}
-
-template <class T> T minProp(T a, T b) {
-  if constexpr (isFloatT<T>()) {
-    if (std::isnan(a) || std::isnan(b))
-      return std::numeric_limits<T>::quiet_NaN();
-  }
-  return a < b ? a : b;
-}
-
-/// Two's complement wrapping arithmetic for i32; plain for floats.
-template <class T> T addT(T a, T b) {
-  if constexpr (std::is_same<T, int32_t>::value)
-    return int32_t(uint32_t(a) + uint32_t(b));
-  else
-    return a + b;
-}
-template <class T> T subT(T a, T b) {
-  if constexpr (std::is_same<T, int32_t>::value)
-    return int32_t(uint32_t(a) - uint32_t(b));
-  else
-    return a - b;
-}
-template <class T> T mulT(T a, T b) {
-  if constexpr (std::is_same<T, int32_t>::value)
-    return int32_t(uint32_t(a) * uint32_t(b));
-  else
-    return a * b;
 }
 
 } // namespace
@@ -232,129 +195,6 @@ void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vecto
   }
 }
 
-template <class T> bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error) {
-  if constexpr (isFloatT<T>()) {
-    for (int64_t i = 0; i < n; ++i) {
-      T x = in[i];
-      switch (kind) {
-      case StepKind::Neg:
-        out[i] = -x;
-        break;
-      case StepKind::Abs:
-        out[i] = std::fabs(x);
-        break;
-      case StepKind::Exp:
-        out[i] = std::exp(x);
-        break;
-      case StepKind::Log:
-        out[i] = std::log(x);
-        break;
-      case StepKind::Tanh:
-        out[i] = std::tanh(x);
-        break;
-      case StepKind::Sqrt:
-        out[i] = std::sqrt(x);
-        break;
-      case StepKind::Rsqrt:
-        out[i] = T(1) / std::sqrt(x);
-        break;
-      default:
-        error = std::string("'") + stepKindName(kind) + "' is not a unary elementwise kind";
-        return false;
-      }
-    }
-    return true;
-  } else {
-    if (kind != StepKind::Neg && kind != StepKind::Abs) {
-      error = std::string("'") + stepKindName(kind) + "' needs a float element type";
-      return false;
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      T x = in[i];
-      T neg = subT<T>(0, x);
-      out[i] = kind == StepKind::Neg ? neg : (x < 0 ? neg : x);
-    }
-    return true;
-  }
-}
-
-template <class T>
-bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n, std::string &error) {
-  for (int64_t i = 0; i < n; ++i) {
-    T x = a[i], y = b[i];
-    switch (kind) {
-    case StepKind::Add:
-      out[i] = addT(x, y);
-      break;
-    case StepKind::Sub:
-      out[i] = subT(x, y);
-      break;
-    case StepKind::Mul:
-      out[i] = mulT(x, y);
-      break;
-    case StepKind::Div:
-      if constexpr (isFloatT<T>()) {
-        out[i] = x / y;
-      } else {
-        if (y == 0) {
-          error = "integer division by zero at element " + std::to_string(i);
-          return false;
-        }
-        out[i] = (x == std::numeric_limits<T>::min() && y == -1) ? x : x / y;
-      }
-      break;
-    case StepKind::Max:
-      out[i] = maxProp(x, y);
-      break;
-    case StepKind::Min:
-      out[i] = minProp(x, y);
-      break;
-    case StepKind::Pow:
-      if constexpr (isFloatT<T>()) {
-        out[i] = std::pow(x, y);
-        break;
-      } else {
-        error = "'pow' needs a float element type";
-        return false;
-      }
-    default:
-      error = std::string("'") + stepKindName(kind) + "' is not a binary elementwise kind";
-      return false;
-    }
-  }
-  return true;
-}
-
-template <class T> void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    T x = a[i], y = b[i];
-    bool r = false;
-    switch (kind) {
-    case StepKind::CmpEq:
-      r = x == y;
-      break;
-    case StepKind::CmpNe:
-      r = x != y;
-      break;
-    case StepKind::CmpLt:
-      r = x < y;
-      break;
-    case StepKind::CmpLe:
-      r = x <= y;
-      break;
-    case StepKind::CmpGt:
-      r = x > y;
-      break;
-    case StepKind::CmpGe:
-      r = x >= y;
-      break;
-    default:
-      break;
-    }
-    out[i] = r ? 1 : 0;
-  }
-}
-
 template <class T>
 void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
@@ -417,8 +257,6 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
                             const Shape &);                                                        \
   template void reduce<T>(ReduceKind, const T *, const Shape &, const std::vector<int64_t> &,      \
                           T *);                                                                    \
-  template bool unary<T>(StepKind, const T *, T *, int64_t, std::string &);                        \
-  template bool binary<T>(StepKind, const T *, const T *, T *, int64_t, std::string &);            \
   template void iota<T>(T *, const Shape &, int64_t);                                              \
   template bool scatterAdd<T>(const T *, const int32_t *, int64_t, T *, const Shape &,             \
                               std::string &);
@@ -427,7 +265,6 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
   template void broadcast<T>(const T *, const Shape &, const std::vector<int64_t> &, T *,          \
                              const Shape &);                                                       \
   template void copy<T>(const T *, T *, int64_t);                                                  \
-  template void compare<T>(StepKind, const T *, const T *, uint8_t *, int64_t);                    \
   template void select<T>(const uint8_t *, const T *, const T *, T *, int64_t);                    \
   template bool gather<T>(const T *, const Shape &, const int32_t *, int64_t, T *, std::string &);
 

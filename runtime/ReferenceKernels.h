@@ -1,7 +1,8 @@
 //===- ReferenceKernels.h - One plain kernel per primitive op -------------===//
 //
 // The reference backend: obviously-correct loops over row-major buffers with
-// explicit multi-index arithmetic. Correctness first; they are the oracle
+// explicit multi-index arithmetic. (Elementwise ops are StepKinds.def rows
+// over runtime/ScalarOps.h, run by ReferenceSteps.cpp.) Correctness first; they are the oracle
 // every other backend is checked against. Shapes are assumed already checked
 // by Program::validate(); data-dependent errors (bad gather indices, integer
 // division by zero) are reported through `error` and never read or write out
@@ -53,18 +54,6 @@ enum class ReduceKind { Sum, Max, Min };
 template <class T>
 void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vector<int64_t> &dims,
             T *out);
-
-/// Neg, Abs (any numeric T); Exp, Log, Tanh, Sqrt, Rsqrt (float T). Returns
-/// false with `error` set when the kind does not apply to T.
-template <class T> bool unary(StepKind kind, const T *in, T *out, int64_t n, std::string &error);
-
-/// Add, Sub, Mul, Div, Max, Min, Pow. Integer arithmetic wraps (two's
-/// complement); integer division by zero is an error; max/min propagate NaN.
-template <class T>
-bool binary(StepKind kind, const T *a, const T *b, T *out, int64_t n, std::string &error);
-
-/// CmpEq..CmpGe → 0/1.
-template <class T> void compare(StepKind kind, const T *a, const T *b, uint8_t *out, int64_t n);
 
 template <class T>
 void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out, int64_t n);

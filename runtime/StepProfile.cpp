@@ -21,14 +21,8 @@ std::string stepGroup(const Step &step) {
 }
 
 int64_t matmulFlops(const Step &step) {
-  if (step.kind != StepKind::Matmul || step.lists.empty() || step.lists[0].size() < 4)
-    return 0;
-  const std::vector<int64_t> &p = step.lists[0]; // batch, M, N, K, ...
-  int64_t flops = 2 * p[0] * p[1] * p[2] * p[3];
-  if (step.lists.size() > 1)
-    for (size_t i = 0; i + 3 < step.lists[1].size(); i += 4)
-      flops *= step.lists[1][i];
-  return flops;
+  const auto *gemm = std::get_if<GemmDesc>(&step.payload);
+  return gemm ? int64_t(gemm->flops()) : 0;
 }
 
 namespace {

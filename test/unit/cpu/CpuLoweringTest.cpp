@@ -127,14 +127,14 @@ TEST(CpuLowering, ContractionLayouts) {
     EXPECT_EQ(n.kernels, c.transposes) << "transpose kernels";
     const einrt::Step *mm = firstMatmul(*l.cpu);
     ASSERT_TRUE(mm);
-    const auto &plan = mm->lists[0];
+    const einrt::GemmDesc &plan = mm->as<einrt::GemmDesc>();
     if (c.batch >= 0)
-      EXPECT_EQ(plan[0], c.batch);
-    EXPECT_EQ(mm->lists.size() > 1 ? mm->lists[1].size() / 4 : 0, size_t(c.outerLoops));
+      EXPECT_EQ(plan.batch, c.batch);
+    EXPECT_EQ(plan.outer.size(), size_t(c.outerLoops));
     if (c.transA >= 0)
-      EXPECT_EQ(plan[4], c.transA);
+      EXPECT_EQ(plan.transA, c.transA != 0);
     if (c.transB >= 0)
-      EXPECT_EQ(plan[5], c.transB);
+      EXPECT_EQ(plan.transB, c.transB != 0);
     // Same buffers as the reference, plus the transposed temporaries.
     EXPECT_EQ(l.cpu->buffers.size(), l.reference->buffers.size() + c.transposes);
     EXPECT_EQ(l.cpu->arguments, l.reference->arguments);
@@ -167,7 +167,7 @@ func.func @f(%x: tensor<4x3xf32>, %w: tensor<3x5xf32>) -> (tensor<4x5xf32>, tens
   EXPECT_EQ(l.cpu->steps[0].kind, StepKind::Matmul);
   for (size_t i = 1; i < 4; ++i) {
     EXPECT_EQ(l.cpu->steps[i].kind, StepKind::Kernel);
-    EXPECT_LT(size_t(l.cpu->steps[i].scalar), l.kernels->table().size());
+    EXPECT_LT(size_t(l.cpu->steps[i].as<einrt::KernelLaunch>().kernel), l.kernels->table().size());
   }
   int constants = 0;
   for (const einrt::Buffer &b : l.cpu->buffers)
@@ -215,7 +215,7 @@ func.func @f(%x: tensor<2x4x8xf32>, %row: tensor<2x4xf32>, %bias: tensor<8xf32>,
   EXPECT_EQ(fused.note, "fused 9 ops (ein.sub ein.mul ein.add ein.cmp ein.tanh ein.select "
                         "ein.cast ein.cast ein.mul) at -:8:8");
   // Outputs: %a (a result), %t (the reduction's input), %g (a result).
-  EXPECT_EQ(fused.extraOutputs.size(), 2u);
+  EXPECT_EQ(fused.as<einrt::KernelLaunch>().extraOutputs.size(), 2u);
   // Inputs: x, row, s, bias (in place), the materialised broadcast of p2.
   EXPECT_EQ(fused.inputs.size(), 5u);
   EXPECT_EQ(l.cpu->buffers[fused.inputs[1]].shape, (std::vector<int64_t>{2, 4}));

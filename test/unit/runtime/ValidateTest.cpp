@@ -146,7 +146,7 @@ TEST(Validate, Contract) {
   expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {3}, {1}}),
                 {"lhs_contract dim 3 out of range for rank 3"});
   expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}}),
-                {"expects 4 integer list(s), got 3"});
+                {"lhs_contract [2] and rhs_contract [] differ in length"});
   expectInvalid(o.make(StepKind::Contract, DType::I32, {2, 3, 5}, {{0}, {0}, {2}, {1}}),
                 {"result must be float"});
   OneStep m({{DType::F32, {2, 4}}, {DType::BF16, {4, 5}}});
@@ -250,6 +250,19 @@ TEST(Validate, GatherScatterAdd) {
   expectInvalid(s.make(StepKind::ScatterAdd, DType::F32, {}), {"result must have rank >= 1"});
 }
 
+TEST(Validate, PayloadOfTheKind) {
+  // A step carries the payload its kind's row names (StepKinds.def).
+  OneStep o({{DType::F32, {2, 3}}});
+  Program p = o.make(StepKind::Transpose, DType::F32, {3, 2}, {{1, 0}});
+  ASSERT_EQ(p.validate(), "");
+  p.steps[0].payload = ContractDims{};
+  expectInvalid(p, {"step 0 (transpose", "carries contraction dims where 'transpose' steps carry "
+                                         "an axis list"});
+  p.steps[0].kind = StepKind::Exp;
+  p.steps[0].payload = AxisList{{1, 0}};
+  expectInvalid(p, {"carries an axis list where 'exp' steps carry no payload"});
+}
+
 TEST(Validate, ArbitraryCorruptionNeverCrashes) {
   // Scramble indices and lists of a valid program many ways; validate must
   // answer (valid or not) without crashing.
@@ -271,7 +284,7 @@ TEST(Validate, ArbitraryCorruptionNeverCrashes) {
   for (int iter = 0; iter < 5000; ++iter) {
     Program p = b.p;
     Step &s = p.steps[size_t(rnd(6) + 2) % p.steps.size()];
-    switch (rnd(6) + 2) {
+    switch (rnd(7) + 2) {
     case 0:
       if (!s.inputs.empty())
         s.inputs[size_t(rnd(8) + 2) % s.inputs.size()] = int32_t(rnd(12));
@@ -280,11 +293,19 @@ TEST(Validate, ArbitraryCorruptionNeverCrashes) {
       s.output = int32_t(rnd(12));
       break;
     case 2:
-      if (!s.lists.empty() && !s.lists[0].empty())
-        s.lists[0][0] = rnd(8);
+      if (auto *a = std::get_if<AxisList>(&s.payload); a && !a->axes.empty())
+        a->axes[0] = rnd(8);
+      if (auto *c = std::get_if<ContractDims>(&s.payload); c && !c->lhsContract.empty())
+        c->lhsContract[0] = rnd(8);
       break;
     case 3:
-      s.lists.resize(size_t(rnd(6) + 2));
+      if (auto *a = std::get_if<AxisList>(&s.payload))
+        a->axes.resize(size_t(rnd(6) + 2), rnd(5));
+      if (auto *c = std::get_if<ContractDims>(&s.payload))
+        c->rhsBatch.resize(size_t(rnd(4) + 2), rnd(4));
+      break;
+    case 4: // another kind's payload
+      s.payload = defaultPayload(StepKind(uint8_t(rnd(kStepKindCount) + 2) % kStepKindCount));
       break;
     default:
       s.kind = StepKind(uint8_t(rnd(40) + 2));
