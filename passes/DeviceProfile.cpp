@@ -9,9 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/DeviceProfile.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
+#include "runtime/StrictJson.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -31,21 +30,23 @@ namespace {
 const char *const kFields[] = {"name",      "description", "matmulFlops", "vectorFlops",
                                "bandwidth", "memoryBytes", "source",      "notes"};
 
+using Json = nlohmann::json;
+
 /// Reads a positive, finite number.
-bool readPositive(const llvm::json::Value &v, double &out) {
-  std::optional<double> d = v.getAsNumber();
-  if (!d || !std::isfinite(*d) || *d <= 0)
+bool readPositive(const Json &v, double &out) {
+  if (!v.is_number())
     return false;
-  out = *d;
+  double d = v.get<double>();
+  if (!std::isfinite(d) || d <= 0)
+    return false;
+  out = d;
   return true;
 }
 
 /// Parses one profile; returns false with `error` set.
-bool parseProfile(const llvm::json::Value &value, size_t index, DeviceProfile &p,
-                  std::string &error) {
+bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string &error) {
   std::string where = "profile #" + std::to_string(index);
-  const llvm::json::Object *obj = value.getAsObject();
-  if (!obj) {
+  if (!value.is_object()) {
     error = where + ": expected an object";
     return false;
   }
@@ -54,59 +55,58 @@ bool parseProfile(const llvm::json::Value &value, size_t index, DeviceProfile &p
     return false;
   };
   // The name first, so that later messages can use it.
-  const llvm::json::Value *name = obj->get("name");
-  if (!name)
+  auto name = value.find("name");
+  if (name == value.end())
     return fail("name", "is missing");
-  if (!name->getAsString() || name->getAsString()->empty())
+  if (!name->is_string() || name->get<std::string>().empty())
     return fail("name", "must be a non-empty string");
-  p.name = name->getAsString()->str();
+  p.name = name->get<std::string>();
   where = "profile '" + p.name + "'";
 
-  for (const auto &kv : *obj) {
+  for (const auto &kv : value.items()) {
     bool known = false;
     for (const char *f : kFields)
-      known |= kv.first == f;
+      known |= kv.key() == f;
     if (!known)
-      return fail(kv.first.str(), "is not a profile field (expected name, description, "
-                                  "matmulFlops, vectorFlops, bandwidth, memoryBytes, source, "
-                                  "notes)");
+      return fail(kv.key(), "is not a profile field (expected name, description, "
+                            "matmulFlops, vectorFlops, bandwidth, memoryBytes, source, "
+                            "notes)");
   }
 
   auto readString = [&](const char *field, std::string *out) {
-    const llvm::json::Value *v = obj->get(field);
-    if (!v)
+    auto v = value.find(field);
+    if (v == value.end())
       return fail(field, "is missing");
-    if (!v->getAsString())
+    if (!v->is_string())
       return fail(field, "must be a string");
     if (out)
-      *out = v->getAsString()->str();
+      *out = v->get<std::string>();
     return true;
   };
   auto readNumber = [&](const char *field, double &out) {
-    const llvm::json::Value *v = obj->get(field);
-    if (!v)
+    auto v = value.find(field);
+    if (v == value.end())
       return fail(field, "is missing");
-    if (!v->getAsNumber())
+    if (!v->is_number())
       return fail(field, "must be a number");
     if (!readPositive(*v, out))
       return fail(field, "must be a positive finite number");
     return true;
   };
   auto readRates = [&](const char *field, std::map<std::string, double> &out) {
-    const llvm::json::Value *v = obj->get(field);
-    if (!v)
+    auto v = value.find(field);
+    if (v == value.end())
       return fail(field, "is missing");
-    const llvm::json::Object *rates = v->getAsObject();
-    if (!rates)
+    if (!v->is_object())
       return fail(field, "must be an object mapping element types to FLOP/s");
-    for (const auto &kv : *rates) {
-      std::string key = std::string(field) + "." + kv.first.str();
-      if (!kv.second.getAsNumber())
+    for (const auto &kv : v->items()) {
+      std::string key = std::string(field) + "." + kv.key();
+      if (!kv.value().is_number())
         return fail(key, "must be a number");
       double d;
-      if (!readPositive(kv.second, d))
+      if (!readPositive(kv.value(), d))
         return fail(key, "must be a positive finite number");
-      out[kv.first.str()] = d;
+      out[kv.key()] = d;
     }
     if (!out.count("f32"))
       return fail(field, "needs an \"f32\" entry (the fallback for other element types)");
@@ -117,20 +117,10 @@ bool parseProfile(const llvm::json::Value &value, size_t index, DeviceProfile &p
       !readRates("matmulFlops", p.matmulFlops) || !readRates("vectorFlops", p.vectorFlops) ||
       !readNumber("bandwidth", p.bandwidth) || !readNumber("memoryBytes", p.memoryBytes))
     return false;
-  if (obj->get("notes") && !obj->get("notes")->getAsString())
+  auto notes = value.find("notes");
+  if (notes != value.end() && !notes->is_string())
     return fail("notes", "must be a string");
   return true;
-}
-
-/// The shortest decimal form that reads back as exactly `d`.
-std::string formatNumber(double d) {
-  char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, d);
-    if (std::strtod(buf, nullptr) == d)
-      break;
-  }
-  return buf;
 }
 
 double rate(const std::map<std::string, double> &rates, const std::string &dtype) {
@@ -154,26 +144,25 @@ double divide(double a, double b) {
 
 std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json,
                                                               std::string &error) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
-  if (!parsed) {
-    error = "not valid JSON: " + llvm::toString(parsed.takeError());
+  Json top;
+  std::string jsonError;
+  if (!einrt::parseStrictJson(json.data(), json.size(), top, jsonError)) {
+    error = "not valid JSON: " + jsonError;
     return std::nullopt;
   }
-  const llvm::json::Object *top = parsed->getAsObject();
-  if (!top) {
+  if (!top.is_object()) {
     error = "expected a JSON object with a \"profiles\" array";
     return std::nullopt;
   }
-  for (const auto &kv : *top) {
-    if (kv.first != "profiles") {
-      error = "unknown top-level field '" + kv.first.str() + "' (expected \"profiles\")";
+  for (const auto &kv : top.items()) {
+    if (kv.key() != "profiles") {
+      error = "unknown top-level field '" + kv.key() + "' (expected \"profiles\")";
       return std::nullopt;
     }
   }
-  const llvm::json::Array *list = top->getArray("profiles");
-  if (!list) {
-    error =
-        top->get("profiles") ? "field 'profiles' must be an array" : "field 'profiles' is missing";
+  auto list = top.find("profiles");
+  if (list == top.end() || !list->is_array()) {
+    error = list != top.end() ? "field 'profiles' must be an array" : "field 'profiles' is missing";
     return std::nullopt;
   }
   std::vector<DeviceProfile> profiles;
@@ -207,41 +196,28 @@ const std::vector<DeviceProfile> &builtinDeviceProfiles() {
 }
 
 std::string printDeviceProfiles(const std::vector<DeviceProfile> &profiles) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  llvm::json::OStream j(os, 2);
-  auto number = [&](double d) { j.rawValue(formatNumber(d)); };
-  auto rates = [&](const std::map<std::string, double> &m) {
-    j.object([&] {
-      for (const auto &kv : m)
-        j.attributeBegin(kv.first), number(kv.second), j.attributeEnd();
-    });
+  using OrderedJson = nlohmann::ordered_json; // fields in the documented order
+  auto rates = [](const std::map<std::string, double> &m) {
+    OrderedJson j = OrderedJson::object();
+    for (const auto &[dtype, rate] : m)
+      j[dtype] = einrt::jsonNumber(rate);
+    return j;
   };
-  j.object([&] {
-    j.attributeArray("profiles", [&] {
-      for (const DeviceProfile &p : profiles) {
-        j.object([&] {
-          j.attribute("name", p.name);
-          j.attribute("description", p.description);
-          j.attributeBegin("matmulFlops");
-          rates(p.matmulFlops);
-          j.attributeEnd();
-          j.attributeBegin("vectorFlops");
-          rates(p.vectorFlops);
-          j.attributeEnd();
-          j.attributeBegin("bandwidth");
-          number(p.bandwidth);
-          j.attributeEnd();
-          j.attributeBegin("memoryBytes");
-          number(p.memoryBytes);
-          j.attributeEnd();
-          j.attribute("source", p.source);
-        });
-      }
-    });
-  });
-  os << "\n";
-  return out;
+  OrderedJson list = OrderedJson::array();
+  for (const DeviceProfile &p : profiles) {
+    OrderedJson j;
+    j["name"] = p.name;
+    j["description"] = p.description;
+    j["matmulFlops"] = rates(p.matmulFlops);
+    j["vectorFlops"] = rates(p.vectorFlops);
+    j["bandwidth"] = einrt::jsonNumber(p.bandwidth);
+    j["memoryBytes"] = einrt::jsonNumber(p.memoryBytes);
+    j["source"] = p.source;
+    list.push_back(std::move(j));
+  }
+  OrderedJson top;
+  top["profiles"] = std::move(list);
+  return einrt::dumpJson(top, 2) + "\n";
 }
 
 Roofline roofline(const DeviceProfile &device, const std::string &dtype, bool onMatrixUnits,

@@ -1,5 +1,6 @@
 //===- Progress.cpp - The live progress line and the JSON-lines log -------===//
 #include "runtime/Progress.h"
+#include "runtime/StrictJson.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -20,12 +21,10 @@ std::string fmt(const char *format, double v) {
   return buf;
 }
 
-void appendNumber(std::string &s, double v) {
-  if (!std::isfinite(v)) {
-    s += "null";
-    return;
-  }
-  s += fmt("%.9g", v);
+/// A metric as the log writes it: 9 significant digits (every float32
+/// reads back exactly, and the log stays short), null when not finite.
+nlohmann::ordered_json metric(double v) {
+  return jsonNumber(std::isfinite(v) ? std::strtod(fmt("%.9g", v).c_str(), nullptr) : v);
 }
 
 std::string humanRate(double v) {
@@ -41,19 +40,15 @@ std::string humanRate(double v) {
 } // namespace
 
 std::string metricsJson(const StepMetrics &m) {
-  std::string s = "{\"step\": " + std::to_string(m.step) + ", \"loss\": ";
-  appendNumber(s, m.loss);
-  s += ", \"lr\": ";
-  appendNumber(s, m.lr);
-  s += ", \"grad_norm\": ";
-  appendNumber(s, m.gradNorm);
-  s += ", \"tokens_per_second\": ";
-  appendNumber(s, m.tokensPerSecond);
-  if (m.valLoss) {
-    s += ", \"val_loss\": ";
-    appendNumber(s, *m.valLoss);
-  }
-  return s + "}";
+  nlohmann::ordered_json j;
+  j["step"] = m.step;
+  j["loss"] = metric(m.loss);
+  j["lr"] = metric(m.lr);
+  j["grad_norm"] = metric(m.gradNorm);
+  j["tokens_per_second"] = metric(m.tokensPerSecond);
+  if (m.valLoss)
+    j["val_loss"] = metric(*m.valLoss);
+  return dumpJson(j);
 }
 
 MetricsLog::~MetricsLog() { close(); }
@@ -75,10 +70,11 @@ bool MetricsLog::openResumed(const std::string &path, int64_t step, std::string 
   for (std::string line; in.good();) {
     if (!std::getline(in, line) || in.eof())
       break; // no more lines, or a partial last line (no newline)
-    size_t at = line.rfind("{\"step\": ", 0);
-    char *end = nullptr;
-    long long s = at == 0 ? std::strtoll(line.c_str() + 9, &end, 10) : -1;
-    if (at != 0 || end == line.c_str() + 9 || s > step)
+    nlohmann::json j;
+    std::string ignored;
+    int64_t s = 0;
+    if (!parseStrictJson(line.data(), line.size(), j, ignored) || !j.is_object() ||
+        !j.contains("step") || !jsonToIndex(j["step"], s) || s > step)
       break;
     keep += int64_t(line.size()) + 1;
   }

@@ -10,10 +10,11 @@
 // predicted step time and MFU are the caller's (the report's cpu profile).
 // Terms without data (zero flops, no prediction) are left out.
 //
-// MetricsLog writes one JSON object per logged step:
-//   {"step": 120, "loss": 2.3451, "lr": 0.0006, "grad_norm": 0.812,
-//    "tokens_per_second": 12345.6, "val_loss": 2.41}
-// (`val_loss` only where evaluated; non-finite numbers as null).
+// MetricsLog writes one JSON object per logged step (nlohmann::json, compact):
+//   {"step":120,"loss":2.3451,"lr":0.0006,"grad_norm":0.812,
+//    "tokens_per_second":12345.6,"val_loss":2.41}
+// (`val_loss` only where evaluated; numbers to 9 significant digits, whole
+// numbers without a fraction, non-finite numbers as null).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_PROGRESS_H

@@ -1,9 +1,8 @@
 //===- Safetensors.cpp - Read and write the safetensors format ------------===//
 #include "runtime/Safetensors.h"
-#include "runtime/Json.h"
-#include "runtime/Memory.h"
-
 #include "runtime/FloatFormats.h"
+#include "runtime/Memory.h"
+#include "runtime/StrictJson.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -164,13 +163,14 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
     error = "header does not start with '{'";
     return std::nullopt;
   }
-  Json root;
+  nlohmann::json root;
+  std::vector<std::string> keys; // the header's keys in file order
   std::string jsonError;
-  if (!parseJson(hdr, headerLen, root, jsonError)) {
+  if (!parseStrictJson(hdr, headerLen, root, jsonError, &keys)) {
     error = "header: " + jsonError;
     return std::nullopt;
   }
-  if (root.kind != Json::Object) {
+  if (!root.is_object()) {
     error = "header is not a JSON object";
     return std::nullopt;
   }
@@ -179,63 +179,58 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
 
   std::vector<TensorData> tensors;
   std::vector<std::pair<int64_t, int64_t>> ranges; // begin, end
-  for (auto &[name, v] : root.members) {
+  for (const std::string &name : keys) {
+    const nlohmann::json &v = *root.find(name);
     if (name == "__metadata__") {
-      if (v.kind != Json::Object) {
+      if (!v.is_object()) {
         error =
-            "__metadata__ is " + std::string(kindName(v.kind)) + ", expected an object of strings";
+            "__metadata__ is " + std::string(jsonKindName(v)) + ", expected an object of strings";
         return std::nullopt;
       }
-      for (auto &[k, mv] : v.members) {
-        if (mv.kind != Json::String) {
-          error = "__metadata__ value for \"" + k + "\" is " + kindName(mv.kind) +
-                  ", expected a string";
+      for (auto &[k, mv] : v.items()) {
+        if (!mv.is_string()) {
+          error =
+              "__metadata__ value for \"" + k + "\" is " + jsonKindName(mv) + ", expected a string";
           return std::nullopt;
         }
-        metadata[k] = mv.text;
+        metadata[k] = mv.get<std::string>();
       }
       continue;
     }
     std::string where = "tensor \"" + name + "\": ";
-    if (v.kind != Json::Object) {
-      error = where + "entry is " + kindName(v.kind) + ", expected an object";
+    if (!v.is_object()) {
+      error = where + "entry is " + jsonKindName(v) + ", expected an object";
       return std::nullopt;
     }
-    const Json *dt = nullptr, *shape = nullptr, *offs = nullptr;
-    for (auto &[k, f] : v.members) {
-      if (k == "dtype")
-        dt = &f;
-      else if (k == "shape")
-        shape = &f;
-      else if (k == "data_offsets")
-        offs = &f;
-      else {
+    for (auto &[k, f] : v.items()) {
+      if (k != "dtype" && k != "shape" && k != "data_offsets") {
         error = where + "unknown field \"" + k + "\"";
         return std::nullopt;
       }
     }
-    if (!dt || !shape || !offs) {
+    if (!v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets")) {
       error = where + "needs \"dtype\", \"shape\" and \"data_offsets\"";
       return std::nullopt;
     }
-    if (dt->kind != Json::String) {
+    const nlohmann::json &dt = v["dtype"], &shape = v["shape"], &offs = v["data_offsets"];
+    if (!dt.is_string()) {
       error = where + "dtype is not a string";
       return std::nullopt;
     }
-    std::optional<DType> dtype = parseSafetensorsDType(dt->text);
+    std::optional<DType> dtype = parseSafetensorsDType(dt.get<std::string>());
     if (!dtype) {
-      error = where + "unsupported dtype \"" + dt->text + "\"";
+      error = where + "unsupported dtype \"" + dt.get<std::string>() + "\"";
       return std::nullopt;
     }
     TensorData t;
     t.name = name;
     t.dtype = *dtype;
-    if (shape->kind != Json::Array) {
+    if (!shape.is_array()) {
       error = where + "shape is not an array";
       return std::nullopt;
     }
     // Element count with overflow checking (a zero dim makes it 0).
-    for (const Json &d : shape->items) {
+    for (const nlohmann::json &d : shape) {
       int64_t dim;
       if (!jsonToIndex(d, dim)) {
         error = where + "shape entries must be non-negative integers";
@@ -255,12 +250,12 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
         count *= uint64_t(dim);
       }
     }
-    if (offs->kind != Json::Array || offs->items.size() != 2) {
+    if (!offs.is_array() || offs.size() != 2) {
       error = where + "data_offsets must be an array [begin, end]";
       return std::nullopt;
     }
     int64_t begin, end;
-    if (!jsonToIndex(offs->items[0], begin) || !jsonToIndex(offs->items[1], end)) {
+    if (!jsonToIndex(offs[0], begin) || !jsonToIndex(offs[1], end)) {
       error = where + "data_offsets must be non-negative integers";
       return std::nullopt;
     }
@@ -362,25 +357,18 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
                                                          const SafetensorsMetadata &metadata,
                                                          std::string &error) {
   std::set<std::string> names;
-  std::string header = "{";
-  bool first = true;
+  // ordered_json: the header lists __metadata__, then the tensors in the
+  // order given (the data follows in that order).
+  nlohmann::ordered_json root = nlohmann::ordered_json::object();
   if (!metadata.empty()) {
-    header += "\"__metadata__\":{";
-    bool firstKey = true;
+    nlohmann::ordered_json &md = root["__metadata__"] = nlohmann::ordered_json::object();
     for (auto &[k, v] : metadata) {
       if (!validUtf8(k) || !validUtf8(v)) {
         error = "metadata key or value \"" + k + "\" is not valid UTF-8";
         return std::nullopt;
       }
-      if (!firstKey)
-        header += ',';
-      firstKey = false;
-      appendJsonString(header, k);
-      header += ':';
-      appendJsonString(header, v);
+      md[k] = v;
     }
-    header += '}';
-    first = false;
   }
   uint64_t offset = 0;
   for (const TensorData &t : tensors) {
@@ -406,23 +394,14 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
               std::to_string(t.bytes.size());
       return std::nullopt;
     }
-    if (!first)
-      header += ',';
-    first = false;
-    appendJsonString(header, t.name);
-    header += ":{\"dtype\":\"";
-    header += safetensorsDTypeName(t.dtype);
-    header += "\",\"shape\":[";
-    for (size_t i = 0; i < t.shape.size(); ++i) {
-      if (i)
-        header += ',';
-      header += std::to_string(t.shape[i]);
-    }
-    header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
-              std::to_string(offset + t.bytes.size()) + "]}";
+    nlohmann::ordered_json entry = nlohmann::ordered_json::object();
+    entry["dtype"] = safetensorsDTypeName(t.dtype);
+    entry["shape"] = t.shape;
+    entry["data_offsets"] = {offset, offset + t.bytes.size()};
+    root[t.name] = std::move(entry);
     offset += t.bytes.size();
   }
-  header += '}';
+  std::string header = dumpJson(root);
   while (header.size() % 8 != 0)
     header += ' ';
   std::vector<uint8_t> out;

@@ -2,164 +2,191 @@
 //
 // Stable field names, documented in docs/report.md and as a JSON Schema in
 // docs/report.schema.json (test/report checks every report against it).
-// Counts and bytes are integers; rates, seconds and ratios are numbers.
+// Counts and bytes are integers; rates, seconds and ratios are numbers
+// (einrt::jsonNumber: null when not finite).
 //
 //===----------------------------------------------------------------------===//
 #include "Report.h"
 
-#include "llvm/Support/JSON.h"
+#include "runtime/StrictJson.h"
 
-#include <cmath>
+#include "llvm/Support/raw_ostream.h"
 
 namespace einc {
 
 namespace {
-/// A finite number (JSON has no infinity): non-finite values print as null.
-void number(llvm::json::OStream &j, llvm::StringRef key, double v) {
-  if (std::isfinite(v))
-    j.attribute(key, v);
-  else
-    j.attribute(key, nullptr);
+using Json = nlohmann::ordered_json; // fields in the documented order
+using einrt::jsonNumber;
+
+Json deviceJson(const Report &r) {
+  Json j;
+  j["name"] = r.device;
+  j["description"] = r.deviceDescription;
+  j["compute_dtype"] = r.computeDtype;
+  j["matrix_flops_per_second"] = jsonNumber(r.matrixPeak);
+  j["vector_flops_per_second"] = jsonNumber(r.vectorPeak);
+  j["bandwidth_bytes_per_second"] = jsonNumber(r.bandwidth);
+  j["memory_bytes"] = jsonNumber(r.deviceMemory);
+  return j;
+}
+
+Json fusionJson(const Report &r) {
+  Json j;
+  j["enabled"] = r.fusion;
+  j["fused_kernels"] = r.fusionSummary.fusedKernels;
+  j["fused_ops"] = r.fusionSummary.fusedOps;
+  j["folded_broadcasts"] = r.fusionSummary.foldedBroadcasts;
+  j["bytes_unfused"] = r.fusionSummary.bytesUnfused;
+  j["bytes"] = r.fusionSummary.bytes;
+  return j;
+}
+
+Json flopsJson(const Report &r) {
+  Json j;
+  j["forward"] = r.flops.forward;
+  j["backward"] = r.flops.backward;
+  j["optimizer"] = r.flops.optimizer;
+  j["total"] = r.flops.total();
+  j["per_token"] = jsonNumber(r.flopsPerToken);
+  j["transcendentals"] = r.transcendentals;
+  Json byKind = Json::object();
+  for (const auto &[kind, flops] : r.flopsByKind)
+    byKind[kind] = flops;
+  j["by_kind"] = std::move(byKind);
+  return j;
+}
+
+Json modelFlopsJson(const Report &r) {
+  Json j;
+  j["forward"] = r.modelFlops.forward;
+  j["backward"] = r.modelFlops.backward;
+  j["total"] = r.modelFlops.total();
+  j["per_token"] = jsonNumber(r.modelFlopsPerToken);
+  j["forward_per_token"] = jsonNumber(r.forwardModelFlopsPerToken);
+  return j;
+}
+
+Json napkinJson(const Report &r) {
+  Json j;
+  j["six_n_per_token"] = jsonNumber(r.sixN);
+  if (r.palmPerToken)
+    j["palm_per_token"] = jsonNumber(*r.palmPerToken);
+  return j;
+}
+
+Json memoryJson(const Report &r) {
+  Json j;
+  j["params"] = r.paramBytes;
+  j["master_weights"] = r.masterBytes;
+  j["grads"] = r.gradBytes;
+  j["optimizer"] = r.optimizerBytes;
+  j["activations"] = r.activationBytes;
+  j["inputs"] = r.inputBytes;
+  j["saved_inputs"] = r.savedInputBytes;
+  j["peak"] = r.peakBytes;
+  j["peak_op_index"] = r.peakOpIndex;
+  j["peak_op"] = r.peakOp;
+  j["bytes_per_param"] =
+      jsonNumber(r.params ? double(r.paramBytes + r.gradBytes + r.optimizerBytes) / r.params : 0);
+  j["device"] = jsonNumber(r.deviceMemory);
+  j["margin"] = jsonNumber(r.marginBytes);
+  j["fits"] = r.fits;
+  j["live_after"] = r.liveAfter;
+  return j;
+}
+
+Json predictedJson(const Report &r) {
+  Json j;
+  j["step_seconds"] = jsonNumber(r.stepSeconds);
+  j["tokens_per_second"] = jsonNumber(r.tokensPerSecond);
+  j["mfu"] = jsonNumber(r.mfu);
+  j["compute_bound_seconds"] = jsonNumber(r.computeBoundSeconds);
+  j["matrix_seconds"] = jsonNumber(r.matrixSeconds);
+  return j;
+}
+
+Json clusterJson(const ReportCluster &c) {
+  Json j;
+  j["gpus"] = c.gpus;
+  j["tokens"] = jsonNumber(c.tokens);
+  j["mfu"] = jsonNumber(c.mfu);
+  j["mfu_given"] = c.mfuGiven;
+  j["flops_per_token"] = jsonNumber(c.flopsPerToken);
+  j["total_flops"] = jsonNumber(c.totalFlops);
+  j["six_nd_flops"] = jsonNumber(c.sixNDFlops);
+  j["seconds"] = jsonNumber(c.seconds);
+  j["days"] = jsonNumber(c.days);
+  j["gpu_hours"] = jsonNumber(c.gpuHours);
+  j["bytes_per_param"] = jsonNumber(c.bytesPerParam);
+  j["max_params"] = jsonNumber(c.maxParams);
+  j["max_params_per_device"] = jsonNumber(c.maxParamsPerDevice);
+  return j;
+}
+
+Json layerJson(const ReportLayer &l) {
+  Json j;
+  j["name"] = l.name;
+  j["ops"] = l.ops;
+  j["flops"] = l.flops;
+  j["model_flops"] = l.modelFlops;
+  j["bytes"] = l.bytes;
+  j["seconds"] = jsonNumber(l.seconds);
+  return j;
+}
+
+Json opJson(const ReportOp &op) {
+  Json j;
+  j["index"] = op.index;
+  j["name"] = op.name;
+  j["kind"] = op.kind;
+  j["layer"] = op.layer;
+  j["phase"] = op.phase;
+  j["location"] = op.location;
+  j["dtype"] = op.dtype;
+  j["units"] = op.matrixUnits ? "matrix" : "vector";
+  j["model"] = op.modelFlop;
+  j["flops"] = op.flops;
+  j["transcendentals"] = op.transcendentals;
+  j["bytes"] = op.bytes;
+  j["intensity"] = jsonNumber(op.intensity);
+  j["bound"] = op.flops == 0 && op.bytes == 0 ? "none" : op.computeBound ? "compute" : "memory";
+  j["seconds"] = jsonNumber(op.seconds);
+  return j;
 }
 } // namespace
 
 void printReportJson(const Report &r, llvm::raw_ostream &os) {
-  llvm::json::OStream j(os, 2);
-  j.object([&] {
-    j.attribute("schema_version", 1);
-    j.attribute("model", r.model);
-    j.attributeObject("device", [&] {
-      j.attribute("name", r.device);
-      j.attribute("description", r.deviceDescription);
-      j.attribute("compute_dtype", r.computeDtype);
-      number(j, "matrix_flops_per_second", r.matrixPeak);
-      number(j, "vector_flops_per_second", r.vectorPeak);
-      number(j, "bandwidth_bytes_per_second", r.bandwidth);
-      number(j, "memory_bytes", r.deviceMemory);
-    });
-    j.attribute("precision", r.precision);
-    j.attribute("optimizer", r.optimizer);
-    j.attribute("optimizer_slots", r.optimizerSlots);
-    j.attributeObject("fusion", [&] {
-      j.attribute("enabled", r.fusion);
-      j.attribute("fused_kernels", r.fusionSummary.fusedKernels);
-      j.attribute("fused_ops", r.fusionSummary.fusedOps);
-      j.attribute("folded_broadcasts", r.fusionSummary.foldedBroadcasts);
-      j.attribute("bytes_unfused", r.fusionSummary.bytesUnfused);
-      j.attribute("bytes", r.fusionSummary.bytes);
-    });
-    j.attribute("tokens_per_step", r.tokensPerStep);
-    j.attribute("tokens_known", r.tokensKnown);
-    j.attributeObject("dims", [&] {
-      for (const auto &[name, size] : r.dims)
-        j.attribute(name, size);
-    });
-    j.attribute("params", r.params);
-    j.attributeObject("flops", [&] {
-      j.attribute("forward", r.flops.forward);
-      j.attribute("backward", r.flops.backward);
-      j.attribute("optimizer", r.flops.optimizer);
-      j.attribute("total", r.flops.total());
-      number(j, "per_token", r.flopsPerToken);
-      j.attribute("transcendentals", r.transcendentals);
-      j.attributeObject("by_kind", [&] {
-        for (const auto &[kind, flops] : r.flopsByKind)
-          j.attribute(kind, flops);
-      });
-    });
-    j.attributeObject("model_flops", [&] {
-      j.attribute("forward", r.modelFlops.forward);
-      j.attribute("backward", r.modelFlops.backward);
-      j.attribute("total", r.modelFlops.total());
-      number(j, "per_token", r.modelFlopsPerToken);
-      number(j, "forward_per_token", r.forwardModelFlopsPerToken);
-    });
-    j.attributeObject("napkin", [&] {
-      number(j, "six_n_per_token", r.sixN);
-      if (r.palmPerToken)
-        number(j, "palm_per_token", *r.palmPerToken);
-    });
-    j.attributeObject("memory", [&] {
-      j.attribute("params", r.paramBytes);
-      j.attribute("master_weights", r.masterBytes);
-      j.attribute("grads", r.gradBytes);
-      j.attribute("optimizer", r.optimizerBytes);
-      j.attribute("activations", r.activationBytes);
-      j.attribute("inputs", r.inputBytes);
-      j.attribute("saved_inputs", r.savedInputBytes);
-      j.attribute("peak", r.peakBytes);
-      j.attribute("peak_op_index", r.peakOpIndex);
-      j.attribute("peak_op", r.peakOp);
-      number(j, "bytes_per_param",
-             r.params ? double(r.paramBytes + r.gradBytes + r.optimizerBytes) / r.params : 0);
-      number(j, "device", r.deviceMemory);
-      number(j, "margin", r.marginBytes);
-      j.attribute("fits", r.fits);
-      j.attributeArray("live_after", [&] {
-        for (int64_t b : r.liveAfter)
-          j.value(b);
-      });
-    });
-    j.attributeObject("predicted", [&] {
-      number(j, "step_seconds", r.stepSeconds);
-      number(j, "tokens_per_second", r.tokensPerSecond);
-      number(j, "mfu", r.mfu);
-      number(j, "compute_bound_seconds", r.computeBoundSeconds);
-      number(j, "matrix_seconds", r.matrixSeconds);
-    });
-    if (r.cluster) {
-      const ReportCluster &c = *r.cluster;
-      j.attributeObject("cluster", [&] {
-        j.attribute("gpus", c.gpus);
-        number(j, "tokens", c.tokens);
-        number(j, "mfu", c.mfu);
-        j.attribute("mfu_given", c.mfuGiven);
-        number(j, "flops_per_token", c.flopsPerToken);
-        number(j, "total_flops", c.totalFlops);
-        number(j, "six_nd_flops", c.sixNDFlops);
-        number(j, "seconds", c.seconds);
-        number(j, "days", c.days);
-        number(j, "gpu_hours", c.gpuHours);
-        number(j, "bytes_per_param", c.bytesPerParam);
-        number(j, "max_params", c.maxParams);
-        number(j, "max_params_per_device", c.maxParamsPerDevice);
-      });
-    }
-    j.attributeArray("layers", [&] {
-      for (const ReportLayer &l : r.layers)
-        j.object([&] {
-          j.attribute("name", l.name);
-          j.attribute("ops", l.ops);
-          j.attribute("flops", l.flops);
-          j.attribute("model_flops", l.modelFlops);
-          j.attribute("bytes", l.bytes);
-          number(j, "seconds", l.seconds);
-        });
-    });
-    j.attributeArray("ops", [&] {
-      for (const ReportOp &op : r.ops)
-        j.object([&] {
-          j.attribute("index", op.index);
-          j.attribute("name", op.name);
-          j.attribute("kind", op.kind);
-          j.attribute("layer", op.layer);
-          j.attribute("phase", op.phase);
-          j.attribute("location", op.location);
-          j.attribute("dtype", op.dtype);
-          j.attribute("units", op.matrixUnits ? "matrix" : "vector");
-          j.attribute("model", op.modelFlop);
-          j.attribute("flops", op.flops);
-          j.attribute("transcendentals", op.transcendentals);
-          j.attribute("bytes", op.bytes);
-          number(j, "intensity", op.intensity);
-          j.attribute("bound", op.flops == 0 && op.bytes == 0 ? "none"
-                               : op.computeBound              ? "compute"
-                                                              : "memory");
-          number(j, "seconds", op.seconds);
-        });
-    });
-  });
-  os << "\n";
+  Json j;
+  j["schema_version"] = 1;
+  j["model"] = r.model;
+  j["device"] = deviceJson(r);
+  j["precision"] = r.precision;
+  j["optimizer"] = r.optimizer;
+  j["optimizer_slots"] = r.optimizerSlots;
+  j["fusion"] = fusionJson(r);
+  j["tokens_per_step"] = r.tokensPerStep;
+  j["tokens_known"] = r.tokensKnown;
+  Json dims = Json::object();
+  for (const auto &[name, size] : r.dims)
+    dims[name] = size;
+  j["dims"] = std::move(dims);
+  j["params"] = r.params;
+  j["flops"] = flopsJson(r);
+  j["model_flops"] = modelFlopsJson(r);
+  j["napkin"] = napkinJson(r);
+  j["memory"] = memoryJson(r);
+  j["predicted"] = predictedJson(r);
+  if (r.cluster)
+    j["cluster"] = clusterJson(*r.cluster);
+  Json layers = Json::array();
+  for (const ReportLayer &l : r.layers)
+    layers.push_back(layerJson(l));
+  j["layers"] = std::move(layers);
+  Json ops = Json::array();
+  for (const ReportOp &op : r.ops)
+    ops.push_back(opJson(op));
+  j["ops"] = std::move(ops);
+  os << einrt::dumpJson(j, 2) << "\n";
 }
 
 } // namespace einc

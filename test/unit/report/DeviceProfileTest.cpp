@@ -175,6 +175,10 @@ TEST(DeviceProfile, BadJsonRejected) {
   EXPECT_NE(error.find("not valid JSON"), std::string::npos) << error;
   error = errorOf(profileWith("bandwidth", "1e11,"));
   EXPECT_NE(error.find("not valid JSON"), std::string::npos) << error;
+  // Strict as every JSON einc reads (runtime/StrictJson.h): a repeated key
+  // is an error, not the last one winning.
+  error = errorOf("{\"profiles\": [], \"profiles\": 3}");
+  EXPECT_NE(error.find("duplicate key \"profiles\""), std::string::npos) << error;
 }
 
 TEST(DeviceProfile, PrintParseRoundTrip) {
@@ -204,10 +208,14 @@ TEST(DeviceProfile, PrintParseRoundTrip) {
     EXPECT_EQ(a.memoryBytes, b.memoryBytes);
     EXPECT_EQ(a.source, b.source);
   }
-  // Printing is stable and readable (shortest exact numbers).
+  // Printing is stable and exact in the fewest digits (einrt::jsonNumber:
+  // whole numbers as integers, others in nlohmann's shortest round-trip form).
   EXPECT_EQ(printDeviceProfiles(*parsed), text);
-  EXPECT_NE(text.find("\"bf16\": 9.895e+14"), std::string::npos) << text;
-  EXPECT_NE(text.find("\"bandwidth\": 3.35e+12"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"bf16\": 989500000000000,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"bandwidth\": 3350000000000,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"f32\": 0.30000000000000004"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"bf16\": 1e-300"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"f32\": 187345678901.23"), std::string::npos) << text;
 }
 
 // The lecture's example: (4096×8192) @ (8192×1024) in bf16 on an H100.

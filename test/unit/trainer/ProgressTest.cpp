@@ -6,6 +6,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <vector>
 
 using namespace einrt;
 using namespace einrt::test;
@@ -19,12 +20,20 @@ TEST(Metrics, JsonLine) {
   m.lr = 0.001;
   m.gradNorm = 0.75;
   m.tokensPerSecond = 1000;
-  EXPECT_EQ(metricsJson(m), "{\"step\": 12, \"loss\": 2.5, \"lr\": 0.001, "
-                            "\"grad_norm\": 0.75, \"tokens_per_second\": 1000}");
+  EXPECT_EQ(metricsJson(m), "{\"step\":12,\"loss\":2.5,\"lr\":0.001,"
+                            "\"grad_norm\":0.75,\"tokens_per_second\":1000}");
   m.valLoss = 2.75;
   m.gradNorm = NAN;
-  EXPECT_EQ(metricsJson(m), "{\"step\": 12, \"loss\": 2.5, \"lr\": 0.001, \"grad_norm\": null, "
-                            "\"tokens_per_second\": 1000, \"val_loss\": 2.75}");
+  EXPECT_EQ(metricsJson(m), "{\"step\":12,\"loss\":2.5,\"lr\":0.001,\"grad_norm\":null,"
+                            "\"tokens_per_second\":1000,\"val_loss\":2.75}");
+  // 9 significant digits: a float32 loss reads back exactly, without the
+  // 17 digits of its double.
+  m.loss = double(2.3451f);
+  m.valLoss.reset();
+  m.gradNorm = 1e-30;
+  EXPECT_EQ(metricsJson(m), "{\"step\":12,\"loss\":2.34509993,\"lr\":0.001,\"grad_norm\":1e-30,"
+                            "\"tokens_per_second\":1000}");
+  EXPECT_EQ(float(2.34509993), 2.3451f);
 }
 
 TEST(Metrics, LogWritesAndAppends) {
@@ -50,12 +59,48 @@ TEST(Metrics, LogWritesAndAppends) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    EXPECT_EQ(line.rfind("{\"step\": " + std::to_string(n) + ",", 0), 0u) << line;
+    EXPECT_EQ(line.rfind("{\"step\":" + std::to_string(n) + ",", 0), 0u) << line;
   }
   EXPECT_EQ(n, 3);
   MetricsLog bad;
   EXPECT_FALSE(bad.open("/nonexistent/dir/log", false, error));
   EXPECT_NE(error.find("/nonexistent/dir/log"), std::string::npos);
+}
+
+// A resume cuts the log back to the checkpoint's step: lines are read as
+// JSON, so a log written before the format turned compact still resumes.
+TEST(Metrics, ResumedLogKeepsTheStepsUpToTheCheckpoint) {
+  TempDir d;
+  std::string path = d.file("log.jsonl"), error;
+  {
+    std::ofstream out(path);
+    out << "{\"step\": 1, \"loss\": 2.5}\n{\"step\": 2, \"loss\": 2.4}\n"
+        << "{\"step\":3,\"loss\":2.3}\n{\"step\":4,\"loss\":2.2}\n{\"step\":5,\"lo";
+  }
+  MetricsLog log;
+  ASSERT_TRUE(log.openResumed(path, 3, error)) << error;
+  StepMetrics m;
+  m.step = 4;
+  ASSERT_TRUE(log.write(m, error)) << error;
+  log.close();
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "{\"step\": 1, \"loss\": 2.5}");
+  EXPECT_EQ(lines[2], "{\"step\":3,\"loss\":2.3}");
+  EXPECT_EQ(lines[3].rfind("{\"step\":4,\"loss\":0,", 0), 0u) << lines[3];
+  // A line that is not a step object ends what is kept.
+  {
+    std::ofstream out(path);
+    out << "{\"step\":1}\nnot json\n{\"step\":2}\n";
+  }
+  ASSERT_TRUE(log.openResumed(path, 5, error)) << error;
+  log.close();
+  std::ifstream again(path);
+  std::string all((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "{\"step\":1}\n");
 }
 
 TEST(Progress, PlainLines) {

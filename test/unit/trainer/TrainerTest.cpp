@@ -209,8 +209,8 @@ TEST(Trainer, ResumeIsBitExact) {
 std::vector<int64_t> loggedSteps(const std::string &path) {
   std::vector<int64_t> steps;
   for (const std::string &l : readLines(path)) {
-    size_t at = l.find("\"step\": ");
-    steps.push_back(at == std::string::npos ? -1 : std::stoll(l.substr(at + 8)));
+    size_t at = l.find("\"step\":");
+    steps.push_back(at == std::string::npos ? -1 : std::stoll(l.substr(at + 7)));
   }
   return steps;
 }
@@ -268,7 +268,7 @@ TEST(Trainer, TheFinalEvaluationCountsForBest) {
   EXPECT_EQ(*last->info.valLoss, *o.result.lastValLoss);
   auto lines = readLines(d.file("log.jsonl"));
   ASSERT_FALSE(lines.empty());
-  EXPECT_NE(lines.back().find("\"step\": 25"), std::string::npos);
+  EXPECT_NE(lines.back().find("\"step\":25,"), std::string::npos);
   EXPECT_NE(lines.back().find("\"val_loss\""), std::string::npos);
 }
 
@@ -387,7 +387,7 @@ TEST(Trainer, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   EXPECT_TRUE(sameBits({*ck->find("table"), *ck->find("table.m")}, o.state));
   auto lines = readLines(d.file("log.jsonl"));
   ASSERT_EQ(lines.size(), 7u);
-  EXPECT_NE(lines.back().find("\"loss\": null"), std::string::npos) << lines.back();
+  EXPECT_NE(lines.back().find("\"loss\":null"), std::string::npos) << lines.back();
 }
 
 TEST(Trainer, NonFiniteGradNormStops) {
@@ -498,7 +498,7 @@ TEST(Trainer, EvaluationKeepsBestAndLogsValLoss) {
   ASSERT_EQ(lines.size(), 8u); // steps 5, 10, ..., 40
   int withVal = 0;
   for (const std::string &l : lines) {
-    EXPECT_NE(l.find("\"tokens_per_second\": "), std::string::npos) << l;
+    EXPECT_NE(l.find("\"tokens_per_second\":"), std::string::npos) << l;
     withVal += l.find("\"val_loss\"") != std::string::npos;
   }
   EXPECT_EQ(withVal, 4);
