@@ -70,22 +70,6 @@ void zero(BufferData &b) {
   std::fill(b.i1.begin(), b.i1.end(), uint8_t(0));
 }
 
-bool makeDirectories(const std::string &dir, std::string &error) {
-  std::string path;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    path = dir.substr(0, pos);
-    if (path.empty())
-      continue;
-    if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
-      error = "cannot create the checkpoint directory '" + path + "': " + std::strerror(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
 bool fileExists(const std::string &path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -658,8 +642,12 @@ bool Trainer::run(TrainResult &result, std::string &error) {
   result.lastValLoss = lastVal;
 
   if (!cfg.checkpointDir.empty()) {
-    if (!makeDirectories(cfg.checkpointDir, error))
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.checkpointDir, ec);
+    if (ec) {
+      error = "cannot create the checkpoint directory '" + cfg.checkpointDir + "': " + ec.message();
       return false;
+    }
     for (const std::string &f : removeStaleTemporaries(cfg.checkpointDir))
       I.progress->message("removed '" + f + "', left by a checkpoint writer that was killed");
   }

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -109,20 +110,13 @@ bool writeTokens(const std::string &dir, const std::string &name, const unsigned
 } // namespace
 
 bool makeDirs(const std::string &dir, std::string &error) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty())
-      continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      error = "cannot create the folder '" + partial + "': " + std::strerror(errno);
-      return false;
-    }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create the folder '" + dir + "': " + ec.message();
+    return false;
   }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (!std::filesystem::is_directory(dir, ec)) {
     error = "'" + dir + "' is not a folder";
     return false;
   }

@@ -14,7 +14,8 @@ namespace einc {
 /// each file is written atomically. Returns the exit status.
 int prepareData(const Options &o);
 
-/// Creates `dir` and its parents (mkdir -p); false with `error` set.
+/// Creates `dir` and its parents (std::filesystem::create_directories); false
+/// with `error` set, also when `dir` exists and is not a folder.
 bool makeDirs(const std::string &dir, std::string &error);
 
 } // namespace einc
