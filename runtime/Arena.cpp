@@ -1,28 +1,17 @@
 //===- Arena.cpp - Memory planning for a Program's temporaries ------------===//
 #include "runtime/Arena.h"
+#include "runtime/Device.h"
 
 #include <algorithm>
 #include <numeric>
 
 namespace einrt {
 
-StorageClass storageClass(DType t) {
-  if (t == DType::I32)
-    return StorageClass::Int32;
-  if (t == DType::I1)
-    return StorageClass::Byte;
-  return StorageClass::Float;
-}
-
-int64_t storageSize(DType t, bool wideFloats) {
-  switch (storageClass(t)) {
-  case StorageClass::Int32:
-    return 4;
-  case StorageClass::Byte:
-    return 1;
-  default:
-    return wideFloats ? 8 : 4;
-  }
+StorageSizes StorageSizes::of(const Device &device) {
+  StorageSizes s;
+  for (uint8_t t = 0; t < kDTypeCount; ++t)
+    s.bytes[t] = storageBytes(device.storageOf(DType(t)));
+  return s;
 }
 
 namespace {
@@ -34,11 +23,11 @@ struct Item {
 };
 
 int64_t alignUp(int64_t v) {
-  const int64_t a = ArenaPlan::kAlign;
+  const int64_t a = MemoryPlan::kAlign;
   return (v + a - 1) / a * a;
 }
 
-/// First fit of `items` (one storage class) into one arena; writes offsets
+/// First fit of `items` into one arena; writes offsets
 /// into `offset` and returns the arena's size.
 int64_t place(std::vector<Item> &items, std::vector<int64_t> &offset) {
   // Largest first; ties by first live step, then buffer index (deterministic).
@@ -90,20 +79,25 @@ int64_t place(std::vector<Item> &items, std::vector<int64_t> &offset) {
 
 } // namespace
 
-ArenaPlan planArena(const Program &program, bool wideFloats) {
+MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool useArena) {
   const size_t nbuf = program.buffers.size();
-  ArenaPlan plan;
-  plan.offset.assign(nbuf, -1);
+  MemoryPlan plan;
+  plan.arenaOffset.assign(nbuf, -1);
+  plan.residentOffset.assign(nbuf, -1);
 
-  std::vector<char> candidate(nbuf, 0);
-  for (size_t b = 0; b < nbuf; ++b)
-    candidate[b] = program.buffers[b].role == BufferRole::Temp;
+  // Which buffers anything touches: steps, arguments, results, and every
+  // non-temporary (constants, declared params...).
+  std::vector<char> used(nbuf, 0), candidate(nbuf, 0);
+  for (size_t b = 0; b < nbuf; ++b) {
+    used[b] = program.buffers[b].role != BufferRole::Temp;
+    candidate[b] = useArena && program.buffers[b].role == BufferRole::Temp;
+  }
   for (int32_t r : program.results)
     if (r >= 0 && size_t(r) < nbuf)
-      candidate[size_t(r)] = 0;
+      used[size_t(r)] = 1, candidate[size_t(r)] = 0;
   for (int32_t a : program.arguments)
     if (a >= 0 && size_t(a) < nbuf)
-      candidate[size_t(a)] = 0;
+      used[size_t(a)] = 1, candidate[size_t(a)] = 0;
 
   std::vector<int64_t> first(nbuf, -1), last(nbuf, -1);
   for (size_t si = 0; si < program.steps.size(); ++si) {
@@ -111,40 +105,46 @@ ArenaPlan planArena(const Program &program, bool wideFloats) {
     int64_t i = int64_t(si);
     for (int32_t b : s.inputs)
       if (b >= 0 && size_t(b) < nbuf)
-        last[size_t(b)] = i;
-    auto written = [&](int32_t b) {
+        last[size_t(b)] = i, used[size_t(b)] = 1;
+    for (int32_t b : s.outputs()) {
       if (b < 0 || size_t(b) >= nbuf)
-        return;
+        continue;
       size_t o = size_t(b);
+      used[o] = 1;
       if (first[o] < 0)
         first[o] = i;
       last[o] = std::max(last[o], i);
-    };
-    for (int32_t b : s.outputs())
-      written(b);
+    }
   }
 
-  std::vector<Item> items[3];
+  auto bytesOf = [&](size_t b) {
+    return program.buffers[b].elementCount() * sizes.of(program.buffers[b].dtype);
+  };
+  std::vector<Item> items;
   for (size_t b = 0; b < nbuf; ++b) {
-    // A temporary no step writes (so none reads it, by validation) keeps
-    // its own zeroed storage.
-    if (!candidate[b] || first[b] < 0)
+    if (!used[b])
+      continue; // e.g. a broadcast the CPU backend folded into its users
+    // A temporary no step writes (so none reads it, by validation) is
+    // resident, zeroed.
+    if (candidate[b] && first[b] >= 0) {
+      items.push_back(Item{int32_t(b), bytesOf(b), first[b], last[b]});
       continue;
-    const Buffer &buf = program.buffers[b];
-    int64_t bytes = buf.elementCount() * storageSize(buf.dtype, wideFloats);
-    items[int(storageClass(buf.dtype))].push_back(Item{int32_t(b), bytes, first[b], last[b]});
-  }
-  for (int c = 0; c < 3; ++c) {
-    std::vector<int64_t> delta(program.steps.size() + 1, 0);
-    for (const Item &it : items[c]) {
-      delta[size_t(it.first)] += it.bytes;
-      delta[size_t(it.last) + 1] -= it.bytes;
     }
-    int64_t live = 0;
-    for (int64_t d : delta)
-      plan.liveBytes[c] = std::max(plan.liveBytes[c], live += d);
-    plan.bytes[c] = place(items[c], plan.offset);
+    plan.residentOffset[b] = plan.residentBytes;
+    plan.residentBytes = alignUp(plan.residentBytes + bytesOf(b));
   }
+  std::vector<int64_t> delta(program.steps.size() + 1, 0);
+  for (const Item &it : items) {
+    delta[size_t(it.first)] += it.bytes;
+    delta[size_t(it.last) + 1] -= it.bytes;
+  }
+  int64_t live = 0;
+  for (size_t step = 0; step < delta.size(); ++step)
+    if ((live += delta[step]) > plan.liveBytes) {
+      plan.liveBytes = live;
+      plan.peakStep = int64_t(step);
+    }
+  plan.arenaBytes = place(items, plan.arenaOffset);
   return plan;
 }
 

@@ -1,11 +1,14 @@
-//===- Arena.h - Memory planning: one arena per storage class -------------===//
+//===- Arena.h - Memory planning: one arena by liveness, one resident block -===//
 //
 // A Program's temporaries (Temp buffers that are not results) live only from
-// the step that writes them to the last step that reads them, so they can
-// share memory. planArena gives each such buffer a byte offset in the arena
-// of its storage class (float, int32, byte) such that two buffers whose live
-// ranges overlap never overlap in memory; arguments, results and constants
-// keep their own storage (they are live throughout or set once).
+// the step that writes them to the last step that reads them, so they share
+// one arena: planMemory gives each a byte offset such that two temporaries
+// whose live ranges overlap never overlap in memory. Every other buffer the
+// Program touches (arguments, results, constants) is resident: it has its
+// own place in a second block, live throughout. Element sizes are the
+// device's (StorageSizes: e.g. floats as 8 bytes on the f64 reference
+// device, bf16 as 2 on CUDA). This plan is the one memory analysis: the
+// executor allocates exactly it, and the report's peak is its total.
 //
 // Live range of a temporary: [first step writing it, last step reading or
 // writing it], inclusive; a temporary never read is live only at its step.
@@ -24,31 +27,33 @@
 
 namespace einrt {
 
-/// The storage classes of the executor: float dtypes (4 bytes, or 8 when
-/// floats are stored as double), i32 (4 bytes), i1 (1 byte).
-enum class StorageClass : uint8_t { Float = 0, Int32 = 1, Byte = 2 };
+class Device;
 
-StorageClass storageClass(DType t);
-/// Bytes per element of `t` as the executor stores it.
-int64_t storageSize(DType t, bool wideFloats);
-
-struct ArenaPlan {
-  /// Per buffer: byte offset in the arena of its storage class; -1 = not in
-  /// an arena (owns its storage).
-  std::vector<int64_t> offset;
-  /// Per storage class (StorageClass): the arena's size in bytes.
-  int64_t bytes[3] = {0, 0, 0};
-  /// Per storage class: the most bytes of its buffers live at one step (a
-  /// lower bound for `bytes`; the difference is first fit's fragmentation
-  /// and alignment).
-  int64_t liveBytes[3] = {0, 0, 0};
-
-  static constexpr int64_t kAlign = 64;
-  int64_t totalBytes() const { return bytes[0] + bytes[1] + bytes[2]; }
+/// Bytes per element of each dtype, as a device stores them.
+struct StorageSizes {
+  int64_t bytes[kDTypeCount] = {4, 4, 4, 8, 4, 1}; // f32 bf16 f16 f64 i32 i1 on the host in f32
+  int64_t of(DType t) const { return bytes[uint8_t(t)]; }
+  static StorageSizes of(const Device &device);
 };
 
-/// Plans the arenas of a validated Program.
-ArenaPlan planArena(const Program &program, bool wideFloats);
+struct MemoryPlan {
+  /// Per buffer: byte offset in the arena / in the resident block; -1 where
+  /// the buffer is not there (a buffer nothing touches has neither).
+  std::vector<int64_t> arenaOffset, residentOffset;
+  int64_t arenaBytes = 0, residentBytes = 0;
+  /// The most bytes of temporaries live at one step (a lower bound for
+  /// arenaBytes; the difference is first fit's fragmentation and alignment),
+  /// and the first step where that many are live (-1: no temporaries).
+  int64_t liveBytes = 0;
+  int64_t peakStep = -1;
+
+  static constexpr int64_t kAlign = 64;
+  int64_t totalBytes() const { return arenaBytes + residentBytes; }
+};
+
+/// Plans a validated Program's memory. Without `useArena` every touched
+/// buffer is resident.
+MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool useArena = true);
 
 } // namespace einrt
 

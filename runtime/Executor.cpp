@@ -1,235 +1,179 @@
-//===- Executor.cpp - The reference executor ------------------------------===//
+//===- Executor.cpp - Runs a Program on a Device --------------------------===//
 #include "runtime/Executor.h"
-#include "runtime/Memory.h"
 
 #include "runtime/FloatFormats.h"
-#include "runtime/ReferenceSteps.h"
 
-#include <algorithm>
 #include <chrono>
-#include <type_traits>
+#include <cstring>
 
 namespace einrt {
 
-//===----------------------------------------------------------------------===//
-// BufferData
-//===----------------------------------------------------------------------===//
+namespace {
 
-int64_t BufferData::size() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-double BufferData::get(int64_t i) const {
-  switch (dtype) {
-  case DType::I32:
-    return i32[i];
-  case DType::I1:
-    return i1[i];
-  default:
-    return wide ? f64[i] : double(f32[i]);
+/// `values` as a device stores them (already rounded to the dtype).
+std::vector<uint8_t> encode(StorageType st, const double *values, size_t n) {
+  std::vector<uint8_t> bytes(n * size_t(storageBytes(st)));
+  auto put = [&](auto tag) {
+    using T = decltype(tag);
+    T *out = reinterpret_cast<T *>(bytes.data());
+    for (size_t i = 0; i < n; ++i)
+      out[i] = T(values[i]);
+  };
+  switch (st) {
+  case StorageType::F32:
+    put(float());
+    break;
+  case StorageType::F64:
+    put(double());
+    break;
+  case StorageType::I32:
+    put(int32_t());
+    break;
+  case StorageType::U8:
+    put(uint8_t());
+    break;
+  case StorageType::BF16:
+  case StorageType::F16: {
+    uint16_t *out = reinterpret_cast<uint16_t *>(bytes.data());
+    for (size_t i = 0; i < n; ++i)
+      out[i] = st == StorageType::BF16 ? bf16Bits(values[i]) : f16Bits(values[i]);
+    break;
   }
+  }
+  return bytes;
 }
 
-void BufferData::set(int64_t i, double v) {
-  switch (dtype) {
+std::vector<double> decode(StorageType st, const uint8_t *bytes, size_t n) {
+  std::vector<double> values(n);
+  auto get = [&](auto tag) {
+    using T = decltype(tag);
+    const T *in = reinterpret_cast<const T *>(bytes);
+    for (size_t i = 0; i < n; ++i)
+      values[i] = double(in[i]);
+  };
+  switch (st) {
+  case StorageType::F32:
+    get(float());
+    break;
+  case StorageType::F64:
+    get(double());
+    break;
+  case StorageType::I32:
+    get(int32_t());
+    break;
+  case StorageType::U8:
+    get(uint8_t());
+    break;
+  case StorageType::BF16:
+  case StorageType::F16: {
+    const uint16_t *in = reinterpret_cast<const uint16_t *>(bytes);
+    for (size_t i = 0; i < n; ++i)
+      values[i] = st == StorageType::BF16 ? bf16FromBits(in[i]) : f16FromBits(in[i]);
+    break;
+  }
+  }
+  return values;
+}
+
+/// What a buffer of dtype `t` holds when `v` is written into it.
+double toDType(double v, DType t) {
+  switch (t) {
   case DType::I32:
-    i32[i] = truncToI32(v);
-    return;
+    return truncToI32(v);
   case DType::I1:
-    i1[i] = v != 0 ? 1 : 0;
-    return;
+    return v != 0 ? 1 : 0;
   case DType::BF16:
   case DType::F16:
-    v = roundToDType(v, dtype);
-    break;
-  default:
-    break;
+    return roundToDType(v, t);
+  default: // f32 / f64 values are stored as the device stores floats
+    return v;
   }
-  if (wide)
-    f64[i] = v;
-  else
-    f32[i] = float(v);
-}
-
-std::vector<double> BufferData::toDoubles() const {
-  int64_t n = size();
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i)
-    v[i] = get(i);
-  return v;
-}
-
-//===----------------------------------------------------------------------===//
-// Typed access
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-template <class T> T *ptr(BufferData &b) {
-  if constexpr (std::is_same<T, float>::value)
-    return b.f32.data();
-  else if constexpr (std::is_same<T, double>::value)
-    return b.f64.data();
-  else if constexpr (std::is_same<T, int32_t>::value)
-    return b.i32.data();
-  else
-    return b.i1.data();
 }
 
 } // namespace
 
-//===----------------------------------------------------------------------===//
-// Executor
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Which buffers anything touches: steps, arguments, results, constants.
-std::vector<char> usedBuffers(const Program &program) {
-  std::vector<char> used(program.buffers.size(), 0);
-  for (const Step &st : program.steps) {
-    for (int32_t i : st.inputs)
-      used[i] = 1;
-    for (int32_t o : st.outputs())
-      used[o] = 1;
-  }
-  for (int32_t a : program.arguments)
-    used[a] = 1;
-  for (int32_t r : program.results)
-    used[r] = 1;
-  for (size_t b = 0; b < program.buffers.size(); ++b)
-    if (program.buffers[b].role != BufferRole::Temp)
-      used[b] = 1;
-  return used;
-}
-
-/// Bytes of the buffers that own their storage (used, outside the arenas).
-int64_t ownedStorageBytes(const Program &program, const std::vector<char> &used,
-                          const ArenaPlan &plan, bool wide) {
-  int64_t total = 0;
-  for (size_t b = 0; b < program.buffers.size(); ++b)
-    if (used[b] && plan.offset[b] < 0)
-      total += program.buffers[b].elementCount() * storageSize(program.buffers[b].dtype, wide);
-  return total;
-}
-
-} // namespace
-
-int64_t Executor::plannedBytes(const Program &program, Precision precision) {
-  const bool wide = precision == Precision::F64;
-  ArenaPlan plan = planArena(program, wide);
-  return plan.totalBytes() + ownedStorageBytes(program, usedBuffers(program), plan, wide);
-}
-
-std::optional<Executor> Executor::create(const Program &program, Precision precision,
+std::optional<Executor> Executor::create(const Program &program, std::shared_ptr<Device> device,
                                          std::string &error, bool useArena) {
   std::string problem = program.validate();
   if (!problem.empty()) {
     error = "invalid program '" + program.name + "': " + problem;
     return std::nullopt;
   }
-  if (precision == Precision::F64)
-    for (size_t i = 0; i < program.steps.size(); ++i) {
-      StepKind k = program.steps[i].kind;
-      if (stepKindInfo(k)->runner != StepRunner::Reference) {
-        error = "program '" + program.name + "' step " + std::to_string(i) + " (" +
-                stepKindName(k) +
-                ") belongs to the CPU backend, which runs in float32 only; "
-                "run float64 on the reference backend";
-        return std::nullopt;
-      }
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    StepKind k = program.steps[i].kind;
+    if (!device->runs(stepKindInfo(k)->runner)) {
+      error = "program '" + program.name + "' step " + std::to_string(i) + " (" + stepKindName(k) +
+              ") does not run on the " + device->name() + " device";
+      if (k == StepKind::Matmul || k == StepKind::Kernel)
+        error += " (it belongs to the cpu backend, which runs in float32 only; run float64 on "
+                 "the reference backend)";
+      return std::nullopt;
     }
-  // Matmul steps are cut into single-threaded BLAS calls
-  // (runtime/ParallelChunks.h): a BLAS that threads a call itself would cut
-  // it again, by its thread count.
-  for (const Step &s : program.steps)
-    if (s.kind == StepKind::Matmul) {
-      setBlasThreads(1);
-      break;
-    }
-  Executor ex;
-  ex.prog = program;
-  ex.prec = precision;
-  const bool wide = precision == Precision::F64;
-  if (useArena) {
-    ex.plan = planArena(program, wide);
-  } else {
-    ex.plan.offset.assign(program.buffers.size(), -1);
   }
-  const std::vector<char> used = usedBuffers(program);
-  // Before allocating: a program too large for the machine is an error, not
-  // an abort in std::vector (runtime/Memory.h).
-  std::string shortfall =
-      memoryShortfall(ex.plan.totalBytes() + ownedStorageBytes(program, used, ex.plan, wide),
-                      "program '" + program.name + "' (arena and buffers)");
-  if (!shortfall.empty()) {
-    error = shortfall;
+  if (std::string why = device->check(program); !why.empty()) {
+    error = "program '" + program.name + "': " + why;
     return std::nullopt;
   }
-  const int64_t floatSize = wide ? 8 : 4;
-  if (wide)
-    ex.arenaF64.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0);
-  else
-    ex.arenaF32.assign(size_t(ex.plan.bytes[0] / floatSize), 0.0f);
-  ex.arenaI32.assign(size_t(ex.plan.bytes[1] / 4), 0);
-  ex.arenaI1.assign(size_t(ex.plan.bytes[2]), 0);
-  ex.bufs.resize(program.buffers.size());
+  Executor ex;
+  ex.prog = program;
+  ex.dev = std::move(device);
+  ex.plan = planMemory(program, StorageSizes::of(*ex.dev), useArena);
+  if (!ex.allocate(error))
+    return std::nullopt;
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const Buffer &src = program.buffers[b];
-    BufferData &d = ex.bufs[b];
-    d.dtype = src.dtype;
-    d.shape = src.shape;
-    d.wide = wide;
-    if (ex.plan.offset[b] >= 0)
-      continue; // a view of the arena: bindArena
-    if (!used[b])
-      continue; // a value the program never touches (e.g. a broadcast the
-                // CPU backend folded into its users): no storage
-    int64_t n = d.size();
-    if (src.dtype == DType::I32)
-      d.i32.assign(n, 0);
-    else if (src.dtype == DType::I1)
-      d.i1.assign(n, 0);
-    else if (d.wide)
-      d.f64.assign(n, 0.0);
-    else
-      d.f32.assign(n, 0.0f);
-    if (src.role == BufferRole::Constant && !src.constant.empty())
-      for (int64_t i = 0; i < n; ++i)
-        d.set(i, src.constant.size() == 1 ? src.constant[0] : src.constant[i]);
+    if (src.role != BufferRole::Constant || src.constant.empty() || !ex.deviceData(b))
+      continue;
+    std::vector<double> values(size_t(src.elementCount()), src.constant[0]);
+    if (src.constant.size() > 1)
+      values = src.constant;
+    if (!ex.write(b, values.data(), values.size(), error))
+      return std::nullopt;
   }
-  ex.bindArena();
   return ex;
 }
 
-void Executor::bindArena() {
-  for (size_t b = 0; b < bufs.size() && b < plan.offset.size(); ++b) {
-    int64_t off = plan.offset[b];
-    if (off < 0)
-      continue;
-    BufferData &d = bufs[b];
-    size_t n = size_t(d.size());
-    if (d.dtype == DType::I32)
-      d.i32.view(arenaI32.data() + off / 4, n);
-    else if (d.dtype == DType::I1)
-      d.i1.view(arenaI1.data() + off, n);
-    else if (d.wide)
-      d.f64.view(arenaF64.data() + off / 8, n);
-    else
-      d.f32.view(arenaF32.data() + off / 4, n);
-  }
+std::optional<Executor> Executor::create(const Program &program, Precision precision,
+                                         std::string &error, bool useArena) {
+  return create(program, std::make_shared<HostDevice>(precision), error, useArena);
 }
 
+int64_t Executor::plannedBytes(const Program &program, const Device &device) {
+  return planMemory(program, StorageSizes::of(device)).totalBytes();
+}
+
+bool Executor::allocate(std::string &error) {
+  // Both blocks checked together before either is allocated.
+  std::string what = "program '" + prog.name + "' (arena and buffers)";
+  if (!dev->allocate(plan.totalBytes(), arena, what, error))
+    return false;
+  // The arena first, the resident buffers after it: one allocation.
+  resident = {static_cast<uint8_t *>(arena.data) + plan.arenaBytes, plan.residentBytes};
+  arena.bytes = plan.arenaBytes;
+  return true;
+}
+
+void Executor::releaseMemory() {
+  if (dev && arena.data) {
+    DeviceMemory whole{arena.data, plan.totalBytes()};
+    dev->release(whole);
+  }
+  arena = resident = {};
+}
+
+Executor::~Executor() { releaseMemory(); }
+
 Executor::Executor(const Executor &other)
-    : prog(other.prog), plan(other.plan), arenaF32(other.arenaF32), arenaF64(other.arenaF64),
-      arenaI32(other.arenaI32), arenaI1(other.arenaI1), prec(other.prec),
-      roundEveryStep(other.roundEveryStep), bufs(other.bufs), kernels(other.kernels),
-      pool(other.pool), profiling(other.profiling), profileSeconds(other.profileSeconds),
+    : prog(other.prog), dev(other.dev), plan(other.plan), roundEveryStep(other.roundEveryStep),
+      profiling(other.profiling), profileSeconds(other.profileSeconds),
       profileRuns(other.profileRuns) {
-  bindArena();
+  std::string error;
+  if (!dev || !other.arena.data)
+    return;
+  // A copy that cannot get memory has none (every later access fails with
+  // a message); copies are made of small programs by tests and tools.
+  if (!allocate(error) || !dev->copy(arena.data, other.arena.data, plan.totalBytes(), error))
+    releaseMemory();
 }
 
 Executor &Executor::operator=(const Executor &other) {
@@ -240,72 +184,83 @@ Executor &Executor::operator=(const Executor &other) {
   return *this;
 }
 
-int64_t Executor::arenaBytes() const { return plan.totalBytes(); }
+Executor::Executor(Executor &&other) noexcept { *this = std::move(other); }
 
-int64_t Executor::ownedBytes() const {
-  int64_t total = 0;
-  for (const BufferData &d : bufs)
-    total += int64_t(d.f32.ownsData() ? d.f32.size() * sizeof(float) : 0) +
-             int64_t(d.f64.ownsData() ? d.f64.size() * sizeof(double) : 0) +
-             int64_t(d.i32.ownsData() ? d.i32.size() * sizeof(int32_t) : 0) +
-             int64_t(d.i1.ownsData() ? d.i1.size() : 0);
-  return total;
+Executor &Executor::operator=(Executor &&other) noexcept {
+  if (this != &other) {
+    releaseMemory();
+    prog = std::move(other.prog);
+    dev = std::move(other.dev);
+    plan = std::move(other.plan);
+    arena = other.arena;
+    resident = other.resident;
+    roundEveryStep = other.roundEveryStep;
+    profiling = other.profiling;
+    profileSeconds = std::move(other.profileSeconds);
+    profileRuns = other.profileRuns;
+    other.arena = other.resident = {};
+  }
+  return *this;
 }
 
-bool Executor::setBuffer(size_t bufferIndex, const double *data, size_t count, std::string &error) {
-  if (bufferIndex >= bufs.size()) {
-    error = "buffer index " + std::to_string(bufferIndex) + " out of range (" +
-            std::to_string(bufs.size()) + " buffers)";
+void *Executor::deviceData(size_t b) const {
+  if (b >= prog.buffers.size())
+    return nullptr;
+  if (plan.arenaOffset[b] >= 0 && arena.data)
+    return static_cast<uint8_t *>(arena.data) + plan.arenaOffset[b];
+  if (plan.residentOffset[b] >= 0 && resident.data)
+    return static_cast<uint8_t *>(resident.data) + plan.residentOffset[b];
+  // A zero-byte plan (every buffer empty) has no allocation: any non-null
+  // address serves, nothing is read or written through it.
+  if ((plan.arenaOffset[b] >= 0 || plan.residentOffset[b] >= 0) && plan.totalBytes() == 0)
+    return const_cast<MemoryPlan *>(&plan);
+  return nullptr;
+}
+
+DeviceSpan Executor::span(int32_t b) const {
+  DeviceSpan s;
+  const Buffer &buf = prog.buffers[size_t(b)];
+  s.dtype = buf.dtype;
+  s.storage = dev->storageOf(buf.dtype);
+  s.shape = &buf.shape;
+  s.data = deviceData(size_t(b));
+  s.count = buf.elementCount();
+  return s;
+}
+
+bool Executor::checkBuffer(size_t b, std::string &error) const {
+  if (b >= prog.buffers.size()) {
+    error = "buffer index " + std::to_string(b) + " out of range (" +
+            std::to_string(prog.buffers.size()) + " buffers)";
     return false;
   }
-  BufferData &b = bufs[bufferIndex];
-  if (int64_t(count) != b.size()) {
-    error = "buffer " + std::to_string(bufferIndex) + " ('" + prog.buffers[bufferIndex].name +
-            "') has " + std::to_string(b.size()) + " elements, got " + std::to_string(count) +
-            " values";
+  if (!deviceData(b)) {
+    error = "buffer " + std::to_string(b) + " ('" + prog.buffers[b].name + "') has no storage" +
+            (arena.data || plan.totalBytes() == 0 ? " (no step touches it)"
+                                                  : " (the executor has no memory)");
     return false;
   }
-  for (size_t i = 0; i < count; ++i)
-    b.set(int64_t(i), data[i]);
   return true;
 }
 
-namespace {
-template <class T>
-bool setArgumentImpl(Executor &ex, size_t argIndex, const T *data, size_t count,
-                     std::string &error) {
-  if (argIndex >= ex.argumentCount()) {
-    error = "argument index " + std::to_string(argIndex) + " out of range (" +
-            std::to_string(ex.argumentCount()) + " arguments)";
+bool Executor::run(std::string &error) {
+  if (!arena.data && plan.totalBytes() > 0) {
+    error = "program '" + prog.name + "' has no memory to run in";
     return false;
   }
-  std::vector<double> v(data, data + count);
-  return ex.setBuffer(size_t(ex.program().arguments[argIndex]), v.data(), count, error);
-}
-} // namespace
-
-bool Executor::setArgument(size_t argIndex, const double *data, size_t count, std::string &error) {
-  return setArgumentImpl(*this, argIndex, data, count, error);
-}
-bool Executor::setArgument(size_t argIndex, const float *data, size_t count, std::string &error) {
-  return setArgumentImpl(*this, argIndex, data, count, error);
-}
-bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count, std::string &error) {
-  return setArgumentImpl(*this, argIndex, data, count, error);
-}
-
-bool Executor::run(std::string &error) {
   if (!profiling) {
     for (size_t i = 0; i < prog.steps.size(); ++i)
       if (!runStep(i, error))
         return false;
-    return true;
+    return dev->synchronize(error);
   }
   using Clock = std::chrono::steady_clock;
   profileSeconds.resize(prog.steps.size(), 0.0);
+  if (!dev->synchronize(error))
+    return false;
   Clock::time_point last = Clock::now();
   for (size_t i = 0; i < prog.steps.size(); ++i) {
-    if (!runStep(i, error))
+    if (!runStep(i, error) || !dev->synchronize(error))
       return false;
     Clock::time_point now = Clock::now();
     profileSeconds[i] += std::chrono::duration<double>(now - last).count();
@@ -329,60 +284,142 @@ void Executor::resetProfile() {
 bool Executor::runStep(size_t index, std::string &error) {
   const Step &s = prog.steps[index];
   std::string e;
-  bool ok = prec == Precision::F64 ? runStepT<double>(s, e) : runStepT<float>(s, e);
+  bool ok = false;
+  switch (stepKindInfo(s.kind)->runner) {
+  case StepRunner::Reference: {
+    std::vector<DeviceSpan> inputs;
+    inputs.reserve(s.inputs.size());
+    for (int32_t b : s.inputs)
+      inputs.push_back(span(b));
+    ok = dev->reference(s, inputs, span(s.output), e);
+    break;
+  }
+  case StepRunner::Gemm:
+    ok = dev->gemm(s.as<GemmDesc>(), deviceData(size_t(s.inputs[0])),
+                   deviceData(size_t(s.inputs[1])), deviceData(size_t(s.output)), e);
+    break;
+  case StepRunner::Launch: {
+    std::vector<DeviceSpan> buffers;
+    for (int32_t b : s.inputs)
+      buffers.push_back(span(b));
+    for (int32_t b : s.outputs())
+      buffers.push_back(span(b));
+    ok = dev->launch(s.as<KernelLaunch>(), buffers, e);
+    break;
+  }
+  }
+  if (ok && roundEveryStep)
+    for (int32_t b : s.outputs()) {
+      DType t = prog.buffers[size_t(b)].dtype;
+      StorageType st = dev->storageOf(t);
+      if ((t == DType::BF16 || t == DType::F16) && st != StorageType::BF16 &&
+          st != StorageType::F16) {
+        std::vector<double> v;
+        ok = read(size_t(b), v, e) && write(size_t(b), v.data(), v.size(), e);
+      }
+    }
   if (!ok) {
     error = "step " + std::to_string(index) + " (" + stepKindName(s.kind);
     if (!s.note.empty())
       error += ", " + s.note;
     error += "): " + e;
+  }
+  return ok;
+}
+
+bool Executor::read(size_t b, std::vector<double> &values, std::string &error) const {
+  if (!checkBuffer(b, error))
     return false;
-  }
-  BufferData &out = bufs[s.output];
-  if (roundEveryStep && (out.dtype == DType::BF16 || out.dtype == DType::F16)) {
-    int64_t n = out.size();
-    for (int64_t i = 0; i < n; ++i)
-      out.set(i, out.get(i));
-  }
+  const size_t n = size_t(prog.buffers[b].elementCount());
+  StorageType st = dev->storageOf(prog.buffers[b].dtype);
+  std::vector<uint8_t> bytes(n * size_t(storageBytes(st)));
+  if (!dev->download(bytes.data(), deviceData(b), int64_t(bytes.size()), error))
+    return false;
+  values = decode(st, bytes.data(), n);
   return true;
 }
 
+bool Executor::write(size_t b, const double *values, size_t count, std::string &error) {
+  if (!checkBuffer(b, error))
+    return false;
+  const Buffer &buf = prog.buffers[b];
+  if (int64_t(count) != buf.elementCount()) {
+    error = "buffer " + std::to_string(b) + " ('" + buf.name + "') has " +
+            std::to_string(buf.elementCount()) + " elements, got " + std::to_string(count) +
+            " values";
+    return false;
+  }
+  std::vector<double> rounded(values, values + count);
+  for (double &v : rounded)
+    v = toDType(v, buf.dtype);
+  std::vector<uint8_t> bytes = encode(dev->storageOf(buf.dtype), rounded.data(), count);
+  return dev->upload(deviceData(b), bytes.data(), int64_t(bytes.size()), error);
+}
+
 namespace {
-template <class F> HostSpan spanOf(BufferData &b) {
-  HostSpan span;
-  span.dtype = b.dtype;
-  span.shape = &b.shape;
-  span.count = b.size();
-  span.data = b.dtype == DType::I32  ? static_cast<void *>(b.i32.data())
-              : b.dtype == DType::I1 ? static_cast<void *>(b.i1.data())
-                                     : static_cast<void *>(ptr<F>(b));
-  return span;
+template <class T>
+bool setArgumentImpl(Executor &ex, size_t argIndex, const T *data, size_t count,
+                     std::string &error) {
+  if (argIndex >= ex.argumentCount()) {
+    error = "argument index " + std::to_string(argIndex) + " out of range (" +
+            std::to_string(ex.argumentCount()) + " arguments)";
+    return false;
+  }
+  std::vector<double> v(data, data + count);
+  return ex.write(size_t(ex.program().arguments[argIndex]), v.data(), count, error);
 }
 } // namespace
 
-template <class F> bool Executor::runStepT(const Step &s, std::string &error) {
-  switch (stepKindInfo(s.kind)->runner) {
-  case StepRunner::Reference: {
-    std::vector<HostSpan> inputs;
-    inputs.reserve(s.inputs.size());
-    for (int32_t b : s.inputs)
-      inputs.push_back(spanOf<F>(bufs[b]));
-    return runReferenceStep<F>(s, inputs, spanOf<F>(bufs[s.output]), error);
+bool Executor::setArgument(size_t argIndex, const double *data, size_t count, std::string &error) {
+  return setArgumentImpl(*this, argIndex, data, count, error);
+}
+bool Executor::setArgument(size_t argIndex, const float *data, size_t count, std::string &error) {
+  return setArgumentImpl(*this, argIndex, data, count, error);
+}
+bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count, std::string &error) {
+  return setArgumentImpl(*this, argIndex, data, count, error);
+}
+
+bool Executor::readScalar(size_t resultIndex, double &value, std::string &error) const {
+  if (resultIndex >= prog.results.size()) {
+    error = "result index " + std::to_string(resultIndex) + " out of range (" +
+            std::to_string(prog.results.size()) + " results)";
+    return false;
   }
-  case StepRunner::Gemm:
-  case StepRunner::Launch:
-    if constexpr (!std::is_same<F, float>::value) {
-      error = "CPU-backend steps run in float32 only";
-      return false;
-    } else if (s.kind == StepKind::Matmul) {
-      runMatmulStep(s.as<GemmDesc>(), ptr<float>(bufs[s.inputs[0]]), ptr<float>(bufs[s.inputs[1]]),
-                    ptr<float>(bufs[s.output]));
-      return true;
-    } else {
-      return runKernel(s, error);
-    }
+  std::vector<double> v;
+  if (!read(size_t(prog.results[resultIndex]), v, error))
+    return false;
+  if (v.empty()) {
+    error = "result " + std::to_string(resultIndex) + " has no elements";
+    return false;
   }
-  error = "unknown step kind";
-  return false;
+  value = v[0];
+  return true;
+}
+
+bool Executor::copyFrom(size_t b, const Executor &source, size_t sourceBuffer, std::string &error) {
+  if (!checkBuffer(b, error) || !source.checkBuffer(sourceBuffer, error))
+    return false;
+  const Buffer &to = prog.buffers[b], &from = source.prog.buffers[sourceBuffer];
+  if (to.elementCount() != from.elementCount() || to.dtype != from.dtype) {
+    error = "cannot copy '" + from.name + "' (" + std::to_string(from.elementCount()) + " '" +
+            dtypeName(from.dtype) + "') into '" + to.name + "' (" +
+            std::to_string(to.elementCount()) + " '" + dtypeName(to.dtype) + "')";
+    return false;
+  }
+  if (dev == source.dev)
+    return dev->copy(deviceData(b), source.deviceData(sourceBuffer),
+                     to.elementCount() * storageBytes(dev->storageOf(to.dtype)), error);
+  std::vector<double> v;
+  return source.read(sourceBuffer, v, error) && write(b, v.data(), v.size(), error);
+}
+
+bool Executor::zeroBuffer(size_t b, std::string &error) {
+  if (!checkBuffer(b, error))
+    return false;
+  const Buffer &buf = prog.buffers[b];
+  return dev->zero(deviceData(b), buf.elementCount() * storageBytes(dev->storageOf(buf.dtype)),
+                   error);
 }
 
 HostTensor Executor::getResult(size_t resultIndex) const {
@@ -392,14 +429,12 @@ HostTensor Executor::getResult(size_t resultIndex) const {
   size_t b = size_t(prog.results[resultIndex]);
   t.name =
       resultIndex < prog.resultNames.size() ? prog.resultNames[resultIndex] : prog.buffers[b].name;
-  t.dtype = bufs[b].dtype;
-  t.shape = bufs[b].shape;
-  t.values = bufs[b].toDoubles();
+  t.dtype = prog.buffers[b].dtype;
+  t.shape = prog.buffers[b].shape;
+  std::string error;
+  if (!read(b, t.values, error))
+    t.values.clear();
   return t;
-}
-
-const BufferData &Executor::resultBuffer(size_t resultIndex) const {
-  return bufs[size_t(prog.results[resultIndex])];
 }
 
 int64_t Executor::findBuffer(const std::string &name) const {
@@ -409,27 +444,29 @@ int64_t Executor::findBuffer(const std::string &name) const {
   return -1;
 }
 
-TensorData Executor::exportBuffer(size_t bufferIndex) const {
-  const BufferData &b = bufs[bufferIndex];
-  std::vector<double> v = b.toDoubles();
-  return TensorData::fromDoubles(prog.buffers[bufferIndex].name, b.dtype, b.shape, v.data());
+bool Executor::exportBuffer(size_t b, TensorData &out, std::string &error) const {
+  std::vector<double> v;
+  if (!read(b, v, error))
+    return false;
+  const Buffer &buf = prog.buffers[b];
+  out = TensorData::fromDoubles(buf.name, buf.dtype, buf.shape, v.data());
+  return true;
 }
 
-bool Executor::importBuffer(size_t bufferIndex, const TensorData &t, std::string &error) {
-  if (bufferIndex >= bufs.size()) {
-    error = "buffer index " + std::to_string(bufferIndex) + " out of range";
+bool Executor::importBuffer(size_t b, const TensorData &t, std::string &error) {
+  if (b >= prog.buffers.size()) {
+    error = "buffer index " + std::to_string(b) + " out of range";
     return false;
   }
-  BufferData &b = bufs[bufferIndex];
-  std::string where =
-      "tensor '" + t.name + "' into buffer '" + prog.buffers[bufferIndex].name + "': ";
-  if (t.shape != b.shape) {
+  const Buffer &buf = prog.buffers[b];
+  std::string where = "tensor '" + t.name + "' into buffer '" + buf.name + "': ";
+  if (t.shape != buf.shape) {
     error = where + "shapes differ";
     return false;
   }
-  if (t.dtype != b.dtype && !(isFloat(t.dtype) && isFloat(b.dtype))) {
-    error =
-        where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" + dtypeName(b.dtype) + "'";
+  if (t.dtype != buf.dtype && !(isFloat(t.dtype) && isFloat(buf.dtype))) {
+    error = where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" + dtypeName(buf.dtype) +
+            "'";
     return false;
   }
   if (int64_t(t.bytes.size()) != t.elementCount() * dtypeSize(t.dtype)) {
@@ -437,9 +474,7 @@ bool Executor::importBuffer(size_t bufferIndex, const TensorData &t, std::string
     return false;
   }
   std::vector<double> v = t.toDoubles();
-  for (int64_t i = 0; i < b.size(); ++i)
-    b.set(i, v[i]);
-  return true;
+  return write(b, v.data(), v.size(), error);
 }
 
 } // namespace einrt

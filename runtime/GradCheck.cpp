@@ -23,13 +23,15 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
       error = "the gradient program has fewer results than the forward has params";
       return false;
     }
-    const BufferData &g = grad.resultBuffer(gradResult++);
-    BufferData &p = forward.buffer(buffer);
+    std::vector<double> g, p;
+    if (!grad.read(size_t(grad.program().results[gradResult++]), g, error) ||
+        !forward.read(size_t(buffer), p, error))
+      return false;
     if (g.size() != p.size()) {
       error = "gradient of '" + fp.buffers[buffer].name + "' has the wrong size";
       return false;
     }
-    int64_t n = p.size();
+    int64_t n = int64_t(p.size());
     std::vector<int64_t> picks;
     if (n <= options.samplesPerParam) {
       for (int64_t i = 0; i < n; ++i)
@@ -39,13 +41,11 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
         picks.push_back(static_cast<int64_t>(rng.below(static_cast<uint64_t>(n))));
     }
     for (int64_t i : picks) {
-      double original = p.get(i);
+      double original = p[size_t(i)];
       auto lossAt = [&](double v, double &loss) {
-        p.set(i, v);
-        if (!forward.run(error))
-          return false;
-        loss = forward.resultBuffer(0).get(0);
-        return true;
+        p[size_t(i)] = v;
+        return forward.write(size_t(buffer), p.data(), p.size(), error) && forward.run(error) &&
+               forward.readScalar(0, loss, error);
       };
       // The five-point stencil: truncation error O(h^4), so h can stay large
       // enough that rounding in the loss does not swamp small gradients.
@@ -53,9 +53,11 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
       if (!lossAt(original + 2 * h, p2) || !lossAt(original + h, p1) || !lossAt(original - h, m1) ||
           !lossAt(original - 2 * h, m2))
         return false;
-      p.set(i, original);
+      p[size_t(i)] = original;
+      if (!forward.write(size_t(buffer), p.data(), p.size(), error))
+        return false;
       double numeric = (-p2 + 8 * p1 - 8 * m1 + m2) / (12 * h);
-      double analytic = g.get(i);
+      double analytic = g[size_t(i)];
       double scale = std::max({std::fabs(analytic), std::fabs(numeric), options.floor});
       double rel = std::fabs(analytic - numeric) / scale;
       if (!std::isfinite(rel))

@@ -118,35 +118,37 @@ double sampleInit(const Init &init, Rng &rng) {
   return 0.0;
 }
 
-void initParams(Executor &ex, uint64_t seed) {
+bool initParams(Executor &ex, uint64_t seed, std::string &error) {
   const Program &p = ex.program();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer &buf = p.buffers[b];
-    if (buf.role != BufferRole::Param)
+    if (buf.role != BufferRole::Param || !ex.deviceData(b))
       continue;
     Rng rng = Rng::forStream(seed, buf.name);
-    BufferData &d = ex.buffer(b);
-    int64_t n = d.size();
-    for (int64_t i = 0; i < n; ++i)
-      d.set(i, sampleInit(buf.init, rng));
+    std::vector<double> values(size_t(buf.elementCount()));
+    for (double &v : values)
+      v = sampleInit(buf.init, rng);
+    if (!ex.write(b, values.data(), values.size(), error))
+      return false;
   }
+  return true;
 }
 
 bool fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed, std::string &error) {
-  if (bufferIndex >= ex.bufferCount()) {
+  if (bufferIndex >= ex.program().buffers.size()) {
     error = "buffer index " + std::to_string(bufferIndex) + " out of range";
     return false;
   }
   Rng rng = Rng::forStream(seed, ex.program().buffers[bufferIndex].name);
-  BufferData &d = ex.buffer(bufferIndex);
-  for (int64_t i = 0; i < d.size(); ++i)
-    d.set(i, rng.normal());
-  return true;
+  std::vector<double> values(size_t(ex.elementCount(bufferIndex)));
+  for (double &v : values)
+    v = rng.normal();
+  return ex.write(bufferIndex, values.data(), values.size(), error);
 }
 
 bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upperExclusive,
                     std::string &error) {
-  if (bufferIndex >= ex.bufferCount()) {
+  if (bufferIndex >= ex.program().buffers.size()) {
     error = "buffer index " + std::to_string(bufferIndex) + " out of range";
     return false;
   }
@@ -155,17 +157,17 @@ bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upp
     return false;
   }
   Rng rng = Rng::forStream(seed, ex.program().buffers[bufferIndex].name);
-  BufferData &d = ex.buffer(bufferIndex);
-  for (int64_t i = 0; i < d.size(); ++i)
-    d.set(i, double(rng.below(uint64_t(upperExclusive))));
-  return true;
+  std::vector<double> values(size_t(ex.elementCount(bufferIndex)));
+  for (double &v : values)
+    v = double(rng.below(uint64_t(upperExclusive)));
+  return ex.write(bufferIndex, values.data(), values.size(), error);
 }
 
 bool fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab, std::string &error) {
   const Program &p = ex.program();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer &buf = p.buffers[b];
-    if (buf.role != BufferRole::Input && buf.role != BufferRole::Scalar)
+    if ((buf.role != BufferRole::Input && buf.role != BufferRole::Scalar) || !ex.deviceData(b))
       continue;
     bool ok = true;
     if (isFloat(buf.dtype))

@@ -51,7 +51,7 @@ private:
 double sampleInit(const Init &init, Rng &rng);
 
 /// Fills every Param buffer of the executor's program from its Init.
-void initParams(Executor &ex, uint64_t seed);
+bool initParams(Executor &ex, uint64_t seed, std::string &error);
 
 /// Fills buffer `bufferIndex` with N(0, 1) values (floats) — any dtype;
 /// ints get truncated values.

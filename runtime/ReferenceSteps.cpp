@@ -16,7 +16,7 @@
 
 namespace einrt {
 
-template <class F> double loadElement(const HostSpan &b, int64_t i) {
+template <class F> double loadElement(const DeviceSpan &b, int64_t i) {
   switch (b.dtype) {
   case DType::I32:
     return static_cast<const int32_t *>(b.data)[i];
@@ -27,7 +27,7 @@ template <class F> double loadElement(const HostSpan &b, int64_t i) {
   }
 }
 
-template <class F> void storeElement(const HostSpan &b, int64_t i, double v) {
+template <class F> void storeElement(const DeviceSpan &b, int64_t i, double v) {
   switch (b.dtype) {
   case DType::I32:
     static_cast<int32_t *>(b.data)[i] = truncToI32(v);
@@ -63,12 +63,12 @@ template <class F, class Fn> void withStorage(DType t, Fn &&fn) {
     fn(Tag<F>());
 }
 
-template <class T> T *data(const HostSpan &b) { return static_cast<T *>(b.data); }
+template <class T> T *data(const DeviceSpan &b) { return static_cast<T *>(b.data); }
 
 struct Args {
   const Step &s;
-  const std::vector<HostSpan> &in;
-  const HostSpan &out;
+  const std::vector<DeviceSpan> &in;
+  const DeviceSpan &out;
   std::string &error;
 };
 
@@ -171,7 +171,7 @@ template <class F> bool reduceStep(ReduceKind kind, const Args &a) {
 
 /// The reference kernel of a rule that is not elementwise.
 template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
-  const HostSpan &out = a.out;
+  const DeviceSpan &out = a.out;
   bool ok = true;
   auto numeric = [&](const char *what, auto &&fn) {
     withStorage<F>(out.dtype, [&](auto tag) {
@@ -252,8 +252,8 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
 } // namespace
 
 template <class F>
-bool runReferenceStep(const Step &s, const std::vector<HostSpan> &inputs, const HostSpan &output,
-                      std::string &error) {
+bool runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
+                      const DeviceSpan &output, std::string &error) {
   Args a{s, inputs, output, error};
   switch (s.kind) {
 #define EINRT_STEP(Kind, name, Payload, Rule, Runner)                                              \
@@ -277,13 +277,13 @@ bool runReferenceStep(const Step &s, const std::vector<HostSpan> &inputs, const 
   return false;
 }
 
-template double loadElement<float>(const HostSpan &, int64_t);
-template double loadElement<double>(const HostSpan &, int64_t);
-template void storeElement<float>(const HostSpan &, int64_t, double);
-template void storeElement<double>(const HostSpan &, int64_t, double);
-template bool runReferenceStep<float>(const Step &, const std::vector<HostSpan> &, const HostSpan &,
-                                      std::string &);
-template bool runReferenceStep<double>(const Step &, const std::vector<HostSpan> &,
-                                       const HostSpan &, std::string &);
+template double loadElement<float>(const DeviceSpan &, int64_t);
+template double loadElement<double>(const DeviceSpan &, int64_t);
+template void storeElement<float>(const DeviceSpan &, int64_t, double);
+template void storeElement<double>(const DeviceSpan &, int64_t, double);
+template bool runReferenceStep<float>(const Step &, const std::vector<DeviceSpan> &,
+                                      const DeviceSpan &, std::string &);
+template bool runReferenceStep<double>(const Step &, const std::vector<DeviceSpan> &,
+                                       const DeviceSpan &, std::string &);
 
 } // namespace einrt

@@ -10,6 +10,7 @@
 #ifndef EINC_RUNTIME_REFERENCESTEPS_H
 #define EINC_RUNTIME_REFERENCESTEPS_H
 
+#include "runtime/Device.h"
 #include "runtime/Program.h"
 
 #include <cstdint>
@@ -18,26 +19,18 @@
 
 namespace einrt {
 
-/// One buffer's host storage as a step sees it.
-struct HostSpan {
-  DType dtype = DType::F32;
-  const std::vector<int64_t> *shape = nullptr;
-  void *data = nullptr;
-  int64_t count = 0; // elements
-};
-
 /// Element i as a double, from storage whose floats are F.
-template <class F> double loadElement(const HostSpan &b, int64_t i);
+template <class F> double loadElement(const DeviceSpan &b, int64_t i);
 /// Stores v into element i: rounded to bf16/f16 for those dtypes, float to
 /// i32 truncating and saturating, i1 as v != 0.
-template <class F> void storeElement(const HostSpan &b, int64_t i, double v);
+template <class F> void storeElement(const DeviceSpan &b, int64_t i, double v);
 
 /// Runs `s` (validated, a Reference kind): `inputs` in the step's order.
 /// False with `error` on a data-dependent failure (a bad gather index,
 /// integer division by zero) or a kind the reference kernels do not run.
 template <class F>
-bool runReferenceStep(const Step &s, const std::vector<HostSpan> &inputs, const HostSpan &output,
-                      std::string &error);
+bool runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
+                      const DeviceSpan &output, std::string &error);
 
 } // namespace einrt
 

@@ -30,44 +30,14 @@ std::string num(double v) {
   return buf;
 }
 
-/// Copies the contents of `src` into `dst` (same shape); no reallocation
-/// when both use the same storage, so a backend's pointers stay valid.
-bool copyData(BufferData &dst, const BufferData &src, std::string &error) {
-  if (dst.size() != src.size()) {
-    error = "internal: copying buffers of different sizes";
+/// Adds buffer `buffer` of `ex` into `acc`, in double.
+bool addInto(std::vector<double> &acc, const Executor &ex, size_t buffer, std::string &error) {
+  thread_local std::vector<double> values;
+  if (!ex.read(buffer, values, error))
     return false;
-  }
-  if (!src.f32.empty() && dst.f32.size() == src.f32.size())
-    std::copy(src.f32.begin(), src.f32.end(), dst.f32.begin());
-  else if (!src.f64.empty() && dst.f64.size() == src.f64.size())
-    std::copy(src.f64.begin(), src.f64.end(), dst.f64.begin());
-  else if (!src.i32.empty() && dst.i32.size() == src.i32.size())
-    std::copy(src.i32.begin(), src.i32.end(), dst.i32.begin());
-  else if (!src.i1.empty() && dst.i1.size() == src.i1.size())
-    std::copy(src.i1.begin(), src.i1.end(), dst.i1.begin());
-  else
-    for (int64_t i = 0; i < src.size(); ++i)
-      dst.set(i, src.get(i));
+  for (size_t i = 0; i < acc.size() && i < values.size(); ++i)
+    acc[i] += values[i];
   return true;
-}
-
-void addInto(std::vector<double> &acc, const BufferData &b) {
-  if (!b.f32.empty())
-    for (size_t i = 0; i < acc.size(); ++i)
-      acc[i] += double(b.f32[i]);
-  else if (!b.f64.empty())
-    for (size_t i = 0; i < acc.size(); ++i)
-      acc[i] += b.f64[i];
-  else
-    for (size_t i = 0; i < acc.size(); ++i)
-      acc[i] += b.get(int64_t(i));
-}
-
-void zero(BufferData &b) {
-  std::fill(b.f32.begin(), b.f32.end(), 0.0f);
-  std::fill(b.f64.begin(), b.f64.end(), 0.0);
-  std::fill(b.i32.begin(), b.i32.end(), 0);
-  std::fill(b.i1.begin(), b.i1.end(), uint8_t(0));
 }
 
 bool fileExists(const std::string &path) {
@@ -144,9 +114,8 @@ struct Trainer::Impl {
   std::unique_ptr<Progress> progress;
 
   Slot *param(size_t k) { return &slots[k]; }
-  BufferData &holderBuf(const Slot &s) {
-    return holder->buffer(size_t(holder->program().arguments[s.holderArg]));
-  }
+  /// The holder's buffer of a slot.
+  size_t holderBuf(const Slot &s) const { return size_t(holder->program().arguments[s.holderArg]); }
 };
 
 Trainer::~Trainer() = default;
@@ -363,15 +332,16 @@ int64_t Trainer::tokensPerStep() const {
   return impl->trainLayout->targetsPerBatch() * cfg.accumulate;
 }
 
-std::vector<TensorData> Trainer::stateTensors() const {
-  std::vector<TensorData> out;
-  const Program &hp = impl->holder->program();
+bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) const {
+  out.clear();
   for (const Impl::Slot &s : impl->slots) {
-    TensorData t = impl->holder->exportBuffer(size_t(hp.arguments[s.holderArg]));
+    TensorData t;
+    if (!impl->holder->exportBuffer(impl->holderBuf(s), t, error))
+      return false;
     t.name = s.name;
     out.push_back(std::move(t));
   }
-  return out;
+  return true;
 }
 
 namespace {
@@ -398,7 +368,8 @@ bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
   info.configHash = configHash(cfg, impl->holder->program(), *impl->trainLayout);
   info.valLoss = lastVal;
   info.bestValLoss = bestVal;
-  return writeCheckpoint(path, stateTensors(), info, error);
+  std::vector<TensorData> tensors;
+  return stateTensors(tensors, error) && writeCheckpoint(path, tensors, info, error);
 }
 
 namespace {
@@ -445,7 +416,8 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   for (const Impl::Slot &s : I.slots) {
     size_t buf = size_t(hp.arguments[s.holderArg]);
     if (s.opt && cfg.resetOptimizer) {
-      zero(I.holder->buffer(buf));
+      if (!I.holder->zeroBuffer(buf, error))
+        return false;
       continue;
     }
     if (!I.holder->importBuffer(buf, *ck->find(s.name), error)) {
@@ -472,8 +444,8 @@ bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
     const Trainer::Impl::Slot &s = I.slots[k];
     if (s.gradArg < 0)
       continue;
-    if (!copyData(grad->buffer(size_t(grad->program().arguments[size_t(s.gradArg)])),
-                  I.holderBuf(s), error))
+    if (!grad->copyFrom(size_t(grad->program().arguments[size_t(s.gradArg)]), *I.holder,
+                        I.holderBuf(s), error))
       return false;
   }
   return true;
@@ -497,7 +469,8 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
       error = "step " + std::to_string(t) + ": " + error;
       return false;
     }
-    loss = ex.resultBuffer(I.lossResult).get(0);
+    if (!ex.readScalar(I.lossResult, loss, error))
+      return false;
   } else {
     Executor &g = *progs.grad;
     double lossSum = 0;
@@ -511,9 +484,14 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
             "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + ": " + error;
         return false;
       }
-      lossSum += g.resultBuffer(0).get(0);
+      double microLoss;
+      if (!g.readScalar(0, microLoss, error))
+        return false;
+      lossSum += microLoss;
       for (size_t k = 0; k < I.paramCount; ++k)
-        addInto(gradSums[k], g.resultBuffer(size_t(I.slots[k].gradResult)));
+        if (!addInto(gradSums[k], g, size_t(g.program().results[size_t(I.slots[k].gradResult)]),
+                     error))
+          return false;
     }
     const double k = double(cfg.accumulate);
     loss = lossSum / k;
@@ -536,7 +514,8 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
       return false;
     }
   }
-  gradNorm = I.holder->resultBuffer(I.gradNormResult).get(0);
+  if (!I.holder->readScalar(I.gradNormResult, gradNorm, error))
+    return false;
   if (!std::isfinite(loss) || !std::isfinite(gradNorm)) {
     nonFinite = true;
     error = "step " + std::to_string(t) + ": " +
@@ -547,7 +526,8 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   }
   // Carry params' and opt_state' into the next step's arguments.
   for (const Impl::Slot &s : I.slots)
-    if (!copyData(I.holderBuf(s), I.holder->resultBuffer(s.result), error))
+    if (!I.holder->copyFrom(I.holderBuf(s), *I.holder,
+                            size_t(I.holder->program().results[s.result]), error))
       return false;
   curStep = t;
   optStep += 1;
@@ -562,8 +542,8 @@ bool Trainer::evaluate(double &valLoss, std::string &error) {
   }
   Executor &f = *progs.forward;
   for (size_t k = 0; k < I.paramCount; ++k)
-    if (!copyData(f.buffer(size_t(f.program().arguments[size_t(I.slots[k].forwardArg)])),
-                  I.holderBuf(I.slots[k]), error))
+    if (!f.copyFrom(size_t(f.program().arguments[size_t(I.slots[k].forwardArg)]), *I.holder,
+                    I.holderBuf(I.slots[k]), error))
       return false;
   valSampler->rewind();
   double sum = 0;
@@ -574,7 +554,10 @@ bool Trainer::evaluate(double &valLoss, std::string &error) {
       error = "evaluation at step " + std::to_string(curStep) + ": " + error;
       return false;
     }
-    sum += f.resultBuffer(0).get(0);
+    double batchLoss;
+    if (!f.readScalar(0, batchLoss, error))
+      return false;
+    sum += batchLoss;
   }
   valLoss = sum / double(cfg.evalSteps);
   return true;
@@ -620,19 +603,21 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       // Init where the params' initialisers are: @train_step, or @grad (the
       // model's own signature) when accumulating.
       if (cfg.accumulate == 1) {
-        initParams(*I.holder, cfg.seed);
+        if (!initParams(*I.holder, cfg.seed, error))
+          return false;
       } else {
-        initParams(*progs.grad, cfg.seed);
+        if (!initParams(*progs.grad, cfg.seed, error))
+          return false;
         for (size_t k = 0; k < I.paramCount; ++k)
-          if (!copyData(I.holderBuf(I.slots[k]),
-                        progs.grad->buffer(
-                            size_t(progs.grad->program().arguments[size_t(I.slots[k].gradArg)])),
-                        error))
+          if (!I.holder->copyFrom(
+                  I.holderBuf(I.slots[k]), *progs.grad,
+                  size_t(progs.grad->program().arguments[size_t(I.slots[k].gradArg)]), error))
             return false;
       }
     }
     for (size_t k = I.paramCount; k < I.slots.size(); ++k)
-      zero(I.holderBuf(I.slots[k]));
+      if (!I.holder->zeroBuffer(I.holderBuf(I.slots[k]), error))
+        return false;
     if (!syncParamsToGrad(I, progs.grad, error))
       return false;
   }

@@ -128,7 +128,7 @@ public:
   /// Writes params + optimizer state with the current metadata.
   bool saveCheckpoint(const std::string &path, std::string &error);
   /// Params and optimizer state as tensors, argument order, Program dtypes.
-  std::vector<TensorData> stateTensors() const;
+  bool stateTensors(std::vector<TensorData> &out, std::string &error) const;
   /// Averaged gradients of the last accumulated step (accumulate > 1),
   /// indexed like the params.
   const std::vector<std::vector<double>> &lastGradients() const { return gradSums; }

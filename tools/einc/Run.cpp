@@ -14,6 +14,7 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
+#include "runtime/CpuDevice.h"
 #include "runtime/Executor.h"
 #include "runtime/GradCheck.h"
 #include "runtime/Init.h"
@@ -49,6 +50,7 @@ struct Backend {
   int threads = 1;                                // CPU backend: threads for kernels and BLAS
   const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
   std::unique_ptr<ein::codegen::KernelCompiler> kernels;
+  std::shared_ptr<einrt::CpuDevice> device; // CPU backend: every executor's
   const char *name() const { return cpu ? "cpu backend" : "reference backend"; }
 };
 
@@ -58,7 +60,7 @@ Backend makeBackend(const Options &o) {
   if (b.cpu) {
     b.kernels = ein::codegen::KernelCompiler::create();
     b.threads = o.threads > 0 ? int(o.threads) : einrt::defaultThreadCount();
-    einrt::setBlasThreads(1); // the executor splits matmuls itself
+    b.device = std::make_shared<einrt::CpuDevice>(std::vector<einrt::KernelEntry>{}, b.threads);
   }
   return b;
 }
@@ -78,7 +80,6 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
                      : ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
-  std::vector<einrt::KernelEntry> table;
   if (cpu) {
     ein::codegen::KernelCompiler &k = *backend->kernels;
     double before = k.compileSeconds();
@@ -97,21 +98,18 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
                  << " compiled, " << k.cachedCount() - cached << " cached, "
                  << llvm::format("%.2f s compiling; ", k.compileSeconds() - before)
                  << backend->threads << (backend->threads == 1 ? " thread\n" : " threads\n");
-    table = k.table();
+    backend->device->setKernels(k.table());
   }
   std::string error;
-  auto ex = einrt::Executor::create(*program, precision, error);
+  auto ex = cpu ? einrt::Executor::create(*program, backend->device, error)
+                : einrt::Executor::create(*program, precision, error);
   if (!ex) {
     fail("cannot run @" + name + ": " + error);
     return ex;
   }
-  if (cpu) {
-    ex->setKernels(std::move(table));
-    ex->setThreads(backend->threads);
-  }
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
-                               ex->arenaBytes() / 1048576.0, ex->ownedBytes() / 1048576.0);
+                               ex->arenaBytes() / 1048576.0, ex->residentBytes() / 1048576.0);
   return ex;
 }
 
@@ -129,10 +127,10 @@ int32_t tokenBound(ModuleOp module, const einrt::Program &p) {
   return bound == std::numeric_limits<int32_t>::max() ? 2 : static_cast<int32_t>(bound);
 }
 
-double norm(const einrt::BufferData &b) {
+double norm(const std::vector<double> &values) {
   double sum = 0;
-  for (int64_t i = 0; i < b.size(); ++i)
-    sum += b.get(i) * b.get(i);
+  for (double v : values)
+    sum += v * v;
   return std::sqrt(sum);
 }
 
@@ -147,7 +145,8 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 /// provides on top.
 bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
   std::string error;
-  einrt::initParams(ex, o.seed);
+  if (!einrt::initParams(ex, o.seed, error))
+    return fail(error), false;
   if (!einrt::fillRandomInputs(ex, o.seed + 1, tokenBound(module, ex.program()), error))
     return fail(error), false;
   if (o.load.empty())
@@ -204,8 +203,11 @@ int runForward(const Options &o, ModuleOp module, einrt::Precision precision, Ba
   auto start = std::chrono::steady_clock::now();
   if (!ex->run(error))
     return fail(error);
-  llvm::outs() << "loss " << llvm::format("%.6f", ex->resultBuffer(0).get(0)) << "   (forward, "
-               << backend.name() << llvm::format(", %.2f s)\n", seconds(start));
+  double loss;
+  if (!ex->readScalar(0, loss, error))
+    return fail(error);
+  llvm::outs() << "loss " << llvm::format("%.6f", loss) << "   (forward, " << backend.name()
+               << llvm::format(", %.2f s)\n", seconds(start));
   return o.profile ? profileRuns(*ex) : 0;
 }
 
@@ -220,12 +222,17 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
   if (!ex->run(error))
     return fail(error);
   double elapsed = seconds(start);
-  double loss = ex->resultBuffer(0).get(0);
+  double loss;
+  if (!ex->readScalar(0, loss, error))
+    return fail(error);
   double total = 0;
   const einrt::Program &p = ex->program();
   std::vector<std::pair<std::string, double>> norms;
   for (size_t r = 1; r < ex->resultCount(); ++r) {
-    double n = norm(ex->resultBuffer(r));
+    std::vector<double> values;
+    if (!ex->read(size_t(p.results[r]), values, error))
+      return fail(error);
+    double n = norm(values);
     total += n * n;
     norms.emplace_back(p.resultNames[r], n);
   }
@@ -238,7 +245,7 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
   for (size_t r = 1; r < ex->resultCount(); ++r) {
     const auto &[name, n] = norms[r - 1];
     llvm::outs() << "  " << llvm::left_justify(name, width) << "  "
-                 << llvm::left_justify(shapeText(ex->resultBuffer(r).shape), 16)
+                 << llvm::left_justify(shapeText(ex->shape(size_t(p.results[r]))), 16)
                  << llvm::format("%.6g", n) << "\n";
   }
   if (!std::isfinite(loss))
@@ -249,7 +256,9 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
   if (!o.saveGrads.empty()) {
     std::vector<einrt::TensorData> out;
     for (size_t r = 0; r < ex->resultCount(); ++r) {
-      einrt::TensorData t = ex->exportBuffer(p.results[r]);
+      einrt::TensorData t;
+      if (!ex->exportBuffer(size_t(p.results[r]), t, error))
+        return fail(error);
       t.name = p.resultNames[r];
       out.push_back(std::move(t));
     }
@@ -266,7 +275,9 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
       return 1;
     // Both take (inputs, params): the same values as the run above.
     for (size_t a = 0; a < ex->argumentCount(); ++a) {
-      std::vector<double> values = ex->buffer(p.arguments[a]).toDoubles();
+      std::vector<double> values;
+      if (!ex->read(size_t(p.arguments[a]), values, error))
+        return fail(error);
       if (!forward->setArgument(a, values.data(), values.size(), error) ||
           !grad->setArgument(a, values.data(), values.size(), error))
         return fail(error);
@@ -329,15 +340,15 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     ex->setProfiling(o.profile && (step > 1 || o.steps == 1));
     if (!ex->run(error))
       return fail(error);
-    double loss = ex->resultBuffer(0).get(0);
-    double gradNorm = ex->resultBuffer(1).get(0);
+    double loss, gradNorm;
+    if (!ex->readScalar(0, loss, error) || !ex->readScalar(1, gradNorm, error))
+      return fail(error);
     llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss) << "  grad_norm "
                  << llvm::format("%.6g", gradNorm) << "\n";
     if (!std::isfinite(loss) || !std::isfinite(gradNorm))
       return fail("step " + llvm::Twine(step) + ": the loss or gradient norm is not finite");
     for (auto [r, a] : feedback) {
-      std::vector<double> values = ex->resultBuffer(r).toDoubles();
-      if (!ex->setArgument(a, values.data(), values.size(), error))
+      if (!ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r]), error))
         return fail(error);
     }
   }
@@ -347,7 +358,9 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
   if (!o.saveParams.empty()) {
     std::vector<einrt::TensorData> out;
     for (auto [r, a] : feedback) {
-      einrt::TensorData t = ex->exportBuffer(p.arguments[a]);
+      einrt::TensorData t;
+      if (!ex->exportBuffer(size_t(p.arguments[a]), t, error))
+        return fail(error);
       t.name = p.buffers[p.arguments[a]].name;
       out.push_back(std::move(t));
     }

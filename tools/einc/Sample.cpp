@@ -189,7 +189,7 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
   if (!ex.setArgument(layout->targetArg, targets.data(), targets.size(), error))
     return fail(error);
   einrt::Rng rng = einrt::Rng::forStream(o.seed, "sample");
-  std::vector<double> logits(outVocab);
+  std::vector<double> logits(outVocab), all;
   for (int64_t n = 0; n < o.sampleTokens; ++n) {
     int64_t position; // the logits row that predicts the next token
     if (*mapping == einrt::WindowMapping::NextToken) {
@@ -217,9 +217,10 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
       return fail(error);
     if (!ex.run(error))
       return fail(error);
-    const einrt::BufferData &out = ex.resultBuffer(logitsResult);
+    if (!ex.read(size_t(p.results[logitsResult]), all, error))
+      return fail(error);
     for (int64_t v = 0; v < outVocab; ++v)
-      logits[v] = out.get(position * outVocab + v);
+      logits[v] = all[size_t(position * outVocab + v)];
     for (double l : logits)
       if (!std::isfinite(l))
         return fail("the logits are not finite");

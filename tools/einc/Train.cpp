@@ -26,6 +26,7 @@
 #include "codegen/ReferenceLowering.h"
 #include "passes/DeviceProfile.h"
 #include "runtime/Checkpoint.h"
+#include "runtime/CpuDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/Schedule.h"
 #include "runtime/TokenData.h"
@@ -51,6 +52,7 @@ namespace einc {
 
 Lowered::~Lowered() {
   executors.clear(); // before the kernels they call
+  device.reset();
 }
 
 namespace {
@@ -178,10 +180,19 @@ bool lowerFunctions(ModuleOp module, const einrt::TrainSettings &settings,
   out.compileSeconds = seconds(start);
   // Every function's storage together, before any is allocated: too large
   // a model is an error with the bytes needed and available, not an abort.
+  if (out.kernels) {
+    auto cpu = std::make_shared<einrt::CpuDevice>(out.kernels->table());
+    // One set of threads for every function.
+    if (out.threads > 1)
+      cpu->setThreadPool(std::make_shared<einrt::ThreadPool>(out.threads));
+    out.device = cpu;
+  } else {
+    out.device = std::make_shared<einrt::HostDevice>(einrt::Precision::F32);
+  }
   int64_t planned = 0;
   std::string parts;
   for (size_t i = 0; i < programs.size(); ++i) {
-    int64_t bytes = einrt::Executor::plannedBytes(programs[i], einrt::Precision::F32);
+    int64_t bytes = einrt::Executor::plannedBytes(programs[i], *out.device);
     planned += bytes;
     parts += (i ? ", @" : "@") + names[i] + " " + einrt::formatBytes(bytes);
   }
@@ -190,20 +201,13 @@ bool lowerFunctions(ModuleOp module, const einrt::TrainSettings &settings,
     llvm::errs() << "einc: " << shortfall << "\n";
     return false;
   }
-  std::shared_ptr<einrt::ThreadPool> pool;
-  if (out.kernels && out.threads > 1)
-    pool = std::make_shared<einrt::ThreadPool>(out.threads);
   for (size_t i = 0; i < programs.size(); ++i) {
     std::string error;
-    auto ex = einrt::Executor::create(programs[i], einrt::Precision::F32, error);
+    auto ex = einrt::Executor::create(programs[i], out.device, error);
     if (!ex) {
       llvm::errs() << "einc: cannot run @" << names[i] << ": " << error << "\n";
       return false;
     }
-    if (out.kernels)
-      ex->setKernels(out.kernels->table());
-    if (out.kernels)
-      ex->setThreadPool(pool); // one set of threads for every function
     out.executors.push_back(std::move(ex));
   }
   return true;
@@ -377,7 +381,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
     int64_t arena = 0, owned = 0; // over every lowered function
     for (const auto &ex : lowered.executors) {
       arena += ex->arenaBytes();
-      owned += ex->ownedBytes();
+      owned += ex->residentBytes();
     }
     llvm::outs() << "  memory    "
                  << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",

@@ -23,6 +23,7 @@ namespace einc {
 /// executors run.
 struct Lowered {
   std::unique_ptr<ein::codegen::KernelCompiler> kernels;
+  std::shared_ptr<einrt::Device> device;                 // every executor's
   std::vector<std::optional<einrt::Executor>> executors; // one per name
   double compileSeconds = 0;
   int64_t kernelsCompiled = 0, kernelsCached = 0;

@@ -296,8 +296,8 @@ std::string readExample(const std::string &name) {
 
 /// Params from their initialisers, inputs at random (token ids below 64).
 void fillModel(einrt::Executor &ex) {
-  einrt::initParams(ex, 7);
   std::string error;
+  EXPECT_TRUE(einrt::initParams(ex, 7, error)) << error;
   ASSERT_TRUE(einrt::fillRandomInputs(ex, 8, 64, error)) << error;
 }
 
@@ -361,8 +361,10 @@ TEST(CpuLowering, ModelsTrainStep) {
             // step 1, lr 1e-3 (the Scalar arguments)
             for (size_t a = 0; a < ex.argumentCount(); ++a) {
               const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
+              double v = b.name == "lr" ? 1e-3 : 1.0;
+              std::string error;
               if (b.role == einrt::BufferRole::Scalar)
-                ex.buffer(ex.program().arguments[a]).set(0, b.name == "lr" ? 1e-3 : 1.0);
+                EXPECT_TRUE(ex.write(size_t(ex.program().arguments[a]), &v, 1, error)) << error;
             }
           },
           error);

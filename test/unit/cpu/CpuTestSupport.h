@@ -12,11 +12,14 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
 #include "passes/Passes.h"
+#include "runtime/CpuDevice.h"
 #include "runtime/Executor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
@@ -63,23 +66,27 @@ inline Lowered lowerBoth(mlir::func::FuncOp fn) {
   return l;
 }
 
+/// A CPU device with `l`'s kernels on the thread count einc would use
+/// (EINC_NUM_THREADS, ...): the determinism matrix (scripts/test-matrix)
+/// varies it.
+inline std::shared_ptr<einrt::CpuDevice> cpuDevice(const Lowered &l) {
+  return std::make_shared<einrt::CpuDevice>(l.kernels->table(), einrt::defaultThreadCount());
+}
+
 /// Runs both programs on the same arguments (`fill` sets them on the
 /// reference executor; they are copied to the CPU one; the CPU one on
 /// einrt::defaultThreadCount() threads) and returns the worst relative
 /// error over the results.
 template <class Fill> double compareRuns(Lowered &l, Fill fill, std::string &error) {
   auto ref = einrt::Executor::create(*l.reference, einrt::Precision::F32, error);
-  auto cpu = einrt::Executor::create(*l.cpu, einrt::Precision::F32, error);
+  auto cpu = einrt::Executor::create(*l.cpu, cpuDevice(l), error);
   if (!ref || !cpu)
     return INFINITY;
-  cpu->setKernels(l.kernels->table());
-  // The thread count einc would use (EINC_NUM_THREADS, ...): the
-  // determinism matrix (scripts/test-matrix) varies it.
-  cpu->setThreads(einrt::defaultThreadCount());
   fill(*ref);
   for (size_t a = 0; a < ref->argumentCount(); ++a) {
-    auto v = ref->buffer(l.reference->arguments[a]).toDoubles();
-    if (!cpu->setArgument(a, v.data(), v.size(), error))
+    std::vector<double> v;
+    if (!ref->read(size_t(l.reference->arguments[a]), v, error) ||
+        !cpu->setArgument(a, v.data(), v.size(), error))
       return INFINITY;
   }
   if (!ref->run(error) || !cpu->run(error))
@@ -98,9 +105,11 @@ inline void fillRandom(einrt::Executor &ex, unsigned seed) {
   std::uniform_real_distribution<double> u(-1, 1);
   std::string error;
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
-    einrt::BufferData &b = ex.buffer(ex.program().arguments[a]);
-    for (int64_t i = 0; i < b.size(); ++i)
-      b.set(i, u(gen));
+    size_t b = size_t(ex.program().arguments[a]);
+    std::vector<double> v(size_t(ex.elementCount(b)));
+    for (double &x : v)
+      x = u(gen);
+    EXPECT_TRUE(ex.write(b, v.data(), v.size(), error)) << error;
   }
 }
 

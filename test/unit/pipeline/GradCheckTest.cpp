@@ -126,12 +126,13 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
   ASSERT_TRUE(forward) << error;
   auto grad = executorFor(m, "grad", einrt::Precision::F64, error);
   ASSERT_TRUE(grad) << error;
-  einrt::initParams(*grad, seed);
+  ASSERT_TRUE(einrt::initParams(*grad, seed, error)) << error;
   int32_t vocab = std::stoi(dims.back().second);
   ASSERT_TRUE(einrt::fillRandomInputs(*grad, seed + 7, vocab, error)) << error;
   // classes index the `a`-sized logits' vocab axis in cross_entropy cases.
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
-    std::vector<double> values = grad->buffer(grad->program().arguments[i]).toDoubles();
+    std::vector<double> values;
+    ASSERT_TRUE(grad->read(size_t(grad->program().arguments[i]), values, error)) << error;
     ASSERT_TRUE(forward->setArgument(i, values.data(), values.size(), error)) << error;
   }
   einrt::GradCheckOptions options;
@@ -180,9 +181,10 @@ module {
   auto forward = executorFor(m, "forward", einrt::Precision::F64, error);
   auto grad = executorFor(m, "grad", einrt::Precision::F64, error);
   ASSERT_TRUE(forward && grad) << error;
-  einrt::initParams(*grad, 3);
+  ASSERT_TRUE(einrt::initParams(*grad, 3, error)) << error;
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
-    std::vector<double> values = grad->buffer(grad->program().arguments[i]).toDoubles();
+    std::vector<double> values;
+    ASSERT_TRUE(grad->read(size_t(grad->program().arguments[i]), values, error)) << error;
     ASSERT_TRUE(forward->setArgument(i, values.data(), values.size(), error)) << error;
   }
   einrt::GradCheckReport report;

@@ -29,6 +29,13 @@ param b: [k] ~ normal(std=0.5)
 minimize cross_entropy(einsum(x, w, "batch d, d k -> batch k") + b, y)
 )";
 
+std::vector<double> values(const einrt::Executor &ex, size_t buffer) {
+  std::vector<double> v;
+  std::string error;
+  EXPECT_TRUE(ex.read(buffer, v, error)) << error;
+  return v;
+}
+
 struct StepRun {
   std::vector<std::vector<double>> before, after, grads; // per param
   double gradNorm = 0;
@@ -46,12 +53,13 @@ StepRun runOneStep(const std::string &options, double lr) {
   EXPECT_TRUE(grad && step) << error;
   if (!grad || !step)
     return out;
-  einrt::initParams(*step, 5);
+  EXPECT_TRUE(einrt::initParams(*step, 5, error)) << error;
   EXPECT_TRUE(einrt::fillRandomInputs(*step, 9, 5, error)) << error;
   const einrt::Program &sp = step->program();
   // @grad takes (inputs, params), the first arguments of @train_step.
   for (size_t a = 0; a < grad->argumentCount(); ++a) {
-    std::vector<double> v = step->buffer(sp.arguments[a]).toDoubles();
+    std::vector<double> v;
+    EXPECT_TRUE(step->read(size_t(sp.arguments[a]), v, error)) << error;
     EXPECT_TRUE(grad->setArgument(a, v.data(), v.size(), error)) << error;
   }
   for (size_t a = 0; a < sp.arguments.size(); ++a) {
@@ -62,15 +70,15 @@ StepRun runOneStep(const std::string &options, double lr) {
     if (buf.name == "lr")
       EXPECT_TRUE(step->setArgument(a, &lr, 1, error));
     if (buf.role == einrt::BufferRole::Param)
-      out.before.push_back(step->buffer(sp.arguments[a]).toDoubles());
+      out.before.push_back(values(*step, size_t(sp.arguments[a])));
   }
   EXPECT_TRUE(grad->run(error)) << error;
   EXPECT_TRUE(step->run(error)) << error;
   for (size_t r = 1; r < grad->resultCount(); ++r)
-    out.grads.push_back(grad->resultBuffer(r).toDoubles());
-  out.gradNorm = step->resultBuffer(1).get(0);
+    out.grads.push_back(values(*grad, size_t(grad->program().results[r])));
+  EXPECT_TRUE(step->readScalar(1, out.gradNorm, error)) << error;
   for (size_t r = 2; r < 2 + out.before.size(); ++r)
-    out.after.push_back(step->resultBuffer(r).toDoubles());
+    out.after.push_back(values(*step, size_t(step->program().results[r])));
   return out;
 }
 

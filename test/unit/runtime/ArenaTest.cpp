@@ -1,6 +1,7 @@
 //===- ArenaTest.cpp - The memory planner and the executor's arenas -------===//
 #include "runtime/Arena.h"
 #include "runtime/Executor.h"
+#include "runtime/HostDevice.h"
 
 #include "ProgramBuilder.h"
 
@@ -33,43 +34,61 @@ std::vector<Range> liveRanges(const Program &p) {
   return r;
 }
 
-int64_t bytesOf(const Program &p, int32_t b, bool wide) {
-  return p.buffers[b].elementCount() * storageSize(p.buffers[b].dtype, wide);
+/// Element sizes of the host devices: floats as float or double.
+StorageSizes sizes(bool wide) {
+  return StorageSizes::of(HostDevice(wide ? Precision::F64 : Precision::F32));
 }
 
-/// Every pair of arena buffers of one class whose live ranges overlap is
-/// disjoint in memory, and inside its arena.
-void expectValid(const Program &p, const ArenaPlan &plan, bool wide) {
-  ASSERT_EQ(plan.offset.size(), p.buffers.size());
+MemoryPlan plan(const Program &p, bool wide, bool arena = true) {
+  return planMemory(p, sizes(wide), arena);
+}
+
+int64_t bytesOf(const Program &p, int32_t b, bool wide) {
+  return p.buffers[b].elementCount() * sizes(wide).of(p.buffers[b].dtype);
+}
+
+/// Every pair of arena buffers whose live ranges overlap is disjoint in
+/// memory, and inside the arena; resident buffers are disjoint and inside
+/// their block.
+void expectValid(const Program &p, const MemoryPlan &plan, bool wide) {
+  ASSERT_EQ(plan.arenaOffset.size(), p.buffers.size());
+  ASSERT_EQ(plan.residentOffset.size(), p.buffers.size());
   std::vector<Range> r = liveRanges(p);
   for (size_t a = 0; a < p.buffers.size(); ++a) {
-    if (plan.offset[a] < 0)
+    EXPECT_FALSE(plan.arenaOffset[a] >= 0 && plan.residentOffset[a] >= 0) << "buffer " << a;
+    if (plan.residentOffset[a] >= 0) {
+      EXPECT_EQ(plan.residentOffset[a] % MemoryPlan::kAlign, 0);
+      EXPECT_LE(plan.residentOffset[a] + bytesOf(p, int32_t(a), wide), plan.residentBytes);
+      for (size_t b = a + 1; b < p.buffers.size(); ++b)
+        if (plan.residentOffset[b] >= 0 && bytesOf(p, int32_t(a), wide) > 0 &&
+            bytesOf(p, int32_t(b), wide) > 0)
+          EXPECT_NE(plan.residentOffset[a], plan.residentOffset[b]) << a << " and " << b;
+    }
+    if (plan.arenaOffset[a] < 0)
       continue;
-    int c = int(storageClass(p.buffers[a].dtype));
-    EXPECT_EQ(plan.offset[a] % ArenaPlan::kAlign, 0);
-    EXPECT_LE(plan.offset[a] + bytesOf(p, int32_t(a), wide), plan.bytes[c]);
+    EXPECT_EQ(plan.arenaOffset[a] % MemoryPlan::kAlign, 0);
+    EXPECT_LE(plan.arenaOffset[a] + bytesOf(p, int32_t(a), wide), plan.arenaBytes);
     for (size_t b = a + 1; b < p.buffers.size(); ++b) {
-      if (plan.offset[b] < 0 || int(storageClass(p.buffers[b].dtype)) != c)
+      if (plan.arenaOffset[b] < 0)
         continue;
       if (r[a].last < r[b].first || r[b].last < r[a].first)
         continue;
-      int64_t a0 = plan.offset[a], a1 = a0 + bytesOf(p, int32_t(a), wide);
-      int64_t b0 = plan.offset[b], b1 = b0 + bytesOf(p, int32_t(b), wide);
+      int64_t a0 = plan.arenaOffset[a], a1 = a0 + bytesOf(p, int32_t(a), wide);
+      int64_t b0 = plan.arenaOffset[b], b1 = b0 + bytesOf(p, int32_t(b), wide);
       bool empty = a1 == a0 || b1 == b0;
       EXPECT_TRUE(empty || a1 <= b0 || b1 <= a0) << "buffers " << a << " and " << b << " overlap";
     }
   }
 }
 
-/// The largest sum of arena-buffer bytes live at one step (float class).
-int64_t liveMaximum(const Program &p, const ArenaPlan &plan, bool wide) {
+/// The largest sum of arena-buffer bytes live at one step.
+int64_t liveMaximum(const Program &p, const MemoryPlan &plan, bool wide) {
   std::vector<Range> r = liveRanges(p);
   int64_t best = 0;
   for (size_t s = 0; s < p.steps.size(); ++s) {
     int64_t live = 0;
     for (size_t b = 0; b < p.buffers.size(); ++b)
-      if (plan.offset[b] >= 0 && storageClass(p.buffers[b].dtype) == StorageClass::Float &&
-          r[b].first <= int64_t(s) && int64_t(s) <= r[b].last)
+      if (plan.arenaOffset[b] >= 0 && r[b].first <= int64_t(s) && int64_t(s) <= r[b].last)
         live += bytesOf(p, int32_t(b), wide);
     best = std::max(best, live);
   }
@@ -123,13 +142,12 @@ TEST(Arena, DisjointRangesShareAnOffset) {
   int32_t t3 = b.step(StepKind::Neg, {t2}, DType::F32, {16}); // [2, 3]
   int32_t y = b.step(StepKind::Tanh, {t3}, DType::F32, {16});
   b.result(y);
-  ArenaPlan plan = planArena(b.p, false);
-  expectValid(b.p, plan, false);
-  EXPECT_EQ(plan.offset[t1], plan.offset[t3]);
-  EXPECT_NE(plan.offset[t1], plan.offset[t2]);
-  EXPECT_EQ(plan.bytes[0], 2 * 64);
-  EXPECT_EQ(plan.bytes[1], 0);
-  EXPECT_EQ(plan.bytes[2], 0);
+  MemoryPlan m = plan(b.p, false);
+  expectValid(b.p, m, false);
+  EXPECT_EQ(m.arenaOffset[t1], m.arenaOffset[t3]);
+  EXPECT_NE(m.arenaOffset[t1], m.arenaOffset[t2]);
+  EXPECT_EQ(m.arenaBytes, 2 * 64);
+  EXPECT_EQ(m.residentBytes, 2 * 64); // x, y
 }
 
 TEST(Arena, OverlappingRangesNeverOverlapInMemory) {
@@ -143,18 +161,19 @@ TEST(Arena, OverlappingRangesNeverOverlapInMemory) {
   for (int i = n - 1; i >= 0; --i) // ... to step 2n-1-i: all live at n-1
     b.result(b.step(StepKind::Abs, {t[i]}, DType::F32, {10 + 7 * i}));
   ASSERT_EQ(b.p.validate(), "");
-  ArenaPlan plan = planArena(b.p, false);
-  expectValid(b.p, plan, false);
+  MemoryPlan m = plan(b.p, false);
+  expectValid(b.p, m, false);
   int64_t sum = 0;
   for (int i = 0; i < n; ++i) {
     sum += (4 * (10 + 7 * i) + 63) / 64 * 64;
     for (int j = i + 1; j < n; ++j)
-      EXPECT_NE(plan.offset[t[i]], plan.offset[t[j]]);
+      EXPECT_NE(m.arenaOffset[t[i]], m.arenaOffset[t[j]]);
   }
-  EXPECT_EQ(plan.bytes[0], sum);
+  EXPECT_EQ(m.arenaBytes, sum);
+  EXPECT_EQ(m.peakStep, n - 1);
 }
 
-TEST(Arena, ArgumentsResultsAndConstantsOwnTheirStorage) {
+TEST(Arena, ArgumentsResultsAndConstantsAreResident) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {8});
   int32_t w = b.buffer(DType::F32, {8}, BufferRole::Param, "w");
@@ -166,27 +185,27 @@ TEST(Arena, ArgumentsResultsAndConstantsOwnTheirStorage) {
   int32_t m = b.step(StepKind::CmpGt, {u, c}, DType::I1, {8});
   b.result(u, "u");
   b.result(m, "m");
-  ArenaPlan plan = planArena(b.p, false);
-  EXPECT_EQ(plan.offset[x], -1);
-  EXPECT_EQ(plan.offset[w], -1);
-  EXPECT_EQ(plan.offset[c], -1);
-  EXPECT_EQ(plan.offset[u], -1);
-  EXPECT_EQ(plan.offset[m], -1);
-  EXPECT_EQ(plan.offset[t], 0);
-  EXPECT_EQ(plan.offset[i], 0); // int32 arena, never read: live at its step
-  EXPECT_EQ(plan.bytes[0], 64);
-  EXPECT_EQ(plan.bytes[1], 64);
-  EXPECT_EQ(plan.bytes[2], 0);
+  MemoryPlan mp = plan(b.p, false);
+  expectValid(b.p, mp, false);
+  for (int32_t r : {x, w, c, u, m}) {
+    EXPECT_EQ(mp.arenaOffset[r], -1) << r;
+    EXPECT_GE(mp.residentOffset[r], 0) << r;
+  }
+  // t [2, 3] and i (never read: live at its step 4) share the arena's start.
+  EXPECT_EQ(mp.arenaOffset[t], 0);
+  EXPECT_EQ(mp.arenaOffset[i], 0);
+  EXPECT_EQ(mp.arenaBytes, 64);
+  EXPECT_EQ(mp.residentBytes, 5 * 64); // x, w, c, u, m: 32, 32, 32, 32, 8 bytes
 
   std::string error;
   auto ex = Executor::create(b.p, Precision::F32, error);
   ASSERT_TRUE(ex) << error;
-  EXPECT_EQ(ex->arenaBytes(), 128);
-  EXPECT_EQ(ex->ownedBytes(), 4 * 8 * 4 + 8); // x, w, c, u; m
+  EXPECT_EQ(ex->arenaBytes(), 64);
+  EXPECT_EQ(ex->residentBytes(), 5 * 64);
   auto plain = Executor::create(b.p, Precision::F32, error, false);
   ASSERT_TRUE(plain) << error;
   EXPECT_EQ(plain->arenaBytes(), 0);
-  EXPECT_EQ(plain->ownedBytes(), 5 * 8 * 4 + 8 * 4 + 8); // + t, i
+  EXPECT_EQ(plain->residentBytes(), 7 * 64); // + t, i
 }
 
 TEST(Arena, ChainOfEqualBuffersNeedsTwoSlots) {
@@ -199,13 +218,13 @@ TEST(Arena, ChainOfEqualBuffersNeedsTwoSlots) {
     int32_t d = b.step(StepKind::Neg, {c}, DType::F32, {100});
     int32_t e = b.step(StepKind::Neg, {d}, DType::F32, {100});
     b.result(e);
-    ArenaPlan plan = planArena(b.p, wide);
-    expectValid(b.p, plan, wide);
+    MemoryPlan m = plan(b.p, wide);
+    expectValid(b.p, m, wide);
     int64_t slot = (100 * (wide ? 8 : 4) + 63) / 64 * 64;
-    EXPECT_EQ(plan.bytes[0], 2 * slot) << wide;
-    EXPECT_EQ(plan.offset[a], plan.offset[c]);
-    EXPECT_EQ(plan.offset[bb], plan.offset[d]);
-    EXPECT_NE(plan.offset[a], plan.offset[bb]);
+    EXPECT_EQ(m.arenaBytes, 2 * slot) << wide;
+    EXPECT_EQ(m.arenaOffset[a], m.arenaOffset[c]);
+    EXPECT_EQ(m.arenaOffset[bb], m.arenaOffset[d]);
+    EXPECT_NE(m.arenaOffset[a], m.arenaOffset[bb]);
     std::vector<double> xs = values(100, 1);
     auto r = runAll(b.p, wide ? Precision::F64 : Precision::F32, true, {xs});
     ASSERT_EQ(r.size(), 1u);
@@ -241,14 +260,15 @@ TEST(Arena, MlpStepNeedsTheLiveMaximum) {
   int32_t h, a, y, da, dh;
   Program p = mlpStep(h, a, y, da, dh);
   ASSERT_EQ(p.validate(), "");
-  ArenaPlan plan = planArena(p, false);
-  expectValid(p, plan, false);
-  // Live: h [0,1], a [1,5], y [2,4], da [4,5], dh [5,6]; at step 5
-  // a + da + dh = 3 * 16*32*4 bytes.
-  EXPECT_EQ(liveMaximum(p, plan, false), 3 * 2048);
-  EXPECT_EQ(plan.liveBytes[0], 3 * 2048);
-  EXPECT_EQ(plan.bytes[0], 3 * 2048);
-  EXPECT_EQ(planArena(p, true).bytes[0], 3 * 4096);
+  MemoryPlan m = plan(p, false);
+  expectValid(p, m, false);
+  // Live: h [0,1], a [1,5], y [2,4], da [4,5], dh [5,6]; at step 4
+  // a + y + da = at step 5 a + da + dh = 3 * 16*32*4 bytes (y is 16x16).
+  EXPECT_EQ(liveMaximum(p, m, false), 3 * 2048);
+  EXPECT_EQ(m.liveBytes, 3 * 2048);
+  EXPECT_EQ(m.peakStep, 5);
+  EXPECT_EQ(m.arenaBytes, 3 * 2048);
+  EXPECT_EQ(plan(p, true).arenaBytes, 3 * 4096);
 
   std::vector<std::vector<double>> args = {values(16 * 16, 2), values(16 * 32, 3),
                                            values(32 * 16, 4)};
@@ -270,7 +290,8 @@ TEST(Arena, CopiedAndMovedExecutorsKeepTheirOwnArena) {
   Executor copy = *ex;
   Executor moved = std::move(*ex);
   ex.reset(); // the original's storage is gone
-  EXPECT_NE(copy.buffer(size_t(a)).f32.data(), moved.buffer(size_t(a)).f32.data());
+  EXPECT_NE(copy.deviceData(size_t(a)), moved.deviceData(size_t(a)));
+  EXPECT_NE(copy.deviceData(size_t(a)), nullptr);
   for (Executor *e : {&copy, &moved}) {
     ASSERT_TRUE(e->run(error)) << error;
     std::vector<std::vector<double>> got;
@@ -341,10 +362,10 @@ TEST(Arena, RandomProgramsMatchWithoutTheArena) {
       b.result(temps[pick(temps.size())]);
     ASSERT_EQ(b.p.validate(), "") << trial;
     for (bool wide : {false, true}) {
-      ArenaPlan plan = planArena(b.p, wide);
-      expectValid(b.p, plan, wide);
-      EXPECT_EQ(plan.liveBytes[0], liveMaximum(b.p, plan, wide));
-      EXPECT_GE(plan.bytes[0], plan.liveBytes[0]);
+      MemoryPlan m = plan(b.p, wide);
+      expectValid(b.p, m, wide);
+      EXPECT_EQ(m.liveBytes, liveMaximum(b.p, m, wide));
+      EXPECT_GE(m.arenaBytes, m.liveBytes);
       Precision prec = wide ? Precision::F64 : Precision::F32;
       auto with = runAll(b.p, prec, true, args);
       auto without = runAll(b.p, prec, false, args);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
+#include "runtime/CpuDevice.h"
 #include "runtime/Executor.h"
 #include "runtime/StepProfile.h"
 
@@ -19,6 +20,12 @@ using namespace einrt;
 using einrt::test::ProgramBuilder;
 
 namespace {
+
+/// An executor of `p` on a CPU device with `kernels`.
+std::optional<Executor> onCpu(const Program &p, std::string &error,
+                              std::vector<KernelEntry> kernels = {}) {
+  return Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels)), error);
+}
 
 std::vector<double> randoms(int64_t n, unsigned seed) {
   std::mt19937 gen(seed);
@@ -73,14 +80,15 @@ TEST(CpuSteps, MatmulLayouts) {
                       {{c.batch, c.m, c.n, c.k, c.ta, c.tb, lda, ldb, std::max<int64_t>(1, c.n), sa,
                         sb, c.m * c.n}}));
     std::string error;
-    auto ex = Executor::create(pb.p, Precision::F32, error);
+    auto ex = onCpu(pb.p, error);
     ASSERT_TRUE(ex) << error;
-    auto av = randoms(ex->buffer(a).size(), 1), bv = randoms(ex->buffer(b).size(), 2);
+    auto av = randoms(ex->elementCount(a), 1), bv = randoms(ex->elementCount(b), 2);
     ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error)) << error;
     ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error)) << error;
     // A stale result must be overwritten (K = 0 included).
-    for (int64_t i = 0; i < ex->resultBuffer(0).size(); ++i)
-      ex->buffer(pb.p.results[0]).set(i, 42.0);
+    size_t result = size_t(pb.p.results[0]);
+    std::vector<double> stale(size_t(ex->elementCount(result)), 42.0);
+    ASSERT_TRUE(ex->write(result, stale.data(), stale.size(), error)) << error;
     ASSERT_TRUE(ex->run(error)) << error;
     auto want = expected(c, av, lda, sa, bv, ldb, sb);
     auto got = ex->getResult(0).values;
@@ -106,9 +114,9 @@ TEST(CpuSteps, MatmulAccumulates) {
     pb.result(c);
     ASSERT_EQ(pb.p.validate(), "");
     std::string error;
-    auto ex = Executor::create(pb.p, Precision::F32, error);
+    auto ex = onCpu(pb.p, error);
     ASSERT_TRUE(ex) << error;
-    auto av = randoms(ex->buffer(a).size(), 3), bv = randoms(ex->buffer(b).size(), 4);
+    auto av = randoms(ex->elementCount(a), 3), bv = randoms(ex->elementCount(b), 4);
     auto cv = randoms(15, 5);
     ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error)) << error;
     ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error)) << error;
@@ -219,7 +227,7 @@ TEST(CpuSteps, MatmulOuterLoops) {
       {{J, M, N, K, 0, 0, K, N, N, I * M * K, K * N, M * N}, {I, M * K, J * K * N, J * M * N}});
   pb.result(c);
   std::string error;
-  auto ex = Executor::create(pb.p, Precision::F32, error);
+  auto ex = onCpu(pb.p, error);
   ASSERT_TRUE(ex) << error;
   auto av = randoms(J * I * M * K, 3), bv = randoms(I * J * K * N, 4);
   ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error));
@@ -247,28 +255,34 @@ TEST(CpuSteps, KernelTable) {
   pb.result(y);
   pb.result(z);
   std::string error;
-  auto ex = Executor::create(pb.p, Precision::F32, error);
+  // No table, too small a table, a null entry: the device refuses the
+  // program before anything is allocated, naming the step.
+  EXPECT_FALSE(onCpu(pb.p, error));
+  EXPECT_NE(error.find("step 0 (test kernel) launches kernel 0, but the cpu device was given no "
+                       "kernels"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(onCpu(pb.p, error, {&doubleIt}));
+  EXPECT_NE(error.find("launches kernel 1, which is not in the cpu device's table of 1 kernels"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(onCpu(pb.p, error, {&doubleIt, nullptr}));
+  // Nor does a device whose table shrinks later run it.
+  auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{&doubleIt, &pick});
+  auto ex = Executor::create(pb.p, device, error);
   ASSERT_TRUE(ex) << error;
   double xv[] = {1, 2, 3};
   int32_t iv[] = {7, 8, 9};
   ASSERT_TRUE(ex->setArgument(0, xv, 3, error));
   ASSERT_TRUE(ex->setArgument(1, iv, 3, error));
-
-  // No table: an error naming the step, not a crash.
+  device->setKernels({&doubleIt});
   EXPECT_FALSE(ex->run(error));
-  EXPECT_NE(error.find("step 0 (kernel"), std::string::npos) << error;
-  EXPECT_NE(error.find("no kernel table"), std::string::npos) << error;
-  // Too small a table.
-  ex->setKernels({&doubleIt});
-  EXPECT_FALSE(ex->run(error));
-  EXPECT_NE(error.find("kernel 1 is not in the kernel table (1 kernels)"), std::string::npos)
+  EXPECT_NE(error.find("step 1 (kernel, test kernel): kernel 1 is not in the cpu device's table"),
+            std::string::npos)
       << error;
-  // A null entry.
-  ex->setKernels({&doubleIt, nullptr});
-  EXPECT_FALSE(ex->run(error));
 
   calls = 0;
-  ex->setKernels({&doubleIt, &pick});
+  device->setKernels({&doubleIt, &pick});
   ASSERT_TRUE(ex->run(error)) << error;
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 4, 6}));
@@ -309,9 +323,8 @@ TEST(CpuSteps, KernelWithExtraOutputs) {
   pb.result(a);
   ASSERT_EQ(pb.p.validate(), "");
   std::string error;
-  auto ex = Executor::create(pb.p, Precision::F32, error);
+  auto ex = onCpu(pb.p, error, {&plusOneAndSquare});
   ASSERT_TRUE(ex) << error;
-  ex->setKernels({&plusOneAndSquare});
   double xv[] = {1, 2, 3};
   ASSERT_TRUE(ex->setArgument(0, xv, 3, error));
   ASSERT_TRUE(ex->run(error)) << error;
@@ -346,9 +359,8 @@ TEST(CpuSteps, Profile) {
                       "fused 2 ops (ein.mul ein.add) at m.ein:5:3");
   pb.result(pb.step(StepKind::Neg, {z}, DType::F32, {3}));
   std::string error;
-  auto ex = Executor::create(pb.p, Precision::F32, error);
+  auto ex = onCpu(pb.p, error, {&doubleIt});
   ASSERT_TRUE(ex) << error;
-  ex->setKernels({&doubleIt});
   ASSERT_TRUE(ex->run(error)) << error;
   EXPECT_EQ(ex->profiledRuns(), 0); // off by default
   ex->setProfiling(true);
@@ -375,14 +387,16 @@ TEST(CpuSteps, Profile) {
   EXPECT_EQ(matmulFlops(pb.p.steps[0]), 0);
 }
 
-TEST(CpuSteps, Float64Refused) {
+TEST(CpuSteps, ReferenceDevicesRefuseThem) {
   std::string error;
-  auto ex =
-      Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), Precision::F64, error);
-  EXPECT_FALSE(ex);
-  EXPECT_NE(error.find("float32 only"), std::string::npos) << error;
-  EXPECT_TRUE(
-      Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), Precision::F32, error));
+  for (Precision p : {Precision::F32, Precision::F64}) {
+    auto ex = Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), p, error);
+    EXPECT_FALSE(ex);
+    EXPECT_NE(error.find("step 0 (matmul) does not run on the reference"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find("float32 only"), std::string::npos) << error;
+  }
+  EXPECT_TRUE(onCpu(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), error));
 }
 
 } // namespace

@@ -52,8 +52,8 @@ std::vector<double> initOne(const Init &init, int64_t n, uint64_t seed, DType t 
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
-  initParams(*ex, seed);
-  return ex->buffer(w).toDoubles();
+  EXPECT_TRUE(initParams(*ex, seed, error)) << error;
+  return einrt::test::valuesOf(*ex, size_t(w));
 }
 
 } // namespace
@@ -159,17 +159,18 @@ TEST(Init, DeterministicPerSeedAndPerName) {
   std::string error;
   auto ex = Executor::create(b.p, Precision::F64, error);
   ASSERT_TRUE(ex) << error;
-  initParams(*ex, 11);
-  EXPECT_NE(ex->buffer(a).f64, ex->buffer(c).f64);
+  ASSERT_TRUE(initParams(*ex, 11, error)) << error;
+  using einrt::test::valuesOf;
+  EXPECT_NE(valuesOf(*ex, a), valuesOf(*ex, c));
   ProgramBuilder b2 = b;
   int32_t extra = b2.buffer(DType::F32, {4}, BufferRole::Param, "extra");
   b2.p.buffers[extra].init = normal(0, 1);
   std::swap(b2.p.buffers[0], b2.p.buffers[2]); // and reorder
   auto ex2 = Executor::create(b2.p, Precision::F64, error);
   ASSERT_TRUE(ex2) << error;
-  initParams(*ex2, 11);
-  EXPECT_EQ(ex2->buffer(2).f64, ex->buffer(a).f64);
-  EXPECT_EQ(ex2->buffer(1).f64, ex->buffer(c).f64);
+  ASSERT_TRUE(initParams(*ex2, 11, error)) << error;
+  EXPECT_EQ(valuesOf(*ex2, 2), valuesOf(*ex, a));
+  EXPECT_EQ(valuesOf(*ex2, 1), valuesOf(*ex, c));
 }
 
 TEST(Init, RandomInputs) {
@@ -181,18 +182,18 @@ TEST(Init, RandomInputs) {
   ASSERT_TRUE(ex) << error;
   ASSERT_TRUE(fillRandomInputs(*ex, 3, 50, error)) << error;
   std::set<int32_t> seen;
-  for (int32_t t : ex->buffer(tokens).i32) {
+  for (double t : einrt::test::valuesOf(*ex, size_t(tokens))) {
     ASSERT_GE(t, 0);
     ASSERT_LT(t, 50);
     seen.insert(t);
   }
   EXPECT_EQ(seen.size(), 50u);
-  Moments m = moments(ex->buffer(x).toDoubles());
+  Moments m = moments(einrt::test::valuesOf(*ex, size_t(x)));
   EXPECT_NEAR(m.mean, 0, 0.03);
   EXPECT_NEAR(m.std, 1, 0.03);
-  std::vector<int32_t> before = ex->buffer(tokens).i32;
+  std::vector<double> before = einrt::test::valuesOf(*ex, size_t(tokens));
   ASSERT_TRUE(fillRandomInts(*ex, size_t(tokens), 3, 50, error));
-  EXPECT_EQ(ex->buffer(tokens).i32, before); // reproducible
+  EXPECT_EQ(einrt::test::valuesOf(*ex, size_t(tokens)), before); // reproducible
   EXPECT_FALSE(fillRandomInts(*ex, size_t(tokens), 3, 0, error));
   EXPECT_NE(error.find("upper bound > 0"), std::string::npos);
   EXPECT_FALSE(fillRandomInts(*ex, 99, 3, 5, error));

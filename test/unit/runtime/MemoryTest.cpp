@@ -36,9 +36,10 @@ TEST(Memory, PlannedBytesAreWhatCreateAllocates) {
   std::string error;
   auto ex = Executor::create(p, Precision::F32, error);
   ASSERT_TRUE(ex) << error;
-  EXPECT_EQ(Executor::plannedBytes(p, Precision::F32), ex->arenaBytes() + ex->ownedBytes());
-  EXPECT_EQ(Executor::plannedBytes(p, Precision::F32), 8000);
-  EXPECT_EQ(Executor::plannedBytes(p, Precision::F64), 16000);
+  EXPECT_EQ(Executor::plannedBytes(p, ex->device()), ex->arenaBytes() + ex->residentBytes());
+  // x and y resident, each at a 64-byte-aligned place: 2 x 4032.
+  EXPECT_EQ(Executor::plannedBytes(p, HostDevice(Precision::F32)), 8064);
+  EXPECT_EQ(Executor::plannedBytes(p, HostDevice(Precision::F64)), 16000);
 }
 
 // Under an address-space limit (ulimit -v) a program larger than what is

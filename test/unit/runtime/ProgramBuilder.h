@@ -2,7 +2,10 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 #define EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 
+#include "runtime/Executor.h"
 #include "runtime/Program.h"
+
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -92,6 +95,17 @@ struct ProgramBuilder {
     return payload;
   }
 };
+
+/// Buffer `b` of `ex` copied out (empty, with a test failure, on an error).
+inline std::vector<double> valuesOf(const Executor &ex, size_t b) {
+  std::vector<double> v;
+  std::string error;
+  if (!ex.read(b, v, error)) {
+    ADD_FAILURE() << error;
+    v.clear();
+  }
+  return v;
+}
 
 } // namespace test
 } // namespace einrt

@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
+#include "runtime/CpuDevice.h"
 #include "runtime/Executor.h"
+#include "runtime/ParallelChunks.h"
 #include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -101,10 +103,25 @@ void tripleRecording(void **args) {
 struct SplitProgram {
   ProgramBuilder pb;
   int32_t x = -1;
-  int64_t n = 3 * Executor::kParallelElements + 17; // uneven ranges
-  std::optional<Executor> serial;
+  int64_t n = 3 * kParallelElements + 17; // uneven ranges
+  KernelFn kernel;
+  std::vector<std::vector<double>> args; // random, one per argument
+  std::optional<Executor> serial;        // on a one-thread device
 
-  explicit SplitProgram(KernelFn kernel) {
+  /// An executor on a CPU device of its own with `threads`, given `args`.
+  std::optional<Executor> make(int threads) const {
+    std::string error;
+    auto ex = Executor::create(
+        pb.p,
+        std::make_shared<CpuDevice>(std::vector<KernelEntry>{KernelEntry(kernel, n)}, threads),
+        error);
+    EXPECT_TRUE(ex) << error;
+    for (size_t a = 0; ex && a < args.size(); ++a)
+      EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error)) << error;
+    return ex;
+  }
+
+  explicit SplitProgram(KernelFn kernel) : kernel(kernel) {
     x = pb.arg(DType::F32, {n});
     pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {n}, {}, 0));
     // Matmuls above kParallelMatmulFlops: 6 matrices of 100x100·100x100;
@@ -127,24 +144,19 @@ struct SplitProgram {
     int32_t b3 = pb.arg(DType::F32, {40, 40, 40});
     pb.result(pb.step(StepKind::Matmul, {a3, b3}, DType::F32, {40, 40, 40},
                       {{40, 40, 40, 40, 0, 0, 40, 40, 40, 1600, 1600, 1600}}));
-    static_assert(6 * 2.0 * 100 * 100 * 100 > Executor::kParallelMatmulFlops &&
-                      2.0 * 200 * 150 * 100 > Executor::kParallelMatmulFlops &&
-                      40 * 2.0 * 40 * 40 * 40 > Executor::kParallelMatmulFlops,
+    static_assert(6 * 2.0 * 100 * 100 * 100 > kParallelMatmulFlops &&
+                      2.0 * 200 * 150 * 100 > kParallelMatmulFlops &&
+                      40 * 2.0 * 40 * 40 * 40 > kParallelMatmulFlops,
                   "the matmuls must be large enough to be split");
-    std::string error;
     EXPECT_EQ(pb.p.validate(), "");
-    serial = Executor::create(pb.p, Precision::F32, error);
-    EXPECT_TRUE(serial) << error;
-    if (!serial)
-      return;
-    serial->setKernels({KernelEntry(kernel, n)});
     std::mt19937 gen(9);
     std::uniform_real_distribution<double> u(-1, 1);
-    for (size_t arg = 0; arg < serial->argumentCount(); ++arg) {
-      BufferData &buf = serial->buffer(pb.p.arguments[arg]);
-      for (int64_t i = 0; i < buf.size(); ++i)
-        buf.set(i, u(gen));
+    for (int32_t a : pb.p.arguments) {
+      args.emplace_back(size_t(pb.p.buffers[size_t(a)].elementCount()));
+      for (double &v : args.back())
+        v = u(gen);
     }
+    serial = make(1);
   }
 };
 
@@ -156,28 +168,33 @@ TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
   ASSERT_TRUE(sp.serial);
   std::string error;
   Executor &serial = *sp.serial;
-  EXPECT_EQ(serial.threads(), 1);
+  auto &cpu = static_cast<CpuDevice &>(serial.device());
+  EXPECT_EQ(cpu.threads(), 1);
   ASSERT_TRUE(serial.run(error)) << error;
   for (int threads : {2, 3, 4}) {
-    Executor threaded = serial;
-    threaded.setThreads(threads);
-    EXPECT_EQ(threaded.threads(), threads);
+    std::optional<Executor> made = sp.make(threads);
+    ASSERT_TRUE(made);
+    Executor &threaded = *made;
+    EXPECT_EQ(static_cast<CpuDevice &>(threaded.device()).threads(), threads);
     ASSERT_TRUE(threaded.run(error)) << error;
     for (size_t r = 0; r < serial.resultCount(); ++r)
       EXPECT_EQ(threaded.getResult(r).values, serial.getResult(r).values)
           << "result " << r << " at " << threads << " threads";
   }
   // A shared pool; one of one thread means none.
-  Executor sharing = serial;
-  sharing.setThreadPool(std::make_shared<ThreadPool>(2));
-  EXPECT_EQ(sharing.threads(), 2);
+  std::optional<Executor> made = sp.make(1);
+  ASSERT_TRUE(made);
+  Executor &sharing = *made;
+  auto &shared = static_cast<CpuDevice &>(sharing.device());
+  shared.setThreadPool(std::make_shared<ThreadPool>(2));
+  EXPECT_EQ(shared.threads(), 2);
   ASSERT_TRUE(sharing.run(error)) << error;
   for (size_t r = 0; r < serial.resultCount(); ++r)
     EXPECT_EQ(sharing.getResult(r).values, serial.getResult(r).values) << "result " << r;
-  sharing.setThreadPool(std::make_shared<ThreadPool>(1));
-  EXPECT_EQ(sharing.threads(), 1);
+  shared.setThreadPool(std::make_shared<ThreadPool>(1));
+  EXPECT_EQ(shared.threads(), 1);
   std::vector<double> y = serial.getResult(0).values;
-  EXPECT_EQ(y[sp.n - 1], 3 * float(serial.buffer(sp.x).get(sp.n - 1)));
+  EXPECT_EQ(y[sp.n - 1], 3 * float(sp.args[0][sp.n - 1]));
 }
 
 // Bit-identical by construction: a kernel is called over the same ranges
@@ -188,8 +205,9 @@ TEST(ThreadPool, KernelRangesDoNotDependOnTheThreadCount) {
   std::string error;
   std::vector<std::pair<int64_t, int64_t>> first;
   for (int threads : {1, 2, 3, 4}) {
-    Executor ex = *sp.serial;
-    ex.setThreads(threads);
+    std::optional<Executor> made = sp.make(threads);
+    ASSERT_TRUE(made);
+    Executor &ex = *made;
     ranges.clear();
     ASSERT_TRUE(ex.run(error)) << error;
     std::sort(ranges.begin(), ranges.end());

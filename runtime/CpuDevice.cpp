@@ -1,0 +1,156 @@
+//===- CpuDevice.cpp - The CPU backend's GEMM and kernel steps ------------===//
+//
+// Each Matmul and Kernel step runs as the chunks of runtime/ParallelChunks.h:
+// the same calls at every thread count, so the thread count never changes a
+// result bit.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CpuDevice.h"
+
+#include "runtime/ParallelChunks.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+namespace einrt {
+
+namespace {
+
+/// Rows [r0, r1) of C = op(A)·op(B) (or C += ..., as the epilogue says) for
+/// one matrix of `g`.
+void gemmRows(const GemmDesc &g, const float *a, const float *b, float *c, int64_t r0, int64_t r1) {
+  const int64_t m = r1 - r0, n = g.n, k = g.k;
+  const bool accumulate = g.epilogue == GemmEpilogue::Accumulate;
+  if (m <= 0 || n == 0)
+    return;
+  // Rows [r0, r1) of op(A) and C: op(A)'s rows are A's columns when A is
+  // stored transposed.
+  const float *ar = a + (g.transA ? r0 : r0 * g.lda);
+  float *cr = c + r0 * g.ldc;
+  if (k == 0) { // an empty sum: BLAS implementations differ, so zero here
+    if (!accumulate)
+      for (int64_t r = 0; r < m; ++r)
+        std::fill(cr + r * g.ldc, cr + r * g.ldc + n, 0.0f);
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
+              g.transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f, ar, int(g.lda), b,
+              int(g.ldb), accumulate ? 1.0f : 0.0f, cr, int(g.ldc));
+}
+
+} // namespace
+
+CpuDevice::CpuDevice(std::vector<KernelEntry> table, int threads)
+    : HostDevice(Precision::F32), kernels(std::move(table)) {
+  setBlasThreads(1); // the chunks are single-threaded BLAS calls
+  setThreads(threads);
+}
+
+std::string CpuDevice::check(const Program &program) const {
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const auto *launch = std::get_if<KernelLaunch>(&program.steps[i].payload);
+    if (!launch)
+      continue;
+    if (size_t(launch->kernel) >= kernels.size() || !kernels[size_t(launch->kernel)].fn)
+      return "step " + std::to_string(i) + " (" + program.steps[i].note + ") launches kernel " +
+             std::to_string(launch->kernel) +
+             (kernels.empty() ? std::string(", but the cpu device was given no kernels")
+                              : ", which is not in the cpu device's table of " +
+                                    std::to_string(kernels.size()) + " kernels");
+  }
+  return "";
+}
+
+void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
+  if (pool) {
+    pool->run(chunks, fn);
+    return;
+  }
+  for (int c = 0; c < chunks; ++c)
+    fn(c);
+}
+
+bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv, std::string &) {
+  const float *a = static_cast<const float *>(av), *b = static_cast<const float *>(bv);
+  float *c = static_cast<float *>(cv);
+  // Every matrix of the step: the outer loops (outermost first) around the
+  // batch, flattened; matrix i's operand offsets.
+  const int64_t total = g.matrices();
+  if (total == 0 || g.m == 0 || g.n == 0)
+    return true;
+  auto offsets = [&](int64_t i, int64_t &oa, int64_t &ob, int64_t &oc) {
+    int64_t inner = i % g.batch, rest = i / g.batch;
+    oa = inner * g.strideA, ob = inner * g.strideB, oc = inner * g.strideC;
+    for (size_t d = g.outer.size(); d-- > 0;) {
+      const GemmLoop &loop = g.outer[d];
+      int64_t at = rest % loop.count;
+      rest /= loop.count;
+      oa += at * loop.strideA;
+      ob += at * loop.strideB;
+      oc += at * loop.strideC;
+    }
+  };
+  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
+  forEachChunk(chunks.count(), [&](int chunk) {
+    MatmulChunks::Chunk part = chunks.chunk(chunk);
+    for (int64_t i = part.first; i < part.last; ++i) {
+      int64_t oa, ob, oc;
+      offsets(i, oa, ob, oc);
+      gemmRows(g, a + oa, b + ob, c + oc, part.r0, part.r1);
+    }
+  });
+  return true;
+}
+
+bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan> &buffers,
+                       std::string &error) {
+  if (launch.kernel < 0 || size_t(launch.kernel) >= kernels.size() ||
+      !kernels[size_t(launch.kernel)].fn) {
+    error = "kernel " + std::to_string(launch.kernel) + " is not in the cpu device's table (" +
+            std::to_string(kernels.size()) + " kernels)";
+    return false;
+  }
+  const KernelEntry &kernel = kernels[size_t(launch.kernel)];
+  const size_t count = buffers.size();
+  std::vector<void *> data(count), args(count + 2);
+  int64_t elements = 0;
+  for (size_t i = 0; i < count; ++i) {
+    data[i] = buffers[i].data;
+    args[i] = &data[i];
+    elements = std::max(elements, buffers[i].count);
+  }
+  const int64_t extent = std::max<int64_t>(1, kernel.extent);
+  const int chunks = kernelChunkCount(extent, elements);
+  if (chunks == 1) {
+    int64_t range[2] = {0, extent};
+    args[count] = &range[0];
+    args[count + 1] = &range[1];
+    kernel.fn(args.data());
+    return true;
+  }
+  forEachChunk(chunks, [&](int c) {
+    Range r = kernelChunk(extent, chunks, c);
+    int64_t range[2] = {r.begin, r.end};
+    std::vector<void *> own(args);
+    own[count] = &range[0];
+    own[count + 1] = &range[1];
+    kernel.fn(own.data());
+  });
+  return true;
+}
+
+void CpuDevice::setThreads(int threads) {
+  if (threads <= 1)
+    pool.reset();
+  else if (!pool || pool->threads() != threads)
+    pool = std::make_shared<ThreadPool>(threads);
+}
+
+void CpuDevice::setThreadPool(std::shared_ptr<ThreadPool> shared) {
+  pool = shared && shared->threads() > 1 ? std::move(shared) : nullptr;
+}
+
+int CpuDevice::threads() const { return pool ? pool->threads() : 1; }
+
+} // namespace einrt

@@ -1,0 +1,61 @@
+//===- CpuDevice.h - The CPU backend's device: BLAS and compiled kernels -*- C++ -*-===//
+//
+// A host device (runtime/HostDevice.h, float32) that also runs the CPU
+// backend's two step kinds, each as the chunks of runtime/ParallelChunks.h
+// over its thread pool:
+//   gemm    one single-threaded cblas_sgemm per chunk (whole matrices or a
+//           block of rows of one matrix), reading the strided operands in
+//           place (the constructor sets BLAS to one thread: a BLAS that
+//           threads a call itself would cut it again, by its thread count);
+//   launch  calls of a compiled kernel (its table: JIT-compiled by
+//           codegen/CpuKernels.h, or linked into an executable) over ranges
+//           of its parallel loop.
+// The cut is a function of the step's shape alone, so every thread count
+// makes the same calls and gives the same bits (docs/determinism.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_CPUDEVICE_H
+#define EINC_RUNTIME_CPUDEVICE_H
+
+#include "runtime/HostDevice.h"
+#include "runtime/ThreadPool.h"
+
+#include <functional>
+#include <memory>
+
+namespace einrt {
+
+class CpuDevice : public HostDevice {
+public:
+  /// `kernels`: what Kernel steps launch, by index. `threads` <= 1: one.
+  explicit CpuDevice(std::vector<KernelEntry> kernels = {}, int threads = 1);
+
+  std::string name() const override { return "cpu"; }
+  bool runs(StepRunner) const override { return true; }
+  /// Every Kernel step's kernel is in the table.
+  std::string check(const Program &program) const override;
+  bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error) override;
+  bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
+              std::string &error) override;
+
+  void setKernels(std::vector<KernelEntry> table) { kernels = std::move(table); }
+  const std::vector<KernelEntry> &kernelTable() const { return kernels; }
+
+  /// Threads for gemm and launch (1: none besides the caller's).
+  void setThreads(int threads);
+  /// Runs on `pool`, shared with other devices (one set of threads for all
+  /// the functions a trainer runs, one at a time); null: one thread.
+  void setThreadPool(std::shared_ptr<ThreadPool> pool);
+  int threads() const;
+
+private:
+  /// fn(0) ... fn(chunks - 1): on the pool's threads, or in order without.
+  void forEachChunk(int chunks, const std::function<void(int)> &fn);
+
+  std::vector<KernelEntry> kernels;
+  std::shared_ptr<ThreadPool> pool; // null: one thread
+};
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_CPUDEVICE_H

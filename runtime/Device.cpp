@@ -1,0 +1,60 @@
+//===- Device.cpp - Defaults of the device interface ----------------------===//
+#include "runtime/Device.h"
+
+namespace einrt {
+
+int64_t storageBytes(StorageType t) {
+  switch (t) {
+  case StorageType::F64:
+    return 8;
+  case StorageType::F32:
+  case StorageType::I32:
+    return 4;
+  case StorageType::BF16:
+  case StorageType::F16:
+    return 2;
+  case StorageType::U8:
+    return 1;
+  }
+  return 0;
+}
+
+const char *storageName(StorageType t) {
+  switch (t) {
+  case StorageType::F32:
+    return "f32";
+  case StorageType::F64:
+    return "f64";
+  case StorageType::BF16:
+    return "bf16";
+  case StorageType::F16:
+    return "f16";
+  case StorageType::I32:
+    return "i32";
+  case StorageType::U8:
+    return "u8";
+  }
+  return "?";
+}
+
+Device::~Device() = default;
+
+std::string Device::check(const Program &) const { return ""; }
+
+bool Device::gemm(const GemmDesc &, const void *, const void *, void *, std::string &error) {
+  error = "the " + name() + " device has no GEMM library";
+  return false;
+}
+
+bool Device::launch(const KernelLaunch &, const std::vector<DeviceSpan> &, std::string &error) {
+  error = "the " + name() + " device runs no compiled kernels";
+  return false;
+}
+
+bool Device::reference(const Step &s, const std::vector<DeviceSpan> &, const DeviceSpan &,
+                       std::string &error) {
+  error = "the " + name() + " device does not run '" + stepKindName(s.kind) + "' steps";
+  return false;
+}
+
+} // namespace einrt

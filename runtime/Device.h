@@ -1,0 +1,95 @@
+//===- Device.h - Where a Program runs: memory, copies, GEMMs, kernels ----===//
+//
+// The seam between the runtime and a device. An Executor walks a Program's
+// steps and asks its Device for everything that touches data:
+//
+//   memory     allocate (zeroed) / release; upload, download, copy, zero
+//   steps      gemm (a GemmDesc), launch (a compiled kernel), reference (a
+//              step the reference kernels run, on host devices)
+//   ordering   synchronize: every earlier call has finished
+//
+// A device says how it stores each dtype (storageOf) and which runners of
+// the step-kind table (StepKinds.def) it has, so a Program it cannot run is
+// refused before anything is allocated. The devices: `reference` (host
+// memory, the reference kernels in f32 or f64), `cpu` (host memory, a BLAS
+// GEMM and JIT/AOT-compiled kernels over a thread pool) and, with the CUDA
+// backend, `cuda`. The trainer, checkpoints and sampling reach buffers only
+// through the Executor's copies, never through device pointers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_DEVICE_H
+#define EINC_RUNTIME_DEVICE_H
+
+#include "runtime/Program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace einrt {
+
+/// How a device holds one element.
+enum class StorageType : uint8_t { F32, F64, BF16, F16, I32, U8 };
+int64_t storageBytes(StorageType t);
+const char *storageName(StorageType t);
+
+/// A block of device memory: a host pointer on host devices, a device
+/// address on others. Released by the device that allocated it.
+struct DeviceMemory {
+  void *data = nullptr;
+  int64_t bytes = 0;
+};
+
+/// One buffer of a step as a device sees it.
+struct DeviceSpan {
+  DType dtype = DType::F32;
+  StorageType storage = StorageType::F32;
+  const std::vector<int64_t> *shape = nullptr;
+  void *data = nullptr;
+  int64_t count = 0; // elements
+};
+
+class Device {
+public:
+  virtual ~Device();
+
+  /// "reference", "cpu", "cuda": for messages.
+  virtual std::string name() const = 0;
+  /// How this device stores elements of `t`.
+  virtual StorageType storageOf(DType t) const = 0;
+  /// Whether steps of this runner run here.
+  virtual bool runs(StepRunner runner) const = 0;
+  /// "" when the device can run `program` (beyond its runners: e.g. every
+  /// kernel a Kernel step launches is in its table); else why not.
+  virtual std::string check(const Program &program) const;
+
+  /// `bytes` of zeroed memory. Host devices check availableMemory() first
+  /// (runtime/Memory.h): too large is an error with the bytes needed and
+  /// available, never an abort.
+  virtual bool allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
+                        std::string &error) = 0;
+  virtual void release(DeviceMemory &memory) = 0;
+  /// Host -> device, device -> host, device -> device; `bytes` at the given
+  /// addresses (inside allocations of this device).
+  virtual bool upload(void *dst, const void *src, int64_t bytes, std::string &error) = 0;
+  virtual bool download(void *dst, const void *src, int64_t bytes, std::string &error) = 0;
+  virtual bool copy(void *dst, const void *src, int64_t bytes, std::string &error) = 0;
+  virtual bool zero(void *dst, int64_t bytes, std::string &error) = 0;
+
+  /// C = op(A)·op(B) (or +=), as `g` describes, on device addresses.
+  virtual bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error);
+  /// A compiled kernel over `buffers`: the step's inputs, its output, then
+  /// the launch's extra outputs.
+  virtual bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
+                      std::string &error);
+  /// A step of a kind the reference kernels run.
+  virtual bool reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                         const DeviceSpan &output, std::string &error);
+  /// Returns when every call before it has finished; reports an
+  /// asynchronous failure.
+  virtual bool synchronize(std::string &error) = 0;
+};
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_DEVICE_H
