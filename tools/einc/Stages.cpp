@@ -10,26 +10,35 @@
 using namespace mlir;
 
 namespace einc {
+namespace {
+LogicalResult runWith(PassManager &pm, ModuleOp module, PassManagerHook hook) {
+  if (hook)
+    hook(pm);
+  return pm.run(module);
+}
+} // namespace
 
-LogicalResult buildGrad(ModuleOp module) {
+LogicalResult buildGrad(ModuleOp module, PassManagerHook hook) {
   PassManager pm(module.getContext());
   pm.addPass(ein::createEinAutodiff());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  return pm.run(module);
+  return runWith(pm, module, hook);
 }
 
 bool fusionEnabled(const einrt::TrainSettings &settings) { return settings.fusion != "off"; }
 
-LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings) {
+LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
+                          PassManagerHook hook) {
   if (!fusionEnabled(settings))
     return success();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(ein::createEinFuseElementwise());
-  return pm.run(module);
+  return runWith(pm, module, hook);
 }
 
-LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settings) {
+LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settings,
+                             PassManagerHook hook) {
   // The settings become pass options here, in tools/: passes know no flags.
   ein::TrainStepPipelineOptions options;
   options.optimizer = settings.optimizer;
@@ -42,7 +51,7 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.clip = settings.clip;
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);
-  return pm.run(module);
+  return runWith(pm, module, hook);
 }
 
 } // namespace einc

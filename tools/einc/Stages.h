@@ -5,27 +5,40 @@
 // `train { }` section with `--set` applied). `fusion`: ein-fuse-elementwise,
 // unless the settings say `fusion = off`.
 //
+// A library (EincStages) so that tests run exactly einc's stages: the
+// pipeline fuzzer (test/fuzz-pipeline) passes a hook that instruments each
+// stage's PassManager (a verifier after every pass, naming the pass).
+//
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_EINC_STAGES_H
 #define EINC_TOOLS_EINC_STAGES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LogicalResult.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include "runtime/TrainSettings.h"
 
 namespace einc {
 
+/// Called on the PassManager of a stage after its passes are added and
+/// before it runs (null: nothing).
+using PassManagerHook = llvm::function_ref<void(mlir::PassManager &)>;
+
 /// Adds @grad to the module.
-mlir::LogicalResult buildGrad(mlir::ModuleOp module);
+mlir::LogicalResult buildGrad(mlir::ModuleOp module, PassManagerHook hook = nullptr);
 /// Adds @grad and @train_step to the module.
-mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings);
+mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings,
+                                   PassManagerHook hook = nullptr);
 
 /// The `fusion` setting (on unless `fusion = off`).
 bool fusionEnabled(const einrt::TrainSettings &settings);
 /// With fusion on, runs ein-fuse-elementwise on every function (the CPU
 /// backend then compiles each group as one kernel); else does nothing.
-mlir::LogicalResult applyFusion(mlir::ModuleOp module, const einrt::TrainSettings &settings);
+mlir::LogicalResult applyFusion(mlir::ModuleOp module, const einrt::TrainSettings &settings,
+                                PassManagerHook hook = nullptr);
 
 } // namespace einc
 

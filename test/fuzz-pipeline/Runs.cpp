@@ -1,0 +1,213 @@
+//===- Runs.cpp - Lowered functions run on given argument values ----------===//
+#include "Runs.h"
+
+#include "runtime/CpuDevice.h"
+#include "runtime/HostDevice.h"
+#include "runtime/Init.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace einc::pipelinefuzz {
+
+std::optional<einrt::Executor> Lowered::executor(const std::string &name,
+                                                 einrt::Precision precision, int threads,
+                                                 std::string &error) const {
+  auto it = programs.find(name);
+  if (it == programs.end()) {
+    error = "@" + name + " was not lowered";
+    return std::nullopt;
+  }
+  std::shared_ptr<einrt::Device> device;
+  if (kernels)
+    device = std::make_shared<einrt::CpuDevice>(kernels->table(), threads);
+  else
+    device = std::make_shared<einrt::HostDevice>(precision);
+  auto ex = einrt::Executor::create(it->second, device, error);
+  if (!ex)
+    error = "@" + name + ": " + error;
+  return ex;
+}
+
+bool setByName(einrt::Executor &ex, const Values &values, std::string &error) {
+  const einrt::Program &p = ex.program();
+  for (size_t a = 0; a < p.arguments.size(); ++a) {
+    auto it = values.find(p.buffers[size_t(p.arguments[a])].name);
+    if (it != values.end() && !ex.setArgument(a, it->second.data(), it->second.size(), error))
+      return false;
+  }
+  return true;
+}
+
+namespace {
+/// Fresh values for every Input buffer of `ex` (each its own stream).
+bool fillInputs(einrt::Executor &ex, int32_t vocab, uint64_t seed, std::string &error) {
+  const einrt::Program &p = ex.program();
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    if (p.buffers[b].role != einrt::BufferRole::Input)
+      continue;
+    bool ok = p.buffers[b].dtype == einrt::DType::I32
+                  ? einrt::fillRandomInts(ex, b, seed + b, vocab, error)
+                  : einrt::fillRandomNormal(ex, b, seed + b, error);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+void readArguments(const einrt::Executor &ex, Values &out) {
+  const einrt::Program &p = ex.program();
+  std::string error;
+  for (int32_t a : p.arguments)
+    if (!ex.read(size_t(a), out[p.buffers[size_t(a)].name], error))
+      out[p.buffers[size_t(a)].name].clear();
+}
+} // namespace
+
+bool initialValues(const Lowered &l, const std::string &name, int32_t vocab, double lr,
+                   uint64_t seed, Values &out, std::string &error) {
+  auto ex = l.executor(name, einrt::Precision::F32, 1, error);
+  if (!ex)
+    return false;
+  if (!einrt::initParams(*ex, seed, error) || !fillInputs(*ex, vocab, seed + 1000, error))
+    return false;
+  readArguments(*ex, out);
+  out["step"] = {1};
+  out["lr"] = {lr};
+  return true;
+}
+
+Values jittered(const Values &values, const einrt::Executor &ex, uint64_t seed) {
+  Values out = values;
+  einrt::Rng rng(seed);
+  const einrt::Program &p = ex.program();
+  for (int32_t a : p.arguments) {
+    const einrt::Buffer &b = p.buffers[size_t(a)];
+    if (b.role == einrt::BufferRole::Param)
+      for (double &v : out[b.name])
+        v += 0.01 * rng.normal();
+  }
+  return out;
+}
+
+Values nudged(const Values &values, const einrt::Program &program, uint64_t seed) {
+  Values out = values;
+  einrt::Rng rng(seed);
+  for (int32_t a : program.arguments) {
+    const einrt::Buffer &b = program.buffers[size_t(a)];
+    if ((b.role == einrt::BufferRole::Param || b.role == einrt::BufferRole::Input) &&
+        b.dtype != einrt::DType::I32 && b.dtype != einrt::DType::I1)
+      for (double &v : out[b.name])
+        v *= 1 + std::ldexp(2 * rng.uniform() - 1, -20);
+  }
+  return out;
+}
+
+std::vector<Values> microBatches(const Lowered &l, const std::string &name, const Values &values,
+                                 int64_t count, int32_t vocab, uint64_t seed) {
+  std::vector<Values> out;
+  std::string error;
+  auto ex = l.executor(name, einrt::Precision::F32, 1, error);
+  for (int64_t m = 0; ex && m < count; ++m) {
+    Values batch = values;
+    if (fillInputs(*ex, vocab, seed + 5000 + 100 * uint64_t(m), error))
+      readArguments(*ex, batch);
+    for (auto &[k, v] : values) // keep the params
+      if (ex->findBuffer(k) >= 0 &&
+          ex->program().buffers[size_t(ex->findBuffer(k))].role != einrt::BufferRole::Input)
+        batch[k] = v;
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+bool runOnce(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
+             const Values &values, RunResults &out, std::string &error) {
+  auto ex = l.executor(name, precision, threads, error);
+  if (!ex || !setByName(*ex, values, error) || !ex->run(error))
+    return false;
+  out = resultsOf(*ex);
+  return true;
+}
+
+bool runSteps(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
+              Values values, int steps, std::vector<RunResults> &out, std::string &error) {
+  auto ex = l.executor(name, precision, threads, error);
+  if (!ex)
+    return false;
+  for (int s = 1; s <= steps; ++s) {
+    values["step"] = {double(s)};
+    if (!setByName(*ex, values, error) || !ex->run(error))
+      return false;
+    out.push_back(resultsOf(*ex));
+    const RunResults &r = out.back();
+    for (size_t i = 0; i < r.names.size(); ++i)
+      if (values.count(r.names[i]))
+        values[r.names[i]] = r.values[i];
+  }
+  return true;
+}
+
+bool runApply(const Lowered &l, einrt::Precision precision, const Values &values,
+              const std::vector<RunResults> &grads, RunResults &out, std::string &error) {
+  auto ex = l.executor("apply_update", precision, 1, error);
+  if (!ex || !setByName(*ex, values, error))
+    return false;
+  const einrt::Program &p = ex->program();
+  size_t g = 1; // @grad's results: the loss, then one gradient per param
+  for (size_t a = 0; a < p.arguments.size(); ++a) {
+    einrt::BufferRole role = p.buffers[size_t(p.arguments[a])].role;
+    if (role == einrt::BufferRole::Param || role == einrt::BufferRole::OptState ||
+        role == einrt::BufferRole::Scalar)
+      continue;
+    if (grads.empty() || g >= grads[0].values.size()) {
+      error = "@apply_update takes more gradients than @grad returns";
+      return false;
+    }
+    std::vector<double> mean(grads[0].values[g].size(), 0.0);
+    for (const RunResults &r : grads)
+      for (size_t i = 0; i < mean.size(); ++i)
+        mean[i] += r.values[g][i];
+    for (double &v : mean)
+      v /= double(grads.size());
+    if (!ex->setArgument(a, mean.data(), mean.size(), error))
+      return false;
+    ++g;
+  }
+  if (!ex->run(error))
+    return false;
+  out = resultsOf(*ex);
+  return true;
+}
+
+bool atKink(einrt::Executor &forward, const std::string &param, int64_t index) {
+  int64_t b = forward.findBuffer(param);
+  if (b < 0)
+    return false;
+  std::vector<double> p;
+  std::string error;
+  if (!forward.read(size_t(b), p, error) || index < 0 || size_t(index) >= p.size())
+    return false;
+  double x = p[size_t(index)];
+  auto loss = [&](double v) {
+    p[size_t(index)] = v;
+    double l = NAN;
+    if (forward.write(size_t(b), p.data(), p.size(), error) && forward.run(error))
+      forward.readScalar(0, l, error);
+    return l;
+  };
+  const double h = 1e-8;
+  double f0 = loss(x), right = (loss(x + h) - f0) / h, left = (f0 - loss(x - h)) / h;
+  p[size_t(index)] = x;
+  forward.write(size_t(b), p.data(), p.size(), error);
+  return std::fabs(right - left) > 1e-3 * std::max({std::fabs(right), std::fabs(left), 1e-4});
+}
+
+std::string formatNumber(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+} // namespace einc::pipelinefuzz
