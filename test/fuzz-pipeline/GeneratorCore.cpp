@@ -389,14 +389,19 @@ GeneratedProgram Gen::run() {
   for (int i = 0; i < statements; ++i)
     statement(3);
   // Outputs: a few variables (also after the loss's own terms).
+  std::set<std::string> outputs;
   for (const Var &v : std::vector<Var>(scopes.back().vars))
-    if (chance(0.2)) {
+    if (chance(0.2) && outputs.insert(v.name).second) {
       emit("output " + v.name);
       note("output");
     }
   if (chance(0.1)) { // an output of an expression: named output<i>
     budget = 4;
-    emit("output " + expr(statementAxes(), 2).text);
+    // A bare name is an output of that name, which may be taken.
+    std::string text = expr(statementAxes(), 2).text;
+    if (text.find_first_of("([") == std::string::npos && !outputs.insert(text).second)
+      text = "(" + text + " * 2)";
+    emit("output " + text);
     note("output of an expression");
   }
   int terms = 1 + weighted({5, 3, 2});

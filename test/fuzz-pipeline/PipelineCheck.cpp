@@ -2,6 +2,7 @@
 #include "PipelineCheck.h"
 #include "Compare.h"
 #include "PassVerifier.h"
+#include "Perturb.h"
 #include "Runs.h"
 
 #include "tools/einc/Stages.h"
@@ -98,6 +99,9 @@ private:
   MaybeFailure checkGrad(ModuleOp fused, ModuleOp unfused);
   MaybeFailure checkSteps(ModuleOp fused, ModuleOp unfused, const std::string &optimizer,
                           const std::string &label);
+  /// The reference lowered from each of nudgeTranscendentals' copies of `module`.
+  MaybeFailure lowerNudged(ModuleOp module, const std::vector<std::string> &names,
+                           std::vector<Lowered> &out);
   /// Elements of all params together.
   int64_t paramElements() const {
     int64_t n = 0;
@@ -236,6 +240,18 @@ std::vector<Values> Checker::noisePoints(const einrt::Program &program, const Va
   return points;
 }
 
+MaybeFailure Checker::lowerNudged(ModuleOp module, const std::vector<std::string> &names,
+                                  std::vector<Lowered> &out) {
+  out.clear();
+  out.resize(std::size(kUlpNudges));
+  for (size_t i = 0; i < out.size(); ++i) {
+    OwningOpRef<ModuleOp> copy = nudgeTranscendentals(module, kUlpNudges[i], options.seed + i);
+    if (auto f = lower(*copy, names, false, "the reference with nudged exp/log/tanh", out[i]))
+      return f;
+  }
+  return std::nullopt;
+}
+
 MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
   Lowered ref, refFused, cpuFused, cpuUnfused;
   const std::vector<std::string> names = {"forward", "grad"};
@@ -249,6 +265,10 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
   if (options.cpu)
     if (auto f = lower(unfused, names, true, "@grad, fusion off", cpuUnfused))
       return f;
+  std::vector<Lowered> nudgedRefs;
+  if (options.cpu)
+    if (auto f = lowerNudged(unfused, names, nudgedRefs))
+      return f;
   std::vector<Values> points = noisePoints(ref.programs.at("grad"), initial);
   for (const std::string &name : names) {
     std::vector<Sample> samples(points.size());
@@ -258,6 +278,11 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
       if (!runOnce(ref, name, einrt::Precision::F32, 1, points[k], samples[k].ref32, error) ||
           !runOnce(ref, name, einrt::Precision::F64, 1, points[k], samples[k].ref64, error))
         return Failure{"@" + name, error};
+    for (const Lowered &n : nudgedRefs) {
+      samples.push_back({{}, samples[0].ref64});
+      if (!runOnce(n, name, einrt::Precision::F32, 1, initial, samples.back().ref32, error))
+        return Failure{"@" + name, error};
+    }
     if (!runOnce(refFused, name, einrt::Precision::F32, 1, initial, rf, error))
       return Failure{"@" + name, error};
     if (std::string d = compareBits(rf, samples[0].ref32); !d.empty())
@@ -318,8 +343,11 @@ MaybeFailure Checker::checkSteps(ModuleOp fused, ModuleOp unfused, const std::st
     noisy |= std::find(flags.begin(), flags.end(), true) != flags.end();
   int steps = adaptive && noisy ? 1 : 2;
   stats.oneStepOnly += steps == 1;
+  std::vector<Lowered> nudgedRefs;
+  if (auto f = lowerNudged(unfused, {"train_step"}, nudgedRefs))
+    return f;
   std::vector<Values> points = noisePoints(ref.programs.at("train_step"), initial);
-  std::vector<std::vector<Sample>> samples(static_cast<size_t>(steps)); // [step][point]
+  std::vector<std::vector<Sample>> samples(static_cast<size_t>(steps)); // [step][sample]
   std::vector<RunResults> cf, cu;
   std::string error;
   for (const Values &p : points) {
@@ -329,6 +357,13 @@ MaybeFailure Checker::checkSteps(ModuleOp fused, ModuleOp unfused, const std::st
       return Failure{"@train_step, " + label, error};
     for (int s = 0; s < steps; ++s)
       samples[size_t(s)].push_back({r32[size_t(s)], r64[size_t(s)]});
+  }
+  for (const Lowered &n : nudgedRefs) {
+    std::vector<RunResults> r32;
+    if (!runSteps(n, "train_step", einrt::Precision::F32, 1, initial, steps, r32, error))
+      return Failure{"@train_step, " + label, error};
+    for (int s = 0; s < steps; ++s)
+      samples[size_t(s)].push_back({r32[size_t(s)], samples[size_t(s)][0].ref64});
   }
   if (!runSteps(cpuFused, "train_step", einrt::Precision::F32, options.threads, initial, steps, cf,
                 error) ||
@@ -399,6 +434,9 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
   // then @apply_update on both given the same (the CPU's) mean gradients.
   std::vector<Values> batches =
       microBatches(ref, "grad", initial, settings.accumulate, vocab, options.seed);
+  std::vector<Lowered> nudgedRefs;
+  if (auto f = lowerNudged(unfusedStep, {"grad"}, nudgedRefs))
+    return f;
   std::vector<RunResults> cpuGrads;
   for (size_t m = 0; m < batches.size(); ++m) {
     std::vector<Values> points = noisePoints(ref.programs.at("grad"), batches[m]);
@@ -408,6 +446,11 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
       if (!runOnce(ref, "grad", einrt::Precision::F32, 1, points[k], samples[k].ref32, error) ||
           !runOnce(ref, "grad", einrt::Precision::F64, 1, points[k], samples[k].ref64, error))
         return Failure{combination, error};
+    for (const Lowered &n : nudgedRefs) {
+      samples.push_back({{}, samples[0].ref64});
+      if (!runOnce(n, "grad", einrt::Precision::F32, 1, batches[m], samples.back().ref32, error))
+        return Failure{combination, error};
+    }
     if (!runOnce(cpu, "grad", einrt::Precision::F32, options.threads, batches[m], c, error))
       return Failure{combination, error};
     bool nonFinite = false;
