@@ -75,6 +75,8 @@ std::vector<double> decode(StorageType st, const uint8_t *bytes, size_t n) {
   return values;
 }
 
+bool lowPrecision(DType t) { return t == DType::BF16 || t == DType::F16; }
+
 /// What a buffer of dtype `t` holds when `v` is written into it.
 double toDType(double v, DType t) {
   switch (t) {
@@ -165,7 +167,7 @@ Executor::~Executor() { releaseMemory(); }
 
 Executor::Executor(const Executor &other)
     : prog(other.prog), dev(other.dev), plan(other.plan), roundEveryStep(other.roundEveryStep),
-      profiling(other.profiling), profileSeconds(other.profileSeconds),
+      roundLow(other.roundLow), profiling(other.profiling), profileSeconds(other.profileSeconds),
       profileRuns(other.profileRuns) {
   std::string error;
   if (!dev || !other.arena.data)
@@ -195,6 +197,7 @@ Executor &Executor::operator=(Executor &&other) noexcept {
     arena = other.arena;
     resident = other.resident;
     roundEveryStep = other.roundEveryStep;
+    roundLow = other.roundLow;
     profiling = other.profiling;
     profileSeconds = std::move(other.profileSeconds);
     profileRuns = other.profileRuns;
@@ -220,7 +223,9 @@ void *Executor::deviceData(size_t b) const {
 DeviceSpan Executor::span(int32_t b) const {
   DeviceSpan s;
   const Buffer &buf = prog.buffers[size_t(b)];
-  s.dtype = buf.dtype;
+  // An unrounded bf16/f16 buffer is a plain float one to the kernels (no
+  // rounding where a cast stores into it).
+  s.dtype = !roundLow && lowPrecision(buf.dtype) ? DType::F64 : buf.dtype;
   s.storage = dev->storageOf(buf.dtype);
   s.shape = &buf.shape;
   s.data = deviceData(size_t(b));
@@ -308,7 +313,7 @@ bool Executor::runStep(size_t index, std::string &error) {
     break;
   }
   }
-  if (ok && roundEveryStep)
+  if (ok && roundEveryStep && roundLow)
     for (int32_t b : s.outputs()) {
       DType t = prog.buffers[size_t(b)].dtype;
       StorageType st = dev->storageOf(t);
@@ -350,8 +355,9 @@ bool Executor::write(size_t b, const double *values, size_t count, std::string &
     return false;
   }
   std::vector<double> rounded(values, values + count);
+  const bool keep = !roundLow && lowPrecision(buf.dtype);
   for (double &v : rounded)
-    v = toDType(v, buf.dtype);
+    v = keep ? v : toDType(v, buf.dtype);
   std::vector<uint8_t> bytes = encode(dev->storageOf(buf.dtype), rounded.data(), count);
   return dev->upload(deviceData(b), bytes.data(), int64_t(bytes.size()), error);
 }

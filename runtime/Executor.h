@@ -90,6 +90,16 @@ public:
   /// Round every step's bf16/f16 output to its format where the device
   /// stores those wider (the reference device; default off).
   void setRoundEveryStep(bool on) { roundEveryStep = on; }
+  /// Whether values entering bf16/f16 buffers (writes, casts,
+  /// setRoundEveryStep) are rounded to their format (default on). Off is
+  /// meant for the f64 reference device: every float buffer is then plain
+  /// float64 (the gradient check, runtime/GradCheck.h).
+  void setRoundLowPrecision(bool on) { roundLow = on; }
+  bool roundsLowPrecision() const { return roundLow; }
+  /// How the device stores floats: F64 on the f64 reference device, else F32.
+  Precision precision() const {
+    return dev->storageOf(DType::F32) == StorageType::F64 ? Precision::F64 : Precision::F32;
+  }
 
   /// Runs every step in order, then synchronises. On failure the message
   /// names the step index, kind and note.
@@ -156,6 +166,7 @@ private:
   MemoryPlan plan;
   DeviceMemory arena, resident;
   bool roundEveryStep = false;
+  bool roundLow = true;
   bool profiling = false;
   std::vector<double> profileSeconds; // per step, summed over runs
   int64_t profileRuns = 0;

@@ -3,18 +3,55 @@
 #include "runtime/Init.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 namespace einrt {
 
+namespace {
+
+bool lowPrecision(DType t) { return t == DType::BF16 || t == DType::F16; }
+
+/// Turns an executor's bf16/f16 rounding off for the check, back on after.
+class RoundingOff {
+public:
+  explicit RoundingOff(Executor &e) : e(e), was(e.roundsLowPrecision()) {
+    e.setRoundLowPrecision(false);
+  }
+  ~RoundingOff() { e.setRoundLowPrecision(was); }
+  RoundingOff(const RoundingOff &) = delete;
+  RoundingOff &operator=(const RoundingOff &) = delete;
+
+private:
+  Executor &e;
+  bool was;
+};
+
+void countLowPrecision(const Program &p, GradCheckReport &report) {
+  for (const Buffer &b : p.buffers)
+    report.unroundedBuffers += lowPrecision(b.dtype);
+  for (const Step &s : p.steps)
+    report.identityCasts += s.kind == StepKind::Cast && lowPrecision(p.buffers[s.output].dtype);
+}
+
+} // namespace
+
 bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &options,
                GradCheckReport &report, std::string &error) {
+  report = {};
+  report.tolerance = options.tolerance;
+  if (forward.precision() != Precision::F64 || grad.precision() != Precision::F64) {
+    error = "the gradient check needs both programs run in Precision::F64";
+    return false;
+  }
+  RoundingOff forwardExact(forward), gradExact(grad);
+  countLowPrecision(forward.program(), report);
+  countLowPrecision(grad.program(), report);
   if (!grad.run(error))
     return false;
   const Program &fp = forward.program();
   Rng rng(options.seed);
   size_t gradResult = 1;
-  report = {};
   for (size_t a = 0; a < fp.arguments.size(); ++a) {
     int32_t buffer = fp.arguments[a];
     if (fp.buffers[buffer].role != BufferRole::Param)
@@ -58,15 +95,21 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
         return false;
       double numeric = (-p2 + 8 * p1 - 8 * m1 + m2) / (12 * h);
       double analytic = g[size_t(i)];
-      double scale = std::max({std::fabs(analytic), std::fabs(numeric), options.floor});
+      // The bound of GradCheck.h: the floor grows with the loss, as the
+      // rounding noise of the difference quotient does.
+      double loss = std::max({std::fabs(p2), std::fabs(p1), std::fabs(m1), std::fabs(m2)});
+      double noise = options.noiseFactor * DBL_EPSILON * loss / h;
+      double floor = std::max(options.floor, noise / options.tolerance);
+      double scale = std::max({std::fabs(analytic), std::fabs(numeric), floor});
       double rel = std::fabs(analytic - numeric) / scale;
       if (!std::isfinite(rel))
         rel = INFINITY;
       ++report.checked;
       if (report.checked == 1 || rel > report.worst.relativeError)
-        report.worst = {fp.buffers[buffer].name, i, analytic, numeric, rel};
+        report.worst = {fp.buffers[buffer].name, i, analytic, numeric, rel, floor, loss};
     }
   }
+  report.passed = report.checked == 0 || report.worst.relativeError < options.tolerance;
   return true;
 }
 

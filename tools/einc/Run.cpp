@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -288,16 +289,29 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
     einrt::GradCheckReport report;
     if (!einrt::gradCheck(*forward, *grad, options, report, error))
       return fail(error);
-    constexpr double kTolerance = 1e-6;
+    const einrt::GradCheckEntry &w = report.worst;
     llvm::outs() << "gradcheck: " << report.checked
                  << " entries against central differences (float64, h = "
                  << llvm::format("%g", options.step) << "); worst relative error "
-                 << llvm::format("%.3g", report.worst.relativeError) << " at " << report.worst.param
-                 << "[" << report.worst.index << "] (analytic "
-                 << llvm::format("%.9g", report.worst.analytic) << ", numeric "
-                 << llvm::format("%.9g", report.worst.numeric) << ")\n";
-    if (!(report.worst.relativeError < kTolerance))
-      return fail("gradient check failed: relative error above 1e-6");
+                 << llvm::format("%.3g", w.relativeError) << " at " << w.param << "[" << w.index
+                 << "] (analytic " << llvm::format("%.9g", w.analytic) << ", numeric "
+                 << llvm::format("%.9g", w.numeric) << ")\n";
+    llvm::outs() << "gradcheck: bound " << llvm::format("%g", options.tolerance)
+                 << " on |analytic - numeric| / max(|analytic|, |numeric|, floor); floor "
+                 << llvm::format("%.3g", w.floor) << " there = max("
+                 << llvm::format("%g", options.floor) << ", "
+                 << llvm::format("%g", options.noiseFactor) << " eps |loss| / h / "
+                 << llvm::format("%g", options.tolerance) << ") at |loss| "
+                 << llvm::format("%.6g", w.loss) << "\n";
+    if (report.unroundedBuffers > 0)
+      llvm::outs() << "gradcheck: bf16/f16 computed in float64 without rounding ("
+                   << report.unroundedBuffers << " buffers; " << report.identityCasts
+                   << " casts to bf16/f16 taken as the identity)\n";
+    if (!report.passed)
+      return fail("gradient check failed: relative error " +
+                  llvm::formatv("{0:g}", w.relativeError).str() + " at " + w.param + "[" +
+                  std::to_string(w.index) + "] is not below " +
+                  llvm::formatv("{0:g}", options.tolerance).str());
   }
   return 0;
 }
