@@ -1,6 +1,7 @@
 //===- PipelineCheck.cpp - One program through every pass combination -----===//
 #include "PipelineCheck.h"
 #include "Compare.h"
+#include "Ledgers.h"
 #include "PassVerifier.h"
 #include "Perturb.h"
 #include "Runs.h"
@@ -547,6 +548,14 @@ CheckResult Checker::run() {
             },
             step[fuse]))
       return finish(f);
+  }
+  // The report's ledgers: fusion changes no FLOP and adds no byte.
+  for (auto [modules, name] : {std::pair{grad, "grad"}, std::pair{step, "train_step"}}) {
+    auto fused = modules[1]->lookupSymbol<func::FuncOp>(name);
+    auto unfused = modules[0]->lookupSymbol<func::FuncOp>(name);
+    if (std::string d = compareLedgers(fused, unfused); !d.empty())
+      return finish(
+          Failure{std::string("@") + name + ", fusion on vs off: the report's ledgers", d});
   }
   // The starting point every backend runs from.
   {

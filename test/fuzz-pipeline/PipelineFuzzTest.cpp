@@ -2,18 +2,21 @@
 //
 // The verifier instrumentation names a pass that leaves invalid IR even when
 // the pass claims to preserve everything (MLIR's own verifier then skips);
-// the generator is deterministic and its programs pass the front end; the
-// bound of Compare.h; issue 9's reproducers pass every check, and so do the
-// programs of the corpus (test/fuzz-pipeline/corpus).
+// fusion keeps the report's ledgers; the generator is deterministic and its
+// programs pass the front end; the bound of Compare.h; issue 9's reproducers
+// pass every check, and so do the programs of the corpus
+// (test/fuzz-pipeline/corpus).
 //
 //===----------------------------------------------------------------------===//
 #include "Compare.h"
+#include "Ledgers.h"
 #include "PassVerifier.h"
 #include "PipelineCheck.h"
 #include "ProgramGenerator.h"
 
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -56,7 +59,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 )";
 
 OwningOpRef<ModuleOp> parse(MLIRContext &context) {
-  ein::dsl::registerElaboratorDialects(context);
+  ::ein::dsl::registerElaboratorDialects(context);
   return parseSourceString<ModuleOp>(kFunction, &context);
 }
 
@@ -89,6 +92,27 @@ TEST(PassVerifier, MLIRAloneMissesIt) {
   EXPECT_TRUE(failed(verify(*module)));
 }
 
+// Fusion keeps the ledgers; a function with one more op does not.
+TEST(Ledgers, FusedMatchesUnfusedAndOtherFunctionsDoNot) {
+  MLIRContext context;
+  auto unfused = parse(context), fused = parse(context);
+  ASSERT_TRUE(unfused && fused);
+  PassManager pm(&context);
+  pm.addNestedPass<func::FuncOp>(mlir::ein::createEinFuseElementwise());
+  ASSERT_TRUE(succeeded(pm.run(*fused)));
+  auto f = fused->lookupSymbol<func::FuncOp>("f"), u = unfused->lookupSymbol<func::FuncOp>("f");
+  EXPECT_EQ(compareLedgers(f, u), "");
+  auto other = parseSourceString<ModuleOp>(R"(
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ein.neg %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+)",
+                                           &context);
+  ASSERT_TRUE(other);
+  EXPECT_NE(compareLedgers(f, other->lookupSymbol<func::FuncOp>("f")), "");
+}
+
 TEST(Generator, IsDeterministic) {
   EXPECT_EQ(generateProgram(5).text, generateProgram(5).text);
   EXPECT_NE(generateProgram(5).text, generateProgram(6).text);
@@ -99,16 +123,16 @@ TEST(Generator, ProgramsPassTheFrontEnd) {
   for (uint64_t seed = 1; seed <= 400; ++seed) {
     std::string text = generateProgram(seed).text;
     MLIRContext context;
-    ein::dsl::registerElaboratorDialects(context);
-    ein::dsl::SourceFile file("gen.ein", text);
-    ein::dsl::DiagnosticEngine diags(file);
-    auto program = ein::dsl::parseProgram(file, diags);
+    ::ein::dsl::registerElaboratorDialects(context);
+    ::ein::dsl::SourceFile file("gen.ein", text);
+    ::ein::dsl::DiagnosticEngine diags(file);
+    auto program = ::ein::dsl::parseProgram(file, diags);
     einrt::TrainSettings settings;
-    ein::dsl::ElaborateOptions options;
+    ::ein::dsl::ElaborateOptions options;
     options.use = einrt::SettingsUse::Execute;
     options.settings = &settings;
     if (!diags.hasErrors())
-      (void)ein::dsl::elaborate(*program, file, diags, context, options);
+      (void)::ein::dsl::elaborate(*program, file, diags, context, options);
     std::string errors;
     llvm::raw_string_ostream os(errors);
     diags.print(os);
