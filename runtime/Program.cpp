@@ -1,10 +1,11 @@
 //===- Program.cpp - Program ABI helpers: dtypes and step-kind names -------===//
 //
-// The step-kind table (StepKinds.def) as data; Program::validate() is in
-// ProgramValidate.cpp.
+// The step-kind table (StepKinds.def) as data, and Program equality;
+// Program::validate() is in ProgramValidate.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "runtime/Fields.h"
 
 #include <cstring>
 #include <type_traits>
@@ -106,5 +107,7 @@ std::vector<int32_t> Step::outputs() const {
     all.insert(all.end(), launch->extraOutputs.begin(), launch->extraOutputs.end());
   return all;
 }
+
+bool operator==(const Program &a, const Program &b) { return identical(a, b); }
 
 } // namespace einrt

@@ -40,6 +40,14 @@ struct Init {
   std::string kind = "zeros";         // normal | uniform | zeros | ones
   double mean = 0, std = 0, clip = 0; // normal; clip in standard deviations (0: none)
   double low = 0, high = 0;           // uniform
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("kind", self.kind);
+    visit("mean", self.mean);
+    visit("std", self.std);
+    visit("clip", self.clip);
+    visit("low", self.low);
+    visit("high", self.high);
+  }
 };
 
 struct Buffer {
@@ -51,6 +59,14 @@ struct Buffer {
   /// fills the whole buffer.
   std::vector<double> constant;
   Init init; // Param buffers
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("name", self.name);
+    visit("dtype", self.dtype);
+    visit("shape", self.shape);
+    visit("role", self.role);
+    visit("constant", self.constant);
+    visit("init", self.init);
+  }
   int64_t elementCount() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -149,6 +165,15 @@ struct Step {
   template <class P> P &as() { return std::get<P>(payload); }
   /// Every buffer the step writes: the output, then a kernel's extra outputs.
   std::vector<int32_t> outputs() const;
+
+  /// `kind` comes before `payload`: a reader picks the payload's type from it.
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("kind", self.kind);
+    visit("inputs", self.inputs);
+    visit("output", self.output);
+    visit("payload", self.payload);
+    visit("note", self.note);
+  }
 };
 
 struct Program {
@@ -162,7 +187,21 @@ struct Program {
   /// Checks indices, shapes and dtypes of every step; returns "" or the
   /// first problem (so a corrupt Program is an error, never a crash).
   std::string validate() const;
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("name", self.name);
+    visit("buffers", self.buffers);
+    visit("steps", self.steps);
+    visit("arguments", self.arguments);
+    visit("results", self.results);
+    visit("result_names", self.resultNames);
+  }
 };
+
+/// Member by member through the fields visitors, doubles bit for bit
+/// (runtime/Fields.h's `identical`).
+bool operator==(const Program &a, const Program &b);
+inline bool operator!=(const Program &a, const Program &b) { return !(a == b); }
 
 } // namespace einrt
 

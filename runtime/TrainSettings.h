@@ -53,6 +53,10 @@ struct TrainSettings {
   /// `key=value` for every given key, numbers in shortest round-trip form
   /// (`lr=0.003`), separated by spaces; "" when none was given.
   std::string describe() const;
+
+  /// Every field (runtime/Fields.h): the table's rows in order, each under
+  /// its key, then "given". Defined below the table.
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit);
 };
 
 /// One row of the table: the key, the field it fills (its type says the
@@ -75,6 +79,13 @@ struct SettingInfo {
 const std::vector<SettingInfo> &trainSettingTable();
 /// The row of `key`, or null.
 const SettingInfo *findTrainSetting(const std::string &key);
+
+template <class Self, class Visit> void TrainSettings::fields(Self &self, Visit &&visit) {
+  for (const SettingInfo &info : trainSettingTable())
+    std::visit([&](auto member) { visit(info.key, self.*member); }, info.field);
+  visit("given", self.given);
+}
+
 /// "optimizer, lr, ..." (every key, in the table's order).
 std::string trainSettingKeys();
 
