@@ -309,39 +309,10 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
 
 std::optional<std::vector<TensorData>>
 readSafetensors(const std::string &path, SafetensorsMetadata &metadata, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
-    return std::nullopt;
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = "'" + path + "' is not a regular file";
-    ::close(fd);
-    return std::nullopt;
-  }
   // The file's bytes, then the tensors copied out of them.
-  std::string shortfall = memoryShortfall(2 * int64_t(st.st_size), "reading '" + path + "'");
-  if (!shortfall.empty()) {
-    error = shortfall;
-    ::close(fd);
+  std::vector<uint8_t> bytes;
+  if (!readFileBytes(path, 2, bytes, error))
     return std::nullopt;
-  }
-  std::vector<uint8_t> bytes(size_t(st.st_size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0) {
-      error = "cannot read '" + path +
-              "': " + (r < 0 ? std::strerror(errno) : "unexpected end of file");
-      ::close(fd);
-      return std::nullopt;
-    }
-    got += size_t(r);
-  }
-  ::close(fd);
   std::string e;
   auto result = parseSafetensors(bytes.data(), bytes.size(), metadata, e);
   if (!result)
@@ -413,6 +384,43 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
   for (const TensorData &t : tensors)
     out.insert(out.end(), t.bytes.begin(), t.bytes.end());
   return out;
+}
+
+bool readFileBytes(const std::string &path, int64_t copies, std::vector<uint8_t> &bytes,
+                   std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = "'" + path + "' is not a regular file";
+    ::close(fd);
+    return false;
+  }
+  std::string shortfall = memoryShortfall(copies * int64_t(st.st_size), "reading '" + path + "'");
+  if (!shortfall.empty()) {
+    error = shortfall;
+    ::close(fd);
+    return false;
+  }
+  bytes.assign(size_t(st.st_size), 0);
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0) {
+      error = "cannot read '" + path +
+              "': " + (r < 0 ? std::strerror(errno) : "unexpected end of file");
+      ::close(fd);
+      return false;
+    }
+    got += size_t(r);
+  }
+  ::close(fd);
+  return true;
 }
 
 bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,

@@ -68,6 +68,11 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
 bool writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
                       const SafetensorsMetadata &metadata, std::string &error);
 
+/// Reads the whole regular file `path` into `bytes`, first checking that
+/// `copies` times its size fits into the memory available (runtime/Memory.h).
+bool readFileBytes(const std::string &path, int64_t copies, std::vector<uint8_t> &bytes,
+                   std::string &error);
+
 /// Writes `bytes` to `path` atomically (tmp file, fsync, rename, fsync dir).
 bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,
                          std::string &error);
