@@ -4,6 +4,7 @@
 #include "TrainerTestUtil.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -309,6 +310,30 @@ TEST(Trainer, ResumeWithoutCheckpointIsAnError) {
   Outcome o = train(rig, data, c);
   EXPECT_FALSE(o.ok);
   EXPECT_NE(o.error.find("nothing to resume"), std::string::npos) << o.error;
+}
+
+// The checkpoint directory and its parents are created; a file in the way is
+// an error before the first step, naming the directory and the reason.
+TEST(Trainer, CheckpointDirectoryIsCreatedOrRefused) {
+  Data data;
+  TempDir d;
+  TrainConfig c = baseConfig(10);
+  c.checkpointDir = d.file("runs/a/ck");
+  Rig rig(TinyModel{});
+  Outcome o = train(rig, data, c);
+  ASSERT_TRUE(o.ok) << o.error;
+  EXPECT_TRUE(std::filesystem::exists(d.file("runs/a/ck/last.safetensors")));
+  {
+    std::ofstream(d.file("afile")) << "x";
+  }
+  c.checkpointDir = d.file("afile");
+  o = train(rig, data, c);
+  EXPECT_FALSE(o.ok);
+  EXPECT_NE(o.error.find("cannot create the checkpoint directory '" + d.file("afile") +
+                         "': Not a directory"),
+            std::string::npos)
+      << o.error;
+  EXPECT_EQ(o.result.lastStep, 0);
 }
 
 TEST(Trainer, ResumeWithOtherSettingsIsRefused) {
