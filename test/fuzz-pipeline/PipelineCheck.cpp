@@ -32,7 +32,8 @@ namespace {
 
 constexpr uint64_t kNoiseSamples = 3;
 /// The least error bound of a gradient, relative to the largest gradient
-/// entry of any param (float32's epsilon is 6e-8).
+/// entry of any param, or to a tenth of the loss (at least 1) when every
+/// gradient is zero by structure (float32's epsilon is 6e-8).
 constexpr double kGradientFloor = 1e-6;
 
 /// Per gradient, the entries whose value is within 30 times float32's error
@@ -103,6 +104,21 @@ private:
   /// The reference lowered from each of nudgeTranscendentals' copies of `module`.
   MaybeFailure lowerNudged(ModuleOp module, const std::vector<std::string> &names,
                            std::vector<Lowered> &out);
+  /// The least error bound of a @train_step result, from the gradients'
+  /// (kGradientFloor): the grad norm's is theirs; optimizer state (a
+  /// momentum, a first or second moment: "w.m") is made of g or g², a param of
+  /// lr times that.
+  double stepFloor(const std::string &result) const {
+    double g = kGradientFloor * gradScale, moments = 2 * g * std::max(1.0, gradScale);
+    if (result == "grad_norm")
+      return g;
+    if (unstable.count(result))
+      return settings.lr * moments;
+    for (const auto &[param, flags] : unstable)
+      if (result.rfind(param + ".", 0) == 0)
+        return moments;
+    return 0; // the loss
+  }
   /// Elements of all params together.
   int64_t paramElements() const {
     int64_t n = 0;
@@ -124,7 +140,7 @@ private:
   int32_t vocab = 2;        // token ids are below the `vocab` dim
   Skips unstable;           // per param: gradient entries at float32's noise level
   double gradientNoise = 0; // the 2-norm of @grad's entries' float32 errors
-  double gradScale = 0;     // the largest gradient entry (float64)
+  double gradScale = 0;     // the largest gradient entry (float64), or loss / 10
   CheckStats stats;
 };
 
@@ -301,7 +317,7 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
     if (name == "grad") {
       // A gradient zero by structure is exactly 0 in the reference and
       // rounding noise on the CPU: at most kGradientFloor of the largest.
-      gradScale = 0;
+      gradScale = 0.1 * std::max(1.0, std::fabs(r64.values[0][0]));
       for (size_t t = 1; t < r64.values.size(); ++t)
         for (double v : r64.values[t])
           gradScale = std::max(gradScale, std::fabs(v));
@@ -389,8 +405,7 @@ MaybeFailure Checker::checkSteps(ModuleOp fused, ModuleOp unfused, const std::st
         noise[t] = std::max(noise[t], gradientNoise);
       else if (s > 0 && r64.values[t].size() == 1)
         noise[t] *= std::sqrt(double(paramElements()));
-      if (r64.names[t] == "grad_norm")
-        noise[t] = std::max(noise[t], kGradientFloor * gradScale / kNoise);
+      noise[t] = std::max(noise[t], stepFloor(r64.names[t]) / kNoise);
     }
     stats.tensorsCompared += int64_t(r64.names.size()) * 3;
     bool nonFinite = false;
@@ -455,8 +470,10 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
     if (!runOnce(cpu, "grad", einrt::Precision::F32, options.threads, batches[m], c, error))
       return Failure{combination, error};
     bool nonFinite = false;
-    if (std::string d = compareWithReference(c, samples[0].ref64, noiseOf(samples), nonFinite);
-        !d.empty())
+    std::vector<double> noise = noiseOf(samples);
+    for (size_t t = 1; t < noise.size(); ++t)
+      noise[t] = std::max(noise[t], kGradientFloor * gradScale / kNoise);
+    if (std::string d = compareWithReference(c, samples[0].ref64, noise, nonFinite); !d.empty())
       return Failure{combination + ": @grad of micro-batch " + std::to_string(m + 1) +
                          ", CPU vs reference",
                      d, nonFinite};
