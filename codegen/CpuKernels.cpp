@@ -1,63 +1,34 @@
 //===- CpuKernels.cpp - Non-contraction ops as JIT-compiled CPU kernels ---===//
 //
 // add() describes an op (codegen/CpuKernelGen.h) and deduplicates it by its
-// signature; compile() generates one MLIR module holding every kernel not
-// yet in the process cache, lowers it to the LLVM dialect with bare-pointer
-// memref arguments, and JIT-compiles it with mlir::ExecutionEngine at O3
-// for the host CPU. The engine's packed wrapper of each function
-// (`_mlir_<name>`, `void(void **args)`, args[i] pointing at the i-th
-// argument) is exactly runtime/Program.h's KernelFn: with bare pointers,
-// argument i is the data pointer of buffer i.
+// signature. compile() compiles every kernel not yet in the process cache
+// into ELF objects for the JIT's target (codegen/CpuTargets.h) through the
+// one code path object files take too (codegen/CpuKernelModule.h), loads
+// them into a process-wide LLJIT and reads each object's kernel table
+// (runtime/KernelTable.h): the packed `void(void **)` functions that are
+// runtime/Program.h's KernelFn. emitObject() writes such an object for all
+// the kernels added, for any target.
 //
-// The process cache maps signatures to function pointers; the engines that
-// own the code are kept for the life of the process (never destroyed, so no
+// The process cache maps target and signature to function pointers; the JIT
+// owning the code lives as long as the process (never destroyed, so no
 // exit-time ordering problems with LLVM's globals). New kernels are split
-// into up to min(hardware threads, 8) modules of at least ~24 kernels that
-// compile on parallel threads. Environment: EINC_JIT_THREADS=N overrides the
-// thread count; EINC_DUMP_KERNEL_MLIR=1 prints the generated and the lowered
-// MLIR to stderr.
+// into up to min(hardware threads, 8) objects of at least ~24 kernels that
+// compile on parallel threads. Environment: EINC_JIT_CPU=TARGET overrides
+// the target; EINC_JIT_THREADS=N the thread count.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuKernels.h"
 
 #include "codegen/CpuKernelGen.h"
+#include "codegen/CpuKernelModule.h"
+#include "codegen/CpuTargets.h"
+#include "runtime/KernelTable.h"
 
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
-#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/MathToLibm/MathToLibm.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/IR/Module.h"
-#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <algorithm>
 #include <chrono>
@@ -71,17 +42,22 @@ using namespace mlir;
 namespace ein::codegen {
 namespace {
 
-/// Process-wide: compiled kernels by signature, and the engines owning them.
+/// Process-wide: compiled kernels by target and signature, and the JIT
+/// holding them.
 struct ProcessCache {
   std::mutex mutex;
   std::unordered_map<std::string, einrt::KernelFn> kernels;
-  std::vector<std::unique_ptr<ExecutionEngine>> engines;
-  int64_t nextName = 0;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  int64_t nextObject = 0;
 };
 
 ProcessCache &cache() {
   static ProcessCache *c = new ProcessCache(); // deliberately never destroyed
   return *c;
+}
+
+std::string cacheKey(const CpuTarget &target, const KernelSpec &spec) {
+  return std::string(target.name) + "\n" + spec.key;
 }
 
 void initialiseLLVM() {
@@ -92,136 +68,44 @@ void initialiseLLVM() {
   });
 }
 
-/// Kernels compiled together: one module, one engine.
+/// Kernels compiled together: one object.
 struct Chunk {
   std::vector<const KernelSpec *> specs;
-  std::vector<std::string> names;
   std::vector<int64_t> indices; // in the compiler's table
-  bool keepIR = false;
+  std::string prefix;           // of its symbols, unique in the process
+  std::string *optimizedIR = nullptr;
   // Results:
   std::string error;
-  std::string optimizedIR;
-  std::unique_ptr<ExecutionEngine> engine;
-  std::vector<einrt::KernelFn> fns;
+  llvm::SmallVector<char, 0> object;
 };
 
-/// Generates, lowers and JIT-compiles one chunk (in a context of its own,
-/// so chunks can compile on separate threads).
-void compileChunk(Chunk &chunk) {
-  DialectRegistry registry;
-  registry.insert<func::FuncDialect, arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, cf::ControlFlowDialect, LLVM::LLVMDialect>();
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-    diagnostics += "\n  " + d.str();
-    return success();
-  });
-  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+/// Loads a compiled chunk into the process's JIT and reads its table.
+bool loadChunk(ProcessCache &pc, const CpuTarget &target, Chunk &chunk,
+               std::vector<einrt::KernelFn> &fns, std::string &error) {
+  if (!pc.jit) {
+    auto jit = llvm::orc::LLJITBuilder().create();
+    if (!jit) {
+      error = "cannot start the JIT for the CPU kernels: " + llvm::toString(jit.takeError());
+      return false;
+    }
+    pc.jit = std::move(*jit);
+  }
+  auto buffer =
+      std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(chunk.object), chunk.prefix, false);
+  if (llvm::Error err = pc.jit->addObjectFile(std::move(buffer))) {
+    error = "JIT loading of the CPU kernels failed: " + llvm::toString(std::move(err));
+    return false;
+  }
+  const std::string table = einrt::kernelTableSymbol(chunk.prefix, target.name);
+  auto address = pc.jit->lookup(table);
+  if (!address) {
+    error = "JIT lookup of " + table + " failed: " + llvm::toString(address.takeError());
+    return false;
+  }
+  const auto *entries = address->toPtr<const einrt_kernel_entry *>();
   for (size_t k = 0; k < chunk.specs.size(); ++k)
-    generateKernel(*chunk.specs[k], chunk.names[k], *module);
-  if (failed(verify(*module))) {
-    chunk.error = "internal error: a generated CPU kernel does not verify" + diagnostics;
-    return;
-  }
-  if (std::getenv("EINC_DUMP_KERNEL_MLIR"))
-    module->print(llvm::errs());
-
-  // exp, log, tanh, ... as polynomial approximations (a few ulp in f32)
-  // instead of libm calls: straight-line arithmetic the loop vectoriser can
-  // widen, where one libm call per element cannot be.
-  {
-    RewritePatternSet approximations(&context);
-    populateMathPolynomialApproximationPatterns(approximations);
-    if (failed(applyPatternsAndFoldGreedily(*module, std::move(approximations)))) {
-      chunk.error = "internal error: expanding math functions in a CPU kernel failed" + diagnostics;
-      return;
-    }
-  }
-
-  PassManager pm(&context);
-  pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  ConvertFuncToLLVMPassOptions funcOptions;
-  funcOptions.useBarePtrCallConv = true; // one data pointer per buffer
-  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  if (failed(pm.run(*module))) {
-    chunk.error = "internal error: lowering the CPU kernels to LLVM failed" + diagnostics;
-    return;
-  }
-
-  // The optimiser gets a host TargetMachine: without it the loop vectoriser
-  // has no cost model for the host's vector units and does nothing useful.
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder) {
-    chunk.error = "cannot detect the host CPU: " + llvm::toString(tmBuilder.takeError());
-    return;
-  }
-  // EINC_JIT_CPU=NAME (an LLVM CPU name such as haswell) compiles for that
-  // CPU's features instead of the host's: how the determinism matrix
-  // (scripts/test-matrix) runs AVX2 kernels on an AVX-512 machine. It must
-  // name a CPU whose instructions this machine runs.
-  const char *jitCpu = std::getenv("EINC_JIT_CPU");
-  if (jitCpu && *jitCpu) {
-    tmBuilder->setCPU(jitCpu);
-    tmBuilder->getFeatures() = llvm::SubtargetFeatures();
-  }
-  auto tm = tmBuilder->createTargetMachine();
-  if (tm && jitCpu && *jitCpu && !(*tm)->getMCSubtargetInfo()->isCPUStringValid(jitCpu)) {
-    chunk.error = std::string("EINC_JIT_CPU: '") + jitCpu + "' is not a CPU LLVM knows for " +
-                  tmBuilder->getTargetTriple().str();
-    return;
-  }
-  // The JIT's code generator targets the host too (its own TargetMachine).
-  auto codegenTM = tm ? tmBuilder->createTargetMachine() : nullptr;
-  if (!tm || !codegenTM) {
-    chunk.error = "cannot create a TargetMachine for the host: " +
-                  llvm::toString(tm ? codegenTM.takeError() : tm.takeError());
-    return;
-  }
-  auto optimise = makeOptimizingTransformer(3, 0, tm->get());
-  auto transformer = [&](llvm::Module *m) -> llvm::Error {
-    if (auto err = optimise(m))
-      return err;
-    if (chunk.keepIR) {
-      llvm::raw_string_ostream os(chunk.optimizedIR);
-      m->print(os, nullptr);
-    }
-    return llvm::Error::success();
-  };
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  options.enableGDBNotificationListener = false;
-  options.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(*module, options, std::move(*codegenTM));
-  if (!engine) {
-    chunk.error =
-        "JIT compilation of the CPU kernels failed: " + llvm::toString(engine.takeError()) +
-        diagnostics;
-    return;
-  }
-  for (const std::string &name : chunk.names) {
-    // The packed wrapper `_mlir_<name>`: void(void **args), args[i] points
-    // at argument i, a bare data pointer: runtime/Program.h's KernelFn.
-    auto fn = (*engine)->lookupPacked(name);
-    if (!fn) {
-      chunk.error = "JIT lookup of " + name + " failed: " + llvm::toString(fn.takeError());
-      return;
-    }
-    chunk.fns.push_back(*fn);
-  }
-  chunk.engine = std::move(*engine);
+    fns.push_back(entries[k].fn);
+  return true;
 }
 
 } // namespace
@@ -230,6 +114,8 @@ struct KernelCompiler::Impl {
   std::vector<KernelSpec> specs; // by index
   std::unordered_map<std::string, int64_t> byKey;
   std::vector<einrt::KernelEntry> table;
+  std::string target; // setTarget's; empty: jitCpuTarget()
+  std::string jitTarget;
   double seconds = 0;
   int64_t compiled = 0, cached = 0;
   bool keepIR = false;
@@ -265,6 +151,21 @@ int64_t KernelCompiler::add(KernelSpec spec) {
   return index;
 }
 
+void KernelCompiler::setTarget(const std::string &target) { impl_->target = target; }
+const std::string &KernelCompiler::jitTarget() const { return impl_->jitTarget; }
+
+/// The target compile() uses; null with `error`.
+static const CpuTarget *chooseJitTarget(const std::string &requested, std::string &error) {
+  if (requested.empty())
+    return jitCpuTarget(error);
+  const CpuTarget *t = findCpuTarget(requested);
+  if (!t)
+    error = "unknown CPU target '" + requested + "' (einc knows " + cpuTargetNames() + ")";
+  else if (!hostRuns(*t))
+    error = "this CPU cannot run " + requested + " code";
+  return t && hostRuns(*t) ? t : nullptr;
+}
+
 LogicalResult KernelCompiler::compile() {
   auto start = std::chrono::steady_clock::now();
   auto finish = [&](LogicalResult r) {
@@ -272,6 +173,17 @@ LogicalResult KernelCompiler::compile() {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
+  std::string targetError;
+  const CpuTarget *target = chooseJitTarget(impl_->target, targetError);
+  if (!target) {
+    llvm::errs() << targetError << "\n";
+    return finish(failure());
+  }
+  // Kernels compiled for another target (an earlier call) are not these.
+  if (impl_->jitTarget != target->name)
+    for (einrt::KernelEntry &e : impl_->table)
+      e = nullptr;
+  impl_->jitTarget = target->name;
   ProcessCache &pc = cache();
   std::lock_guard<std::mutex> lock(pc.mutex);
 
@@ -280,7 +192,7 @@ LogicalResult KernelCompiler::compile() {
   for (size_t i = 0; i < impl_->specs.size(); ++i) {
     if (impl_->table[i].fn)
       continue;
-    auto it = pc.kernels.find(impl_->specs[i].key);
+    auto it = pc.kernels.find(cacheKey(*target, impl_->specs[i]));
     if (it != pc.kernels.end()) {
       impl_->table[i] = {it->second, parallelExtent(impl_->specs[i])};
       ++impl_->cached;
@@ -291,8 +203,8 @@ LogicalResult KernelCompiler::compile() {
   if (fresh.empty())
     return finish(success());
 
-  // Independent modules compile in parallel (one engine each): worth it from
-  // a few dozen kernels (a training step has about a hundred).
+  // Independent objects compile in parallel: worth it from a few dozen
+  // kernels (a training step has about a hundred).
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   if (const char *env = std::getenv("EINC_JIT_THREADS"))
     threads = std::max(1, std::atoi(env));
@@ -303,37 +215,98 @@ LogicalResult KernelCompiler::compile() {
   for (size_t k = 0; k < fresh.size(); ++k) {
     Chunk &c = work[k * chunks / fresh.size()];
     c.specs.push_back(&impl_->specs[fresh[k]]);
-    c.names.push_back("ein_kernel_" + std::to_string(pc.nextName++));
     c.indices.push_back(fresh[k]);
   }
-  work[0].keepIR = impl_->keepIR;
-  if (chunks == 1) {
-    compileChunk(work[0]);
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t c = 1; c < chunks; ++c)
-      pool.emplace_back([&work, c] { compileChunk(work[c]); });
-    compileChunk(work[0]);
-    for (std::thread &t : pool)
-      t.join();
-  }
+  for (Chunk &c : work)
+    c.prefix = "einc_jit" + std::to_string(pc.nextObject++);
+  if (impl_->keepIR)
+    work[0].optimizedIR = &impl_->optimizedIR;
+  auto compileOne = [target](Chunk &c) {
+    KernelObjectRequest request;
+    request.specs = c.specs;
+    request.target = target;
+    request.prefix = c.prefix;
+    request.indices = c.indices;
+    request.optimizedIR = c.optimizedIR;
+    compileKernelObject(request, c.object, c.error);
+  };
+  std::vector<std::thread> pool;
+  for (size_t c = 1; c < chunks; ++c)
+    pool.emplace_back([&work, &compileOne, c] { compileOne(work[c]); });
+  compileOne(work[0]);
+  for (std::thread &t : pool)
+    t.join();
+
   bool ok = true;
   for (Chunk &c : work) {
+    std::vector<einrt::KernelFn> fns;
+    if (c.error.empty())
+      loadChunk(pc, *target, c, fns, c.error);
     if (!c.error.empty()) {
       llvm::errs() << c.error << "\n";
       ok = false;
       continue;
     }
     for (size_t k = 0; k < c.indices.size(); ++k) {
-      pc.kernels[impl_->specs[c.indices[k]].key] = c.fns[k];
-      impl_->table[c.indices[k]] = {c.fns[k], parallelExtent(impl_->specs[c.indices[k]])};
+      const KernelSpec &spec = impl_->specs[c.indices[k]];
+      pc.kernels[cacheKey(*target, spec)] = fns[k];
+      impl_->table[c.indices[k]] = {fns[k], parallelExtent(spec)};
       ++impl_->compiled;
     }
-    pc.engines.push_back(std::move(c.engine));
   }
-  if (impl_->keepIR && ok)
-    impl_->optimizedIR = std::move(work[0].optimizedIR);
   return finish(success(ok));
+}
+
+bool KernelCompiler::emitObject(const std::string &target, const std::string &prefix,
+                                llvm::raw_ostream &out, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  const CpuTarget *t = findCpuTarget(target);
+  if (!t) {
+    error = "unknown CPU target '" + target + "' (einc knows " + cpuTargetNames() + ")";
+    return false;
+  }
+  if (!einrt::isSymbolPrefix(prefix)) {
+    error = "the kernel symbol prefix '" + prefix + "' is not a C identifier";
+    return false;
+  }
+  std::vector<const KernelSpec *> specs;
+  KernelObjectRequest request;
+  for (size_t i = 0; i < impl_->specs.size(); ++i) {
+    specs.push_back(&impl_->specs[i]);
+    request.indices.push_back(int64_t(i));
+  }
+  request.specs = specs;
+  request.target = t;
+  request.prefix = prefix;
+  if (impl_->keepIR)
+    request.optimizedIR = &impl_->optimizedIR;
+  llvm::SmallVector<char, 0> object;
+  bool ok = compileKernelObject(request, object, error);
+  if (ok)
+    out.write(object.data(), object.size());
+  impl_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return ok;
+}
+
+bool KernelCompiler::emitObjectFile(const std::string &target, const std::string &prefix,
+                                    const std::string &path, std::string &error) {
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  if (!emitObject(target, prefix, os, error))
+    return false; // before opening `path`: no empty file left behind
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (!ec) {
+    out.write(object.data(), object.size());
+    out.close();
+    ec = out.error();
+    out.clear_error();
+  }
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  return true;
 }
 
 const std::vector<einrt::KernelEntry> &KernelCompiler::table() const { return impl_->table; }

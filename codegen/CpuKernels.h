@@ -1,13 +1,16 @@
-//===- CpuKernels.h - Non-contraction ops as JIT-compiled CPU kernels -*- C++ -*-===//
+//===- CpuKernels.h - Non-contraction ops as compiled CPU kernels -*- C++ -*-===//
 //
 // Every `ein` op other than a contraction becomes a kernel generated as MLIR
-// (func/scf/arith/math/memref on static shapes), lowered to LLVM and compiled
-// in-process by MLIR's ExecutionEngine for the host CPU (vectorised: a host
-// TargetMachine is passed to the optimiser). Ops with the same signature
+// (func/scf/arith/math/memref on static shapes), lowered to LLVM, optimised
+// and compiled to object code for a portable x86-64 target
+// (codegen/CpuTargets.h), then either loaded in-process (compile(): the JIT
+// of `einc run/train`, for the target this machine runs) or written out as
+// an object file (emitObject(): for `einc compile`, any target). Both take
+// the same steps (codegen/CpuKernelModule.h). Ops with the same signature
 // (name, attributes except `axes`/`ein.*`, operand and result types) share
-// one kernel. Kernels are compiled once per process (a cache keyed by that
-// signature) and run through plain function pointers (runtime/Program.h's
-// KernelFn), so the runtime never sees MLIR.
+// one kernel. JIT-compiled kernels are kept per process (a cache keyed by
+// target and signature) and run through plain function pointers
+// (runtime/Program.h's KernelFn), so the runtime never sees MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_CODEGEN_CPUKERNELS_H
@@ -22,6 +25,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
 
 namespace ein::codegen {
 
@@ -43,9 +50,30 @@ public:
   int64_t add(KernelSpec spec);
 
   /// JIT-compiles every kernel added since the last call (kernels already in
-  /// the process cache are reused). After success, table() holds one function
-  /// per index.
+  /// the process cache are reused) for the JIT's target: setTarget's, else
+  /// EINC_JIT_CPU's or the best this machine runs (jitCpuTarget in
+  /// codegen/CpuTargets.h). After success, table() holds one function per
+  /// index. Errors are printed to stderr.
   mlir::LogicalResult compile();
+  /// Compile for `target` (a name of cpuTargets(), which this machine must
+  /// run) instead; "" restores the default.
+  void setTarget(const std::string &target);
+  /// The target the last compile() used ("" before one succeeded).
+  const std::string &jitTarget() const;
+
+  /// Compiles every kernel added (all of table()'s indices, not only the
+  /// JIT's) for `target` (a name of cpuTargets(): "x86-64-v3", ...; the
+  /// machine need not run it) into one relocatable ELF object written to
+  /// `out`: kernel i as the KernelFn `P_T_k<i>`, the table `P_T_kernels`
+  /// and the count `P_T_kernel_count` (runtime/KernelTable.h: P = `prefix`,
+  /// a C identifier; T = the target with '_' for '-'). It needs nothing at
+  /// link time beyond libc and libm. The same IR and code as compile() for
+  /// that target. False with `error`: an unknown target or a bad prefix.
+  bool emitObject(const std::string &target, const std::string &prefix, llvm::raw_ostream &out,
+                  std::string &error);
+  /// The same into the file `path` (written only when compilation succeeds).
+  bool emitObjectFile(const std::string &target, const std::string &prefix, const std::string &path,
+                      std::string &error);
 
   /// Each kernel with the extent of its parallel loop (parallelExtent).
   const std::vector<einrt::KernelEntry> &table() const;
@@ -56,7 +84,8 @@ public:
   int64_t cachedCount() const;
 
   /// Keep the optimised LLVM IR of the next compile() that compiles
-  /// anything (for tests and debugging: e.g. checking vectorisation).
+  /// anything, or of the next emitObject() (for tests and debugging: e.g.
+  /// checking vectorisation).
   void setKeepOptimizedIR(bool keep);
   const std::string &optimizedIR() const;
   /// Distinct kernels added, and the signature of one (name, attributes

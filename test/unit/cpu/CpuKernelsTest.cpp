@@ -12,6 +12,7 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
+#include "runtime/CpuTarget.h"
 #include "runtime/Executor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -518,7 +519,7 @@ std::string optimizedIRFor(const std::string &text, int64_t &compiled) {
   return kc->optimizedIR();
 }
 
-// The loops are vectorised for the host: the optimised LLVM IR of an
+// The loops are vectorised for the JIT's target: the optimised LLVM IR of an
 // elementwise kernel holds vector arithmetic on floats.
 TEST(CpuKernels, ElementwiseLoopsAreVectorised) {
   int64_t compiled = 0;
@@ -557,20 +558,16 @@ TEST(CpuKernels, InnermostReductionsAreVectorised) {
   EXPECT_TRUE(std::regex_search(ir, std::regex("llvm\\.maximum\\.v(4|8|16)f32"))) << ir;
 }
 
-// EINC_JIT_CPU=haswell compiles AVX2 kernels (8 floats a vector) on an
+// EINC_JIT_CPU=x86-64-v3 compiles AVX2 kernels (8 floats a vector) on an
 // AVX-512 host: the determinism matrix (scripts/test-matrix) runs the suite
 // so to emulate an AVX2-only machine; they agree with the reference as the
-// host's do. A name LLVM does not know is an error naming the variable.
+// host's do. A name that is no CPU target is an error naming the variable.
 TEST(CpuKernels, JitCpuFromTheEnvironment) {
-#if defined(__x86_64__)
-  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
-    GTEST_SKIP() << "the machine cannot run haswell code";
-#else
-  GTEST_SKIP() << "x86-64 only";
-#endif
+  if (!einrt::cpuRuns("x86-64-v3"))
+    GTEST_SKIP() << "the machine cannot run x86-64-v3 code";
   const char *outer = std::getenv("EINC_JIT_CPU");
   std::string saved = outer ? outer : "";
-  setenv("EINC_JIT_CPU", "haswell", 1);
+  setenv("EINC_JIT_CPU", "x86-64-v3", 1);
   int64_t compiled = 0;
   const std::string body =
       "  %s = ein.reduce sum %x dims [1] : tensor<29x211xf32> -> tensor<29xf32>\n"
@@ -604,8 +601,19 @@ TEST(CpuKernels, JitCpuFromTheEnvironment) {
   testing::internal::CaptureStderr();
   bool failedAsItShould = failed(kc->compile());
   std::string err = testing::internal::GetCapturedStderr();
+  // A target this machine cannot run is refused, not run into SIGILL.
+  if (!einrt::cpuRuns("x86-64-v4")) {
+    setenv("EINC_JIT_CPU", "x86-64-v4", 1);
+    testing::internal::CaptureStderr();
+    EXPECT_TRUE(failed(kc->compile()));
+    EXPECT_NE(testing::internal::GetCapturedStderr().find(
+                  "EINC_JIT_CPU: this CPU cannot run x86-64-v4 code (its best target is "),
+              std::string::npos);
+  }
   EXPECT_TRUE(failedAsItShould);
-  EXPECT_NE(err.find("EINC_JIT_CPU: 'no-such-cpu' is not a CPU LLVM knows"), std::string::npos)
+  EXPECT_NE(err.find("EINC_JIT_CPU: 'no-such-cpu' is not a CPU target einc knows (x86-64-v4, "
+                     "x86-64-v3, x86-64-v2)"),
+            std::string::npos)
       << err;
   if (outer)
     setenv("EINC_JIT_CPU", saved.c_str(), 1);
