@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "einc"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".ein", ".test"]
-config.excludes = ["Inputs", "reference", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "reference", "unit", "fuzz", "fuzz-pipeline", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.einc_obj_root, "test")
 
