@@ -234,11 +234,17 @@ MaybeFailure Checker::gradCheck(ModuleOp grad) {
       return Failure{"gradient check", error};
     if (fine.worst.relativeError <= 1e-4)
       return std::nullopt;
-    if (!atKink(*forward, fine.worst.param, fine.worst.index)) {
+    if (!atKink(*forward, fine.worst.param, fine.worst.index, 2 * o.step)) {
       const einrt::GradCheckEntry &w = fine.worst;
+      std::vector<double> at;
+      int64_t b = forward->findBuffer(w.param);
+      std::string value =
+          b >= 0 && forward->read(size_t(b), at, error) && w.index < int64_t(at.size())
+              ? " = " + formatNumber(at[size_t(w.index)])
+              : "";
       return Failure{"gradient check (reference backend, float64, @grad vs central "
                      "differences of @forward)",
-                     w.param + "[" + std::to_string(w.index) + "]: analytic " +
+                     w.param + "[" + std::to_string(w.index) + "]" + value + ": analytic " +
                          formatNumber(w.analytic) + ", numeric " + formatNumber(w.numeric) +
                          " (h = 1e-6; relative error " + formatNumber(w.relativeError) +
                          " > 1e-4; with h = 1e-4: " + formatNumber(report.worst.relativeError) +

@@ -5,6 +5,7 @@
 #include "runtime/HostDevice.h"
 #include "runtime/Init.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -180,7 +181,7 @@ bool runApply(const Lowered &l, einrt::Precision precision, const Values &values
   return true;
 }
 
-bool atKink(einrt::Executor &forward, const std::string &param, int64_t index) {
+bool atKink(einrt::Executor &forward, const std::string &param, int64_t index, double reach) {
   int64_t b = forward.findBuffer(param);
   if (b < 0)
     return false;
@@ -196,11 +197,29 @@ bool atKink(einrt::Executor &forward, const std::string &param, int64_t index) {
       forward.readScalar(0, l, error);
     return l;
   };
-  const double h = 1e-8;
-  double f0 = loss(x), right = (loss(x + h) - f0) / h, left = (f0 - loss(x - h)) / h;
+  // Slopes over 50 steps across [x - reach, x + reach]: smooth, neighbouring
+  // slopes differ by the curvature times the step; a kink is one jump.
+  constexpr int kSteps = 50;
+  const double delta = 2 * reach / kSteps;
+  std::vector<double> slopes;
+  double previous = loss(x - reach);
+  for (int k = 1; k <= kSteps; ++k) {
+    double next = loss(x - reach + k * delta);
+    slopes.push_back((next - previous) / delta);
+    previous = next;
+  }
   p[size_t(index)] = x;
   forward.write(size_t(b), p.data(), p.size(), error);
-  return std::fabs(right - left) > 1e-3 * std::max({std::fabs(right), std::fabs(left), 1e-4});
+  std::vector<double> jumps;
+  double largest = 0;
+  for (size_t k = 0; k + 1 < slopes.size(); ++k) {
+    jumps.push_back(std::fabs(slopes[k + 1] - slopes[k]));
+    largest = std::max(largest, std::fabs(slopes[k]));
+  }
+  std::vector<double> sorted = jumps;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  double median = sorted[sorted.size() / 2], worst = *std::max_element(jumps.begin(), jumps.end());
+  return worst > 1e-3 * std::max(largest, 1e-4) && worst > 50 * median;
 }
 
 std::string formatNumber(double v) {

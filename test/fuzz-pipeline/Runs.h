@@ -61,9 +61,9 @@ bool runSteps(const Lowered &l, const std::string &name, einrt::Precision precis
 bool runApply(const Lowered &l, einrt::Precision precision, const Values &values,
               const std::vector<RunResults> &grads, RunResults &out, std::string &error);
 
-/// Whether @forward's loss has a kink at param[index]: its one-sided slopes
-/// (h = 1e-8, float64) disagree.
-bool atKink(einrt::Executor &forward, const std::string &param, int64_t index);
+/// Whether @forward's loss has a kink at param[index] or within `reach` of
+/// it: its slopes across [x - reach, x + reach] (float64) jump once.
+bool atKink(einrt::Executor &forward, const std::string &param, int64_t index, double reach);
 
 std::string formatNumber(double v);
 
