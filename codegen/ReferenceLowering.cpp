@@ -51,6 +51,8 @@ BufferRole roleOf(llvm::StringRef kind) {
     return BufferRole::Param;
   if (kind == "opt_state")
     return BufferRole::OptState;
+  if (kind == "accumulator")
+    return BufferRole::Accumulator;
   if (kind == "step" || kind == "lr")
     return BufferRole::Scalar;
   return BufferRole::Input;

@@ -34,9 +34,13 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.9)};
   Option<double> clip{*this, "clip", llvm::cl::desc("max gradient norm (0: off)"),
                       llvm::cl::init(1.0)};
+  Option<int64_t> microBatches{*this, "micro-batches",
+                               llvm::cl::desc("micro-batches per step (> 1: @accumulate_grad)"),
+                               llvm::cl::init(1)};
 };
 
-/// @forward → @grad → @train_step, then canonicalize and CSE.
+/// @forward → @grad → @train_step (+ @apply_update; with micro-batches > 1
+/// also @accumulate_grad), then canonicalize and CSE.
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &options);
 
 /// Registers every einc pass and pipeline (for ein-opt and einc).

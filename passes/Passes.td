@@ -31,7 +31,7 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
     optimizer update in PyTorch's order of operations. Also builds
     `@apply_update(params..., grads..., opt_state..., step, lr) -> (grad_norm,
     params'..., opt_state'...)`: the same clipping and update on given
-    gradients (accumulated over micro-batches by the runtime).
+    gradients (the means over micro-batches: `ein-accumulate-grad`).
   }];
   let options = [
     Option<"gradName", "grad", "std::string", "\"grad\"", "the gradient function">,
@@ -48,6 +48,42 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
            "params weight decay applies to: matrices (rank >= 2) | all">,
     Option<"momentum", "momentum", "double", "0.9", "SGD momentum">,
     Option<"clip", "clip", "double", "1.0", "max global gradient norm (0: no clipping)">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
+def EinAccumulateGrad : Pass<"ein-accumulate-grad", "mlir::ModuleOp"> {
+  let summary = "Gradient accumulation in compiled code: @grad -> @accumulate_grad";
+  let description = [{
+    Builds `@accumulate_grad(inputs..., params..., loss_sum, grad_sums...) ->
+    (loss_sum', grad_sums'...)` from `@grad(inputs..., params...) -> (loss,
+    grads...)`: each result `v` of `@grad` is added, divided by the number of
+    micro-batches `k`, to its accumulator (`x' = x + v * (1/k)`). The runtime
+    zeroes the accumulators, runs the function once per micro-batch feeding
+    each result back into its accumulator, and passes the means of the
+    gradients to `@apply_update`. The accumulators are arguments of
+    `ein.kind = "accumulator"` named as `@grad`'s results.
+
+    Example (k = 2, one param `w : tensor<4xf32>`):
+    ```mlir
+    func.func @accumulate_grad(%x: tensor<4xf32>, %w: tensor<4xf32>,
+        %loss_sum: tensor<f32> {ein.kind = "accumulator", ein.name = "loss"},
+        %w_sum: tensor<4xf32> {ein.kind = "accumulator", ein.name = "w"})
+        -> (tensor<f32>, tensor<4xf32>) {
+      ... @grad's body: %loss, %dw ...
+      %h = ein.constant dense<5.000000e-01> : tensor<f32>
+      %dw_mean = ein.mul %dw, (broadcast of %h) : tensor<4xf32>
+      %w_sum2 = ein.add %w_sum, %dw_mean : tensor<4xf32>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"gradName", "grad", "std::string", "\"grad\"", "the gradient function">,
+    Option<"accumulateName", "accumulate", "std::string", "\"accumulate_grad\"",
+           "the function to create">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "micro-batches per optimizer step (k: each gradient is added divided by k)">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }

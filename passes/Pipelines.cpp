@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - Named pass pipelines and registration --------------===//
 //
-// `ein-build-train-step`: @forward → @grad → @train_step, then canonicalize
+// `ein-build-train-step`: @forward → @grad → @train_step (and, accumulating
+// over micro-batches, @accumulate_grad), then canonicalize
 // and CSE. The one pipeline `einc` runs to build the training step; ein-opt
 // runs it by name with the same options.
 //
@@ -25,6 +26,11 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
   step.momentum = o.momentum;
   step.clip = o.clip;
   pm.addPass(createEinTrainStep(step));
+  if (o.microBatches > 1) {
+    EinAccumulateGradOptions accumulate;
+    accumulate.microBatches = o.microBatches;
+    pm.addPass(createEinAccumulateGrad(accumulate));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -36,7 +36,8 @@ template <size_t N> std::string joined(const char *const (&names)[N]) {
   return out;
 }
 
-const char *const kRoleNames[] = {"input", "param", "opt_state", "scalar", "constant", "temp"};
+const char *const kRoleNames[] = {"input",  "param",    "opt_state", "accumulator",
+                                  "scalar", "constant", "temp"};
 static_assert(std::size(kRoleNames) == size_t(BufferRole::Temp) + 1);
 const char *const kEpilogueNames[] = {"store", "accumulate"};
 static_assert(std::size(kEpilogueNames) == size_t(GemmEpilogue::Accumulate) + 1);

@@ -27,12 +27,13 @@ namespace einrt {
 
 /// Why a buffer exists; arguments and results are listed in Program order.
 enum class BufferRole : uint8_t {
-  Input,    // data fed each step (tokens, targets)
-  Param,    // model parameters
-  OptState, // optimizer state (moments, ...)
-  Scalar,   // runtime scalars passed as arguments (step, lr)
-  Constant, // holds `constant` bytes, set once
-  Temp,     // produced by a step
+  Input,       // data fed each step (tokens, targets)
+  Param,       // model parameters
+  OptState,    // optimizer state (moments, ...)
+  Accumulator, // sums carried from call to call (gradient accumulation)
+  Scalar,      // runtime scalars passed as arguments (step, lr)
+  Constant,    // holds `constant` bytes, set once
+  Temp,        // produced by a step
 };
 
 /// How a Param buffer is initialised (from the model's `~` initialiser).

@@ -30,16 +30,6 @@ std::string num(double v) {
   return buf;
 }
 
-/// Adds buffer `buffer` of `ex` into `acc`, in double.
-bool addInto(std::vector<double> &acc, const Executor &ex, size_t buffer, std::string &error) {
-  thread_local std::vector<double> values;
-  if (!ex.read(buffer, values, error))
-    return false;
-  for (size_t i = 0; i < acc.size() && i < values.size(); ++i)
-    acc[i] += values[i];
-  return true;
-}
-
 bool fileExists(const std::string &path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -98,8 +88,9 @@ struct Trainer::Impl {
     bool opt = false;
     size_t holderArg = 0;      // argument index in the holder (train_step/apply)
     size_t result = 0;         // the holder's result with the new value
-    int64_t gradArg = -1;      // params: argument index in @grad
-    int64_t gradResult = -1;   // params: @grad's result with the gradient
+    int64_t accArg = -1;       // params: argument index in @accumulate_grad
+    int64_t sumArg = -1;       // params: its gradient's accumulator there
+    int64_t sumResult = -1;    // params: the accumulator's next value
     int64_t applyGradArg = -1; // params: @apply_update's gradient argument
     int64_t forwardArg = -1;   // params: argument index in @forward
   };
@@ -107,7 +98,11 @@ struct Trainer::Impl {
   std::vector<Slot> slots; // params (argument order), then opt state
   size_t paramCount = 0;
   size_t stepArg = 0, lrArg = 0;
-  size_t lossResult = 0;     // in the executor producing the loss
+  size_t lossResult = 0; // in the executor producing the loss
+  /// @accumulate_grad: (result, argument) of each accumulator, the loss's
+  /// first; the loss accumulator's argument.
+  std::vector<std::pair<size_t, size_t>> accumulators;
+  size_t lossSumArg = 0;
   size_t gradNormResult = 0; // in the holder
   std::optional<WindowLayout> trainLayout, evalLayout;
   MetricsLog log;
@@ -161,9 +156,9 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     I.holder = programs.trainStep;
     holderName = "@train_step";
   } else {
-    if (!programs.grad || !programs.apply) {
+    if (!programs.accumulate || !programs.apply) {
       error = "accumulate = " + std::to_string(c.accumulate) +
-              " needs the @grad and @apply_update programs";
+              " needs the @accumulate_grad and @apply_update programs";
       return nullptr;
     }
     I.holder = programs.apply;
@@ -212,7 +207,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
   }
 
   // Inputs of the program that draws training data.
-  Executor *dataEx = c.accumulate == 1 ? programs.trainStep : programs.grad;
+  Executor *dataEx = c.accumulate == 1 ? programs.trainStep : programs.accumulate;
   I.trainLayout = windowLayout(dataEx->program(), c.mapping, error);
   if (!I.trainLayout)
     return nullptr;
@@ -223,20 +218,15 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
 
   // The trainer's own big allocations, checked now rather than met as an
   // abort mid-run: a checkpoint stages a copy of params and optimizer state
-  // and its serialised file (2x their bytes); accumulation sums gradients in
-  // double.
+  // and its serialised file (2x their bytes).
   {
-    int64_t stateBytes = 0, paramElements = 0;
+    int64_t stateBytes = 0;
     for (const Impl::Slot &s : I.slots) {
       const Buffer &b = hp.buffers[hp.arguments[s.holderArg]];
       stateBytes += b.elementCount() * dtypeSize(b.dtype);
-      if (!s.opt)
-        paramElements += b.elementCount();
     }
-    int64_t need =
-        (c.checkpointDir.empty() ? 0 : 2 * stateBytes) + (c.accumulate > 1 ? 8 * paramElements : 0);
-    std::string shortfall =
-        memoryShortfall(need, "the trainer (checkpoint staging and accumulated gradients)");
+    int64_t need = c.checkpointDir.empty() ? 0 : 2 * stateBytes;
+    std::string shortfall = memoryShortfall(need, "the trainer (checkpoint staging)");
     if (!shortfall.empty()) {
       error = shortfall;
       return nullptr;
@@ -244,19 +234,26 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
   }
 
   if (c.accumulate > 1) {
-    // @grad: (inputs..., params...) -> (loss, grads...) in its param order;
-    // @apply_update: (params..., grads..., opt_state..., step, lr).
-    const Program &gp = programs.grad->program();
-    std::vector<size_t> gradParams;
-    for (size_t a = 0; a < gp.arguments.size(); ++a)
-      if (gp.buffers[gp.arguments[a]].role == BufferRole::Param)
-        gradParams.push_back(a);
-    if (gradParams.size() != I.paramCount || gp.results.size() != 1 + I.paramCount) {
-      error = "@grad takes " + std::to_string(gradParams.size()) + " params and returns " +
-              std::to_string(gp.results.size()) + " results; @apply_update takes " +
-              std::to_string(I.paramCount) + " params";
+    // @accumulate_grad: (inputs..., params..., accumulators...) ->
+    // (accumulators'...), each result named as its accumulator, the loss's
+    // first; @apply_update: (params..., grads..., opt_state..., step, lr).
+    const Program &ap = programs.accumulate->program();
+    for (size_t r = 0; r < ap.results.size(); ++r) {
+      int64_t a = findArg(ap, ap.resultNames[r], BufferRole::Accumulator);
+      if (a < 0 || !sameType(ap.buffers[ap.arguments[size_t(a)]], ap.buffers[ap.results[r]])) {
+        error = "@accumulate_grad has no accumulator argument '" + ap.resultNames[r] +
+                "' of its result's type";
+        return nullptr;
+      }
+      I.accumulators.emplace_back(r, size_t(a));
+    }
+    if (I.accumulators.size() != 1 + I.paramCount) {
+      error = "@accumulate_grad accumulates " + std::to_string(I.accumulators.size()) +
+              " values; @apply_update takes " + std::to_string(I.paramCount) +
+              " params (and the loss is the first)";
       return nullptr;
     }
+    I.lossSumArg = I.accumulators.front().second;
     std::vector<size_t> applyGrads;
     for (size_t a = 0; a < hp.arguments.size(); ++a) {
       BufferRole r = hp.buffers[hp.arguments[a]].role;
@@ -271,30 +268,23 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     for (size_t k = 0; k < I.paramCount; ++k) {
       Impl::Slot &s = I.slots[k];
       const Buffer &pb = hp.buffers[hp.arguments[s.holderArg]];
-      s.gradArg = findArg(gp, s.name, BufferRole::Param);
-      if (s.gradArg < 0 || !sameType(gp.buffers[gp.arguments[size_t(s.gradArg)]], pb)) {
-        error = "@grad has no param '" + s.name + "' of type " + dtypeName(pb.dtype) +
-                shapeText(pb.shape);
+      s.accArg = findArg(ap, s.name, BufferRole::Param);
+      s.sumArg = findArg(ap, s.name, BufferRole::Accumulator);
+      if (s.accArg < 0 || !sameType(ap.buffers[ap.arguments[size_t(s.accArg)]], pb) ||
+          s.sumArg < 0 || !sameType(ap.buffers[ap.arguments[size_t(s.sumArg)]], pb)) {
+        error = "@accumulate_grad has no param '" + s.name + "' and accumulator of type " +
+                dtypeName(pb.dtype) + shapeText(pb.shape);
         return nullptr;
       }
-      size_t pos = size_t(std::find(gradParams.begin(), gradParams.end(), size_t(s.gradArg)) -
-                          gradParams.begin());
-      s.gradResult = int64_t(1 + pos);
       // The apply's gradients follow its params' order.
       s.applyGradArg = int64_t(applyGrads[k]);
-      const Buffer &gr = gp.buffers[gp.results[size_t(s.gradResult)]];
       const Buffer &ag = hp.buffers[hp.arguments[size_t(s.applyGradArg)]];
-      if (gr.shape != pb.shape || ag.shape != pb.shape) {
-        error = "the gradient of '" + s.name + "' has shape " + shapeText(gr.shape) +
-                " in @grad and " + shapeText(ag.shape) + " in @apply_update; the param is " +
-                shapeText(pb.shape);
+      if (!sameType(ag, pb)) {
+        error = "the gradient of '" + s.name + "' has shape " + shapeText(ag.shape) +
+                " in @apply_update; the param is " + shapeText(pb.shape);
         return nullptr;
       }
     }
-    t->gradSums.resize(I.paramCount);
-    for (size_t k = 0; k < I.paramCount; ++k)
-      t->gradSums[k].assign(size_t(hp.buffers[hp.arguments[I.slots[k].holderArg]].elementCount()),
-                            0.0);
   }
 
   if (programs.forward && val && c.evalEvery > 0) {
@@ -433,7 +423,7 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   optStep = cfg.resetOptimizer ? 0 : ck->info.optimizerStep;
   lastVal = ck->info.valLoss;
   bestVal = ck->info.bestValLoss;
-  return syncParamsToGrad(I, progs.grad, error);
+  return syncParamsToGrad(I, progs.accumulate, error);
 }
 
 namespace {
@@ -442,9 +432,9 @@ bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
     return true;
   for (size_t k = 0; k < I.paramCount; ++k) {
     const Trainer::Impl::Slot &s = I.slots[k];
-    if (s.gradArg < 0)
+    if (s.accArg < 0)
       continue;
-    if (!grad->copyFrom(size_t(grad->program().arguments[size_t(s.gradArg)]), *I.holder,
+    if (!grad->copyFrom(size_t(grad->program().arguments[size_t(s.accArg)]), *I.holder,
                         I.holderBuf(s), error))
       return false;
   }
@@ -472,10 +462,13 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     if (!ex.readScalar(I.lossResult, loss, error))
       return false;
   } else {
-    Executor &g = *progs.grad;
-    double lossSum = 0;
-    for (auto &acc : gradSums)
-      std::fill(acc.begin(), acc.end(), 0.0);
+    // The means over the micro-batches, summed in compiled code
+    // (@accumulate_grad adds loss/k and grads/k into its accumulators).
+    Executor &g = *progs.accumulate;
+    const Program &ap = g.program();
+    for (auto [result, arg] : I.accumulators)
+      if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
+        return false;
     for (int64_t m = 0; m < cfg.accumulate; ++m) {
       if (!trainSampler->feed(g, error))
         return false;
@@ -484,24 +477,19 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
             "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + ": " + error;
         return false;
       }
-      double microLoss;
-      if (!g.readScalar(0, microLoss, error))
-        return false;
-      lossSum += microLoss;
-      for (size_t k = 0; k < I.paramCount; ++k)
-        if (!addInto(gradSums[k], g, size_t(g.program().results[size_t(I.slots[k].gradResult)]),
-                     error))
+      for (auto [result, arg] : I.accumulators)
+        if (!g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result]), error))
           return false;
     }
-    const double k = double(cfg.accumulate);
-    loss = lossSum / k;
-    for (size_t p = 0; p < I.paramCount; ++p) {
-      for (double &v : gradSums[p])
-        v /= k;
-      if (!I.holder->setArgument(size_t(I.slots[p].applyGradArg), gradSums[p].data(),
-                                 gradSums[p].size(), error))
+    std::vector<double> lossValues;
+    if (!g.read(size_t(ap.arguments[I.lossSumArg]), lossValues, error))
+      return false;
+    loss = lossValues.empty() ? NAN : lossValues[0];
+    for (size_t p = 0; p < I.paramCount; ++p)
+      if (!I.holder->copyFrom(
+              size_t(I.holder->program().arguments[size_t(I.slots[p].applyGradArg)]), g,
+              size_t(ap.arguments[size_t(I.slots[p].sumArg)]), error))
         return false;
-    }
     if (!std::isfinite(loss)) {
       gradNorm = NAN;
       nonFinite = true;
@@ -531,7 +519,23 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
       return false;
   curStep = t;
   optStep += 1;
-  return syncParamsToGrad(I, progs.grad, error);
+  return syncParamsToGrad(I, progs.accumulate, error);
+}
+
+bool Trainer::lastGradients(std::vector<std::vector<double>> &out, std::string &error) const {
+  out.clear();
+  if (!progs.accumulate) {
+    error = "no accumulated gradients: accumulate is 1";
+    return false;
+  }
+  const Program &ap = progs.accumulate->program();
+  for (size_t k = 0; k < impl->paramCount; ++k) {
+    out.emplace_back();
+    if (!progs.accumulate->read(size_t(ap.arguments[size_t(impl->slots[k].sumArg)]), out.back(),
+                                error))
+      return false;
+  }
+  return true;
 }
 
 bool Trainer::evaluate(double &valLoss, std::string &error) {
@@ -600,25 +604,26 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     bestVal.reset();
     trainSampler->rewind();
     if (cfg.initialize) {
-      // Init where the params' initialisers are: @train_step, or @grad (the
+      // Init where the params' initialisers are: @train_step, or
+      // @accumulate_grad (the model's own signature first)
       // model's own signature) when accumulating.
       if (cfg.accumulate == 1) {
         if (!initParams(*I.holder, cfg.seed, error))
           return false;
       } else {
-        if (!initParams(*progs.grad, cfg.seed, error))
+        if (!initParams(*progs.accumulate, cfg.seed, error))
           return false;
         for (size_t k = 0; k < I.paramCount; ++k)
           if (!I.holder->copyFrom(
-                  I.holderBuf(I.slots[k]), *progs.grad,
-                  size_t(progs.grad->program().arguments[size_t(I.slots[k].gradArg)]), error))
+                  I.holderBuf(I.slots[k]), *progs.accumulate,
+                  size_t(progs.accumulate->program().arguments[size_t(I.slots[k].accArg)]), error))
             return false;
       }
     }
     for (size_t k = I.paramCount; k < I.slots.size(); ++k)
       if (!I.holder->zeroBuffer(I.holderBuf(I.slots[k]), error))
         return false;
-    if (!syncParamsToGrad(I, progs.grad, error))
+    if (!syncParamsToGrad(I, progs.accumulate, error))
       return false;
   }
   result.startStep = curStep;

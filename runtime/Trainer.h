@@ -6,11 +6,12 @@
 //     lr = schedule.at(t)
 //     accumulate == 1:  draw a batch → @train_step(inputs, params, opt_state,
 //                       t_opt, lr) → (loss, grad_norm, params', opt_state')
-//     accumulate == k:  k × (draw a micro-batch → @grad(inputs, params) →
-//                       (loss, grads)), sum the grads in double and divide by
-//                       k (the loss: mean of the k losses), then
-//                       @apply_update(params, grads, opt_state, t_opt, lr) →
-//                       (grad_norm, params', opt_state')
+//     accumulate == k:  zero the accumulators, k × (draw a micro-batch →
+//                       @accumulate_grad(inputs, params, sums) → sums'
+//                       (each result fed back into its accumulator; the
+//                       compiled code adds loss/k and grads/k)), then
+//                       @apply_update(params, mean grads, opt_state, t_opt,
+//                       lr) → (grad_norm, params', opt_state')
 //     a non-finite loss or grad_norm stops the run (error names the step;
 //       params' are not taken, no checkpoint is written)
 //     every eval_every steps and at the last step: mean @forward loss over
@@ -25,7 +26,8 @@
 // is cut back to the resumed step (MetricsLog::openResumed).
 //
 // Params and optimizer state live in the argument buffers of @train_step
-// (or @apply_update); @grad and @forward get copies of the params by name.
+// (or @apply_update); @accumulate_grad and @forward get copies of the params
+// by name.
 // Params start from their initialisers (initParams with the seed) unless
 // resuming or `initialize` is off (the caller has set them).
 //
@@ -87,10 +89,10 @@ struct TrainConfig {
 
 /// The Programs to drive; the executors must outlive the Trainer.
 struct TrainPrograms {
-  Executor *trainStep = nullptr; // @train_step, for accumulate == 1
-  Executor *grad = nullptr;      // @grad, for accumulate > 1
-  Executor *apply = nullptr;     // @apply_update, for accumulate > 1
-  Executor *forward = nullptr;   // @forward, for evaluation (optional)
+  Executor *trainStep = nullptr;  // @train_step, for accumulate == 1
+  Executor *accumulate = nullptr; // @accumulate_grad, for accumulate > 1
+  Executor *apply = nullptr;      // @apply_update, for accumulate > 1
+  Executor *forward = nullptr;    // @forward, for evaluation (optional)
 };
 
 struct TrainResult {
@@ -129,9 +131,9 @@ public:
   bool saveCheckpoint(const std::string &path, std::string &error);
   /// Params and optimizer state as tensors, argument order, Program dtypes.
   bool stateTensors(std::vector<TensorData> &out, std::string &error) const;
-  /// Averaged gradients of the last accumulated step (accumulate > 1),
-  /// indexed like the params.
-  const std::vector<std::vector<double>> &lastGradients() const { return gradSums; }
+  /// The mean gradients of the last accumulated step (accumulate > 1),
+  /// indexed like the params: the accumulators of @accumulate_grad.
+  bool lastGradients(std::vector<std::vector<double>> &out, std::string &error) const;
 
   int64_t step() const { return curStep; }
   const WindowSampler &sampler() const { return *trainSampler; }
@@ -155,7 +157,6 @@ private:
   int64_t optStep = 0; // the optimizer's update count (t of AdamW)
   bool nonFinite = false;
   std::optional<double> lastVal, bestVal;
-  std::vector<std::vector<double>> gradSums;
 };
 
 } // namespace einrt

@@ -49,6 +49,7 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.decay = settings.decay;
   options.momentum = settings.momentum;
   options.clip = settings.clip;
+  options.microBatches = settings.accumulate;
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);
   return runWith(pm, module, hook);

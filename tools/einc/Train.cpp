@@ -11,7 +11,7 @@
 //   like the context: shifted; one axis fewer: next_token).
 //
 // The functions are lowered for --backend: @train_step (accumulate 1) or
-// @grad + @apply_update (accumulate > 1), and @forward for evaluation. The
+// @accumulate_grad + @apply_update (accumulate > 1), and @forward for evaluation. The
 // static report of the same step on the `cpu` device profile, when one
 // exists, gives the predicted step time and MFU for the progress line.
 //
@@ -297,7 +297,8 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
 
   int64_t accumulate = s.accumulate;
 
-  // Compile: the train step (and @grad, @apply_update) with the settings.
+  // Compile: the train step (and @accumulate_grad, @apply_update) with the
+  // settings.
   auto start = std::chrono::steady_clock::now();
   Prediction prediction = predict(module, o, s);
   if (failed(buildTrainStep(module, s)))
@@ -306,7 +307,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   if (accumulate == 1)
     names.push_back("train_step");
   else
-    names = {"grad", "apply_update"};
+    names = {"accumulate_grad", "apply_update"};
   if (valFile)
     names.push_back("forward");
   Lowered lowered;
@@ -364,7 +365,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module)
   if (accumulate == 1) {
     programs.trainStep = &*lowered.executors[next++];
   } else {
-    programs.grad = &*lowered.executors[next++];
+    programs.accumulate = &*lowered.executors[next++];
     programs.apply = &*lowered.executors[next++];
   }
   if (valFile)

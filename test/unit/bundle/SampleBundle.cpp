@@ -52,6 +52,8 @@ Program everyKindProgram() {
   pb.p.arguments.push_back(moment);
   int32_t lr = pb.buffer(DType::F32, {}, BufferRole::Scalar, "lr");
   pb.p.arguments.push_back(lr);
+  int32_t sum = pb.buffer(DType::F32, {2, 4}, BufferRole::Accumulator, "w.sum");
+  pb.p.arguments.push_back(sum);
   const double inf = std::numeric_limits<double>::infinity();
   pb.constant(DType::F32, xs,
               {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), 4.9e-324});

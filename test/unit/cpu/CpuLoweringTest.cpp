@@ -128,13 +128,16 @@ TEST(CpuLowering, ContractionLayouts) {
     const einrt::Step *mm = firstMatmul(*l.cpu);
     ASSERT_TRUE(mm);
     const einrt::GemmDesc &plan = mm->as<einrt::GemmDesc>();
-    if (c.batch >= 0)
+    if (c.batch >= 0) {
       EXPECT_EQ(plan.batch, c.batch);
+    }
     EXPECT_EQ(plan.outer.size(), size_t(c.outerLoops));
-    if (c.transA >= 0)
+    if (c.transA >= 0) {
       EXPECT_EQ(plan.transA, c.transA != 0);
-    if (c.transB >= 0)
+    }
+    if (c.transB >= 0) {
       EXPECT_EQ(plan.transB, c.transB != 0);
+    }
     // Same buffers as the reference, plus the transposed temporaries.
     EXPECT_EQ(l.cpu->buffers.size(), l.reference->buffers.size() + c.transposes);
     EXPECT_EQ(l.cpu->arguments, l.reference->arguments);
@@ -363,8 +366,9 @@ TEST(CpuLowering, ModelsTrainStep) {
               const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
               double v = b.name == "lr" ? 1e-3 : 1.0;
               std::string error;
-              if (b.role == einrt::BufferRole::Scalar)
+              if (b.role == einrt::BufferRole::Scalar) {
                 EXPECT_TRUE(ex.write(size_t(ex.program().arguments[a]), &v, 1, error)) << error;
+              }
             }
           },
           error);

@@ -171,6 +171,25 @@ struct TinyModel {
     b.result(m2, "table.m");
     return b.p;
   }
+  /// (tokens, targets, table, loss, table: accumulators) -> (loss', table'):
+  /// each accumulator plus its value divided by `micro` (as
+  /// passes/AccumulateGrad.cpp builds it).
+  Program accumulate(int64_t micro) const {
+    ProgramBuilder b;
+    b.p.name = "accumulate_grad";
+    Core c = core(b, true);
+    int32_t lossSum = b.buffer(DType::F32, {}, BufferRole::Accumulator, "loss");
+    int32_t gradSum = b.buffer(DType::F32, {vocab, vocab}, BufferRole::Accumulator, "table");
+    b.p.arguments.push_back(lossSum);
+    b.p.arguments.push_back(gradSum);
+    int32_t inv = b.constant(DType::F32, {}, {1.0 / double(micro)});
+    int32_t lossPart = b.step(StepKind::Mul, {c.loss, inv}, DType::F32, {});
+    int32_t invb = b.step(StepKind::Broadcast, {inv}, DType::F32, {vocab, vocab}, {{}});
+    int32_t gradPart = b.step(StepKind::Mul, {c.dtable, invb}, DType::F32, {vocab, vocab});
+    b.result(b.step(StepKind::Add, {lossSum, lossPart}, DType::F32, {}), "loss");
+    b.result(b.step(StepKind::Add, {gradSum, gradPart}, DType::F32, {vocab, vocab}), "table");
+    return b.p;
+  }
   /// (table, table_grad, table.m, step, lr) -> (grad_norm, table', table.m')
   Program apply() const {
     ProgramBuilder b;
