@@ -243,7 +243,7 @@ TEST(CorruptFile, CraftedHeadersNameWhatIsWrong) {
             at + "buffers[0].dtype: 'f128' is not a dtype (f32, bf16, f16, f64, i32, i1)");
   EXPECT_EQ(edited([](json &h) { buffer(h, 0)["role"] = "weights"; }),
             at + "buffers[0].role: 'weights' is not a buffer role (input, param, opt_state, "
-                 "scalar, constant, temp)");
+                 "accumulator, scalar, constant, temp)");
   EXPECT_EQ(edited([](json &h) { h["window"] = "sideways"; }),
             "'" + kName +
                 "': header: window: 'sideways' is not a window mapping (next_token, "

@@ -52,14 +52,15 @@ Program everyKindProgram() {
   pb.p.arguments.push_back(moment);
   int32_t lr = pb.buffer(DType::F32, {}, BufferRole::Scalar, "lr");
   pb.p.arguments.push_back(lr);
-  int32_t sum = pb.buffer(DType::F32, {2, 4}, BufferRole::Accumulator, "w.sum");
-  pb.p.arguments.push_back(sum);
   const double inf = std::numeric_limits<double>::infinity();
   pb.constant(DType::F32, xs,
               {0.0, -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), 4.9e-324});
   pb.constant(DType::F64, {7}, {0.1});
   pb.constant(DType::I32, {2}, {1, -2});
   pb.constant(DType::F32, {0}, {});
+  // After the constants, so the buffers the tests edit keep their indices.
+  int32_t sum = pb.buffer(DType::F32, {2, 4}, BufferRole::Accumulator, "w.sum");
+  pb.p.arguments.push_back(sum);
   (void)half, (void)brain, (void)lr;
 
   for (uint8_t k = 0; k < kStepKindCount; ++k) {
