@@ -385,7 +385,12 @@ GeneratedProgram Gen::run() {
     numberVars.push_back({name, v / 2});
     note("number variable");
   }
-  int statements = 2 + below(5);
+  // Now and then a large program: more values for fusion to group and
+  // schedule around each other (issue 9's class needs a tangled graph).
+  bool large = chance(0.12);
+  int statements = large ? 8 + below(7) : 2 + below(5);
+  if (large)
+    note("large program");
   for (int i = 0; i < statements; ++i)
     statement(3);
   // Outputs: a few variables (also after the loss's own terms).
