@@ -139,11 +139,14 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
     delta[size_t(it.last) + 1] -= it.bytes;
   }
   int64_t live = 0;
-  for (size_t step = 0; step < delta.size(); ++step)
-    if ((live += delta[step]) > plan.liveBytes) {
+  plan.liveAtStep.assign(program.steps.size(), 0);
+  for (size_t step = 0; step < program.steps.size(); ++step) {
+    plan.liveAtStep[step] = (live += delta[step]);
+    if (live > plan.liveBytes) {
       plan.liveBytes = live;
       plan.peakStep = int64_t(step);
     }
+  }
   plan.arenaBytes = place(items, plan.arenaOffset);
   return plan;
 }

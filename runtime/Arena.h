@@ -46,6 +46,9 @@ struct MemoryPlan {
   /// and the first step where that many are live (-1: no temporaries).
   int64_t liveBytes = 0;
   int64_t peakStep = -1;
+  /// Per step: the bytes of temporaries live while it runs (liveBytes is
+  /// their maximum; with residentBytes, the memory timeline of the step).
+  std::vector<int64_t> liveAtStep;
 
   static constexpr int64_t kAlign = 64;
   int64_t totalBytes() const { return arenaBytes + residentBytes; }

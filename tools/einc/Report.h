@@ -14,6 +14,7 @@
 #include "Options.h"
 
 #include "passes/Analysis.h"
+#include "runtime/Program.h"
 #include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -119,10 +120,17 @@ struct Report {
   int64_t activationBytes = 0; // saved for backward
   int64_t inputBytes = 0;
   int64_t savedInputBytes = 0; // inputs the backward reads (part of inputBytes)
+  // The peak is the memory plan of the @train_step Program the runtime
+  // runs (runtime/Arena.h): its arena of temporaries + its resident block
+  // (arguments, results, constants), at the report's widths; under mixed
+  // plus the fp32 master copy and the other half of the fp32 state.
   int64_t peakBytes = 0;
-  int64_t peakOpIndex = -1;
-  std::string peakOp;
-  std::vector<int64_t> liveAfter; // live bytes after each op
+  int64_t arenaBytes = 0;         // the planned arena (first fit by liveness)
+  int64_t residentBytes = 0;      // the resident block
+  std::string plannedBackend;     // whose lowering was planned: "cpu" | "reference"
+  int64_t peakOpIndex = -1;       // the Program step where most temporaries are live
+  std::string peakOp;             // that step's op and source location
+  std::vector<int64_t> liveAfter; // per step: resident + temporaries live at it
   bool fits = false;
   double marginBytes = 0; // device memory − peak (negative: short by)
 
@@ -141,10 +149,23 @@ struct Report {
   std::vector<size_t> topOps(size_t n) const;
 };
 
-/// Builds @train_step in `module` and fills `report`; false after printing
+/// `einc report`: compiles `module` (Compile.h, @train_step for the CPU
+/// backend, nothing JIT-compiled) and fills `report`; false after printing
 /// why (unknown device, bad device file, a failed pipeline).
 bool buildReport(mlir::ModuleOp module, const Options &options,
                  const einrt::TrainSettings &settings, Report &report);
+
+/// The report of a module whose @train_step was built and fused under
+/// `priced` (the settings with --precision/--optimizer applied), with the
+/// Program that step was lowered to (its memory plan is the report's
+/// memory), on the device `deviceName` names (see findDevice).
+bool reportOnStep(mlir::ModuleOp module, const einrt::Program &trainStep, const Options &options,
+                  const einrt::TrainSettings &priced, const std::string &deviceName,
+                  Report &report);
+
+/// Whether a profile named `name` exists (built in, the user's file, or
+/// --device-file), without printing anything.
+bool haveDeviceProfile(const Options &options, const std::string &name);
 
 /// The user's device-profile file where `einc calibrate` writes it
 /// (defaultDeviceFilePath), if it exists; else "".

@@ -1,9 +1,11 @@
-//===- ReportBuild.cpp - A model's module → its static cost report --------===//
+//===- ReportBuild.cpp - A compiled step → its static cost report ---------===//
 //
-// Builds @train_step with the chosen optimizer, runs the cost and memory
-// analyses (passes/Analysis.h) under the precision policy, places every op
-// on the device's roofline (passes/DeviceProfile.h) and aggregates. Every
-// figure and formula is documented in docs/report.md; keep them together.
+// On the @train_step that compileModel (Compile.h) built, fused and lowered:
+// runs the cost analysis (passes/Analysis.h) under the precision policy,
+// takes the memory from the lowered Program's memory plan (runtime/Arena.h,
+// the one the runtime allocates), places every op on the device's roofline
+// (passes/DeviceProfile.h) and aggregates. Every figure and formula is
+// documented in docs/report.md; keep them together.
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
@@ -12,6 +14,7 @@
 
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
+#include "runtime/Arena.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -57,21 +60,30 @@ bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &prof
   return true;
 }
 
-std::optional<ein::DeviceProfile> findDevice(const Options &o) {
+std::optional<std::vector<ein::DeviceProfile>> allProfiles(const Options &o) {
   std::vector<ein::DeviceProfile> profiles = ein::builtinDeviceProfiles();
   std::string user = userProfilesPath();
   if (!user.empty() && !readProfiles(user, profiles))
     return std::nullopt;
   if (!o.deviceFile.empty() && !readProfiles(o.deviceFile, profiles))
     return std::nullopt;
+  return profiles;
+}
+
+std::optional<ein::DeviceProfile> findDevice(const Options &o, const std::string &name) {
+  auto all = allProfiles(o);
+  if (!all)
+    return std::nullopt;
+  std::vector<ein::DeviceProfile> &profiles = *all;
+  std::string user = userProfilesPath();
   for (const ein::DeviceProfile &p : profiles)
-    if (p.name == o.device)
+    if (p.name == name)
       return p;
   std::vector<std::string> names;
   for (const ein::DeviceProfile &p : profiles)
     names.push_back(p.name);
   std::string hint = user.empty() ? "; `einc calibrate` measures this machine as \"cpu\"" : "";
-  fail("unknown device '" + o.device + "'; known devices: " + llvm::join(names, ", ") + hint);
+  fail("unknown device '" + name + "'; known devices: " + llvm::join(names, ", ") + hint);
   return std::nullopt;
 }
 
@@ -128,10 +140,25 @@ std::string userProfilesPath() {
   return !path.empty() && llvm::sys::fs::exists(path) ? path : "";
 }
 
-bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
-                 Report &r) {
+bool haveDeviceProfile(const Options &o, const std::string &name) {
+  std::vector<ein::DeviceProfile> profiles = ein::builtinDeviceProfiles();
+  for (const std::string &path : {userProfilesPath(), o.deviceFile}) {
+    if (path.empty())
+      continue;
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    std::string error;
+    if (auto parsed =
+            buffer ? ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error) : std::nullopt)
+      profiles.insert(profiles.end(), parsed->begin(), parsed->end());
+  }
+  return std::any_of(profiles.begin(), profiles.end(),
+                     [&](const ein::DeviceProfile &p) { return p.name == name; });
+}
+
+bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
+                  const einrt::TrainSettings &priced, const std::string &deviceName, Report &r) {
   r.model = o.input;
-  auto device = findDevice(o);
+  auto device = findDevice(o, deviceName);
   if (!device)
     return false;
   r.device = device->name;
@@ -139,14 +166,6 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
   r.deviceSource = device->source;
   r.bandwidth = device->bandwidth;
   r.deviceMemory = device->memoryBytes;
-
-  // Policy and optimizer: the flag, else the model's train settings (whose
-  // defaults are fp32 and adamw).
-  einrt::TrainSettings priced = settings;
-  if (!o.precision.empty())
-    priced.precision = o.precision;
-  if (!o.optimizer.empty())
-    priced.optimizer = o.optimizer;
   r.precision = priced.precision;
   r.optimizer = priced.optimizer;
 
@@ -159,13 +178,9 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
       if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
         r.dims[a.getName().str()] = i.getInt();
 
-  if (failed(buildTrainStep(module, priced)))
-    return false;
   // Fusion (the `fusion` setting, on by default): the groups the backends
   // compile as single kernels, and the order they run in.
   r.fusion = fusionEnabled(priced);
-  if (failed(applyFusion(module, priced)))
-    return false;
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (!fn)
     return fail("building the training step produced no @train_step");
@@ -195,7 +210,8 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
     if (r.precision == "mixed")
       ein::applyFusionToCosts(fn, wideCosts, wide);
   }
-  // With fusion, values the fused kernels keep in registers take no memory.
+  // The ledger's categories (params, grads, state, saved activations); the
+  // peak below is the Program's memory plan, not this analysis's.
   ein::FusedValues fused;
   if (r.fusion)
     fused = ein::fusedValues(fn);
@@ -231,15 +247,26 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
   r.activationBytes = ledger.activations;
   r.inputBytes = ledger.inputs;
   r.savedInputBytes = ledger.savedInputs;
-  // Under mixed the analysis saw params and state at 2 bytes; the fp32 master
-  // copy (4/param) and the other half of the fp32 state are live throughout.
+  // The memory plan of the Program the runtime runs, at the policy's widths
+  // (fp32: the IR's; mixed and bf16: every float at 2 bytes). Under mixed
+  // the plan saw params and state at 2 bytes; the fp32 master copy
+  // (4/param) and the other half of the fp32 state are live throughout.
+  einrt::StorageSizes sizes;
+  for (uint8_t t = 0; t < einrt::kDTypeCount; ++t) {
+    einrt::DType d = einrt::DType(t);
+    sizes.bytes[t] = einrt::isFloat(d) && r.precision != "fp32" ? 2 : einrt::dtypeSize(d);
+  }
+  einrt::MemoryPlan plan = einrt::planMemory(step, sizes);
   int64_t offset = r.precision == "mixed" ? r.masterBytes + 2 * stateElements : 0;
-  r.peakBytes = ledger.peak + offset;
-  r.peakOpIndex = ledger.peakOpIndex;
-  r.peakOp = ledger.peakOp;
-  r.liveAfter = ledger.liveAfter;
-  for (int64_t &b : r.liveAfter)
-    b += offset;
+  r.arenaBytes = plan.arenaBytes;
+  r.residentBytes = plan.residentBytes + offset;
+  r.peakBytes = plan.totalBytes() + offset;
+  r.peakOpIndex = plan.peakStep;
+  if (plan.peakStep >= 0)
+    r.peakOp = step.steps[size_t(plan.peakStep)].note;
+  r.liveAfter.clear();
+  for (int64_t live : plan.liveAtStep)
+    r.liveAfter.push_back(r.residentBytes + live);
   r.marginBytes = r.deviceMemory - static_cast<double>(r.peakBytes);
   r.fits = r.marginBytes >= 0;
 

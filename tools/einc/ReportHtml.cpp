@@ -154,7 +154,8 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
      << "</figcaption></figure>\n";
 }
 
-/// Live bytes after each op, over the step; phases shaded, the peak marked.
+/// Live bytes at each step of the @train_step Program (the runtime's memory
+/// plan), the step with the most temporaries marked.
 void memoryChart(const Report &r, llvm::raw_ostream &os) {
   Frame f;
   f.x0 = 70;
@@ -167,15 +168,6 @@ void memoryChart(const Report &r, llvm::raw_ostream &os) {
   auto X = [&](double i) { return f.x0 + f.w * (n > 1 ? i / double(n - 1) : 0.5); };
   auto Y = [&](double b) { return f.y0 + f.h * (1 - b / top); };
   os << "<figure><svg width=\"640\" height=\"380\" viewBox=\"0 0 640 380\" role=\"img\">\n";
-  // Phase bands.
-  size_t start = 0;
-  for (size_t i = 1; i <= r.ops.size(); ++i)
-    if (i == r.ops.size() || r.ops[i].phase != r.ops[start].phase) {
-      os << "<rect x=\"" << num(X(double(start))) << "\" y=\"" << f.y0 << "\" width=\""
-         << num(std::max(1.0, X(double(i - 1)) - X(double(start)))) << "\" height=\"" << f.h
-         << "\" fill=\"" << phaseColor(r.ops[start].phase) << "\" fill-opacity=\"0.07\"/>\n";
-      start = i;
-    }
   for (int k = 0; k <= 4; ++k) {
     double b = top * k / 4;
     os << "<line class=\"grid\" x1=\"" << f.x0 << "\" y1=\"" << num(Y(b)) << "\" x2=\""
@@ -196,21 +188,21 @@ void memoryChart(const Report &r, llvm::raw_ostream &os) {
     }
     os << "\"/>\n";
   }
-  if (r.peakOpIndex >= 0) {
-    double px = X(double(r.peakOpIndex)), py = Y(double(r.peakBytes));
+  if (r.peakOpIndex >= 0 && size_t(r.peakOpIndex) < n) {
+    double px = X(double(r.peakOpIndex)), py = Y(double(r.liveAfter[size_t(r.peakOpIndex)]));
     os << "<circle cx=\"" << num(px) << "\" cy=\"" << num(py) << "\" r=\"4\" fill=\"#c5221f\"/>"
        << "<text x=\"" << num(std::min(px, f.x0 + f.w - 150)) << "\" y=\"" << num(py - 8)
-       << "\" style=\"fill:#c5221f\">peak " << escape(formatBytes(double(r.peakBytes)))
-       << " at op #" << r.peakOpIndex << "</text>\n";
+       << "\" style=\"fill:#c5221f\">most live at step #" << r.peakOpIndex << "; planned "
+       << escape(formatBytes(double(r.peakBytes))) << "</text>\n";
   }
   os << "<rect class=\"axis\" fill=\"none\" x=\"" << f.x0 << "\" y=\"" << f.y0 << "\" width=\""
      << f.w << "\" height=\"" << f.h << "\"/>";
   os << "<text x=\"" << f.x0 + f.w / 2 << "\" y=\"" << f.y0 + f.h + 20
-     << "\" text-anchor=\"middle\">op in execution order (" << n
-     << " ops): forward, backward, optimizer</text>\n";
-  os << "</svg><figcaption>Live bytes after each op of the training step (params, grads, "
-        "optimizer state, inputs and every value between its definition and last use), under "
-        "the "
+     << "\" text-anchor=\"middle\">Program step in execution order (" << n
+     << " steps): forward, backward, optimizer</text>\n";
+  os << "</svg><figcaption>Live bytes at each step of the training step's Program: the resident "
+        "block (params, optimizer state, inputs, results) and the temporaries live at it; the "
+        "planned peak (arena + resident) is what the runtime allocates. Under the "
      << escape(r.precision) << " policy. Device memory: " << escape(formatBytes(r.deviceMemory))
      << (r.fits ? " — fits." : " — does not fit.") << "</figcaption></figure>\n";
 }

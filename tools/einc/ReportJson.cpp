@@ -84,8 +84,11 @@ Json memoryJson(const Report &r) {
   j["inputs"] = r.inputBytes;
   j["saved_inputs"] = r.savedInputBytes;
   j["peak"] = r.peakBytes;
-  j["peak_op_index"] = r.peakOpIndex;
-  j["peak_op"] = r.peakOp;
+  j["arena"] = r.arenaBytes;
+  j["resident"] = r.residentBytes;
+  j["planned_backend"] = r.plannedBackend;
+  j["peak_step_index"] = r.peakOpIndex;
+  j["peak_step"] = r.peakOp;
   j["bytes_per_param"] =
       jsonNumber(r.params ? double(r.paramBytes + r.gradBytes + r.optimizerBytes) / r.params : 0);
   j["device"] = jsonNumber(r.deviceMemory);

@@ -251,8 +251,13 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   m.add("activations saved for backward", bytesLine(r.activationBytes));
   m.add("inputs", bytesLine(r.inputBytes) +
                       "  (read by the backward: " + formatBytes(double(r.savedInputBytes)) + ")");
-  m.add("peak live", bytesLine(r.peakBytes) + "  at op #" + std::to_string(r.peakOpIndex) +
-                         (r.peakOp.empty() ? "" : " " + r.peakOp));
+  m.add("peak (planned)", bytesLine(r.peakBytes) + "  = arena " +
+                              formatBytes(double(r.arenaBytes)) + " + resident " +
+                              formatBytes(double(r.residentBytes)) + " (the " + r.plannedBackend +
+                              " backend's Program)");
+  if (r.peakOpIndex >= 0)
+    m.add("most temporaries live",
+          "at step #" + std::to_string(r.peakOpIndex) + (r.peakOp.empty() ? "" : " " + r.peakOp));
   m.add("device memory", formatBytes(r.deviceMemory) + ": " +
                              (r.fits ? "fits, margin " + formatBytes(r.marginBytes)
                                      : "DOES NOT FIT, short by " + formatBytes(-r.marginBytes)) +

@@ -82,17 +82,20 @@ void expectValid(const Program &p, const MemoryPlan &plan, bool wide) {
 }
 
 /// The largest sum of arena-buffer bytes live at one step.
-int64_t liveMaximum(const Program &p, const MemoryPlan &plan, bool wide) {
+/// Per step, the bytes of the arena's buffers live at it, by brute force.
+std::vector<int64_t> liveAtEachStep(const Program &p, const MemoryPlan &plan, bool wide) {
   std::vector<Range> r = liveRanges(p);
-  int64_t best = 0;
-  for (size_t s = 0; s < p.steps.size(); ++s) {
-    int64_t live = 0;
+  std::vector<int64_t> live(p.steps.size(), 0);
+  for (size_t s = 0; s < p.steps.size(); ++s)
     for (size_t b = 0; b < p.buffers.size(); ++b)
       if (plan.arenaOffset[b] >= 0 && r[b].first <= int64_t(s) && int64_t(s) <= r[b].last)
-        live += bytesOf(p, int32_t(b), wide);
-    best = std::max(best, live);
-  }
-  return best;
+        live[s] += bytesOf(p, int32_t(b), wide);
+  return live;
+}
+
+int64_t liveMaximum(const Program &p, const MemoryPlan &plan, bool wide) {
+  std::vector<int64_t> live = liveAtEachStep(p, plan, wide);
+  return live.empty() ? 0 : *std::max_element(live.begin(), live.end());
 }
 
 std::vector<double> values(size_t n, uint32_t seed) {
@@ -365,6 +368,7 @@ TEST(Arena, RandomProgramsMatchWithoutTheArena) {
       MemoryPlan m = plan(b.p, wide);
       expectValid(b.p, m, wide);
       EXPECT_EQ(m.liveBytes, liveMaximum(b.p, m, wide));
+      EXPECT_EQ(m.liveAtStep, liveAtEachStep(b.p, m, wide)) << "trial " << trial;
       EXPECT_GE(m.arenaBytes, m.liveBytes);
       Precision prec = wide ? Precision::F64 : Precision::F32;
       auto with = runAll(b.p, prec, true, args);

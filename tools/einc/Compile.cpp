@@ -1,0 +1,191 @@
+//===- Compile.cpp - The one compile path: a model's module → a bundle ----===//
+#include "Compile.h"
+#include "Report.h"
+#include "Stages.h"
+
+#include "codegen/CpuLowering.h"
+#include "codegen/ReferenceLowering.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace mlir;
+
+namespace einc {
+namespace {
+
+bool fail(const llvm::Twine &message) {
+  llvm::errs() << "einc: " << message << "\n";
+  return false;
+}
+
+bool needsTrainStep(const std::string &function) { return function != "forward"; }
+
+} // namespace
+
+const einrt::Program *CompiledModel::program(const std::string &function) const {
+  const einrt::BundledProgram *p = bundle.find(function);
+  return p ? &p->program : nullptr;
+}
+
+std::vector<std::string> trainFunctions(const einrt::TrainSettings &settings, bool withForward) {
+  std::vector<std::string> names;
+  if (settings.accumulate > 1)
+    names = {"accumulate_grad", "apply_update"};
+  else
+    names = {"train_step"};
+  if (withForward)
+    names.push_back("forward");
+  return names;
+}
+
+bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
+                  const std::string &source, const CompileRequest &request, CompiledModel &out) {
+  auto start = std::chrono::steady_clock::now();
+  if (request.backend != "cpu" && request.backend != "reference")
+    return fail("unknown backend '" + request.backend + "' (cpu, reference)");
+
+  // The report's flags price another policy or optimizer: the step is built
+  // with them, so that the report describes the step that was built.
+  einrt::TrainSettings priced = settings;
+  if (!o.precision.empty())
+    priced.precision = o.precision;
+  if (!o.optimizer.empty())
+    priced.optimizer = o.optimizer;
+  out.settings = priced;
+
+  bool report = request.report;
+  if (report && request.reportOptional && !haveDeviceProfile(o, request.reportDevice))
+    report = false;
+  bool step =
+      report || std::any_of(request.functions.begin(), request.functions.end(), needsTrainStep);
+
+  // The pipeline, once.
+  if (step && failed(buildTrainStep(module, priced)))
+    return false;
+  bool cpu = request.backend == "cpu";
+  if ((cpu || report) && failed(applyFusion(module, priced)))
+    return false;
+
+  // Lowering: the CPU backend's Programs call the kernels `out.kernels`
+  // collects (one table for every function).
+  if (cpu)
+    out.kernels = ::ein::codegen::KernelCompiler::create();
+  std::vector<einrt::Program> programs;
+  for (const std::string &name : request.functions) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn)
+      return fail("the module has no @" + name);
+    FailureOr<einrt::Program> program = cpu ? ::ein::codegen::lowerToCpuProgram(fn, *out.kernels)
+                                            : ::ein::codegen::lowerToProgram(fn);
+    if (failed(program))
+      return false;
+    programs.push_back(std::move(*program));
+  }
+
+  // The report: the fused IR's costs and the memory plan of the @train_step
+  // Program the CPU backend runs — the one just lowered where there is one;
+  // else (reference backend, or a run of @accumulate_grad + @apply_update)
+  // @train_step lowered for the CPU beside them, its kernels never compiled.
+  // A step the CPU backend cannot run (bf16/f16 tensors: it runs f32 only)
+  // is planned as the reference backend lowers it.
+  if (report) {
+    auto at = std::find(request.functions.begin(), request.functions.end(), "train_step");
+    const einrt::Program *lowered =
+        at != request.functions.end() ? &programs[size_t(at - request.functions.begin())] : nullptr;
+    const einrt::Program *trainStep = cpu ? lowered : nullptr;
+    std::string plannedBackend = "cpu";
+    std::optional<einrt::Program> priceOnly;
+    if (!trainStep) {
+      auto fn = module.lookupSymbol<func::FuncOp>("train_step");
+      if (!fn)
+        return fail("building the training step produced no @train_step");
+      auto unused = ::ein::codegen::KernelCompiler::create();
+      FailureOr<einrt::Program> p = failure();
+      {
+        ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
+        p = ::ein::codegen::lowerToCpuProgram(fn, *unused);
+      }
+      if (failed(p)) {
+        plannedBackend = "reference";
+        if (!lowered)
+          p = ::ein::codegen::lowerToProgram(fn);
+      }
+      if (succeeded(p)) {
+        priceOnly = std::move(*p);
+        trainStep = &*priceOnly;
+      } else if (lowered) {
+        trainStep = lowered;
+      } else {
+        return false;
+      }
+    }
+    Report r;
+    r.plannedBackend = plannedBackend;
+    if (!reportOnStep(module, *trainStep, o, priced, request.reportDevice, r))
+      return false;
+    llvm::raw_string_ostream json(out.bundle.reportJson), text(out.reportText);
+    printReportJson(r, json);
+    printReportText(r, text);
+    out.report = std::move(r);
+  }
+
+  if (cpu && request.jit) {
+    if (failed(out.kernels->compile()))
+      return false;
+    out.kernelsCompiled = out.kernels->compiledCount();
+    out.kernelsCached = out.kernels->cachedCount();
+  }
+
+  // The bundle: the requested functions' Programs and the model's metadata.
+  einrt::ModelBundle &b = out.bundle;
+  b.sourceName = o.input;
+  b.modelName = llvm::sys::path::stem(o.input).str();
+  b.source = source;
+  if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
+    for (NamedAttribute a : dims)
+      if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+        b.dims[a.getName().str()] = i.getInt();
+  b.settings = priced;
+  for (size_t i = 0; i < request.functions.size(); ++i)
+    b.programs.push_back(einrt::BundledProgram{request.backend, std::move(programs[i])});
+  // How a token window maps onto the first train program's inputs: the
+  // `data` setting, else inferred (absent when it cannot be: the runner
+  // says why when asked to train).
+  for (const einrt::BundledProgram &bp : b.programs) {
+    if (!needsTrainStep(bp.program.name))
+      continue;
+    std::string error;
+    if (priced.data)
+      b.window = einrt::parseWindowMapping(*priced.data);
+    else if (auto inferred = einrt::inferWindowMapping(bp.program, error))
+      b.window = *inferred;
+    break;
+  }
+  out.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return true;
+}
+
+bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
+                 Report &r) {
+  CompileRequest request;
+  request.functions = {"train_step"};
+  request.jit = false;
+  request.report = true;
+  request.reportDevice = o.device;
+  CompiledModel compiled;
+  if (!compileModel(module, o, settings, /*source=*/"", request, compiled))
+    return false;
+  r = std::move(*compiled.report);
+  return true;
+}
+
+} // namespace einc
