@@ -82,6 +82,7 @@ struct ModelBundle {
   std::vector<BundledProgram> programs;    // one per function, names unique
   std::vector<KernelObject> kernelObjects; // names unique
   std::string reportJson;                  // `einc report --format json`, or ""
+  std::string reportText;                  // the same report as `einc report` prints it, or ""
 
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("model_name", self.modelName);
@@ -93,6 +94,7 @@ struct ModelBundle {
     visit("programs", self.programs);
     visit("kernel_objects", self.kernelObjects);
     visit("report", asBytes(self.reportJson));
+    visit("report_text", asBytes(self.reportText));
   }
 
   /// dims["vocab"], or 0.

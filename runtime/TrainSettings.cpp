@@ -12,6 +12,7 @@ namespace {
 
 constexpr double kInf = 1e300;
 using S = TrainSettings;
+constexpr SettingTime Compiled = SettingTime::Compiled, Run = SettingTime::Run;
 
 /// Values a model may name that no pass implements yet for some uses.
 struct Unimplemented {
@@ -62,30 +63,32 @@ void markGiven(S &s, const SettingInfo &info) {
 
 const std::vector<SettingInfo> &trainSettingTable() {
   static const std::vector<SettingInfo> table = {
-      {"optimizer", &S::optimizer, "adamw adam sgd adagrad", 0, 0, "the optimizer"},
-      {"lr", &S::lr, nullptr, 0, 10, "peak learning rate"},
-      {"min_lr", &S::minLr, nullptr, 0, 10, "learning rate at the end of the schedule"},
-      {"beta1", &S::beta1, nullptr, 0, 0.999999, "Adam first-moment decay"},
-      {"beta2", &S::beta2, nullptr, 0, 0.999999999, "Adam second-moment decay"},
-      {"eps", &S::eps, nullptr, 0, 1, "Adam epsilon"},
-      {"weight_decay", &S::weightDecay, nullptr, 0, 10, "decoupled weight decay"},
-      {"decay", &S::decay, "matrices all", 0, 0, "which params weight decay applies to"},
-      {"momentum", &S::momentum, nullptr, 0, 0.999999, "SGD momentum"},
-      {"clip", &S::clip, nullptr, 0, kInf, "global gradient-norm clip (0: off)"},
-      {"schedule", &S::schedule, "cosine constant", 0, 0, "learning-rate schedule"},
-      {"warmup", &S::warmup, nullptr, 0, 1e12, "warmup steps"},
-      {"steps", &S::steps, nullptr, 1, 1e12, "schedule length in steps"},
-      {"accumulate", &S::accumulate, nullptr, 1, 1e6, "micro-batches per step"},
-      {"eval_every", &S::evalEvery, nullptr, 0, 1e12, "steps between evaluations (0: never)"},
-      {"eval_steps", &S::evalSteps, nullptr, 1, 1e9, "batches per evaluation"},
+      {"optimizer", &S::optimizer, "adamw adam sgd adagrad", 0, 0, "the optimizer", Compiled},
+      {"lr", &S::lr, nullptr, 0, 10, "peak learning rate", Run},
+      {"min_lr", &S::minLr, nullptr, 0, 10, "learning rate at the end of the schedule", Run},
+      {"beta1", &S::beta1, nullptr, 0, 0.999999, "Adam first-moment decay", Compiled},
+      {"beta2", &S::beta2, nullptr, 0, 0.999999999, "Adam second-moment decay", Compiled},
+      {"eps", &S::eps, nullptr, 0, 1, "Adam epsilon", Compiled},
+      {"weight_decay", &S::weightDecay, nullptr, 0, 10, "decoupled weight decay", Compiled},
+      {"decay", &S::decay, "matrices all", 0, 0, "which params weight decay applies to", Compiled},
+      {"momentum", &S::momentum, nullptr, 0, 0.999999, "SGD momentum", Compiled},
+      {"clip", &S::clip, nullptr, 0, kInf, "global gradient-norm clip (0: off)", Compiled},
+      {"schedule", &S::schedule, "cosine constant", 0, 0, "learning-rate schedule", Run},
+      {"warmup", &S::warmup, nullptr, 0, 1e12, "warmup steps", Run},
+      {"steps", &S::steps, nullptr, 1, 1e12, "schedule length in steps", Run},
+      {"accumulate", &S::accumulate, nullptr, 1, 1e6, "micro-batches per step", Compiled},
+      {"eval_every", &S::evalEvery, nullptr, 0, 1e12, "steps between evaluations (0: never)", Run},
+      {"eval_steps", &S::evalSteps, nullptr, 1, 1e9, "batches per evaluation", Run},
       {"checkpoint_every", &S::checkpointEvery, nullptr, 0, 1e12,
        "steps between checkpoints, with or without evaluation (0: only at evaluations and the "
-       "end)"},
-      {"seed", &S::seed, nullptr, 0, 9.007199254740992e15, "random seed"},
-      {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs"},
-      {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy"},
-      {"remat", &S::remat, "none layer sqrt", 0, 0, "activation checkpointing policy"},
-      {"fusion", &S::fusion, "on off", 0, 0, "elementwise fusion"},
+       "end)",
+       Run},
+      {"seed", &S::seed, nullptr, 0, 9.007199254740992e15, "random seed", Run},
+      {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs",
+       Run},
+      {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy", Compiled},
+      {"remat", &S::remat, "none layer sqrt", 0, 0, "activation checkpointing policy", Compiled},
+      {"fusion", &S::fusion, "on off", 0, 0, "elementwise fusion", Compiled},
   };
   return table;
 }

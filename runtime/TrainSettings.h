@@ -59,8 +59,16 @@ struct TrainSettings {
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit);
 };
 
+/// When a setting takes effect. A `Compiled` one is built into the training
+/// step (the optimizer and its constants, clip, accumulate, precision, remat,
+/// fusion): changing it means compiling again. A `Run` one is read by the
+/// trainer at run time (lr and its schedule, steps, evaluation, checkpoints,
+/// seed, data), so a compiled executable takes it on its command line.
+enum class SettingTime { Compiled, Run };
+
 /// One row of the table: the key, the field it fills (its type says the
-/// kind: a word from `choices`, a real or a whole number in [min, max]).
+/// kind: a word from `choices`, a real or a whole number in [min, max]) and
+/// when it takes effect.
 struct SettingInfo {
   using Field =
       std::variant<std::string TrainSettings::*, std::optional<std::string> TrainSettings::*,
@@ -71,6 +79,7 @@ struct SettingInfo {
   const char *choices; // words: space-separated; numbers: nullptr
   double min, max;     // numbers: the closed range allowed
   const char *meaning;
+  SettingTime time;
 
   bool isWord() const { return choices != nullptr; }
   bool isCount() const;

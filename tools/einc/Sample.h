@@ -8,12 +8,24 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <string>
+
 namespace einc {
 
-/// `einc sample`: @forward's logits on a sliding window, sampled with
-/// temperature and top-k from a seeded generator, bytes to stdout. Returns
-/// the exit status.
-int sampleModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module);
+/// `einc sample`: @forward lowered with batch 1 (sampleModule), compiled
+/// (Compile.h), and sampled by the runner (tools/runner/Runner.h, the code
+/// a compiled executable runs): the logits on a sliding window, temperature
+/// and top-k, a seeded generator, bytes to stdout. `source` is the model
+/// file's text. Returns the exit status.
+int sampleModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module,
+                const std::string &source);
+
+/// The module to sample with: `module` itself when it has no `batch` dim or
+/// batch 1, else the model file lowered again into `context` with
+/// `--set batch=1` (one row per generated token); null after printing the
+/// front end's diagnostics.
+mlir::OwningOpRef<mlir::ModuleOp> sampleModule(const Options &o, mlir::ModuleOp module,
+                                               mlir::MLIRContext &context);
 
 } // namespace einc
 

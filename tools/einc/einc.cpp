@@ -100,9 +100,9 @@ int run(const Options &o) {
   if (o.command == "run")
     return runModel(o, fe.settings, *module);
   if (o.command == "train")
-    return trainModel(o, fe.settings, *module);
+    return trainModel(o, fe.settings, *module, fe.file->text().str());
   if (o.command == "sample")
-    return sampleModel(o, fe.settings, *module);
+    return sampleModel(o, fe.settings, *module, fe.file->text().str());
   if (o.command == "report") {
     Report report;
     if (!buildReport(*module, o, fe.settings, report))

@@ -1,0 +1,123 @@
+//===- BundleInfo.cpp - `report` and `info` of a compiled model -----------===//
+#include "Runner.h"
+
+#include "runtime/CpuDevice.h"
+#include "runtime/Memory.h"
+#include "runtime/Safetensors.h"
+
+#include <iostream>
+
+namespace einc::runner {
+namespace {
+
+std::string mib(int64_t bytes) { return fixed(bytes / 1048576.0, 1) + " MiB"; }
+
+/// "key=value ..." of the settings of `time`.
+std::string settingsOf(const einrt::TrainSettings &s, einrt::SettingTime time) {
+  std::string text;
+  for (const einrt::SettingInfo &info : einrt::trainSettingTable()) {
+    if (info.time != time)
+      continue;
+    std::string value = einrt::trainSettingValue(s, info);
+    text += (text.empty() ? "" : " ") + std::string(info.key) + "=" +
+            (value.empty() ? "(default)" : value);
+  }
+  return text;
+}
+
+/// Lines of at most ~90 columns, continued under `indent`.
+std::string wrap(const std::string &words, size_t indent) {
+  std::string out, line;
+  size_t at = 0;
+  while (at < words.size()) {
+    size_t end = words.find(' ', at);
+    std::string word = words.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? words.size() : end + 1;
+    if (!line.empty() && indent + line.size() + 1 + word.size() > 90) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+} // namespace
+
+int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle) {
+  const std::string &text = o.format == "json" ? bundle.reportJson : bundle.reportText;
+  if (text.empty()) {
+    std::cerr << context.tool << " report: it was compiled without a report\n";
+    return 1;
+  }
+  if (o.output.empty()) {
+    std::cout << text;
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  std::string error;
+  if (!einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end()),
+                                  error)) {
+    std::cerr << context.tool << " report: " << error << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int info(const RunContext &context, const einrt::ModelBundle &bundle, const LinkedKernels &linked,
+         int64_t programFileBytes, int64_t fileBytes) {
+  std::ostream &out = std::cout;
+  out << context.tool << ": the model " << bundle.modelName << " (" << bundle.sourceName
+      << "), compiled by " << bundle.writtenBy << "\n";
+  std::string dims;
+  for (const auto &[name, size] : bundle.dims)
+    dims += (dims.empty() ? "" : " ") + name + "=" + std::to_string(size);
+  out << "  dims        " << wrap(dims, 14) << "\n";
+
+  // Params: the arguments of the first program that has them.
+  int64_t params = 0, paramBytes = 0;
+  for (const einrt::BundledProgram &bp : bundle.programs) {
+    for (int32_t a : bp.program.arguments) {
+      const einrt::Buffer &b = bp.program.buffers[size_t(a)];
+      if (b.role == einrt::BufferRole::Param) {
+        params += b.elementCount();
+        paramBytes += b.elementCount() * einrt::dtypeSize(b.dtype);
+      }
+    }
+    if (params > 0)
+      break;
+  }
+  out << "  params      " << params << " (" << mib(paramBytes) << ")\n";
+  out << "  compiled in " << wrap(settingsOf(bundle.settings, einrt::SettingTime::Compiled), 14)
+      << "\n";
+  out << "  run time    " << wrap(settingsOf(bundle.settings, einrt::SettingTime::Run), 14)
+      << "\n              (`train --set` changes these; the others need einc compile)\n";
+  if (bundle.window)
+    out << "  windows     " << einrt::windowMappingName(*bundle.window) << "\n";
+
+  einrt::CpuDevice sizing; // memory plans as the CPU backend allocates them
+  for (const einrt::BundledProgram &bp : bundle.programs) {
+    int64_t bytes = einrt::Executor::plannedBytes(bp.program, sizing);
+    out << "  @" << bp.program.name
+        << std::string(bp.program.name.size() < 11 ? 11 - bp.program.name.size() : 1, ' ')
+        << bp.program.steps.size() << " steps, " << bp.program.buffers.size() << " buffers, "
+        << mib(bytes) << " planned (" << bp.backend << ")\n";
+  }
+  for (const einrt::KernelObject &k : bundle.kernelObjects)
+    out << "  kernels     " << k.name << ": " << k.kernelCount << " kernels, "
+        << mib(int64_t(k.bytes.size())) << " of object code\n";
+  std::string targets;
+  for (const std::string &t : linked.targets)
+    targets += (targets.empty() ? "" : ", ") + t;
+  out << "  linked      " << (targets.empty() ? "no kernel objects" : targets) << "\n";
+  out << "  this CPU    " << (linked.chosen.empty() ? "runs none of them" : "runs " + linked.chosen)
+      << (linked.why.empty() ? "" : " (" + linked.why + ")") << "\n";
+  out << "  sizes       program file " << mib(programFileBytes);
+  if (fileBytes > 0)
+    out << ", executable " << mib(fileBytes);
+  out << "\n";
+  out.flush();
+  return 0;
+}
+
+} // namespace einc::runner

@@ -1,0 +1,59 @@
+//===- RunSettings.cpp - An executable's --set: run-time settings only ----===//
+//
+// A compiled executable's Programs are fixed: its dims and the settings
+// built into the training step (SettingTime::Compiled in the settings
+// table) cannot change without compiling again. The run-time settings (lr,
+// schedule, steps, evaluation, checkpoints, seed, data) are read by the
+// trainer and take --set as `einc train` does: applied in order, the last
+// of a key winning, each one marked as given.
+//
+//===----------------------------------------------------------------------===//
+#include "Runner.h"
+
+namespace einc::runner {
+namespace {
+
+std::string recompile(const std::string &key, const std::string &value) {
+  return ": recompile the model for that (einc compile MODEL.ein --set " + key + "=" + value +
+         " -o NAME)";
+}
+
+} // namespace
+
+bool runSettings(const einrt::ModelBundle &bundle, const Options &o, einrt::TrainSettings &out,
+                 std::string &error) {
+  out = bundle.settings;
+  for (const auto &[key, value] : o.overrides) {
+    std::string flag = "--set " + key + "=" + value + ": ";
+    auto dim = bundle.dims.find(key);
+    if (dim != bundle.dims.end()) {
+      if (value == std::to_string(dim->second))
+        continue;
+      error = flag + "the dim '" + key + "' is compiled into this executable (" + key + "=" +
+              std::to_string(dim->second) + ")" + recompile(key, value);
+      return false;
+    }
+    const einrt::SettingInfo *info = einrt::findTrainSetting(key);
+    if (!info) {
+      error = flag + "no dim or train setting named '" + key + "'";
+      return false;
+    }
+    einrt::TrainSettings changed = out;
+    std::string problem = einrt::setTrainText(changed, key, value);
+    if (!problem.empty()) {
+      error = flag + problem;
+      return false;
+    }
+    std::string was = einrt::trainSettingValue(out, *info);
+    if (info->time == einrt::SettingTime::Compiled &&
+        einrt::trainSettingValue(changed, *info) != was) {
+      error = flag + "the setting '" + key + "' is compiled into this executable (" + key + "=" +
+              was + ")" + recompile(key, value);
+      return false;
+    }
+    out = std::move(changed);
+  }
+  return true;
+}
+
+} // namespace einc::runner

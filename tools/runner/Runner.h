@@ -1,0 +1,142 @@
+//===- Runner.h - Running a compiled model: train, sample, report, info -*- C++ -*-===//
+//
+// The one driver of a compiled model (an einrt::ModelBundle), shared by
+// `einc train` / `einc sample` (which compile the model first, Compile.h,
+// and hand over the bundle and the JIT's kernel table) and by the
+// executables of `einc compile` (whose bundle and kernels are linked in,
+// tools/exe). Because both run this code on the same Programs, an
+// executable trains bit for bit as einc does at the same thread count.
+//
+// MLIR-free and LLVM-free (library EincRunner: the runtime, the command
+// line, nlohmann::json): an executable links it without them. Output goes to
+// std::cout, messages to std::cerr as "TOOL COMMAND: ...".
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TOOLS_RUNNER_RUNNER_H
+#define EINC_TOOLS_RUNNER_RUNNER_H
+
+#include "tools/einc/Options.h"
+
+#include "runtime/Device.h"
+#include "runtime/Executor.h"
+#include "runtime/ModelBundle.h"
+#include "runtime/Schedule.h"
+#include "runtime/TokenData.h"
+#include "runtime/TrainSettings.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace einc::runner {
+
+/// Who runs the model: for messages and the training banner.
+struct RunContext {
+  std::string tool = "einc"; // "einc", or the executable's name
+  std::string model;         // the model file the banner names
+  /// Where a missing prediction comes from, for the banner's `predicted`
+  /// line (einc: no `cpu` device profile; an executable: its report's device).
+  std::string noPrediction = "no cpu profile: run einc calibrate";
+};
+
+/// What the bundle's Programs run on.
+struct Backend {
+  std::string name = "cpu";                // the Programs' backend: "cpu" | "reference"
+  std::vector<einrt::KernelEntry> kernels; // cpu: the table the Kernel steps index
+  int64_t threads = 0;                     // cpu: --threads (0: einrt::defaultThreadCount())
+};
+
+/// Executors of some of a bundle's functions on one device.
+struct Loaded {
+  std::shared_ptr<einrt::Device> device;                 // every executor's
+  std::vector<std::optional<einrt::Executor>> executors; // one per function
+  int threads = 1;                                       // cpu: kernels and BLAS
+};
+
+/// Creates the device (cpu: the kernel table and one pool of `threads`
+/// threads for every function; BLAS itself at one thread, the device splits
+/// matmuls) and an executor for each of `functions`, after checking that
+/// their planned storage together fits the memory available. False with
+/// `error`.
+bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
+          const Backend &backend, Loaded &out, std::string &error);
+
+/// The functions a training run loads: @train_step, or @accumulate_grad and
+/// @apply_update when the settings accumulate micro-batches; then @forward
+/// when `withForward` (evaluation on --val).
+std::vector<std::string> trainFunctionNames(const einrt::TrainSettings &settings, bool withForward);
+
+/// `train`. prepare() comes first: it opens and checks the data (every token
+/// id against the vocab) and settles the learning-rate schedule (the
+/// settings, the checkpoint being resumed, --steps) — before einc spends
+/// time compiling. run() then loads the bundle's train functions and drives
+/// the runtime's Trainer: banner, progress, summary.
+class TrainRun {
+public:
+  /// Null after printing why (TOOL train: ...).
+  static std::unique_ptr<TrainRun> prepare(const RunContext &context, const Options &o,
+                                           const einrt::TrainSettings &settings, int32_t vocab);
+  ~TrainRun();
+  /// Whether there is validation data (the run needs @forward).
+  bool withValidation() const { return valFile.has_value(); }
+  /// Trains; the exit status. `origin` is the banner's word on where the
+  /// Programs come from, after the backend: "compiled in 1.20 s; 12 kernels
+  /// compiled, 3 cached", or "x86-64-v3 kernels linked in".
+  int run(const einrt::ModelBundle &bundle, const Backend &backend, const std::string &origin);
+
+private:
+  TrainRun() = default;
+  int fail(const std::string &message) const;
+
+  RunContext context;
+  const Options *options = nullptr;
+  einrt::TrainSettings settings;
+  int32_t vocab = 0;
+  std::optional<einrt::TokenFile> trainFile, valFile;
+  einrt::Schedule schedule;
+  std::string totalFrom; // where the schedule's length comes from
+};
+
+/// `sample`: the logits of `function` (a forward with batch 1, or the
+/// training batch with every row the same context) on a sliding window,
+/// sampled from a seeded generator; bytes to stdout. The exit status.
+/// `settings`: the bundle's, or the executable's with run-time --set (its
+/// `data` says which input is the context).
+int sample(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+           const einrt::TrainSettings &settings, const std::string &function,
+           const Backend &backend);
+
+/// `report`: the report the bundle was compiled with, as text or JSON
+/// (--format), to stdout or -o FILE. The exit status.
+int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle);
+
+/// What `info` says of the linked kernels beside the bundle.
+struct LinkedKernels {
+  std::vector<std::string> targets; // every target linked in, best first
+  std::string chosen;               // the one this CPU runs ("" when none)
+  std::string why;                  // how it was chosen (EINC_JIT_CPU, the CPU)
+};
+
+/// `info`: the model, its dims and settings (compiled in / run-time), the
+/// programs and their memory, the kernel objects and targets, the sizes and
+/// the einc that compiled it; `programFileBytes` and `fileBytes` are the
+/// sizes of the program file and of the executable (0: unknown). The exit
+/// status.
+int info(const RunContext &context, const einrt::ModelBundle &bundle, const LinkedKernels &linked,
+         int64_t programFileBytes, int64_t fileBytes);
+
+/// The settings an executable runs with: the bundle's, with the run-time
+/// `--set`s of `o` applied. A dim or a compiled-in setting set to another
+/// value than the compiled one is refused, naming it and saying to
+/// recompile. False with `error`.
+bool runSettings(const einrt::ModelBundle &bundle, const Options &o, einrt::TrainSettings &out,
+                 std::string &error);
+
+/// "0.12" ("%.*f").
+std::string fixed(double v, int digits);
+
+} // namespace einc::runner
+
+#endif // EINC_TOOLS_RUNNER_RUNNER_H

@@ -1,0 +1,374 @@
+//===- TrainRun.cpp - `train`: the training loop of a compiled model ------===//
+//
+// The model's settings (its `train { }` section with --set applied, or the
+// defaults below) are the runtime's TrainConfig:
+//
+//   lr 1e-3, min_lr lr/10, schedule cosine over `steps` (else the first
+//   run's --steps, recorded in the checkpoint), warmup min(100, steps/10),
+//   eval_every 100 with --val (0 without), eval_steps 10, seed 0, data:
+//   inferred from the inputs (targets shaped like the context: shifted;
+//   one axis fewer: next_token).
+//
+// The bundle holds @train_step (accumulate 1) or @accumulate_grad +
+// @apply_update (accumulate > 1), and @forward for evaluation. Its report,
+// when it was built on the `cpu` device profile, gives the predicted step
+// time and MFU for the progress line.
+//
+//===----------------------------------------------------------------------===//
+#include "Runner.h"
+
+#include "runtime/Checkpoint.h"
+#include "runtime/Memory.h"
+#include "runtime/Schedule.h"
+#include "runtime/StrictJson.h"
+#include "runtime/Trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+namespace einc::runner {
+namespace {
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+/// j[key] when `j` is an object that has it, else null (never throws).
+const nlohmann::json *member(const nlohmann::json *j, const char *key) {
+  if (!j || !j->is_object())
+    return nullptr;
+  auto it = j->find(key);
+  return it == j->end() ? nullptr : &*it;
+}
+
+bool number(const nlohmann::json *v, double &out) {
+  if (!v || !v->is_number())
+    return false;
+  out = v->get<double>();
+  return true;
+}
+
+/// The prediction for the progress line: the bundle's report, when it is
+/// of the `cpu` device profile.
+struct Prediction {
+  bool available = false;
+  double stepSeconds = 0, mfu = 0, modelFlops = 0, peak = 0;
+  std::string device; // the report's ("" without a report)
+};
+
+Prediction predict(const einrt::ModelBundle &bundle) {
+  Prediction p;
+  nlohmann::json j;
+  std::string error;
+  if (bundle.reportJson.empty() ||
+      !einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size(), j, error))
+    return p;
+  const nlohmann::json *device = member(&j, "device"), *name = member(device, "name");
+  if (!name || !name->is_string())
+    return p;
+  p.device = name->get<std::string>();
+  if (p.device != "cpu")
+    return p;
+  const nlohmann::json *predicted = member(&j, "predicted");
+  p.available = number(member(predicted, "step_seconds"), p.stepSeconds) &&
+                number(member(predicted, "mfu"), p.mfu) &&
+                number(member(member(&j, "model_flops"), "total"), p.modelFlops) &&
+                number(member(device, "matrix_flops_per_second"), p.peak);
+  return p;
+}
+
+/// The schedule recorded in CK/last.safetensors, if any.
+std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
+  std::string error;
+  auto ck = einrt::readCheckpoint(lastPath, error);
+  if (!ck)
+    return std::nullopt;
+  return einrt::Schedule::parse(ck->info.schedule, error);
+}
+
+std::string lrText(double lr) { return einrt::formatShortest(lr); }
+
+/// What a resume must keep (hashed into the checkpoint's config_hash): the
+/// dims, as MLIR prints the module's `ein.dims`, and the given settings but
+/// the schedule's length and the checkpoint interval (a resume may change
+/// them explicitly; the schedule's shape is hashed by the trainer).
+std::string settingsText(const einrt::ModelBundle &bundle, const einrt::TrainSettings &settings) {
+  std::string text;
+  if (!bundle.dims.empty()) {
+    text += "dims {";
+    bool first = true;
+    for (const auto &[name, size] : bundle.dims) {
+      text += (first ? "" : ", ") + name + " = " + std::to_string(size) + " : i64";
+      first = false;
+    }
+    text += "}\n";
+  }
+  einrt::TrainSettings hashed = settings;
+  hashed.given.erase(
+      std::remove_if(hashed.given.begin(), hashed.given.end(),
+                     [](const std::string &k) { return k == "steps" || k == "checkpoint_every"; }),
+      hashed.given.end());
+  return text + "train {" + hashed.describe() + "}\n";
+}
+
+std::string plural(int64_t n, const char *word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+} // namespace
+
+TrainRun::~TrainRun() = default;
+
+int TrainRun::fail(const std::string &message) const {
+  std::cout.flush();
+  std::cerr << context.tool << " train: " << message << "\n";
+  return 1;
+}
+
+std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Options &o,
+                                            const einrt::TrainSettings &s, int32_t vocab) {
+  std::unique_ptr<TrainRun> r(new TrainRun);
+  r->context = context;
+  r->options = &o;
+  r->settings = s;
+  r->vocab = vocab;
+  std::string error;
+
+  // The data first: a bad file (every token id checked against the vocab)
+  // is reported before minutes of compiling.
+  r->trainFile = einrt::TokenFile::open(o.trainData, error);
+  if (!r->trainFile || !r->trainFile->checkVocabulary(vocab, error))
+    return r->fail(error), nullptr;
+  if (!o.valData.empty()) {
+    r->valFile = einrt::TokenFile::open(o.valData, error);
+    if (!r->valFile || !r->valFile->checkVocabulary(vocab, error))
+      return r->fail(error), nullptr;
+  }
+
+  // The schedule: its length from the settings, else the checkpoint being
+  // resumed, else this run's --steps.
+  const std::string &ckDir = o.checkpointDir;
+  std::string lastPath = ckDir + "/last.safetensors";
+  std::error_code ec;
+  if (o.resume && !std::filesystem::exists(lastPath, ec))
+    return r->fail("--resume: no checkpoint '" + lastPath + "' to resume from"), nullptr;
+  if (!o.resume && !o.overwrite)
+    if (std::string inTheWay = einrt::checkpointInTheWay(ckDir); !inTheWay.empty())
+      return r->fail(inTheWay), nullptr;
+  einrt::Schedule &schedule = r->schedule;
+  schedule.kind =
+      s.schedule == "constant" ? einrt::Schedule::Kind::Constant : einrt::Schedule::Kind::Cosine;
+  schedule.lr = s.lr;
+  schedule.minLr = s.minLr.value_or(schedule.lr / 10);
+  // Its length is fixed when a run starts and recorded in the checkpoint:
+  // the `steps` setting, else the first run's --steps. A resume keeps it
+  // unless `steps` is set (an explicit extension or cut); running past the
+  // end of a recorded cosine without saying so is refused.
+  std::optional<einrt::Schedule> recorded = o.resume ? recordedSchedule(lastPath) : std::nullopt;
+  std::string &totalFrom = r->totalFrom;
+  totalFrom = "the `steps` setting";
+  if (s.steps)
+    schedule.total = *s.steps;
+  else if (recorded && recorded->total > 0) {
+    schedule.total = recorded->total;
+    totalFrom = "the checkpoint";
+  } else {
+    schedule.total = o.steps;
+    totalFrom = "--steps (no `steps` setting)";
+  }
+  schedule.warmup =
+      s.warmup.value_or(recorded ? recorded->warmup : std::min<int64_t>(100, schedule.total / 10));
+  if (schedule.kind == einrt::Schedule::Kind::Cosine && schedule.warmup >= schedule.total)
+    schedule.warmup = schedule.total - 1;
+  const bool cosine = schedule.kind == einrt::Schedule::Kind::Cosine;
+  auto n = [](int64_t v) { return std::to_string(v); };
+  if (cosine && recorded && !s.steps && o.steps > schedule.total) {
+    einrt::Schedule stretched = schedule;
+    stretched.total = o.steps;
+    int64_t t = schedule.total + 1;
+    return r->fail("--steps " + n(o.steps) + " runs past the end of the schedule recorded in '" +
+                   lastPath + "' (" + schedule.describe() + "): steps " + n(t) + ".." + n(o.steps) +
+                   " would all run at min_lr " + lrText(schedule.minLr) +
+                   ". Say which you mean: --set steps=" + n(o.steps) +
+                   " stretches the cosine to end at step " + n(o.steps) + " (the lr at step " +
+                   n(t) + " becomes " + lrText(stretched.at(t)) + ", up from " +
+                   lrText(schedule.at(t)) + "), or --set steps=" + n(schedule.total) +
+                   " keeps the schedule and trains on at min_lr"),
+           nullptr;
+  }
+  if (cosine && recorded && s.steps && recorded->total != schedule.total) {
+    int64_t t = 0; // the first step this run trains: the checkpoint's + 1
+    std::string ignored;
+    if (auto ck = einrt::readCheckpoint(lastPath, ignored))
+      t = ck->info.step + 1;
+    totalFrom += "; the checkpoint's was " + n(recorded->total) + ": the lr at step " + n(t) +
+                 " is " + lrText(schedule.at(t)) + ", it was " + lrText(recorded->at(t));
+  } else if (cosine && o.steps > schedule.total) {
+    totalFrom += "; steps " + n(schedule.total + 1) + ".." + n(o.steps) + " run at min_lr " +
+                 lrText(schedule.minLr);
+  }
+  if (std::string problem = schedule.validate(); !problem.empty())
+    return r->fail("the learning-rate schedule: " + problem), nullptr;
+  return r;
+}
+
+int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
+                  const std::string &origin) {
+  const Options &o = *options;
+  const einrt::TrainSettings &s = settings;
+  std::string error;
+  const int64_t accumulate = s.accumulate;
+
+  std::vector<std::string> names = trainFunctionNames(s, withValidation());
+  Loaded loaded;
+  if (!load(bundle, names, backend, loaded, error))
+    return fail(error);
+
+  // How a window maps onto the inputs.
+  einrt::TrainConfig config;
+  const einrt::Program &first = loaded.executors.front()->program();
+  if (auto word = s.data) {
+    config.mapping = *einrt::parseWindowMapping(*word);
+  } else {
+    auto inferred = einrt::inferWindowMapping(first, error);
+    if (!inferred)
+      return fail("cannot tell how a token window maps onto the inputs (set `data` to "
+                  "next_token or shifted): " +
+                  error);
+    config.mapping = *inferred;
+  }
+  auto layout = einrt::windowLayout(first, config.mapping, error);
+  if (!layout)
+    return fail(error);
+
+  const std::string &ckDir = o.checkpointDir;
+  config.steps = o.steps;
+  config.accumulate = accumulate;
+  config.evalEvery = valFile ? s.evalEvery.value_or(100) : 0;
+  config.evalSteps = s.evalSteps;
+  config.checkpointEvery = s.checkpointEvery;
+  config.seed = static_cast<uint64_t>(s.seed);
+  config.schedule = schedule;
+  config.vocab = vocab;
+  config.checkpointDir = ckDir;
+  config.resume = o.resume;
+  config.overwrite = o.overwrite;
+  config.resetOptimizer = o.resetOptimizer;
+  config.configText = settingsText(bundle, s) + "schedule " + schedule.describeShape() + "\n";
+  config.logPath = o.logFile;
+  config.logEvery = o.logEvery;
+  int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
+  config.progress.totalSteps = o.steps;
+  config.progress.out = &std::cout;
+  Prediction prediction = predict(bundle);
+  if (prediction.available) {
+    config.progress.flopsPerStep = prediction.modelFlops * accumulate;
+    config.progress.peakFlops = prediction.peak;
+    config.progress.predictedStepSeconds = prediction.stepSeconds * accumulate;
+    config.progress.predictedMfu = prediction.mfu;
+  }
+
+  einrt::TrainPrograms programs;
+  size_t next = 0;
+  if (accumulate == 1) {
+    programs.trainStep = &*loaded.executors[next++];
+  } else {
+    programs.accumulate = &*loaded.executors[next++];
+    programs.apply = &*loaded.executors[next++];
+  }
+  if (valFile)
+    programs.forward = &*loaded.executors[next++];
+
+  std::ostream &out = std::cout;
+  out << context.tool << " train: " << context.model << "  (" << backend.name << " backend";
+  if (!origin.empty())
+    out << ", " << origin;
+  if (backend.name == "cpu")
+    out << "; " << plural(loaded.threads, "thread");
+  out << ")\n";
+  {
+    int64_t arena = 0, owned = 0; // over every function
+    for (const auto &ex : loaded.executors) {
+      arena += ex->arenaBytes();
+      owned += ex->residentBytes();
+    }
+    out << "  memory    arena " << fixed(arena / 1048576.0, 1) << " MiB (+ "
+        << fixed(owned / 1048576.0, 1) << " MiB params, inputs, state, results)\n";
+  }
+  out << "  data      " << o.trainData << ": " << trainFile->size() << " tokens ("
+      << trainFile->formatName() << ")";
+  if (valFile)
+    out << "; val " << o.valData << ": " << valFile->size() << " tokens";
+  out << "\n  windows   " << einrt::windowMappingName(config.mapping) << ", " << layout->batch
+      << " rows x " << layout->context << " tokens"
+      << (accumulate > 1 ? " x " + std::to_string(accumulate) + " micro-batches" : "") << " = "
+      << tokensPerStep << " predicted tokens per step\n";
+  out << "  schedule  " << schedule.describe() << " (length from " << totalFrom << ")\n";
+  out << "  steps     to " << o.steps << (o.resume ? " (resuming)" : "") << ", seed "
+      << config.seed;
+  if (config.evalEvery > 0)
+    out << ", eval every " << plural(config.evalEvery, "step") << " on " << config.evalSteps
+        << " batch" << (config.evalSteps == 1 ? "" : "es") << "\n";
+  else
+    out << (valFile ? ", no evaluation (eval_every 0)\n" : ", no evaluation (no --val)\n");
+  if (prediction.available) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", prediction.stepSeconds * accumulate);
+    out << "  predicted " << text << " s/step, MFU " << fixed(100 * prediction.mfu, 1)
+        << "% (the report on the cpu profile)\n";
+  } else {
+    out << "  predicted ("
+        << (prediction.device.empty() || prediction.device == "cpu"
+                ? context.noPrediction
+                : "the report is on the " + prediction.device + " profile, not cpu")
+        << ")\n";
+  }
+  out.flush();
+
+  auto trainer =
+      einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr, error);
+  if (!trainer)
+    return fail(error);
+  einrt::TrainResult result;
+  auto runStart = std::chrono::steady_clock::now();
+  bool ok = trainer->run(result, error);
+  out.flush();
+  double runSeconds = seconds(runStart);
+  if (!ok)
+    return fail(error);
+
+  // The trainer evaluates at the last step; a resume with nothing to do has
+  // the checkpoint's validation loss, if any.
+  std::optional<double> valLoss = result.lastValLoss;
+  if (config.evalEvery > 0 && !valLoss) {
+    double v;
+    if (!trainer->evaluate(v, error))
+      return fail(error);
+    valLoss = v;
+  }
+  int64_t stepsRun = result.lastStep - result.startStep;
+  out << "trained steps " << result.startStep + 1 << ".." << result.lastStep << " in "
+      << fixed(runSeconds, 1) << " s";
+  if (stepsRun > 0)
+    out << " (" << fixed(1000 * runSeconds / stepsRun, 1) << " ms/step, "
+        << fixed(stepsRun * tokensPerStep / runSeconds, 0) << " tokens/s)";
+  out << "\n";
+  out << "train loss " << fixed(result.lastLoss, 4) << "\n";
+  if (valLoss) {
+    // Tokens are bytes: nats per token / ln 2 = bits per byte.
+    out << "val loss " << fixed(*valLoss, 4)
+        << " nats/token = " << fixed(*valLoss / std::log(2.0), 4) << " bits per byte\n";
+  }
+  if (result.bestValLoss)
+    out << "best val loss " << fixed(*result.bestValLoss, 4) << " = "
+        << fixed(*result.bestValLoss / std::log(2.0), 4) << " bits per byte (" << ckDir
+        << "/best.safetensors)\n";
+  out << "checkpoint " << ckDir << "/last.safetensors\n";
+  out.flush();
+  return 0;
+}
+
+} // namespace einc::runner
