@@ -97,8 +97,9 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     llvm::outs() << "cpu backend: @" << name << ": " << matmuls << " BLAS matmul steps, "
                  << kernelSteps << " kernel steps; kernels: " << k.compiledCount() - compiled
                  << " compiled, " << k.cachedCount() - cached << " cached, "
-                 << llvm::format("%.2f s compiling; ", k.compileSeconds() - before)
-                 << backend->threads << (backend->threads == 1 ? " thread\n" : " threads\n");
+                 << llvm::format("%.2f s compiling for ", k.compileSeconds() - before)
+                 << k.jitTarget() << "; " << backend->threads
+                 << (backend->threads == 1 ? " thread\n" : " threads\n");
     backend->device->setKernels(k.table());
   }
   std::string error;

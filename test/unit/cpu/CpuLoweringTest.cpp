@@ -327,8 +327,9 @@ TEST(CpuLowering, ModelsForwardAndGrad) {
       auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
       ASSERT_TRUE(compiled.module) << compiled.errors;
       ASSERT_TRUE(einc::testing::addGrad(compiled)) << compiled.errors;
-      if (fused)
+      if (fused) {
         ASSERT_TRUE(fuse(*compiled.module));
+      }
       for (const char *name : {"forward", "grad"}) {
         SCOPED_TRACE(name);
         Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>(name));
