@@ -22,17 +22,15 @@
 namespace einc {
 namespace {
 
+#include "ExecutableHelpTexts.inc"
 #include "HelpTexts.inc"
 
-const char *const kCommands[] = {"check",     "emit", "run",   "report",
-                                 "calibrate", "data", "train", "sample"};
-
-bool isCommand(const std::string &s) {
-  for (const char *c : kCommands)
-    if (s == c)
-      return true;
-  return false;
-}
+/// Who reads the command line: einc, or an executable of `einc compile`
+/// (its name in messages and help; no model file; its own commands).
+struct Tool {
+  std::string name = "einc";
+  bool executable = false;
+};
 
 /// A bad command line: the message, without the "(see ...)" hint.
 struct UsageError {
@@ -164,6 +162,7 @@ private:
 /// One command's flags: CLI11 collects each flag's words, `apply` converts
 /// them into Options after parsing.
 struct Command {
+  const Tool *tool = nullptr;
   std::unique_ptr<CLI::App> app;
   std::deque<std::vector<std::string>> values; // one per flag with a value
   std::vector<std::function<void()>> apply;    // in registration order
@@ -401,9 +400,16 @@ void buildTrain(Command &c, Options &o) {
           "report (progress line and log) every N steps (default 1); steps\n"
           "with an evaluation and the last step are always reported",
           [&o](const std::string &v) { o.logEvery = count("--log-every", v, 1); });
-  addBackend(c, o, "cpu (compiled kernels and BLAS; the default) or reference");
+  if (!c.tool->executable)
+    addBackend(c, o, "cpu (compiled kernels and BLAS; the default) or reference");
   addThreads(c, o, kThreadsHelp);
-  addSet(c, o);
+  if (c.tool->executable)
+    addSet(c, o,
+           "override a run-time train setting (lr, min_lr, schedule, warmup,\n"
+           "steps, eval_every, eval_steps, checkpoint_every, seed, data;\n"
+           "repeatable); dims and the other settings are compiled in");
+  else
+    addSet(c, o);
 }
 
 void buildSample(Command &c, Options &o) {
@@ -423,13 +429,45 @@ void buildSample(Command &c, Options &o) {
   c.value("--top-k", "K", "sample among the K most likely tokens only (default 0: all)",
           [&o](const std::string &v) { o.topK = count("--top-k", v, 0); });
   addSeed(c, o, "the sampling seed (default 0)");
-  addBackend(c, o, "cpu (the default) or reference");
+  if (!c.tool->executable)
+    addBackend(c, o, "cpu (the default) or reference");
   addThreads(c, o,
              "threads for the CPU backend (default: EINC_NUM_THREADS,\n"
              "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every\n"
              "hardware thread)");
-  addSet(c, o, "override a `dim` (must match the checkpoint's shapes)");
+  if (c.tool->executable)
+    addSet(c, o, "`data` (next_token or shifted); dims are compiled in");
+  else
+    addSet(c, o, "override a `dim` (must match the checkpoint's shapes)");
 }
+
+void buildCompile(Command &c, Options &o) {
+  addOutput(c, o,
+            "the executable to write (default: the model file's name without\n"
+            "`.ein`, in the current folder)");
+  c.flag("--force",
+         "replace FILE even when it is not an executable of einc compile\n"
+         "(without it such a file is refused; a previous one is replaced)",
+         o.force);
+  c.value("--program-file", "F", "also write the program file (docs/program-file.md) to F",
+          [&o](const std::string &v) { o.programFile = v; });
+  c.value("--device", "NAME",
+          "the device profile of the report built in (`NAME report`; default\n"
+          "h100; `cpu`, when calibrated, also gives training its prediction)",
+          [&o](const std::string &v) { o.device = v; });
+  c.value("--device-file", "F", "read more device profiles from F (same-named ones replace)",
+          [&o](const std::string &v) { o.deviceFile = v; });
+  addSet(c, o);
+}
+
+/// An executable's `report`: the one it was compiled with.
+void buildExecutableReport(Command &c, Options &o) {
+  c.value("--format", "F", "text (default) or json",
+          [&o](const std::string &v) { o.format = choice("format", v, {"text", "json"}); });
+  addOutput(c, o, "write to FILE instead of standard output");
+}
+
+void buildInfo(Command &, Options &) {}
 
 struct CommandText {
   const char *name;
@@ -446,20 +484,63 @@ const CommandText kCommandTexts[] = {
     {"data", kDataAbout, kDataFooter, buildData},
     {"train", kTrainAbout, kTrainFooter, buildTrain},
     {"sample", kSampleAbout, kSampleFooter, buildSample},
+    {"compile", kCompileAbout, kCompileFooter, buildCompile},
 };
 
+/// An executable's commands: `{NAME}` in the texts is its name.
+const CommandText kExecutableCommandTexts[] = {
+    {"train", kExeTrainAbout, kExeTrainFooter, buildTrain},
+    {"sample", kExeSampleAbout, kExeSampleFooter, buildSample},
+    {"report", kExeReportAbout, kExeFooter, buildExecutableReport},
+    {"info", kExeInfoAbout, kExeFooter, buildInfo},
+};
+
+template <size_t N>
+const CommandText *findCommand(const CommandText (&texts)[N], const std::string &name) {
+  for (const CommandText &t : texts)
+    if (name == t.name)
+      return &t;
+  return nullptr;
+}
+
+const CommandText *findCommand(const Tool &tool, const std::string &name) {
+  return tool.executable ? findCommand(kExecutableCommandTexts, name)
+                         : findCommand(kCommandTexts, name);
+}
+
+/// The tool's commands: "check, emit, ... or sample".
+std::string commandList(const Tool &tool) {
+  std::vector<std::string> names;
+  if (tool.executable)
+    for (const CommandText &t : kExecutableCommandTexts)
+      names.push_back(t.name);
+  else
+    for (const CommandText &t : kCommandTexts)
+      names.push_back(t.name);
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return list;
+}
+
+/// `text` with `{NAME}` replaced by the tool's name.
+std::string named(const Tool &tool, std::string text) {
+  for (size_t at = text.find("{NAME}"); at != std::string::npos; at = text.find("{NAME}", at))
+    text.replace(at, 6, tool.name);
+  return text;
+}
+
 /// The app of `name`, its flags writing into `o`.
-std::unique_ptr<Command> makeCommand(const std::string &name, Options &o) {
-  for (const CommandText &t : kCommandTexts) {
-    if (name != t.name)
-      continue;
+std::unique_ptr<Command> makeCommand(const Tool &tool, const std::string &name, Options &o) {
+  if (const CommandText *t = findCommand(tool, name)) {
     auto c = std::make_unique<Command>();
-    c->app = std::make_unique<CLI::App>(t.about, "einc " + name);
+    c->tool = &tool;
+    c->app = std::make_unique<CLI::App>(named(tool, t->about), tool.name + " " + name);
     c->app->set_help_flag();
     c->app->formatter(std::make_shared<HelpFormatter>());
-    c->app->footer(t.footer);
+    c->app->footer(named(tool, t->footer));
     c->app->allow_extras();
-    t.build(*c, o);
+    t->build(*c, o);
     c->flag("-h,--help", "show this help", c->help);
     c->app->add_option("files", c->files)->group("");
     return c;
@@ -468,14 +549,20 @@ std::unique_ptr<Command> makeCommand(const std::string &name, Options &o) {
 }
 
 /// "'einc train', 'einc sample' or 'einc run'": the commands that take `flag`.
-std::string commandsTaking(const std::string &flag) {
+std::string commandsTaking(const Tool &tool, const std::string &flag) {
   std::vector<std::string> takers;
-  for (const CommandText &t : kCommandTexts) {
+  auto consider = [&](const CommandText &t) {
     Options scratch;
-    auto c = makeCommand(t.name, scratch);
+    auto c = makeCommand(tool, t.name, scratch);
     if (c->app->get_option_no_throw(flag))
-      takers.push_back(std::string("'einc ") + t.name + "'");
-  }
+      takers.push_back("'" + tool.name + " " + t.name + "'");
+  };
+  if (tool.executable)
+    for (const CommandText &t : kExecutableCommandTexts)
+      consider(t);
+  else
+    for (const CommandText &t : kCommandTexts)
+      consider(t);
   std::string list;
   for (size_t i = 0; i < takers.size(); ++i)
     list += (i == 0 ? "" : i + 1 == takers.size() ? " or " : ", ") + takers[i];
@@ -498,7 +585,7 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
     if (extra.size() < 2 || extra[0] != '-')
       continue;
     std::string name = extra.substr(0, extra.find('='));
-    std::string takers = commandsTaking(name);
+    std::string takers = commandsTaking(*c.tool, name);
     if (!takers.empty())
       bad(name + " applies to " + takers + " only");
     bad("unknown option '" + extra + "'");
@@ -509,6 +596,8 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
   for (auto &apply : c.apply)
     apply();
   for (const std::string &file : c.files) {
+    if (c.tool->executable)
+      bad("unexpected argument '" + file + "' (the model is compiled into " + c.tool->name + ")");
     if (o.command == "calibrate")
       bad("'einc calibrate' takes no input file, got '" + file + "'");
     if (!o.input.empty())
@@ -518,8 +607,8 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
 }
 
 /// The checks across flags.
-void checkCombination(Options &o) {
-  if (o.input.empty() && o.command != "calibrate")
+void checkCombination(const Tool &tool, Options &o) {
+  if (o.input.empty() && o.command != "calibrate" && !tool.executable)
     bad("missing input file");
   if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
     bad("--gpus and --tokens go together");
@@ -559,15 +648,13 @@ void checkCombination(Options &o) {
   }
 }
 
-std::string helpText(const std::string &command) {
+std::string helpText(const Tool &tool, const std::string &command) {
   Options scratch;
-  auto c = makeCommand(command, scratch);
-  return c ? c->app->help() : kOverview;
+  auto c = makeCommand(tool, command, scratch);
+  return c ? c->app->help() : named(tool, tool.executable ? kExeOverview : kOverview);
 }
 
-} // namespace
-
-CommandLine parseCommandLine(const std::vector<std::string> &args) {
+CommandLine parse(const Tool &tool, const std::vector<std::string> &args) {
   CommandLine result;
   Options &o = result.options;
   try {
@@ -579,31 +666,39 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     }
     if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
       result.action = CommandLine::Action::Help;
-      result.text = helpText(args.size() > 1 && isCommand(args[1]) ? args[1] : "");
+      result.text = helpText(tool, args.size() > 1 && findCommand(tool, args[1]) ? args[1] : "");
       return result;
     }
-    if (!isCommand(args[0]))
-      bad("unknown command '" + args[0] +
-          "'; expected check, emit, run, report, calibrate, data, train or sample");
+    if (!findCommand(tool, args[0]))
+      bad("unknown command '" + args[0] + "'; expected " + commandList(tool));
     o.command = args[0];
-    auto command = makeCommand(o.command, o);
+    auto command = makeCommand(tool, o.command, o);
     parseCommand(*command, o, std::vector<std::string>(args.begin() + 1, args.end()));
     if (o.help) {
       result.action = CommandLine::Action::Help;
       result.text = command->app->help();
       return result;
     }
-    checkCombination(o);
+    checkCombination(tool, o);
   } catch (const UsageError &e) {
     result.action = CommandLine::Action::Error;
-    result.text = "einc: " + e.message + " (see 'einc " +
+    result.text = tool.name + ": " + e.message + " (see '" + tool.name + " " +
                   (o.command.empty() ? "" : o.command + " ") + "--help')";
   } catch (const std::exception &e) {
     // Not expected from CLI11 once parsed; still no exception leaves here.
     result.action = CommandLine::Action::Error;
-    result.text = std::string("einc: cannot read the command line: ") + e.what();
+    result.text = tool.name + ": cannot read the command line: " + e.what();
   }
   return result;
+}
+
+} // namespace
+
+CommandLine parseCommandLine(const std::vector<std::string> &args) { return parse(Tool{}, args); }
+
+CommandLine parseExecutableCommandLine(const std::string &name,
+                                       const std::vector<std::string> &args) {
+  return parse(Tool{name, true}, args);
 }
 
 } // namespace einc

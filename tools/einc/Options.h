@@ -18,7 +18,7 @@
 namespace einc {
 
 struct Options {
-  std::string command;                                        // check | emit | run
+  std::string command;                                        // check | emit | run | ...
   std::string input;                                          // the model file ("-" for stdin)
   std::string output;                                         // -o FILE ("" = stdout)
   std::string stage = "ir";                                   // emit: ast | ir | grad | step
@@ -69,6 +69,10 @@ struct Options {
                                // the default is reference with --f64/--gradcheck)
   bool stepsGiven = false;     // --steps was on the command line
 
+  // compile (also: -o, --set, --device, --device-file)
+  bool force = false;      // --force: replace a file that is not an einc executable
+  std::string programFile; // --program-file FILE: also write the program file
+
   // sample (also: --seed, --backend)
   std::string checkpoint;     // --checkpoint FILE.safetensors
   std::string prompt;         // --prompt TEXT
@@ -87,6 +91,12 @@ struct CommandLine {
 
 /// Parses the words after the program name. Never throws.
 CommandLine parseCommandLine(const std::vector<std::string> &args);
+
+/// The same for an executable of `einc compile` called `name`: its commands
+/// (train, sample, report, info) take einc's flags but no model file (and
+/// no --backend); messages and help say `name`. Never throws.
+CommandLine parseExecutableCommandLine(const std::string &name,
+                                       const std::vector<std::string> &args);
 
 } // namespace einc
 

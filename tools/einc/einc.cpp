@@ -8,10 +8,12 @@
 //   einc data TEXT --out DIR          text to byte tokens (train.bin, val.bin)
 //   einc train FILE.ein --data ...    the training loop (docs/training.md)
 //   einc sample FILE.ein --checkpoint ...   text from a trained model
+//   einc compile FILE.ein -o NAME     a standalone executable (docs/compile.md)
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
 #include "Data.h"
+#include "Executable.h"
 #include "Frontend.h"
 #include "Options.h"
 #include "Report.h"
@@ -103,6 +105,8 @@ int run(const Options &o) {
     return trainModel(o, fe.settings, *module, fe.file->text().str());
   if (o.command == "sample")
     return sampleModel(o, fe.settings, *module, fe.file->text().str());
+  if (o.command == "compile")
+    return compileExecutable(o, fe.settings, *module, fe.file->text().str());
   if (o.command == "report") {
     Report report;
     if (!buildReport(*module, o, fe.settings, report))

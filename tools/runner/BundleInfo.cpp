@@ -110,7 +110,7 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
   for (const std::string &t : linked.targets)
     targets += (targets.empty() ? "" : ", ") + t;
   out << "  linked      " << (targets.empty() ? "no kernel objects" : targets) << "\n";
-  out << "  this CPU    " << (linked.chosen.empty() ? "runs none of them" : "runs " + linked.chosen)
+  out << "  this CPU    " << (linked.chosen.empty() ? "no kernels" : "runs " + linked.chosen)
       << (linked.why.empty() ? "" : " (" + linked.why + ")") << "\n";
   out << "  sizes       program file " << mib(programFileBytes);
   if (fileBytes > 0)

@@ -1,0 +1,219 @@
+//===- Executable.cpp - `einc compile`: a standalone executable -----------===//
+//
+//   1. compileModel (Compile.h) as `einc train` compiles, without the JIT:
+//      the train functions and @forward (evaluation), and the report on
+//      --device; then @forward with batch 1 (`sample`, where the model has a
+//      `batch` dim other than 1) lowered into the same kernel table;
+//   2. the kernels as object code for every portable CPU target;
+//   3. the program file (runtime/ModelBundle.h) holding all of it;
+//   4. an assembly file embedding it (Embed.h), linked with the objects and
+//      the kit (the runner's main, the runtime, a static OpenBLAS: Link.h)
+//      by the system's compiler driver into a temporary beside -o, renamed
+//      into place when complete.
+//
+//===----------------------------------------------------------------------===//
+#include "Executable.h"
+#include "Compile.h"
+#include "Embed.h"
+#include "Link.h"
+#include "Sample.h"
+#include "Stages.h"
+
+#include "tools/exe/EmbeddedModel.h"
+
+#include "codegen/CpuLowering.h"
+#include "codegen/CpuTargets.h"
+#include "runtime/Memory.h"
+#include "runtime/ModelBundle.h"
+
+#include "Version.inc"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace einc {
+namespace {
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "einc compile: " << message << "\n";
+  return 1;
+}
+
+/// A temporary folder, removed with everything in it when this goes.
+struct TempDir {
+  llvm::SmallString<128> path;
+  ~TempDir() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path);
+  }
+  std::string file(const std::string &name) const {
+    llvm::SmallString<128> p(path);
+    llvm::sys::path::append(p, name);
+    return p.str().str();
+  }
+};
+
+bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (!ec) {
+    out << bytes;
+    out.close();
+    ec = out.error();
+  }
+  if (ec)
+    error = "cannot write '" + path + "': " + ec.message();
+  return !ec;
+}
+
+/// Adds @sample: @forward of the model lowered again with batch 1, its
+/// kernels added to `compiled`'s table. Nothing when the model has no
+/// `batch` dim or it is 1 (the runner samples with @forward).
+bool addSampleProgram(const Options &o, ModuleOp module, const einrt::TrainSettings &settings,
+                      CompiledModel &compiled) {
+  auto batch = compiled.bundle.dims.find("batch");
+  if (batch == compiled.bundle.dims.end() || batch->second == 1)
+    return true;
+  MLIRContext context;
+  OwningOpRef<ModuleOp> one = sampleModule(o, module, context);
+  if (!one)
+    return false;
+  // As compileModel lowers @forward for the CPU, into the one kernel table
+  // the executable links (identical kernels share an index).
+  if (failed(applyFusion(*one, settings)))
+    return false;
+  auto fn = one->lookupSymbol<func::FuncOp>("forward");
+  if (!fn) {
+    fail("the model has no @forward");
+    return false;
+  }
+  FailureOr<einrt::Program> program = ::ein::codegen::lowerToCpuProgram(fn, *compiled.kernels);
+  if (failed(program))
+    return false;
+  program->name = "sample";
+  compiled.bundle.programs.push_back(einrt::BundledProgram{"cpu", std::move(*program)});
+  return true;
+}
+
+} // namespace
+
+int compileExecutable(const Options &o, const einrt::TrainSettings &settings, ModuleOp module,
+                      const std::string &source) {
+  auto start = std::chrono::steady_clock::now();
+  std::string output = o.output;
+  if (output.empty())
+    output = llvm::sys::path::stem(o.input).str();
+  if (output.empty() || output == "-")
+    return fail("say where to write the executable (-o NAME)");
+  // Never clobber a file that is not one of ours.
+  if (llvm::sys::fs::exists(output)) {
+    if (llvm::sys::fs::is_directory(output))
+      return fail("'" + output + "' is a folder");
+    if (!o.force && !isEincExecutable(output))
+      return fail("'" + output +
+                  "' exists and is not an executable of einc compile; remove it, pick "
+                  "another -o, or pass --force to replace it");
+  }
+  std::string error;
+  std::string linker = findLinker(error);
+  if (linker.empty())
+    return fail(error);
+  std::string kitDir;
+  std::vector<std::string> kit;
+  if (!kitArguments(kitDir, kit, error))
+    return fail(error);
+
+  // 1. The one compile.
+  CompileRequest request;
+  request.backend = "cpu";
+  request.functions = trainFunctions(settings, /*withForward=*/true);
+  request.jit = false;
+  request.report = true;
+  request.reportDevice = o.device;
+  CompiledModel compiled;
+  if (!compileModel(module, o, settings, source, request, compiled))
+    return 1;
+  if (!addSampleProgram(o, module, settings, compiled))
+    return 1;
+  einrt::ModelBundle &bundle = compiled.bundle;
+  bundle.writtenBy = std::string("einc ") + EINC_VERSION + " (" + EINC_GIT_COMMIT + ")";
+  bundle.reportText = compiled.reportText;
+
+  // 2. The kernels for every target.
+  TempDir temp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("einc-compile", temp.path))
+    return fail("cannot create a temporary folder: " + ec.message());
+  std::vector<std::string> targets, objects;
+  for (const ::ein::codegen::CpuTarget &t : ::ein::codegen::cpuTargets()) {
+    std::string bytes;
+    llvm::raw_string_ostream os(bytes);
+    if (!compiled.kernels->emitObject(t.name, exe::kKernelPrefix, os, error))
+      return fail("cannot compile the kernels for " + std::string(t.name) + ": " + error);
+    os.flush();
+    einrt::KernelObject k;
+    k.name = std::string("cpu/") + t.name;
+    k.kernelCount = compiled.kernels->kernelCount();
+    k.metadata["symbol_prefix"] = exe::kKernelPrefix;
+    k.bytes.assign(bytes.begin(), bytes.end());
+    bundle.kernelObjects.push_back(std::move(k));
+    std::string path = temp.file(std::string("kernels-") + t.name + ".o");
+    if (!writeFile(path, bytes, error))
+      return fail(error);
+    targets.push_back(t.name);
+    objects.push_back(path);
+  }
+
+  // 3. The program file.
+  auto programFile = einrt::serializeModelBundle(bundle, error);
+  if (!programFile)
+    return fail("cannot write the program file: " + error);
+  std::string programPath =
+      temp.file(bundle.modelName.empty() ? "model.eincprog" : bundle.modelName + ".eincprog");
+  llvm::StringRef programBytes(reinterpret_cast<const char *>(programFile->data()),
+                               programFile->size());
+  if (!writeFile(programPath, programBytes, error))
+    return fail(error);
+  if (!o.programFile.empty() && !einrt::writeModelBundle(o.programFile, bundle, error))
+    return fail(error);
+
+  // 4. Embed and link, into a temporary beside the output.
+  std::string assembly = temp.file("embed.s");
+  if (!writeFile(assembly, embeddingAssembly(programPath, targets), error))
+    return fail(error);
+  std::string partial = output + ".tmp." + std::to_string(::getpid());
+  std::vector<std::string> args{"-o", partial, assembly};
+  args.insert(args.end(), objects.begin(), objects.end());
+  args.insert(args.end(), kit.begin(), kit.end());
+  if (!runProgram(linker, args, error)) {
+    llvm::sys::fs::remove(partial);
+    return fail("linking failed: " + error);
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(partial, output)) {
+    llvm::sys::fs::remove(partial);
+    return fail("cannot write '" + output + "': " + ec.message());
+  }
+  uint64_t size = 0;
+  llvm::sys::fs::file_size(output, size);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string programs;
+  for (const einrt::BundledProgram &p : bundle.programs)
+    programs += (programs.empty() ? "@" : ", @") + p.program.name;
+  llvm::outs() << "einc compile: " << o.input << " -> " << output << " ("
+               << einrt::formatBytes(int64_t(size)) << "; " << programs << "; "
+               << compiled.kernels->kernelCount() << " kernels for " << targets.size()
+               << " targets; program file " << einrt::formatBytes(int64_t(programFile->size()))
+               << ") in " << llvm::format("%.1f", seconds) << " s\n";
+  return 0;
+}
+
+} // namespace einc

@@ -1,0 +1,92 @@
+//===- Link.cpp - How einc compile links an executable --------------------===//
+#include "Link.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+#include <optional>
+
+namespace einc {
+
+std::string findLinker(std::string &error) {
+  const char *cxx = std::getenv("CXX");
+  std::string name = cxx && *cxx ? cxx : "c++";
+  auto found = llvm::sys::findProgramByName(name);
+  if (found)
+    return *found;
+  error = cxx && *cxx ? "no linker: CXX is '" + name + "', which is not a program (" +
+                            found.getError().message() + "); install g++ or set CXX"
+                      : "no linker: cannot find c++ on PATH; install g++ or set CXX";
+  return "";
+}
+
+bool kitArguments(std::string &kitDir, std::vector<std::string> &args, std::string &error) {
+  static int anchor; // an address in einc, for getMainExecutable
+  std::string self = llvm::sys::fs::getMainExecutable("einc", &anchor);
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(dir, "lib", "einc-exe");
+  kitDir = dir.str().str();
+  llvm::SmallString<256> linkFile(dir);
+  llvm::sys::path::append(linkFile, "link.txt");
+  auto text = llvm::MemoryBuffer::getFile(linkFile);
+  if (!text) {
+    error = "cannot read '" + linkFile.str().str() + "' (" + text.getError().message() +
+            "): einc's executable kit is built beside einc (the CMake target einc-exe-kit)";
+    return false;
+  }
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*text)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    if (line.starts_with("!")) { // the kit cannot link: why
+      error = line.drop_front().str();
+      return false;
+    }
+    if (line.starts_with("-") || llvm::sys::path::is_absolute(line)) {
+      args.push_back(line.str());
+      continue;
+    }
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, line);
+    if (!llvm::sys::fs::exists(path)) {
+      error = "einc's executable kit lacks '" + path.str().str() + "' (rebuild einc)";
+      return false;
+    }
+    args.push_back(path.str().str());
+  }
+  return true;
+}
+
+bool runProgram(const std::string &program, const std::vector<std::string> &args,
+                std::string &error) {
+  llvm::SmallString<128> output;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("einc-link", "txt", output)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  std::vector<llvm::StringRef> argv{program};
+  for (const std::string &a : args)
+    argv.push_back(a);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, output.str(), output.str()};
+  std::string why;
+  int status = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0, 0, &why);
+  auto printed = llvm::MemoryBuffer::getFile(output);
+  std::string text = printed ? (*printed)->getBuffer().str() : "";
+  llvm::sys::fs::remove(output);
+  if (status == 0)
+    return true;
+  error = status < 0 ? "cannot run '" + program + "': " + why
+                     : "'" + program + "' failed (exit status " + std::to_string(status) + ")";
+  if (!text.empty())
+    error += ":\n" + text;
+  return false;
+}
+
+} // namespace einc

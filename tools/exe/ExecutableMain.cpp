@@ -1,0 +1,162 @@
+//===- ExecutableMain.cpp - The main of an executable of einc compile -----===//
+//
+//   NAME train --data ... --steps N --checkpoint-dir CK [options]
+//   NAME sample --checkpoint FILE [options]
+//   NAME report [--format text|json] [-o FILE]
+//   NAME info
+//
+// Finds its program file linked into itself (EmbeddedModel.h), parses it
+// (a damaged one is an error naming it), picks the kernel table of the
+// target this CPU runs among the linked ones, and hands everything to the
+// runner (tools/runner/Runner.h) — the code `einc train` and `einc sample`
+// run after compiling. No MLIR, no LLVM.
+//
+//===----------------------------------------------------------------------===//
+#include "EmbeddedModel.h"
+
+#include "tools/einc/Options.h"
+#include "tools/runner/Runner.h"
+
+#include "runtime/CpuTarget.h"
+#include "runtime/KernelTable.h"
+#include "runtime/ModelBundle.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace einc;
+
+namespace {
+
+/// The kernels of the target this CPU runs: EINC_JIT_CPU's when set (as for
+/// einc's JIT, so that the determinism matrix's cells cover executables),
+/// else the best linked target the CPU runs. Its table must have the
+/// kernel count the program file states.
+struct Chosen {
+  runner::LinkedKernels linked;
+  const einc_linked_target *target = nullptr;
+};
+
+Chosen chooseTarget() {
+  Chosen c;
+  for (uint64_t i = 0; i < einc_linked_target_count; ++i)
+    c.linked.targets.push_back(einc_linked_targets[i].name);
+  const char *env = std::getenv("EINC_JIT_CPU");
+  std::string forced = env ? env : "";
+  for (uint64_t i = 0; i < einc_linked_target_count && !c.target; ++i) {
+    const einc_linked_target &t = einc_linked_targets[i];
+    if (forced.empty() ? einrt::cpuRuns(t.name) : forced == t.name)
+      c.target = &t;
+  }
+  if (forced.empty()) {
+    c.linked.why = c.target ? "the best linked target it runs" : "it runs none of them";
+  } else if (!c.target) {
+    c.linked.why = "EINC_JIT_CPU=" + forced + " names no linked target";
+  } else if (!einrt::cpuRuns(c.target->name)) {
+    c.linked.why = "EINC_JIT_CPU=" + forced + ", which this CPU does not run";
+    c.target = nullptr;
+  } else {
+    c.linked.why = "EINC_JIT_CPU=" + forced;
+  }
+  if (c.target)
+    c.linked.chosen = c.target->name;
+  return c;
+}
+
+int64_t fileSize(const char *path) {
+  struct stat st;
+  return ::stat(path, &st) == 0 ? int64_t(st.st_size) : 0;
+}
+
+/// As einc's: the last resort when an allocation fails that the planned-
+/// memory checks did not foresee; a message and exit status 1, not an abort.
+[[noreturn]] void outOfMemory() {
+  static const char message[] = "out of memory: an allocation failed; raise the limit "
+                                "(ulimit -v, the cgroup's memory.max)\n";
+  ssize_t ignored = ::write(2, message, sizeof message - 1);
+  (void)ignored;
+  std::_Exit(1);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::set_new_handler(outOfMemory);
+  std::string name = argc > 0 ? argv[0] : "model";
+  if (size_t slash = name.rfind('/'); slash != std::string::npos)
+    name = name.substr(slash + 1);
+
+  CommandLine line =
+      parseExecutableCommandLine(name, std::vector<std::string>(argv + 1, argv + argc));
+  if (line.action == CommandLine::Action::Error) {
+    std::cerr << line.text << "\n";
+    return 2;
+  }
+  if (line.action == CommandLine::Action::Help) {
+    std::cout << line.text;
+    return 0;
+  }
+
+  std::string error;
+  std::optional<einrt::ModelBundle> bundle = einrt::parseModelBundle(
+      einc_program_file, size_t(einc_program_file_size), name + "'s embedded program", error);
+  if (!bundle) {
+    std::cerr << name << ": " << error << "\n";
+    return 1;
+  }
+  if (line.action == CommandLine::Action::Version) {
+    std::cout << name << ": the model " << bundle->modelName << " compiled by " << bundle->writtenBy
+              << "\n";
+    return 0;
+  }
+
+  const Options &o = line.options;
+  runner::RunContext context;
+  context.tool = name;
+  context.model = bundle->sourceName;
+  context.noPrediction = "its report has no prediction";
+  Chosen chosen = chooseTarget();
+  if (o.command == "report")
+    return runner::report(context, o, *bundle);
+  if (o.command == "info")
+    return runner::info(context, *bundle, chosen.linked, int64_t(einc_program_file_size),
+                        fileSize("/proc/self/exe"));
+
+  auto fail = [&](const std::string &message) {
+    std::cerr << name << " " << o.command << ": " << message << "\n";
+    return 1;
+  };
+  if (!chosen.target) {
+    std::string list;
+    for (const std::string &t : chosen.linked.targets)
+      list += (list.empty() ? "" : ", ") + t;
+    return fail("no kernels for this CPU: " + chosen.linked.why + " (linked: " + list + ")");
+  }
+  const einrt::KernelObject *object = nullptr;
+  for (const einrt::KernelObject &k : bundle->kernelObjects)
+    if (k.name == std::string("cpu/") + chosen.target->name)
+      object = &k;
+  if (!object || object->kernelCount != *chosen.target->kernelCount)
+    return fail(std::string("the linked kernels of ") + chosen.target->name +
+                " do not match the embedded program (" +
+                std::to_string(*chosen.target->kernelCount) + " kernels, the program file says " +
+                (object ? std::to_string(object->kernelCount) : "none") + ")");
+  runner::Backend backend;
+  backend.name = "cpu";
+  backend.threads = o.threads;
+  backend.kernels = einrt::kernelTable(chosen.target->kernels, *chosen.target->kernelCount);
+
+  einrt::TrainSettings settings;
+  if (!runner::runSettings(*bundle, o, settings, error))
+    return fail(error);
+  if (o.command == "sample")
+    return runner::sample(context, o, *bundle, settings,
+                          bundle->find("sample") ? "sample" : "forward", backend);
+  auto train = runner::TrainRun::prepare(context, o, settings, int32_t(bundle->vocab()));
+  if (!train)
+    return 1;
+  return train->run(*bundle, backend, chosen.linked.chosen + " kernels linked in");
+}
