@@ -2,12 +2,42 @@
 #include "runtime/StrictJson.h"
 
 #include <limits>
+#include <unordered_set>
 
 namespace einrt {
 
 using nlohmann::json;
 
 namespace {
+
+/// A key for a message: control bytes shown as '?', long keys cut.
+std::string shownKey(const std::string &k) {
+  std::string s;
+  for (char c : k.substr(0, 64))
+    s += (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
+  return k.size() > 64 ? s + "..." : s;
+}
+
+/// nlohmann's text without its "[json.exception...] parse error at line
+/// L, column C: " prefix or the "; last read: '...'" quote of the input
+/// (which can be megabytes of a hostile file).
+std::string withoutInput(const std::string &what) {
+  std::string m = what;
+  size_t colon = m.find(": ");
+  if (colon != std::string::npos)
+    m = m.substr(colon + 2);
+  else if (size_t bracket = m.find("] "); bracket != std::string::npos)
+    m = m.substr(bracket + 2);
+  size_t quote = m.find("; last read: '");
+  if (quote != std::string::npos) {
+    size_t expected = m.rfind("'; expected ");
+    m = m.substr(0, quote) +
+        (expected != std::string::npos && expected > quote ? m.substr(expected + 1) : "");
+  }
+  if (m.size() > 200)
+    m = m.substr(0, 200) + "...";
+  return m;
+}
 
 /// Builds the document from nlohmann's SAX events (json::parse has no hook
 /// for duplicate keys or depth, and throws). A handler returning false
@@ -37,7 +67,7 @@ public:
   bool key(string_t &k) override {
     json &object = *stack.back();
     if (object.contains(k))
-      return fail("duplicate key \"" + quoted(k) + "\"");
+      return fail("duplicate key \"" + shownKey(k) + "\"");
     if (topLevelKeys && stack.size() == 1)
       topLevelKeys->push_back(k);
     slot = &object[k];
@@ -46,7 +76,7 @@ public:
 
   bool parse_error(std::size_t position, const std::string &,
                    const nlohmann::detail::exception &ex) override {
-    err = "invalid JSON at byte " + std::to_string(position) + ": " + message(ex.what());
+    err = "invalid JSON at byte " + std::to_string(position) + ": " + withoutInput(ex.what());
     return false;
   }
 
@@ -95,34 +125,64 @@ private:
     stack.pop_back();
     return true;
   }
+};
 
-  /// A key for a message: control bytes shown as '?', long keys cut.
-  static std::string quoted(const std::string &k) {
-    std::string s;
-    for (char c : k.substr(0, 64))
-      s += (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
-    return k.size() > 64 ? s + "..." : s;
+/// The same rules without building anything: the containers open, each
+/// object's keys so far.
+class StrictChecker final : public nlohmann::json_sax<json> {
+public:
+  const std::string &error() const { return err; }
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t &) override { return value(); }
+  bool string(string_t &) override { return value(); }
+  bool binary(binary_t &) override { return fail("binary values are not JSON"); }
+
+  bool start_object(std::size_t) override { return open(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t &k) override {
+    if (!stack.back().keys.insert(k).second)
+      return fail("duplicate key \"" + shownKey(k) + "\"");
+    return true;
   }
 
-  /// nlohmann's text without its "[json.exception...] parse error at line
-  /// L, column C: " prefix or the "; last read: '...'" quote of the input
-  /// (which can be megabytes of a hostile file).
-  static std::string message(const std::string &what) {
-    std::string m = what;
-    size_t colon = m.find(": ");
-    if (colon != std::string::npos)
-      m = m.substr(colon + 2);
-    else if (size_t bracket = m.find("] "); bracket != std::string::npos)
-      m = m.substr(bracket + 2);
-    size_t quote = m.find("; last read: '");
-    if (quote != std::string::npos) {
-      size_t expected = m.rfind("'; expected ");
-      m = m.substr(0, quote) +
-          (expected != std::string::npos && expected > quote ? m.substr(expected + 1) : "");
-    }
-    if (m.size() > 200)
-      m = m.substr(0, 200) + "...";
-    return m;
+  bool parse_error(std::size_t position, const std::string &,
+                   const nlohmann::detail::exception &ex) override {
+    err = "invalid JSON at byte " + std::to_string(position) + ": " + withoutInput(ex.what());
+    return false;
+  }
+
+private:
+  struct Open {
+    std::unordered_set<std::string> keys; // an object's; empty for an array
+  };
+  std::vector<Open> stack;
+  std::string err;
+
+  bool fail(const std::string &what) {
+    err = "invalid JSON: " + what;
+    return false;
+  }
+  bool value() {
+    if (stack.size() > size_t(kMaxJsonDepth))
+      return fail("nesting deeper than " + std::to_string(kMaxJsonDepth));
+    return true;
+  }
+  bool open() {
+    if (!value())
+      return false;
+    stack.emplace_back();
+    return true;
+  }
+  bool close() {
+    stack.pop_back();
+    return true;
   }
 };
 
@@ -138,6 +198,14 @@ bool parseStrictJson(const char *text, size_t size, json &out, std::string &erro
     return true;
   error = builder.error().empty() ? "invalid JSON" : builder.error();
   out = json();
+  return false;
+}
+
+bool checkStrictJson(const char *text, size_t size, std::string &error) {
+  StrictChecker checker;
+  if (json::sax_parse(text, text + size, &checker))
+    return true;
+  error = checker.error().empty() ? "invalid JSON" : checker.error();
   return false;
 }
 

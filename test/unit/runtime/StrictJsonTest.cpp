@@ -13,7 +13,18 @@ std::string errorOf(const std::string &text) {
   std::string error;
   EXPECT_FALSE(parseStrictJson(text.data(), text.size(), j, error)) << text;
   EXPECT_TRUE(j.is_null()); // nothing half-built is left behind
+  // checkStrictJson refuses it with the same message, building nothing.
+  std::string checked;
+  EXPECT_FALSE(checkStrictJson(text.data(), text.size(), checked)) << text;
+  EXPECT_EQ(checked, error) << text;
   return error;
+}
+
+bool checks(const std::string &text) {
+  std::string error;
+  bool ok = checkStrictJson(text.data(), text.size(), error);
+  EXPECT_TRUE(ok) << text << ": " << error;
+  return ok;
 }
 
 TEST(StrictJson, ParsesAndKeepsTheTopLevelOrder) {
@@ -26,6 +37,10 @@ TEST(StrictJson, ParsesAndKeepsTheTopLevelOrder) {
   EXPECT_EQ(j["b"][3], "x\xC3\xA9");
   EXPECT_EQ(j["b"][1], -2);
   EXPECT_TRUE(j["a"]["c"].is_object());
+  EXPECT_TRUE(checks(text));
+  // The same key in sibling objects, or in an object and its parent, is no
+  // duplicate.
+  EXPECT_TRUE(checks("{\"a\": {\"a\": 1}, \"b\": [{\"a\": 1}, {\"a\": 2}]}"));
 }
 
 TEST(StrictJson, RejectsWhatRfc8259AndThePolicyRule) {
@@ -49,6 +64,7 @@ TEST(StrictJson, NestingIsLimited) {
   json j;
   std::string error, ok = nested(kMaxJsonDepth);
   EXPECT_TRUE(parseStrictJson(ok.data(), ok.size(), j, error)) << error;
+  EXPECT_TRUE(checks(ok));
   EXPECT_NE(errorOf(nested(kMaxJsonDepth + 1)).find("nesting deeper than 64"), std::string::npos);
   // Hostile depth stops at the limit, not after reading a million brackets.
   EXPECT_NE(errorOf(std::string(1000000, '[')).find("nesting"), std::string::npos);
