@@ -38,3 +38,11 @@ config.substitutions.append(
     ("%{openblas_coretype}", os.environ.get("OPENBLAS_CORETYPE") or "unset"))
 config.substitutions.append(
     ("%{einc_jit_cpu}", os.environ.get("EINC_JIT_CPU") or "unset"))
+
+# `einc compile` (test/compile) needs the kit built beside einc with a static
+# OpenBLAS (its link.txt has no "!" line) and a C++ compiler driver.
+import shutil
+exe_kit = os.path.join(config.einc_obj_root, "lib", "einc-exe", "link.txt")
+if os.path.exists(exe_kit) and shutil.which("c++") and \
+        not any(line.startswith("!") for line in open(exe_kit)):
+    config.available_features.add("einc-compile")

@@ -31,6 +31,18 @@ using namespace einc;
 
 namespace {
 
+/// OpenBLAS's constructor starts a thread per core, each spinning for a
+/// while before it sleeps: at start-up they compete with the main thread
+/// for nothing, since einc calls BLAS on one thread (the CPU device splits
+/// matmuls itself, runtime/CpuDevice.h). So while the constructors run
+/// OPENBLAS_NUM_THREADS is 1 (this one runs first: priority 101); main
+/// unsets it again (einrt::defaultThreadCount reads it).
+bool blasThreadsSet = false;
+__attribute__((constructor(101))) void startBlasWithOneThread() {
+  if (!std::getenv("OPENBLAS_NUM_THREADS"))
+    blasThreadsSet = ::setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+}
+
 /// The kernels of the target this CPU runs: EINC_JIT_CPU's when set (as for
 /// einc's JIT, so that the determinism matrix's cells cover executables),
 /// else the best linked target the CPU runs. Its table must have the
@@ -84,6 +96,8 @@ int64_t fileSize(const char *path) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (blasThreadsSet)
+    ::unsetenv("OPENBLAS_NUM_THREADS");
   std::set_new_handler(outOfMemory);
   std::string name = argc > 0 ? argv[0] : "model";
   if (size_t slash = name.rfind('/'); slash != std::string::npos)

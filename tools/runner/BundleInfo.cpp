@@ -25,23 +25,6 @@ std::string settingsOf(const einrt::TrainSettings &s, einrt::SettingTime time) {
   return text;
 }
 
-/// Lines of at most ~90 columns, continued under `indent`.
-std::string wrap(const std::string &words, size_t indent) {
-  std::string out, line;
-  size_t at = 0;
-  while (at < words.size()) {
-    size_t end = words.find(' ', at);
-    std::string word = words.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    at = end == std::string::npos ? words.size() : end + 1;
-    if (!line.empty() && indent + line.size() + 1 + word.size() > 90) {
-      out += line + "\n" + std::string(indent, ' ');
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
-}
-
 } // namespace
 
 int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle) {
@@ -72,7 +55,7 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
   std::string dims;
   for (const auto &[name, size] : bundle.dims)
     dims += (dims.empty() ? "" : " ") + name + "=" + std::to_string(size);
-  out << "  dims        " << wrap(dims, 14) << "\n";
+  out << "  dims        " << dims << "\n";
 
   // Params: the arguments of the first program that has them.
   int64_t params = 0, paramBytes = 0;
@@ -88,9 +71,8 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
       break;
   }
   out << "  params      " << params << " (" << mib(paramBytes) << ")\n";
-  out << "  compiled in " << wrap(settingsOf(bundle.settings, einrt::SettingTime::Compiled), 14)
-      << "\n";
-  out << "  run time    " << wrap(settingsOf(bundle.settings, einrt::SettingTime::Run), 14)
+  out << "  compiled in " << settingsOf(bundle.settings, einrt::SettingTime::Compiled) << "\n";
+  out << "  run time    " << settingsOf(bundle.settings, einrt::SettingTime::Run)
       << "\n              (`train --set` changes these; the others need einc compile)\n";
   if (bundle.window)
     out << "  windows     " << einrt::windowMappingName(*bundle.window) << "\n";
