@@ -228,6 +228,8 @@ void Elaborator::assign(const Stmt &s) {
   }
   if (s.targets.size() == 1) {
     scopes_.back()[s.targets.front().name] = *v;
+    if (v->isTensor())
+      recordLetName(v->tensor.value, s.targets.front().name);
     return;
   }
   // Tuple unpacking splits the first axis: `q, k, v = t` with t: [3, ...].
@@ -244,8 +246,23 @@ void Elaborator::assign(const Stmt &s) {
   Axes rest(whole.axes.begin() + 1, whole.axes.end());
   for (size_t i = 0; i < s.targets.size(); ++i) {
     Tensor index = emit.constant(static_cast<double>(i), i32());
-    scopes_.back()[s.targets[i].name] = Value::ofTensor(emit.gather(whole, index, rest));
+    Tensor part = emit.gather(whole, index, rest);
+    recordLetName(part.value, s.targets[i].name);
+    scopes_.back()[s.targets[i].name] = Value::ofTensor(part);
   }
+}
+
+void Elaborator::recordLetName(mlir::Value value, const std::string &name) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return; // an argument: nothing computes it
+  llvm::SmallVector<Attribute> names;
+  if (auto old = op->getAttrOfType<ArrayAttr>("ein.let"))
+    names.assign(old.begin(), old.end());
+  auto attr = builder_.getStringAttr(name);
+  if (!llvm::is_contained(names, attr))
+    names.push_back(attr);
+  op->setAttr("ein.let", builder_.getArrayAttr(names));
 }
 
 void Elaborator::forLoop(const Stmt &s) {
@@ -333,6 +350,10 @@ void Elaborator::finish() {
     *options_.settings = train_;
   if (diags.hasErrors())
     return;
+  // The let names (`ein.let`) are for the `names:` remat policy, which
+  // keeps exactly the values they name; otherwise the IR does not carry them.
+  if (!llvm::StringRef(train_.remat).starts_with("names:"))
+    forward_.walk([](Operation *op) { op->removeAttr("ein.let"); });
 
   emit.setLoc(mlirLoc(lossLoc_));
   llvm::SmallVector<mlir::Value> results{loss_->value};

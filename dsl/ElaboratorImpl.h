@@ -171,6 +171,9 @@ public:
   bool dimFailed(llvm::StringRef name) const { return failedDims_.count(name.str()) != 0; }
 
 private:
+  /// Adds `name` to the `ein.let` names of the op computing `value`.
+  void recordLetName(mlir::Value value, const std::string &name);
+
   std::optional<Tensor> loss_;
   SourceLoc lossLoc_;
   std::vector<std::pair<std::string, Tensor>> outputs_;

@@ -102,7 +102,9 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
     pinned.insert(arg);
   for (int64_t i = 0; i < n; ++i) {
     Operation *op = ops[i];
-    bool backward = opPhase(op) == "backward";
+    // The backward and the recompute clones (ein-remat) read saved values.
+    StringRef phase = opPhase(op);
+    bool backward = phase == "backward" || phase == "recompute";
     for (Value operand : op->getOperands()) {
       Value r = root(operand);
       int64_t &last = lastUse[r];

@@ -37,10 +37,20 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<int64_t> microBatches{*this, "micro-batches",
                                llvm::cl::desc("micro-batches per step (> 1: @accumulate_grad)"),
                                llvm::cl::init(1)};
+  // ein-remat's (run last, on every function it rewrites; none: not run).
+  Option<std::string> remat{*this, "remat",
+                            llvm::cl::desc("none | full | every | sqrt | selective | names"),
+                            llvm::cl::init("none")};
+  Option<int64_t> rematEvery{*this, "remat-every",
+                             llvm::cl::desc("every: keep the inputs of every K-th iteration"),
+                             llvm::cl::init(0)};
+  ListOption<std::string> rematNames{*this, "remat-names",
+                                     llvm::cl::desc("names: the let-bound values to keep")};
 };
 
 /// @forward → @grad → @train_step (+ @apply_update; with micro-batches > 1
-/// also @accumulate_grad), then canonicalize and CSE.
+/// also @accumulate_grad), then canonicalize and CSE, then ein-remat with
+/// the remat options (unless `none`).
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &options);
 
 /// Registers every einc pass and pipeline (for ein-opt and einc).

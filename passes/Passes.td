@@ -88,6 +88,43 @@ def EinAccumulateGrad : Pass<"ein-accumulate-grad", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinRemat : Pass<"ein-remat", "mlir::ModuleOp"> {
+  let summary = "Rematerialization: which forward values the backward keeps, which it recomputes";
+  let description = [{
+    On `@grad`, `@train_step` and `@accumulate_grad` (option `funcs`):
+    every forward value a later phase reads is either kept (live from the
+    forward to its last use) or recomputed, by a clone of its op tagged
+    `ein.phase = "recompute"` placed just before its first use in the
+    backward (or by another clone); the backward then reads the clone.
+    Policies: `none`; `full` checkpoints each loop iteration (`for`; ops
+    tagged `ein.layer`): it keeps the values that cross an iteration's
+    boundary and what is outside loops, and recomputes the rest; `every`
+    (option `every = K`) checkpoints regions of K iterations, `sqrt` regions
+    of ceil(sqrt(L)) of L iterations; `selective` keeps contraction outputs
+    and what crosses an iteration's boundary, and recomputes elementwise
+    ops, reductions and data movement; `names` keeps exactly the
+    values bound to the `let` names listed in `names` (`ein.let`). Each
+    function rewritten records `ein.remat = {policy, recomputed_ops,
+    recompute_flops, kept, kept_bytes}`. docs/remat.md.
+
+    Example (`policy=full` on an iteration `h = tanh(x @ w)` whose backward
+    reads `x @ w`): the backward's first reader of it is preceded by
+    ```mlir
+    %z2 = ein.contract %x, %w ... {ein.phase = "recompute", ein.layer = "layer.0"}
+    ```
+    and reads `%z2`; the forward's `%z` dies in the forward.
+  }];
+  let options = [
+    ListOption<"funcs", "funcs", "std::string",
+               "functions to rewrite (default: grad, train_step, accumulate_grad)">,
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "none | full | every | sqrt | selective | names">,
+    Option<"every", "every", "int64_t", "0", "every: keep the inputs of every K-th iteration">,
+    ListOption<"namesToKeep", "names", "std::string", "names: the let-bound values to keep">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
 def EinPrintCosts : Pass<"ein-print-costs", "mlir::ModuleOp"> {
   let summary = "Test pass: print the FLOP, byte and memory ledgers of a function";
   let description = [{

@@ -2,8 +2,8 @@
 //
 // `ein-build-train-step`: @forward → @grad → @train_step (and, accumulating
 // over micro-batches, @accumulate_grad), then canonicalize
-// and CSE. The one pipeline `einc` runs to build the training step; ein-opt
-// runs it by name with the same options.
+// and CSE, then the remat policy (ein-remat). The one pipeline `einc` runs to build the training
+// step; ein-opt runs it by name with the same options.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -33,6 +33,14 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Last: the plan is made on the IR the backends compile (fusion aside).
+  if (o.remat != "none") {
+    EinRematOptions remat;
+    remat.policy = o.remat;
+    remat.every = o.rematEvery;
+    remat.namesToKeep = o.rematNames;
+    pm.addPass(createEinRemat(remat));
+  }
 }
 
 void registerEinPassesAndPipelines() {

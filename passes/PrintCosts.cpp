@@ -48,10 +48,11 @@ struct EinPrintCosts : public ein::impl::EinPrintCostsBase<EinPrintCosts> {
     MemoryLedger mem = analyzeMemory(fn, irByteWidth, fused ? &values : nullptr);
     llvm::raw_ostream &os = llvm::outs();
     os << "costs of @" << funcName << "\n";
-    int64_t flops[3] = {0, 0, 0}, model[3] = {0, 0, 0};
+    // forward, backward, optimizer, recompute (clones of forward ops: ein-remat)
+    int64_t flops[4] = {0, 0, 0, 0}, model[4] = {0, 0, 0, 0};
     int64_t transcendentals = 0, read = 0, written = 0;
     for (auto [i, c] : llvm::enumerate(costs)) {
-      int p = c.phase == "forward" ? 0 : c.phase == "backward" ? 1 : 2;
+      int p = c.phase == "forward" ? 0 : c.phase == "backward" ? 1 : c.phase == "recompute" ? 3 : 2;
       flops[p] += c.flops;
       if (c.isModelFlop)
         model[p] += c.flops;
@@ -68,6 +69,8 @@ struct EinPrintCosts : public ein::impl::EinPrintCostsBase<EinPrintCosts> {
     os << "flops forward " << flops[0] << "\n";
     os << "flops backward " << flops[1] << "\n";
     os << "flops optimizer " << flops[2] << "\n";
+    if (flops[3] != 0)
+      os << "flops recompute " << flops[3] << "\n";
     os << "model flops " << model[0] + model[1] << "\n";
     os << "model flops forward " << model[0] << "\n";
     os << "model flops backward " << model[1] << "\n";

@@ -1,5 +1,6 @@
 //===- TrainSettings.cpp - The table of train settings --------------------===//
 #include "runtime/TrainSettings.h"
+#include "runtime/RematPolicy.h"
 
 #include <algorithm>
 #include <charconv>
@@ -24,8 +25,6 @@ struct Unimplemented {
 const Unimplemented kUnimplemented[] = {
     {"precision", "bf16", true, "training and running compute in fp32"},
     {"precision", "mixed", true, "training and running compute in fp32"},
-    {"remat", "layer", false, "no pass implements activation checkpointing"},
-    {"remat", "sqrt", false, "no pass implements activation checkpointing"},
 };
 
 std::vector<std::string> words(const char *text) {
@@ -59,6 +58,11 @@ void markGiven(S &s, const SettingInfo &info) {
             [&](const std::string &a, const std::string &b) { return rank(a) < rank(b); });
 }
 
+std::string checkRemat(const std::string &word) {
+  std::string error;
+  return parseRematPolicy(word, error) ? "" : error;
+}
+
 } // namespace
 
 const std::vector<SettingInfo> &trainSettingTable() {
@@ -87,7 +91,8 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs",
        Run},
       {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy", Compiled},
-      {"remat", &S::remat, "none layer sqrt", 0, 0, "activation checkpointing policy", Compiled},
+      {"remat", &S::remat, "every:K names:a,b none full sqrt selective", 0, 0,
+       "activation checkpointing policy", Compiled, checkRemat},
       {"fusion", &S::fusion, "on off", 0, 0, "elementwise fusion", Compiled},
   };
   return table;
@@ -119,9 +124,15 @@ bool TrainSettings::isGiven(const std::string &key) const {
 std::string setTrainWord(S &s, const SettingInfo &info, const std::string &word) {
   if (!info.isWord())
     return "'" + std::string(info.key) + "' takes a number";
-  std::vector<std::string> choices = words(info.choices);
-  if (std::find(choices.begin(), choices.end(), word) == choices.end())
-    return "'" + word + "' is not a valid " + info.key + "; expected one of: " + info.choices;
+  if (info.check) {
+    std::string problem = info.check(word);
+    if (!problem.empty())
+      return std::string(info.key) + " '" + word + "': " + problem;
+  } else {
+    std::vector<std::string> choices = words(info.choices);
+    if (std::find(choices.begin(), choices.end(), word) == choices.end())
+      return "'" + word + "' is not a valid " + info.key + "; expected one of: " + info.choices;
+  }
   if (auto *f = std::get_if<std::string S::*>(&info.field))
     s.*(*f) = word;
   else

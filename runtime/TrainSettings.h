@@ -43,7 +43,7 @@ struct TrainSettings {
   int64_t seed = 0;
   std::optional<std::string> data; // next_token | shifted; default: inferred
   std::string precision = "fp32";  // fp32 | bf16 | mixed
-  std::string remat = "none";      // none | layer | sqrt
+  std::string remat = "none";      // runtime/RematPolicy.h: none | full | every:K | ...
   std::string fusion = "on";       // on | off
 
   /// The keys given (by the model or --set), in the table's order.
@@ -80,6 +80,10 @@ struct SettingInfo {
   double min, max;     // numbers: the closed range allowed
   const char *meaning;
   SettingTime time;
+  /// A word setting with a grammar of its own (remat: every:K, names:a,b):
+  /// "" when `word` is valid, else the problem; `choices` then lists its
+  /// forms, the last one a valid word.
+  std::string (*check)(const std::string &word) = nullptr;
 
   bool isWord() const { return choices != nullptr; }
   bool isCount() const;

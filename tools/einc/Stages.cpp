@@ -2,6 +2,7 @@
 #include "Stages.h"
 
 #include "passes/Passes.h"
+#include "runtime/RematPolicy.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Pass/PassManager.h"
@@ -50,6 +51,14 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.momentum = settings.momentum;
   options.clip = settings.clip;
   options.microBatches = settings.accumulate;
+  // The remat setting (validated by the settings table) as ein-remat's options.
+  std::string error;
+  std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, error);
+  if (!remat)
+    return module.emitError() << "remat: " << error;
+  options.remat = remat->kindName();
+  options.rematEvery = remat->every;
+  options.rematNames = remat->names;
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);
   return runWith(pm, module, hook);

@@ -1,0 +1,199 @@
+//===- Remat.cpp - ein-remat: checkpoint policies and their rewrite -------===//
+//
+// `ein-remat` decides, for each forward value of @grad, @train_step and
+// @accumulate_grad that the backward reads, whether the backward keeps it
+// or recomputes it, and rewrites the function accordingly (Remat.h). The
+// named policies are plans over the RematGraph; `budget` asks the solver
+// (RematSolver.h) for the plan of least predicted recompute time whose peak
+// fits. Each rewritten function records what was done in `ein.remat`.
+// docs/remat.md.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Remat.h"
+#include "passes/Passes.h"
+
+#include "ir/EinOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <set>
+
+namespace mlir::ein {
+#define GEN_PASS_DEF_EINREMAT
+#include "passes/Passes.h.inc"
+
+const char *rematPolicyNames() { return "none, full, every, sqrt, selective, names"; }
+
+int64_t sqrtSpacing(int64_t iterations) {
+  int64_t k = std::max<int64_t>(1, int64_t(std::sqrt(double(iterations))));
+  while (k * k < iterations)
+    ++k;
+  return k;
+}
+
+namespace {
+
+/// Checkpointed regions of `spacing` loop iterations each (iterations 0..K-1,
+/// K..2K-1, ...): keep what is outside every loop and each value one region
+/// defines and another reads (a region's inputs and outputs); recompute the
+/// rest.
+std::vector<char> keepRegionBoundaries(const RematGraph &g, int64_t spacing) {
+  const std::vector<RematNode> &nodes = g.nodes();
+  auto region = [&](int32_t i) {
+    return nodes[i].iteration < 0 ? -1 : nodes[i].iteration / spacing;
+  };
+  std::vector<char> keep(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    keep[i] |= nodes[i].iteration < 0;
+    for (int32_t u : nodes[i].operands) {
+      int32_t r = nodes[u].view ? nodes[u].root : u;
+      if (r >= 0 && region(r) != region(int32_t(i)))
+        keep[r] = 1;
+    }
+  }
+  return keep;
+}
+
+} // namespace
+
+std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
+                                std::string &error) {
+  const std::vector<RematNode> &nodes = g.nodes();
+  const int64_t iterations = int64_t(g.iterations().size());
+  if (c.policy == "none")
+    return g.keepAll();
+  if (c.policy == "full")
+    return keepRegionBoundaries(g, 1);
+  if (c.policy == "sqrt")
+    return keepRegionBoundaries(g, sqrtSpacing(iterations));
+  if (c.policy == "every") {
+    if (c.every < 1) {
+      error = "every needs a spacing of at least 1 iteration, got " + std::to_string(c.every);
+      return {};
+    }
+    return keepRegionBoundaries(g, c.every);
+  }
+  if (c.policy == "selective") {
+    // Contraction outputs and what crosses an iteration's boundary stay;
+    // elementwise ops, reductions and data movement are recomputed.
+    std::vector<char> keep = keepRegionBoundaries(g, 1);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      keep[i] = nodes[i].contraction || (keep[i] && nodes[i].iteration >= 0);
+    return keep;
+  }
+  if (c.policy == "names") {
+    std::set<std::string> known;
+    for (const RematNode &n : nodes)
+      known.insert(n.lets.begin(), n.lets.end());
+    for (const std::string &name : c.names)
+      if (!known.count(name)) {
+        error = "names: '" + name +
+                "' is not a value of the program; its let-bound names: " + llvm::join(known, ", ");
+        return {};
+      }
+    std::set<std::string> wanted(c.names.begin(), c.names.end());
+    std::vector<char> keep(nodes.size(), 0);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (llvm::any_of(nodes[i].lets, [&](const std::string &l) { return wanted.count(l); })) {
+        int32_t r = nodes[i].view ? nodes[i].root : int32_t(i);
+        if (r >= 0)
+          keep[r] = 1;
+      }
+    return keep;
+  }
+  error = "unknown policy '" + c.policy + "' (valid: " + rematPolicyNames() + ")";
+  return {};
+}
+
+RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
+  RematSchedule schedule;
+  RematCost cost = g.evaluate(keep, &schedule);
+  if (cost.recomputedOps == 0)
+    return cost;
+  const std::vector<RematNode> &nodes = g.nodes();
+  MLIRContext *ctx = g.function().getContext();
+  auto phase = StringAttr::get(ctx, "recompute");
+
+  // The later-phase ops, before any clone exists.
+  std::vector<Operation *> late;
+  for (Operation *op : g.ops())
+    if (g.nodeOf(op) < 0)
+      late.push_back(op);
+
+  IRMapping clones;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!schedule.recompute[i])
+      continue;
+    OpBuilder b(g.ops()[size_t(schedule.need[i])]);
+    Operation *c = b.clone(*nodes[i].op, clones);
+    c->setAttr("ein.phase", phase);
+  }
+  for (Operation *op : late)
+    for (OpOperand &use : op->getOpOperands()) {
+      int32_t w = use.get().getDefiningOp() ? g.nodeOf(use.get().getDefiningOp()) : -1;
+      if (w >= 0 && schedule.recompute[size_t(w)])
+        use.set(clones.lookup(use.get()));
+    }
+  // Forward ops that only the backward read are dead now.
+  for (size_t i = nodes.size(); i-- > 0;)
+    if (isOpTriviallyDead(nodes[i].op))
+      nodes[i].op->erase();
+  return cost;
+}
+
+namespace {
+
+struct EinRemat : public impl::EinRematBase<EinRemat> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::vector<std::string> names(funcs.begin(), funcs.end());
+    if (names.empty())
+      names = {"grad", "train_step", "accumulate_grad"};
+    RematPolicyChoice choice;
+    choice.policy = policy;
+    choice.every = every;
+    choice.names.assign(namesToKeep.begin(), namesToKeep.end());
+    for (const std::string &name : names) {
+      auto fn = module.lookupSymbol<func::FuncOp>(name);
+      if (!fn || fn.isExternal())
+        continue;
+      if (failed(runOn(fn, choice)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult runOn(func::FuncOp fn, const RematPolicyChoice &choice) {
+    RematGraph graph(fn, RematGraph::Options{});
+    std::string error;
+    std::vector<char> keep = planForPolicy(graph, choice, error);
+    if (keep.empty() && !graph.nodes().empty())
+      return fn.emitError() << "ein-remat: " << error;
+    if (keep.empty())
+      return success();
+    RematCost cost = applyRematPlan(graph, keep);
+    Builder b(fn.getContext());
+    SmallVector<NamedAttribute> record{
+        b.getNamedAttr("policy", b.getStringAttr(choice.policy)),
+        b.getNamedAttr("recomputed_ops", b.getI64IntegerAttr(cost.recomputedOps)),
+        b.getNamedAttr("recompute_flops", b.getI64IntegerAttr(cost.recomputeFlops)),
+        b.getNamedAttr("kept", b.getI64IntegerAttr(cost.keptCount)),
+        b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.savedBytes))};
+    if (choice.policy == "every" || choice.policy == "sqrt")
+      record.push_back(b.getNamedAttr(
+          "every", b.getI64IntegerAttr(choice.policy == "every"
+                                           ? choice.every
+                                           : sqrtSpacing(int64_t(graph.iterations().size())))));
+    fn->setAttr("ein.remat", b.getDictionaryAttr(record));
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mlir::ein

@@ -1,0 +1,326 @@
+//===- RematGraph.cpp - Forward values, their late uses, a plan's cost ----===//
+//
+// The liveness evaluate() computes is the runtime's memory plan
+// (runtime/Arena.h) on the schedule the remat pass produces: arguments,
+// results and constants resident; every other value live from the op that
+// writes it to the last op that reads it, both included; a reshape, and a
+// broadcast that every user reads in place, are views of their input. The
+// schedule is the body in order with each clone inserted just before the
+// position `need` says, clones of one position in forward order.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/RematGraph.h"
+
+#include "ir/EinOps.h"
+#include "passes/FuseElementwise.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace mlir::ein {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+/// A broadcast that every user reads in place (a scalar, a leading or a
+/// trailing block of the result) is never written to memory.
+bool isFoldedBroadcast(Operation *op) {
+  if (!isa<BroadcastOp>(op) || op->use_empty())
+    return false;
+  if (classifyBroadcastRead(op->getResult(0)).read == BroadcastRead::Full)
+    return false;
+  return llvm::all_of(op->getUsers(), [](Operation *user) { return isFusible(user); });
+}
+
+bool isViewOp(Operation *op) {
+  return (isa<ReshapeOp>(op) && op->getNumOperands() == 1) || isFoldedBroadcast(op);
+}
+
+} // namespace
+
+RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std::move(options)) {
+  if (fn.isExternal())
+    return;
+  Block &body = fn.front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (Operation &op : body)
+    if (!op.hasTrait<OpTrait::IsTerminator>()) {
+      position[&op] = int64_t(ops_.size());
+      ops_.push_back(&op);
+    }
+  const ByteWidth &width = options_.width;
+
+  // Nodes: the forward ops with results.
+  llvm::DenseMap<Value, int32_t> valueNode;
+  llvm::DenseMap<StringRef, int32_t> iterationIndex;
+  for (Operation *op : ops_) {
+    if (opPhase(op) != "forward" || op->getNumResults() == 0)
+      continue;
+    RematNode n;
+    n.op = op;
+    n.position = position[op];
+    n.recomputable = op->getNumResults() == 1 && op->getNumRegions() == 0;
+    n.view = isViewOp(op);
+    n.contraction = op->hasTrait<OpTrait::ein::EinContraction>();
+    n.elementwiseOrReduction =
+        op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<OpTrait::ein::EinReduction>();
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      n.flops = cost.getFlops();
+    if (options_.seconds)
+      n.seconds = options_.seconds(op);
+    if (auto lets = op->getAttrOfType<ArrayAttr>("ein.let"))
+      for (Attribute a : lets)
+        if (auto name = dyn_cast<StringAttr>(a))
+          n.lets.push_back(name.getValue().str());
+    if (auto layer = op->getAttrOfType<StringAttr>("ein.layer")) {
+      auto [it, inserted] = iterationIndex.try_emplace(layer.getValue(), iterations_.size());
+      if (inserted)
+        iterations_.push_back(layer.getValue().str());
+      n.iteration = it->second;
+    }
+    int32_t index = int32_t(nodes_.size());
+    for (Value operand : op->getOperands())
+      if (auto it = valueNode.find(operand); it != valueNode.end())
+        if (!llvm::is_contained(n.operands, it->second))
+          n.operands.push_back(it->second);
+    bool fromFree =
+        !n.operands.empty() && llvm::all_of(n.operands, [&](int32_t u) { return nodes_[u].free; });
+    n.free = isa<ConstantOp, IotaOp>(op) ||
+             (isa<BroadcastOp, ReshapeOp>(op) && op->getNumOperands() == 1 && fromFree);
+    if (n.view)
+      n.root = n.operands.empty()
+                   ? -1
+                   : (nodes_[n.operands[0]].view ? nodes_[n.operands[0]].root : n.operands[0]);
+    else
+      n.root = index;
+    if (!n.view && !isa<ConstantOp>(op))
+      for (Value r : op->getResults())
+        n.bytes += valueBytes(r.getType(), width);
+    for (Value r : op->getResults())
+      valueNode[r] = index;
+    nodeIndex_[op] = index;
+    nodes_.push_back(std::move(n));
+  }
+  users_.assign(nodes_.size(), {});
+
+  // Values of later phases seen through their views: a reshape or folded
+  // broadcast of a later phase extends the life of what it views. A later
+  // view of a forward node is its own root here: its uses are the node's
+  // late uses.
+  llvm::DenseMap<Value, Value> viewRoot; // later view result -> its root
+  auto rootOf = [&](Value v) {
+    auto it = viewRoot.find(v);
+    return it == viewRoot.end() ? v : it->second;
+  };
+  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> useRange; // root -> [first, last] use
+  llvm::DenseSet<Value> pinned;
+  for (Operation *op : ops_) {
+    if (nodeIndex_.count(op))
+      continue;
+    if (isViewOp(op)) {
+      Value in = op->getOperand(0);
+      viewRoot[op->getResult(0)] = valueNode.count(in) ? op->getResult(0) : rootOf(in);
+      continue;
+    }
+    int64_t p = position[op];
+    for (Value operand : op->getOperands()) {
+      auto [it, inserted] = useRange.try_emplace(rootOf(operand), p, p);
+      if (!inserted) {
+        it->second.first = std::min(it->second.first, p);
+        it->second.second = std::max(it->second.second, p);
+      }
+    }
+  }
+  Operation *terminator = body.empty() ? nullptr : &body.back();
+  if (terminator && terminator->hasTrait<OpTrait::IsTerminator>())
+    for (Value v : terminator->getOperands())
+      pinned.insert(rootOf(v));
+
+  // Uses of the forward nodes.
+  for (Operation *op : ops_) {
+    int64_t p = position[op];
+    auto self = nodeIndex_.find(op);
+    bool forward = self != nodeIndex_.end();
+    for (Value operand : op->getOperands()) {
+      auto it = valueNode.find(operand);
+      if (it == valueNode.end())
+        continue;
+      int32_t u = it->second;
+      RematNode &n = nodes_[u];
+      if (forward) {
+        if (!llvm::is_contained(users_[u], self->second))
+          users_[u].push_back(self->second);
+        if (!nodes_[self->second].view)
+          n.lastForwardUse = std::max(n.lastForwardUse, p);
+        continue;
+      }
+      // A later phase's view reads the node where it stands (a clone must
+      // come before it) and for as long as the view is read.
+      int64_t first = p, last = p;
+      if (isViewOp(op))
+        if (auto range = useRange.find(op->getResult(0)); range != useRange.end())
+          last = std::max(last, range->second.second);
+      n.firstLateUse = n.firstLateUse < 0 ? first : std::min(n.firstLateUse, first);
+      n.lastLateUse = std::max(n.lastLateUse, last);
+    }
+  }
+  for (RematNode &n : nodes_)
+    for (Value r : n.op->getResults())
+      if (pinned.contains(rootOf(r)))
+        n.pinned = true;
+  // A returned view pins what it views.
+  for (RematNode &n : nodes_)
+    if (n.pinned && n.view && n.root >= 0)
+      nodes_[n.root].pinned = true;
+
+  // Resident: arguments, results, constants. Fixed temporaries: the values
+  // of later phases.
+  for (BlockArgument arg : body.getArguments())
+    resident_ += valueBytes(arg.getType(), width);
+  for (Value v : pinned)
+    if (!isa<BlockArgument>(v))
+      resident_ += valueBytes(v.getType(), width);
+  for (Operation *op : ops_) {
+    if (isa<ConstantOp>(op)) {
+      if (!pinned.contains(op->getResult(0)))
+        resident_ += valueBytes(op->getResult(0).getType(), width);
+      continue;
+    }
+    if (nodeIndex_.count(op) || isViewOp(op))
+      continue;
+    int64_t p = position[op];
+    for (Value r : op->getResults()) {
+      if (pinned.contains(r))
+        continue;
+      auto range = useRange.find(r);
+      int64_t last = range == useRange.end() ? p : std::max(p, range->second.second);
+      fixed_.push_back(Interval{p, last, valueBytes(r.getType(), width)});
+    }
+  }
+}
+
+int32_t RematGraph::nodeOf(Operation *op) const {
+  auto it = nodeIndex_.find(op);
+  return it == nodeIndex_.end() ? -1 : it->second;
+}
+
+bool RematGraph::available(const std::vector<char> &keep, int32_t node) const {
+  const RematNode &n = nodes_[node];
+  if (n.free || n.pinned || !n.recomputable)
+    return true;
+  if (n.view)
+    return n.root < 0 || available(keep, n.root);
+  return keep[node];
+}
+
+RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *schedule) const {
+  const int64_t count = int64_t(nodes_.size());
+  const int64_t n = int64_t(ops_.size());
+  std::vector<char> avail(count), clone(count, 0);
+  for (int32_t i = 0; i < count; ++i)
+    avail[i] = available(keep, i);
+
+  // The clones: values read late that are not available, and what they
+  // need in turn; each placed before its first late use or before the
+  // first clone reading it, whichever comes first.
+  std::vector<int64_t> need(count, kNever);
+  for (int32_t i = int32_t(count) - 1; i >= 0; --i) {
+    const RematNode &node = nodes_[i];
+    if (!avail[i] && node.firstLateUse >= 0) {
+      clone[i] = 1;
+      need[i] = std::min(need[i], node.firstLateUse);
+    }
+    if (!clone[i])
+      continue;
+    for (int32_t u : node.operands)
+      if (!avail[u]) {
+        clone[u] = 1;
+        need[u] = std::min(need[u], need[i]);
+      }
+  }
+
+  // Positions in the schedule with the clones inserted.
+  RematCost cost;
+  std::vector<int64_t> before(n + 1, 0); // clones placed before each position
+  for (int32_t i = 0; i < count; ++i)
+    if (clone[i]) {
+      ++before[need[i]];
+      ++cost.recomputedOps;
+      cost.recomputeFlops += nodes_[i].flops;
+      cost.recomputeSeconds += nodes_[i].seconds;
+    }
+  std::vector<int64_t> slot(n + 1, 0); // schedule index of the first clone before p
+  int64_t shift = 0;
+  for (int64_t p = 0; p <= n; ++p) {
+    slot[p] = p + shift;
+    shift += before[p];
+  }
+  auto at = [&](int64_t p) { return slot[p] + before[p]; }; // schedule index of op p
+  std::vector<int64_t> cloneAt(count, -1);
+  {
+    std::vector<int64_t> placed(n + 1, 0);
+    for (int32_t i = 0; i < count; ++i)
+      if (clone[i])
+        cloneAt[i] = slot[need[i]] + placed[need[i]]++;
+  }
+
+  const int64_t length = n + cost.recomputedOps;
+  std::vector<int64_t> delta(length + 1, 0);
+  auto live = [&](int64_t first, int64_t last, int64_t bytes) {
+    delta[first] += bytes;
+    delta[std::max(first, last) + 1] -= bytes;
+  };
+  for (const Interval &f : fixed_)
+    live(at(f.first), at(f.last), f.bytes);
+
+  // Forward values and clones, by the node whose storage they are.
+  std::vector<int64_t> lastOriginal(count, -1), lastClone(count, -1);
+  std::vector<char> readLate(count, 0);
+  for (int32_t w = 0; w < count; ++w) {
+    const RematNode &node = nodes_[w];
+    int32_t r = node.root;
+    if (r < 0)
+      continue;
+    if (node.lastForwardUse >= 0)
+      lastOriginal[r] = std::max(lastOriginal[r], at(node.lastForwardUse));
+    int64_t &last = clone[w] ? lastClone[r] : lastOriginal[r];
+    if (node.lastLateUse >= 0) {
+      last = std::max(last, at(node.lastLateUse));
+      if (!clone[w])
+        readLate[r] = 1;
+    }
+    for (int32_t u : users_[w])
+      if (clone[u]) {
+        last = std::max(last, cloneAt[u]);
+        if (!clone[w])
+          readLate[r] = 1;
+      }
+  }
+  for (int32_t r = 0; r < count; ++r) {
+    const RematNode &node = nodes_[r];
+    if (node.view || node.pinned || node.bytes == 0)
+      continue;
+    int64_t def = at(node.position);
+    live(def, std::max(def, lastOriginal[r]), node.bytes);
+    if (clone[r])
+      live(cloneAt[r], std::max(cloneAt[r], lastClone[r]), node.bytes);
+    if (readLate[r] && !node.free) {
+      cost.savedBytes += node.bytes;
+      ++cost.keptCount;
+    }
+  }
+  int64_t running = 0, most = 0;
+  for (int64_t t = 0; t < length; ++t)
+    most = std::max(most, running += delta[t]);
+  cost.peakBytes = resident_ + options_.extraResident + most;
+
+  if (schedule) {
+    schedule->recompute = std::move(clone);
+    schedule->need = std::move(need);
+  }
+  return cost;
+}
+
+} // namespace mlir::ein

@@ -1,0 +1,142 @@
+//===- RematGraph.h - Forward values, their late uses, a plan's cost -*- C++ -*-===//
+//
+// Rematerialization decides, for every forward value the backward reads,
+// whether it is kept (live from the forward to its last backward use) or
+// recomputed (its op cloned, tagged `ein.phase = "recompute"`, just before
+// the first backward use). RematGraph is one function (a @grad, a
+// @train_step) seen that way, built once: a node per forward op, the
+// positions of its uses, its bytes and its recompute cost; evaluate()
+// prices a plan — a keep bit per node — without touching the IR: which
+// nodes are recomputed, where each clone goes, the recompute FLOPs and time,
+// and the peak of live bytes over the schedule the pass would produce (the
+// same liveness rules as the runtime's memory plan: runtime/Arena.h,
+// docs/remat.md). Remat.cpp applies a plan; RematSolver.h searches them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_PASSES_REMATGRAPH_H
+#define EINC_PASSES_REMATGRAPH_H
+
+#include "passes/Analysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlir::ein {
+
+/// One op of the forward phase (one result).
+struct RematNode {
+  Operation *op = nullptr;
+  int64_t position = 0; // index of the op in the body (terminator aside)
+  /// Bytes of its own storage: 0 for a view (a reshape, a broadcast every
+  /// user reads in place) and for a constant (resident, not a temporary).
+  int64_t bytes = 0;
+  bool view = false; // a view of `operands[0]` (or of an argument)
+  /// Always available to the backward, never recomputed: constants, iotas
+  /// and what is derived from them by data movement alone.
+  bool free = false;
+  /// Can be cloned (one result, no regions); otherwise always kept.
+  bool recomputable = true;
+  bool pinned = false; // returned by the function (resident)
+  bool contraction = false;
+  bool elementwiseOrReduction = false;
+  /// The forward nodes it reads, one entry per operand that is a node.
+  llvm::SmallVector<int32_t, 4> operands;
+  /// The node whose storage it is: itself, or for a view what it views
+  /// (-1: a view of an argument).
+  int32_t root = -1;
+  /// Uses by other forward ops (views aside): the last position, or -1.
+  int64_t lastForwardUse = -1;
+  /// Uses by ops of any later phase (backward, optimizer): first and last
+  /// position, -1 when none. These are the uses a recompute clone serves.
+  int64_t firstLateUse = -1, lastLateUse = -1;
+  int64_t flops = 0;      // CostOpInterface FLOPs of recomputing it
+  double seconds = 0;     // its predicted time (RematGraph::Options::seconds)
+  int32_t iteration = -1; // index into RematGraph::iterations; -1 outside loops
+  /// The `let` names bound to it (`ein.let`, recorded by the front end
+  /// for the `names:` policy).
+  llvm::SmallVector<std::string, 1> lets;
+};
+
+/// What a plan costs.
+struct RematCost {
+  int64_t recomputedOps = 0; // clones, views included
+  int64_t recomputeFlops = 0;
+  double recomputeSeconds = 0;
+  int64_t peakBytes = 0;  // resident + the most temporaries live at once
+  int64_t savedBytes = 0; // forward values live into the backward (kept and read late)
+  int64_t keptCount = 0;  // how many such values
+};
+
+/// Where a plan puts its clones (RematGraph::evaluate's detail).
+struct RematSchedule {
+  std::vector<char> recompute; // per node: cloned
+  std::vector<int64_t> need;   // per cloned node: the position it is placed before
+};
+
+class RematGraph {
+public:
+  struct Options {
+    ByteWidth width = irByteWidth;
+    /// Predicted seconds of one op (recompute cost); null: 0.
+    std::function<double(Operation *)> seconds;
+    /// Bytes resident besides the function's own (e.g. the mixed-precision
+    /// master copy): added to every peak.
+    int64_t extraResident = 0;
+  };
+
+  /// The forward ops of `fn`'s body (phase "forward"; an untagged op counts
+  /// as forward only in a function without backward ops, so @forward has
+  /// nothing to rematerialize).
+  RematGraph(func::FuncOp fn, Options options);
+
+  func::FuncOp function() const { return fn_; }
+  const std::vector<RematNode> &nodes() const { return nodes_; }
+  /// The body's ops in order, terminator aside (positions index it).
+  const std::vector<Operation *> &ops() const { return ops_; }
+  int32_t nodeOf(Operation *op) const;
+  /// The loop iterations (`ein.layer` tags) in the order the forward runs
+  /// them.
+  const std::vector<std::string> &iterations() const { return iterations_; }
+  /// Nodes the backward reads (directly or through views): the saved values
+  /// of a plan that keeps everything.
+  bool isSaved(int32_t node) const { return nodes_[node].firstLateUse >= 0; }
+
+  /// The plan keeping every node: what the function does without remat.
+  std::vector<char> keepAll() const { return std::vector<char>(nodes_.size(), 1); }
+
+  /// Prices `keep` (one bit per node; views and free nodes follow their
+  /// root). Fills `schedule` when given.
+  RematCost evaluate(const std::vector<char> &keep, RematSchedule *schedule = nullptr) const;
+
+  /// Bytes resident for the whole function: arguments, results, constants.
+  int64_t residentBytes() const { return resident_; }
+
+private:
+  bool available(const std::vector<char> &keep, int32_t node) const;
+
+  func::FuncOp fn_;
+  Options options_;
+  std::vector<Operation *> ops_;
+  std::vector<RematNode> nodes_;
+  llvm::DenseMap<Operation *, int32_t> nodeIndex_;
+  std::vector<std::string> iterations_;
+  /// Per node: the forward nodes that read it (once each).
+  std::vector<llvm::SmallVector<int32_t, 4>> users_;
+  /// Temporaries no plan changes (values of later phases): live ranges in
+  /// body positions, inclusive.
+  struct Interval {
+    int64_t first, last, bytes;
+  };
+  std::vector<Interval> fixed_;
+  int64_t resident_ = 0;
+};
+
+} // namespace mlir::ein
+
+#endif // EINC_PASSES_REMATGRAPH_H
