@@ -16,11 +16,15 @@ namespace einc {
 std::string findLinker(std::string &error) {
   const char *cxx = std::getenv("CXX");
   std::string name = cxx && *cxx ? cxx : "c++";
+  // A name with a '/' is a path, which findProgramByName returns unchecked.
   auto found = llvm::sys::findProgramByName(name);
-  if (found)
+  std::string why = found ? "" : found.getError().message();
+  if (found && !llvm::sys::fs::can_execute(*found))
+    why = llvm::sys::fs::exists(*found) ? "not executable" : "no such file";
+  if (why.empty())
     return *found;
-  error = cxx && *cxx ? "no linker: CXX is '" + name + "', which is not a program (" +
-                            found.getError().message() + "); install g++ or set CXX"
+  error = cxx && *cxx ? "no linker: CXX is '" + name + "', which is not a program (" + why +
+                            "); install g++ or set CXX"
                       : "no linker: cannot find c++ on PATH; install g++ or set CXX";
   return "";
 }
