@@ -184,7 +184,8 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
         b.getNamedAttr("recomputed_ops", b.getI64IntegerAttr(cost.recomputedOps)),
         b.getNamedAttr("recompute_flops", b.getI64IntegerAttr(cost.recomputeFlops)),
         b.getNamedAttr("kept", b.getI64IntegerAttr(cost.keptCount)),
-        b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.savedBytes))};
+        b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.savedBytes)),
+        b.getNamedAttr("predicted_peak", b.getI64IntegerAttr(cost.peakBytes))};
     if (choice.policy == "every" || choice.policy == "sqrt")
       record.push_back(b.getNamedAttr(
           "every", b.getI64IntegerAttr(choice.policy == "every"

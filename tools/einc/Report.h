@@ -48,10 +48,20 @@ struct ReportOp {
   double seconds = 0; // max(flops / peak, bytes / bandwidth)
 };
 
-/// FLOPs split by phase.
+/// FLOPs split by phase (recompute: the clones of forward ops ein-remat
+/// adds; model FLOPs have none).
 struct PhaseFlops {
-  int64_t forward = 0, backward = 0, optimizer = 0;
-  int64_t total() const { return forward + backward + optimizer; }
+  int64_t forward = 0, backward = 0, optimizer = 0, recompute = 0;
+  int64_t total() const { return forward + backward + optimizer + recompute; }
+};
+
+/// What the remat policy did to @train_step (its `ein.remat` record).
+struct ReportRemat {
+  std::string policy = "none"; // the setting as written: "sqrt", "every:2", ...
+  int64_t recomputedOps = 0;   // clones of forward ops
+  int64_t kept = 0;            // forward values live into the backward
+  int64_t keptBytes = 0;
+  int64_t recomputeMatrixFlops = 0; // the recompute's contractions (HFU counts them)
 };
 
 /// Sums over the ops of one layer ("layer.N" or "—").
@@ -138,8 +148,11 @@ struct Report {
   double stepSeconds = 0;
   double tokensPerSecond = 0;
   double mfu = 0;
+  double hfu = 0;                 // MFU's numerator plus the recompute's contractions
   double computeBoundSeconds = 0; // time of the compute-bound ops
   double matrixSeconds = 0;       // time of the ops on matrix units
+
+  ReportRemat remat;
 
   std::vector<ReportOp> ops;
   std::vector<ReportLayer> layers;

@@ -178,12 +178,24 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
       if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
         r.dims[a.getName().str()] = i.getInt();
 
-  // Fusion (the `fusion` setting, on by default): the groups the backends
-  // compile as single kernels, and the order they run in.
-  r.fusion = fusionEnabled(priced);
+  // The remat policy's record on the step (ein-remat; none: no record).
+  r.remat.policy = priced.remat;
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (!fn)
     return fail("building the training step produced no @train_step");
+  if (auto record = fn->getAttrOfType<DictionaryAttr>("ein.remat")) {
+    auto count = [&](StringRef key) {
+      auto v = record.getAs<IntegerAttr>(key);
+      return v ? v.getInt() : int64_t(0);
+    };
+    r.remat.recomputedOps = count("recomputed_ops");
+    r.remat.kept = count("kept");
+    r.remat.keptBytes = count("kept_bytes");
+  }
+
+  // Fusion (the `fusion` setting, on by default): the groups the backends
+  // compile as single kernels, and the order they run in.
+  r.fusion = fusionEnabled(priced);
 
   // Bytes per element: fp32 keeps the IR's types; mixed and bf16 store every
   // float at 2 bytes (integers keep their width). Under mixed the optimizer's
@@ -327,8 +339,11 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
     PhaseFlops &phase = r.flops;
     int64_t *slot = c.phase == "backward"    ? &phase.backward
                     : c.phase == "optimizer" ? &phase.optimizer
+                    : c.phase == "recompute" ? &phase.recompute
                                              : &phase.forward;
     *slot += c.flops;
+    if (c.phase == "recompute" && op.matrixUnits)
+      r.remat.recomputeMatrixFlops += c.flops;
     if (c.isModelFlop)
       (c.phase == "backward"    ? r.modelFlops.backward
        : c.phase == "optimizer" ? r.modelFlops.optimizer
@@ -373,8 +388,11 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
 
   if (r.stepSeconds > 0) {
     r.tokensPerSecond = tokens / r.stepSeconds;
-    if (r.matrixPeak > 0)
+    if (r.matrixPeak > 0) {
       r.mfu = r.modelFlops.total() / (r.stepSeconds * r.matrixPeak);
+      r.hfu =
+          (r.modelFlops.total() + r.remat.recomputeMatrixFlops) / (r.stepSeconds * r.matrixPeak);
+    }
   }
 
   if (o.gpus > 0 && o.clusterTokens > 0) {

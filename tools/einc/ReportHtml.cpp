@@ -46,6 +46,8 @@ const char *phaseColor(const std::string &phase) {
     return "#e8710a";
   if (phase == "optimizer")
     return "#1e8e3e";
+  if (phase == "recompute")
+    return "#9334e6";
   return "#1a73e8";
 }
 
@@ -150,7 +152,8 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
      << "<div class=\"legend\"><span><i class=\"dot\" "
         "style=\"background:#1a73e8\"></i>forward</span>"
         "<span><i class=\"dot\" style=\"background:#e8710a\"></i>backward</span>"
-        "<span><i class=\"dot\" style=\"background:#1e8e3e\"></i>optimizer</span></div>"
+        "<span><i class=\"dot\" style=\"background:#1e8e3e\"></i>optimizer</span>"
+        "<span><i class=\"dot\" style=\"background:#9334e6\"></i>recompute</span></div>"
      << "</figcaption></figure>\n";
 }
 

@@ -46,6 +46,7 @@ Json flopsJson(const Report &r) {
   j["forward"] = r.flops.forward;
   j["backward"] = r.flops.backward;
   j["optimizer"] = r.flops.optimizer;
+  j["recompute"] = r.flops.recompute;
   j["total"] = r.flops.total();
   j["per_token"] = jsonNumber(r.flopsPerToken);
   j["transcendentals"] = r.transcendentals;
@@ -103,8 +104,18 @@ Json predictedJson(const Report &r) {
   j["step_seconds"] = jsonNumber(r.stepSeconds);
   j["tokens_per_second"] = jsonNumber(r.tokensPerSecond);
   j["mfu"] = jsonNumber(r.mfu);
+  j["hfu"] = jsonNumber(r.hfu);
   j["compute_bound_seconds"] = jsonNumber(r.computeBoundSeconds);
   j["matrix_seconds"] = jsonNumber(r.matrixSeconds);
+  return j;
+}
+
+Json rematJson(const Report &r) {
+  Json j;
+  j["policy"] = r.remat.policy;
+  j["recomputed_ops"] = r.remat.recomputedOps;
+  j["kept"] = r.remat.kept;
+  j["kept_bytes"] = r.remat.keptBytes;
   return j;
 }
 
@@ -179,6 +190,7 @@ void printReportJson(const Report &r, llvm::raw_ostream &os) {
   j["napkin"] = napkinJson(r);
   j["memory"] = memoryJson(r);
   j["predicted"] = predictedJson(r);
+  j["remat"] = rematJson(r);
   if (r.cluster)
     j["cluster"] = clusterJson(*r.cluster);
   Json layers = Json::array();

@@ -204,7 +204,13 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
      << (r.tokensKnown
              ? " (the positions the loss averages over)"
              : " (unknown: the model has no cross_entropy; per-token figures are per step)")
-     << "\n\n";
+     << "\n";
+  os << "  remat      " << r.remat.policy;
+  if (r.remat.policy != "none")
+    os << ": " << withThousands(r.remat.recomputedOps) << " ops recomputed, "
+       << withThousands(r.remat.kept) << " forward values kept for the backward ("
+       << formatBytes(double(r.remat.keptBytes)) << ")";
+  os << "\n\n";
 
   os << "Totals\n";
   Pairs t;
@@ -213,6 +219,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   t.add("FLOPs forward", flopsLine(r.flops.forward));
   t.add("FLOPs backward", flopsLine(r.flops.backward));
   t.add("FLOPs optimizer", flopsLine(r.flops.optimizer));
+  if (r.flops.recompute > 0 || r.remat.policy != "none")
+    t.add("FLOPs recompute", flopsLine(r.flops.recompute) + "  (remat " + r.remat.policy + ")");
   t.add("FLOPs total (hardware)", flopsLine(r.flops.total()));
   t.add("model FLOPs (fwd+bwd contractions)", flopsLine(r.modelFlops.total()) + "  = " +
                                                   percent(r.modelFlops.total(), r.flops.total()) +
@@ -271,6 +279,9 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   p.add("tokens/s", withThousands(static_cast<int64_t>(std::llround(r.tokensPerSecond))));
   p.add("MFU", fixed(100 * r.mfu, 1) + "%  (model FLOPs / (step time × " +
                    formatRate(r.matrixPeak, "FLOP") + "))");
+  if (r.remat.recomputeMatrixFlops > 0)
+    p.add("HFU", fixed(100 * r.hfu, 1) +
+                     "%  (model FLOPs + the recompute's contractions, same denominator)");
   p.add("time in compute-bound ops", percent(r.computeBoundSeconds, r.stepSeconds));
   p.add("time on matrix units", percent(r.matrixSeconds, r.stepSeconds));
   p.add("ridge point", r.bandwidth > 0
