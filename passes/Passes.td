@@ -105,7 +105,10 @@ def EinRemat : Pass<"ein-remat", "mlir::ModuleOp"> {
     ops, reductions and data movement; `names` keeps exactly the
     values bound to the `let` names listed in `names` (`ein.let`). Each
     function rewritten records `ein.remat = {policy, recomputed_ops,
-    recompute_flops, kept, kept_bytes}`. docs/remat.md.
+    recompute_flops, kept, kept_bytes, predicted_peak}`. Run after
+    ein-fuse-elementwise, it keeps fused kernels whole (a clone goes before
+    the first op of its reader's kernel; clones of one group placed together
+    get a group of their own). docs/remat.md.
 
     Example (`policy=full` on an iteration `h = tanh(x @ w)` whose backward
     reads `x @ w`): the backward's first reader of it is preceded by

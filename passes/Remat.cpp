@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Remat.h"
+#include "passes/FuseElementwise.h"
 #include "passes/Passes.h"
 
 #include "ir/EinOps.h"
@@ -21,6 +22,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace mlir::ein {
@@ -112,7 +114,9 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
 
 RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
   RematSchedule schedule;
-  RematCost cost = g.evaluate(keep, &schedule);
+  RematEvalOptions placed;
+  placed.arena = true;
+  RematCost cost = g.evaluate(keep, &schedule, placed);
   if (cost.recomputedOps == 0)
     return cost;
   const std::vector<RematNode> &nodes = g.nodes();
@@ -125,6 +129,13 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
     if (g.nodeOf(op) < 0)
       late.push_back(op);
 
+  // Clones of one fusion group placed before the same op form a kernel of
+  // their own: a fresh group id (every id names one run of adjacent ops).
+  int64_t nextGroup = 0;
+  for (Operation *op : g.ops())
+    if (auto id = op->getAttrOfType<IntegerAttr>(kFusionAttr))
+      nextGroup = std::max(nextGroup, id.getInt() + 1);
+  std::map<std::pair<int64_t, int64_t>, int64_t> cloneGroup; // (group, place) -> id
   IRMapping clones;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!schedule.recompute[i])
@@ -132,6 +143,12 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
     OpBuilder b(g.ops()[size_t(schedule.need[i])]);
     Operation *c = b.clone(*nodes[i].op, clones);
     c->setAttr("ein.phase", phase);
+    if (nodes[i].fusion >= 0) {
+      auto [it, fresh] = cloneGroup.try_emplace({nodes[i].fusion, schedule.need[i]}, nextGroup);
+      if (fresh)
+        ++nextGroup;
+      c->setAttr(kFusionAttr, IntegerAttr::get(IntegerType::get(ctx, 64), it->second));
+    }
   }
   for (Operation *op : late)
     for (OpOperand &use : op->getOpOperands()) {
@@ -162,8 +179,8 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
     choice.names.assign(namesToKeep.begin(), namesToKeep.end());
     for (const std::string &name : names) {
       auto fn = module.lookupSymbol<func::FuncOp>(name);
-      if (!fn || fn.isExternal())
-        continue;
+      if (!fn || fn.isExternal() || fn->hasAttr("ein.remat"))
+        continue; // none, or rewritten already
       if (failed(runOn(fn, choice)))
         return signalPassFailure();
     }

@@ -13,6 +13,7 @@
 
 #include "ir/EinOps.h"
 #include "passes/FuseElementwise.h"
+#include "runtime/FirstFit.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -52,13 +53,33 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     }
   const ByteWidth &width = options_.width;
 
+  // Fused kernels: adjacent fusible ops of one group (as the CPU lowering
+  // collects them) run as one step at the last of them.
+  auto groupOf = [](Operation *op) -> int64_t {
+    auto id = op->getAttrOfType<IntegerAttr>(kFusionAttr);
+    return id && isFusible(op) ? id.getInt() : -1;
+  };
+  const int64_t numOps = int64_t(ops_.size());
+  runStart_.resize(numOps);
+  runEnd_.resize(numOps);
+  for (int64_t p = 0; p < numOps; ++p) {
+    int64_t g = groupOf(ops_[p]);
+    runStart_[p] = p > 0 && g >= 0 && groupOf(ops_[p - 1]) == g ? runStart_[p - 1] : p;
+  }
+  for (int64_t p = numOps - 1; p >= 0; --p) {
+    int64_t g = groupOf(ops_[p]);
+    runEnd_[p] = p + 1 < numOps && g >= 0 && groupOf(ops_[p + 1]) == g ? runEnd_[p + 1] : p;
+  }
+  auto inGroup = [&](Operation *user, int64_t g) { return g >= 0 && groupOf(user) == g; };
+
   // Nodes: the forward ops with results.
   llvm::DenseMap<Value, int32_t> valueNode;
   llvm::DenseMap<StringRef, int32_t> iterationIndex;
   for (Operation *op : ops_) {
     if (opPhase(op) != "forward" || op->getNumResults() == 0)
       continue;
-    RematNode n;
+    RematNode node;
+    RematNode &n = node;
     n.op = op;
     n.position = position[op];
     n.recomputable = op->getNumResults() == 1 && op->getNumRegions() == 0;
@@ -66,6 +87,11 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     n.contraction = op->hasTrait<OpTrait::ein::EinContraction>();
     n.elementwiseOrReduction =
         op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<OpTrait::ein::EinReduction>();
+    n.fusion = groupOf(op);
+    n.forwardUsersInGroup =
+        n.fusion >= 0 && llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return inGroup(user, n.fusion) || (opPhase(user) != "forward" && !isViewOp(user));
+        });
     if (auto cost = dyn_cast<CostOpInterface>(op))
       n.flops = cost.getFlops();
     if (options_.seconds)
@@ -101,7 +127,7 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     for (Value r : op->getResults())
       valueNode[r] = index;
     nodeIndex_[op] = index;
-    nodes_.push_back(std::move(n));
+    nodes_.push_back(std::move(node));
   }
   users_.assign(nodes_.size(), {});
 
@@ -177,26 +203,35 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
 
   // Resident: arguments, results, constants. Fixed temporaries: the values
   // of later phases.
+  // Each resident buffer is 64-byte aligned, as the runtime places them.
+  auto residentBuffer = [&](Value v) {
+    resident_ += einrt::alignArena(valueBytes(v.getType(), width));
+  };
   for (BlockArgument arg : body.getArguments())
-    resident_ += valueBytes(arg.getType(), width);
+    residentBuffer(arg);
   for (Value v : pinned)
     if (!isa<BlockArgument>(v))
-      resident_ += valueBytes(v.getType(), width);
+      residentBuffer(v);
   for (Operation *op : ops_) {
     if (isa<ConstantOp>(op)) {
       if (!pinned.contains(op->getResult(0)))
-        resident_ += valueBytes(op->getResult(0).getType(), width);
+        residentBuffer(op->getResult(0));
       continue;
     }
     if (nodeIndex_.count(op) || isViewOp(op))
       continue;
     int64_t p = position[op];
+    int64_t g = groupOf(op);
     for (Value r : op->getResults()) {
       if (pinned.contains(r))
         continue;
+      // Read only inside its fused kernel: never in memory.
+      if (g >= 0 && !r.use_empty() &&
+          llvm::all_of(r.getUsers(), [&](Operation *user) { return inGroup(user, g); }))
+        continue;
       auto range = useRange.find(r);
       int64_t last = range == useRange.end() ? p : std::max(p, range->second.second);
-      fixed_.push_back(Interval{p, last, valueBytes(r.getType(), width)});
+      fixed_.push_back(Interval{runEnd_[p], runEnd_[last], valueBytes(r.getType(), width)});
     }
   }
 }
@@ -215,7 +250,8 @@ bool RematGraph::available(const std::vector<char> &keep, int32_t node) const {
   return keep[node];
 }
 
-RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *schedule) const {
+RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *schedule,
+                               const RematEvalOptions &eval) const {
   const int64_t count = int64_t(nodes_.size());
   const int64_t n = int64_t(ops_.size());
   std::vector<char> avail(count), clone(count, 0);
@@ -224,13 +260,14 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
 
   // The clones: values read late that are not available, and what they
   // need in turn; each placed before its first late use or before the
-  // first clone reading it, whichever comes first.
+  // first clone reading it, whichever comes first, and before the whole
+  // fused kernel of that use.
   std::vector<int64_t> need(count, kNever);
   for (int32_t i = int32_t(count) - 1; i >= 0; --i) {
     const RematNode &node = nodes_[i];
     if (!avail[i] && node.firstLateUse >= 0) {
       clone[i] = 1;
-      need[i] = std::min(need[i], node.firstLateUse);
+      need[i] = std::min(need[i], runStart_[size_t(node.firstLateUse)]);
     }
     if (!clone[i])
       continue;
@@ -241,7 +278,9 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
       }
   }
 
-  // Positions in the schedule with the clones inserted.
+  // Schedule positions with the clones inserted; an op of a fused kernel
+  // is at its kernel's step (the kernel's last op), and so is a clone of a
+  // run of clones of one group placed before the same op.
   RematCost cost;
   std::vector<int64_t> before(n + 1, 0); // clones placed before each position
   for (int32_t i = 0; i < count; ++i)
@@ -257,32 +296,52 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
     slot[p] = p + shift;
     shift += before[p];
   }
-  auto at = [&](int64_t p) { return slot[p] + before[p]; }; // schedule index of op p
+  auto at = [&](int64_t p) { return slot[runEnd_[p]] + before[runEnd_[p]]; };
   std::vector<int64_t> cloneAt(count, -1);
   {
     std::vector<int64_t> placed(n + 1, 0);
-    for (int32_t i = 0; i < count; ++i)
-      if (clone[i])
-        cloneAt[i] = slot[need[i]] + placed[need[i]]++;
+    std::vector<int32_t> run; // the clones of the run being placed
+    auto close = [&] {
+      for (int32_t j : run) // the run's step is its last clone's
+        cloneAt[j] = cloneAt[run.back()];
+      run.clear();
+    };
+    for (int32_t i = 0; i < count; ++i) {
+      if (!clone[i])
+        continue;
+      cloneAt[i] = slot[need[i]] + placed[need[i]]++;
+      bool joins = !run.empty() && nodes_[i].fusion >= 0 &&
+                   nodes_[i].fusion == nodes_[run[0]].fusion && need[i] == need[run[0]];
+      if (!joins)
+        close();
+      run.push_back(i);
+    }
+    close();
   }
 
   const int64_t length = n + cost.recomputedOps;
-  std::vector<int64_t> delta(length + 1, 0);
+  // Temporaries as live ranges in schedule positions (ids in creation order).
+  std::vector<einrt::LiveRange> ranges;
+  ranges.reserve(fixed_.size() + size_t(count));
   auto live = [&](int64_t first, int64_t last, int64_t bytes) {
-    delta[first] += bytes;
-    delta[std::max(first, last) + 1] -= bytes;
+    ranges.push_back(einrt::LiveRange{int32_t(ranges.size()), bytes, first, std::max(first, last)});
   };
   for (const Interval &f : fixed_)
-    live(at(f.first), at(f.last), f.bytes);
+    live(slot[f.first] + before[f.first], slot[f.last] + before[f.last], f.bytes);
 
   // Forward values and clones, by the node whose storage they are.
+  // A value read only inside its fused kernel has no storage: an original
+  // whose readers are all in its group once nothing later reads it, a clone
+  // whose readers are all clones of its run.
   std::vector<int64_t> lastOriginal(count, -1), lastClone(count, -1);
-  std::vector<char> readLate(count, 0);
+  std::vector<char> readLate(count, 0), viewed(count, 0), cloneEscapes(count, 0);
   for (int32_t w = 0; w < count; ++w) {
     const RematNode &node = nodes_[w];
     int32_t r = node.root;
     if (r < 0)
       continue;
+    if (r != w)
+      viewed[r] = 1;
     if (node.lastForwardUse >= 0)
       lastOriginal[r] = std::max(lastOriginal[r], at(node.lastForwardUse));
     int64_t &last = clone[w] ? lastClone[r] : lastOriginal[r];
@@ -290,31 +349,62 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
       last = std::max(last, at(node.lastLateUse));
       if (!clone[w])
         readLate[r] = 1;
+      else
+        cloneEscapes[r] = 1;
     }
     for (int32_t u : users_[w])
       if (clone[u]) {
         last = std::max(last, cloneAt[u]);
         if (!clone[w])
           readLate[r] = 1;
+        else if (r != w || node.fusion < 0 || nodes_[u].fusion != node.fusion || need[u] != need[w])
+          cloneEscapes[r] = 1;
       }
   }
+  cost.savedByIteration.assign(iterations_.size() + 1, 0);
   for (int32_t r = 0; r < count; ++r) {
     const RematNode &node = nodes_[r];
     if (node.view || node.pinned || node.bytes == 0)
       continue;
     int64_t def = at(node.position);
-    live(def, std::max(def, lastOriginal[r]), node.bytes);
-    if (clone[r])
-      live(cloneAt[r], std::max(cloneAt[r], lastClone[r]), node.bytes);
+    bool internal = node.forwardUsersInGroup && !readLate[r] && !viewed[r];
+    if (!internal)
+      live(def, lastOriginal[r], node.bytes);
+    if (clone[r] && (node.fusion < 0 || cloneEscapes[r] || viewed[r]))
+      live(cloneAt[r], lastClone[r], node.bytes);
     if (readLate[r] && !node.free) {
       cost.savedBytes += node.bytes;
       ++cost.keptCount;
+      cost.savedByIteration[node.iteration < 0 ? iterations_.size() : size_t(node.iteration)] +=
+          node.bytes;
     }
   }
-  int64_t running = 0, most = 0;
-  for (int64_t t = 0; t < length; ++t)
-    most = std::max(most, running += delta[t]);
-  cost.peakBytes = resident_ + options_.extraResident + most;
+
+  // The most bytes live at once, overall and in each window.
+  std::vector<int64_t> delta(length + 1, 0);
+  for (const einrt::LiveRange &r : ranges) {
+    delta[r.first] += r.bytes;
+    delta[r.last + 1] -= r.bytes;
+  }
+  std::vector<int64_t> liveAt(length, 0);
+  int64_t running = 0;
+  for (int64_t t = 0; t < length; ++t) {
+    liveAt[t] = running += delta[t];
+    cost.liveBytes = std::max(cost.liveBytes, running);
+  }
+  if (eval.windows)
+    for (auto [first, last] : *eval.windows) {
+      int64_t most = 0;
+      for (int64_t t = slot[runStart_[first]]; t <= at(last) && t < length; ++t)
+        most = std::max(most, liveAt[t]);
+      cost.windowLive.push_back(most);
+    }
+  if (eval.arena) {
+    std::vector<int64_t> offsets(ranges.size(), 0);
+    cost.arenaBytes = einrt::placeFirstFit(ranges, offsets);
+  }
+  cost.peakBytes = resident_ + options_.extraResident +
+                   (cost.arenaBytes >= 0 ? cost.arenaBytes : cost.liveBytes);
 
   if (schedule) {
     schedule->recompute = std::move(clone);

@@ -45,6 +45,11 @@ struct RematNode {
   bool pinned = false; // returned by the function (resident)
   bool contraction = false;
   bool elementwiseOrReduction = false;
+  /// Its fusion group (`ein.fusion`, when fusion ran before remat), -1 for
+  /// none; and whether every forward op reading it is in that group (so
+  /// that, read by nothing later, the group's kernel keeps it in registers).
+  int64_t fusion = -1;
+  bool forwardUsersInGroup = false;
   /// The forward nodes it reads, one entry per operand that is a node.
   llvm::SmallVector<int32_t, 4> operands;
   /// The node whose storage it is: itself, or for a view what it views
@@ -68,9 +73,26 @@ struct RematCost {
   int64_t recomputedOps = 0; // clones, views included
   int64_t recomputeFlops = 0;
   double recomputeSeconds = 0;
-  int64_t peakBytes = 0;  // resident + the most temporaries live at once
+  int64_t liveBytes = 0;   // the most temporaries live at once
+  int64_t arenaBytes = -1; // their first-fit arena (RematEvalOptions::arena; else -1)
+  /// resident + the arena when placed, else resident + liveBytes.
+  int64_t peakBytes = 0;
   int64_t savedBytes = 0; // forward values live into the backward (kept and read late)
   int64_t keptCount = 0;  // how many such values
+  /// savedBytes by the iteration defining the value (RematGraph::iterations;
+  /// the last entry: outside loops).
+  std::vector<int64_t> savedByIteration;
+  /// The most temporaries live in each of RematEvalOptions::windows.
+  std::vector<int64_t> windowLive;
+};
+
+struct RematEvalOptions {
+  /// Place the temporaries as the runtime's arena does (runtime/FirstFit.h):
+  /// slower, exact where the liveness is.
+  bool arena = false;
+  /// Ranges of body positions [first, last] (clones placed before `first`
+  /// count as inside) whose most live temporaries to report.
+  const std::vector<std::pair<int64_t, int64_t>> *windows = nullptr;
 };
 
 /// Where a plan puts its clones (RematGraph::evaluate's detail).
@@ -99,6 +121,9 @@ public:
   const std::vector<RematNode> &nodes() const { return nodes_; }
   /// The body's ops in order, terminator aside (positions index it).
   const std::vector<Operation *> &ops() const { return ops_; }
+  /// The first position of the fused kernel the op at `p` belongs to (`p`
+  /// itself outside fusion groups): clones go before a whole kernel.
+  int64_t kernelStart(int64_t p) const { return runStart_[size_t(p)]; }
   int32_t nodeOf(Operation *op) const;
   /// The loop iterations (`ein.layer` tags) in the order the forward runs
   /// them.
@@ -112,7 +137,8 @@ public:
 
   /// Prices `keep` (one bit per node; views and free nodes follow their
   /// root). Fills `schedule` when given.
-  RematCost evaluate(const std::vector<char> &keep, RematSchedule *schedule = nullptr) const;
+  RematCost evaluate(const std::vector<char> &keep, RematSchedule *schedule = nullptr,
+                     const RematEvalOptions &options = {}) const;
 
   /// Bytes resident for the whole function: arguments, results, constants.
   int64_t residentBytes() const { return resident_; }
@@ -133,7 +159,11 @@ private:
   struct Interval {
     int64_t first, last, bytes;
   };
-  std::vector<Interval> fixed_;
+  std::vector<Interval> fixed_; // in kernel positions (runEnd_)
+  /// Per position: the first and last position of its fused kernel (a run
+  /// of adjacent ops of one `ein.fusion` group, which the backend runs as
+  /// one step at its last op); the position itself outside groups.
+  std::vector<int64_t> runStart_, runEnd_;
   int64_t resident_ = 0;
 };
 

@@ -1,6 +1,7 @@
 //===- Arena.cpp - Memory planning for a Program's temporaries ------------===//
 #include "runtime/Arena.h"
 #include "runtime/Device.h"
+#include "runtime/FirstFit.h"
 
 #include <algorithm>
 #include <numeric>
@@ -13,71 +14,6 @@ StorageSizes StorageSizes::of(const Device &device) {
     s.bytes[t] = storageBytes(device.storageOf(DType(t)));
   return s;
 }
-
-namespace {
-
-struct Item {
-  int32_t buffer;
-  int64_t bytes;
-  int64_t first, last; // live steps, inclusive
-};
-
-int64_t alignUp(int64_t v) {
-  const int64_t a = MemoryPlan::kAlign;
-  return (v + a - 1) / a * a;
-}
-
-/// First fit of `items` into one arena; writes offsets
-/// into `offset` and returns the arena's size.
-int64_t place(std::vector<Item> &items, std::vector<int64_t> &offset) {
-  // Largest first; ties by first live step, then buffer index (deterministic).
-  std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
-    if (a.bytes != b.bytes)
-      return a.bytes > b.bytes;
-    if (a.first != b.first)
-      return a.first < b.first;
-    return a.buffer < b.buffer;
-  });
-  // Placed items, kept sorted by first live step, so that the ones whose
-  // range overlaps [first, last] are found by scanning those starting at or
-  // before `last` (and ending at or after `first`).
-  struct Placed {
-    int64_t first, last, lo, hi; // steps; bytes [lo, hi)
-  };
-  std::vector<Placed> placed;
-  placed.reserve(items.size());
-  std::vector<std::pair<int64_t, int64_t>> busy; // byte intervals in the way
-  int64_t arena = 0;
-  for (const Item &it : items) {
-    if (it.bytes == 0) {
-      offset[size_t(it.buffer)] = 0;
-      continue;
-    }
-    busy.clear();
-    auto end = std::upper_bound(placed.begin(), placed.end(), it.last,
-                                [](int64_t step, const Placed &p) { return step < p.first; });
-    for (auto p = placed.begin(); p != end; ++p)
-      if (p->last >= it.first)
-        busy.emplace_back(p->lo, p->hi);
-    std::sort(busy.begin(), busy.end());
-    int64_t at = 0;
-    for (const auto &b : busy) {
-      if (b.first >= at + it.bytes)
-        break; // the gap before b fits
-      at = std::max(at, alignUp(b.second));
-    }
-    offset[size_t(it.buffer)] = at;
-    arena = std::max(arena, at + it.bytes);
-    Placed np{it.first, it.last, at, at + it.bytes};
-    placed.insert(
-        std::upper_bound(placed.begin(), placed.end(), np,
-                         [](const Placed &a, const Placed &b) { return a.first < b.first; }),
-        np);
-  }
-  return alignUp(arena);
-}
-
-} // namespace
 
 MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool useArena) {
   const size_t nbuf = program.buffers.size();
@@ -120,21 +56,21 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
   auto bytesOf = [&](size_t b) {
     return program.buffers[b].elementCount() * sizes.of(program.buffers[b].dtype);
   };
-  std::vector<Item> items;
+  std::vector<LiveRange> items;
   for (size_t b = 0; b < nbuf; ++b) {
     if (!used[b])
       continue; // e.g. a broadcast the CPU backend folded into its users
     // A temporary no step writes (so none reads it, by validation) is
     // resident, zeroed.
     if (candidate[b] && first[b] >= 0) {
-      items.push_back(Item{int32_t(b), bytesOf(b), first[b], last[b]});
+      items.push_back(LiveRange{int32_t(b), bytesOf(b), first[b], last[b]});
       continue;
     }
     plan.residentOffset[b] = plan.residentBytes;
-    plan.residentBytes = alignUp(plan.residentBytes + bytesOf(b));
+    plan.residentBytes = alignArena(plan.residentBytes + bytesOf(b));
   }
   std::vector<int64_t> delta(program.steps.size() + 1, 0);
-  for (const Item &it : items) {
+  for (const LiveRange &it : items) {
     delta[size_t(it.first)] += it.bytes;
     delta[size_t(it.last) + 1] -= it.bytes;
   }
@@ -147,7 +83,7 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
       plan.peakStep = int64_t(step);
     }
   }
-  plan.arenaBytes = place(items, plan.arenaOffset);
+  plan.arenaBytes = placeFirstFit(items, plan.arenaOffset);
   return plan;
 }
 

@@ -12,14 +12,15 @@
 //
 // Live range of a temporary: [first step writing it, last step reading or
 // writing it], inclusive; a temporary never read is live only at its step.
-// Placement is greedy interval-graph first fit: largest first, each at the
-// lowest 64-byte-aligned offset that does not collide with an already placed
-// buffer whose live range overlaps.
+// Placement is greedy interval-graph first fit (runtime/FirstFit.h): largest
+// first, each at the lowest 64-byte-aligned offset that does not collide with
+// an already placed buffer whose live range overlaps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_ARENA_H
 #define EINC_RUNTIME_ARENA_H
 
+#include "runtime/FirstFit.h"
 #include "runtime/Program.h"
 
 #include <cstdint>
@@ -50,7 +51,7 @@ struct MemoryPlan {
   /// their maximum; with residentBytes, the memory timeline of the step).
   std::vector<int64_t> liveAtStep;
 
-  static constexpr int64_t kAlign = 64;
+  static constexpr int64_t kAlign = kArenaAlign;
   int64_t totalBytes() const { return arenaBytes + residentBytes; }
 };
 

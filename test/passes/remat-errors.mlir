@@ -39,7 +39,7 @@ func.func @grad(%w: tensor<3xf32> {ein.kind = "param", ein.name = "w"}) -> (tens
 // NONE-LABEL: func.func @forward(
 // NONE-NOT: recompute
 // NONE-LABEL: func.func @grad(
-// NONE-SAME: attributes {ein.remat = {kept = 1 : i64, kept_bytes = 12 : i64, policy = "full", predicted_peak = 40 : i64, recompute_flops = 0 : i64, recomputed_ops = 0 : i64}}
+// NONE-SAME: attributes {ein.remat = {kept = 1 : i64, kept_bytes = 12 : i64, policy = "full", predicted_peak = 256 : i64, recompute_flops = 0 : i64, recomputed_ops = 0 : i64}}
 // NONE-NOT: recompute
 // NONE: return
 func.func @forward(%w: tensor<3xf32> {ein.kind = "param", ein.name = "w"}) -> tensor<f32> {

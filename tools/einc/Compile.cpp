@@ -73,6 +73,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   bool cpu = request.backend == "cpu";
   if ((cpu || report) && failed(applyFusion(module, priced)))
     return false;
+  if (step && failed(applyRemat(module, priced)))
+    return false;
 
   // Lowering: the CPU backend's Programs call the kernels `out.kernels`
   // collects (one table for every function).

@@ -77,6 +77,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   bool cpu = backend && backend->cpu;
   if (cpu && failed(applyFusion(module, *backend->settings)))
     return std::nullopt;
+  if (backend && backend->settings && failed(applyRemat(module, *backend->settings)))
+    return std::nullopt;
   auto program = cpu ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
                      : ein::codegen::lowerToProgram(fn);
   if (failed(program))

@@ -51,16 +51,26 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.momentum = settings.momentum;
   options.clip = settings.clip;
   options.microBatches = settings.accumulate;
+  PassManager pm(module.getContext());
+  ein::buildTrainStepPipeline(pm, options);
+  return runWith(pm, module, hook);
+}
+
+LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
+                         PassManagerHook hook) {
   // The remat setting (validated by the settings table) as ein-remat's options.
   std::string error;
   std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, error);
   if (!remat)
     return module.emitError() << "remat: " << error;
-  options.remat = remat->kindName();
-  options.rematEvery = remat->every;
-  options.rematNames = remat->names;
+  if (remat->kind == einrt::RematPolicy::Kind::None)
+    return success();
+  ein::EinRematOptions options;
+  options.policy = remat->kindName();
+  options.every = remat->every;
+  options.namesToKeep = remat->names;
   PassManager pm(module.getContext());
-  ein::buildTrainStepPipeline(pm, options);
+  pm.addPass(ein::createEinRemat(options));
   return runWith(pm, module, hook);
 }
 

@@ -3,7 +3,8 @@
 // `grad`: ein-autodiff (+ canonicalize, CSE). `step`: the ein-build-train-step
 // pipeline with its options taken from the model's train settings (its
 // `train { }` section with `--set` applied). `fusion`: ein-fuse-elementwise,
-// unless the settings say `fusion = off`.
+// unless the settings say `fusion = off`. `remat`: ein-remat with the remat
+// setting, after fusion.
 //
 // A library (EincStages) so that tests run exactly einc's stages: the
 // pipeline fuzzer (test/fuzz-pipeline) passes a hook that instruments each
@@ -32,6 +33,14 @@ mlir::LogicalResult buildGrad(mlir::ModuleOp module, PassManagerHook hook = null
 /// Adds @grad and @train_step to the module.
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                    PassManagerHook hook = nullptr);
+
+/// The `remat` setting (runtime/RematPolicy.h): ein-remat on @grad,
+/// @train_step and @accumulate_grad, last, after fusion when fusion runs
+/// (the plan then sees the kernels the backend compiles: a clone goes
+/// before a whole kernel, clones of one group form a kernel of their own);
+/// nothing for `none`, or for a function it already rewrote.
+mlir::LogicalResult applyRemat(mlir::ModuleOp module, const einrt::TrainSettings &settings,
+                               PassManagerHook hook = nullptr);
 
 /// The `fusion` setting (on unless `fusion = off`).
 bool fusionEnabled(const einrt::TrainSettings &settings);

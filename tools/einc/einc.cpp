@@ -129,6 +129,8 @@ int run(const Options &o) {
     return 1;
   if (o.stage == "fused" && failed(applyFusion(*module, fe.settings)))
     return 1;
+  if ((o.stage == "step" || o.stage == "fused") && failed(applyRemat(*module, fe.settings)))
+    return 1;
   return writeOutput(o,
                      [&](llvm::raw_ostream &os) {
                        module->print(os);
