@@ -103,9 +103,14 @@ def EinRemat : Pass<"ein-remat", "mlir::ModuleOp"> {
     of ceil(sqrt(L)) of L iterations; `selective` keeps contraction outputs
     and what crosses an iteration's boundary, and recomputes elementwise
     ops, reductions and data movement; `names` keeps exactly the
-    values bound to the `let` names listed in `names` (`ein.let`). Each
+    values bound to the `let` names listed in `names` (`ein.let`); `budget`
+    (option `budget`, bytes) takes the plan of least predicted recompute
+    time on the device (options `device`, or `matrix-flops`,
+    `vector-flops`, `bandwidth`) whose planned peak fits (RematSolver.h),
+    and fails naming the least peak when none does. Each
     function rewritten records `ein.remat = {policy, recomputed_ops,
-    recompute_flops, kept, kept_bytes, predicted_peak}`. Run after
+    recompute_flops, kept, kept_bytes, predicted_peak}` (budget: also
+    `budget`, `plan`, `frontier` points, `candidates` priced). Run after
     ein-fuse-elementwise, it keeps fused kernels whole (a clone goes before
     the first op of its reader's kernel; clones of one group placed together
     get a group of their own). docs/remat.md.
@@ -121,9 +126,18 @@ def EinRemat : Pass<"ein-remat", "mlir::ModuleOp"> {
     ListOption<"funcs", "funcs", "std::string",
                "functions to rewrite (default: grad, train_step, accumulate_grad)">,
     Option<"policy", "policy", "std::string", "\"none\"",
-           "none | full | every | sqrt | selective | names">,
+           "none | full | every | sqrt | selective | names | budget">,
     Option<"every", "every", "int64_t", "0", "every: keep the inputs of every K-th iteration">,
     ListOption<"namesToKeep", "names", "std::string", "names: the let-bound values to keep">,
+    Option<"budget", "budget", "double", "0",
+           "budget: the most bytes the step's planned peak may take">,
+    Option<"device", "device", "std::string", "\"h100\"",
+           "the built-in device profile recompute time is predicted on">,
+    Option<"matrixFlops", "matrix-flops", "double", "0",
+           "FLOP/s of contractions (0: the device's f32 figure)">,
+    Option<"vectorFlops", "vector-flops", "double", "0",
+           "FLOP/s of other ops (0: the device's f32 figure)">,
+    Option<"bandwidth", "bandwidth", "double", "0", "bytes/s of memory (0: the device's)">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }

@@ -10,8 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Remat.h"
+#include "passes/DeviceProfile.h"
 #include "passes/FuseElementwise.h"
 #include "passes/Passes.h"
+#include "passes/RematSolver.h"
 
 #include "ir/EinOps.h"
 
@@ -21,15 +23,18 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINREMAT
 #include "passes/Passes.h.inc"
 
-const char *rematPolicyNames() { return "none, full, every, sqrt, selective, names"; }
+const char *rematPolicyNames() { return "none, full, every, sqrt, selective, names, budget"; }
 
 int64_t sqrtSpacing(int64_t iterations) {
   int64_t k = std::max<int64_t>(1, int64_t(std::sqrt(double(iterations))));
@@ -186,20 +191,81 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
     }
   }
 
+  /// Predicted seconds of an op on the device the options name (roofline).
+  FailureOr<std::function<double(Operation *)>> secondsModel(func::FuncOp fn) {
+    const DeviceProfile *found = nullptr;
+    for (const DeviceProfile &p : builtinDeviceProfiles())
+      if (p.name == device)
+        found = &p;
+    if (!found && (matrixFlops <= 0 || vectorFlops <= 0 || bandwidth <= 0))
+      return fn.emitError() << "ein-remat: unknown device '" << device << "'";
+    DeviceProfile profile = found ? *found : DeviceProfile{};
+    if (matrixFlops > 0)
+      profile.matmulFlops = {{"f32", matrixFlops}, {"bf16", matrixFlops}, {"f16", matrixFlops}};
+    if (vectorFlops > 0)
+      profile.vectorFlops = {{"f32", vectorFlops}, {"bf16", vectorFlops}, {"f16", vectorFlops}};
+    if (bandwidth > 0)
+      profile.bandwidth = bandwidth;
+    return recomputeSecondsOn(profile);
+  }
+
   LogicalResult runOn(func::FuncOp fn, const RematPolicyChoice &choice) {
-    RematGraph graph(fn, RematGraph::Options{});
-    std::string error;
-    std::vector<char> keep = planForPolicy(graph, choice, error);
-    if (keep.empty() && !graph.nodes().empty())
-      return fn.emitError() << "ein-remat: " << error;
+    Builder b(fn.getContext());
+    RematGraph::Options graphOptions;
+    SmallVector<NamedAttribute> extra;
+    std::vector<char> keep;
+    std::optional<RematGraph> graph;
+    if (choice.policy == "budget") {
+      if (!(budget > 0))
+        return fn.emitError() << "ein-remat: budget needs a positive number of bytes, got "
+                              << budget.getValue();
+      auto seconds = secondsModel(fn);
+      if (failed(seconds))
+        return failure();
+      graphOptions.seconds = *seconds;
+      graph.emplace(fn, graphOptions);
+      auto start = std::chrono::steady_clock::now();
+      RematFrontier frontier = solveRematFrontier(*graph);
+      const RematPoint *pick = pickForBudget(*graph, frontier, int64_t(budget));
+      double solved =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!pick) {
+        InFlightDiagnostic diag = fn.emitError() << "ein-remat: no plan fits a budget of "
+                                                 << int64_t(budget) << " bytes";
+        if (!frontier.points.empty()) {
+          RematFrontier least;
+          least.points.push_back(frontier.points.front());
+          placeFrontier(*graph, least);
+          diag << "; the least peak of a plan is " << least.points.front().placedPeak << " bytes ("
+               << least.points.front().how << ")";
+        }
+        return diag;
+      }
+      keep = pick->keep;
+      extra = {b.getNamedAttr("budget", b.getI64IntegerAttr(int64_t(budget))),
+               b.getNamedAttr("plan", b.getStringAttr(pick->how)),
+               b.getNamedAttr("frontier", b.getI64IntegerAttr(int64_t(frontier.points.size()))),
+               b.getNamedAttr("candidates", b.getI64IntegerAttr(frontier.candidates)),
+               b.getNamedAttr("solver_ms", b.getI64IntegerAttr(int64_t(solved * 1000)))};
+    } else {
+      auto seconds = secondsModel(fn);
+      if (failed(seconds))
+        return failure();
+      graphOptions.seconds = *seconds;
+      graph.emplace(fn, graphOptions);
+      std::string error;
+      keep = planForPolicy(*graph, choice, error);
+      if (keep.empty() && !graph->nodes().empty())
+        return fn.emitError() << "ein-remat: " << error;
+    }
     if (keep.empty())
       return success();
-    RematCost cost = applyRematPlan(graph, keep);
-    Builder b(fn.getContext());
+    RematCost cost = applyRematPlan(*graph, keep);
     SmallVector<NamedAttribute> record{
         b.getNamedAttr("policy", b.getStringAttr(choice.policy)),
         b.getNamedAttr("recomputed_ops", b.getI64IntegerAttr(cost.recomputedOps)),
         b.getNamedAttr("recompute_flops", b.getI64IntegerAttr(cost.recomputeFlops)),
+        b.getNamedAttr("recompute_seconds", b.getF64FloatAttr(cost.recomputeSeconds)),
         b.getNamedAttr("kept", b.getI64IntegerAttr(cost.keptCount)),
         b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.savedBytes)),
         b.getNamedAttr("predicted_peak", b.getI64IntegerAttr(cost.peakBytes))};
@@ -207,7 +273,8 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
       record.push_back(b.getNamedAttr(
           "every", b.getI64IntegerAttr(choice.policy == "every"
                                            ? choice.every
-                                           : sqrtSpacing(int64_t(graph.iterations().size())))));
+                                           : sqrtSpacing(int64_t(graph->iterations().size())))));
+    record.append(extra.begin(), extra.end());
     fn->setAttr("ein.remat", b.getDictionaryAttr(record));
     return success();
   }

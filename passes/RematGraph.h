@@ -125,6 +125,8 @@ public:
   /// itself outside fusion groups): clones go before a whole kernel.
   int64_t kernelStart(int64_t p) const { return runStart_[size_t(p)]; }
   int32_t nodeOf(Operation *op) const;
+  /// The forward nodes reading node `i` (each once).
+  const llvm::SmallVector<int32_t, 4> &users(int32_t i) const { return users_[size_t(i)]; }
   /// The loop iterations (`ein.layer` tags) in the order the forward runs
   /// them.
   const std::vector<std::string> &iterations() const { return iterations_; }

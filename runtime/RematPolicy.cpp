@@ -2,6 +2,7 @@
 #include "runtime/RematPolicy.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 namespace einrt {
@@ -13,6 +14,56 @@ bool isIdentifier(const std::string &s) {
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
       return false;
+  return true;
+}
+
+struct Unit {
+  const char *name;
+  double bytes;
+};
+// Longest names first, so that "GiB" is not read as "G" + "iB".
+const Unit kUnits[] = {{"KiB", 1024.0},
+                       {"MiB", 1024.0 * 1024},
+                       {"GiB", 1024.0 * 1024 * 1024},
+                       {"TiB", 1024.0 * 1024 * 1024 * 1024},
+                       {"KB", 1e3},
+                       {"MB", 1e6},
+                       {"GB", 1e9},
+                       {"TB", 1e12},
+                       {"B", 1}};
+
+/// "2GiB", "1e9", "60%": the budget, or false with `error`.
+bool parseSize(const std::string &text, RematPolicy &p, std::string &error) {
+  const char *begin = text.c_str();
+  char *end = nullptr;
+  double v = std::strtod(begin, &end);
+  std::string rest(end);
+  if (end == begin || !std::isfinite(v) || v <= 0) {
+    error = "budget: '" + text + "' is not a positive size (e.g. 2GiB, 512MiB, 1e9, 60%)";
+    return false;
+  }
+  if (rest == "%") {
+    if (v > 100) {
+      error = "budget: " + text + " is more than the device's memory (at most 100%)";
+      return false;
+    }
+    p.budgetPercent = v;
+    return true;
+  }
+  double scale = rest.empty() ? 1 : 0;
+  for (const Unit &u : kUnits)
+    if (rest == u.name)
+      scale = u.bytes;
+  if (scale == 0) {
+    error = "budget: unknown unit '" + rest + "' in '" + text +
+            "' (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or % of the device's memory)";
+    return false;
+  }
+  p.budgetBytes = v * scale;
+  if (p.budgetBytes < 1) {
+    error = "budget: '" + text + "' is less than a byte";
+    return false;
+  }
   return true;
 }
 
@@ -32,11 +83,16 @@ const char *RematPolicy::kindName() const {
     return "selective";
   case Kind::Names:
     return "names";
+  case Kind::Budget:
+    return "budget";
   }
   return "none";
 }
 
-const char *rematPolicyForms() { return "none, full, every:K, sqrt, selective, names:a,b,..."; }
+const char *rematPolicyForms() {
+  return "none, full, every:K, sqrt, selective, names:a,b,..., budget:BYTES (2GiB, 512MiB, 1e9) "
+         "or budget:N% of the device's memory";
+}
 
 std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string &error) {
   RematPolicy p;
@@ -59,9 +115,12 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
     return plain(RematPolicy::Kind::Sqrt);
   if (head == "selective")
     return plain(RematPolicy::Kind::Selective);
-  if (colon == std::string::npos && (head == "every" || head == "names")) {
-    error =
-        "'" + head + "' needs an argument (" + (head == "every" ? "every:K" : "names:a,b") + ")";
+  if (colon == std::string::npos && (head == "every" || head == "names" || head == "budget")) {
+    error = "'" + head + "' needs an argument (" +
+            (head == "every"   ? "every:K"
+             : head == "names" ? "names:a,b"
+                               : "budget:2GiB") +
+            ")";
     return std::nullopt;
   }
   if (head == "every") {
@@ -90,6 +149,12 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
       start = comma + 1;
     }
     p.kind = RematPolicy::Kind::Names;
+    return p;
+  }
+  if (head == "budget") {
+    if (!parseSize(arg, p, error))
+      return std::nullopt;
+    p.kind = RematPolicy::Kind::Budget;
     return p;
   }
   error = "unknown policy '" + text + "'; valid: " + rematPolicyForms();

@@ -4,7 +4,10 @@
 // `--set remat=...`, `--remat`): the settings table validates with it and
 // tools/ turns its result into ein-remat's options (docs/remat.md).
 //
-//   none | full | every:K | sqrt | selective | names:a,b,...
+//   none | full | every:K | sqrt | selective | names:a,b,... | budget:SIZE
+//   SIZE: bytes with an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB,
+//         TiB; 1e9 and 2.5GiB work), or a percentage of the device's memory
+//         (60%)
 //
 // Plain C++17 (runtime/ includes no MLIR).
 //
@@ -20,14 +23,20 @@
 namespace einrt {
 
 struct RematPolicy {
-  enum class Kind { None, Full, Every, Sqrt, Selective, Names };
+  enum class Kind { None, Full, Every, Sqrt, Selective, Names, Budget };
   Kind kind = Kind::None;
   int64_t every = 0;              // Every: K
   std::vector<std::string> names; // Names
+  double budgetBytes = 0;         // Budget in bytes, or
+  double budgetPercent = 0;       // Budget as a percentage of the device's memory (0, 100]
 
   /// The pass's name for the kind: none, full, every, sqrt, selective,
-  /// names.
+  /// names, budget.
   const char *kindName() const;
+  /// The budget in bytes on a device of `deviceMemory` bytes.
+  double budgetOn(double deviceMemory) const {
+    return budgetPercent > 0 ? deviceMemory * budgetPercent / 100 : budgetBytes;
+  }
 };
 
 /// The valid forms, for messages: "none, full, every:K, ...".

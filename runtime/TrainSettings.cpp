@@ -91,7 +91,7 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"data", &S::data, "next_token shifted", 0, 0, "how a token window maps onto the inputs",
        Run},
       {"precision", &S::precision, "fp32 bf16 mixed", 0, 0, "precision policy", Compiled},
-      {"remat", &S::remat, "every:K names:a,b none full sqrt selective", 0, 0,
+      {"remat", &S::remat, "every:K names:a,b budget:SIZE none full sqrt selective", 0, 0,
        "activation checkpointing policy", Compiled, checkRemat},
       {"fusion", &S::fusion, "on off", 0, 0, "elementwise fusion", Compiled},
   };

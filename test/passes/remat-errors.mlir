@@ -7,7 +7,7 @@
 // ein-remat's diagnostics: one error on the function, naming what is valid.
 
 //--- policy.mlir
-// expected-error @+1 {{ein-remat: unknown policy 'layer' (valid: none, full, every, sqrt, selective, names)}}
+// expected-error @+1 {{ein-remat: unknown policy 'layer' (valid: none, full, every, sqrt, selective, names, budget)}}
 func.func @grad(%w: tensor<3xf32> {ein.kind = "param", ein.name = "w"}) -> (tensor<f32>, tensor<3xf32>) {
   %e = ein.exp %w {axes = ["d"], ein.phase = "forward"} : tensor<3xf32>
   %l = ein.reduce sum %e dims [0] {axes = [], ein.phase = "forward"} : tensor<3xf32> -> tensor<f32>
@@ -39,7 +39,7 @@ func.func @grad(%w: tensor<3xf32> {ein.kind = "param", ein.name = "w"}) -> (tens
 // NONE-LABEL: func.func @forward(
 // NONE-NOT: recompute
 // NONE-LABEL: func.func @grad(
-// NONE-SAME: attributes {ein.remat = {kept = 1 : i64, kept_bytes = 12 : i64, policy = "full", predicted_peak = 256 : i64, recompute_flops = 0 : i64, recomputed_ops = 0 : i64}}
+// NONE-SAME: attributes {ein.remat = {kept = 1 : i64, kept_bytes = 12 : i64, policy = "full", predicted_peak = 256 : i64, recompute_flops = 0 : i64, recompute_seconds = 0.000000e+00 : f64, recomputed_ops = 0 : i64}}
 // NONE-NOT: recompute
 // NONE: return
 func.func @forward(%w: tensor<3xf32> {ein.kind = "param", ein.name = "w"}) -> tensor<f32> {

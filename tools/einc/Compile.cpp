@@ -73,7 +73,19 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   bool cpu = request.backend == "cpu";
   if ((cpu || report) && failed(applyFusion(module, priced)))
     return false;
-  if (step && failed(applyRemat(module, priced)))
+  // Remat last; `budget:` prices recompute time on (and takes N% of) the
+  // report's device when there is a profile of it.
+  std::optional<RematDevice> rematDevice;
+  if (haveDeviceProfile(o, request.reportDevice))
+    if (auto profile = findDeviceProfile(o, request.reportDevice)) {
+      auto f32 = [](const std::map<std::string, double> &rates) {
+        auto it = rates.find("f32");
+        return it == rates.end() ? 0.0 : it->second;
+      };
+      rematDevice = RematDevice{profile->memoryBytes, f32(profile->matmulFlops),
+                                f32(profile->vectorFlops), profile->bandwidth};
+    }
+  if (step && failed(applyRemat(module, priced, rematDevice ? &*rematDevice : nullptr)))
     return false;
 
   // Lowering: the CPU backend's Programs call the kernels `out.kernels`

@@ -14,6 +14,7 @@
 #include "Options.h"
 
 #include "passes/Analysis.h"
+#include "passes/DeviceProfile.h"
 #include "runtime/Program.h"
 #include "runtime/TrainSettings.h"
 
@@ -62,6 +63,9 @@ struct ReportRemat {
   int64_t kept = 0;            // forward values live into the backward
   int64_t keptBytes = 0;
   int64_t recomputeMatrixFlops = 0; // the recompute's contractions (HFU counts them)
+  /// The plan's predicted recompute time (ein-remat's model: each clone's
+  /// roofline on the policy's device, unfused; what `budget:` minimises).
+  double recomputeSeconds = 0;
 };
 
 /// Sums over the ops of one layer ("layer.N" or "—").
@@ -179,6 +183,10 @@ bool reportOnStep(mlir::ModuleOp module, const einrt::Program &trainStep, const 
 /// Whether a profile named `name` exists (built in, the user's file, or
 /// --device-file), without printing anything.
 bool haveDeviceProfile(const Options &options, const std::string &name);
+/// The profile named `name` (as the report finds it); std::nullopt after
+/// printing why not.
+std::optional<mlir::ein::DeviceProfile> findDeviceProfile(const Options &options,
+                                                          const std::string &name);
 
 /// The user's device-profile file where `einc calibrate` writes it
 /// (defaultDeviceFilePath), if it exists; else "".

@@ -155,6 +155,10 @@ bool haveDeviceProfile(const Options &o, const std::string &name) {
                      [&](const ein::DeviceProfile &p) { return p.name == name; });
 }
 
+std::optional<ein::DeviceProfile> findDeviceProfile(const Options &o, const std::string &name) {
+  return findDevice(o, name);
+}
+
 bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
                   const einrt::TrainSettings &priced, const std::string &deviceName, Report &r) {
   r.model = o.input;
@@ -191,6 +195,8 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
     r.remat.recomputedOps = count("recomputed_ops");
     r.remat.kept = count("kept");
     r.remat.keptBytes = count("kept_bytes");
+    if (auto seconds = record.getAs<FloatAttr>("recompute_seconds"))
+      r.remat.recomputeSeconds = seconds.getValueAsDouble();
   }
 
   // Fusion (the `fusion` setting, on by default): the groups the backends

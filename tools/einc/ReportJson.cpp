@@ -116,6 +116,7 @@ Json rematJson(const Report &r) {
   j["recomputed_ops"] = r.remat.recomputedOps;
   j["kept"] = r.remat.kept;
   j["kept_bytes"] = r.remat.keptBytes;
+  j["recompute_seconds"] = jsonNumber(r.remat.recomputeSeconds);
   return j;
 }
 

@@ -57,7 +57,7 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
 }
 
 LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
-                         PassManagerHook hook) {
+                         const RematDevice *device, PassManagerHook hook) {
   // The remat setting (validated by the settings table) as ein-remat's options.
   std::string error;
   std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, error);
@@ -69,6 +69,18 @@ LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
   options.policy = remat->kindName();
   options.every = remat->every;
   options.namesToKeep = remat->names;
+  if (remat->kind == einrt::RematPolicy::Kind::Budget) {
+    if (remat->budgetPercent > 0 && !device)
+      return module.emitError() << "remat: " << settings.remat
+                                << " needs a device's memory: give the budget in bytes "
+                                   "(budget:2GiB), or report on a device (einc report --device)";
+    options.budget = remat->budgetOn(device ? device->memoryBytes : 0);
+    if (device) {
+      options.matrixFlops = device->matrixFlops;
+      options.vectorFlops = device->vectorFlops;
+      options.bandwidth = device->bandwidth;
+    }
+  }
   PassManager pm(module.getContext());
   pm.addPass(ein::createEinRemat(options));
   return runWith(pm, module, hook);

@@ -39,8 +39,16 @@ mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSett
 /// (the plan then sees the kernels the backend compiles: a clone goes
 /// before a whole kernel, clones of one group form a kernel of their own);
 /// nothing for `none`, or for a function it already rewrote.
+/// The device `budget:` predicts recompute time on (f32 rates of its
+/// profile) and takes `N%` of.
+struct RematDevice {
+  double memoryBytes = 0;
+  double matrixFlops = 0, vectorFlops = 0, bandwidth = 0;
+};
+/// Without `device`, time is predicted on the built-in h100 and a
+/// percentage is an error.
 mlir::LogicalResult applyRemat(mlir::ModuleOp module, const einrt::TrainSettings &settings,
-                               PassManagerHook hook = nullptr);
+                               const RematDevice *device = nullptr, PassManagerHook hook = nullptr);
 
 /// The `fusion` setting (on unless `fusion = off`).
 bool fusionEnabled(const einrt::TrainSettings &settings);

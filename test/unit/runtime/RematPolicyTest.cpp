@@ -37,10 +37,10 @@ TEST(RematPolicy, NamedPolicies) {
 
 TEST(RematPolicy, ErrorsListTheValidForms) {
   std::string unknown = problem("layer");
-  EXPECT_EQ(unknown, "unknown policy 'layer'; valid: none, full, every:K, sqrt, selective, "
-                     "names:a,b,...");
-  EXPECT_EQ(problem(""), "unknown policy ''; valid: none, full, every:K, sqrt, selective, "
-                         "names:a,b,...");
+  const std::string forms = "none, full, every:K, sqrt, selective, names:a,b,..., budget:BYTES "
+                            "(2GiB, 512MiB, 1e9) or budget:N% of the device's memory";
+  EXPECT_EQ(unknown, "unknown policy 'layer'; valid: " + forms);
+  EXPECT_EQ(problem(""), "unknown policy ''; valid: " + forms);
   EXPECT_EQ(problem("every:0"), "every:K takes a whole number of iterations K >= 1, got '0'");
   EXPECT_EQ(problem("every:2.5"), "every:K takes a whole number of iterations K >= 1, got '2.5'");
   EXPECT_EQ(problem("every"), "'every' needs an argument (every:K)");
@@ -49,6 +49,30 @@ TEST(RematPolicy, ErrorsListTheValidForms) {
   EXPECT_EQ(problem("names:a,,b"), "names: '' is not a name (names:a,b lists let-bound names)");
   EXPECT_EQ(problem("names:a-b"), "names: 'a-b' is not a name (names:a,b lists let-bound names)");
   EXPECT_EQ(problem("full:2"), "'full' takes no argument, got 'full:2'");
+  EXPECT_EQ(problem("budget"), "'budget' needs an argument (budget:2GiB)");
+  EXPECT_EQ(problem("budget:0"),
+            "budget: '0' is not a positive size (e.g. 2GiB, 512MiB, 1e9, 60%)");
+  EXPECT_EQ(problem("budget:-1GB"),
+            "budget: '-1GB' is not a positive size (e.g. 2GiB, 512MiB, 1e9, 60%)");
+  EXPECT_EQ(problem("budget:1ZB"), "budget: unknown unit 'ZB' in '1ZB' (B, KB, MB, GB, TB, KiB, "
+                                   "MiB, GiB, TiB, or % of the device's memory)");
+  EXPECT_EQ(problem("budget:101%"), "budget: 101% is more than the device's memory (at most 100%)");
+  EXPECT_EQ(problem("budget:0.5B"), "budget: '0.5B' is less than a byte");
+}
+
+TEST(RematPolicy, Budgets) {
+  RematPolicy gib = parse("budget:2GiB");
+  EXPECT_EQ(gib.kind, RematPolicy::Kind::Budget);
+  EXPECT_EQ(gib.budgetBytes, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(gib.budgetOn(8e10), 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(parse("budget:512MiB").budgetBytes, 512.0 * 1024 * 1024);
+  EXPECT_EQ(parse("budget:1e9").budgetBytes, 1e9);
+  EXPECT_EQ(parse("budget:2.5GB").budgetBytes, 2.5e9);
+  EXPECT_EQ(parse("budget:100KB").budgetBytes, 1e5);
+  RematPolicy pct = parse("budget:60%");
+  EXPECT_EQ(pct.budgetPercent, 60);
+  EXPECT_EQ(pct.budgetOn(8e10), 4.8e10);
+  EXPECT_STREQ(pct.kindName(), "budget");
 }
 
 TEST(RematPolicy, TheSettingsTableChecksWithIt) {
