@@ -202,6 +202,14 @@ void addSet(Command &c, Options &o,
   });
 }
 
+/// `--remat POLICY`: the `remat` setting, as `--set remat=POLICY`.
+void addRemat(Command &c, Options &o) {
+  c.value("--remat", "POLICY",
+          "activation checkpointing: none, full, every:K, sqrt, selective,\n"
+          "names:a,b, budget:SIZE (2GiB, 60%); the same as --set remat=POLICY",
+          [&o](const std::string &v) { o.overrides.emplace_back("remat", v); });
+}
+
 void addOutput(Command &c, Options &o, const char *description) {
   c.value("-o", "FILE", description, [&o](const std::string &v) { o.output = v; });
 }
@@ -251,6 +259,7 @@ void buildEmit(Command &c, Options &o) {
             o.stage = v;
           });
   addOutput(c, o, "write to FILE instead of standard output");
+  addRemat(c, o);
   addSet(c, o);
 }
 
@@ -295,6 +304,7 @@ void buildRun(Command &c, Options &o) {
          "costliest steps. Forward / gradient mode: 5 more timed runs after\n"
          "the first; --step: every step after the first (or the only one)",
          o.profile);
+  addRemat(c, o);
   addSet(c, o);
 }
 
@@ -351,6 +361,11 @@ void buildReport(Command &c, Options &o) {
               bad("--mfu needs a fraction in (0, 1], got '" + v + "'");
             o.mfu = *m;
           });
+  addRemat(c, o);
+  c.flag("--remat-sweep",
+         "the remat trade-off: peak, recompute and step time for a ladder\n"
+         "of budgets, and the named policies beside them",
+         o.rematSweep);
   addSet(c, o);
 }
 
@@ -408,8 +423,10 @@ void buildTrain(Command &c, Options &o) {
            "override a run-time train setting (lr, min_lr, schedule, warmup,\n"
            "steps, eval_every, eval_steps, checkpoint_every, seed, data;\n"
            "repeatable); dims and the other settings are compiled in");
-  else
+  else {
+    addRemat(c, o);
     addSet(c, o);
+  }
 }
 
 void buildSample(Command &c, Options &o) {
