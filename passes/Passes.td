@@ -138,6 +138,9 @@ def EinRemat : Pass<"ein-remat", "mlir::ModuleOp"> {
     Option<"vectorFlops", "vector-flops", "double", "0",
            "FLOP/s of other ops (0: the device's f32 figure)">,
     Option<"bandwidth", "bandwidth", "double", "0", "bytes/s of memory (0: the device's)">,
+    ListOption<"mustFit", "must-fit", "std::string",
+               "budget: the functions a plan must fit (default: all); the others take "
+               "the plan of least peak when none fits">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }

@@ -1,5 +1,6 @@
 //===- Compile.cpp - The one compile path: a model's module → a bundle ----===//
 #include "Compile.h"
+#include "RematSweep.h"
 #include "Report.h"
 #include "Stages.h"
 
@@ -85,7 +86,16 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
       rematDevice = RematDevice{profile->memoryBytes, f32(profile->matmulFlops),
                                 f32(profile->vectorFlops), profile->bandwidth};
     }
-  if (step && failed(applyRemat(module, priced, rematDevice ? &*rematDevice : nullptr)))
+  // The report's remat trade-off is of the step before its policy.
+  std::optional<ReportRematSweep> sweep;
+  if (report)
+    sweep = sweepRemat(module, o, rematDevice ? &*rematDevice : nullptr, o.rematSweep);
+  // A budget must fit the functions this compile lowers (and the report's
+  // @train_step); the others only get its best try.
+  std::vector<std::string> mustFit = request.functions;
+  if (report)
+    mustFit.push_back("train_step");
+  if (step && failed(applyRemat(module, priced, rematDevice ? &*rematDevice : nullptr, mustFit)))
     return false;
 
   // Lowering: the CPU backend's Programs call the kernels `out.kernels`
@@ -145,6 +155,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
     r.plannedBackend = plannedBackend;
     if (!reportOnStep(module, *trainStep, o, priced, request.reportDevice, r))
       return false;
+    r.rematSweep = std::move(sweep);
+    fillSweepStepTimes(r);
     llvm::raw_string_ostream json(out.bundle.reportJson), text(out.reportText);
     printReportJson(r, json);
     printReportText(r, text);

@@ -56,6 +56,41 @@ struct PhaseFlops {
   int64_t total() const { return forward + backward + optimizer + recompute; }
 };
 
+/// One plan of the remat trade-off of @train_step (ReportRematSweep).
+struct ReportRematPlan {
+  std::string label;      // "budget:123456" for the ladder, the policy's name otherwise
+  int64_t budget = 0;     // the ladder's budget (0 for a named policy)
+  int64_t peak = 0;       // planned peak (arena + resident) of the plan
+  int64_t recomputeFlops = 0;
+  double recomputeSeconds = 0; // the plan's model (what budget: minimises)
+  double stepSeconds = 0;      // predicted step without remat + recomputeSeconds
+};
+
+/// "Does it fit?" as an answer: the cheapest plan that fits the device, or
+/// the micro-batch split that does.
+struct ReportFitAdvice {
+  bool found = false;
+  std::string remat;      // the remat setting that fits ("budget:80GB"), "" for none needed
+  int64_t accumulate = 1; // micro-batches (> 1: split the batch)
+  int64_t microBatch = 0; // rows per micro-batch (with accumulate > 1)
+  int64_t peak = 0;       // its planned peak (with a split: @accumulate_grad's + @apply_update's)
+  double recomputeSeconds = 0;
+  std::string command; // the command line that applies it
+  std::string why;     // when nothing was found
+};
+
+/// `--remat-sweep`, and the plans a report that does not fit looks at:
+/// computed on @train_step before the remat policy (RematSweep.h).
+struct ReportRematSweep {
+  bool ladder = false;                  // --remat-sweep: the frontier was asked for
+  std::vector<ReportRematPlan> frontier; // the pick for each budget of the ladder
+  std::vector<ReportRematPlan> policies; // none, full, sqrt, selective on the same axes
+  int64_t frontierPoints = 0;           // Pareto points the solver found
+  int64_t candidates = 0;               // plans it priced
+  double solverSeconds = 0;
+  std::optional<ReportFitAdvice> fit; // when the plain step does not fit the device
+};
+
 /// What the remat policy did to @train_step (its `ein.remat` record).
 struct ReportRemat {
   std::string policy = "none"; // the setting as written: "sqrt", "every:2", ...
@@ -157,6 +192,7 @@ struct Report {
   double matrixSeconds = 0;       // time of the ops on matrix units
 
   ReportRemat remat;
+  std::optional<ReportRematSweep> rematSweep;
 
   std::vector<ReportOp> ops;
   std::vector<ReportLayer> layers;

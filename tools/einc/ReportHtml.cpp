@@ -210,6 +210,67 @@ void memoryChart(const Report &r, llvm::raw_ostream &os) {
      << (r.fits ? " — fits." : " — does not fit.") << "</figcaption></figure>\n";
 }
 
+/// `--remat-sweep`: predicted step time against planned peak, for the
+/// ladder of budgets (the frontier) and the named policies.
+void rematChart(const Report &r, llvm::raw_ostream &os) {
+  const ReportRematSweep &w = *r.rematSweep;
+  Frame f;
+  f.x0 = 70;
+  f.w = 550;
+  double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
+  for (const auto *plans : {&w.frontier, &w.policies})
+    for (const ReportRematPlan &p : *plans) {
+      xmin = std::min(xmin, double(p.peak));
+      xmax = std::max(xmax, double(p.peak));
+      ymin = std::min(ymin, p.stepSeconds);
+      ymax = std::max(ymax, p.stepSeconds);
+    }
+  if (xmax <= xmin)
+    xmax = xmin + 1;
+  if (ymax <= ymin)
+    ymax = ymin + 1e-9;
+  double padX = (xmax - xmin) * 0.08, padY = (ymax - ymin) * 0.1;
+  xmin -= padX, xmax += padX, ymin = std::max(0.0, ymin - padY), ymax += padY;
+  auto X = [&](double b) { return f.x0 + f.w * (b - xmin) / (xmax - xmin); };
+  auto Y = [&](double t) { return f.y0 + f.h * (1 - (t - ymin) / (ymax - ymin)); };
+  os << "<figure><svg width=\"640\" height=\"380\" viewBox=\"0 0 640 380\" role=\"img\">\n";
+  for (int k = 0; k <= 4; ++k) {
+    double t = ymin + (ymax - ymin) * k / 4, b = xmin + (xmax - xmin) * k / 4;
+    os << "<line class=\"grid\" x1=\"" << f.x0 << "\" y1=\"" << num(Y(t)) << "\" x2=\""
+       << f.x0 + f.w << "\" y2=\"" << num(Y(t)) << "\"/><text x=\"" << f.x0 - 4 << "\" y=\""
+       << num(Y(t) + 4) << "\" text-anchor=\"end\">" << escape(formatSeconds(t)) << "</text>"
+       << "<text x=\"" << num(X(b)) << "\" y=\"" << f.y0 + f.h + 14 << "\" text-anchor=\"middle\">"
+       << escape(formatBytes(b)) << "</text>\n";
+  }
+  if (r.deviceMemory > xmin && r.deviceMemory < xmax)
+    os << "<line x1=\"" << num(X(r.deviceMemory)) << "\" y1=\"" << f.y0 << "\" x2=\""
+       << num(X(r.deviceMemory)) << "\" y2=\"" << f.y0 + f.h
+       << "\" stroke=\"#c5221f\" stroke-dasharray=\"4 3\"/>\n";
+  os << "<polyline fill=\"none\" stroke=\"#9334e6\" stroke-width=\"1.5\" points=\"";
+  for (const ReportRematPlan &p : w.frontier)
+    os << num(X(double(p.peak))) << "," << num(Y(p.stepSeconds)) << " ";
+  os << "\"/>\n";
+  for (const ReportRematPlan &p : w.frontier)
+    os << "<circle cx=\"" << num(X(double(p.peak))) << "\" cy=\"" << num(Y(p.stepSeconds))
+       << "\" r=\"3\" fill=\"#9334e6\"><title>budget " << escape(formatBytes(double(p.budget)))
+       << ": peak " << escape(formatBytes(double(p.peak))) << ", recompute "
+       << escape(formatFlops(double(p.recomputeFlops))) << "</title></circle>\n";
+  for (const ReportRematPlan &p : w.policies)
+    os << "<circle cx=\"" << num(X(double(p.peak))) << "\" cy=\"" << num(Y(p.stepSeconds))
+       << "\" r=\"5\" fill=\"none\" stroke=\"#1e8e3e\" stroke-width=\"2\"/><text x=\""
+       << num(X(double(p.peak)) + 7) << "\" y=\"" << num(Y(p.stepSeconds) - 6)
+       << "\" style=\"fill:#1e8e3e\">" << escape(p.label) << "</text>\n";
+  os << "<rect class=\"axis\" fill=\"none\" x=\"" << f.x0 << "\" y=\"" << f.y0 << "\" width=\""
+     << f.w << "\" height=\"" << f.h << "\"/>";
+  os << "<text x=\"" << f.x0 + f.w / 2 << "\" y=\"" << f.y0 + f.h + 32
+     << "\" text-anchor=\"middle\">planned peak (arena + resident)</text>\n";
+  os << "</svg><figcaption>The remat trade-off of the training step: for each budget of the "
+        "ladder (purple) the plan of least predicted recompute time that fits, its planned peak "
+        "and predicted step time; the named policies (green) on the same axes"
+     << (r.deviceMemory > xmin && r.deviceMemory < xmax ? "; the device's memory (dashed)" : "")
+     << ".</figcaption></figure>\n";
+}
+
 /// Horizontal bars of one per-layer quantity.
 void layerBars(const Report &r, llvm::raw_ostream &os, const char *title, const char *color,
                double (*value)(const ReportLayer &), std::string (*label)(double)) {
@@ -277,6 +338,10 @@ void printReportHtml(const Report &r, llvm::raw_ostream &os) {
   os << "<h2>Roofline and memory</h2>\n<div class=\"charts\">\n";
   roofline(r, os);
   memoryChart(r, os);
+  if (r.rematSweep && r.rematSweep->ladder && !r.rematSweep->frontier.empty()) {
+    os << "</div>\n<h2>Remat frontier</h2>\n<div class=\"charts\">\n";
+    rematChart(r, os);
+  }
   os << "</div>\n<h2>Per layer</h2>\n<div class=\"charts\">\n";
   layerBars(
       r, os, "FLOPs per layer", "#1a73e8", [](const ReportLayer &l) { return double(l.flops); },

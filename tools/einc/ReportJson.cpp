@@ -75,6 +75,19 @@ Json napkinJson(const Report &r) {
   return j;
 }
 
+Json fitJson(const ReportFitAdvice &f) {
+  Json j;
+  j["found"] = f.found;
+  j["remat"] = f.remat;
+  j["accumulate"] = f.accumulate;
+  j["micro_batch"] = f.microBatch;
+  j["peak"] = f.peak;
+  j["recompute_seconds"] = jsonNumber(f.recomputeSeconds);
+  j["command"] = f.command;
+  j["why"] = f.why;
+  return j;
+}
+
 Json memoryJson(const Report &r) {
   Json j;
   j["params"] = r.paramBytes;
@@ -95,6 +108,8 @@ Json memoryJson(const Report &r) {
   j["device"] = jsonNumber(r.deviceMemory);
   j["margin"] = jsonNumber(r.marginBytes);
   j["fits"] = r.fits;
+  if (!r.fits && r.rematSweep && r.rematSweep->fit)
+    j["fit_advice"] = fitJson(*r.rematSweep->fit);
   j["live_after"] = r.liveAfter;
   return j;
 }
@@ -110,6 +125,19 @@ Json predictedJson(const Report &r) {
   return j;
 }
 
+Json rematPlanJson(const ReportRematPlan &p, bool named) {
+  Json j;
+  if (named)
+    j["policy"] = p.label;
+  else
+    j["budget"] = p.budget;
+  j["peak"] = p.peak;
+  j["recompute_flops"] = p.recomputeFlops;
+  j["recompute_seconds"] = jsonNumber(p.recomputeSeconds);
+  j["step_seconds"] = jsonNumber(p.stepSeconds);
+  return j;
+}
+
 Json rematJson(const Report &r) {
   Json j;
   j["policy"] = r.remat.policy;
@@ -117,8 +145,22 @@ Json rematJson(const Report &r) {
   j["kept"] = r.remat.kept;
   j["kept_bytes"] = r.remat.keptBytes;
   j["recompute_seconds"] = jsonNumber(r.remat.recomputeSeconds);
+  if (r.rematSweep && r.rematSweep->ladder) {
+    const ReportRematSweep &w = *r.rematSweep;
+    Json frontier = Json::array(), policies = Json::array();
+    for (const ReportRematPlan &p : w.frontier)
+      frontier.push_back(rematPlanJson(p, false));
+    for (const ReportRematPlan &p : w.policies)
+      policies.push_back(rematPlanJson(p, true));
+    j["frontier"] = std::move(frontier);
+    j["policies"] = std::move(policies);
+    j["frontier_points"] = w.frontierPoints;
+    j["candidates"] = w.candidates;
+    j["solver_seconds"] = jsonNumber(w.solverSeconds);
+  }
   return j;
 }
+
 
 Json clusterJson(const ReportCluster &c) {
   Json j;

@@ -270,6 +270,21 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                              (r.fits ? "fits, margin " + formatBytes(r.marginBytes)
                                      : "DOES NOT FIT, short by " + formatBytes(-r.marginBytes)) +
                              " (peak = " + percent(double(r.peakBytes), r.deviceMemory) + ")");
+  if (!r.fits && r.rematSweep && r.rematSweep->fit) {
+    const ReportFitAdvice &fit = *r.rematSweep->fit;
+    if (!fit.found)
+      m.add("to fit", fit.why);
+    else if (fit.accumulate > 1)
+      m.add("fits with micro-batches",
+            std::to_string(fit.accumulate) + " × " + std::to_string(fit.microBatch) +
+                " rows (accumulate = " + std::to_string(fit.accumulate) +
+                (fit.remat.empty() ? "" : ", remat " + fit.remat) + "): peak " +
+                formatBytes(double(fit.peak)) + "; " + fit.command);
+    else
+      m.add("fits with remat", fit.remat + ": peak " + formatBytes(double(fit.peak)) +
+                                   ", recompute " + formatSeconds(fit.recomputeSeconds) +
+                                   " a step; " + fit.command);
+  }
   m.print(os);
 
   os << "\nPredicted on " << r.device << " (roofline: each op max(FLOPs/peak, bytes/bandwidth)"
@@ -289,6 +304,26 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                                  fixed(r.vectorPeak / r.bandwidth, 1) + " (vector)"
                            : "—");
   p.print(os);
+
+  if (r.rematSweep && r.rematSweep->ladder) {
+    const ReportRematSweep &w = *r.rematSweep;
+    os << "\nRemat frontier (" << w.frontierPoints << " Pareto plans of "
+       << withThousands(w.candidates) << " priced in " << formatSeconds(w.solverSeconds)
+       << "; the plan of least recompute time within each budget)\n";
+    Table t{{"plan", "peak", "recompute FLOPs", "recompute", "step time"},
+            {false, true, true, true, true},
+            {}};
+    auto row = [&](const ReportRematPlan &p) {
+      std::string label = p.budget > 0 ? "budget " + formatBytes(double(p.budget)) : p.label;
+      t.rows.push_back({label, formatBytes(double(p.peak)), formatFlops(double(p.recomputeFlops)),
+                        formatSeconds(p.recomputeSeconds), formatSeconds(p.stepSeconds)});
+    };
+    for (const ReportRematPlan &p : w.frontier)
+      row(p);
+    for (const ReportRematPlan &p : w.policies)
+      row(p);
+    t.print(os);
+  }
 
   if (r.cluster) {
     const ReportCluster &c = *r.cluster;

@@ -57,7 +57,8 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
 }
 
 LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
-                         const RematDevice *device, PassManagerHook hook) {
+                         const RematDevice *device, const std::vector<std::string> &mustFit,
+                         PassManagerHook hook) {
   // The remat setting (validated by the settings table) as ein-remat's options.
   std::string error;
   std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, error);
@@ -69,6 +70,7 @@ LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
   options.policy = remat->kindName();
   options.every = remat->every;
   options.namesToKeep = remat->names;
+  options.mustFit = mustFit;
   if (remat->kind == einrt::RematPolicy::Kind::Budget) {
     if (remat->budgetPercent > 0 && !device)
       return module.emitError() << "remat: " << settings.remat

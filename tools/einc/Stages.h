@@ -22,6 +22,9 @@
 
 #include "runtime/TrainSettings.h"
 
+#include <string>
+#include <vector>
+
 namespace einc {
 
 /// Called on the PassManager of a stage after its passes are added and
@@ -46,9 +49,13 @@ struct RematDevice {
   double matrixFlops = 0, vectorFlops = 0, bandwidth = 0;
 };
 /// Without `device`, time is predicted on the built-in h100 and a
-/// percentage is an error.
+/// percentage is an error. `mustFit` (for `budget:`): the functions that
+/// will run, which a plan must fit (empty: all); the others take the plan
+/// of least peak when none fits.
 mlir::LogicalResult applyRemat(mlir::ModuleOp module, const einrt::TrainSettings &settings,
-                               const RematDevice *device = nullptr, PassManagerHook hook = nullptr);
+                               const RematDevice *device = nullptr,
+                               const std::vector<std::string> &mustFit = {},
+                               PassManagerHook hook = nullptr);
 
 /// The `fusion` setting (on unless `fusion = off`).
 bool fusionEnabled(const einrt::TrainSettings &settings);

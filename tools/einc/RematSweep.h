@@ -1,0 +1,37 @@
+//===- RematSweep.h - The remat trade-off and "does it fit?" -----*- C++ -*-===//
+//
+// For `einc report`: on @train_step built and fused but not yet
+// rematerialised, the solver's frontier (passes/RematSolver.h) as a ladder
+// of budgets and the named policies on the same axes (`--remat-sweep`), and,
+// when keeping everything does not fit the device, the answer: the plan of
+// least recompute that fits, or else the split into micro-batches (with
+// `accumulate`) whose step does, with the command line that applies it.
+// docs/remat.md, docs/report.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TOOLS_EINC_REMATSWEEP_H
+#define EINC_TOOLS_EINC_REMATSWEEP_H
+
+#include "Options.h"
+#include "Report.h"
+#include "Stages.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace einc {
+
+/// The sweep of `module`'s @train_step on `device` (none: no sweep); only
+/// when `ladder` (--remat-sweep) or the plain step does not fit. Step times
+/// are left to fillSweepStepTimes, which needs the report's prediction.
+std::optional<ReportRematSweep> sweepRemat(mlir::ModuleOp module, const Options &o,
+                                           const RematDevice *device, bool ladder);
+
+/// Each plan's predicted step: the report's step time without the
+/// recompute its own policy added, plus the plan's recompute time.
+void fillSweepStepTimes(Report &report);
+
+} // namespace einc
+
+#endif // EINC_TOOLS_EINC_REMATSWEEP_H
