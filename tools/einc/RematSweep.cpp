@@ -47,8 +47,7 @@ std::string sizeText(int64_t bytes) {
   return std::to_string(bytes);
 }
 
-ReportRematPlan planOf(std::string label, int64_t budget, int64_t peak,
-                       const pe::RematCost &cost) {
+ReportRematPlan planOf(std::string label, int64_t budget, int64_t peak, const pe::RematCost &cost) {
   ReportRematPlan p;
   p.label = std::move(label);
   p.budget = budget;

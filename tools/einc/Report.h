@@ -58,9 +58,9 @@ struct PhaseFlops {
 
 /// One plan of the remat trade-off of @train_step (ReportRematSweep).
 struct ReportRematPlan {
-  std::string label;      // "budget:123456" for the ladder, the policy's name otherwise
-  int64_t budget = 0;     // the ladder's budget (0 for a named policy)
-  int64_t peak = 0;       // planned peak (arena + resident) of the plan
+  std::string label;  // "budget:123456" for the ladder, the policy's name otherwise
+  int64_t budget = 0; // the ladder's budget (0 for a named policy)
+  int64_t peak = 0;   // planned peak (arena + resident) of the plan
   int64_t recomputeFlops = 0;
   double recomputeSeconds = 0; // the plan's model (what budget: minimises)
   double stepSeconds = 0;      // predicted step without remat + recomputeSeconds
@@ -82,11 +82,11 @@ struct ReportFitAdvice {
 /// `--remat-sweep`, and the plans a report that does not fit looks at:
 /// computed on @train_step before the remat policy (RematSweep.h).
 struct ReportRematSweep {
-  bool ladder = false;                  // --remat-sweep: the frontier was asked for
+  bool ladder = false;                   // --remat-sweep: the frontier was asked for
   std::vector<ReportRematPlan> frontier; // the pick for each budget of the ladder
   std::vector<ReportRematPlan> policies; // none, full, sqrt, selective on the same axes
-  int64_t frontierPoints = 0;           // Pareto points the solver found
-  int64_t candidates = 0;               // plans it priced
+  int64_t frontierPoints = 0;            // Pareto points the solver found
+  int64_t candidates = 0;                // plans it priced
   double solverSeconds = 0;
   std::optional<ReportFitAdvice> fit; // when the plain step does not fit the device
 };

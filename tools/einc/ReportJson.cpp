@@ -161,7 +161,6 @@ Json rematJson(const Report &r) {
   return j;
 }
 
-
 Json clusterJson(const ReportCluster &c) {
   Json j;
   j["gpus"] = c.gpus;
