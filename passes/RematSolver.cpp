@@ -139,7 +139,6 @@ public:
         lo = lo < 0 ? f : std::min(lo, f);
     return lo;
   }
-  int64_t lastBackward() const { return *std::max_element(last_.begin(), last_.end()); }
 
 private:
   const RematGraph &g_;
@@ -352,16 +351,9 @@ RematFrontier solveRematFrontier(const RematGraph &g, const RematSolverOptions &
       alone[size_t(j)] = j;
     std::vector<Mode> allKeep(static_cast<size_t>(L), Keep);
     std::vector<char> keepAll = seg.plan(alone, allKeep, false);
-    // Every iteration's window, and the forward's end, under keep-all.
+    // Under keep-all: what each iteration keeps, and the most live up to
+    // the first loop iteration's backward (the forward's end).
     std::vector<std::pair<int64_t, int64_t>> windows;
-    std::vector<int64_t> windowOf(static_cast<size_t>(L), -1);
-    for (int64_t j = 0; j < L; ++j) {
-      std::pair<int64_t, int64_t> w;
-      if (seg.window(j, j + 1, w)) {
-        windowOf[size_t(j)] = int64_t(windows.size());
-        windows.push_back(w);
-      }
-    }
     int64_t firstBackward = seg.firstBackward();
     bool haveWindows = firstBackward > 0;
     if (haveWindows)
