@@ -36,17 +36,6 @@ const einrt::Program *CompiledModel::program(const std::string &function) const 
   return p ? &p->program : nullptr;
 }
 
-std::vector<std::string> trainFunctions(const einrt::TrainSettings &settings, bool withForward) {
-  std::vector<std::string> names;
-  if (settings.accumulate > 1)
-    names = {"accumulate_grad", "apply_update"};
-  else
-    names = {"train_step"};
-  if (withForward)
-    names.push_back("forward");
-  return names;
-}
-
 bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
                   const std::string &source, const CompileRequest &request, CompiledModel &out) {
   auto start = std::chrono::steady_clock::now();

@@ -41,7 +41,7 @@ struct CompileRequest {
   /// The functions to lower, in order; the bundle's programs follow it.
   /// "forward" needs no train step; the others ("train_step",
   /// "accumulate_grad", "apply_update", "grad") are built by the train-step
-  /// pipeline (trainFunctions says which a training run needs).
+  /// pipeline (runner::trainFunctionNames says which a training run needs).
   std::vector<std::string> functions;
   /// CPU backend: JIT-compile the kernels in-process, to run them now
   /// (CompiledModel::kernels->table()). Off for `einc compile` and
@@ -75,11 +75,6 @@ struct CompiledModel {
   /// The program of `function` in the bundle (null: not lowered).
   const einrt::Program *program(const std::string &function) const;
 };
-
-/// The functions a training run lowers: @train_step, or @accumulate_grad and
-/// @apply_update when `accumulate` > 1; then @forward when `withForward`
-/// (evaluation on --val).
-std::vector<std::string> trainFunctions(const einrt::TrainSettings &settings, bool withForward);
 
 /// Compiles `module` (the front end's, changed in place) as `request` asks.
 /// `o` supplies the model's file name and the report's flags (--device-file,

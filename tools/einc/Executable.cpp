@@ -20,6 +20,7 @@
 #include "Stages.h"
 
 #include "tools/exe/EmbeddedModel.h"
+#include "tools/runner/Runner.h"
 
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuTargets.h"
@@ -136,7 +137,7 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   // 1. The one compile.
   CompileRequest request;
   request.backend = "cpu";
-  request.functions = trainFunctions(settings, /*withForward=*/true);
+  request.functions = runner::trainFunctionNames(settings, /*withForward=*/true);
   request.jit = false;
   request.report = true;
   request.reportDevice = o.device;

@@ -33,7 +33,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
 
   CompileRequest request;
   request.backend = o.backend;
-  request.functions = trainFunctions(s, run->withValidation());
+  request.functions = runner::trainFunctionNames(s, run->withValidation());
   request.report = true; // the prediction on the progress line
   request.reportDevice = "cpu";
   request.reportOptional = true;

@@ -50,7 +50,7 @@ compile(const Model &m, const std::vector<std::pair<std::string, std::string>> &
   if (!module)
     return std::nullopt;
   einc::CompileRequest request;
-  request.functions = einc::trainFunctions(fe.settings, /*withForward=*/true);
+  request.functions = einc::runner::trainFunctionNames(fe.settings, /*withForward=*/true);
   request.jit = false;
   einc::CompiledModel compiled;
   if (!einc::compileModel(*module, o, fe.settings, "", request, compiled))
