@@ -101,6 +101,7 @@ private:
   MaybeFailure checkGrad(ModuleOp fused, ModuleOp unfused);
   MaybeFailure checkSteps(ModuleOp fused, ModuleOp unfused, const std::string &optimizer,
                           const std::string &label);
+  MaybeFailure checkRemat(ModuleOp fusedStep);
   /// The reference lowered from each of nudgeTranscendentals' copies of `module`.
   MaybeFailure lowerNudged(ModuleOp module, const std::vector<std::string> &names,
                            std::vector<Lowered> &out);
@@ -531,6 +532,53 @@ MaybeFailure Checker::extraOptimizer() {
   return checkSteps(*step, *plain, choice.name, label);
 }
 
+/// Remat policies the checker rotates through, one per program (by seed):
+/// each recomputes different values (contraction outputs kept, one layer in
+/// two, boundaries only, a budget the plan must fit).
+constexpr const char *kRematPolicies[] = {"full", "selective", "every:2", "sqrt", "budget:1MiB"};
+
+MaybeFailure Checker::checkRemat(ModuleOp fusedStep) {
+  // As einc compiles: the train step, fusion, then ein-remat last, with the
+  // verifier after each pass. Recompute is the same ops on the same values,
+  // so @train_step must give the bits it gives without remat, on the
+  // reference backend and on the CPU.
+  einrt::TrainSettings s = settings;
+  s.fusion = "on";
+  s.remat = kRematPolicies[options.seed % std::size(kRematPolicies)];
+  const std::string label = "@train_step, fusion on, remat " + s.remat;
+  OwningOpRef<ModuleOp> remat;
+  if (auto f = build(
+          label,
+          [&](ModuleOp m, PassManagerHook hook) {
+            if (failed(buildTrainStep(m, s, hook)) || failed(applyFusion(m, s, hook)))
+              return failure();
+            return applyRemat(m, s, /*device=*/nullptr, {}, hook);
+          },
+          remat))
+    return f;
+  ++stats.rematRuns;
+  for (bool cpu : {false, true}) {
+    if (cpu && !options.cpu)
+      break;
+    Lowered with, without;
+    if (auto f = lower(*remat, {"train_step"}, cpu, label, with))
+      return f;
+    if (auto f = lower(fusedStep, {"train_step"}, cpu, "@train_step, fusion on", without))
+      return f;
+    RunResults a, b;
+    std::string error;
+    int threads = cpu ? options.threads : 1;
+    if (!runOnce(with, "train_step", einrt::Precision::F32, threads, initial, a, error) ||
+        !runOnce(without, "train_step", einrt::Precision::F32, threads, initial, b, error))
+      return Failure{label, error};
+    stats.tensorsCompared += int64_t(a.names.size());
+    if (std::string d = compareBits(a, b); !d.empty())
+      return Failure{label + (cpu ? ": CPU" : ": reference") + ", remat vs none (bit-identical)",
+                     d};
+  }
+  return std::nullopt;
+}
+
 CheckResult Checker::run() {
   CheckResult result;
   auto finish = [&](MaybeFailure f) {
@@ -601,6 +649,8 @@ CheckResult Checker::run() {
           checkSteps(*step[1], *step[0], settings.optimizer, "optimizer " + settings.optimizer))
     return finish(f);
   if (auto f = checkApply(*step[0], *step[settings.fusion == "off" ? 0 : 1]))
+    return finish(f);
+  if (auto f = checkRemat(*step[1]))
     return finish(f);
   return finish(extraOptimizer());
 }

@@ -198,6 +198,7 @@ int main(int argc, char **argv) {
     total.kinkSkips += r.stats.kinkSkips;
     total.tensorsCompared += r.stats.tensorsCompared;
     total.oneStepOnly += r.stats.oneStepOnly;
+    total.rematRuns += r.stats.rematRuns;
     total.kernelsCompiled += r.stats.kernelsCompiled;
     total.compileSeconds += r.stats.compileSeconds;
     if (a.verbose)
@@ -229,9 +230,10 @@ int main(int argc, char **argv) {
             << total.passesRun << " passes verified after), " << total.gradEntries
             << " gradient entries checked (" << total.kinkSkips << " checks skipped at kinks), "
             << total.tensorsCompared << " tensors compared (" << total.oneStepOnly
-            << " adaptive-optimizer runs held to one step); " << failures << " failures ("
-            << rejected << " front-end rejections, " << nonFinite << " non-finite references) in "
-            << seconds << " s (" << total.kernelsCompiled << " CPU kernels compiled in "
+            << " adaptive-optimizer runs held to one step), " << total.rematRuns
+            << " remat policies checked; " << failures << " failures (" << rejected
+            << " front-end rejections, " << nonFinite << " non-finite references) in " << seconds
+            << " s (" << total.kernelsCompiled << " CPU kernels compiled in "
             << int(total.compileSeconds) << " s)\n";
   return failures ? 1 : 0;
 }
