@@ -8,6 +8,7 @@
 //   neg abs add sub mul div max min cmp select   1
 //   exp log tanh sqrt rsqrt pow                   1
 //   cast                                          0
+//   stochastic_round (hash, compare, round)        1
 //
 // Transcendentals (getTranscendentals, counted apart as XLA does; also
 // included in the FLOPs above): one per result element of exp, log, tanh,
@@ -73,6 +74,7 @@ int64_t MinOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t PowOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t CmpOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t SelectOp::getFlops() { return elementwiseFlops(*this, 1); }
+int64_t StochasticRoundOp::getFlops() { return elementwiseFlops(*this, 1); }
 
 // Transcendental ops: one evaluation per result element.
 int64_t mlir::ein::getTranscendentalCount(Operation *op) {

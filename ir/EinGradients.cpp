@@ -563,6 +563,16 @@ LogicalResult CastOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   return success();
 }
 
+// stochastic_round → straight through: the gradient cast back to f32; none
+// for the seed.
+LogicalResult StochasticRoundOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                               SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (need[0])
+    grads[0] = e.castTo(dY, getInput().getType().getElementType(), getAxesAttr());
+  return success();
+}
+
 // constant, iota → no operands.
 LogicalResult ConstantOp::buildGradient(OpBuilder &b, Value, ArrayRef<bool>,
                                         SmallVectorImpl<Value> &grads) {

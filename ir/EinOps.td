@@ -7,6 +7,15 @@
 // Every op also implements GradientOpInterface: its reverse-mode rule is in
 // EinGradients.cpp (table in docs/autodiff.md).
 //
+// Narrow floats (bf16, f16). A value of a narrow type holds a value of that
+// format. Every op computes in f32 (or wider) from its operands and rounds
+// its result to its type, to nearest even, once; an op fused into a kernel
+// with others rounds every narrow-typed intermediate too, so fused and
+// unfused programs give the same bits (docs/determinism.md). The exceptions
+// are stated per op: ein.contract (f32 products and sums, one rounding),
+// ein.reduce and ein.scatter_add (a fold in the result type),
+// ein.stochastic_round (random rounding).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef EIN_OPS_TD
@@ -71,6 +80,8 @@ class Ein_Op<string mnemonic, list<Trait> traits = [],
 
 defvar EinAxesAttr = OptionalAttr<StrArrayAttr>;
 
+// The elementwise ops: f32 (or wider) arithmetic on the operands' values, a
+// narrow result rounded to nearest even once.
 class Ein_UnaryOp<string mnemonic, Type type>
     : Ein_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
   let arguments = (ins type:$input, EinAxesAttr:$axes);
@@ -98,8 +109,14 @@ def Ein_ContractOp : Ein_Op<"contract", [EinContraction]> {
     dimensions are, in order: the batch dimensions (in `lhs_batch` order),
     the free dimensions of `lhs` (neither batch nor contracted, in order),
     then the free dimensions of `rhs` (in order). Operands share one float
-    element type; the result may have another float type (for example f32
-    accumulation of bf16 operands).
+    element type; the result may have another float type.
+
+    Precision: whatever the operand types, the products and their sum are
+    computed in f32 (as GEMM libraries and tensor cores do: narrow operands
+    are exact in f32), in an order the backend chooses; the sum is rounded
+    once to the result type (f32, or to nearest even for bf16/f16). So bf16
+    operands with an f32 result are "f32 accumulation", and a bf16 result
+    differs from it by that one rounding only.
 
     A batched matrix product:
 
@@ -192,6 +209,15 @@ def Ein_ReduceOp : Ein_Op<"reduce",
     The result is the input with `dimensions` (strictly increasing, in
     range) removed; each result element combines the input elements along
     those dimensions with `kind`.
+
+    Precision: a reduction accumulates in its result element type, as a
+    fold over the reduced elements in row-major order of the input. A
+    bf16/f16 `sum` is therefore a narrow accumulator rounded to nearest even
+    after every addition (10000 additions of 0.01 in bf16 stop near 4,
+    where 0.01 is below half an ulp); a sum that should accumulate in f32
+    takes an f32 input (a cast in front, which fuses). An f32 `sum` may be
+    reassociated by a backend (equal up to f32 rounding). `max` and `min`
+    are exact in any order.
 
     ```mlir
     %s = ein.reduce sum %x dims [1] : tensor<3x4xf32> -> tensor<3xf32>
@@ -417,6 +443,7 @@ def Ein_CastOp : Ein_Op<"cast", [Elementwise, SameOperandsAndResultShape]> {
   let description = [{
     Converts each element to the result's element type (float rounding is
     to nearest even; float to i32 truncates toward zero; to i1 is `!= 0`).
+    Random rounding to bf16/f16 is `ein.stochastic_round`.
 
     ```mlir
     %h = ein.cast %x : tensor<4xf32> -> tensor<4xbf16>
@@ -425,6 +452,59 @@ def Ein_CastOp : Ein_Op<"cast", [Elementwise, SameOperandsAndResultShape]> {
   let arguments = (ins EinTensor:$input, EinAxesAttr:$axes);
   let results = (outs EinTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ein_StochasticRoundOp : Ein_Op<"stochastic_round",
+    [Elementwise, SameOperandsAndResultShape]> {
+  let summary = "f32 to bf16/f16 with stochastic rounding";
+  let description = [{
+    Rounds each f32 element of `input` to one of the two result-type values
+    next to it (the result type is bf16 or f16), up with probability equal
+    to its distance from the lower one over their gap, so that
+    E[result] = input for every input in the result type's finite range
+    (the low update bits that nearest rounding loses are kept on average:
+    llm.c's bf16 parameter updates). Values of the result type, infinities
+    and NaN are kept (NaN as the quiet NaN); beyond the finite range the
+    result may be infinite.
+
+    The random bits are a counter-based hash of (`seed[i]`, i), i the
+    row-major index of the element: deterministic, independent of how a
+    backend splits the work across threads, and a fresh draw for every new
+    seed (e.g. the optimizer's step count). The 32-bit hash and the rounding
+    are specified bit for bit in runtime/FloatFormats.h
+    (stochasticBits, stochasticRound*), which every backend follows. `seed` is an
+    i32 tensor of the input's shape, normally a broadcast of a rank-0 value
+    (which kernels read in place); the builder taking a rank-0 seed inserts
+    that broadcast.
+
+    The gradient is the identity (straight through): the result's gradient
+    cast back to f32.
+
+    ```mlir
+    %s = ein.broadcast %step dims [] : tensor<i32> -> tensor<4xi32>
+    %w = ein.stochastic_round %x, %s : tensor<4xf32>, tensor<4xi32> -> tensor<4xbf16>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input, EinI32Tensor:$seed,
+                       EinAxesAttr:$axes);
+  let results = (outs RankedTensorOf<[BF16, F16]>:$result);
+  let assemblyFormat = [{
+    $input `,` $seed attr-dict `:` type($input) `,` type($seed) `->`
+    type($result)
+  }];
+  let builders = [
+    // `seed` of rank 0 is broadcast to the input's shape first.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
+                   "::mlir::Value":$seed), [{
+      auto inType = ::llvm::cast<::mlir::RankedTensorType>(input.getType());
+      auto seedType = ::llvm::cast<::mlir::RankedTensorType>(seed.getType());
+      if (seedType.getRank() == 0 && inType.getRank() > 0)
+        seed = $_builder.create<BroadcastOp>(
+            $_state.location, inType.clone(seedType.getElementType()), seed,
+            ::llvm::ArrayRef<int64_t>{}, /*axes=*/nullptr);
+      build($_builder, $_state, resultType, input, seed, /*axes=*/nullptr);
+    }]>,
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -501,7 +581,9 @@ def Ein_ScatterAddOp : Ein_Op<"scatter_add",
   let description = [{
     Starts from zeros of the result type and adds `updates[i..., j...]` into
     `result[indices[i...], j...]`. `updates` has the shape of `indices`
-    followed by the result shape without its first dimension.
+    followed by the result shape without its first dimension. Each addition
+    is in the result type (a bf16/f16 result is rounded after every
+    addition), in row-major order of `indices`.
 
     ```mlir
     %g = ein.scatter_add %dy, %ids

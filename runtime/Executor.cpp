@@ -166,8 +166,8 @@ void Executor::releaseMemory() {
 Executor::~Executor() { releaseMemory(); }
 
 Executor::Executor(const Executor &other)
-    : prog(other.prog), dev(other.dev), plan(other.plan), roundEveryStep(other.roundEveryStep),
-      roundLow(other.roundLow), profiling(other.profiling), profileSeconds(other.profileSeconds),
+    : prog(other.prog), dev(other.dev), plan(other.plan), roundLow(other.roundLow),
+      profiling(other.profiling), profileSeconds(other.profileSeconds),
       profileRuns(other.profileRuns) {
   std::string error;
   if (!dev || !other.arena.data)
@@ -196,7 +196,6 @@ Executor &Executor::operator=(Executor &&other) noexcept {
     plan = std::move(other.plan);
     arena = other.arena;
     resident = other.resident;
-    roundEveryStep = other.roundEveryStep;
     roundLow = other.roundLow;
     profiling = other.profiling;
     profileSeconds = std::move(other.profileSeconds);
@@ -313,16 +312,6 @@ bool Executor::runStep(size_t index, std::string &error) {
     break;
   }
   }
-  if (ok && roundEveryStep && roundLow)
-    for (int32_t b : s.outputs()) {
-      DType t = prog.buffers[size_t(b)].dtype;
-      StorageType st = dev->storageOf(t);
-      if ((t == DType::BF16 || t == DType::F16) && st != StorageType::BF16 &&
-          st != StorageType::F16) {
-        std::vector<double> v;
-        ok = read(size_t(b), v, e) && write(size_t(b), v.data(), v.size(), e);
-      }
-    }
   if (!ok) {
     error = "step " + std::to_string(index) + " (" + stepKindName(s.kind);
     if (!s.note.empty())

@@ -87,11 +87,9 @@ public:
   int64_t profiledRuns() const { return profileRuns; }
   void resetProfile();
 
-  /// Round every step's bf16/f16 output to its format where the device
-  /// stores those wider (the reference device; default off).
-  void setRoundEveryStep(bool on) { roundEveryStep = on; }
-  /// Whether values entering bf16/f16 buffers (writes, casts,
-  /// setRoundEveryStep) are rounded to their format (default on). Off is
+  /// Whether values entering bf16/f16 buffers (writes and every step's
+  /// results: ir/EinOps.td's one rounding per op) are rounded to their
+  /// format (default on). Off is
   /// meant for the f64 reference device: every float buffer is then plain
   /// float64 (the gradient check, runtime/GradCheck.h).
   void setRoundLowPrecision(bool on) { roundLow = on; }
@@ -165,7 +163,6 @@ private:
   std::shared_ptr<Device> dev;
   MemoryPlan plan;
   DeviceMemory arena, resident;
-  bool roundEveryStep = false;
   bool roundLow = true;
   bool profiling = false;
   std::vector<double> profileSeconds; // per step, summed over runs

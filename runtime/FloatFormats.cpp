@@ -1,6 +1,7 @@
 //===- FloatFormats.cpp - bf16 and IEEE half rounding ---------------------===//
 #include "runtime/FloatFormats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -65,6 +66,58 @@ int32_t truncToI32(double x) {
   if (x <= -2147483648.0)
     return std::numeric_limits<int32_t>::min();
   return int32_t(x); // truncates toward zero, in range
+}
+
+namespace {
+
+uint32_t mix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+} // namespace
+
+uint32_t stochasticBits(int32_t seed, int64_t index) {
+  uint64_t i = uint64_t(index);
+  uint32_t k = mix32(uint32_t(seed) + uint32_t(i >> 32) * 0x85EBCA77u);
+  return mix32(uint32_t(i) * 0x9E3779B1u + k);
+}
+
+float stochasticRoundBF16(float x, uint32_t bits) {
+  uint32_t u = bitsOf(x);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) // NaN
+    return floatOf((u & 0x80000000u) | 0x7FC00000u);
+  return floatOf((u + (bits >> 16)) & 0xFFFF0000u);
+}
+
+float stochasticRoundF16(float x, uint32_t bits) {
+  float a = std::fabs(x);
+  int e = int((bitsOf(a) >> 23) & 0xFF) - 127;
+  int qe = std::max(e, -14) - 10;                   // in [-24, 118]
+  float q = floatOf(uint32_t(qe + 127) << 23);      // 2^qe
+  float inv = floatOf(uint32_t(127 - qe) << 23);    // 2^-qe, normal too
+  float s = a * inv;                                // exact
+  float lo = std::floor(s);                         // exact
+  float frac = s - lo;                              // exact, in [0, 1)
+  float draw = float(bits >> 8) * 0x1p-24f;         // exact, in [0, 1)
+  float r = (lo + (draw < frac ? 1.0f : 0.0f)) * q; // exact below 2^128
+  return std::copysign(r, x);
 }
 
 uint16_t bf16Bits(double x) {

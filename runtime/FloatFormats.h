@@ -28,6 +28,26 @@ double roundToDType(double x, DType t);
 /// range (never undefined behaviour).
 int32_t truncToI32(double x);
 
+/// ein.stochastic_round (ir/EinOps.td), bit for bit; every backend's kernel
+/// computes exactly these. The random bits of element `index` under `seed`:
+///   k    = mix32(uint32(seed) + uint32(index >> 32) * 0x85EBCA77)
+///   bits = mix32(uint32(index) * 0x9E3779B1 + k)
+/// with mix32 murmur3's finaliser (h ^= h >> 16; h *= 0x85EBCA6B;
+/// h ^= h >> 13; h *= 0xC2B2AE35; h ^= h >> 16), all arithmetic mod 2^32.
+/// For one seed, distinct indices below 2^32 get distinct bits.
+uint32_t stochasticBits(int32_t seed, int64_t index);
+/// x rounded to a neighbouring bf16 value with `bits` as the random draw: the
+/// f32 encoding plus bits >> 16, its low 16 bits cleared (up with
+/// probability (x - lower) / (upper - lower), exactly). NaN gives the quiet
+/// NaN with x's sign; infinities and bf16 values are kept.
+float stochasticRoundBF16(float x, uint32_t bits);
+/// The same for IEEE half, in f32 arithmetic that is exact at every step:
+/// q = 2^(max(e, -14) - 10) the f16 spacing at |x| (e its f32 exponent),
+/// s = |x| / q, up when (bits >> 8) · 2^-24 < s - floor(s); the result
+/// (floor(s) + up) · q with x's sign. Unbiased for |x| >= 2^-24; beyond
+/// 65504 it may reach 65536, which a half buffer holds as infinity.
+float stochasticRoundF16(float x, uint32_t bits);
+
 uint16_t bf16Bits(double x); // rounds, then encodes
 double bf16FromBits(uint16_t bits);
 uint16_t f16Bits(double x); // rounds, then encodes

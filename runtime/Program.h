@@ -103,6 +103,7 @@ enum class ValidationRule : uint8_t {
   Compare,
   Select,
   Cast,
+  StochasticRound,
   Iota,
   Gather,
   ScatterAdd,

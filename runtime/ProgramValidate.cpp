@@ -84,6 +84,8 @@ public:
       return select();
     case ValidationRule::Cast:
       return cast();
+    case ValidationRule::StochasticRound:
+      return stochasticRound();
     case ValidationRule::Iota:
       return iota();
     case ValidationRule::Gather:
@@ -333,6 +335,21 @@ private:
     if (in(0).shape != out().shape)
       return "input shape " + shapeStr(in(0).shape) + " differs from the result shape " +
              shapeStr(out().shape);
+    return "";
+  }
+
+  std::string stochasticRound() {
+    if (auto e = arity(2); !e.empty())
+      return e;
+    if (in(0).dtype != DType::F32)
+      return std::string("input must be 'f32', got '") + dtypeName(in(0).dtype) + "'";
+    if (in(1).dtype != DType::I32)
+      return std::string("seed must be 'i32', got '") + dtypeName(in(1).dtype) + "'";
+    if (out().dtype != DType::BF16 && out().dtype != DType::F16)
+      return std::string("result must be 'bf16' or 'f16', got '") + dtypeName(out().dtype) + "'";
+    if (in(0).shape != out().shape || in(1).shape != out().shape)
+      return "input shape " + shapeStr(in(0).shape) + " and seed shape " + shapeStr(in(1).shape) +
+             " must equal the result shape " + shapeStr(out().shape);
     return "";
   }
 

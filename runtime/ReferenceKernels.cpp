@@ -152,7 +152,7 @@ template <class T> void copy(const T *in, T *out, int64_t n) {
 
 template <class T>
 void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vector<int64_t> &dims,
-            T *out) {
+            T *out, RoundFn round) {
   std::vector<char> reduced(inShape.size(), 0);
   for (int64_t d : dims)
     reduced[d] = 1;
@@ -184,6 +184,9 @@ void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vecto
     switch (kind) {
     case ReduceKind::Sum:
       out[off] = addT(out[off], in[i]);
+      if constexpr (isFloatT<T>())
+        if (round)
+          out[off] = T(round(double(out[off])));
       break;
     case ReduceKind::Max:
       out[off] = maxProp(out[off], in[i]);
@@ -230,7 +233,7 @@ bool gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t
 
 template <class T>
 bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
-                const Shape &outShape, std::string &error) {
+                const Shape &outShape, std::string &error, RoundFn round) {
   int64_t rows = outShape[0];
   int64_t rowSize = elementCount(Shape(outShape.begin() + 1, outShape.end()));
   int64_t n = elementCount(outShape);
@@ -243,8 +246,13 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
               " is out of range [0, " + std::to_string(rows) + ")";
       return false;
     }
-    for (int64_t j = 0; j < rowSize; ++j)
-      out[id * rowSize + j] = addT(out[id * rowSize + j], updates[i * rowSize + j]);
+    for (int64_t j = 0; j < rowSize; ++j) {
+      T &acc = out[id * rowSize + j];
+      acc = addT(acc, updates[i * rowSize + j]);
+      if constexpr (isFloatT<T>())
+        if (round)
+          acc = T(round(double(acc)));
+    }
   }
   return true;
 }
@@ -255,11 +263,11 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
                             const std::vector<int64_t> &, const std::vector<int64_t> &,            \
                             const std::vector<int64_t> &, const std::vector<int64_t> &, T *,       \
                             const Shape &);                                                        \
-  template void reduce<T>(ReduceKind, const T *, const Shape &, const std::vector<int64_t> &,      \
-                          T *);                                                                    \
+  template void reduce<T>(ReduceKind, const T *, const Shape &, const std::vector<int64_t> &, T *, \
+                          RoundFn);                                                                \
   template void iota<T>(T *, const Shape &, int64_t);                                              \
   template bool scatterAdd<T>(const T *, const int32_t *, int64_t, T *, const Shape &,             \
-                              std::string &);
+                              std::string &, RoundFn);
 #define EINRT_ANY(T)                                                                               \
   template void transpose<T>(const T *, const Shape &, const std::vector<int64_t> &, T *);         \
   template void broadcast<T>(const T *, const Shape &, const std::vector<int64_t> &, T *,          \

@@ -48,12 +48,18 @@ void broadcast(const T *in, const Shape &inShape, const std::vector<int64_t> &di
 
 template <class T> void copy(const T *in, T *out, int64_t n);
 
+/// A narrow float format's rounding (runtime/FloatFormats.h), applied to
+/// an accumulator after every addition; null: none (f32, f64, i32).
+using RoundFn = double (*)(double);
+
 enum class ReduceKind { Sum, Max, Min };
-/// Reduces over `dims` (strictly increasing). Max/min propagate NaN; the
-/// identity for an empty reduction is 0, -inf (lowest int) or +inf (highest).
+/// Reduces over `dims` (strictly increasing): each output a fold of its
+/// inputs in row-major order, a sum rounded by `round` after every addition
+/// (a bf16/f16 accumulator). Max/min propagate NaN; the identity for an
+/// empty reduction is 0, -inf (lowest int) or +inf (highest).
 template <class T>
 void reduce(ReduceKind kind, const T *in, const Shape &inShape, const std::vector<int64_t> &dims,
-            T *out);
+            T *out, RoundFn round = nullptr);
 
 template <class T>
 void select(const uint8_t *cond, const T *onTrue, const T *onFalse, T *out, int64_t n);
@@ -67,10 +73,11 @@ template <class T>
 bool gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount, T *out,
             std::string &error);
 
-/// out = 0; out[ids[i...], j...] += updates[i..., j...].
+/// out = 0; out[ids[i...], j...] += updates[i..., j...], in the order of
+/// ids, each sum rounded by `round` (as reduce).
 template <class T>
 bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
-                const Shape &outShape, std::string &error);
+                const Shape &outShape, std::string &error, RoundFn round = nullptr);
 
 } // namespace ref
 } // namespace einrt

@@ -5,6 +5,12 @@
 // expression (runtime/ScalarOps.h); the other reference rows run the kernel
 // of their rule (runtime/ReferenceKernels.h).
 //
+// Narrow floats (the semantics in ir/EinOps.td): a bf16/f16 result is
+// computed in F and rounded to its format once per op; a narrow sum and
+// scatter_add round their accumulator after every addition. Buffers a
+// device stores as bf16/f16 bits (the cpu device) are widened to F for the
+// step and the result narrowed back (exact: it is already rounded).
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/ReferenceSteps.h"
 
@@ -48,6 +54,24 @@ template <class F> void storeElement(const DeviceSpan &b, int64_t i, double v) {
 namespace {
 
 using namespace ref;
+
+/// The rounding a result of dtype `t` gets when stored wider than its format.
+RoundFn roundingOf(DType t) {
+  if (t == DType::BF16)
+    return roundToBF16;
+  if (t == DType::F16)
+    return roundToF16;
+  return nullptr;
+}
+
+/// Rounds a freshly computed float result of a narrow dtype to its format.
+template <class F> void roundResult(const DeviceSpan &out) {
+  if (RoundFn round = roundingOf(out.dtype)) {
+    F *y = static_cast<F *>(out.data);
+    for (int64_t i = 0; i < out.count; ++i)
+      y[i] = F(round(double(y[i])));
+  }
+}
 
 template <class T> struct Tag {
   using type = T;
@@ -112,6 +136,8 @@ template <class F, class Op> bool unaryStep(const Args &a) {
       T *y = data<T>(a.out);
       for (int64_t i = 0; i < a.out.count; ++i)
         y[i] = Op::template apply<T>(x[i]);
+      if constexpr (isFloatT<T>())
+        roundResult<T>(a.out);
     } else {
       ok = false;
       a.error = std::string("'") + dtypeName(a.out.dtype) + "' is not an element type of '" +
@@ -137,6 +163,8 @@ template <class F, class Op> bool binaryStep(const Args &a) {
           return;
         }
       }
+      if constexpr (isFloatT<T>())
+        roundResult<T>(a.out);
     } else {
       ok = false;
       a.error = std::string("'") + dtypeName(a.out.dtype) + "' is not an element type of '" +
@@ -162,7 +190,8 @@ template <class F> bool reduceStep(ReduceKind kind, const Args &a) {
   withStorage<F>(a.out.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same<T, uint8_t>::value)
-      reduce<T>(kind, data<T>(a.in[0]), *a.in[0].shape, a.s.as<AxisList>().axes, data<T>(a.out));
+      reduce<T>(kind, data<T>(a.in[0]), *a.in[0].shape, a.s.as<AxisList>().axes, data<T>(a.out),
+                roundingOf(a.out.dtype));
     else
       ok = false, a.error = "reduce needs a float or i32 element type";
   });
@@ -187,6 +216,7 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
     const ContractDims &d = a.s.as<ContractDims>();
     contract<F>(data<F>(a.in[0]), *a.in[0].shape, data<F>(a.in[1]), *a.in[1].shape, d.lhsBatch,
                 d.rhsBatch, d.lhsContract, d.rhsContract, data<F>(out), *out.shape);
+    roundResult<F>(out); // F sums, one rounding
     return true;
   }
   case ValidationRule::Transpose:
@@ -222,10 +252,24 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
     for (int64_t i = 0; i < out.count; ++i)
       storeElement<F>(out, i, loadElement<F>(a.in[0], i));
     return true;
+  case ValidationRule::StochasticRound:
+    // Unrounded narrow buffers (Executor::setRoundLowPrecision(false)) are
+    // plain floats: the input passes through.
+    for (int64_t i = 0; i < out.count; ++i) {
+      float x = float(loadElement<F>(a.in[0], i));
+      uint32_t bits = stochasticBits(int32_t(loadElement<F>(a.in[1], i)), i);
+      double v = out.dtype == DType::BF16  ? stochasticRoundBF16(x, bits)
+                 : out.dtype == DType::F16 ? stochasticRoundF16(x, bits)
+                                           : x;
+      storeElement<F>(out, i, v);
+    }
+    return true;
   case ValidationRule::Iota:
     numeric("iota", [&](auto tag) {
       using T = typename decltype(tag)::type;
       iota<T>(data<T>(out), *out.shape, a.s.as<IotaDim>().dimension);
+      if constexpr (isFloatT<T>())
+        roundResult<T>(out);
     });
     return ok;
   case ValidationRule::Gather:
@@ -239,7 +283,7 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
     numeric("scatter_add", [&](auto tag) {
       using T = typename decltype(tag)::type;
       ok = scatterAdd<T>(data<T>(a.in[0]), data<int32_t>(a.in[1]), a.in[1].count, data<T>(out),
-                         *out.shape, a.error);
+                         *out.shape, a.error, isFloatT<T>() ? roundingOf(out.dtype) : nullptr);
     });
     return ok;
   default:
@@ -249,11 +293,59 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
   }
 }
 
+bool narrowStorage(const DeviceSpan &b) {
+  return b.storage == StorageType::BF16 || b.storage == StorageType::F16;
+}
+
+/// `b` widened into `wide` (F elements): the span the kernels read.
+template <class F> DeviceSpan widened(const DeviceSpan &b, std::vector<F> &wide) {
+  const uint16_t *bits = static_cast<const uint16_t *>(b.data);
+  wide.resize(size_t(b.count));
+  for (int64_t i = 0; i < b.count; ++i)
+    wide[i] = F(b.storage == StorageType::BF16 ? bf16FromBits(bits[i]) : f16FromBits(bits[i]));
+  DeviceSpan w = b;
+  w.storage = std::is_same<F, double>::value ? StorageType::F64 : StorageType::F32;
+  w.data = wide.data();
+  return w;
+}
+
+template <class F>
+bool runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
+                  std::string &error);
+
 } // namespace
 
 template <class F>
 bool runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
                       const DeviceSpan &output, std::string &error) {
+  bool narrow = narrowStorage(output);
+  for (const DeviceSpan &in : inputs)
+    narrow = narrow || narrowStorage(in);
+  if (!narrow)
+    return runOnStorage<F>(s, inputs, output, error);
+  std::vector<std::vector<F>> wide(inputs.size() + 1);
+  std::vector<DeviceSpan> in(inputs);
+  for (size_t i = 0; i < in.size(); ++i)
+    if (narrowStorage(in[i]))
+      in[i] = widened<F>(in[i], wide[i]);
+  if (!narrowStorage(output))
+    return runOnStorage<F>(s, in, output, error);
+  DeviceSpan out = widened<F>(output, wide.back());
+  if (!runOnStorage<F>(s, in, out, error))
+    return false;
+  uint16_t *bits = static_cast<uint16_t *>(output.data);
+  for (int64_t i = 0; i < output.count; ++i) {
+    double v = double(wide.back()[size_t(i)]);
+    bits[i] = output.storage == StorageType::BF16 ? bf16Bits(v) : f16Bits(v);
+  }
+  return true;
+}
+
+namespace {
+
+template <class F>
+bool runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
+                  std::string &error) {
   Args a{s, inputs, output, error};
   switch (s.kind) {
 #define EINRT_STEP(Kind, name, Payload, Rule, Runner)                                              \
@@ -276,6 +368,8 @@ bool runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
   error = "unknown step kind";
   return false;
 }
+
+} // namespace
 
 template double loadElement<float>(const DeviceSpan &, int64_t);
 template double loadElement<double>(const DeviceSpan &, int64_t);

@@ -99,6 +99,11 @@ Program everyKindProgram() {
     case ValidationRule::Cast:
       pb.op(kind, {wide}, DType::F32, xs, NoPayload{}, note);
       break;
+    case ValidationRule::StochasticRound: {
+      int32_t seed = pb.op(StepKind::Cast, {x}, DType::I32, xs, NoPayload{}, note + " (seed)");
+      pb.op(kind, {x, seed}, DType::BF16, xs, NoPayload{}, note);
+      break;
+    }
     case ValidationRule::Iota:
       pb.op(kind, {}, DType::I32, xs, IotaDim{1}, note);
       break;
