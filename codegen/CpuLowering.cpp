@@ -11,6 +11,7 @@
 //                    kernel into a temporary (the plan is a GemmDesc);
 //   ein.reshape    → nothing: later steps read the input buffer (the same
 //                    row-major bytes), unless the result is returned;
+//   ein.quantize   → its reference step (runtime/Fp8Quantize.h), as is;
 //   a fusion group → one Kernel step (describeFusedKernel) at its last op;
 //   any other op   → a Kernel step launching KernelCompiler::add(op).
 //
@@ -258,6 +259,10 @@ public:
       // which needs a buffer of its own).
       if (isa<mlir::ein::ReshapeOp>(op) && !llvm::is_contained(program_.results, s.output)) {
         alias_[s.output] = resolve(s.inputs[0]);
+        continue;
+      }
+      if (isa<mlir::ein::QuantizeOp>(op)) { // the reference kernel (runtime/Fp8Quantize.h)
+        program_.steps.push_back(s);
         continue;
       }
       if (failed(isa<mlir::ein::ContractOp>(op) ? lowerContract(cast<mlir::ein::ContractOp>(op), s)

@@ -208,6 +208,11 @@ private:
         .Case([&](mlir::ein::IotaOp o) {
           return emit(o, "iota", einrt::IotaDim{static_cast<int64_t>(o.getDimension())});
         })
+        .Case([&](mlir::ein::QuantizeOp o) {
+          return emit(o, "quantize",
+                      einrt::QuantizeSpec{mlir::ein::stringifyFp8Format(o.getFormat()).str(),
+                                          int64_t(o.getBlock()), int64_t(o.getAxis())});
+        })
         .Case([&](mlir::ein::ConstantOp o) { return lowerConstant(o); })
         .Default([&](Operation *o) -> LogicalResult {
           if (o->getDialect() != o->getContext()->getLoadedDialect<mlir::ein::EinDialect>() ||

@@ -51,6 +51,16 @@ def Ein_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison predicate", [
   let cppNamespace = "::mlir::ein";
 }
 
+// The fp8 formats of ein.quantize (runtime/Fp8.h): `none` is no
+// quantisation (the identity).
+def Ein_Fp8Format : I32EnumAttr<"Fp8Format", "fp8 format", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"e4m3", 1>,
+    I32EnumAttrCase<"e5m2", 2>,
+  ]> {
+  let cppNamespace = "::mlir::ein";
+}
+
 //===----------------------------------------------------------------------===//
 // Traits (C++ in ir/EinTraits.h)
 //===----------------------------------------------------------------------===//
@@ -505,6 +515,77 @@ def Ein_StochasticRoundOp : Ein_Op<"stochastic_round",
       build($_builder, $_state, resultType, input, seed, /*axes=*/nullptr);
     }]>,
   ];
+}
+
+def Ein_QuantizeOp : Ein_Op<"quantize", [SameOperandsAndResultType]> {
+  let summary = "fake quantisation to scaled fp8 (E4M3, E5M2), per block or per tensor";
+  let description = [{
+    The result has the input's type and shape and holds the input rounded
+    to a scaled fp8 grid: each element is `s * q(x / s)`, with `q` the
+    rounding to `format` (runtime/Fp8.h: to nearest even, with subnormals;
+    a finite value beyond the format's largest saturates to it, as fp8
+    training recipes convert; NaN stays NaN; an infinity stays infinite in
+    e5m2 and is NaN in e4m3, which has no infinity, so an overflow check
+    after it still sees it) and `s` the scale of the element's group:
+
+    - `block` = B > 0 (MXFP8 with B = 32): groups are runs of B consecutive
+      elements along dimension `axis` (the last run of a row is shorter
+      when B does not divide that dimension's size; it has its own scale).
+      A group's scale is the power of two (E8M0)
+      `2^(floor(log2(amax)) - emax)`, amax the group's largest finite |x|,
+      emax the format's largest exponent (8 for e4m3, 15 for e5m2), clamped
+      to [2^-127, 2^127]; so amax lands in [2^emax, 2^(emax+1)) and the
+      part of that range past the format's maximum (448, 57344) saturates,
+      as the OCP MX specification does.
+    - `block` = 0: one f32 scale for the whole tensor, `amax / max_format`
+      (per-tensor fp8 recipes); `axis` is unused.
+
+    A group without a nonzero finite element has scale 1. The arithmetic
+    is in f64; a bf16/f16 result is rounded to its type once. `format` =
+    `none` is no quantisation: the result is the input.
+
+    The gradient is straight-through (STE): the derivative of the rounding
+    is taken as 1, so the input's gradient is the result's, quantised with
+    `grad_format` (same `block` and `axis`) when one is given, else
+    unchanged. A contraction whose operands are quantised with e4m3 and
+    whose result goes through `ein.quantize none ... grad e5m2` (the
+    `fp8` setting, passes/Fp8Contractions.h) thus has E4M3 operands in the
+    forward and an E5M2 incoming gradient in both backward contractions.
+    What is approximated: that gradient is quantised once, in blocks along
+    `axis` of the contraction's result, where fp8 GEMM kernels quantise
+    it once per backward GEMM along that GEMM's contracted dimension; the
+    backward contractions read the forward's quantised operands (blocked
+    along the forward's contracted dimension); and the rounding's true
+    derivative (0 almost everywhere) is ignored.
+
+    ```mlir
+    %q = ein.quantize e4m3 %x block 32 axis 1 : tensor<4x64xf32>
+    %g = ein.quantize none %y grad e5m2 block 32 axis 1 : tensor<4x64xf32>
+    ```
+  }];
+  let arguments = (ins EinFloatTensor:$input, Ein_Fp8Format:$format,
+                       OptionalAttr<Ein_Fp8Format>:$grad_format,
+                       I64Attr:$block, I64Attr:$axis, EinAxesAttr:$axes);
+  let results = (outs EinFloatTensor:$result);
+  let assemblyFormat = [{
+    $format $input (`grad` $grad_format^)? `block` $block `axis` $axis
+    attr-dict `:` type($result)
+  }];
+  let builders = [
+    // The result has the input's type; `gradFormat` none is no attribute.
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::ein::Fp8Format":$format,
+                   "::mlir::ein::Fp8Format":$gradFormat, "int64_t":$block,
+                   "int64_t":$axis, "::mlir::ArrayAttr":$axes), [{
+      ::mlir::ein::Fp8FormatAttr grad;
+      if (gradFormat != ::mlir::ein::Fp8Format::none)
+        grad = ::mlir::ein::Fp8FormatAttr::get($_builder.getContext(), gradFormat);
+      build($_builder, $_state, input.getType(), input,
+            ::mlir::ein::Fp8FormatAttr::get($_builder.getContext(), format), grad,
+            $_builder.getI64IntegerAttr(block), $_builder.getI64IntegerAttr(axis),
+            axes);
+    }]>,
+  ];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

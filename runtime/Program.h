@@ -104,6 +104,7 @@ enum class ValidationRule : uint8_t {
   Select,
   Cast,
   StochasticRound,
+  Quantize,
   Iota,
   Gather,
   ScatterAdd,
@@ -117,7 +118,7 @@ enum class ValidationRule : uint8_t {
 enum class StepRunner : uint8_t { Reference, Gemm, Launch };
 
 using StepPayload =
-    std::variant<NoPayload, AxisList, ContractDims, IotaDim, GemmDesc, KernelLaunch>;
+    std::variant<NoPayload, AxisList, ContractDims, IotaDim, GemmDesc, KernelLaunch, QuantizeSpec>;
 
 /// A kind's row of StepKinds.def.
 struct StepKindInfo {

@@ -41,7 +41,8 @@ bool isKnownKind(StepKind k) { return stepKindInfo(k) != nullptr; }
 
 const char *payloadName(size_t index) {
   static const char *names[] = {"no payload",        "an axis list",      "contraction dims",
-                                "an iota dimension", "a GEMM descriptor", "a kernel launch"};
+                                "an iota dimension", "a GEMM descriptor", "a kernel launch",
+                                "a quantize spec"};
   static_assert(sizeof(names) / sizeof(names[0]) == std::variant_size_v<StepPayload>);
   return index < std::variant_size_v<StepPayload> ? names[index] : "unknown";
 }
@@ -86,6 +87,8 @@ public:
       return cast();
     case ValidationRule::StochasticRound:
       return stochasticRound();
+    case ValidationRule::Quantize:
+      return quantize();
     case ValidationRule::Iota:
       return iota();
     case ValidationRule::Gather:
@@ -350,6 +353,20 @@ private:
     if (in(0).shape != out().shape || in(1).shape != out().shape)
       return "input shape " + shapeStr(in(0).shape) + " and seed shape " + shapeStr(in(1).shape) +
              " must equal the result shape " + shapeStr(out().shape);
+    return "";
+  }
+
+  std::string quantize() {
+    if (auto e = unary(/*floatOnly=*/true); !e.empty())
+      return e;
+    const QuantizeSpec &q = s.as<QuantizeSpec>();
+    if (q.format != "none" && q.format != "e4m3" && q.format != "e5m2")
+      return "format must be none, e4m3 or e5m2, got '" + q.format + "'";
+    int64_t rank = int64_t(out().shape.size());
+    if (q.block < 0)
+      return "block must be >= 0, got " + std::to_string(q.block);
+    if (q.block > 0 && (q.axis < 0 || q.axis >= rank))
+      return "axis " + std::to_string(q.axis) + " is out of range for rank " + std::to_string(rank);
     return "";
   }
 

@@ -15,6 +15,7 @@
 #include "runtime/ReferenceSteps.h"
 
 #include "runtime/FloatFormats.h"
+#include "runtime/Fp8Quantize.h"
 #include "runtime/ReferenceKernels.h"
 #include "runtime/ScalarOps.h"
 
@@ -264,6 +265,8 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
       storeElement<F>(out, i, v);
     }
     return true;
+  case ValidationRule::Quantize:
+    return quantizeStep<F>(a.s.as<QuantizeSpec>(), a.in[0], out, a.error);
   case ValidationRule::Iota:
     numeric("iota", [&](auto tag) {
       using T = typename decltype(tag)::type;

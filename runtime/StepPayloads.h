@@ -13,6 +13,7 @@
 #include "runtime/DType.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace einrt {
@@ -49,6 +50,19 @@ struct IotaDim {
   int64_t dimension = 0;
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("dimension", self.dimension);
+  }
+};
+
+/// ein.quantize's fake quantisation (runtime/Fp8Quantize.h): `format`
+/// "e4m3" | "e5m2", or "none" (the result is the input); `block` elements
+/// per scale along `axis`, or 0 for one scale per tensor.
+struct QuantizeSpec {
+  std::string format = "none";
+  int64_t block = 0, axis = 0;
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("format", self.format);
+    visit("block", self.block);
+    visit("axis", self.axis);
   }
 };
 

@@ -104,6 +104,9 @@ Program everyKindProgram() {
       pb.op(kind, {x, seed}, DType::BF16, xs, NoPayload{}, note);
       break;
     }
+    case ValidationRule::Quantize:
+      pb.op(kind, {x}, DType::F32, xs, QuantizeSpec{"e4m3", 2, 1}, note);
+      break;
     case ValidationRule::Iota:
       pb.op(kind, {}, DType::I32, xs, IotaDim{1}, note);
       break;
