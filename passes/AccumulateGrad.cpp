@@ -11,15 +11,24 @@
 // arguments of ein.kind "accumulator" named as @grad's results (the loss,
 // then each param's name). @grad's body is cloned with its tags; the added
 // scaling and additions are "backward" ops located at @grad's return.
+// A loss-scaled @grad's last argument (ein.kind "loss_scale", the seed of
+// its backward) becomes the loss scaler's state `loss_scale` (opt_state,
+// read only: the trainer copies @apply_update's), the scale in use taken
+// from it as ein-train-step does (passes/LossScale.h): the sums are of the
+// scaled gradients, which @apply_update unscales and checks.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/EinBuilders.h"
 #include "ir/EinOps.h"
+#include "passes/LossScale.h"
 #include "passes/Passes.h"
+#include "runtime/LossScaleState.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <cmath>
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINACCUMULATEGRAD
@@ -61,6 +70,19 @@ struct EinAccumulateGrad : mlir::ein::impl::EinAccumulateGradBase<EinAccumulateG
     SmallVector<DictionaryAttr> argAttrs, resultAttrs;
     for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
       argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i) : b.getDictionaryAttr({}));
+    unsigned last = gradType.getNumInputs() - 1;
+    auto lastKind = gradType.getNumInputs() ? grad.getArgAttrOfType<StringAttr>(last, "ein.kind")
+                                            : StringAttr();
+    const bool seeded = lastKind && lastKind.getValue() == "loss_scale";
+    if (seeded && !(lossScaleInit > 0 && lossScaleInit < INFINITY)) {
+      grad.emitError("ein-accumulate-grad: loss-scale-init must be a finite number > 0");
+      return signalPassFailure();
+    }
+    if (seeded)
+      argAttrs[last] =
+          b.getDictionaryAttr({b.getNamedAttr("ein.kind", b.getStringAttr("opt_state")),
+                               b.getNamedAttr("ein.name", b.getStringAttr(einrt::kLossScaleName)),
+                               b.getNamedAttr("ein.axes", b.getStrArrayAttr({}))});
     for (unsigned r = 0; r < gradType.getNumResults(); ++r) {
       auto type = dyn_cast<RankedTensorType>(gradType.getResult(r));
       if (!type || !isa<FloatType>(type.getElementType())) {
@@ -92,6 +114,13 @@ struct EinAccumulateGrad : mlir::ein::impl::EinAccumulateGradBase<EinAccumulateG
       map.map(gradBody.getArgument(i), entry->getArgument(i));
     }
     OpBuilder fb = OpBuilder::atBlockEnd(entry);
+    if (seeded) {
+      mlir::ein::train::Emitter e(fb, gradBody.getArgument(last).getLoc());
+      Value scale = mlir::ein::train::lossScaleInUse(e, entry->getArgument(last), lossScaleInit);
+      for (Operation &op : *entry)
+        op.setAttr("ein.phase", b.getStringAttr("optimizer")); // the scaler's, as in @train_step
+      map.map(gradBody.getArgument(last), scale);
+    }
     for (Operation &op : gradBody.without_terminator())
       fb.clone(op, map);
     auto ret = cast<func::ReturnOp>(gradBody.getTerminator());

@@ -14,8 +14,11 @@
 // Every op of @grad carries a discardable `ein.phase`: "forward" on the
 // cloned forward ops, "backward" on every op the backward creates; the
 // gradient ops of a forward op (and the adds that accumulate into its
-// operands' gradients) copy its `ein.layer`. See docs/autodiff.md and
-// docs/analyses.md.
+// operands' gradients) copy its `ein.layer`. With `loss-scale` the backward
+// is seeded with a last argument `loss_scale` (f32) instead of 1, so the
+// gradients are those of loss * loss_scale (loss scaling: the scale moves
+// small gradients of narrow values out of the subnormals; ein-train-step
+// unscales them). See docs/autodiff.md and docs/analyses.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -100,7 +103,7 @@ struct EinAutodiff : public ein::impl::EinAutodiffBase<EinAutodiff> {
   LogicalResult run();
   /// Appends the backward of `grad`'s body before its terminator; fills
   /// `paramGrads` (one per param, null: zero gradient).
-  LogicalResult buildBackward(func::FuncOp grad, ArrayRef<Value> params, Value loss,
+  LogicalResult buildBackward(func::FuncOp grad, ArrayRef<Value> params, Value loss, Value seed,
                               SmallVectorImpl<Value> &paramGrads);
 };
 
@@ -145,8 +148,19 @@ LogicalResult EinAutodiff::run() {
       params.push_back(arg);
   }
 
+  // Loss scaling: d(loss · s)/d loss = s seeds the backward.
+  Value seed;
+  if (lossScale) {
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    NamedAttribute attrs[] = {b.getNamedAttr("ein.kind", b.getStringAttr("loss_scale")),
+                              b.getNamedAttr("ein.name", b.getStringAttr("loss_scale"))};
+    grad.insertArgument(grad.getNumArguments(), scalar, b.getDictionaryAttr(attrs),
+                        oldReturn->getLoc());
+    seed = grad.getArgument(grad.getNumArguments() - 1);
+  }
+
   SmallVector<Value> paramGrads;
-  if (failed(buildBackward(grad, params, loss, paramGrads))) {
+  if (failed(buildBackward(grad, params, loss, seed, paramGrads))) {
     grad.erase();
     return failure();
   }
@@ -191,7 +205,7 @@ LogicalResult EinAutodiff::run() {
 }
 
 LogicalResult EinAutodiff::buildBackward(func::FuncOp grad, ArrayRef<Value> params, Value loss,
-                                         SmallVectorImpl<Value> &paramGrads) {
+                                         Value seed, SmallVectorImpl<Value> &paramGrads) {
   Block &body = grad.front();
   Operation *terminator = body.getTerminator();
   DenseSet<Value> active = findActiveValues(grad, params, loss);
@@ -201,8 +215,14 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad, ArrayRef<Value> para
 
   OpBuilder b(terminator);
   DenseMap<Value, Value> grads;
-  if (active.contains(loss))
-    grads[loss] = buildSplat(b, loss.getLoc(), loss.getType(), 1.0, b.getArrayAttr({}));
+  if (active.contains(loss)) {
+    if (!seed)
+      grads[loss] = buildSplat(b, loss.getLoc(), loss.getType(), 1.0, b.getArrayAttr({}));
+    else if (seed.getType() == loss.getType())
+      grads[loss] = seed;
+    else // a narrow loss: the scale rounded to its type
+      grads[loss] = b.create<CastOp>(loss.getLoc(), loss.getType(), seed, b.getArrayAttr({}));
+  }
 
   // d value += contribution (a second use adds).
   auto accumulate = [&](Value value, Value contribution) {

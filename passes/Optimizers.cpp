@@ -58,6 +58,25 @@ Value Emitter::tanh(Value x, ArrayAttr axes) {
   return b_.create<TanhOp>(loc_, x.getType(), x, axes);
 }
 
+Value Emitter::cmp(CmpPredicate predicate, Value l, Value r, ArrayAttr axes) {
+  auto type = cast<RankedTensorType>(l.getType()).clone(b_.getI1Type());
+  return b_.create<CmpOp>(loc_, type, predicate, l, r, axes);
+}
+Value Emitter::select(Value cond, Value onTrue, Value onFalse, ArrayAttr axes) {
+  return b_.create<SelectOp>(loc_, onTrue.getType(), cond, onTrue, onFalse, axes);
+}
+
+Value Emitter::constantI32(int32_t v) {
+  auto it = constantsI32_.find(v);
+  if (it != constantsI32_.end())
+    return it->second;
+  auto type = RankedTensorType::get({}, b_.getI32Type());
+  auto value = DenseElementsAttr::get(type, b_.getI32IntegerAttr(v));
+  Value c = b_.create<ConstantOp>(constantLoc_, type, value, noAxes());
+  constantsI32_[v] = c;
+  return c;
+}
+
 Value Emitter::castTo(Value x, Type to, ArrayAttr axes) {
   auto type = cast<RankedTensorType>(x.getType());
   if (type.getElementType() == to)
@@ -81,6 +100,14 @@ Value Emitter::splat(Value scalar, RankedTensorType type, ArrayAttr axes) {
   if (type.getRank() == 0)
     return s;
   return b_.create<BroadcastOp>(loc_, type, s, ArrayRef<int64_t>{}, axes);
+}
+
+Value Emitter::broadcastTo(Value scalar, ArrayRef<int64_t> shape, ArrayAttr axes) {
+  if (shape.empty())
+    return scalar;
+  auto type =
+      RankedTensorType::get(shape, cast<RankedTensorType>(scalar.getType()).getElementType());
+  return b_.create<BroadcastOp>(loc_, type, scalar, ArrayRef<int64_t>{}, axes);
 }
 
 //===----------------------------------------------------------------------===//

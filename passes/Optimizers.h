@@ -50,6 +50,11 @@ public:
   Value pow(Value l, Value r, ArrayAttr axes);
   Value sqrt(Value x, ArrayAttr axes);
   Value tanh(Value x, ArrayAttr axes);
+  /// `ein.cmp` (an i1 tensor of `l`'s shape) and `ein.select`.
+  Value cmp(CmpPredicate predicate, Value l, Value r, ArrayAttr axes);
+  Value select(Value cond, Value onTrue, Value onFalse, ArrayAttr axes);
+  /// `ein.constant dense<v> : tensor<i32>`, one per value.
+  Value constantI32(int32_t v);
   /// `ein.cast` to element type `to` (no op when it already has it).
   Value castTo(Value x, Type to, ArrayAttr axes);
   /// Sum of all elements: a rank-0 tensor (no op for a rank-0 input).
@@ -57,12 +62,16 @@ public:
   /// A rank-0 scalar as a tensor of `type`: cast to its element type if it
   /// differs, then `ein.broadcast` (skipped for rank 0).
   Value splat(Value scalar, RankedTensorType type, ArrayAttr axes);
+  /// A rank-0 tensor broadcast to `shape` with its own element type (no op
+  /// for rank 0).
+  Value broadcastTo(Value scalar, ArrayRef<int64_t> shape, ArrayAttr axes);
 
 private:
   OpBuilder &b_;
   Location loc_;
   Location constantLoc_;
   std::map<double, Value> constants_;
+  std::map<int32_t, Value> constantsI32_;
 };
 
 /// Ops on tensors shaped like one param: its type and its axis names.

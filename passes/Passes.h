@@ -34,6 +34,25 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.9)};
   Option<double> clip{*this, "clip", llvm::cl::desc("max gradient norm (0: off)"),
                       llvm::cl::init(1.0)};
+  Option<std::string> narrowUpdate{
+      *this, "narrow-update",
+      llvm::cl::desc("a bf16/f16 param's f32 update stored: stochastic | nearest"),
+      llvm::cl::init("stochastic")};
+  // Loss scaling (ein-autodiff loss-scale, ein-train-step, ein-accumulate-grad).
+  Option<std::string> lossScaling{*this, "loss-scaling",
+                                  llvm::cl::desc("none | dynamic | static"),
+                                  llvm::cl::init("none")};
+  Option<double> lossScaleInit{*this, "loss-scale-init", llvm::cl::desc("the initial loss scale"),
+                               llvm::cl::init(65536.0)};
+  Option<double> lossScaleGrowth{*this, "loss-scale-growth",
+                                 llvm::cl::desc("the scale's factor after interval good steps"),
+                                 llvm::cl::init(2.0)};
+  Option<double> lossScaleBackoff{*this, "loss-scale-backoff",
+                                  llvm::cl::desc("the scale's factor after a non-finite step"),
+                                  llvm::cl::init(0.5)};
+  Option<int64_t> lossScaleInterval{*this, "loss-scale-interval",
+                                    llvm::cl::desc("good steps before the scale grows"),
+                                    llvm::cl::init(2000)};
   Option<int64_t> microBatches{*this, "micro-batches",
                                llvm::cl::desc("micro-batches per step (> 1: @accumulate_grad)"),
                                llvm::cl::init(1)};

@@ -12,12 +12,18 @@ def EinAutodiff : Pass<"ein-autodiff", "mlir::ModuleOp"> {
     Gradients of values used more than once are summed; no gradient flows
     into `ein.kind = "input"` arguments, and no op is emitted for a gradient
     nothing needs. The backward reuses forward values (no recompute).
+    With `loss-scale`, @grad takes a last argument `%loss_scale:
+    tensor<f32> {ein.kind = "loss_scale", ein.name = "loss_scale"}` and
+    seeds the backward with it instead of 1: the gradients returned are
+    those of `loss * loss_scale` (the loss returned is unscaled).
   }];
   let options = [
     Option<"forwardName", "forward", "std::string", "\"forward\"",
            "the function to differentiate">,
     Option<"gradName", "grad", "std::string", "\"grad\"",
            "the name of the function to create">,
+    Option<"lossScale", "loss-scale", "bool", "false",
+           "seed the backward with a last argument loss_scale (loss scaling)">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
@@ -32,6 +38,22 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
     `@apply_update(params..., grads..., opt_state..., step, lr) -> (grad_norm,
     params'..., opt_state'...)`: the same clipping and update on given
     gradients (the means over micro-batches: `ein-accumulate-grad`).
+
+    Gradients are clipped and the update computed in f32 whatever the
+    param's type; a bf16/f16 param has f32 optimizer state and its new value
+    is stored with `narrow-update` rounding (stochastic: `ein.stochastic_round`
+    seeded by the step count and the param's index).
+
+    With `loss-scaling` (`dynamic` or `static`; @grad from `ein-autodiff
+    loss-scale`) both functions carry the loss scaler's state, three
+    `tensor<f32>` opt_state arguments and results `loss_scale`,
+    `good_steps`, `skipped_steps` after the optimizer's state: @grad is
+    seeded with the scale (0 in the state: `loss-scale-init`), the
+    gradients are unscaled in f32 before clipping, and when their sum of
+    squares is not finite the params and optimizer state are returned
+    unchanged, the scale is multiplied by `loss-scale-backoff`, the good
+    steps reset and the skipped steps counted; `loss-scale-interval` good
+    steps in a row multiply it by `loss-scale-growth` (torch's GradScaler).
   }];
   let options = [
     Option<"gradName", "grad", "std::string", "\"grad\"", "the gradient function">,
@@ -48,6 +70,17 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
            "params weight decay applies to: matrices (rank >= 2) | all">,
     Option<"momentum", "momentum", "double", "0.9", "SGD momentum">,
     Option<"clip", "clip", "double", "1.0", "max global gradient norm (0: no clipping)">,
+    Option<"narrowUpdate", "narrow-update", "std::string", "\"stochastic\"",
+           "how the f32 update is stored into a bf16/f16 param: stochastic | nearest">,
+    Option<"lossScaling", "loss-scaling", "std::string", "\"none\"",
+           "none | dynamic | static (the scale stays loss-scale-init)">,
+    Option<"lossScaleInit", "loss-scale-init", "double", "65536.0", "the initial loss scale">,
+    Option<"lossScaleGrowth", "loss-scale-growth", "double", "2.0",
+           "the scale's factor after loss-scale-interval finite steps">,
+    Option<"lossScaleBackoff", "loss-scale-backoff", "double", "0.5",
+           "the scale's factor after a non-finite step">,
+    Option<"lossScaleInterval", "loss-scale-interval", "int64_t", "2000",
+           "finite steps in a row before the scale grows">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
@@ -62,7 +95,11 @@ def EinAccumulateGrad : Pass<"ein-accumulate-grad", "mlir::ModuleOp"> {
     zeroes the accumulators, runs the function once per micro-batch feeding
     each result back into its accumulator, and passes the means of the
     gradients to `@apply_update`. The accumulators are arguments of
-    `ein.kind = "accumulator"` named as `@grad`'s results.
+    `ein.kind = "accumulator"` named as `@grad`'s results. A loss-scaled
+    @grad's `loss_scale` argument becomes the scaler's state (`ein.kind =
+    "opt_state"`, `ein.name = "loss_scale"`, read only; the trainer copies
+    @apply_update's), the scale in use taken from it as ein-train-step does,
+    so the sums are of scaled gradients and @apply_update unscales them.
 
     Example (k = 2, one param `w : tensor<4xf32>`):
     ```mlir
@@ -84,6 +121,9 @@ def EinAccumulateGrad : Pass<"ein-accumulate-grad", "mlir::ModuleOp"> {
            "the function to create">,
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "micro-batches per optimizer step (k: each gradient is added divided by k)">,
+    Option<"lossScaleInit", "loss-scale-init", "double", "65536.0",
+           "@grad's loss_scale argument becomes the scaler's state `loss_scale` "
+           "(opt_state), this while it is 0">,
   ];
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }

@@ -15,7 +15,10 @@
 namespace mlir::ein {
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o) {
-  pm.addPass(createEinAutodiff());
+  const bool scaling = o.lossScaling != "none";
+  EinAutodiffOptions autodiff;
+  autodiff.lossScale = scaling;
+  pm.addPass(createEinAutodiff(autodiff));
   EinTrainStepOptions step;
   step.optimizer = o.optimizer;
   step.beta1 = o.beta1;
@@ -25,10 +28,17 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
   step.decay = o.decay;
   step.momentum = o.momentum;
   step.clip = o.clip;
+  step.narrowUpdate = o.narrowUpdate;
+  step.lossScaling = o.lossScaling;
+  step.lossScaleInit = o.lossScaleInit;
+  step.lossScaleGrowth = o.lossScaleGrowth;
+  step.lossScaleBackoff = o.lossScaleBackoff;
+  step.lossScaleInterval = o.lossScaleInterval;
   pm.addPass(createEinTrainStep(step));
   if (o.microBatches > 1) {
     EinAccumulateGradOptions accumulate;
     accumulate.microBatches = o.microBatches;
+    accumulate.lossScaleInit = o.lossScaleInit;
     pm.addPass(createEinAccumulateGrad(accumulate));
   }
   pm.addPass(createCanonicalizerPass());

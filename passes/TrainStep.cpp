@@ -30,7 +30,9 @@
 // the section sets no such key, to @grad's return (the `minimize`).
 //
 //===----------------------------------------------------------------------===//
+#include "passes/LossScale.h"
 #include "passes/Optimizers.h"
+#include "runtime/LossScaleState.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -104,76 +106,157 @@ Location trainEntryLoc(ModuleOp module, StringRef key, Location fallback) {
   return fallback;
 }
 
+/// `type` with f32 elements: the type of a param's update and state.
+RankedTensorType f32Like(RankedTensorType type) {
+  return RankedTensorType::get(type.getShape(), Float32Type::get(type.getContext()));
+}
+
+/// A new param value computed in f32, stored into the param's narrow type
+/// `type`: rounded stochastically with the rank-0 i32 `seed`, or to nearest
+/// when `seed` is null.
+Value storeNarrow(Emitter &e, Value x, RankedTensorType type, Value seed, ArrayAttr axes) {
+  // Until ein.stochastic_round lands: nearest even, behind the same path.
+  (void)seed;
+  return e.castTo(x, type.getElementType(), axes);
+}
+
 /// What emitUpdate produces.
 struct Updated {
   Value gradNorm;
   SmallVector<Value> newParams, newState;
+  ScalerState newScaler; // loss scaling only
+};
+
+/// The step's inputs to emitUpdate besides the params and gradients.
+struct StepInputs {
+  ArrayRef<Value> state; // `slotCount` values per param, param-major
+  Value step, lr;
+  const ScalerState *scaler = nullptr; // loss scaling: the scale in use and the counts
+};
+
+/// The update's options.
+struct UpdateOptions {
+  const OptimizerRule &rule;
+  const Hyper &hyper;
+  size_t slotCount;
+  double clip;
+  bool stochastic;                    // narrow params: stochastic rounding of the new value
+  const LossScaleConfig *lossScaling; // null: none
 };
 
 /// Emits, at the end of `entry`, global-norm clipping of `grads` (the
 /// gradients of `params`, whose current values are `paramValues`) and the
 /// optimizer's update of every param: the part @train_step and
-/// @apply_update share. `state` holds `slotCount` values per param,
-/// param-major.
+/// @apply_update share. Everything is computed in f32: the gradients (and
+/// narrow params) are cast up, a narrow param's new value rounded back.
+/// With loss scaling the gradients are first unscaled, and a step whose
+/// gradients are not all finite keeps the params and the state.
 Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block, ArrayRef<Param> params,
-                   ArrayRef<Value> paramValues, SmallVector<Value> grads, ArrayRef<Value> state,
-                   Value step, Value lr, const OptimizerRule &rule, const Hyper &hyper,
-                   size_t slotCount, double clip) {
+                   ArrayRef<Value> paramValues, ArrayRef<Value> grads, const StepInputs &in,
+                   const UpdateOptions &o) {
   Block *entry = &block;
   Builder b(ob.getContext());
+  Type f32 = b.getF32Type();
   Emitter e(ob, locs.optimizer);
   ArrayAttr none = e.noAxes();
   Updated out;
 
+  // Unscaling: g · (1 / scale), in f32 (GradScaler multiplies by the
+  // reciprocal too).
+  Value inverseScale;
+  if (in.scaler) {
+    e.setLoc(locs.optimizer);
+    inverseScale = e.div(e.constant(1.0), in.scaler->scale, none);
+  }
+
   // Clipping: total = sqrt(Σ_g Σ g²) in f32; g *= min(clip / (total + 1e-6), 1).
+  SmallVector<Value> g32;
   Value sumSquares;
   for (auto [k, g] : llvm::enumerate(grads)) {
     Operation *before = entry->empty() ? nullptr : &entry->back();
     e.setLoc(params[k].loc);
-    Value g32 = e.castTo(g, b.getF32Type(), params[k].axes);
-    Value s = e.sumAll(e.mul(g32, g32, params[k].axes));
+    RankedTensorType type = f32Like(params[k].type);
+    Value v = e.castTo(g, f32, params[k].axes);
+    if (inverseScale)
+      v = e.mul(v, e.splat(inverseScale, type, params[k].axes), params[k].axes);
+    g32.push_back(v);
+    Value s = e.sumAll(e.mul(v, v, params[k].axes));
     tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
     e.setLoc(locs.norm);
     sumSquares = sumSquares ? e.add(sumSquares, s, none) : s;
   }
   e.setLoc(locs.norm);
   out.gradNorm = sumSquares ? e.sqrt(sumSquares, none) : e.constant(0.0);
-  if (clip != 0 && !grads.empty()) {
-    Value maxNorm = e.constant(clip);
+  // Loss scaling: one check over all gradients. Σ g² is finite exactly
+  // when every gradient is (short of an f32 overflow of the sum itself, a
+  // norm above 1.8e19), and NaN < inf is false.
+  Value finite;
+  if (in.scaler)
+    finite = e.cmp(ein::CmpPredicate::lt, sumSquares ? sumSquares : e.constant(0.0),
+                   e.constant(INFINITY), none);
+  if (o.clip != 0 && !grads.empty()) {
+    Value maxNorm = e.constant(o.clip);
     Value padded = e.add(out.gradNorm, e.constant(1e-6), none);
     Value coef = e.div(maxNorm, padded, none);
     Value clamped = e.min(coef, e.constant(1.0), none);
     for (size_t k = 0; k < grads.size(); ++k) {
       Operation *before = &entry->back();
       e.setLoc(params[k].loc);
-      grads[k] = e.mul(grads[k], e.splat(clamped, params[k].type, params[k].axes), params[k].axes);
+      RankedTensorType type = f32Like(params[k].type);
+      g32[k] = e.mul(g32[k], e.splat(clamped, type, params[k].axes), params[k].axes);
       tagLayer(*entry, before, paramLayer(params[k].name.getValue()));
     }
   }
 
   // The optimizer.
   StepScalars scalars;
-  scalars.step = step;
-  scalars.lr = lr;
+  scalars.step = in.step;
+  scalars.lr = in.lr;
   scalars.anyDecays = llvm::any_of(params, [](const Param &p) { return p.decays; });
   e.setLoc(locs.optimizer);
-  SmallVector<Value> shared = rule.prepare(e, hyper, scalars);
+  SmallVector<Value> shared = o.rule.prepare(e, o.hyper, scalars);
+  // Stochastic rounding's seed: t · P + k for the k-th of P params, in i32
+  // (a fresh draw per step and param; it wraps after 2^31 / P steps).
+  Value stepI32;
+  bool anyNarrow =
+      llvm::any_of(params, [&](const Param &p) { return p.type.getElementType() != f32; });
+  if (o.stochastic && anyNarrow)
+    stepI32 =
+        e.mul(e.castTo(in.step, b.getI32Type(), none), e.constantI32(int32_t(params.size())), none);
 
   for (auto [k, p] : llvm::enumerate(params)) {
     ParamUpdate u;
-    u.param = paramValues[k];
-    u.grad = grads[k];
-    for (size_t s = 0; s < slotCount; ++s)
-      u.state.push_back(state[k * slotCount + s]);
-    u.decays = p.decays;
-    ParamEmitter pe{e, p.type, p.axes};
     Operation *before = entry->empty() ? nullptr : &entry->back();
     e.setLoc(p.loc);
-    rule.update(pe, hyper, scalars, shared, u);
+    RankedTensorType type = f32Like(p.type);
+    u.param = e.castTo(paramValues[k], f32, p.axes);
+    u.grad = g32[k];
+    for (size_t s = 0; s < o.slotCount; ++s)
+      u.state.push_back(in.state[k * o.slotCount + s]);
+    u.decays = p.decays;
+    ParamEmitter pe{e, type, p.axes};
+    o.rule.update(pe, o.hyper, scalars, shared, u);
+    assert(u.newParam && u.newState.size() == o.slotCount && "incomplete update");
+    Value newParam = u.newParam;
+    if (p.type.getElementType() != f32) {
+      Value seed = stepI32 ? e.add(stepI32, e.constantI32(int32_t(k)), none) : Value();
+      newParam = storeNarrow(e, newParam, p.type, seed, p.axes);
+    }
+    // A skipped step (loss scaling): the param and its state as they were.
+    if (finite) {
+      Value keep = e.broadcastTo(finite, p.type.getShape(), p.axes);
+      newParam = e.select(keep, newParam, paramValues[k], p.axes);
+      for (size_t s = 0; s < o.slotCount; ++s)
+        u.newState[s] = e.select(keep, u.newState[s], u.state[s], p.axes);
+    }
     tagLayer(*entry, before, paramLayer(p.name.getValue()));
-    assert(u.newParam && u.newState.size() == slotCount && "incomplete update");
-    out.newParams.push_back(u.newParam);
+    out.newParams.push_back(newParam);
     out.newState.append(u.newState.begin(), u.newState.end());
+  }
+
+  if (in.scaler) {
+    e.setLoc(locs.optimizer);
+    out.newScaler = nextScalerState(e, *o.lossScaling, finite, *in.scaler);
   }
   return out;
 }
@@ -208,6 +291,26 @@ LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRul
   if (decay != "matrices" && decay != "all")
     return module.emitError("ein-train-step: decay must be 'matrices' or 'all', got '")
            << decay << "'";
+  if (narrowUpdate != "stochastic" && narrowUpdate != "nearest")
+    return module.emitError(
+               "ein-train-step: narrow-update must be 'stochastic' or 'nearest', got '")
+           << narrowUpdate << "'";
+  if (lossScaling != "none" && lossScaling != "dynamic" && lossScaling != "static")
+    return module.emitError(
+               "ein-train-step: loss-scaling must be 'none', 'dynamic' or 'static', got '")
+           << lossScaling << "'";
+  if (!(lossScaleInit > 0) || std::isinf(lossScaleInit))
+    return module.emitError("ein-train-step: loss-scale-init must be a finite number > 0, got ")
+           << fmtNumber(lossScaleInit);
+  if (!(lossScaleGrowth >= 1) || std::isinf(lossScaleGrowth))
+    return module.emitError("ein-train-step: loss-scale-growth must be a finite number >= 1, got ")
+           << fmtNumber(lossScaleGrowth);
+  if (!(lossScaleBackoff > 0 && lossScaleBackoff <= 1))
+    return module.emitError("ein-train-step: loss-scale-backoff must be in (0, 1], got ")
+           << fmtNumber(lossScaleBackoff);
+  if (lossScaleInterval < 1)
+    return module.emitError("ein-train-step: loss-scale-interval must be >= 1, got ")
+           << int64_t(lossScaleInterval);
   rule = findOptimizer(optimizer);
   if (!rule) {
     SmallVector<StringRef> names;
@@ -245,11 +348,27 @@ void EinTrainStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // The params, in argument order.
+  // The params, in argument order; a loss-scaled @grad's last argument is
+  // the scale it seeds the backward with (ein-autodiff loss-scale).
   FunctionType gradType = grad.getFunctionType();
   Block &gradBody = grad.getBody().front();
+  const bool scaling = lossScaling != "none";
+  unsigned modelArgs = gradType.getNumInputs();
+  auto seedKind =
+      modelArgs ? grad.getArgAttrOfType<StringAttr>(modelArgs - 1, "ein.kind") : StringAttr();
+  bool seeded = seedKind && seedKind.getValue() == "loss_scale";
+  if (seeded != scaling) {
+    grad.emitError("ein-train-step: ")
+        << (scaling ? "loss-scaling needs @" + gradName.getValue() +
+                          " seeded with a loss_scale argument (ein-autodiff loss-scale)"
+                    : "@" + gradName.getValue() +
+                          " takes a loss_scale argument: give loss-scaling=dynamic or static");
+    return signalPassFailure();
+  }
+  if (seeded)
+    --modelArgs;
   SmallVector<Param> params;
-  for (unsigned i = 0; i < gradType.getNumInputs(); ++i) {
+  for (unsigned i = 0; i < modelArgs; ++i) {
     auto kind = grad.getArgAttrOfType<StringAttr>(i, "ein.kind");
     if (!kind || kind.getValue() != "param")
       continue;
@@ -266,6 +385,11 @@ void EinTrainStepPass::runOnOperation() {
           llvm::all_of(axes, [](Attribute a) { return isa<StringAttr>(a); }))
         p.axes = axes;
     p.decays = decay == "all" || p.type.getRank() >= 2;
+    if (scaling && einrt::isLossScaleState(p.name.str())) {
+      grad.emitError("ein-train-step: the param '")
+          << p.name.getValue() << "' has the name of the loss scaler's state; rename it";
+      return signalPassFailure();
+    }
     params.push_back(p);
   }
   if (gradType.getNumResults() != params.size() + 1) {
@@ -284,6 +408,14 @@ void EinTrainStepPass::runOnOperation() {
 
   Hyper hyper{beta1, beta2, eps, weightDecay, momentum};
   SmallVector<StringRef> slots = rule->slots(hyper);
+  LossScaleConfig scaleConfig{lossScaling == "dynamic", lossScaleInit, lossScaleGrowth,
+                              lossScaleBackoff, lossScaleInterval};
+  UpdateOptions options{*rule,
+                        hyper,
+                        slots.size(),
+                        clip,
+                        narrowUpdate == "stochastic",
+                        scaling ? &scaleConfig : nullptr};
 
   // The signature.
   Builder b(ctx);
@@ -295,20 +427,34 @@ void EinTrainStepPass::runOnOperation() {
     attrs.push_back(b.getNamedAttr("ein.name", b.getStringAttr(name)));
     return attrs;
   };
-  SmallVector<Type> argTypes(gradType.getInputs());
+  SmallVector<Type> argTypes(gradType.getInputs().take_front(modelArgs));
   SmallVector<DictionaryAttr> argAttrs;
-  for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
+  for (unsigned i = 0; i < modelArgs; ++i)
     argAttrs.push_back(grad.getArgAttrDict(i) ? grad.getArgAttrDict(i) : b.getDictionaryAttr({}));
+  // Optimizer state is f32 whatever the param's type.
   SmallVector<std::string> stateNames;
+  SmallVector<Type> stateTypes;
   for (const Param &p : params)
     for (StringRef slot : slots) {
       stateNames.push_back((p.name.getValue() + "." + slot).str());
-      argTypes.push_back(p.type);
+      stateTypes.push_back(f32Like(p.type));
+      argTypes.push_back(stateTypes.back());
       auto attrs = named(stateNames.back(), "opt_state");
       if (auto axes = grad.getArgAttr(p.argIndex, "ein.axes"))
         attrs.push_back(b.getNamedAttr("ein.axes", axes));
       argAttrs.push_back(b.getDictionaryAttr(attrs));
     }
+  // The loss scaler's state: rank-0 f32 opt_state (runtime/LossScaleState.h).
+  const char *const scalerNames[] = {einrt::kLossScaleName, einrt::kGoodStepsName,
+                                     einrt::kSkippedStepsName};
+  unsigned firstScaler = argTypes.size();
+  unsigned scalerCount = scaling ? 3 : 0;
+  for (unsigned s = 0; s < scalerCount; ++s) {
+    argTypes.push_back(scalarType);
+    auto attrs = named(scalerNames[s], "opt_state");
+    attrs.push_back(b.getNamedAttr("ein.axes", b.getStrArrayAttr({})));
+    argAttrs.push_back(b.getDictionaryAttr(attrs));
+  }
   unsigned stepArg = argTypes.size();
   argTypes.push_back(scalarType);
   argAttrs.push_back(b.getDictionaryAttr(named("step", "step")));
@@ -323,8 +469,12 @@ void EinTrainStepPass::runOnOperation() {
     resultAttrs.push_back(b.getDictionaryAttr(named(p.name.getValue(), "param")));
   }
   for (auto [k, name] : llvm::enumerate(stateNames)) {
-    resultTypes.push_back(params[k / slots.size()].type);
+    resultTypes.push_back(stateTypes[k]);
     resultAttrs.push_back(b.getDictionaryAttr(named(name, "opt_state")));
+  }
+  for (unsigned s = 0; s < scalerCount; ++s) {
+    resultTypes.push_back(scalarType);
+    resultAttrs.push_back(b.getDictionaryAttr(named(scalerNames[s], "opt_state")));
   }
 
   OpBuilder mb(ctx);
@@ -340,19 +490,31 @@ void EinTrainStepPass::runOnOperation() {
                   trainEntryLoc(module, "optimizer", minimize)};
 
   // The arguments' locations: @grad's, each state slot at its param, the
-  // step and lr at the optimizer.
-  for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
+  // scaler, step and lr at the optimizer.
+  for (unsigned i = 0; i < modelArgs; ++i)
     entry->getArgument(i).setLoc(gradBody.getArgument(i).getLoc());
   for (unsigned s = 0; s < stateNames.size(); ++s)
-    entry->getArgument(gradType.getNumInputs() + s).setLoc(params[s / slots.size()].loc);
-  entry->getArgument(stepArg).setLoc(locs.optimizer);
-  entry->getArgument(stepArg + 1).setLoc(locs.optimizer);
+    entry->getArgument(modelArgs + s).setLoc(params[s / slots.size()].loc);
+  for (unsigned a = firstScaler; a < entry->getNumArguments(); ++a)
+    entry->getArgument(a).setLoc(locs.optimizer);
+
+  OpBuilder ob = OpBuilder::atBlockEnd(entry);
+  // The scale in use, first: @grad's body is seeded with it.
+  ScalerState scaler;
+  if (scaling) {
+    Emitter se(ob, locs.optimizer);
+    scaler.scale = lossScaleInUse(se, entry->getArgument(firstScaler), lossScaleInit);
+    scaler.goodSteps = entry->getArgument(firstScaler + 1);
+    scaler.skippedSteps = entry->getArgument(firstScaler + 2);
+  }
+  Operation *firstGradOp = entry->empty() ? nullptr : &entry->back();
 
   // @grad's body.
   IRMapping map;
-  for (unsigned i = 0; i < gradType.getNumInputs(); ++i)
+  for (unsigned i = 0; i < modelArgs; ++i)
     map.map(gradBody.getArgument(i), entry->getArgument(i));
-  OpBuilder ob = OpBuilder::atBlockEnd(entry);
+  if (scaling)
+    map.map(gradBody.getArgument(modelArgs), scaler.scale);
   for (Operation &op : gradBody.without_terminator())
     ob.clone(op, map);
   Value loss = map.lookupOrDefault(terminator->getOperand(0));
@@ -364,33 +526,39 @@ void EinTrainStepPass::runOnOperation() {
   SmallVector<Value> paramValues, stateValues;
   for (const Param &p : params)
     paramValues.push_back(entry->getArgument(p.argIndex));
-  unsigned firstState = gradType.getNumInputs();
+  unsigned firstState = modelArgs;
   for (unsigned s = 0; s < stateNames.size(); ++s)
     stateValues.push_back(entry->getArgument(firstState + s));
-  Updated updated = emitUpdate(ob, locs, *entry, params, paramValues, grads, stateValues,
-                               entry->getArgument(stepArg), entry->getArgument(stepArg + 1), *rule,
-                               hyper, slots.size(), clip);
-  Value gradNorm = updated.gradNorm;
-  SmallVector<Value> &newParams = updated.newParams, &newState = updated.newState;
+  StepInputs in{stateValues, entry->getArgument(stepArg), entry->getArgument(stepArg + 1),
+                scaling ? &scaler : nullptr};
+  Updated updated = emitUpdate(ob, locs, *entry, params, paramValues, grads, in, options);
 
-  // Everything after @grad's body is clipping or optimizer.
+  // Everything after @grad's body (and the scale before it) is clipping,
+  // optimizer or scaler.
   auto optimizerPhase = StringAttr::get(ctx, "optimizer");
   for (Operation *op = lastGradOp ? lastGradOp->getNextNode()
                                   : (entry->empty() ? nullptr : &entry->front());
        op; op = op->getNextNode())
     op->setAttr("ein.phase", optimizerPhase);
+  if (firstGradOp)
+    for (Operation *op = &entry->front(); op != firstGradOp->getNextNode(); op = op->getNextNode())
+      op->setAttr("ein.phase", optimizerPhase);
 
-  SmallVector<Value> results{loss, gradNorm};
-  results.append(newParams);
-  results.append(newState);
+  SmallVector<Value> results{loss, updated.gradNorm};
+  results.append(updated.newParams);
+  results.append(updated.newState);
+  if (scaling)
+    results.append(
+        {updated.newScaler.scale, updated.newScaler.goodSteps, updated.newScaler.skippedSteps});
   ob.create<func::ReturnOp>(minimize, results);
 
   if (applyName.empty())
     return;
 
-  // @apply_update(params..., grads..., opt_state..., step, lr)
-  //     -> (grad_norm, params'..., opt_state'...): the same clipping and
-  // update on gradients the caller provides (accumulated over micro-batches).
+  // @apply_update(params..., grads..., opt_state..., [scaler...], step, lr)
+  //     -> (grad_norm, params'..., opt_state'..., [scaler'...]): the same
+  // clipping and update on gradients the caller provides (accumulated over
+  // micro-batches; with loss scaling, of the scaled loss).
   SmallVector<Type> applyArgTypes;
   SmallVector<DictionaryAttr> applyArgAttrs;
   for (const Param &p : params) {
@@ -404,13 +572,9 @@ void EinTrainStepPass::runOnOperation() {
       attrs.push_back(b.getNamedAttr("ein.axes", p.axes));
     applyArgAttrs.push_back(b.getDictionaryAttr(attrs));
   }
-  for (unsigned s = 0; s < stateNames.size(); ++s) {
-    applyArgTypes.push_back(argTypes[firstState + s]);
-    applyArgAttrs.push_back(argAttrs[firstState + s]);
-  }
-  for (unsigned s = stepArg; s < stepArg + 2; ++s) {
-    applyArgTypes.push_back(argTypes[s]);
-    applyArgAttrs.push_back(argAttrs[s]);
+  for (unsigned a = firstState; a < argTypes.size(); ++a) {
+    applyArgTypes.push_back(argTypes[a]);
+    applyArgAttrs.push_back(argAttrs[a]);
   }
   SmallVector<Type> applyResultTypes(resultTypes.begin() + 1, resultTypes.end());
   SmallVector<DictionaryAttr> applyResultAttrs(resultAttrs.begin() + 1, resultAttrs.end());
@@ -429,7 +593,8 @@ void EinTrainStepPass::runOnOperation() {
   }
   for (unsigned s = 0; s < stateNames.size(); ++s)
     applyEntry->getArgument(2 * n + s).setLoc(params[s / slots.size()].loc);
-  for (unsigned a = 2 * n + stateNames.size(); a < applyEntry->getNumArguments(); ++a)
+  unsigned applyScaler = 2 * n + stateNames.size();
+  for (unsigned a = applyScaler; a < applyEntry->getNumArguments(); ++a)
     applyEntry->getArgument(a).setLoc(locs.optimizer);
   SmallVector<Value> applyParams, applyGrads, applyState;
   for (unsigned k = 0; k < n; ++k) {
@@ -438,16 +603,27 @@ void EinTrainStepPass::runOnOperation() {
   }
   for (unsigned s = 0; s < stateNames.size(); ++s)
     applyState.push_back(applyEntry->getArgument(2 * n + s));
-  unsigned applyStep = 2 * n + stateNames.size();
+  ScalerState applyScalerState;
+  if (scaling) {
+    Emitter se(ab, locs.optimizer);
+    applyScalerState.scale =
+        lossScaleInUse(se, applyEntry->getArgument(applyScaler), lossScaleInit);
+    applyScalerState.goodSteps = applyEntry->getArgument(applyScaler + 1);
+    applyScalerState.skippedSteps = applyEntry->getArgument(applyScaler + 2);
+  }
+  unsigned applyStep = applyScaler + scalerCount;
+  StepInputs applyIn{applyState, applyEntry->getArgument(applyStep),
+                     applyEntry->getArgument(applyStep + 1), scaling ? &applyScalerState : nullptr};
   Updated applied =
-      emitUpdate(ab, locs, *applyEntry, params, applyParams, applyGrads, applyState,
-                 applyEntry->getArgument(applyStep), applyEntry->getArgument(applyStep + 1), *rule,
-                 hyper, slots.size(), clip);
+      emitUpdate(ab, locs, *applyEntry, params, applyParams, applyGrads, applyIn, options);
   for (Operation &op : *applyEntry)
     op.setAttr("ein.phase", optimizerPhase);
   SmallVector<Value> applyResults{applied.gradNorm};
   applyResults.append(applied.newParams);
   applyResults.append(applied.newState);
+  if (scaling)
+    applyResults.append(
+        {applied.newScaler.scale, applied.newScaler.goodSteps, applied.newScaler.skippedSteps});
   ab.create<func::ReturnOp>(minimize, applyResults);
 }
 

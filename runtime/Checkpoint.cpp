@@ -1,5 +1,6 @@
 //===- Checkpoint.cpp - Training checkpoints in safetensors ---------------===//
 #include "runtime/Checkpoint.h"
+#include "runtime/LossScaleState.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -101,6 +102,9 @@ std::string checkpointMismatch(const std::vector<TensorData> &tensors,
   }
   for (const TensorData &t : tensors) {
     if (paramByName.count(t.name))
+      continue;
+    // The loss scaler's state (a rank-0 tensor each).
+    if (isLossScaleState(t.name) && t.shape.empty())
       continue;
     // Optimizer state: P.SLOT of a tensor P of the same shape (an extra P
     // is named itself; its state is not repeated).

@@ -2,8 +2,9 @@
 //
 // A checkpoint is a safetensors file (loadable by PyTorch's safetensors
 // reader) holding every param and optimizer-state tensor under the Program's
-// argument names (`layer.0.w`, `layer.0.w.m`, ...) in their Program dtypes,
-// and string metadata:
+// argument names (`layer.0.w`, `layer.0.w.m`, ...) in their Program dtypes
+// (with loss scaling also the scaler's rank-0 `loss_scale`, `good_steps`,
+// `skipped_steps`: runtime/LossScaleState.h), and string metadata:
 //   format        "pt"
 //   einc          "checkpoint 1"
 //   step          the last completed step (decimal)
@@ -73,7 +74,8 @@ struct ParamShape {
 
 /// "" when `tensors` fit the model's `params`: each param is there with its
 /// shape, and every other tensor is optimizer state (`P.SLOT`, e.g.
-/// `layer.0.w.m`, with the shape of tensor P). Else one line per kind of
+/// `layer.0.w.m`, with the shape of tensor P) or the loss scaler's (rank 0,
+/// named in runtime/LossScaleState.h). Else one line per kind of
 /// problem, each starting with two spaces (the first 16 entries of each):
 ///   "  N missing params: w1 [512, 256], ..."
 ///   "  N extra tensors (not params of the model): layer.1.w [..], ..."

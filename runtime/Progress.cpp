@@ -1,5 +1,6 @@
 //===- Progress.cpp - The live progress line and the JSON-lines log -------===//
 #include "runtime/Progress.h"
+#include "runtime/LossScaleState.h"
 #include "runtime/StrictJson.h"
 
 #include <algorithm>
@@ -48,6 +49,11 @@ std::string metricsJson(const StepMetrics &m) {
   j["tokens_per_second"] = metric(m.tokensPerSecond);
   if (m.valLoss)
     j["val_loss"] = metric(*m.valLoss);
+  if (m.scaler) {
+    j[kLossScaleName] = metric(m.scaler->scale);
+    j[kGoodStepsName] = m.scaler->goodSteps;
+    j[kSkippedStepsName] = m.scaler->skippedSteps;
+  }
   return dumpJson(j);
 }
 
@@ -153,6 +159,10 @@ std::string Progress::line(const StepMetrics &m) const {
     s += " val " + fmt("%.4f", *m.valLoss);
   s += " lr " + fmt("%.2e", m.lr);
   s += " gnorm " + fmt("%.3g", m.gradNorm);
+  if (m.scaler)
+    s += " scale " + fmt("%.6g", m.scaler->scale) + " (good " +
+         std::to_string(m.scaler->goodSteps) + ", skipped " +
+         std::to_string(m.scaler->skippedSteps) + ")";
   if (m.tokensPerSecond > 0)
     s += " " + humanRate(m.tokensPerSecond) + " tok/s";
   if (opts.flopsPerStep > 0 && opts.peakFlops > 0 && m.stepSeconds > 0) {

@@ -8,13 +8,18 @@
 //   MFU 24.0%) ETA 1m48s                                  (one line)
 // MFU is measured as flops_per_step / step_seconds / peak_flops; the
 // predicted step time and MFU are the caller's (the report's cpu profile).
+// With loss scaling the line also shows the loss scaler's state after the
+// step, `scale 65536 (good 12, skipped 1)`, after gnorm.
 // Terms without data (zero flops, no prediction) are left out.
 //
 // MetricsLog writes one JSON object per logged step (nlohmann::json, compact):
 //   {"step":120,"loss":2.3451,"lr":0.0006,"grad_norm":0.812,
-//    "tokens_per_second":12345.6,"val_loss":2.41}
-// (`val_loss` only where evaluated; numbers to 9 significant digits, whole
-// numbers without a fraction, non-finite numbers as null).
+//    "tokens_per_second":12345.6,"val_loss":2.41,
+//    "loss_scale":65536,"good_steps":12,"skipped_steps":1}
+// (`val_loss` only where evaluated; the loss scaler's state, named as its
+// buffers (runtime/LossScaleState.h), only with loss scaling, a skipped step
+// with a null grad_norm; numbers to 9 significant digits, whole numbers
+// without a fraction, non-finite numbers as null).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_PROGRESS_H
@@ -36,6 +41,12 @@ struct StepMetrics {
   double stepSeconds = 0;     // training wall time per step (no eval/ckpt)
   double tokensPerSecond = 0; // predicted tokens / step time
   std::optional<double> valLoss;
+  /// Loss scaling: the loss scaler's state after the step.
+  struct Scaler {
+    double scale = 0;
+    int64_t goodSteps = 0, skippedSteps = 0;
+  };
+  std::optional<Scaler> scaler;
 };
 
 /// One JSON object, no newline.

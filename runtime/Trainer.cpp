@@ -1,6 +1,7 @@
 //===- Trainer.cpp - The training loop ------------------------------------===//
 #include "runtime/Trainer.h"
 #include "runtime/Init.h"
+#include "runtime/LossScaleState.h"
 #include "runtime/Memory.h"
 
 #include <algorithm>
@@ -86,6 +87,7 @@ struct Trainer::Impl {
   struct Slot {
     std::string name;
     bool opt = false;
+    bool scaler = false;       // the loss scaler's state (runtime/LossScaleState.h)
     size_t holderArg = 0;      // argument index in the holder (train_step/apply)
     size_t result = 0;         // the holder's result with the new value
     int64_t accArg = -1;       // params: argument index in @accumulate_grad
@@ -104,11 +106,16 @@ struct Trainer::Impl {
   std::vector<std::pair<size_t, size_t>> accumulators;
   size_t lossSumArg = 0;
   size_t gradNormResult = 0; // in the holder
+  /// Loss scaling: the slots of loss_scale, good_steps, skipped_steps (-1:
+  /// none), and @accumulate_grad's loss_scale argument (-1: none).
+  int64_t scalerSlots[3] = {-1, -1, -1};
+  int64_t accScaleArg = -1;
   std::optional<WindowLayout> trainLayout, evalLayout;
   MetricsLog log;
   std::unique_ptr<Progress> progress;
 
   Slot *param(size_t k) { return &slots[k]; }
+  bool scaling() const { return scalerSlots[0] >= 0; }
   /// The holder's buffer of a slot.
   size_t holderBuf(const Slot &s) const { return size_t(holder->program().arguments[s.holderArg]); }
 };
@@ -196,6 +203,12 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
         return nullptr;
       }
       s.result = size_t(r);
+      const char *const scalerNames[] = {kLossScaleName, kGoodStepsName, kSkippedStepsName};
+      for (int k = 0; k < 3; ++k)
+        if (s.opt && b.name == scalerNames[k] && b.shape.empty()) {
+          s.scaler = true;
+          I.scalerSlots[k] = int64_t(I.slots.size());
+        }
       I.slots.push_back(s);
     }
     if (pass == 0)
@@ -203,6 +216,12 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
   }
   if (I.paramCount == 0) {
     error = std::string(holderName) + " has no params";
+    return nullptr;
+  }
+  if ((I.scalerSlots[0] >= 0) != (I.scalerSlots[1] >= 0) ||
+      (I.scalerSlots[0] >= 0) != (I.scalerSlots[2] >= 0)) {
+    error = std::string(holderName) + " carries only part of the loss scaler's state (" +
+            kLossScaleName + ", " + kGoodStepsName + ", " + kSkippedStepsName + ")";
     return nullptr;
   }
 
@@ -254,6 +273,16 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
       return nullptr;
     }
     I.lossSumArg = I.accumulators.front().second;
+    // A loss-scaled @accumulate_grad reads the scaler's scale (a copy of
+    // the holder's, made before each step's micro-batches).
+    I.accScaleArg = findArg(ap, kLossScaleName, BufferRole::OptState);
+    if ((I.accScaleArg >= 0) != I.scaling()) {
+      error = I.scaling() ? "@apply_update scales the loss but @accumulate_grad takes no " +
+                                std::string(kLossScaleName)
+                          : "@accumulate_grad takes a " + std::string(kLossScaleName) +
+                                " but @apply_update does not scale the loss";
+      return nullptr;
+    }
     std::vector<size_t> applyGrads;
     for (size_t a = 0; a < hp.arguments.size(); ++a) {
       BufferRole r = hp.buffers[hp.arguments[a]].role;
@@ -380,9 +409,11 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
     return false;
   }
   // Params first; then optimizer state (all or nothing).
+  // The loss scaler's state is not the optimizer's: reset_optimizer keeps
+  // it, and a checkpoint without it (loss scaling newly on) starts it fresh.
   std::vector<std::string> missingOpt;
   for (const Impl::Slot &s : I.slots) {
-    if (s.opt && cfg.resetOptimizer)
+    if ((s.opt && !s.scaler && cfg.resetOptimizer) || s.scaler)
       continue;
     const TensorData *t = ck->find(s.name);
     if (!t) {
@@ -405,7 +436,7 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   const Program &hp = I.holder->program();
   for (const Impl::Slot &s : I.slots) {
     size_t buf = size_t(hp.arguments[s.holderArg]);
-    if (s.opt && cfg.resetOptimizer) {
+    if ((s.opt && !s.scaler && cfg.resetOptimizer) || (s.scaler && !ck->find(s.name))) {
       if (!I.holder->zeroBuffer(buf, error))
         return false;
       continue;
@@ -430,6 +461,10 @@ namespace {
 bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
   if (!grad || I.holder == grad)
     return true;
+  if (I.accScaleArg >= 0 &&
+      !grad->copyFrom(size_t(grad->program().arguments[size_t(I.accScaleArg)]), *I.holder,
+                      I.holderBuf(I.slots[size_t(I.scalerSlots[0])]), error))
+    return false;
   for (size_t k = 0; k < I.paramCount; ++k) {
     const Trainer::Impl::Slot &s = I.slots[k];
     if (s.accArg < 0)
@@ -504,7 +539,23 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   }
   if (!I.holder->readScalar(I.gradNormResult, gradNorm, error))
     return false;
-  if (!std::isfinite(loss) || !std::isfinite(gradNorm)) {
+  // Loss scaling: a step whose gradients were not finite was skipped by the
+  // program (params and state kept, the scale backed off); it is not the
+  // optimizer's update, so its count t stays (torch's GradScaler).
+  bool skipped = false;
+  StepMetrics::Scaler scaler;
+  if (I.scaling()) {
+    double value[3];
+    for (int k = 0; k < 3; ++k)
+      if (!I.holder->readScalar(I.slots[size_t(I.scalerSlots[k])].result, value[k], error))
+        return false;
+    std::vector<double> before;
+    if (!I.holder->read(I.holderBuf(I.slots[size_t(I.scalerSlots[2])]), before, error))
+      return false;
+    skipped = !before.empty() && value[2] > before[0];
+    scaler = {value[0], int64_t(value[1]), int64_t(value[2])};
+  }
+  if (!std::isfinite(loss) || (!std::isfinite(gradNorm) && !skipped)) {
     nonFinite = true;
     error = "step " + std::to_string(t) + ": " +
             (!std::isfinite(loss) ? "the loss is not finite (" + num(loss) + ")"
@@ -518,7 +569,10 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
                             size_t(I.holder->program().results[s.result]), error))
       return false;
   curStep = t;
-  optStep += 1;
+  if (!skipped)
+    optStep += 1;
+  if (I.scaling())
+    lastScaler = scaler;
   return syncParamsToGrad(I, progs.accumulate, error);
 }
 
@@ -684,6 +738,11 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     m.loss = loss;
     m.lr = cfg.schedule.at(curStep);
     m.gradNorm = gradNorm;
+    m.scaler = lastScaler;
+    if (lastScaler) {
+      result.lossScale = lastScaler->scale;
+      result.skippedSteps = lastScaler->skippedSteps;
+    }
 
     const bool final = curStep == cfg.steps;
     bool evaluated = false;

@@ -13,7 +13,12 @@
 //                       @apply_update(params, mean grads, opt_state, t_opt,
 //                       lr) → (grad_norm, params', opt_state')
 //     a non-finite loss or grad_norm stops the run (error names the step;
-//       params' are not taken, no checkpoint is written)
+//       params' are not taken, no checkpoint is written) — except, with
+//       loss scaling, a step the program skipped (its skipped_steps grew:
+//       a gradient was not finite): its params' are the params, and the
+//       optimizer's update count t does not advance
+//     (loss scaling: @accumulate_grad gets a copy of the holder's
+//       loss_scale before the micro-batches)
 //     every eval_every steps and at the last step: mean @forward loss over
 //       eval_steps batches of the validation file (the same batches every
 //       time), `best` kept
@@ -30,6 +35,10 @@
 // by name.
 // Params start from their initialisers (initParams with the seed) unless
 // resuming or `initialize` is off (the caller has set them).
+//
+// The loss scaler's state (runtime/LossScaleState.h) is carried, saved and
+// restored as optimizer state, but reset_optimizer keeps it and a checkpoint
+// without it starts it fresh (0: the program's initial scale).
 //
 // Determinism: the same seed, settings and Programs give the same run bit
 // for bit (the data stream is Rng::forStream(seed, "data"); nothing depends
@@ -103,6 +112,8 @@ struct TrainResult {
   std::optional<double> lastValLoss;
   std::optional<double> bestValLoss;
   bool stoppedNonFinite = false;
+  std::optional<double> lossScale; // loss scaling: the scale after the last step
+  int64_t skippedSteps = 0;        // loss scaling: steps skipped so far (all runs)
 };
 
 class Trainer {
@@ -136,6 +147,11 @@ public:
   bool lastGradients(std::vector<std::vector<double>> &out, std::string &error) const;
 
   int64_t step() const { return curStep; }
+  /// The optimizer's update count t of the last step (skipped steps aside).
+  int64_t optimizerStep() const { return optStep; }
+  /// Loss scaling: the scaler's state after the last step (none before the
+  /// first step of this process, or without loss scaling).
+  const std::optional<StepMetrics::Scaler> &lossScaler() const { return lastScaler; }
   const WindowSampler &sampler() const { return *trainSampler; }
   /// Predicted tokens per optimizer step (targets × accumulate).
   int64_t tokensPerStep() const;
@@ -157,6 +173,7 @@ private:
   int64_t optStep = 0; // the optimizer's update count (t of AdamW)
   bool nonFinite = false;
   std::optional<double> lastVal, bestVal;
+  std::optional<StepMetrics::Scaler> lastScaler;
 };
 
 } // namespace einrt

@@ -36,6 +36,18 @@ TEST(Metrics, JsonLine) {
   EXPECT_EQ(float(2.34509993), 2.3451f);
 }
 
+TEST(Metrics, LossScalerByName) {
+  StepMetrics m;
+  m.step = 3;
+  m.loss = 2.5;
+  m.lr = 0.001;
+  m.gradNorm = NAN; // a skipped step
+  m.scaler = StepMetrics::Scaler{32768, 0, 1};
+  EXPECT_EQ(metricsJson(m), "{\"step\":3,\"loss\":2.5,\"lr\":0.001,\"grad_norm\":null,"
+                            "\"tokens_per_second\":0,\"loss_scale\":32768,\"good_steps\":0,"
+                            "\"skipped_steps\":1}");
+}
+
 TEST(Metrics, LogWritesAndAppends) {
   TempDir d;
   std::string path = d.file("log.jsonl"), error;
@@ -130,6 +142,20 @@ TEST(Progress, PlainLines) {
       << s;
   EXPECT_NE(s.find("ETA 9s"), std::string::npos) << s; // 90 steps × 0.1 s
   EXPECT_EQ(s.back(), '\n');
+}
+
+TEST(Progress, LineShowsTheLossScaler) {
+  ProgressOptions o;
+  o.style = ProgressStyle::Plain;
+  Progress p(o);
+  StepMetrics m;
+  m.step = 7;
+  m.loss = 1.25;
+  m.gradNorm = 0.5;
+  EXPECT_EQ(p.line(m).find("scale"), std::string::npos);
+  m.scaler = StepMetrics::Scaler{131072, 12, 3};
+  EXPECT_NE(p.line(m).find(" gnorm 0.5 scale 131072 (good 12, skipped 3)"), std::string::npos)
+      << p.line(m);
 }
 
 TEST(Progress, MeasuredAbovePeakSaysToRecalibrate) {
