@@ -77,6 +77,11 @@ Value Emitter::constantI32(int32_t v) {
   return c;
 }
 
+Value Emitter::stochasticRound(Value x, Value seed, Type to, ArrayAttr axes) {
+  auto type = cast<RankedTensorType>(x.getType()).clone(to);
+  return b_.create<StochasticRoundOp>(loc_, type, x, seed, axes);
+}
+
 Value Emitter::castTo(Value x, Type to, ArrayAttr axes) {
   auto type = cast<RankedTensorType>(x.getType());
   if (type.getElementType() == to)

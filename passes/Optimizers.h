@@ -55,6 +55,9 @@ public:
   Value select(Value cond, Value onTrue, Value onFalse, ArrayAttr axes);
   /// `ein.constant dense<v> : tensor<i32>`, one per value.
   Value constantI32(int32_t v);
+  /// `ein.stochastic_round` of f32 `x` to element type `to` with the i32
+  /// `seed` of x's shape.
+  Value stochasticRound(Value x, Value seed, Type to, ArrayAttr axes);
   /// `ein.cast` to element type `to` (no op when it already has it).
   Value castTo(Value x, Type to, ArrayAttr axes);
   /// Sum of all elements: a rank-0 tensor (no op for a rank-0 input).

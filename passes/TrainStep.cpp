@@ -115,9 +115,10 @@ RankedTensorType f32Like(RankedTensorType type) {
 /// `type`: rounded stochastically with the rank-0 i32 `seed`, or to nearest
 /// when `seed` is null.
 Value storeNarrow(Emitter &e, Value x, RankedTensorType type, Value seed, ArrayAttr axes) {
-  // Until ein.stochastic_round lands: nearest even, behind the same path.
-  (void)seed;
-  return e.castTo(x, type.getElementType(), axes);
+  if (!seed)
+    return e.castTo(x, type.getElementType(), axes);
+  Value seeds = e.broadcastTo(seed, type.getShape(), axes);
+  return e.stochasticRound(x, seeds, type.getElementType(), axes);
 }
 
 /// What emitUpdate produces.

@@ -28,11 +28,15 @@ func.func @grad(%w: tensor<4xbf16> {ein.axes = ["d"], ein.kind = "param", ein.na
 // CHECK: %[[P32:.+]] = ein.cast %[[W]] {{.*}} : tensor<4xbf16> -> tensor<4xf32>
 // CHECK: ein.sub %[[GC]], %[[M]] {{.*}} : tensor<4xf32>
 // CHECK: %[[NEW:.+]] = ein.sub %[[P32]], %{{.+}} {{.*}} : tensor<4xf32>
-// CHECK: %[[NW:.+]] = ein.cast %[[NEW]] {{.*}} : tensor<4xf32> -> tensor<4xbf16>
+// Stored with stochastic rounding, seeded by step · 1 + 0 (the 0th of 1 params).
+// CHECK: %[[SEED:.+]] = ein.add %[[TP:.+]], %{{.+}} {{.*}} : tensor<i32>
+// CHECK-NEXT: %[[SEEDS:.+]] = ein.broadcast %[[SEED]] dims [] {axes = ["d"]{{.*}}} : tensor<i32> -> tensor<4xi32>
+// CHECK-NEXT: %[[NW:.+]] = ein.stochastic_round %[[NEW]], %[[SEEDS]] {axes = ["d"]{{.*}}} : tensor<4xf32>, tensor<4xi32> -> tensor<4xbf16>
 // CHECK-NEXT: return %{{.+}}, %{{.+}}, %[[NW]], %{{.+}}, %{{.+}} : tensor<f32>, tensor<f32>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>
 
 // Rounding to nearest needs no seed.
 // NEAREST-LABEL: func.func @train_step(
+// NEAREST-NOT: stochastic_round
 // NEAREST-NOT: tensor<i32>
 // NEAREST: ein.cast %{{.+}} : tensor<4xf32> -> tensor<4xbf16>
 // NEAREST-NOT: tensor<i32>
