@@ -56,6 +56,10 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<int64_t> microBatches{*this, "micro-batches",
                                llvm::cl::desc("micro-batches per step (> 1: @accumulate_grad)"),
                                llvm::cl::init(1)};
+  // ein-mixed-precision's (run first, on @forward; fp32: not run).
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("fp32 | bf16-mixed (mixed) | fp16-mixed | bf16"),
+                                llvm::cl::init("fp32")};
   // ein-remat's (run last, on every function it rewrites; none: not run).
   Option<std::string> remat{*this, "remat",
                             llvm::cl::desc("none | full | every | sqrt | selective | names"),
@@ -67,6 +71,7 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
                                      llvm::cl::desc("names: the let-bound values to keep")};
 };
 
+/// ein-mixed-precision with the precision policy (unless fp32), then
 /// @forward → @grad → @train_step (+ @apply_update; with micro-batches > 1
 /// also @accumulate_grad), then canonicalize and CSE, then ein-remat with
 /// the remat options (unless `none`).

@@ -4,6 +4,41 @@
 
 include "mlir/Pass/PassBase.td"
 
+def EinMixedPrecision : Pass<"ein-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "A precision policy: @forward in bf16/f16 with fp32 where it matters";
+  let description = [{
+    Rewrites `@forward` (option `funcs`) by a precision policy, before
+    autodiff, so that everything downstream sees ordinary IR with casts
+    (docs/precision.md). `fp32`: nothing changes. `bf16-mixed` (alias
+    `mixed`) and `fp16-mixed`: params stay f32 (the master copy) and every
+    float param and input is cast once, at the top, to its bf16 (f16)
+    working copy; contractions take narrow operands and give a narrow result
+    (f32 accumulation inside); elementwise ops and data movement compute in
+    the narrow type; every `sum` reduction takes an f32 input and gives an
+    f32 result, rounded back to the narrow type for narrow readers; the loss
+    path (the loss and every op after the last sum or contraction before it)
+    stays f32; results other than the loss are cast back to their declared
+    types. `bf16`: the same, with the params themselves bf16 (no master
+    copy). Each value is cast to a type at most once (constants are
+    converted instead), so the result is CSE-clean. A rewritten function
+    records `ein.precision = "<policy>"`; one that has it is skipped.
+
+    Example (`policy=bf16-mixed`, `loss = sum(x @ w) / n`):
+    ```mlir
+    %w16 = ein.cast %w : tensor<4x3xf32> -> tensor<4x3xbf16>
+    %y = ein.contract %x16, %w16 ... -> tensor<2x3xbf16>
+    %y32 = ein.cast %y : tensor<2x3xbf16> -> tensor<2x3xf32>
+    %s = ein.reduce sum %y32 dims [0, 1] : tensor<2x3xf32> -> tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"fp32\"",
+           "fp32 | bf16-mixed (mixed) | fp16-mixed | bf16">,
+    ListOption<"funcs", "funcs", "std::string", "functions to rewrite (default: forward)">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
 def EinAutodiff : Pass<"ein-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation: @forward -> @grad";
   let description = [{

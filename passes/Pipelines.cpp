@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - Named pass pipelines and registration --------------===//
 //
-// `ein-build-train-step`: @forward → @grad → @train_step (and, accumulating
+// `ein-build-train-step`: the precision policy on @forward (ein-mixed-precision),
+// then @forward → @grad → @train_step (and, accumulating
 // over micro-batches, @accumulate_grad), then canonicalize
 // and CSE, then the remat policy (ein-remat). The one pipeline `einc` runs to build the training
 // step; ein-opt runs it by name with the same options.
@@ -15,6 +16,12 @@
 namespace mlir::ein {
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o) {
+  // First: the backward, the optimizer and remat see ordinary IR with casts.
+  if (o.precision != "fp32") {
+    EinMixedPrecisionOptions precision;
+    precision.policy = o.precision;
+    pm.addPass(createEinMixedPrecision(precision));
+  }
   const bool scaling = o.lossScaling != "none";
   EinAutodiffOptions autodiff;
   autodiff.lossScale = scaling;

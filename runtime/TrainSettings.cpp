@@ -27,6 +27,13 @@ const Unimplemented kUnimplemented[] = {
     {"precision", "mixed", true, "training and running compute in fp32"},
 };
 
+const PrecisionPolicy kPrecisionPolicies[] = {
+    {"fp32", "", false, false, false},
+    {"bf16-mixed", "bf16", false, false, false},
+    {"fp16-mixed", "f16", false, true, false},
+    {"bf16", "bf16", true, false, true},
+};
+
 std::vector<std::string> words(const char *text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -233,6 +240,16 @@ std::string unsupportedSetting(const S &s, SettingsUse use, std::string &key) {
   }
   return "";
 }
+
+const PrecisionPolicy *findPrecisionPolicy(const std::string &word) {
+  std::string name = word == "mixed" ? "bf16-mixed" : word;
+  for (const PrecisionPolicy &p : kPrecisionPolicies)
+    if (name == p.name)
+      return &p;
+  return nullptr;
+}
+
+const char *precisionPolicyNames() { return "fp32 bf16-mixed fp16-mixed bf16"; }
 
 std::string formatShortest(double v) {
   // Both forms hold the fewest digits that read back as `v`; fixed reads

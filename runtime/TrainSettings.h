@@ -124,6 +124,22 @@ enum class SettingsUse {
 /// the first one that is not, naming `key` (set to it) and the valid values.
 std::string unsupportedSetting(const TrainSettings &s, SettingsUse use, std::string &key);
 
+/// A precision policy, the `precision` setting (docs/precision.md). The
+/// mixed-precision pass (passes/MixedPrecision.cpp) rewrites @forward by it;
+/// everything downstream sees ordinary IR with casts.
+struct PrecisionPolicy {
+  const char *name;        // the canonical word: fp32 | bf16-mixed | fp16-mixed | bf16
+  const char *narrow;      // the working float type: "bf16" | "f16" ("" under fp32)
+  bool narrowParams;       // params themselves stored narrow (bf16: no fp32 master copy)
+  bool lossScaling;        // dynamic loss scaling in the step (fp16-mixed)
+  bool stochasticRounding; // the update stored into narrow params stochastically (bf16)
+};
+/// The policy `word` names (a canonical name or the alias `mixed` for
+/// bf16-mixed), or null.
+const PrecisionPolicy *findPrecisionPolicy(const std::string &word);
+/// The canonical names, space-separated: "fp32 bf16-mixed fp16-mixed bf16".
+const char *precisionPolicyNames();
+
 /// Shortest text that reads back as exactly `v` (0.003, 1e-08, 2000).
 std::string formatShortest(double v);
 
