@@ -60,6 +60,9 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<std::string> precision{*this, "precision",
                                 llvm::cl::desc("fp32 | bf16-mixed (mixed) | fp16-mixed | bf16"),
                                 llvm::cl::init("fp32")};
+  // ein-fp8-contractions' (on @forward, after the precision policy; none: not run).
+  Option<std::string> fp8{*this, "fp8", llvm::cl::desc("none | block | tensor"),
+                          llvm::cl::init("none")};
   // ein-remat's (run last, on every function it rewrites; none: not run).
   Option<std::string> remat{*this, "remat",
                             llvm::cl::desc("none | full | every | sqrt | selective | names"),

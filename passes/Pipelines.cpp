@@ -1,12 +1,14 @@
 //===- Pipelines.cpp - Named pass pipelines and registration --------------===//
 //
 // `ein-build-train-step`: the precision policy on @forward (ein-mixed-precision),
+// the fp8 setting's contractions (ein-fp8-contractions, passes/Fp8Contractions.h),
 // then @forward → @grad → @train_step (and, accumulating
 // over micro-batches, @accumulate_grad), then canonicalize
 // and CSE, then the remat policy (ein-remat). The one pipeline `einc` runs to build the training
 // step; ein-opt runs it by name with the same options.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Fp8Contractions.h"
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -22,6 +24,8 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
     precision.policy = o.precision;
     pm.addPass(createEinMixedPrecision(precision));
   }
+  if (o.fp8 != "none") // fp8 contractions, on the policy's types
+    pm.addPass(createEinFp8Contractions(o.fp8));
   const bool scaling = o.lossScaling != "none";
   EinAutodiffOptions autodiff;
   autodiff.lossScale = scaling;
@@ -62,6 +66,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
 
 void registerEinPassesAndPipelines() {
   registerEinPasses();
+  registerEinFp8ContractionsPass();
   PassPipelineRegistration<TrainStepPipelineOptions>(
       "ein-build-train-step",
       "autodiff, clipping and the optimizer update: @forward -> @grad -> @train_step",

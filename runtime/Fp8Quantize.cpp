@@ -79,7 +79,7 @@ bool quantizeStep(const QuantizeSpec &spec, const DeviceSpan &in, const DeviceSp
       error = "unknown fp8 format '" + spec.format + "'";
       return false;
     }
-    fakeQuantize(v.data(), v.data(), *in.shape, f, spec.block, spec.axis);
+    fakeQuantize(v.data(), v.data(), *out.shape, f, spec.block, spec.axis);
   }
   for (int64_t i = 0; i < out.count; ++i)
     storeElement<F>(out, i, v[size_t(i)]); // a bf16/f16 result rounded once

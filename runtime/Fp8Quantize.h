@@ -34,7 +34,8 @@ void fakeQuantize(const double *x, double *y, const std::vector<int64_t> &shape,
                   int64_t block, int64_t axis);
 
 /// The "quantize" step on host storage of floats F (the step validated):
-/// `spec.format` "none" copies. False with `error` for a format name the
+/// `in` is read with `out`'s shape (it may be a reshape's input, the same
+/// row-major elements); `spec.format` "none" copies. False with `error` for a format name the
 /// kernel does not know.
 template <class F>
 bool quantizeStep(const QuantizeSpec &spec, const DeviceSpan &in, const DeviceSpan &out,

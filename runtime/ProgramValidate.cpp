@@ -356,8 +356,14 @@ private:
     return "";
   }
 
+  // The input is read with the result's shape: the CPU backend passes a
+  // reshape's input in place of its result (the same row-major bytes).
   std::string quantize() {
-    if (auto e = unary(/*floatOnly=*/true); !e.empty())
+    if (auto e = arity(1); !e.empty())
+      return e;
+    if (in(0).dtype != out().dtype || in(0).elementCount() != out().elementCount())
+      return "input " + typeStr(in(0)) + " is no view of the result " + typeStr(out());
+    if (auto e = elementType(out().dtype, /*floatOnly=*/true); !e.empty())
       return e;
     const QuantizeSpec &q = s.as<QuantizeSpec>();
     if (q.format != "none" && q.format != "e4m3" && q.format != "e5m2")

@@ -101,6 +101,9 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"remat", &S::remat, "every:K names:a,b budget:SIZE none full sqrt selective", 0, 0,
        "activation checkpointing policy", Compiled, checkRemat},
       {"fusion", &S::fusion, "on off", 0, 0, "elementwise fusion", Compiled},
+      {"fp8", &S::fp8, "none block tensor", 0, 0,
+       "fp8 contractions: E4M3 operands, E5M2 gradients, scaled per block of 32 or per tensor",
+       Compiled},
   };
   return table;
 }

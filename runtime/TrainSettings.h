@@ -45,6 +45,7 @@ struct TrainSettings {
   std::string precision = "fp32";  // fp32 | bf16 | mixed
   std::string remat = "none";      // runtime/RematPolicy.h: none | full | every:K | ...
   std::string fusion = "on";       // on | off
+  std::string fp8 = "none";        // none | block | tensor (passes/Fp8Contractions.h)
 
   /// The keys given (by the model or --set), in the table's order.
   std::vector<std::string> given;

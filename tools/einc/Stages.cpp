@@ -51,6 +51,7 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.momentum = settings.momentum;
   options.clip = settings.clip;
   options.microBatches = settings.accumulate;
+  options.fp8 = settings.fp8;
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);
   return runWith(pm, module, hook);

@@ -9,6 +9,7 @@
 #include "../pipeline/Compile.h"
 // After Compile.h, which brings ModuleOp.
 #include "../cpu/CpuTestSupport.h"
+#include "../runtime/ProgramBuilder.h"
 
 #include "runtime/Fp8.h"
 #include "runtime/Fp8Quantize.h"
@@ -88,6 +89,29 @@ TEST(Fp8Quantize, NonFiniteValuesStayNonFinite) {
       EXPECT_NEAR(y[3], -2.0, 2 * halfUlp(f));
     }
   }
+}
+
+TEST(Fp8Quantize, TheStepIsValidated) {
+  // A quantize step reads its input with the result's shape (a reshape's
+  // input may stand in for it); the payload is checked.
+  auto problem = [](DType in, std::vector<int64_t> inShape, QuantizeSpec spec) {
+    test::ProgramBuilder pb;
+    int32_t x = pb.arg(in, std::move(inShape));
+    pb.op(StepKind::Quantize, {x}, DType::F32, {4, 8}, spec);
+    return pb.p.validate();
+  };
+  EXPECT_EQ(problem(DType::F32, {4, 8}, {"e4m3", 32, 1}), "");
+  EXPECT_EQ(problem(DType::F32, {2, 2, 8}, {"e5m2", 0, 0}), "");
+  EXPECT_NE(problem(DType::F32, {4, 4}, {"e4m3", 32, 1}).find("is no view of the result"),
+            std::string::npos);
+  EXPECT_NE(problem(DType::I32, {4, 8}, {"e4m3", 32, 1}).find("is no view of the result"),
+            std::string::npos);
+  EXPECT_NE(problem(DType::F32, {4, 8}, {"e3m4", 32, 1}).find("format must be none, e4m3 or e5m2"),
+            std::string::npos);
+  EXPECT_NE(problem(DType::F32, {4, 8}, {"e4m3", -1, 1}).find("block must be >= 0"),
+            std::string::npos);
+  EXPECT_NE(problem(DType::F32, {4, 8}, {"e4m3", 32, 2}).find("axis 2 is out of range"),
+            std::string::npos);
 }
 
 /// Results of @f run on the reference and on the CPU backend (x its one

@@ -91,6 +91,7 @@ const std::map<std::string, std::string> kChanged = {
     {"precision", "bf16"},
     {"remat", "full"},
     {"fusion", "off"},
+    {"fp8", "block"},
 };
 
 std::string changed(const Model &m, const std::string &key) {
