@@ -25,7 +25,8 @@ namespace ein::codegen {
 namespace {
 
 const char *elemName(ElemKind k) {
-  return k == ElemKind::F32 ? "f32" : k == ElemKind::I32 ? "i32" : "i1";
+  static const char *names[] = {"f32", "i32", "i1", "bf16", "f16"};
+  return names[int(k)];
 }
 
 } // namespace

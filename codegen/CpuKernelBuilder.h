@@ -1,7 +1,10 @@
 //===- CpuKernelBuilder.h - Loops and scalar ops for CPU kernels -*- C++ -*-===//
 //
 // The building blocks codegen/CpuKernelGen.cpp assembles kernels from: index
-// arithmetic, loads and stores of f32 / i32 / i1 (bytes) elements, loops
+// arithmetic, loads and stores of f32 / bf16 / f16 / i32 / i1 (bytes)
+// elements (narrow floats widened to f32 on load, rounded to nearest even
+// on store: bf16 with integer operations, f16 by arith.truncf, which is
+// F16C's vcvtps2ph on x86-64-v3), loops
 // (one of which may run over the kernel's [begin, end) range), and every
 // scalar operation with the reference backend's semantics (NaN-propagating
 // max/min, saturating float → i32, defined integer division by zero).
@@ -62,10 +65,16 @@ public:
   Type f32() { return b.getF32Type(); }
   Type i32() { return b.getI32Type(); }
   Type i1() { return b.getI1Type(); }
-  Type valueType(ElemKind k) {
-    return k == ElemKind::F32 ? f32() : k == ElemKind::I32 ? i32() : i1();
+  Type valueType(ElemKind k) { return isFloatKind(k) ? f32() : k == ElemKind::I32 ? i32() : i1(); }
+  Type storageType(ElemKind k) {
+    if (k == ElemKind::I1)
+      return b.getI8Type();
+    if (k == ElemKind::BF16)
+      return b.getI16Type();
+    if (k == ElemKind::F16)
+      return b.getF16Type();
+    return valueType(k);
   }
-  Type storageType(ElemKind k) { return k == ElemKind::I1 ? Type(b.getI8Type()) : valueType(k); }
   MemRefType memrefOf(const KernelTensor &t) {
     return MemRefType::get({t.count()}, storageType(t.elem));
   }
@@ -78,7 +87,7 @@ public:
         loc, FloatAttr::get(f32(), APFloat::getQNaN(APFloat::IEEEsingle())));
   }
   Value zeroOf(ElemKind k) {
-    if (k == ElemKind::F32)
+    if (isFloatKind(k))
       return f32c(0.0f);
     if (k == ElemKind::I32)
       return i32c(0);
@@ -101,17 +110,125 @@ public:
   }
   Value orZero(Value v) { return v ? v : idx(0); }
 
+  Value i32c(uint32_t v) { return i32c(int32_t(v)); }
+
+  /// Element `at` as a value: i1 from its byte, narrow floats widened to f32
+  /// (exact).
   Value load(Value mem, ElemKind k, Value at) {
     Value v = b.create<memref::LoadOp>(loc, mem, ValueRange{at});
     if (k == ElemKind::I1)
       v = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
                                   b.create<arith::ConstantOp>(loc, b.getI8IntegerAttr(0)));
+    if (k == ElemKind::BF16) {
+      Value wide = b.create<arith::ExtUIOp>(loc, i32(), v);
+      v = b.create<arith::BitcastOp>(loc, f32(), b.create<arith::ShLIOp>(loc, wide, i32c(16)));
+    }
+    if (k == ElemKind::F16)
+      v = b.create<arith::ExtFOp>(loc, f32(), v);
     return v;
   }
+  /// Stores a value into element `at`, rounding an f32 to a narrow kind.
   void store(Value v, Value mem, ElemKind k, Value at) {
     if (k == ElemKind::I1)
       v = b.create<arith::ExtUIOp>(loc, b.getI8Type(), v);
+    if (k == ElemKind::BF16)
+      v = b.create<arith::TruncIOp>(loc, b.getI16Type(), bf16Bits(v));
+    if (k == ElemKind::F16)
+      v = b.create<arith::TruncFOp>(loc, b.getF16Type(), v);
     b.create<memref::StoreOp>(loc, v, mem, ValueRange{at});
+  }
+  /// Element `at` copied as stored (data movement: no conversion).
+  void move(Value from, Value fromAt, Value to, Value toAt) {
+    Value v = b.create<memref::LoadOp>(loc, from, ValueRange{fromAt});
+    b.create<memref::StoreOp>(loc, v, to, ValueRange{toAt});
+  }
+
+  /// The bf16 encoding of f32 `x` (in the low 16 bits of an i32): round to
+  /// nearest even on the bits (u + 0x7FFF + lsb, then the high half; an
+  /// overflow carries into the exponent and gives infinity), NaN as the
+  /// quiet NaN with x's sign: runtime/FloatFormats' bf16Bits.
+  Value bf16Bits(Value x) {
+    Value u = b.create<arith::BitcastOp>(loc, i32(), x);
+    Value high = b.create<arith::ShRUIOp>(loc, u, i32c(16));
+    Value lsb = b.create<arith::AndIOp>(loc, high, i32c(1));
+    Value sum = b.create<arith::AddIOp>(loc, b.create<arith::AddIOp>(loc, u, i32c(0x7FFF)), lsb);
+    Value rounded = b.create<arith::ShRUIOp>(loc, sum, i32c(16));
+    Value quiet =
+        b.create<arith::OrIOp>(loc, b.create<arith::AndIOp>(loc, high, i32c(0x8000)), i32c(0x7FC0));
+    Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+    return b.create<arith::SelectOp>(loc, isNan, quiet, rounded);
+  }
+  /// An f32 rounded to what kind `k` holds, still as f32 (identity for f32):
+  /// every narrow-typed value a fused kernel makes goes through this.
+  Value roundTo(Value x, ElemKind k) {
+    if (k == ElemKind::BF16)
+      return b.create<arith::BitcastOp>(loc, f32(),
+                                        b.create<arith::ShLIOp>(loc, bf16Bits(x), i32c(16)));
+    if (k == ElemKind::F16)
+      return b.create<arith::ExtFOp>(loc, f32(),
+                                     Value(b.create<arith::TruncFOp>(loc, b.getF16Type(), x)));
+    return x;
+  }
+
+  /// murmur3's 32-bit finaliser.
+  Value mix32(Value h) {
+    auto xorShift = [&](Value v, int s) {
+      return b.create<arith::XOrIOp>(loc, v, b.create<arith::ShRUIOp>(loc, v, i32c(s)));
+    };
+    h = b.create<arith::MulIOp>(loc, xorShift(h, 16), i32c(0x85EBCA6Bu));
+    h = b.create<arith::MulIOp>(loc, xorShift(h, 13), i32c(0xC2B2AE35u));
+    return xorShift(h, 16);
+  }
+  /// ein.stochastic_round of f32 `x` with i32 `seed` at element `index` (an
+  /// index value), rounded to kind `k` and returned as f32: exactly
+  /// runtime/FloatFormats' stochasticBits and stochasticRoundBF16 / F16.
+  Value stochasticRound(Value x, Value seed, Value index, ElemKind k) {
+    Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
+    Value lo = b.create<arith::TruncIOp>(loc, i32(), i64);
+    Value hi = b.create<arith::TruncIOp>(
+        loc, i32(),
+        b.create<arith::ShRUIOp>(loc, i64,
+                                 b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(32))));
+    Value key = mix32(
+        b.create<arith::AddIOp>(loc, seed, b.create<arith::MulIOp>(loc, hi, i32c(0x85EBCA77u))));
+    Value bits = mix32(
+        b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, lo, i32c(0x9E3779B1u)), key));
+    Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+    Value u = b.create<arith::BitcastOp>(loc, i32(), x);
+    if (k == ElemKind::BF16) {
+      Value up = b.create<arith::AddIOp>(loc, u, b.create<arith::ShRUIOp>(loc, bits, i32c(16)));
+      Value r = b.create<arith::AndIOp>(loc, up, i32c(0xFFFF0000u));
+      Value quiet = b.create<arith::OrIOp>(loc, b.create<arith::AndIOp>(loc, u, i32c(0x80000000u)),
+                                           i32c(0x7FC00000u));
+      return b.create<arith::BitcastOp>(loc, f32(),
+                                        b.create<arith::SelectOp>(loc, isNan, quiet, r));
+    }
+    // f16: q = 2^(max(e, -14) - 10) the spacing at |x|, in exact f32 steps.
+    Value a = b.create<math::AbsFOp>(loc, x);
+    Value au = b.create<arith::BitcastOp>(loc, i32(), a);
+    Value e = b.create<arith::SubIOp>(
+        loc, b.create<arith::AndIOp>(loc, b.create<arith::ShRUIOp>(loc, au, i32c(23)), i32c(0xFF)),
+        i32c(127));
+    Value qe = b.create<arith::SubIOp>(loc, b.create<arith::MaxSIOp>(loc, e, i32c(-14)), i32c(10));
+    auto pow2 = [&](Value exponent) {
+      Value biased = b.create<arith::AddIOp>(loc, exponent, i32c(127));
+      return b.create<arith::BitcastOp>(loc, f32(), b.create<arith::ShLIOp>(loc, biased, i32c(23)));
+    };
+    Value q = pow2(qe);
+    Value inv = pow2(b.create<arith::SubIOp>(loc, i32c(0), qe));
+    Value s = b.create<arith::MulFOp>(loc, a, inv);
+    Value fl = b.create<math::FloorOp>(loc, s);
+    Value frac = b.create<arith::SubFOp>(loc, s, fl);
+    Value draw = b.create<arith::MulFOp>(
+        loc, b.create<arith::SIToFPOp>(loc, f32(), b.create<arith::ShRUIOp>(loc, bits, i32c(8))),
+        f32c(0x1p-24f));
+    Value up = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, draw, frac);
+    Value r = b.create<arith::MulFOp>(
+        loc,
+        b.create<arith::AddFOp>(loc, fl,
+                                b.create<arith::SelectOp>(loc, up, f32c(1.0f), f32c(0.0f))),
+        q);
+    return b.create<math::CopySignOp>(loc, r, x);
   }
 
   /// The kernel's [begin, end) arguments: the next loop() created after
@@ -195,7 +312,7 @@ public:
     return b.create<arith::SelectOp>(loc, un, nan(), r);
   }
   Value addOf(Value a, Value c, ElemKind k) {
-    if (k == ElemKind::F32)
+    if (isFloatKind(k))
       return b.create<arith::AddFOp>(loc, a, c);
     return b.create<arith::AddIOp>(loc, a, c); // wraps
   }
@@ -225,7 +342,7 @@ public:
   }
 
   Value binary(llvm::StringRef op, Value x, Value y, ElemKind k) {
-    bool f = k == ElemKind::F32;
+    bool f = isFloatKind(k);
     if (op == "ein.add")
       return addOf(x, y, k);
     if (op == "ein.sub")
@@ -257,7 +374,7 @@ public:
   }
 
   Value compare(llvm::StringRef pred, Value x, Value y, ElemKind k) {
-    if (k == ElemKind::F32) {
+    if (isFloatKind(k)) {
       // C++ comparisons: ordered, except != (true when either is NaN).
       arith::CmpFPredicate p = llvm::StringSwitch<arith::CmpFPredicate>(pred)
                                    .Case("eq", arith::CmpFPredicate::OEQ)
@@ -280,18 +397,20 @@ public:
     return b.create<arith::CmpIOp>(loc, p, x, y);
   }
 
+  /// A cast's value; a narrow float result is rounded by the caller (store
+  /// or roundTo), float to float is otherwise the f32 value itself.
   Value cast(Value x, ElemKind from, ElemKind to) {
-    if (from == to)
+    if (from == to || (isFloatKind(from) && isFloatKind(to)))
       return x;
     if (to == ElemKind::I1) {
-      if (from == ElemKind::F32) // != 0 (NaN is true)
+      if (isFloatKind(from)) // != 0 (NaN is true)
         return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x, f32c(0.0f));
       return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, i32c(0));
     }
     if (from == ElemKind::I1)
-      return to == ElemKind::F32 ? Value(b.create<arith::UIToFPOp>(loc, f32(), x))
-                                 : Value(b.create<arith::ExtUIOp>(loc, i32(), x));
-    if (to == ElemKind::F32) // i32 → f32, round to nearest
+      return isFloatKind(to) ? Value(b.create<arith::UIToFPOp>(loc, f32(), x))
+                             : Value(b.create<arith::ExtUIOp>(loc, i32(), x));
+    if (isFloatKind(to)) // i32 → f32, round to nearest
       return b.create<arith::SIToFPOp>(loc, f32(), x);
     // f32 → i32: toward zero, saturating, NaN → 0 (FloatFormats' truncToI32).
     Value t = b.create<arith::FPToSIOp>(loc, i32(), x);

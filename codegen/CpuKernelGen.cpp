@@ -2,9 +2,11 @@
 //
 // Semantics follow runtime/ReferenceKernels.cpp, operation for operation:
 // elementwise results and data movement are bit-identical to the reference
-// backend's; float sum reductions may be reassociated (vectorised partial
-// sums: equal up to rounding) and float max / min are IEEE maximum /
-// minimum (equal up to the sign of a zero). Where the reference reports a
+// backend's; f32 sum reductions may be reassociated (vectorised partial
+// sums: equal up to rounding), bf16/f16 sums are the reference's fold in
+// row-major order with the accumulator rounded after every addition, and
+// float max / min are IEEE maximum / minimum (equal up to the sign of a
+// zero). Where the reference reports a
 // data-dependent error the kernel cannot report, it does something defined
 // instead (documented at each place): a gather index out of range gives a
 // zero row, a scatter_add index out of range adds nothing, an integer
@@ -99,10 +101,15 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
   // row-major order by rounding only. Float max / min are NaN-propagating
   // maximum / minimum, which vectorise and give the reference's values
   // (up to the sign of a zero).
+  // A narrow sum is a fold in its own type (ir/EinOps.td): each addition
+  // rounded, in order; it still vectorises across outputs where the
+  // reduced dims are outer ones (a sum over rows).
   auto combine = [&](Value acc, Value x) -> Value {
     if (k == ElemKind::F32 && s.kind == "sum")
       return g.b.create<arith::AddFOp>(g.loc, acc, x, arith::FastMathFlags::reassoc);
-    if (k == ElemKind::F32)
+    if (isNarrowKind(k) && s.kind == "sum")
+      return g.roundTo(g.b.create<arith::AddFOp>(g.loc, acc, x), k);
+    if (isFloatKind(k))
       return s.kind == "max" ? Value(g.b.create<arith::MaximumFOp>(g.loc, acc, x))
                              : Value(g.b.create<arith::MinimumFOp>(g.loc, acc, x));
     if (s.kind == "sum")
@@ -114,7 +121,7 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
   Value init;
   if (s.kind == "sum")
     init = g.zeroOf(k);
-  else if (k == ElemKind::F32)
+  else if (isFloatKind(k))
     init = g.f32c(s.kind == "max" ? -std::numeric_limits<float>::infinity()
                                   : std::numeric_limits<float>::infinity());
   else
@@ -208,8 +215,14 @@ void genFused(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRe
         v = g.compare(n.kind, arg(n, 0), arg(n, 1), n.operandElem);
       else if (op == "ein.select")
         v = b.create<arith::SelectOp>(loc, arg(n, 0), arg(n, 1), arg(n, 2));
+      else if (op == "ein.stochastic_round")
+        v = g.stochasticRound(arg(n, 0), arg(n, 1), i, n.elem);
       else // ein.cast
         v = g.cast(arg(n, 0), n.operandElem, n.elem);
+      // Every narrow value rounded where it is made, as the unfused kernel
+      // stores it (a select picks values already rounded).
+      if (op != "ein.select" && op != "ein.stochastic_round")
+        v = g.roundTo(v, n.elem);
       nodeValues[k2] = v;
     }
     for (size_t t = 0; t < s.outputNodes.size(); ++t) {
@@ -325,9 +338,15 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
     ElemKind from = s.operands[0].elem;
     g.armParallel();
     g.loop(n, [&](Value i) { g.store(g.cast(g.load(in[0], from, i), from, rk), out, rk, i); });
+  } else if (op == "ein.stochastic_round") {
+    elementwiseLoop([&](Value i) {
+      Value x = g.load(in[0], ElemKind::F32, at(0, i));
+      Value seed = g.load(in[1], ElemKind::I32, at(1, i));
+      g.store(g.stochasticRound(x, seed, i, rk), out, rk, i);
+    });
   } else if (op == "ein.reshape") {
     g.armParallel();
-    g.loop(n, [&](Value i) { g.store(g.load(in[0], rk, i), out, rk, i); });
+    g.loop(n, [&](Value i) { g.move(in[0], i, out, i); });
   } else if (op == "ein.transpose") {
     // out dim i = in dim perm[i]: walk the output, read the input strided.
     std::vector<int64_t> is = stridesOf(s.operands[0].shape);
@@ -339,7 +358,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
         inOff = g.mulAdd(inOff, ivs[i], is[s.dims[i]]);
         outOff = g.mulAdd(outOff, ivs[i], os[i]);
       }
-      g.store(g.load(in[0], rk, g.orZero(inOff)), out, rk, g.orZero(outOff));
+      g.move(in[0], g.orZero(inOff), out, g.orZero(outOff));
     });
   } else if (op == "ein.broadcast") {
     const std::vector<int64_t> &inShape = s.operands[0].shape;
@@ -357,7 +376,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
         inOff = g.mulAdd(inOff, ivs[i], stride[i]);
         outOff = g.mulAdd(outOff, ivs[i], os[i]);
       }
-      g.store(g.load(in[0], rk, g.orZero(inOff)), out, rk, g.orZero(outOff));
+      g.move(in[0], g.orZero(inOff), out, g.orZero(outOff));
     });
   } else if (op == "ein.reduce") {
     genReduce(g, s, in[0], out);
@@ -369,8 +388,8 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
       for (size_t i = 0; i < ivs.size(); ++i)
         outOff = g.mulAdd(outOff, ivs[i], os[i]);
       Value v = b.create<arith::IndexCastOp>(loc, b.getI64Type(), ivs[s.scalar]);
-      v = rk == ElemKind::F32 ? Value(b.create<arith::SIToFPOp>(loc, g.f32(), v))
-                              : Value(b.create<arith::TruncIOp>(loc, g.i32(), v));
+      v = isFloatKind(rk) ? Value(b.create<arith::SIToFPOp>(loc, g.f32(), v))
+                          : Value(b.create<arith::TruncIOp>(loc, g.i32(), v));
       g.store(v, out, rk, g.orZero(outOff));
     });
   } else if (op == "ein.gather") {
@@ -393,8 +412,8 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
           Value row = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
           Value inBase = b.create<arith::MulIOp>(loc, row, g.idx(rowSize));
           g.loop(rowSize, [&](Value j) {
-            Value v = g.load(in[0], rk, b.create<arith::AddIOp>(loc, inBase, j));
-            g.store(v, out, rk, b.create<arith::AddIOp>(loc, outBase, j));
+            g.move(in[0], b.create<arith::AddIOp>(loc, inBase, j), out,
+                   b.create<arith::AddIOp>(loc, outBase, j));
           });
           b.setInsertionPointToStart(ifOp.elseBlock());
           Value zero = g.zeroOf(rk);
@@ -448,7 +467,7 @@ int64_t parallelExtent(const KernelSpec &s) {
     return s.outer > 0 ? s.outer : n;
   if (isUnary(op) || op == "ein.cast" || op == "ein.reshape")
     return n;
-  if (isBinary(op) || op == "ein.cmp" || op == "ein.select") {
+  if (isBinary(op) || op == "ein.cmp" || op == "ein.select" || op == "ein.stochastic_round") {
     for (const KernelTensor &t : s.operands)
       if (t.access == Access::Prefix)
         return t.count();

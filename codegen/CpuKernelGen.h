@@ -8,7 +8,10 @@
 // flat, static, row-major memrefs, one per operand and one for the result.
 //
 // Buffer layout (the runtime's): f32 as f32, i32 as i32, i1 as one byte
-// (memref<...xi8>, 0 or 1). Every memref is one-dimensional (the element
+// (memref<...xi8>, 0 or 1), bf16 as its 16 bits (memref<...xi16>), f16 as
+// f16. Narrow floats are loaded into f32, computed in f32 and rounded to
+// nearest even wherever a value of their type is made (ir/EinOps.td), so
+// a fused kernel gives the unfused kernels' bits. Every memref is one-dimensional (the element
 // count; rank 0 is one element) and the kernels compute row-major offsets
 // themselves, so the lowered function takes one bare pointer per buffer.
 //
@@ -29,7 +32,12 @@
 
 namespace ein::codegen {
 
-enum class ElemKind : uint8_t { F32, I32, I1 };
+enum class ElemKind : uint8_t { F32, I32, I1, BF16, F16 };
+/// f32, bf16, f16: computed as f32.
+inline bool isFloatKind(ElemKind k) {
+  return k == ElemKind::F32 || k == ElemKind::BF16 || k == ElemKind::F16;
+}
+inline bool isNarrowKind(ElemKind k) { return k == ElemKind::BF16 || k == ElemKind::F16; }
 
 /// How an elementwise kernel reads an operand (see operandAccess).
 enum class Access : uint8_t { Full, Scalar, Prefix, Suffix };
@@ -108,8 +116,8 @@ Access accessOf(mlir::ein::BroadcastRead read);
 bool isUnary(llvm::StringRef opName);
 bool isBinary(llvm::StringRef opName);
 
-/// Describes `op` (not a contraction or constant; f32/i32/i1 tensors with
-/// static shapes). Errors are diagnostics on `op`.
+/// Describes `op` (not a contraction or constant; f32/bf16/f16/i32/i1
+/// tensors with static shapes). Errors are diagnostics on `op`.
 mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
 
 /// The trip count of the kernel's parallel loop: the loop whose iterations

@@ -8,9 +8,10 @@
 //
 // Semantics follow runtime/ReferenceKernels.cpp, operation for operation:
 // elementwise results and data movement are bit-identical to the reference
-// backend's; float sum reductions may be reassociated (vectorised partial
-// sums: equal up to rounding) and float max / min are IEEE maximum /
-// minimum (equal up to the sign of a zero). Where the reference reports a
+// backend's; f32 sum reductions may be reassociated (vectorised partial
+// sums: equal up to rounding), bf16/f16 sums fold in order as the
+// reference's, and float max / min are IEEE maximum / minimum (equal up to
+// the sign of a zero). Where the reference reports a
 // data-dependent error the kernel cannot report, it does something defined
 // instead (documented at each place): a gather index out of range gives a
 // zero row, a scatter_add index out of range adds nothing, an integer
@@ -52,12 +53,16 @@ FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
   Type e = type.getElementType();
   if (e.isF32())
     t.elem = ElemKind::F32;
+  else if (e.isBF16())
+    t.elem = ElemKind::BF16;
+  else if (e.isF16())
+    t.elem = ElemKind::F16;
   else if (e.isInteger(32))
     t.elem = ElemKind::I32;
   else if (e.isInteger(1))
     t.elem = ElemKind::I1;
   else
-    return op->emitError("the CPU backend's kernels support f32, i32 and i1 "
+    return op->emitError("the CPU backend's kernels support f32, bf16, f16, i32 and i1 "
                          "element types, got ")
            << e;
   t.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -79,7 +84,7 @@ namespace {
 /// The access an operand would have on its own (ignoring the one-per-op rule).
 Access ownAccess(Operation *op, unsigned index) {
   llvm::StringRef n = op->getName().getStringRef();
-  if (!isBinary(n) && !isa<mlir::ein::CmpOp, mlir::ein::SelectOp>(op))
+  if (!isBinary(n) && !isa<mlir::ein::CmpOp, mlir::ein::SelectOp, mlir::ein::StochasticRoundOp>(op))
     return Access::Full;
   return accessOf(mlir::ein::classifyBroadcastRead(op->getOperand(index)).read);
 }
@@ -148,8 +153,8 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
     return success();
   };
   auto needFloat = [&](ElemKind k) -> LogicalResult {
-    if (k != ElemKind::F32)
-      return op->emitError("'") << name << "' needs f32 elements";
+    if (!isFloatKind(k))
+      return op->emitError("'") << name << "' needs float elements";
     return success();
   };
 
@@ -179,7 +184,8 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
   } else if (isBinary(name)) {
     if (failed(name == "ein.pow" ? needFloat(spec.result.elem) : needNumeric(spec.result.elem)))
       return failure();
-  } else if (isa<mlir::ein::ReshapeOp, mlir::ein::SelectOp, mlir::ein::CastOp>(op)) {
+  } else if (isa<mlir::ein::ReshapeOp, mlir::ein::SelectOp, mlir::ein::CastOp,
+                 mlir::ein::StochasticRoundOp>(op)) {
   } else if (isa<mlir::ein::GatherOp>(op)) {
     if (spec.operands[0].shape.empty())
       return op->emitError("gather needs a table of rank >= 1");
@@ -196,9 +202,9 @@ FailureOr<KernelSpec> describeKernel(Operation *op) {
   // Ops that map elements one to one (and reshape, a copy) run on flat
   // buffers, so for them only the element types and the element count
   // matter: [4, 8, 16] and [32, 16] share a kernel.
-  bool flat =
-      isUnary(name) || isBinary(name) ||
-      isa<mlir::ein::CmpOp, mlir::ein::SelectOp, mlir::ein::CastOp, mlir::ein::ReshapeOp>(op);
+  bool flat = isUnary(name) || isBinary(name) ||
+              isa<mlir::ein::CmpOp, mlir::ein::SelectOp, mlir::ein::CastOp, mlir::ein::ReshapeOp,
+                  mlir::ein::StochasticRoundOp>(op);
   auto typeKey = [&](Value v) {
     std::string t;
     llvm::raw_string_ostream ts(t);

@@ -189,13 +189,20 @@ Dims concat(std::initializer_list<const Dims *> parts) {
   return r;
 }
 
-bool isNonF32Float(Type t) {
+bool isF64(Type t) {
   if (auto shaped = dyn_cast<ShapedType>(t))
     t = shaped.getElementType();
-  return isa<FloatType>(t) && !t.isF32();
+  return t.isF64();
 }
 
-constexpr const char *kF32Only = "the CPU backend runs f32 only; use --backend reference";
+constexpr const char *kNoF64 =
+    "the CPU backend runs f32, bf16 and f16, not f64; use --backend reference";
+
+/// The runtime dtype of a float tensor's elements (f32, bf16 or f16 here).
+DType floatDType(Type t) {
+  Type e = cast<ShapedType>(t).getElementType();
+  return e.isBF16() ? DType::BF16 : e.isF16() ? DType::F16 : DType::F32;
+}
 
 class Lowering {
 public:
@@ -204,15 +211,15 @@ public:
   FailureOr<einrt::Program> run() {
     Block &body = fn_.getBody().front();
     for (BlockArgument arg : body.getArguments())
-      if (isNonF32Float(arg.getType()))
-        return fn_.emitError(kF32Only)
+      if (isF64(arg.getType()))
+        return fn_.emitError(kNoF64)
                << " (argument " << arg.getArgNumber() << " is " << arg.getType() << ")";
     for (Operation &op : body.without_terminator()) {
       SmallVector<Type> types(op.getOperandTypes());
       types.append(op.getResultTypes().begin(), op.getResultTypes().end());
       for (Type t : types)
-        if (isNonF32Float(t))
-          return op.emitError(kF32Only) << " (this op has type " << t << ")";
+        if (isF64(t))
+          return op.emitError(kNoF64) << " (this op has type " << t << ")";
     }
 
     auto reference = lowerToProgram(fn_);
@@ -470,7 +477,12 @@ private:
       inner = loops.back();
       loops.pop_back();
     }
+    // Narrow operands and results: the device converts them to f32 around
+    // its f32 GEMM (f32 sums, one rounding of the result: ir/EinOps.td).
     einrt::GemmDesc g;
+    g.a = program_.buffers[aBuf].dtype;
+    g.b = program_.buffers[bBuf].dtype;
+    g.c = program_.buffers[s.output].dtype;
     g.batch = inner[0];
     g.m = m;
     g.n = n;
@@ -515,7 +527,7 @@ private:
       return failure();
 
     Buffer buf;
-    buf.dtype = DType::F32;
+    buf.dtype = floatDType(type);
     buf.shape = shape;
     buf.role = BufferRole::Temp;
     buf.name = "%" + std::to_string(program_.buffers.size());

@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CpuDevice.h"
 
+#include "runtime/FloatFormats.h"
+#include "runtime/Memory.h"
 #include "runtime/ParallelChunks.h"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 
 namespace einrt {
 
@@ -39,7 +42,78 @@ void gemmRows(const GemmDesc &g, const float *a, const float *b, float *c, int64
               int(g.ldb), accumulate ? 1.0f : 0.0f, cr, int(g.ldc));
 }
 
+bool narrow(DType t) { return t == DType::BF16 || t == DType::F16; }
+
+/// Elements [0, extent) of a GEMM operand stored as rows x cols matrices
+/// `ld` apart within one, at the batch and outer-loop strides given: all
+/// the matrices read or write (strides are >= 0).
+int64_t operandExtent(const GemmDesc &g, int64_t rows, int64_t cols, int64_t ld,
+                      int64_t batchStride, int64_t GemmLoop::*loopStride) {
+  if (g.matrices() == 0 || rows == 0 || cols == 0)
+    return 0;
+  int64_t last = (rows - 1) * ld + cols + (g.batch - 1) * batchStride;
+  for (const GemmLoop &l : g.outer)
+    last += (l.count - 1) * (l.*loopStride);
+  return last;
+}
+
+/// The extents of A, B and C (elements).
+std::array<int64_t, 3> extents(const GemmDesc &g) {
+  if (g.m == 0 || g.n == 0)
+    return {0, 0, 0};
+  int64_t k = g.k;
+  return {k ? operandExtent(g, g.transA ? k : g.m, g.transA ? g.m : k, g.lda, g.strideA,
+                            &GemmLoop::strideA)
+            : 0,
+          k ? operandExtent(g, g.transB ? g.n : k, g.transB ? k : g.n, g.ldb, g.strideB,
+                            &GemmLoop::strideB)
+            : 0,
+          operandExtent(g, g.m, g.n, g.ldc, g.strideC, &GemmLoop::strideC)};
+}
+
+/// f32 elements of workspace one GEMM needs: its narrow operands widened.
+int64_t workspaceOf(const GemmDesc &g) {
+  std::array<int64_t, 3> e = extents(g);
+  return (narrow(g.a) ? e[0] : 0) + (narrow(g.b) ? e[1] : 0) + (narrow(g.c) ? e[2] : 0);
+}
+
+void widen(DType t, const void *in, float *out, int64_t n) {
+  if (t == DType::BF16)
+    widenBF16(static_cast<const uint16_t *>(in), out, n);
+  else
+    widenF16(static_cast<const uint16_t *>(in), out, n);
+}
+
 } // namespace
+
+StorageType CpuDevice::storageOf(DType t) const {
+  if (t == DType::BF16)
+    return StorageType::BF16;
+  if (t == DType::F16)
+    return StorageType::F16;
+  return HostDevice::storageOf(t);
+}
+
+int64_t CpuDevice::gemmWorkspaceBytes(const Program &program) {
+  int64_t most = 0;
+  for (const Step &s : program.steps)
+    if (const auto *g = std::get_if<GemmDesc>(&s.payload))
+      most = std::max(most, workspaceOf(*g));
+  return most * int64_t(sizeof(float));
+}
+
+bool CpuDevice::prepare(const Program &program, std::string &error) {
+  int64_t bytes = gemmWorkspaceBytes(program);
+  if (bytes <= gemmWorkspaceBytes())
+    return true;
+  std::string what = "the cpu device's f32 workspace for bf16/f16 GEMMs";
+  if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty()) {
+    error = shortfall;
+    return false;
+  }
+  workspace.assign(size_t(bytes) / sizeof(float), 0.0f);
+  return true;
+}
 
 CpuDevice::CpuDevice(std::vector<KernelEntry> table, int threads)
     : HostDevice(Precision::F32), kernels(std::move(table)) {
@@ -71,7 +145,38 @@ void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
     fn(c);
 }
 
-bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv, std::string &) {
+bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                     std::string &error) {
+  if (narrow(g.a) || narrow(g.b) || narrow(g.c)) {
+    // Widen the narrow operands into the workspace, run the f32 GEMM there,
+    // round a narrow result once into C.
+    std::array<int64_t, 3> e = extents(g);
+    if (workspaceOf(g) > int64_t(workspace.size())) {
+      error = "the GEMM needs " + std::to_string(workspaceOf(g) * 4) +
+              " bytes of f32 workspace and the cpu device was prepared with " +
+              std::to_string(workspace.size() * 4) + " (Executor::create prepares it)";
+      return false;
+    }
+    float *next = workspace.data();
+    auto stage = [&](DType t, const void *p, int64_t n) -> float * {
+      if (!narrow(t))
+        return static_cast<float *>(const_cast<void *>(p));
+      float *w = next;
+      next += n;
+      widen(t, p, w, n);
+      return w;
+    };
+    float *a = stage(g.a, av, e[0]), *b = stage(g.b, bv, e[1]), *c = stage(g.c, cv, e[2]);
+    GemmDesc wide = g;
+    wide.a = wide.b = wide.c = DType::F32;
+    if (!gemm(wide, a, b, c, error))
+      return false;
+    if (g.c == DType::BF16)
+      narrowToBF16(c, static_cast<uint16_t *>(cv), e[2]);
+    else if (g.c == DType::F16)
+      narrowToF16(c, static_cast<uint16_t *>(cv), e[2]);
+    return true;
+  }
   const float *a = static_cast<const float *>(av), *b = static_cast<const float *>(bv);
   float *c = static_cast<float *>(cv);
   // Every matrix of the step: the outer loops (outermost first) around the

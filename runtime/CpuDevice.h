@@ -1,12 +1,16 @@
 //===- CpuDevice.h - The CPU backend's device: BLAS and compiled kernels -*- C++ -*-===//
 //
-// A host device (runtime/HostDevice.h, float32) that also runs the CPU
-// backend's two step kinds, each as the chunks of runtime/ParallelChunks.h
-// over its thread pool:
+// A host device (runtime/HostDevice.h, float32; bf16 and f16 stored as
+// their 16 bits) that also runs the CPU backend's two step kinds, each as
+// the chunks of runtime/ParallelChunks.h over its thread pool:
 //   gemm    one single-threaded cblas_sgemm per chunk (whole matrices or a
 //           block of rows of one matrix), reading the strided operands in
 //           place (the constructor sets BLAS to one thread: a BLAS that
 //           threads a call itself would cut it again, by its thread count);
+//           bf16/f16 operands are first widened (exactly) into an f32
+//           workspace, a bf16/f16 result computed there and rounded once
+//           (ir/EinOps.td's contraction: f32 sums). The workspace is sized
+//           by prepare() from the program's GEMMs, never per call;
 //   launch  calls of a compiled kernel (its table: JIT-compiled by
 //           codegen/CpuKernels.h, or linked into an executable) over ranges
 //           of its parallel loop.
@@ -31,6 +35,14 @@ public:
   explicit CpuDevice(std::vector<KernelEntry> kernels = {}, int threads = 1);
 
   std::string name() const override { return "cpu"; }
+  /// bf16/f16 as their 16 bits (2 bytes); the rest as the reference device.
+  StorageType storageOf(DType t) const override;
+  /// Grows the GEMM workspace to what `program`'s narrow Matmul steps need.
+  bool prepare(const Program &program, std::string &error) override;
+  /// The f32 workspace's bytes (the largest any prepared program needs).
+  int64_t gemmWorkspaceBytes() const { return int64_t(workspace.size() * sizeof(float)); }
+  /// The bytes `program`'s narrow GEMMs need as f32 workspace (0: none).
+  static int64_t gemmWorkspaceBytes(const Program &program);
   bool runs(StepRunner) const override { return true; }
   /// Every Kernel step's kernel is in the table.
   std::string check(const Program &program) const override;
@@ -54,6 +66,7 @@ private:
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread
+  std::vector<float> workspace;     // widened GEMM operands (prepare)
 };
 
 } // namespace einrt

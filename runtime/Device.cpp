@@ -41,6 +41,8 @@ Device::~Device() = default;
 
 std::string Device::check(const Program &) const { return ""; }
 
+bool Device::prepare(const Program &, std::string &) { return true; }
+
 bool Device::gemm(const GemmDesc &, const void *, const void *, void *, std::string &error) {
   error = "the " + name() + " device has no GEMM library";
   return false;

@@ -62,6 +62,10 @@ public:
   /// "" when the device can run `program` (beyond its runners: e.g. every
   /// kernel a Kernel step launches is in its table); else why not.
   virtual std::string check(const Program &program) const;
+  /// Called by Executor::create after check(): sets up what `program`'s
+  /// steps need on the device beyond buffers (the cpu device's f32
+  /// workspace for GEMMs of bf16/f16 operands), so no step allocates.
+  virtual bool prepare(const Program &program, std::string &error);
 
   /// `bytes` of zeroed memory. Host devices check availableMemory() first
   /// (runtime/Memory.h): too large is an error with the bytes needed and

@@ -107,13 +107,17 @@ std::optional<Executor> Executor::create(const Program &program, std::shared_ptr
       error = "program '" + program.name + "' step " + std::to_string(i) + " (" + stepKindName(k) +
               ") does not run on the " + device->name() + " device";
       if (k == StepKind::Matmul || k == StepKind::Kernel)
-        error += " (it belongs to the cpu backend, which runs in float32 only; run float64 on "
+        error += " (it belongs to the cpu backend, which runs f32, bf16 and f16; run float64 on "
                  "the reference backend)";
       return std::nullopt;
     }
   }
   if (std::string why = device->check(program); !why.empty()) {
     error = "program '" + program.name + "': " + why;
+    return std::nullopt;
+  }
+  if (!device->prepare(program, error)) {
+    error = "program '" + program.name + "': " + error;
     return std::nullopt;
   }
   Executor ex;

@@ -2,6 +2,9 @@
 #include "runtime/FloatFormats.h"
 
 #include <algorithm>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -118,6 +121,67 @@ float stochasticRoundF16(float x, uint32_t bits) {
   float draw = float(bits >> 8) * 0x1p-24f;         // exact, in [0, 1)
   float r = (lo + (draw < frac ? 1.0f : 0.0f)) * q; // exact below 2^128
   return std::copysign(r, x);
+}
+
+void widenBF16(const uint16_t *in, float *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = floatOf(uint32_t(in[i]) << 16);
+}
+
+void narrowToBF16(const float *in, uint16_t *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u = bitsOf(in[i]);
+    uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1)) >> 16;
+    bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
+    out[i] = uint16_t(nan ? ((u >> 16) & 0x8000u) | 0x7FC0u : rounded);
+  }
+}
+
+namespace {
+
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void widenF16C(const uint16_t *in, float *out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
+  for (; i < n; ++i)
+    out[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(in[i])));
+}
+
+__attribute__((target("avx,f16c"))) void narrowF16C(const float *in, uint16_t *out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i)
+    out[i] =
+        uint16_t(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(in[i]), _MM_FROUND_TO_NEAREST_INT), 0));
+}
+
+bool hasF16C() {
+  static const bool has = __builtin_cpu_supports("f16c");
+  return has;
+}
+#else
+bool hasF16C() { return false; }
+void widenF16C(const uint16_t *, float *, int64_t) {}
+void narrowF16C(const float *, uint16_t *, int64_t) {}
+#endif
+
+} // namespace
+
+void widenF16(const uint16_t *in, float *out, int64_t n) {
+  if (hasF16C())
+    return widenF16C(in, out, n);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = float(f16FromBits(in[i]));
+}
+
+void narrowToF16(const float *in, uint16_t *out, int64_t n) {
+  if (hasF16C())
+    return narrowF16C(in, out, n);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = f16Bits(double(in[i]));
 }
 
 uint16_t bf16Bits(double x) {

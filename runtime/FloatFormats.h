@@ -48,6 +48,14 @@ float stochasticRoundBF16(float x, uint32_t bits);
 /// 65504 it may reach 65536, which a half buffer holds as infinity.
 float stochasticRoundF16(float x, uint32_t bits);
 
+/// Whole buffers between f32 and the 16-bit formats (the cpu device's GEMM
+/// operands): widening is exact; narrowing rounds to nearest even as
+/// bf16Bits / f16Bits do (f16 through F16C where the CPU has it).
+void widenBF16(const uint16_t *in, float *out, int64_t n);
+void widenF16(const uint16_t *in, float *out, int64_t n);
+void narrowToBF16(const float *in, uint16_t *out, int64_t n);
+void narrowToF16(const float *in, uint16_t *out, int64_t n);
+
 uint16_t bf16Bits(double x); // rounds, then encodes
 double bf16FromBits(uint16_t bits);
 uint16_t f16Bits(double x); // rounds, then encodes

@@ -447,17 +447,19 @@ private:
     if (auto e = arity(2); !e.empty())
       return e;
     const GemmDesc &g = s.as<GemmDesc>();
-    // The element types the descriptor states are the buffers'; the CPU
-    // and CUDA libraries take f32 with f32 sums (bf16/f16 operands come
-    // with mixed precision).
+    // The element types the descriptor states are the buffers'; the sums
+    // are f32 (ir/EinOps.td), the operands one of f32, bf16, f16 (the cpu
+    // device widens narrow ones), the result any of them.
     if (g.a != in(0).dtype || g.b != in(1).dtype || g.c != out().dtype)
       return std::string("descriptor types '") + dtypeName(g.a) + "', '" + dtypeName(g.b) +
              "' -> '" + dtypeName(g.c) + "' differ from the buffers' '" + dtypeName(in(0).dtype) +
              "', '" + dtypeName(in(1).dtype) + "' -> '" + dtypeName(out().dtype) + "'";
-    if (g.a != DType::F32 || g.b != DType::F32 || g.c != DType::F32 || g.accumulate != DType::F32)
-      return std::string("operands, result and sums must be 'f32', got '") + dtypeName(g.a) +
-             "', '" + dtypeName(g.b) + "' -> '" + dtypeName(g.c) + "' summed in '" +
-             dtypeName(g.accumulate) + "'";
+    auto gemmType = [](DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; };
+    if (!gemmType(g.a) || g.b != g.a || !gemmType(g.c) || g.accumulate != DType::F32)
+      return std::string("operands must share one of 'f32', 'bf16', 'f16', the result be one "
+                         "of them and the sums 'f32', got '") +
+             dtypeName(g.a) + "', '" + dtypeName(g.b) + "' -> '" + dtypeName(g.c) +
+             "' summed in '" + dtypeName(g.accumulate) + "'";
     if (uint8_t(g.epilogue) > uint8_t(GemmEpilogue::Accumulate))
       return "unknown epilogue " + std::to_string(int(g.epilogue));
     const std::string plan = "GEMM " + std::to_string(g.batch) + " x (" + std::to_string(g.m) +
@@ -542,19 +544,19 @@ private:
     const KernelLaunch &k = s.as<KernelLaunch>();
     if (k.kernel < 0)
       return "kernel index " + std::to_string(k.kernel) + " is negative";
-    auto supported = [](DType t) { return t == DType::F32 || t == DType::I32 || t == DType::I1; };
+    auto supported = [](DType t) { return t != DType::F64; };
     for (size_t i = 0; i < s.inputs.size(); ++i)
       if (!supported(in(i).dtype))
         return "input " + std::to_string(i) + " is '" + dtypeName(in(i).dtype) +
-               "'; compiled kernels take f32, i32 and i1 buffers only";
+               "'; compiled kernels take f32, bf16, f16, i32 and i1 buffers only";
     for (size_t i = 0; i < k.extraOutputs.size(); ++i)
       if (!supported(p.buffers[k.extraOutputs[i]].dtype))
         return "extra output " + std::to_string(i) + " is '" +
                dtypeName(p.buffers[k.extraOutputs[i]].dtype) +
-               "'; compiled kernels take f32, i32 and i1 buffers only";
+               "'; compiled kernels take f32, bf16, f16, i32 and i1 buffers only";
     if (!supported(out().dtype))
       return std::string("result is '") + dtypeName(out().dtype) +
-             "'; compiled kernels take f32, i32 and i1 buffers only";
+             "'; compiled kernels take f32, bf16, f16, i32 and i1 buffers only";
     return "";
   }
 };

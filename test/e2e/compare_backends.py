@@ -7,7 +7,7 @@
   compare_backends.py steps CPU REF TOL  --step mode: every step's loss and
                                          grad_norm agree within TOL (relative)
   compare_backends.py tensors CPU.safetensors REF.safetensors TOL
-                                         every tensor (F32) agrees within TOL:
+                                         every tensor (F32, BF16, F16) agrees within TOL:
                                          max |cpu - ref| / max |ref|
   compare_backends.py identical A.safetensors B.safetensors
                                          the same tensors, bit for bit (the
@@ -56,10 +56,19 @@ def read_safetensors(path):
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        assert info["dtype"] == "F32", info["dtype"]
         begin, end = info["data_offsets"]
+        raw = data[8 + n + begin:8 + n + end]
         values = array.array("f")
-        values.frombytes(data[8 + n + begin:8 + n + end])
+        if info["dtype"] == "F32":
+            values.frombytes(raw)
+        elif info["dtype"] == "BF16":  # the high half of an f32, exactly
+            halves = array.array("H")
+            halves.frombytes(raw)
+            values.frombytes(struct.pack("<%dI" % len(halves), *[h << 16 for h in halves]))
+        elif info["dtype"] == "F16":
+            values.extend(struct.unpack("<%de" % (len(raw) // 2), raw))
+        else:
+            raise ValueError("tensor %s has dtype %s" % (name, info["dtype"]))
         tensors[name] = values
     return tensors
 

@@ -274,7 +274,7 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<2x2xf32>) -> (tensor<4xf32>, tensor<2
       << l.errors;
 }
 
-TEST(CpuLowering, NonF32IsADiagnostic) {
+TEST(CpuLowering, NarrowContractionIsAGemmOnItsTypes) {
   const char *text = R"(
 func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
   %y = ein.contract %x, %w batch [], [] contract [1], [0] : tensor<4x3xbf16>, tensor<3x5xbf16> -> tensor<4x5xf32>
@@ -284,10 +284,14 @@ func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
   auto compiled = einc::testing::parseMLIR(text);
   ASSERT_TRUE(compiled.module) << compiled.errors;
   Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("f"));
-  EXPECT_FALSE(l.cpu);
-  EXPECT_NE(l.errors.find("the CPU backend runs f32 only; use --backend reference"),
-            std::string::npos)
-      << l.errors;
+  ASSERT_TRUE(l.cpu) << l.errors;
+  const einrt::Step *mm = firstMatmul(*l.cpu);
+  ASSERT_TRUE(mm);
+  const einrt::GemmDesc &g = mm->as<einrt::GemmDesc>();
+  EXPECT_EQ(g.a, einrt::DType::BF16);
+  EXPECT_EQ(g.b, einrt::DType::BF16);
+  EXPECT_EQ(g.c, einrt::DType::F32);
+  EXPECT_EQ(g.accumulate, einrt::DType::F32);
 }
 
 std::string readExample(const std::string &name) {

@@ -185,12 +185,12 @@ TEST(CpuSteps, MatmulValidation) {
   expectError(withLoops({2, 36, 60, 40}), "not the dense stride 45");
   expectError(withLoops({2, 37, 60, 45}), "reach beyond");
   expectError(withLoops({3, 36, 60, 45}), "reach beyond");
-  // f32 only.
+  // f32, bf16, f16 only (no f64), operands of one type, f32 sums.
   ProgramBuilder pb;
   int32_t a = pb.arg(DType::F64, {3, 4}), b = pb.arg(DType::F64, {4, 5});
   pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F64, {3, 5},
                     {{1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}}));
-  expectError(pb.p, "must be 'f32'");
+  expectError(pb.p, "operands must share one of 'f32', 'bf16', 'f16'");
   // The descriptor's element types are the buffers'.
   Program mismatch = matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0});
   mismatch.steps[0].as<GemmDesc>().b = DType::BF16;
@@ -291,9 +291,10 @@ TEST(CpuSteps, KernelTable) {
 
 TEST(CpuSteps, KernelValidation) {
   ProgramBuilder pb;
-  int32_t x = pb.arg(DType::BF16, {3});
+  int32_t x = pb.arg(DType::F64, {3});
   pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {3}, {}, 0));
-  EXPECT_NE(pb.p.validate().find("compiled kernels take f32, i32 and i1"), std::string::npos);
+  EXPECT_NE(pb.p.validate().find("compiled kernels take f32, bf16, f16, i32 and i1"),
+            std::string::npos);
   ProgramBuilder neg;
   int32_t y = neg.arg(DType::F32, {3});
   neg.result(neg.step(StepKind::Kernel, {y}, DType::F32, {3}, {}, -2));
@@ -394,7 +395,7 @@ TEST(CpuSteps, ReferenceDevicesRefuseThem) {
     EXPECT_FALSE(ex);
     EXPECT_NE(error.find("step 0 (matmul) does not run on the reference"), std::string::npos)
         << error;
-    EXPECT_NE(error.find("float32 only"), std::string::npos) << error;
+    EXPECT_NE(error.find("runs f32, bf16 and f16"), std::string::npos) << error;
   }
   EXPECT_TRUE(onCpu(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), error));
 }
