@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ struct OpCost {
   int64_t bytesRead = 0;       // each operand read once (under the ByteWidth)
   int64_t bytesWritten = 0;    // each result written once
   bool isModelFlop = false;    // counted by MFU: forward/backward contractions
+  bool fp8 = false;            // a contraction of fp8 operands (ein.quantize results): bytes
+                               // read at 1 per element + scales, priced at the fp8 peak
 };
 
 /// Bytes per element of `t` under a precision policy.
@@ -59,6 +62,7 @@ struct MemoryLedger {
   int64_t savedInputs = 0;     // bytes of `input` arguments the backward reads
                                // (in `inputs`, not in `activations`)
   int64_t activationCount = 0; // distinct values counted in `activations`
+  std::map<std::string, int64_t> activationsByDtype; // `activations` by element type ("bf16")
 };
 
 /// Values a fusing backend never writes to memory (fusedValues).

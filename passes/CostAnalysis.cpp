@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Analysis.h"
+#include "passes/Fp8Contractions.h"
 
 #include "ir/EinOps.h"
 #include "ir/EinTraits.h"
@@ -87,6 +88,10 @@ std::vector<OpCost> analyzeCosts(func::FuncOp fn, const ByteWidth &width) {
         c.bytesWritten += valueBytes(t, width);
     }
     c.isModelFlop = c.kind == "contraction" && (c.phase == "forward" || c.phase == "backward");
+    if (std::optional<int64_t> fp8 = fp8ContractionBytesRead(&op)) { // passes/Fp8Contractions.h
+      c.fp8 = true;
+      c.bytesRead = *fp8;
+    }
     costs.push_back(std::move(c));
   }
   return costs;

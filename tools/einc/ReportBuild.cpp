@@ -335,6 +335,8 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
       op.dtype = dtypeName(computeType(c.op));
     else
       op.dtype = fp32Optimizer ? "f32" : "bf16";
+    if (c.fp8) // at the fp8 peak; a device without one (a100) runs it at bf16
+      op.dtype = device->matmulFlops.count("fp8") ? "fp8" : "bf16";
     ein::Roofline roof =
         ein::roofline(*device, op.dtype, op.matrixUnits, static_cast<double>(op.flops),
                       static_cast<double>(op.bytes));
