@@ -1,6 +1,7 @@
 //===- Fp8.cpp - The fp8 formats E4M3 and E5M2 ----------------------------===//
 #include "runtime/Fp8.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -20,6 +21,18 @@ double roundHalfEven(double a) {
   if (frac > 0.5 || (frac == 0.5 && std::fmod(f, 2.0) != 0.0))
     f += 1.0;
   return f;
+}
+
+/// |x| (finite, nonzero) rounded to the format's values, saturating.
+double roundMagnitude(double a, const Fp8Info &in) {
+  // The spacing of the format's values near a: 2^(e - mantissaBits), with e
+  // the exponent of a, no smaller than emin (the subnormals' spacing).
+  int e;
+  std::frexp(a, &e); // a = m * 2^e, m in [0.5, 1): the exponent is e - 1
+  e = std::max(e - 1, in.emin);
+  double quantum = std::ldexp(1.0, e - in.mantissaBits);
+  double v = roundHalfEven(a / quantum) * quantum; // exact: a / quantum < 2^(m+2)
+  return v > in.maxFinite ? in.maxFinite : v;
 }
 
 } // namespace
@@ -47,17 +60,10 @@ uint8_t fp8Encode(double x, Fp8Format f) {
                           : nanCode(sign);
   if (a == 0)
     return sign;
-  // The spacing of the format's values near a: 2^(e - mantissaBits), with e
-  // the exponent of a, no smaller than emin (the subnormals' spacing).
-  int e;
-  std::frexp(a, &e); // a = m * 2^e, m in [0.5, 1): the exponent is e - 1
-  e = std::max(e - 1, in.emin);
-  double quantum = std::ldexp(1.0, e - in.mantissaBits);
-  double v = roundHalfEven(a / quantum) * quantum; // exact: a / quantum < 2^(m+2)
-  if (v > in.maxFinite)
-    v = in.maxFinite;
+  double v = roundMagnitude(a, in);
   if (v == 0)
     return sign;
+  int e;
   // v is a value of the format: encode it.
   std::frexp(v, &e);
   e -= 1;
@@ -90,6 +96,16 @@ double fp8Decode(uint8_t code, Fp8Format f) {
                            int(exponentField) - in.bias - in.mantissaBits);
 }
 
-double fp8Round(double x, Fp8Format f) { return fp8Decode(fp8Encode(x, f), f); }
+double fp8Round(double x, Fp8Format f) {
+  // decode(encode(x)) without the codes (the quantiser's inner loop).
+  const Fp8Info &in = fp8Info(f);
+  if (std::isnan(x))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(x))
+    return in.hasInfinity ? x : std::numeric_limits<double>::quiet_NaN();
+  if (x == 0)
+    return x;
+  return std::copysign(roundMagnitude(std::fabs(x), in), x);
+}
 
 } // namespace einrt

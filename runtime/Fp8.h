@@ -46,7 +46,8 @@ bool parseFp8Format(const std::string &name, Fp8Format &f);
 uint8_t fp8Encode(double x, Fp8Format f);
 /// The value of a code (NaN for the NaN codes, +-infinity for E5M2's).
 double fp8Decode(uint8_t code, Fp8Format f);
-/// x rounded to `f`'s values: fp8Decode(fp8Encode(x, f), f).
+/// x rounded to `f`'s values: fp8Decode(fp8Encode(x, f), f), computed
+/// without the codes.
 double fp8Round(double x, Fp8Format f);
 
 } // namespace einrt

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 using namespace einrt;
@@ -132,6 +133,20 @@ TEST_P(Fp8Format_, BeyondTheLargestSaturates) {
   } else {
     EXPECT_TRUE(std::isnan(inf));
     EXPECT_TRUE(std::isnan(minusInf));
+  }
+}
+
+TEST_P(Fp8Format_, RoundIsDecodeOfEncode) {
+  // Log-uniform magnitudes from far below the smallest subnormal to far
+  // above the max, both signs.
+  const Format &fmt = GetParam();
+  std::mt19937_64 gen(7);
+  std::uniform_real_distribution<double> exponent(-30, 30);
+  for (int i = 0; i < 100000; ++i) {
+    double x = std::exp2(exponent(gen)) * (i % 2 ? -1 : 1);
+    double want = fp8Decode(fp8Encode(x, fmt.f), fmt.f);
+    ASSERT_EQ(fp8Round(x, fmt.f), want) << x;
+    ASSERT_EQ(std::signbit(fp8Round(x, fmt.f)), std::signbit(want)) << x;
   }
 }
 
