@@ -63,6 +63,8 @@ struct MemoryLedger {
                                // (in `inputs`, not in `activations`)
   int64_t activationCount = 0; // distinct values counted in `activations`
   std::map<std::string, int64_t> activationsByDtype; // `activations` by element type ("bf16")
+  int64_t paramCopies = 0; // saved casts of params (a precision policy's working copies),
+                           // not in `activations`
 };
 
 /// Values a fusing backend never writes to memory (fusedValues).

@@ -134,8 +134,22 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
       pinned.insert(root(v));
 
   for (Value v : saved) {
-    m.activations += valueBytes(v.getType(), width);
+    int64_t bytes = valueBytes(v.getType(), width);
+    // A precision policy's working copy of a param (a cast of the param
+    // argument) is counted apart: it is the param at the compute width.
+    auto copy = dyn_cast_or_null<CastOp>(v.getDefiningOp());
+    auto arg = copy ? dyn_cast<BlockArgument>(copy.getInput()) : BlockArgument();
+    if (arg && arg.getOwner() == &body &&
+        kindOf(fn.getArgAttrDict(arg.getArgNumber())) == "param") {
+      m.paramCopies += bytes;
+      continue;
+    }
+    m.activations += bytes;
     ++m.activationCount;
+    std::string dtype;
+    llvm::raw_string_ostream os(dtype);
+    os << getElementTypeOrSelf(v.getType());
+    m.activationsByDtype[os.str()] += bytes;
   }
   for (Value v : savedArgs)
     if (kindOf(fn.getArgAttrDict(cast<BlockArgument>(v).getArgNumber())) == "input")

@@ -42,7 +42,7 @@ struct TrainSettings {
                                  // evaluations and the end)
   int64_t seed = 0;
   std::optional<std::string> data; // next_token | shifted; default: inferred
-  std::string precision = "fp32";  // fp32 | bf16 | mixed
+  std::string precision = "fp32";  // fp32 | bf16-mixed | fp16-mixed | bf16 (PrecisionPolicy)
   std::string remat = "none";      // runtime/RematPolicy.h: none | full | every:K | ...
   std::string fusion = "on";       // on | off
   std::string fp8 = "none";        // none | block | tensor (passes/Fp8Contractions.h)
@@ -85,6 +85,10 @@ struct SettingInfo {
   /// "" when `word` is valid, else the problem; `choices` then lists its
   /// forms, the last one a valid word.
   std::string (*check)(const std::string &word) = nullptr;
+  /// A word setting with aliases (precision: `mixed`): the canonical word
+  /// of `word` (itself when it is no alias). An alias is accepted and the
+  /// canonical word stored.
+  std::string (*canonical)(const std::string &word) = nullptr;
 
   bool isWord() const { return choices != nullptr; }
   bool isCount() const;

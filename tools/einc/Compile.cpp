@@ -42,11 +42,10 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   if (request.backend != "cpu" && request.backend != "reference")
     return fail("unknown backend '" + request.backend + "' (cpu, reference)");
 
-  // The report's flags price another policy or optimizer: the step is built
-  // with them, so that the report describes the step that was built.
+  // The report's --optimizer prices another optimizer: the step is built
+  // with it, so that the report describes the step that was built
+  // (--precision is `--set precision=`, in `settings` already).
   einrt::TrainSettings priced = settings;
-  if (!o.precision.empty())
-    priced.precision = o.precision;
   if (!o.optimizer.empty())
     priced.optimizer = o.optimizer;
   out.settings = priced;
@@ -57,8 +56,12 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   bool step =
       report || std::any_of(request.functions.begin(), request.functions.end(), needsTrainStep);
 
-  // The pipeline, once.
+  // The pipeline, once (its first pass is the precision policy on @forward;
+  // without a step, @forward alone gets it: evaluation and sampling run
+  // the policy's forward).
   if (step && failed(buildTrainStep(module, priced)))
+    return false;
+  if (!step && failed(applyPrecision(module, priced)))
     return false;
   bool cpu = request.backend == "cpu";
   if ((cpu || report) && failed(applyFusion(module, priced)))

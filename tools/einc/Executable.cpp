@@ -89,9 +89,10 @@ bool addSampleProgram(const Options &o, ModuleOp module, const einrt::TrainSetti
   OwningOpRef<ModuleOp> one = sampleModule(o, module, context);
   if (!one)
     return false;
-  // As compileModel lowers @forward for the CPU, into the one kernel table
-  // the executable links (identical kernels share an index).
-  if (failed(applyFusion(*one, settings)))
+  // As compileModel lowers @forward for the CPU (under the precision
+  // policy), into the one kernel table the executable links (identical
+  // kernels share an index).
+  if (failed(applyPrecision(*one, settings)) || failed(applyFusion(*one, settings)))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
   if (!fn) {

@@ -210,6 +210,13 @@ void addRemat(Command &c, Options &o) {
           [&o](const std::string &v) { o.overrides.emplace_back("remat", v); });
 }
 
+void addPrecision(Command &c, Options &o) {
+  c.value("--precision", "P",
+          "precision policy: fp32, bf16-mixed (alias mixed), fp16-mixed or bf16\n"
+          "(docs/precision.md); the same as --set precision=P",
+          [&o](const std::string &v) { o.overrides.emplace_back("precision", v); });
+}
+
 void addOutput(Command &c, Options &o, const char *description) {
   c.value("-o", "FILE", description, [&o](const std::string &v) { o.output = v; });
 }
@@ -259,6 +266,7 @@ void buildEmit(Command &c, Options &o) {
             o.stage = v;
           });
   addOutput(c, o, "write to FILE instead of standard output");
+  addPrecision(c, o);
   addRemat(c, o);
   addSet(c, o);
 }
@@ -304,6 +312,7 @@ void buildRun(Command &c, Options &o) {
          "costliest steps. Forward / gradient mode: 5 more timed runs after\n"
          "the first; --step: every step after the first (or the only one)",
          o.profile);
+  addPrecision(c, o);
   addRemat(c, o);
   addSet(c, o);
 }
@@ -330,12 +339,7 @@ void buildReport(Command &c, Options &o) {
           [&o](const std::string &v) { o.device = v; });
   c.value("--device-file", "F", "read more device profiles from F (same-named ones replace)",
           [&o](const std::string &v) { o.deviceFile = v; });
-  c.value("--precision", "P",
-          "fp32 (the IR's types), mixed (bf16 compute, fp32 master weights and\n"
-          "optimizer state) or bf16 (default: the model's `precision`, else fp32)",
-          [&o](const std::string &v) {
-            o.precision = choice("precision", v, {"fp32", "mixed", "bf16"});
-          });
+  addPrecision(c, o);
   c.value("--optimizer", "O", "adamw, adam, sgd or adagrad (default: the model's, else adamw)",
           [&o](const std::string &v) {
             o.optimizer = choice("optimizer", v, {"adamw", "adam", "sgd", "adagrad"});
@@ -424,6 +428,7 @@ void buildTrain(Command &c, Options &o) {
            "steps, eval_every, eval_steps, checkpoint_every, seed, data;\n"
            "repeatable); dims and the other settings are compiled in");
   else {
+    addPrecision(c, o);
     addRemat(c, o);
     addSet(c, o);
   }
@@ -474,6 +479,7 @@ void buildCompile(Command &c, Options &o) {
           [&o](const std::string &v) { o.device = v; });
   c.value("--device-file", "F", "read more device profiles from F (same-named ones replace)",
           [&o](const std::string &v) { o.deviceFile = v; });
+  addPrecision(c, o);
   addSet(c, o);
 }
 

@@ -44,7 +44,6 @@ struct Options {
   // report
   std::string device = "h100"; // --device NAME
   std::string deviceFile;      // --device-file FILE
-  std::string precision;       // --precision fp32|mixed|bf16 ("" = the model's, else fp32)
   std::string optimizer;       // --optimizer ("" = the model's, else adamw)
   std::string format = "text"; // --format text|json|html
   int64_t gpus = 0;            // --gpus G

@@ -103,6 +103,18 @@ struct ReportRemat {
   double recomputeSeconds = 0;
 };
 
+/// The ops computing in one element type (their operands'), on that
+/// type's peaks: the roofline by dtype.
+struct ReportDtype {
+  std::string dtype; // "f32", "bf16", "f16"
+  int64_t ops = 0;
+  int64_t flops = 0;
+  int64_t matrixFlops = 0; // of contractions (on the matrix units)
+  int64_t bytes = 0;       // read + written
+  double seconds = 0;
+  double matrixPeak = 0, vectorPeak = 0; // the device's FLOP/s for this dtype
+};
+
 /// Sums over the ops of one layer ("layer.N" or "—").
 struct ReportLayer {
   std::string name;
@@ -133,7 +145,7 @@ struct Report {
   // What was reported on.
   std::string model; // the input file
   std::string device, deviceDescription, deviceSource;
-  std::string precision; // fp32 | mixed | bf16
+  std::string precision; // fp32 | bf16-mixed | fp16-mixed | bf16 (the step was built under it)
   std::string optimizer; // adamw | adam | sgd | adagrad
   bool fusion = true;    // the `fusion` setting: bytes as a fusing backend moves them
   mlir::ein::FusionSummary fusionSummary; // applyFusionToCosts (zeros when off)
@@ -162,17 +174,20 @@ struct Report {
   std::optional<double> palmPerToken; // 6N + 12 · layers · ctx · d
 
   // Memory, bytes.
-  int64_t paramBytes = 0;  // includes the fp32 master copy under mixed
-  int64_t masterBytes = 0; // the fp32 master copy (mixed only)
+  // Every byte at the IR's element types (the policy's pass ran first).
+  int64_t paramBytes = 0;  // the params' own buffers
+  int64_t masterBytes = 0; // those buffers when they are an fp32 master copy (mixed policies)
   int64_t gradBytes = 0;
   int64_t optimizerBytes = 0;
-  int64_t activationBytes = 0; // saved for backward
+  int64_t activationBytes = 0;                           // saved for backward
+  std::map<std::string, int64_t> activationBytesByDtype; // "bf16" -> bytes, ...
+  int64_t paramCopyBytes = 0; // the params' working copies the backward reads (mixed policies)
+  double bytesPerParam = 0;   // (params + grads + optimizer state) / params
   int64_t inputBytes = 0;
   int64_t savedInputBytes = 0; // inputs the backward reads (part of inputBytes)
   // The peak is the memory plan of the @train_step Program the runtime
   // runs (runtime/Arena.h): its arena of temporaries + its resident block
-  // (arguments, results, constants), at the report's widths; under mixed
-  // plus the fp32 master copy and the other half of the fp32 state.
+  // (arguments, results, constants), every buffer at its dtype's width.
   int64_t peakBytes = 0;
   int64_t arenaBytes = 0;         // the planned arena (first fit by liveness)
   int64_t residentBytes = 0;      // the resident block
@@ -195,6 +210,7 @@ struct Report {
   std::optional<ReportRematSweep> rematSweep;
 
   std::vector<ReportOp> ops;
+  std::vector<ReportDtype> dtypes; // in order of first appearance
   std::vector<ReportLayer> layers;
   std::optional<ReportCluster> cluster;
 

@@ -203,40 +203,21 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
   // compile as single kernels, and the order they run in.
   r.fusion = fusionEnabled(priced);
 
-  // Bytes per element: fp32 keeps the IR's types; mixed and bf16 store every
-  // float at 2 bytes (integers keep their width). Under mixed the optimizer's
-  // ops work on fp32 master weights and fp32 state: `wide` costs them.
-  ein::ByteWidth narrow = [](Type t) -> int64_t {
-    Type e = t;
-    if (auto shaped = dyn_cast<ShapedType>(t))
-      e = shaped.getElementType();
-    return isa<FloatType>(e) ? 2 : ein::irByteWidth(t);
-  };
-  ein::ByteWidth wide = [](Type t) -> int64_t {
-    Type e = t;
-    if (auto shaped = dyn_cast<ShapedType>(t))
-      e = shaped.getElementType();
-    return isa<FloatType>(e) ? 4 : ein::irByteWidth(t);
-  };
-  const ein::ByteWidth &width = r.precision == "fp32" ? ein::ByteWidth(ein::irByteWidth) : narrow;
-  std::vector<ein::OpCost> costs = ein::analyzeCosts(fn, width);
-  std::vector<ein::OpCost> wideCosts;
-  if (r.precision == "mixed")
-    wideCosts = ein::analyzeCosts(fn, wide);
-  if (r.fusion) {
-    r.fusionSummary = ein::applyFusionToCosts(fn, costs, width);
-    if (r.precision == "mixed")
-      ein::applyFusionToCosts(fn, wideCosts, wide);
-  }
+  // The IR's own element types: the precision policy rewrote @forward
+  // (ein-mixed-precision) before the step was built, so every byte and
+  // FLOP below is of the step that runs.
+  std::vector<ein::OpCost> costs = ein::analyzeCosts(fn);
+  if (r.fusion)
+    r.fusionSummary = ein::applyFusionToCosts(fn, costs);
   // The ledger's categories (params, grads, state, saved activations); the
   // peak below is the Program's memory plan, not this analysis's.
   ein::FusedValues fused;
   if (r.fusion)
     fused = ein::fusedValues(fn);
-  ein::MemoryLedger ledger = ein::analyzeMemory(fn, width, r.fusion ? &fused : nullptr);
+  ein::MemoryLedger ledger = ein::analyzeMemory(fn, ein::irByteWidth, r.fusion ? &fused : nullptr);
 
   // Argument counts by kind.
-  int64_t stateElements = 0, stateTensors = 0, paramTensors = 0;
+  int64_t stateTensors = 0, paramTensors = 0;
   for (BlockArgument arg : fn.getArguments()) {
     auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
     if (!kind)
@@ -245,40 +226,36 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
       r.params += elements(arg.getType());
       ++paramTensors;
     } else if (kind.getValue() == "opt_state") {
-      stateElements += elements(arg.getType());
       ++stateTensors;
     }
   }
   r.optimizerSlots = paramTensors ? stateTensors / paramTensors : 0;
 
-  // Memory.
-  if (r.precision == "mixed") {
-    r.masterBytes = 4 * r.params;
-    r.paramBytes = 2 * r.params + r.masterBytes;
-    r.gradBytes = 2 * r.params;
-    r.optimizerBytes = 4 * stateElements;
-  } else {
-    r.paramBytes = ledger.params;
-    r.gradBytes = ledger.grads;
-    r.optimizerBytes = ledger.optimizerState;
-  }
+  // Memory. Under a mixed policy the params' own f32 buffers are the
+  // master copy (their bf16/f16 working copies are forward values).
+  r.paramBytes = ledger.params;
+  const einrt::PrecisionPolicy *policy = einrt::findPrecisionPolicy(r.precision);
+  bool master = policy && *policy->narrow && !policy->narrowParams;
+  r.masterBytes = master ? ledger.params : 0;
+  r.gradBytes = ledger.grads;
+  r.optimizerBytes = ledger.optimizerState;
   r.activationBytes = ledger.activations;
+  r.activationBytesByDtype = ledger.activationsByDtype;
+  r.paramCopyBytes = ledger.paramCopies;
   r.inputBytes = ledger.inputs;
   r.savedInputBytes = ledger.savedInputs;
-  // The memory plan of the Program the runtime runs, at the policy's widths
-  // (fp32: the IR's; mixed and bf16: every float at 2 bytes). Under mixed
-  // the plan saw params and state at 2 bytes; the fp32 master copy
-  // (4/param) and the other half of the fp32 state are live throughout.
+  r.bytesPerParam =
+      r.params ? double(r.paramBytes + r.gradBytes + r.optimizerBytes) / double(r.params) : 0;
+  // The memory plan of the Program the runtime runs, each buffer at its
+  // dtype's width (bf16/f16 2 bytes, as a GPU and the narrow-storing
+  // backends hold them).
   einrt::StorageSizes sizes;
-  for (uint8_t t = 0; t < einrt::kDTypeCount; ++t) {
-    einrt::DType d = einrt::DType(t);
-    sizes.bytes[t] = einrt::isFloat(d) && r.precision != "fp32" ? 2 : einrt::dtypeSize(d);
-  }
+  for (uint8_t t = 0; t < einrt::kDTypeCount; ++t)
+    sizes.bytes[t] = einrt::dtypeSize(einrt::DType(t));
   einrt::MemoryPlan plan = einrt::planMemory(step, sizes);
-  int64_t offset = r.precision == "mixed" ? r.masterBytes + 2 * stateElements : 0;
   r.arenaBytes = plan.arenaBytes;
-  r.residentBytes = plan.residentBytes + offset;
-  r.peakBytes = plan.totalBytes() + offset;
+  r.residentBytes = plan.residentBytes;
+  r.peakBytes = plan.totalBytes();
   r.peakOpIndex = plan.peakStep;
   if (plan.peakStep >= 0)
     r.peakOp = step.steps[size_t(plan.peakStep)].note;
@@ -288,22 +265,18 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
   r.marginBytes = r.deviceMemory - static_cast<double>(r.peakBytes);
   r.fits = r.marginBytes >= 0;
 
-  // The dtype model FLOPs run at (MFU's denominator): the policy's compute
-  // type; under fp32, the type of the most model FLOPs (f32 unless the model
-  // declares bf16/f16 tensors).
+  // The dtype model FLOPs run at (MFU's denominator): the operand type of
+  // the most model FLOPs (bf16 under bf16-mixed, f32 under fp32 unless the
+  // model declares bf16/f16 tensors).
   std::map<std::string, int64_t> modelByDtype;
   for (const ein::OpCost &c : costs)
     if (c.isModelFlop)
       modelByDtype[dtypeName(computeType(c.op))] += c.flops;
-  if (r.precision == "fp32") {
-    r.computeDtype = "f32";
-    int64_t best = -1;
-    for (auto &[dtype, flops] : modelByDtype)
-      if (flops > best)
-        best = flops, r.computeDtype = dtype;
-  } else {
-    r.computeDtype = "bf16";
-  }
+  r.computeDtype = "f32";
+  int64_t best = -1;
+  for (auto &[dtype, flops] : modelByDtype)
+    if (flops > best)
+      best = flops, r.computeDtype = dtype;
   auto peakOf = [&](const std::map<std::string, double> &rates, const std::string &dtype) {
     auto it = rates.find(dtype);
     if (it == rates.end())
@@ -314,7 +287,7 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
   r.vectorPeak = peakOf(device->vectorFlops, r.computeDtype);
 
   // Every op on the roofline.
-  std::map<std::string, size_t> layerIndex;
+  std::map<std::string, size_t> layerIndex, dtypeIndex;
   for (size_t i = 0; i < costs.size(); ++i) {
     const ein::OpCost &c = costs[i];
     ReportOp op;
@@ -328,13 +301,9 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
     op.transcendentals = c.transcendentals;
     op.modelFlop = c.isModelFlop;
     op.matrixUnits = c.kind == "contraction";
-    bool fp32Optimizer = r.precision == "mixed" && c.phase == "optimizer";
-    op.bytes = fp32Optimizer ? wideCosts[i].bytesRead + wideCosts[i].bytesWritten
-                             : c.bytesRead + c.bytesWritten;
-    if (r.precision == "fp32")
-      op.dtype = dtypeName(computeType(c.op));
-    else
-      op.dtype = fp32Optimizer ? "f32" : "bf16";
+    op.bytes = c.bytesRead + c.bytesWritten;
+    // The op's operand type: a contraction runs at the matrix peak of it.
+    op.dtype = dtypeName(computeType(c.op));
     if (c.fp8) // at the fp8 peak; a device without one (a100) runs it at bf16
       op.dtype = device->matmulFlops.count("fp8") ? "fp8" : "bf16";
     ein::Roofline roof =
@@ -358,6 +327,20 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
                                 : r.modelFlops.forward) += c.flops;
     r.transcendentals += c.transcendentals;
     r.flopsByKind[c.kind] += c.flops;
+    auto [dt, added] = dtypeIndex.try_emplace(op.dtype, r.dtypes.size());
+    if (added) {
+      ReportDtype d;
+      d.dtype = op.dtype;
+      d.matrixPeak = peakOf(device->matmulFlops, op.dtype);
+      d.vectorPeak = peakOf(device->vectorFlops, op.dtype);
+      r.dtypes.push_back(d);
+    }
+    ReportDtype &d = r.dtypes[dt->second];
+    ++d.ops;
+    d.flops += op.flops;
+    d.matrixFlops += op.matrixUnits ? op.flops : 0;
+    d.bytes += op.bytes;
+    d.seconds += op.seconds;
     r.stepSeconds += op.seconds;
     if (op.computeBound)
       r.computeBoundSeconds += op.seconds;
@@ -416,9 +399,7 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
     c.seconds = rate > 0 ? c.totalFlops / rate : INFINITY;
     c.days = c.seconds / 86400;
     c.gpuHours = c.seconds / 3600 * static_cast<double>(c.gpus);
-    if (r.params > 0)
-      c.bytesPerParam =
-          static_cast<double>(r.paramBytes + r.gradBytes + r.optimizerBytes) / r.params;
+    c.bytesPerParam = r.bytesPerParam;
     if (c.bytesPerParam > 0) {
       c.maxParamsPerDevice = r.deviceMemory / c.bytesPerParam;
       c.maxParams = c.maxParamsPerDevice * static_cast<double>(c.gpus);

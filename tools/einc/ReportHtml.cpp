@@ -153,8 +153,15 @@ void roofline(const Report &r, llvm::raw_ostream &os) {
         "style=\"background:#1a73e8\"></i>forward</span>"
         "<span><i class=\"dot\" style=\"background:#e8710a\"></i>backward</span>"
         "<span><i class=\"dot\" style=\"background:#1e8e3e\"></i>optimizer</span>"
-        "<span><i class=\"dot\" style=\"background:#9334e6\"></i>recompute</span></div>"
-     << "</figcaption></figure>\n";
+        "<span><i class=\"dot\" style=\"background:#9334e6\"></i>recompute</span></div>";
+  // Each op sits under the roofs of its operands' type: the peaks by dtype.
+  os << "By dtype:";
+  for (const ReportDtype &d : r.dtypes)
+    os << " " << escape(d.dtype) << " " << d.ops << " ops, " << escape(formatFlops(double(d.flops)))
+       << ", " << escape(formatBytes(double(d.bytes))) << ", " << escape(formatSeconds(d.seconds))
+       << " (matrix " << escape(formatRate(d.matrixPeak, "FLOP")) << ", vector "
+       << escape(formatRate(d.vectorPeak, "FLOP")) << ");";
+  os << "</figcaption></figure>\n";
 }
 
 /// Live bytes at each step of the @train_step Program (the runtime's memory
@@ -206,7 +213,14 @@ void memoryChart(const Report &r, llvm::raw_ostream &os) {
   os << "</svg><figcaption>Live bytes at each step of the training step's Program: the resident "
         "block (params, optimizer state, inputs, results) and the temporaries live at it; the "
         "planned peak (arena + resident) is what the runtime allocates. Under the "
-     << escape(r.precision) << " policy. Device memory: " << escape(formatBytes(r.deviceMemory))
+     << escape(r.precision) << " policy: " << escape(fixed(r.bytesPerParam, 2))
+     << " bytes per param (params + grads + state); activations saved for the backward "
+     << escape(formatBytes(double(r.activationBytes)));
+  for (const auto &[dtype, bytes] : r.activationBytesByDtype)
+    os << ", " << escape(dtype) << " " << escape(formatBytes(double(bytes)));
+  if (r.paramCopyBytes > 0)
+    os << "; working copies of params " << escape(formatBytes(double(r.paramCopyBytes)));
+  os << ". Device memory: " << escape(formatBytes(r.deviceMemory))
      << (r.fits ? " — fits." : " — does not fit.") << "</figcaption></figure>\n";
 }
 

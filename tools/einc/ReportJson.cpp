@@ -95,6 +95,11 @@ Json memoryJson(const Report &r) {
   j["grads"] = r.gradBytes;
   j["optimizer"] = r.optimizerBytes;
   j["activations"] = r.activationBytes;
+  Json byDtype = Json::object();
+  for (const auto &[dtype, bytes] : r.activationBytesByDtype)
+    byDtype[dtype] = bytes;
+  j["activations_by_dtype"] = std::move(byDtype);
+  j["param_copies"] = r.paramCopyBytes;
   j["inputs"] = r.inputBytes;
   j["saved_inputs"] = r.savedInputBytes;
   j["peak"] = r.peakBytes;
@@ -103,14 +108,32 @@ Json memoryJson(const Report &r) {
   j["planned_backend"] = r.plannedBackend;
   j["peak_step_index"] = r.peakOpIndex;
   j["peak_step"] = r.peakOp;
-  j["bytes_per_param"] =
-      jsonNumber(r.params ? double(r.paramBytes + r.gradBytes + r.optimizerBytes) / r.params : 0);
+  j["bytes_per_param"] = jsonNumber(r.bytesPerParam);
   j["device"] = jsonNumber(r.deviceMemory);
   j["margin"] = jsonNumber(r.marginBytes);
   j["fits"] = r.fits;
   if (!r.fits && r.rematSweep && r.rematSweep->fit)
     j["fit_advice"] = fitJson(*r.rematSweep->fit);
   j["live_after"] = r.liveAfter;
+  return j;
+}
+
+Json rooflineJson(const Report &r) {
+  Json byDtype = Json::array();
+  for (const ReportDtype &d : r.dtypes) {
+    Json e;
+    e["dtype"] = d.dtype;
+    e["ops"] = d.ops;
+    e["flops"] = d.flops;
+    e["matrix_flops"] = d.matrixFlops;
+    e["bytes"] = d.bytes;
+    e["seconds"] = jsonNumber(d.seconds);
+    e["matrix_flops_per_second"] = jsonNumber(d.matrixPeak);
+    e["vector_flops_per_second"] = jsonNumber(d.vectorPeak);
+    byDtype.push_back(std::move(e));
+  }
+  Json j;
+  j["by_dtype"] = std::move(byDtype);
   return j;
 }
 
@@ -232,6 +255,7 @@ void printReportJson(const Report &r, llvm::raw_ostream &os) {
   j["napkin"] = napkinJson(r);
   j["memory"] = memoryJson(r);
   j["predicted"] = predictedJson(r);
+  j["roofline"] = rooflineJson(r);
   j["remat"] = rematJson(r);
   if (r.cluster)
     j["cluster"] = clusterJson(*r.cluster);

@@ -184,10 +184,12 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
      << formatRate(r.vectorPeak, "FLOP") << ", " << formatRate(r.bandwidth, "B") << ", "
      << formatBytes(r.deviceMemory) << "\n";
   os << "  precision  " << r.precision
-     << (r.precision == "fp32"    ? " (the IR's types: f32 4 bytes, declared bf16/f16 2)"
-         : r.precision == "mixed" ? " (bf16 compute, activations, params and grads; fp32 master "
-                                    "weights and optimizer state)"
-                                  : " (everything bf16)")
+     << (r.precision == "fp32" ? " (the IR's types as written)"
+         : r.precision == "bf16"
+             ? " (bf16 params, grads and compute; sums and the loss in f32)"
+             : std::string(" (") + (r.precision == "fp16-mixed" ? "f16" : "bf16") +
+                   " compute and activations, fp32 master params, grads and optimizer state; "
+                   "sums and the loss in f32)")
      << "\n";
   os << "  optimizer  " << r.optimizer << " (" << r.optimizerSlots << " state tensor"
      << (r.optimizerSlots == 1 ? "" : "s") << " per param)\n";
@@ -256,7 +258,13 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   m.add("params + grads + state", bytesLine(persistent) + "  = " +
                                       (r.params ? fixed(double(persistent) / r.params, 2) : "—") +
                                       " bytes/param");
-  m.add("activations saved for backward", bytesLine(r.activationBytes));
+  std::string byDtype;
+  for (const auto &[dtype, bytes] : r.activationBytesByDtype)
+    byDtype += (byDtype.empty() ? "" : ", ") + dtype + " " + formatBytes(double(bytes));
+  m.add("activations saved for backward",
+        bytesLine(r.activationBytes) + (byDtype.empty() ? "" : "  (" + byDtype + ")"));
+  if (r.paramCopyBytes > 0)
+    m.add("working copies of params", bytesLine(r.paramCopyBytes) + "  (read by the backward)");
   m.add("inputs", bytesLine(r.inputBytes) +
                       "  (read by the backward: " + formatBytes(double(r.savedInputBytes)) + ")");
   m.add("peak (planned)", bytesLine(r.peakBytes) + "  = arena " +
@@ -304,6 +312,18 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                                  fixed(r.vectorPeak / r.bandwidth, 1) + " (vector)"
                            : "—");
   p.print(os);
+
+  os << "\nRoofline by dtype (each op at the peaks of its operands' type)\n";
+  Table dt{{"dtype", "ops", "FLOPs", "matrix FLOPs", "bytes", "matrix peak", "vector peak", "time",
+            "share"},
+           {false, true, true, true, true, true, true, true, true},
+           {}};
+  for (const ReportDtype &d : r.dtypes)
+    dt.rows.push_back({d.dtype, withThousands(d.ops), formatFlops(double(d.flops)),
+                       formatFlops(double(d.matrixFlops)), formatBytes(double(d.bytes)),
+                       formatRate(d.matrixPeak, "FLOP"), formatRate(d.vectorPeak, "FLOP"),
+                       formatSeconds(d.seconds), percent(d.seconds, r.stepSeconds)});
+  dt.print(os);
 
   if (r.rematSweep && r.rematSweep->ladder) {
     const ReportRematSweep &w = *r.rematSweep;

