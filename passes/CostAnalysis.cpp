@@ -92,6 +92,10 @@ std::vector<OpCost> analyzeCosts(func::FuncOp fn, const ByteWidth &width) {
       c.fp8 = true;
       c.bytesRead = *fp8;
     }
+    if (auto fp8 = fp8QuantizeBytes(&op, width)) { // written as fp8; the identity one is a view
+      c.bytesRead = fp8->first;
+      c.bytesWritten = fp8->second;
+    }
     costs.push_back(std::move(c));
   }
   return costs;

@@ -85,6 +85,23 @@ int64_t applyFp8Contractions(func::FuncOp fn, Fp8Scaling scaling) {
   return int64_t(contracts.size());
 }
 
+namespace {
+
+/// The bytes of `q`'s result stored as fp8: one per element, plus one E8M0
+/// byte per block or one f32 per tensor.
+int64_t fp8Bytes(QuantizeOp q) {
+  auto type = q.getType();
+  int64_t elements = type.getNumElements(), block = int64_t(q.getBlock());
+  if (block == 0)
+    return elements + 4;
+  if (elements == 0)
+    return 0;
+  int64_t n = type.getDimSize(int64_t(q.getAxis()));
+  return elements + elements / n * ((n + block - 1) / block);
+}
+
+} // namespace
+
 std::optional<int64_t> fp8ContractionBytesRead(Operation *op) {
   if (!isa<ContractOp>(op))
     return std::nullopt;
@@ -93,17 +110,20 @@ std::optional<int64_t> fp8ContractionBytesRead(Operation *op) {
     auto q = v.getDefiningOp<QuantizeOp>();
     if (!q || q.getFormat() == Fp8Format::none)
       return std::nullopt;
-    auto type = q.getType();
-    int64_t elements = type.getNumElements(), block = int64_t(q.getBlock());
-    bytes += elements;
-    if (block == 0) {
-      bytes += 4;
-    } else if (elements > 0) {
-      int64_t n = type.getDimSize(int64_t(q.getAxis()));
-      bytes += elements / n * ((n + block - 1) / block);
-    }
+    bytes += fp8Bytes(q);
   }
   return bytes;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+fp8QuantizeBytes(Operation *op, const std::function<int64_t(Type)> &width) {
+  auto q = dyn_cast<QuantizeOp>(op);
+  if (!q)
+    return std::nullopt;
+  if (q.getFormat() == Fp8Format::none)
+    return std::make_pair(int64_t(0), int64_t(0));
+  auto type = q.getInput().getType();
+  return std::make_pair(type.getNumElements() * width(type.getElementType()), fp8Bytes(q));
 }
 
 namespace {

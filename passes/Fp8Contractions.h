@@ -16,9 +16,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace mlir::ein {
 
@@ -43,6 +45,15 @@ int64_t applyFp8Contractions(func::FuncOp fn, Fp8Scaling scaling);
 /// f32 per tensor); std::nullopt for any other op. The report prices such a
 /// contraction at the device's fp8 peak (docs/report.md).
 std::optional<int64_t> fp8ContractionBytesRead(Operation *op);
+
+/// What an fp8 implementation moves for `op` when it is an ein.quantize
+/// (bytes read, bytes written): with a format, its input at `width` in and
+/// the fp8 values (1 byte per element) and the scales out, the operand the
+/// fp8 contraction reads; with format none, the identity forward that
+/// carries the E5M2 gradient rule, nothing (a view, as a reshape).
+/// std::nullopt for any other op.
+std::optional<std::pair<int64_t, int64_t>>
+fp8QuantizeBytes(Operation *op, const std::function<int64_t(Type)> &width);
 
 /// `ein-fp8-contractions`: applyFp8Contractions on @forward (option
 /// `scaling`: block | tensor | none; `func`: the function).

@@ -8,6 +8,9 @@ Usage: check_fp8.py MODE REPORT.json M K N
   per block of 32 along K, or 4 bytes per tensor) and writes its bf16
   result, and is compute bound at the datasheet's dense fp8 peak, 1979
   TFLOP/s, twice the bf16 peak (989.5).
+  The quantisers write what the contraction reads: an ein.quantize with a
+  format reads its bf16 input and writes 1 byte per element plus the scales;
+  the identity one before the E5M2 gradient moves nothing.
   MODE a100: the same model on a100, which has no fp8 units: bf16's peak,
   312 TFLOP/s.
 Expected values come from the dims and the datasheets, not from a run.
@@ -62,6 +65,19 @@ def main():
     if mode != "a100":
         close(o["seconds"] * H100_FP8 / H100_BF16, flops / H100_BF16,
               "the same at bf16 takes twice as long")
+    def fp8_bytes(rows, cols, axis_len):  # elements + scales along a dim of axis_len
+        if mode == "tensor":
+            return rows * cols + 4
+        return rows * cols + rows * cols // axis_len * (axis_len // 32)
+    quantizers = [q for q in r["ops"] if q["name"] == "ein.quantize"]
+    expected = sorted([2 * m * k + fp8_bytes(m, k, k),   # a (bf16), blocks along k
+                       2 * k * n + fp8_bytes(k, n, k),   # b, blocks along k
+                       0,                                # the identity forward of the E5M2 rule
+                       2 * m * n + fp8_bytes(m, n, n)])  # the E5M2 gradient, along n
+    got = sorted(q["bytes"] for q in quantizers)
+    if got != expected:
+        fail("quantiser bytes %r, expected %r" % (got, expected))
+    print("ok quantiser bytes: fp8 values and scales written, the identity one a view")
     print("PASS fp8 " + mode)
 
 
