@@ -1,6 +1,7 @@
 //===- Stages.cpp - The compilation stages einc runs after the front end --===//
 #include "Stages.h"
 
+#include "passes/Fp8Contractions.h"
 #include "passes/Passes.h"
 #include "runtime/RematPolicy.h"
 
@@ -29,12 +30,16 @@ LogicalResult buildGrad(ModuleOp module, PassManagerHook hook) {
 
 LogicalResult applyPrecision(ModuleOp module, const einrt::TrainSettings &settings,
                              PassManagerHook hook) {
-  if (settings.precision == "fp32")
+  if (settings.precision == "fp32" && settings.fp8 == "none")
     return success();
-  ein::EinMixedPrecisionOptions options;
-  options.policy = settings.precision;
   PassManager pm(module.getContext());
-  pm.addPass(ein::createEinMixedPrecision(options));
+  if (settings.precision != "fp32") {
+    ein::EinMixedPrecisionOptions options;
+    options.policy = settings.precision;
+    pm.addPass(ein::createEinMixedPrecision(options));
+  }
+  if (settings.fp8 != "none") // as buildTrainStep's pipeline, after the policy
+    pm.addPass(ein::createEinFp8Contractions(settings.fp8));
   return runWith(pm, module, hook);
 }
 

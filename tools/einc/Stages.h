@@ -34,7 +34,9 @@ using PassManagerHook = llvm::function_ref<void(mlir::PassManager &)>;
 /// Adds @grad to the module.
 mlir::LogicalResult buildGrad(mlir::ModuleOp module, PassManagerHook hook = nullptr);
 /// The `precision` setting: ein-mixed-precision on @forward (nothing for
-/// fp32, or for a @forward it already rewrote). buildTrainStep runs it first.
+/// fp32, or for a @forward it already rewrote), then the `fp8` setting's
+/// ein-fp8-contractions (nothing for none; a contraction already quantised
+/// is left alone). buildTrainStep runs both first.
 mlir::LogicalResult applyPrecision(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                    PassManagerHook hook = nullptr);
 /// Adds @grad and @train_step to the module (after the precision policy).
