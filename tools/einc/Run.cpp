@@ -397,6 +397,10 @@ int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp mo
   backend.settings = &settings;
   if (backend.cpu && !backend.kernels)
     return fail("cannot start the CPU backend's kernel compiler");
+  // Every mode runs the precision policy's forward (the step's pipeline
+  // finds it applied).
+  if (failed(applyPrecision(module, settings)))
+    return 1;
   if (o.mode == "forward")
     return runForward(o, module, precision, backend);
   if (o.mode == "step")

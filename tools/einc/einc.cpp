@@ -123,7 +123,8 @@ int run(const Options &o) {
                ? 0
                : 1;
   }
-  if (o.stage == "grad" && failed(buildGrad(*module)))
+  if (o.stage == "grad" &&
+      (failed(applyPrecision(*module, fe.settings)) || failed(buildGrad(*module))))
     return 1;
   if ((o.stage == "step" || o.stage == "fused") && failed(buildTrainStep(*module, fe.settings)))
     return 1;
