@@ -10,7 +10,9 @@
 //     give an N result (f32 accumulation inside), elementwise ops and data
 //     movement in N;
 //   - a `sum` reduction takes an f32 input (a cast in front) and gives an
-//     f32 result, rounded back to N only for the readers that compute in N;
+//     f32 result; ops that read only such statistics and constants stay
+//     f32 (a variance's `+ eps` and `rsqrt`: rsqrt's gradient y^3 overflows
+//     f16), and a statistic is cast to N once, where it meets N values;
 //   - the loss path (the loss and every op between it and the last
 //     accumulating op before it: a sum reduction or a contraction) computes
 //     in f32;
@@ -142,14 +144,48 @@ private:
     }
     if (isSum(op))
       type = f32_; // accumulate in f32
+    else if (type == narrow_ && continuesStatistic(op))
+      type = f32_;
     Type operandType = isa<ContractOp>(op) ? narrow_ : type;
     for (OpOperand &operand : op->getOpOperands())
       if (isFloatTensor(operand.get().getType()) &&
           elementOf(operand.get().getType()) != operandType)
         operand.set(castOf(operand.get(), operandType));
     for (OpResult result : op->getResults())
-      if (isFloatTensor(result.getType()))
+      if (isFloatTensor(result.getType())) {
         result.setType(withElement(result.getType(), type));
+        if (type == f32_ && !isa<ContractOp>(op))
+          statistics_.insert(result);
+      }
+  }
+
+  /// A constant, or a broadcast of one.
+  static bool isConstant(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (auto b = dyn_cast_or_null<BroadcastOp>(def))
+      def = b.getInput().getDefiningOp();
+    return isa_and_nonnull<ConstantOp>(def);
+  }
+
+  /// Whether `op` continues a sum's statistic in f32 (a norm's variance,
+  /// `+ eps`, `rsqrt`): every float operand is a statistic (a sum's result,
+  /// or an op on statistics) or a constant, and one is a statistic. Its
+  /// gradient is then f32 too: rsqrt's slope y^3 overflows f16 for a
+  /// variance below 2.5e-4. A broadcast ends it: the statistic meets the
+  /// full-size narrow values there and is rounded before it is broadcast.
+  bool continuesStatistic(Operation *op) {
+    if (isa<BroadcastOp>(op))
+      return false;
+    bool any = false;
+    for (Value v : op->getOperands()) {
+      if (!isFloatTensor(v.getType()))
+        continue;
+      if (statistics_.contains(v))
+        any = true;
+      else if (!isConstant(v))
+        return false;
+    }
+    return any;
   }
 
   /// `v` as a tensor of `element`: one cast (a converted constant for a
@@ -170,7 +206,12 @@ private:
       b_.setInsertionPointAfter(lastArgCast_);
     Type type = withElement(v.getType(), element);
     Operation *made = nullptr;
-    if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
+    if (auto broadcast = dyn_cast_or_null<BroadcastOp>(def); broadcast && isConstant(v)) {
+      // A broadcast constant: broadcast the converted constant.
+      Value input = castOf(broadcast.getInput(), element);
+      made = b_.create<BroadcastOp>(def->getLoc(), type, input, broadcast.getDimensionsAttr(),
+                                    broadcast.getAxesAttr());
+    } else if (auto constant = dyn_cast_or_null<ConstantOp>(def)) {
       auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
       if (dense && isa<FloatType>(element) && isa<FloatType>(dense.getElementType())) {
         auto to = cast<FloatType>(element);
@@ -200,6 +241,7 @@ private:
   OpBuilder b_;
   Type narrow_, f32_;
   llvm::DenseMap<Value, Type> original_; // every value's type before the rewrite
+  llvm::DenseSet<Value> statistics_;     // f32 values computed from sums (and the sums)
   llvm::DenseMap<std::pair<Value, Type>, Value> casts_;
   llvm::SetVector<Operation *> created_;
   Operation *lastArgCast_ = nullptr;

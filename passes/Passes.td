@@ -15,7 +15,9 @@ def EinMixedPrecision : Pass<"ein-mixed-precision", "mlir::ModuleOp"> {
     working copy; contractions take narrow operands and give a narrow result
     (f32 accumulation inside); elementwise ops and data movement compute in
     the narrow type; every `sum` reduction takes an f32 input and gives an
-    f32 result, rounded back to the narrow type for narrow readers; the loss
+    f32 result; the ops reading only such statistics and constants stay f32
+    (a variance's `+ eps` and `rsqrt`), and a statistic is rounded to the
+    narrow type where it meets narrow values (before a broadcast); the loss
     path (the loss and every op after the last sum or contraction before it)
     stays f32; results other than the loss are cast back to their declared
     types. `bf16`: the same, with the params themselves bf16 (no master

@@ -68,14 +68,15 @@ func.func @other(%a: tensor<3xf32>) -> tensor<3xf32> {
 // F16M: ein.contract {{.*}} : tensor<2x4xf16>, tensor<4x3xf16> -> tensor<2x3xf16>
 // Elementwise in the narrow type; max is exact in it.
 // BF16M: %[[E:.*]] = ein.exp %[[V]] {{.*}} : tensor<2x4xbf16>
-// The sum reduction takes an f32 input (its cast right after the value),
-// gives f32, rounded back to bf16 for the log.
+// The sum reduction takes an f32 input (its cast right after the value)
+// and gives f32; the statistic stays f32 through the ops that read only it
+// and constants (the log), and is rounded to bf16 where it meets bf16 values.
 // BF16M-NEXT: %[[E32:.*]] = ein.cast %[[E]] {{.*}} : tensor<2x4xbf16> -> tensor<2x4xf32>
-// BF16M: ein.reduce max %[[V]] {{.*}} : tensor<2x4xbf16> -> tensor<2xbf16>
+// BF16M: %[[M:.*]] = ein.reduce max %[[V]] {{.*}} : tensor<2x4xbf16> -> tensor<2xbf16>
 // BF16M: %[[S:.*]] = ein.reduce sum %[[E32]] {{.*}} : tensor<2x4xf32> -> tensor<2xf32>
-// BF16M-NEXT: %[[S16:.*]] = ein.cast %[[S]] {{.*}} : tensor<2xf32> -> tensor<2xbf16>
-// BF16M: ein.log %[[S16]] {{.*}} : tensor<2xbf16>
-// BF16M: %[[D:.*]] = ein.add {{.*}} : tensor<2xbf16>
+// BF16M-NEXT: %[[L:.*]] = ein.log %[[S]] {{.*}} : tensor<2xf32>
+// BF16M-NEXT: %[[L16:.*]] = ein.cast %[[L]] {{.*}} : tensor<2xf32> -> tensor<2xbf16>
+// BF16M-NEXT: %[[D:.*]] = ein.add %[[L16]], %[[M]] {{.*}} : tensor<2xbf16>
 // The loss path (the last reduction, the mean) in f32.
 // BF16M-NEXT: %[[D32:.*]] = ein.cast %[[D]] {{.*}} : tensor<2xbf16> -> tensor<2xf32>
 // BF16M-NEXT: %[[T:.*]] = ein.reduce sum %[[D32]] {{.*}} : tensor<2xf32> -> tensor<f32>
