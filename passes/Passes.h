@@ -39,8 +39,7 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
       llvm::cl::desc("a bf16/f16 param's f32 update stored: stochastic | nearest"),
       llvm::cl::init("stochastic")};
   // Loss scaling (ein-autodiff loss-scale, ein-train-step, ein-accumulate-grad).
-  Option<std::string> lossScaling{*this, "loss-scaling",
-                                  llvm::cl::desc("none | dynamic | static"),
+  Option<std::string> lossScaling{*this, "loss-scaling", llvm::cl::desc("none | dynamic | static"),
                                   llvm::cl::init("none")};
   Option<double> lossScaleInit{*this, "loss-scale-init", llvm::cl::desc("the initial loss scale"),
                                llvm::cl::init(65536.0)};

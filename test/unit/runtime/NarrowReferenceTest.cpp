@@ -108,7 +108,7 @@ TEST(NarrowReference, ContractionSumsInF32AndRoundsOnce) {
   auto r = runReference(pb, {{256, 1, 1}, {1, 1, 1.0078125}});
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[1][0], 258.0078125); // exact in f32
-  EXPECT_EQ(r[0][0], 258.0);        // one rounding to bf16
+  EXPECT_EQ(r[0][0], 258.0);       // one rounding to bf16
 }
 
 /// ein.stochastic_round of `x` (count values) under `seed`, as `dtype`.
