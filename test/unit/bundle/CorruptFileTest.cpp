@@ -136,23 +136,25 @@ TEST(CorruptFile, TruncationsUnderAValidChecksumAreErrors) {
 }
 
 TEST(CorruptFile, AnotherFormatVersionNamesTheWriter) {
-  for (uint32_t version : {0u, 2u, 0xFFFFFFFFu}) {
+  const std::string reads = std::to_string(kProgramFormatVersion);
+  for (uint32_t version : {0u, kProgramFormatVersion - 1, kProgramFormatVersion + 1, 0xFFFFFFFFu}) {
     std::vector<uint8_t> file = smallFile();
     for (int i = 0; i < 4; ++i)
       file[8 + i] = uint8_t(version >> (8 * i));
     fixChecksum(file);
     EXPECT_EQ(errorOf(file), "'" + kName + "' was written by einc 0.1.0 (test) (program format " +
-                                 std::to_string(version) +
-                                 "); this einc reads format 1: recompile the model");
+                                 std::to_string(version) + "); this einc reads format " + reads +
+                                 ": recompile the model");
   }
   // Whatever its layout, a file of another version is not parsed further.
   FileParts parts = splitFile(smallFile());
-  parts.version = 2;
+  parts.version = kProgramFormatVersion + 1;
   parts.writer = "einc 9.0\x01";
   parts.header = "not JSON at all";
-  EXPECT_EQ(errorOf(joinFile(parts)), "'" + kName +
-                                          "' was written by einc 9.0? (program format 2); this "
-                                          "einc reads format 1: recompile the model");
+  EXPECT_EQ(errorOf(joinFile(parts)), "'" + kName + "' was written by einc 9.0? (program format " +
+                                          std::to_string(kProgramFormatVersion + 1) +
+                                          "); this einc reads format " + reads +
+                                          ": recompile the model");
 }
 
 TEST(CorruptFile, OtherFilesAreNotProgramFiles) {
