@@ -18,6 +18,7 @@
 #include "runtime/Executor.h"
 #include "runtime/GradCheck.h"
 #include "runtime/Init.h"
+#include "runtime/LossScaleState.h"
 #include "runtime/Safetensors.h"
 #include "runtime/StepProfile.h"
 
@@ -344,13 +345,25 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
   }
   if (stepArg < 0 || lrArg < 0)
     return fail("@train_step lacks its step or lr argument");
+  // Loss scaling (fp16-mixed): a step whose gradients overflowed is skipped
+  // inside the program; it is reported as such, and the optimizer's step
+  // count does not advance (as the trainer does).
+  int64_t scaleResult = -1, skippedResult = -1;
+  for (size_t r = 2; r < p.results.size(); ++r) {
+    if (p.resultNames[r] == einrt::kLossScaleName)
+      scaleResult = int64_t(r);
+    if (p.resultNames[r] == einrt::kSkippedStepsName)
+      skippedResult = int64_t(r);
+  }
+  double skippedBefore = 0;
   double lr = backend.settings->lr;
   llvm::outs() << "training " << o.steps << " step" << (o.steps == 1 ? "" : "s")
                << " on one batch (" << backend.name() << ", lr " << einrt::formatShortest(lr)
                << ")\n";
   auto start = std::chrono::steady_clock::now();
+  double t = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
-    double t = static_cast<double>(step);
+    t += 1;
     if (!ex->setArgument(stepArg, &t, 1, error) || !ex->setArgument(lrArg, &lr, 1, error))
       return fail(error);
     // --profile: every step after the first, which warms caches and pages.
@@ -361,8 +374,22 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     if (!ex->readScalar(0, loss, error) || !ex->readScalar(1, gradNorm, error))
       return fail(error);
     llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss) << "  grad_norm "
-                 << llvm::format("%.6g", gradNorm) << "\n";
-    if (!std::isfinite(loss) || !std::isfinite(gradNorm))
+                 << llvm::format("%.6g", gradNorm);
+    bool skipped = false;
+    if (skippedResult >= 0) {
+      double skippedNow, scale;
+      if (!ex->readScalar(size_t(skippedResult), skippedNow, error) ||
+          !ex->readScalar(size_t(scaleResult), scale, error))
+        return fail(error);
+      skipped = skippedNow > skippedBefore;
+      skippedBefore = skippedNow;
+      llvm::outs() << "  loss_scale " << einrt::formatShortest(scale)
+                   << (skipped ? "  (skipped: a gradient is not finite)" : "");
+    }
+    llvm::outs() << "\n";
+    if (skipped)
+      t -= 1;
+    if (!std::isfinite(loss) || (!skipped && !std::isfinite(gradNorm)))
       return fail("step " + llvm::Twine(step) + ": the loss or gradient norm is not finite");
     for (auto [r, a] : feedback) {
       if (!ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r]), error))
