@@ -1,8 +1,14 @@
 //===- Trainer.cpp - The training loop ------------------------------------===//
+//
+// Building the argument plumbing between the Programs (create), one step,
+// evaluation and the loop. Checkpoints: TrainerCheckpoint.cpp.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/Trainer.h"
 #include "runtime/Init.h"
 #include "runtime/LossScaleState.h"
 #include "runtime/Memory.h"
+#include "runtime/TrainerImpl.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,14 +22,10 @@
 
 namespace einrt {
 
-namespace {
+using trainer_detail::shapeText;
+using trainer_detail::syncParamsToGrad;
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+namespace {
 
 std::string num(double v) {
   char buf[40];
@@ -80,45 +82,6 @@ int64_t findResult(const Program &p, const std::string &name, size_t from) {
 bool sameType(const Buffer &a, const Buffer &b) { return a.dtype == b.dtype && a.shape == b.shape; }
 
 } // namespace
-
-/// The argument plumbing between the Programs.
-struct Trainer::Impl {
-  /// A param or optimizer-state tensor, held in the holder's argument.
-  struct Slot {
-    std::string name;
-    bool opt = false;
-    bool scaler = false;       // the loss scaler's state (runtime/LossScaleState.h)
-    size_t holderArg = 0;      // argument index in the holder (train_step/apply)
-    size_t result = 0;         // the holder's result with the new value
-    int64_t accArg = -1;       // params: argument index in @accumulate_grad
-    int64_t sumArg = -1;       // params: its gradient's accumulator there
-    int64_t sumResult = -1;    // params: the accumulator's next value
-    int64_t applyGradArg = -1; // params: @apply_update's gradient argument
-    int64_t forwardArg = -1;   // params: argument index in @forward
-  };
-  Executor *holder = nullptr;
-  std::vector<Slot> slots; // params (argument order), then opt state
-  size_t paramCount = 0;
-  size_t stepArg = 0, lrArg = 0;
-  size_t lossResult = 0; // in the executor producing the loss
-  /// @accumulate_grad: (result, argument) of each accumulator, the loss's
-  /// first; the loss accumulator's argument.
-  std::vector<std::pair<size_t, size_t>> accumulators;
-  size_t lossSumArg = 0;
-  size_t gradNormResult = 0; // in the holder
-  /// Loss scaling: the slots of loss_scale, good_steps, skipped_steps (-1:
-  /// none), and @accumulate_grad's loss_scale argument (-1: none).
-  int64_t scalerSlots[3] = {-1, -1, -1};
-  int64_t accScaleArg = -1;
-  std::optional<WindowLayout> trainLayout, evalLayout;
-  MetricsLog log;
-  std::unique_ptr<Progress> progress;
-
-  Slot *param(size_t k) { return &slots[k]; }
-  bool scaling() const { return scalerSlots[0] >= 0; }
-  /// The holder's buffer of a slot.
-  size_t holderBuf(const Slot &s) const { return size_t(holder->program().arguments[s.holderArg]); }
-};
 
 Trainer::~Trainer() = default;
 
@@ -350,132 +313,6 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
 int64_t Trainer::tokensPerStep() const {
   return impl->trainLayout->targetsPerBatch() * cfg.accumulate;
 }
-
-bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) const {
-  out.clear();
-  for (const Impl::Slot &s : impl->slots) {
-    TensorData t;
-    if (!impl->holder->exportBuffer(impl->holderBuf(s), t, error))
-      return false;
-    t.name = s.name;
-    out.push_back(std::move(t));
-  }
-  return true;
-}
-
-namespace {
-std::string configHash(const TrainConfig &c, const Program &holder, const WindowLayout &layout) {
-  std::string text =
-      "seed=" + std::to_string(c.seed) + ";accumulate=" + std::to_string(c.accumulate) +
-      ";mapping=" + windowMappingName(c.mapping) + ";batch=" + std::to_string(layout.batch) +
-      ";context=" + std::to_string(layout.context) + ";schedule=" + c.schedule.describeShape() +
-      ";args=";
-  for (int32_t a : holder.arguments) {
-    const Buffer &b = holder.buffers[size_t(a)];
-    text += b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";
-  }
-  return hashText(text + ";" + c.configText);
-}
-} // namespace
-
-bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
-  CheckpointInfo info;
-  info.step = curStep;
-  info.optimizerStep = optStep;
-  info.sampler = trainSampler->saveState();
-  info.schedule = cfg.schedule.describe();
-  info.configHash = configHash(cfg, impl->holder->program(), *impl->trainLayout);
-  info.valLoss = lastVal;
-  info.bestValLoss = bestVal;
-  std::vector<TensorData> tensors;
-  return stateTensors(tensors, error) && writeCheckpoint(path, tensors, info, error);
-}
-
-namespace {
-bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error);
-}
-
-bool Trainer::resumeFrom(const std::string &path, std::string &error) {
-  auto ck = readCheckpoint(path, error);
-  if (!ck)
-    return false;
-  Impl &I = *impl;
-  std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout);
-  if (!ck->info.configHash.empty() && ck->info.configHash != hash && !cfg.allowConfigChange) {
-    error = "checkpoint '" + path + "' was written with other training settings (config hash " +
-            ck->info.configHash + ", now " + hash +
-            "; seed, batch, accumulation, schedule, optimizer or model "
-            "changed): a resume would not continue the same run";
-    return false;
-  }
-  // Params first; then optimizer state (all or nothing).
-  // The loss scaler's state is not the optimizer's: reset_optimizer keeps
-  // it, and a checkpoint without it (loss scaling newly on) starts it fresh.
-  std::vector<std::string> missingOpt;
-  for (const Impl::Slot &s : I.slots) {
-    if ((s.opt && !s.scaler && cfg.resetOptimizer) || s.scaler)
-      continue;
-    const TensorData *t = ck->find(s.name);
-    if (!t) {
-      if (s.opt) {
-        missingOpt.push_back(s.name);
-        continue;
-      }
-      error = "checkpoint '" + path + "' has no param '" + s.name + "'";
-      return false;
-    }
-  }
-  if (!missingOpt.empty()) {
-    error = "checkpoint '" + path + "' has no optimizer state ('" + missingOpt.front() + "'" +
-            (missingOpt.size() > 1 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
-                                   : std::string()) +
-            "); resuming without it restarts the optimizer from zero "
-            "moments: ask for that with reset_optimizer (--reset-optimizer)";
-    return false;
-  }
-  const Program &hp = I.holder->program();
-  for (const Impl::Slot &s : I.slots) {
-    size_t buf = size_t(hp.arguments[s.holderArg]);
-    if ((s.opt && !s.scaler && cfg.resetOptimizer) || (s.scaler && !ck->find(s.name))) {
-      if (!I.holder->zeroBuffer(buf, error))
-        return false;
-      continue;
-    }
-    if (!I.holder->importBuffer(buf, *ck->find(s.name), error)) {
-      error = "checkpoint '" + path + "', tensor '" + s.name + "': " + error;
-      return false;
-    }
-  }
-  if (!trainSampler->restoreState(ck->info.sampler, error)) {
-    error = "checkpoint '" + path + "': " + error;
-    return false;
-  }
-  curStep = ck->info.step;
-  optStep = cfg.resetOptimizer ? 0 : ck->info.optimizerStep;
-  lastVal = ck->info.valLoss;
-  bestVal = ck->info.bestValLoss;
-  return syncParamsToGrad(I, progs.accumulate, error);
-}
-
-namespace {
-bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
-  if (!grad || I.holder == grad)
-    return true;
-  if (I.accScaleArg >= 0 &&
-      !grad->copyFrom(size_t(grad->program().arguments[size_t(I.accScaleArg)]), *I.holder,
-                      I.holderBuf(I.slots[size_t(I.scalerSlots[0])]), error))
-    return false;
-  for (size_t k = 0; k < I.paramCount; ++k) {
-    const Trainer::Impl::Slot &s = I.slots[k];
-    if (s.accArg < 0)
-      continue;
-    if (!grad->copyFrom(size_t(grad->program().arguments[size_t(s.accArg)]), *I.holder,
-                        I.holderBuf(s), error))
-      return false;
-  }
-  return true;
-}
-} // namespace
 
 bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   Impl &I = *impl;

@@ -1,0 +1,69 @@
+//===- TrainerImpl.h - The trainer's argument plumbing (private) -*- C++ -*-===//
+//
+// Trainer::Impl, shared by Trainer.cpp (building it, the step, the loop) and
+// TrainerCheckpoint.cpp (saving and resuming). Not installed; only those two
+// files include it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_TRAINERIMPL_H
+#define EINC_RUNTIME_TRAINERIMPL_H
+
+#include "runtime/Trainer.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace einrt {
+
+/// The argument plumbing between the Programs.
+struct Trainer::Impl {
+  /// A param or optimizer-state tensor, held in the holder's argument.
+  struct Slot {
+    std::string name;
+    bool opt = false;
+    bool scaler = false;       // the loss scaler's state (runtime/LossScaleState.h)
+    size_t holderArg = 0;      // argument index in the holder (train_step/apply)
+    size_t result = 0;         // the holder's result with the new value
+    int64_t accArg = -1;       // params: argument index in @accumulate_grad
+    int64_t sumArg = -1;       // params: its gradient's accumulator there
+    int64_t sumResult = -1;    // params: the accumulator's next value
+    int64_t applyGradArg = -1; // params: @apply_update's gradient argument
+    int64_t forwardArg = -1;   // params: argument index in @forward
+  };
+  Executor *holder = nullptr;
+  std::vector<Slot> slots; // params (argument order), then opt state
+  size_t paramCount = 0;
+  size_t stepArg = 0, lrArg = 0;
+  size_t lossResult = 0; // in the executor producing the loss
+  /// @accumulate_grad: (result, argument) of each accumulator, the loss's
+  /// first; the loss accumulator's argument.
+  std::vector<std::pair<size_t, size_t>> accumulators;
+  size_t lossSumArg = 0;
+  size_t gradNormResult = 0; // in the holder
+  /// Loss scaling: the slots of loss_scale, good_steps, skipped_steps (-1:
+  /// none), and @accumulate_grad's loss_scale argument (-1: none).
+  int64_t scalerSlots[3] = {-1, -1, -1};
+  int64_t accScaleArg = -1;
+  std::optional<WindowLayout> trainLayout, evalLayout;
+  MetricsLog log;
+  std::unique_ptr<Progress> progress;
+
+  Slot *param(size_t k) { return &slots[k]; }
+  bool scaling() const { return scalerSlots[0] >= 0; }
+  /// The holder's buffer of a slot.
+  size_t holderBuf(const Slot &s) const { return size_t(holder->program().arguments[s.holderArg]); }
+};
+
+namespace trainer_detail {
+/// "[2, 3]".
+std::string shapeText(const std::vector<int64_t> &shape);
+/// Copies the holder's params (and the loss scale) into @accumulate_grad's
+/// arguments; a no-op when the holder computes the gradient itself.
+bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error);
+} // namespace trainer_detail
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_TRAINERIMPL_H
