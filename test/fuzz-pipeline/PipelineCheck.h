@@ -39,6 +39,7 @@ struct CheckStats {
   int64_t tensorsCompared = 0;
   int oneStepOnly = 0;         // adaptive-optimizer runs compared for one step (see checkSteps)
   int rematRuns = 0;           // @train_step rebuilt under a remat policy (checkRemat)
+  int precisionRuns = 0;       // @train_step under a narrow policy, fused and not
   int64_t kernelsCompiled = 0; // CPU kernels JIT-compiled (not from the process cache)
   double compileSeconds = 0;   // and the time that took
 };

@@ -199,6 +199,7 @@ int main(int argc, char **argv) {
     total.tensorsCompared += r.stats.tensorsCompared;
     total.oneStepOnly += r.stats.oneStepOnly;
     total.rematRuns += r.stats.rematRuns;
+    total.precisionRuns += r.stats.precisionRuns;
     total.kernelsCompiled += r.stats.kernelsCompiled;
     total.compileSeconds += r.stats.compileSeconds;
     if (a.verbose)
@@ -231,9 +232,9 @@ int main(int argc, char **argv) {
             << " gradient entries checked (" << total.kinkSkips << " checks skipped at kinks), "
             << total.tensorsCompared << " tensors compared (" << total.oneStepOnly
             << " adaptive-optimizer runs held to one step), " << total.rematRuns
-            << " remat policies checked; " << failures << " failures (" << rejected
-            << " front-end rejections, " << nonFinite << " non-finite references) in " << seconds
-            << " s (" << total.kernelsCompiled << " CPU kernels compiled in "
-            << int(total.compileSeconds) << " s)\n";
+            << " remat policies and " << total.precisionRuns << " precision policies checked; "
+            << failures << " failures (" << rejected << " front-end rejections, " << nonFinite
+            << " non-finite references) in " << seconds << " s (" << total.kernelsCompiled
+            << " CPU kernels compiled in " << int(total.compileSeconds) << " s)\n";
   return failures ? 1 : 0;
 }

@@ -170,8 +170,11 @@ TEST(PipelineCheck, IssueReproducersPass) {
     ASSERT_FALSE(text.str().empty()) << name;
     CheckResult r = checkProgram(text.str(), {});
     EXPECT_TRUE(r.ok) << name << ": " << r.combination << "\n" << r.what;
-    EXPECT_EQ(r.stats.combinations, 7) << name; // six, and @train_step under a remat policy
+    // Six, @train_step under a remat policy, and under a precision policy
+    // fused and not.
+    EXPECT_EQ(r.stats.combinations, 9) << name;
     EXPECT_EQ(r.stats.rematRuns, 1) << name;
+    EXPECT_EQ(r.stats.precisionRuns, 1) << name;
     EXPECT_GT(r.stats.gradEntries, 0) << name;
   }
 }
