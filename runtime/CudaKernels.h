@@ -1,0 +1,105 @@
+//===- CudaKernels.h - Rendered CUDA kernels as the runtime sees them -*- C++ -*-===//
+//
+// The contract between the CUDA renderer (codegen/CudaRenderer.h, which
+// turns the CPU backend's kernel descriptions into CUDA C++) and the `cuda`
+// device (runtime/CudaDevice.h), which launches them. No MLIR, no CUDA
+// headers: plain data that the program file can carry.
+//
+// A Program lowered for the CPU backend (codegen/CpuLowering.h) is also the
+// Program the cuda device runs: its Kernel steps index a kernel table, and
+// on the cuda device that table is a CudaKernelBundle's `kernels`. Kernel i
+// is the `extern "C" __global__` function `kernels[i].entry` of the bundle's
+// one module (every kernel of a Program in one translation unit). Its
+// parameters are one pointer per buffer of the step, in the step's order:
+// the inputs, the output, then the launch's extra outputs
+// (runtime/StepPayloads.h's KernelLaunch). Shapes are compiled into the
+// source; no other parameter is passed.
+//
+// Launch shapes are not in the kernel: every kernel is written for any
+// blockDim.x that is a multiple of the warp size (32) up to 1024 and any
+// gridDim.x >= 1 (grid-stride loops), and the device picks both at run time
+// from the driver's occupancy calculator and the device's properties
+// (cudaLaunchShape). `kind` says what one unit of `work` is:
+//
+//   Elements  one thread per work item (an element, or a vector of
+//             `vector` elements: 16-byte loads and stores)
+//   WarpRows  one warp per row: `work` rows of `rowLength` elements,
+//             reduced with warp shuffles
+//   BlockRows one block per row (rows too long for a warp): shuffles within
+//             each warp, then the warps' partials through shared memory
+//
+// Results do not depend on the launch shape: reductions combine partials in
+// an order fixed by the row length alone, and no kernel uses atomics.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_CUDAKERNELS_H
+#define EINC_RUNTIME_CUDAKERNELS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace einrt {
+
+enum class CudaLaunchKind : uint8_t { Elements, WarpRows, BlockRows };
+const char *cudaLaunchKindName(CudaLaunchKind k);
+
+/// One rendered kernel.
+struct CudaKernelInfo {
+  std::string entry; // the __global__ function's name
+  CudaLaunchKind kind = CudaLaunchKind::Elements;
+  int64_t work = 0;      // work items (Elements) or rows (WarpRows, BlockRows)
+  int64_t rowLength = 0; // elements per row (WarpRows, BlockRows)
+  int32_t vector = 1;    // elements per work item (Elements)
+  int32_t params = 0;    // pointer parameters: inputs, output, extra outputs
+  std::string note;      // the ops it computes and their .ein locations
+};
+
+/// Compiled code for one architecture: a cubin ("sm_90") or PTX
+/// ("compute_90", which the driver compiles for newer devices).
+struct CudaImage {
+  std::string arch;
+  bool ptx = false;
+  std::string bytes;
+};
+
+/// Every kernel of a Program (or of several Programs sharing one kernel
+/// table) as one CUDA translation unit and its compiled images.
+struct CudaKernelBundle {
+  std::vector<CudaKernelInfo> kernels; // indexed as the Programs' Kernel steps
+  std::string source;                  // the CUDA C++ translation unit
+  std::vector<CudaImage> images;       // may be empty: the device compiles `source`
+  std::string compilerVersion;         // NVRTC's "major.minor" that made `images`
+};
+
+/// What cudaLaunchShape needs of a device (read through the driver).
+struct CudaDeviceProperties {
+  int32_t multiprocessors = 0;
+  int32_t maxThreadsPerBlock = 0;
+  int32_t maxThreadsPerMultiprocessor = 0;
+  int32_t warpSize = 32;
+  int64_t maxGridX = 0;
+  int32_t major = 0, minor = 0; // compute capability
+};
+
+/// What the driver's occupancy calculator says of one kernel
+/// (cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxActiveBlocksPerMultiprocessor).
+struct CudaOccupancy {
+  int32_t blockSize = 0;             // threads per block it suggests
+  int32_t activeBlocksPerMultiprocessor = 0; // at that block size
+};
+
+struct CudaLaunchShape {
+  uint32_t grid = 1, block = 32;
+};
+
+/// The grid and block for `kernel` on a device: Elements and WarpRows use
+/// the occupancy block size (a multiple of the warp size) and a grid that
+/// covers the work but no more than fills the device once (grid-stride
+/// loops do the rest); BlockRows one block per row. Pure: unit-tested.
+CudaLaunchShape cudaLaunchShape(const CudaKernelInfo &kernel, const CudaDeviceProperties &device,
+                                const CudaOccupancy &occupancy);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_CUDAKERNELS_H
