@@ -71,10 +71,54 @@ std::array<int64_t, 3> extents(const GemmDesc &g) {
           operandExtent(g, g.m, g.n, g.ldc, g.strideC, &GemmLoop::strideC)};
 }
 
-/// f32 elements of workspace one GEMM needs: its narrow operands widened.
-int64_t workspaceOf(const GemmDesc &g) {
+/// Whether runtime/Bf16Gemm.h can run `g`: bf16 A and B, f32 or bf16 C.
+bool bf16Operands(const GemmDesc &g) {
+  return g.a == DType::BF16 && g.b == DType::BF16 && (g.c == DType::F32 || g.c == DType::BF16);
+}
+bool takesPacked(const GemmDesc &g, Bf16GemmPath path) {
+  return bf16Operands(g) && path != Bf16GemmPath::Emulate;
+}
+
+/// `g`'s matrices as runtime/Bf16Gemm.h sees one.
+Bf16GemmShape bf16Shape(const GemmDesc &g) {
+  Bf16GemmShape s;
+  s.m = g.m, s.n = g.n, s.k = g.k;
+  s.transA = g.transA, s.transB = g.transB;
+  s.lda = g.lda, s.ldb = g.ldb, s.ldc = g.ldc;
+  s.accumulate = g.epilogue == GemmEpilogue::Accumulate;
+  s.bf16Result = g.c == DType::BF16;
+  return s;
+}
+
+/// f32 elements of workspace one GEMM needs on `path`: its narrow operands
+/// widened (none when it takes the packed path).
+int64_t workspaceOf(const GemmDesc &g, Bf16GemmPath path = Bf16GemmPath::Emulate) {
+  if (takesPacked(g, path))
+    return 0;
   std::array<int64_t, 3> e = extents(g);
   return (narrow(g.a) ? e[0] : 0) + (narrow(g.b) ? e[1] : 0) + (narrow(g.c) ? e[2] : 0);
+}
+
+/// Packed words one GEMM needs on `path`: A and B of every matrix.
+int64_t packedWordsOf(const GemmDesc &g, Bf16GemmPath path) {
+  if (!takesPacked(g, path) || g.m == 0 || g.n == 0)
+    return 0;
+  return g.matrices() * bf16GemmWorkspaceWords(bf16Shape(g));
+}
+
+/// Matrix i's operand offsets (elements): the outer loops (outermost first)
+/// around the batch, flattened.
+void matrixOffsets(const GemmDesc &g, int64_t i, int64_t &oa, int64_t &ob, int64_t &oc) {
+  int64_t inner = i % g.batch, rest = i / g.batch;
+  oa = inner * g.strideA, ob = inner * g.strideB, oc = inner * g.strideC;
+  for (size_t d = g.outer.size(); d-- > 0;) {
+    const GemmLoop &loop = g.outer[d];
+    int64_t at = rest % loop.count;
+    rest /= loop.count;
+    oa += at * loop.strideA;
+    ob += at * loop.strideB;
+    oc += at * loop.strideC;
+  }
 }
 
 void widen(DType t, const void *in, float *out, int64_t n) {
@@ -94,24 +138,59 @@ StorageType CpuDevice::storageOf(DType t) const {
   return HostDevice::storageOf(t);
 }
 
-int64_t CpuDevice::gemmWorkspaceBytes(const Program &program) {
-  int64_t most = 0;
+namespace {
+/// The most f32 elements and packed words any of `program`'s GEMMs needs.
+std::array<int64_t, 2> workspaceNeeds(const Program &program, Bf16GemmPath path) {
+  std::array<int64_t, 2> most = {0, 0};
+  for (const Step &s : program.steps)
+    if (const auto *g = std::get_if<GemmDesc>(&s.payload)) {
+      most[0] = std::max(most[0], workspaceOf(*g, path));
+      most[1] = std::max(most[1], packedWordsOf(*g, path));
+    }
+  return most;
+}
+} // namespace
+
+int64_t CpuDevice::gemmWorkspaceBytes(const Program &program, Bf16GemmPath path) {
+  std::array<int64_t, 2> need = workspaceNeeds(program, path);
+  return need[0] * int64_t(sizeof(float)) + need[1] * int64_t(sizeof(uint32_t));
+}
+
+int64_t CpuDevice::bf16GemmSteps(const Program &program) {
+  int64_t count = 0;
   for (const Step &s : program.steps)
     if (const auto *g = std::get_if<GemmDesc>(&s.payload))
-      most = std::max(most, workspaceOf(*g));
-  return most * int64_t(sizeof(float));
+      count += bf16Operands(*g);
+  return count;
+}
+
+bool CpuDevice::pickBf16Path(std::string &error) {
+  if (bf16Path)
+    return true;
+  Bf16GemmPath path;
+  if (!selectBf16GemmPath(path, error))
+    return false;
+  bf16Path = path;
+  return true;
 }
 
 bool CpuDevice::prepare(const Program &program, std::string &error) {
-  int64_t bytes = gemmWorkspaceBytes(program);
-  if (bytes <= gemmWorkspaceBytes())
+  if (bf16GemmSteps(program) > 0 && !pickBf16Path(error))
+    return false;
+  std::array<int64_t, 2> need = workspaceNeeds(program, bf16Path.value_or(Bf16GemmPath::Emulate));
+  if (need[0] <= int64_t(workspace.size()) && need[1] <= int64_t(packed.size()))
     return true;
-  std::string what = "the cpu device's f32 workspace for bf16/f16 GEMMs";
+  int64_t bytes = std::max<int64_t>(need[0], int64_t(workspace.size())) * 4 +
+                  std::max<int64_t>(need[1], int64_t(packed.size())) * 4;
+  std::string what = "the cpu device's workspace for bf16/f16 GEMMs";
   if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty()) {
     error = shortfall;
     return false;
   }
-  workspace.assign(size_t(bytes) / sizeof(float), 0.0f);
+  if (need[0] > int64_t(workspace.size()))
+    workspace.assign(size_t(need[0]), 0.0f);
+  if (need[1] > int64_t(packed.size()))
+    packed.assign(size_t(need[1]), 0u);
   return true;
 }
 
@@ -145,8 +224,57 @@ void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
     fn(c);
 }
 
+bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                               std::string &error) {
+  const int64_t total = g.matrices();
+  if (total == 0 || g.m == 0 || g.n == 0)
+    return true;
+  const Bf16GemmShape s = bf16Shape(g);
+  const int64_t wordsA = bf16PackedAWords(s), words = bf16GemmWorkspaceWords(s);
+  if (total * words > int64_t(packed.size())) {
+    error = "the GEMM needs " + std::to_string(total * words * 4) +
+            " bytes of packed bf16 workspace and the cpu device was prepared with " +
+            std::to_string(packed.size() * 4) + " (Executor::create prepares it)";
+    return false;
+  }
+  const Bf16Kernel kernel =
+      *bf16Path == Bf16GemmPath::Avx512Bf16 ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Model;
+  const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
+  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
+  // Pack every matrix's A and B once (moving bits: any split gives the same
+  // words), then run the chunks on the packed operands.
+  const int packChunks = chunks.count() == 1 ? 1 : int(std::min<int64_t>(total, kMaxChunks));
+  forEachChunk(packChunks, [&](int chunk) {
+    for (int64_t i = total * chunk / packChunks; i < total * (chunk + 1) / packChunks; ++i) {
+      int64_t oa, ob, oc;
+      matrixOffsets(g, i, oa, ob, oc);
+      uint32_t *pa = packed.data() + i * words;
+      packBf16A(s, a + oa, pa);
+      packBf16B(s, b + ob, pa + wordsA);
+    }
+  });
+  forEachChunk(chunks.count(), [&](int chunk) {
+    MatmulChunks::Chunk part = chunks.chunk(chunk);
+    for (int64_t i = part.first; i < part.last; ++i) {
+      int64_t oa, ob, oc;
+      matrixOffsets(g, i, oa, ob, oc);
+      const uint32_t *pa = packed.data() + i * words;
+      void *c = s.bf16Result ? static_cast<void *>(static_cast<uint16_t *>(cv) + oc)
+                             : static_cast<void *>(static_cast<float *>(cv) + oc);
+      bf16GemmRows(kernel, s, pa, pa + wordsA, c, part.r0, part.r1);
+    }
+  });
+  return true;
+}
+
 bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
                      std::string &error) {
+  if (bf16Operands(g)) {
+    if (!pickBf16Path(error))
+      return false;
+    if (*bf16Path != Bf16GemmPath::Emulate)
+      return packedBf16Gemm(g, av, bv, cv, error);
+  }
   if (narrow(g.a) || narrow(g.b) || narrow(g.c)) {
     // Widen the narrow operands into the workspace, run the f32 GEMM there,
     // round a narrow result once into C.
@@ -179,29 +307,17 @@ bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv
   }
   const float *a = static_cast<const float *>(av), *b = static_cast<const float *>(bv);
   float *c = static_cast<float *>(cv);
-  // Every matrix of the step: the outer loops (outermost first) around the
-  // batch, flattened; matrix i's operand offsets.
+  // Every matrix of the step (matrixOffsets: the outer loops around the
+  // batch, flattened).
   const int64_t total = g.matrices();
   if (total == 0 || g.m == 0 || g.n == 0)
     return true;
-  auto offsets = [&](int64_t i, int64_t &oa, int64_t &ob, int64_t &oc) {
-    int64_t inner = i % g.batch, rest = i / g.batch;
-    oa = inner * g.strideA, ob = inner * g.strideB, oc = inner * g.strideC;
-    for (size_t d = g.outer.size(); d-- > 0;) {
-      const GemmLoop &loop = g.outer[d];
-      int64_t at = rest % loop.count;
-      rest /= loop.count;
-      oa += at * loop.strideA;
-      ob += at * loop.strideB;
-      oc += at * loop.strideC;
-    }
-  };
   const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
   forEachChunk(chunks.count(), [&](int chunk) {
     MatmulChunks::Chunk part = chunks.chunk(chunk);
     for (int64_t i = part.first; i < part.last; ++i) {
       int64_t oa, ob, oc;
-      offsets(i, oa, ob, oc);
+      matrixOffsets(g, i, oa, ob, oc);
       gemmRows(g, a + oa, b + ob, c + oc, part.r0, part.r1);
     }
   });

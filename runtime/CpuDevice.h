@@ -9,8 +9,12 @@
 //           threads a call itself would cut it again, by its thread count);
 //           bf16/f16 operands are first widened (exactly) into an f32
 //           workspace, a bf16/f16 result computed there and rounded once
-//           (ir/EinOps.td's contraction: f32 sums). The workspace is sized
-//           by prepare() from the program's GEMMs, never per call;
+//           (ir/EinOps.td's contraction: f32 sums). bf16 A and B with an
+//           f32 or bf16 C take runtime/Bf16Gemm.h's VDPBF16PS kernel
+//           instead where the CPU has AVX-512 BF16 (Bf16GemmPath): each
+//           matrix packed once, its row blocks as the chunks. The
+//           workspaces are sized by prepare() from the program's GEMMs,
+//           never per call;
 //   launch  calls of a compiled kernel (its table: JIT-compiled by
 //           codegen/CpuKernels.h, or linked into an executable) over ranges
 //           of its parallel loop.
@@ -21,11 +25,13 @@
 #ifndef EINC_RUNTIME_CPUDEVICE_H
 #define EINC_RUNTIME_CPUDEVICE_H
 
+#include "runtime/Bf16Gemm.h"
 #include "runtime/HostDevice.h"
 #include "runtime/ThreadPool.h"
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace einrt {
 
@@ -37,12 +43,26 @@ public:
   std::string name() const override { return "cpu"; }
   /// bf16/f16 as their 16 bits (2 bytes); the rest as the reference device.
   StorageType storageOf(DType t) const override;
-  /// Grows the GEMM workspace to what `program`'s narrow Matmul steps need.
+  /// Grows the GEMM workspaces to what `program`'s narrow Matmul steps need
+  /// (and picks the bf16 GEMM path first, if it has bf16 GEMMs).
   bool prepare(const Program &program, std::string &error) override;
-  /// The f32 workspace's bytes (the largest any prepared program needs).
-  int64_t gemmWorkspaceBytes() const { return int64_t(workspace.size() * sizeof(float)); }
-  /// The bytes `program`'s narrow GEMMs need as f32 workspace (0: none).
-  static int64_t gemmWorkspaceBytes(const Program &program);
+  /// The workspaces' bytes (the largest any prepared program needs): the
+  /// widened f32 operands and the packed bf16 ones.
+  int64_t gemmWorkspaceBytes() const {
+    return int64_t(workspace.size() * sizeof(float) + packed.size() * sizeof(uint32_t));
+  }
+  /// The bytes `program`'s narrow GEMMs need as workspace on `path` (0: none).
+  static int64_t gemmWorkspaceBytes(const Program &program,
+                                    Bf16GemmPath path = Bf16GemmPath::Emulate);
+
+  /// How bf16 x bf16 GEMMs run: fixed here (tests), else picked by
+  /// selectBf16GemmPath (EINC_CPU_BF16, the CPU) on first use.
+  void setBf16GemmPath(Bf16GemmPath path) { bf16Path = path; }
+  /// The path picked (nullopt before any bf16 GEMM was prepared or run).
+  std::optional<Bf16GemmPath> bf16GemmPath() const { return bf16Path; }
+  /// `program`'s Matmul steps that bf16GemmPath() decides (bf16 A and B,
+  /// f32 or bf16 C).
+  static int64_t bf16GemmSteps(const Program &program);
   bool runs(StepRunner) const override { return true; }
   /// Every Kernel step's kernel is in the table.
   std::string check(const Program &program) const override;
@@ -63,10 +83,16 @@ public:
 private:
   /// fn(0) ... fn(chunks - 1): on the pool's threads, or in order without.
   void forEachChunk(int chunks, const std::function<void(int)> &fn);
+  /// bf16Path, picked now if it is not yet.
+  bool pickBf16Path(std::string &error);
+  /// A bf16 x bf16 GEMM through runtime/Bf16Gemm.h (path Avx512Bf16 or Model).
+  bool packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error);
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread
   std::vector<float> workspace;     // widened GEMM operands (prepare)
+  std::vector<uint32_t> packed;     // packed bf16 GEMM operands (prepare)
+  std::optional<Bf16GemmPath> bf16Path;
 };
 
 } // namespace einrt

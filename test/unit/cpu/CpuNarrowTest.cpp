@@ -192,6 +192,7 @@ TEST(CpuNarrow, StorageIsTwoBytesAndGemmWorkspaceIsPlanned) {
   Lowered l = lowerBoth(m.module->lookupSymbol<func::FuncOp>("f"));
   ASSERT_TRUE(l.cpu) << l.errors;
   auto dev = std::make_shared<einrt::CpuDevice>(l.kernels->table(), 1);
+  dev->setBf16GemmPath(einrt::Bf16GemmPath::Emulate); // the widened operands, on every CPU
   EXPECT_EQ(dev->storageOf(einrt::DType::BF16), einrt::StorageType::BF16);
   EXPECT_EQ(dev->storageOf(einrt::DType::F16), einrt::StorageType::F16);
   // The largest GEMM's widened operands: A (2x5x7), B (2x7x3) and, for a

@@ -1,0 +1,410 @@
+//===- Bf16GemmTest.cpp - The VDPBF16PS GEMM, its model and its selection -===//
+//
+// runtime/Bf16Gemm.h three ways: the model's lane against the instruction's
+// documented arithmetic (order, DAZ, FTZ with tininess after rounding, RNE);
+// the model's GEMM against an f64 dot of the bf16 values within fp32
+// rounding bounds over random shapes (odd k, m/n remainders, transposes,
+// padded leading dimensions, Accumulate, bf16 results), also through
+// CpuDevice::gemm (batches, outer loops, row-block chunks, two threads) on
+// the model path and the widen + sgemm path; the kernel against the model
+// bit for bit, which runs only on a CPU with AVX-512 BF16 (elsewhere it
+// skips; Bf16GemmObjectTest.cpp checks there that the kernel is compiled in
+// and guarded); and the EINC_CPU_BF16 override.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Bf16Gemm.h"
+#include "runtime/CpuDevice.h"
+#include "runtime/FloatFormats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+using namespace einrt;
+
+namespace {
+
+float f32(uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+uint32_t bitsOf(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+uint32_t pair(uint16_t hi, uint16_t lo) { return uint32_t(hi) << 16 | lo; }
+
+TEST(Bf16Gemm, LaneModelsTheInstruction) {
+  const uint16_t one = 0x3F80, minusOne = 0xBF80;
+  // The high (odd) pair first: 1 + (-1·1) = 0, then + 2^-30 = 2^-30. The
+  // low pair first would give (1 + 2^-30) - 1 = 0.
+  EXPECT_EQ(dpbf16Lane(1.0f, pair(minusOne, 0x3080), pair(one, one)), 0x1p-30f);
+  // Each step rounds to nearest even: 1 + 2^-24 is a tie (to 1), and
+  // (1 + 2^-23) + 2^-24 a tie to 1 + 2^-22.
+  EXPECT_EQ(dpbf16Lane(1.0f, pair(0x3380, 0), pair(one, 0)), 1.0f);
+  EXPECT_EQ(dpbf16Lane(1.0f + 0x1p-23f, pair(0x3380, 0), pair(one, 0)), 1.0f + 0x1p-22f);
+  // The product is exact (a fused multiply-add): (1 + 2^-7)^2 = 1 + 2^-6 +
+  // 2^-14, kept whole, not rounded to bf16 first.
+  EXPECT_EQ(dpbf16Lane(0.0f, pair(0x3F81, 0), pair(0x3F81, 0)), 1.0f + 0x1p-6f + 0x1p-14f);
+  // DAZ: a denormal bf16 (2^-127) times 2^10 counts as zero, not 2^-117.
+  EXPECT_EQ(bitsOf(dpbf16Lane(0.0f, pair(0x0040, 0), pair(0x4480, 0))), 0u);
+  // FTZ: 2^-70 · 2^-70 = 2^-140 is denormal: flushed, with its sign (in
+  // the low pair: a later + 0·0 would make -0 into +0).
+  EXPECT_EQ(bitsOf(dpbf16Lane(0.0f, pair(0, 0x1C80), pair(0, 0x1C80))), 0u);
+  EXPECT_EQ(bitsOf(dpbf16Lane(0.0f, pair(0, 0x9C80), pair(0, 0x1C80))), 0x80000000u);
+  EXPECT_EQ(bitsOf(dpbf16Lane(0.0f, pair(0x9C80, 0), pair(0x1C80, 0))), 0u);
+  // Tininess after rounding: 2^-126 - 2^-150 is a 24-bit value below the
+  // smallest normal, so flushed (gradual underflow would round it up to
+  // 2^-126); 2^-126 - 2^-151 rounds (to even) to 2^-126 at 24 bits, so kept.
+  const float minNormal = 0x1p-126f;
+  EXPECT_EQ(bitsOf(dpbf16Lane(minNormal, pair(0x9A00, 0), pair(0x1A00, 0))), 0u);
+  EXPECT_EQ(dpbf16Lane(minNormal, pair(0x9A00, 0), pair(0x1980, 0)), minNormal);
+  // Overflow to infinity; infinities and NaNs propagate.
+  EXPECT_EQ(dpbf16Lane(0x1.fffffep127f, pair(0x7F7F, 0), pair(0x3F80, 0)), INFINITY);
+  EXPECT_TRUE(std::isnan(dpbf16Lane(0.0f, pair(0x7F80, 0), pair(0, 0))));
+  // Exact cancellation gives +0 (RNE), and -0 + -0 stays -0.
+  EXPECT_EQ(bitsOf(dpbf16Lane(1.0f, pair(minusOne, 0), pair(one, 0))), 0u);
+  EXPECT_EQ(bitsOf(dpbf16Lane(-0.0f, pair(0x8000, 0x8000), pair(one, one))), 0x80000000u);
+  // A denormal accumulator (2^-127) is read as zero (DAZ on every input):
+  // + 2^-63 · 2^-63 gives 2^-126, not 1.5 · 2^-126.
+  EXPECT_EQ(dpbf16Lane(f32(0x00400000), pair(0x2000, 0), pair(0x2000, 0)), 0x1p-126f);
+}
+
+std::vector<uint16_t> randomBf16(int64_t n, std::mt19937 &gen) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<uint16_t> v(size_t(std::max<int64_t>(n, 1)));
+  for (uint16_t &x : v)
+    x = bf16Bits(u(gen));
+  return v;
+}
+
+struct Case {
+  Bf16GemmShape s;
+  std::vector<uint16_t> a, b;
+  std::vector<float> c32;    // f32 C (initial value for Accumulate)
+  std::vector<uint16_t> c16; // bf16 C
+};
+
+Case randomCase(std::mt19937 &gen) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  Case c;
+  Bf16GemmShape &s = c.s;
+  s.m = pick(1, 29);
+  s.n = pick(1, 75);
+  s.k = pick(0, 9) == 0 ? pick(0, 3) : pick(1, 70);
+  s.transA = pick(0, 1), s.transB = pick(0, 1);
+  s.lda = std::max<int64_t>(1, (s.transA ? s.m : s.k) + pick(0, 3));
+  s.ldb = std::max<int64_t>(1, (s.transB ? s.k : s.n) + pick(0, 3));
+  s.ldc = s.n + pick(0, 2);
+  s.accumulate = pick(0, 1);
+  s.bf16Result = pick(0, 1);
+  c.a = randomBf16((s.transA ? s.k : s.m) * s.lda, gen);
+  c.b = randomBf16((s.transB ? s.n : s.k) * s.ldb, gen);
+  c.c16 = randomBf16(s.m * s.ldc, gen);
+  c.c32.resize(c.c16.size());
+  widenBF16(c.c16.data(), c.c32.data(), int64_t(c.c16.size()));
+  return c;
+}
+
+double valueA(const Case &c, int64_t i, int64_t p) {
+  return bf16FromBits(c.s.transA ? c.a[size_t(p * c.s.lda + i)] : c.a[size_t(i * c.s.lda + p)]);
+}
+double valueB(const Case &c, int64_t p, int64_t j) {
+  return bf16FromBits(c.s.transB ? c.b[size_t(j * c.s.ldb + p)] : c.b[size_t(p * c.s.ldb + j)]);
+}
+
+/// Checks C (f32 or bf16, as `s` says) against an f64 dot of the bf16
+/// values, with `c0` the initial C. The bound, per element: the chain makes
+/// k roundings (the pad products are exact zeros) and Accumulate one more,
+/// each of relative error <= u = 2^-24 of its partial sum, so |error| <=
+/// gamma(k + 1) · (sum |a·b| + |c0|), gamma(n) = n·u / (1 - n·u); a bf16 C
+/// adds its own rounding, <= 2^-8 of its value. Plus 2^-126 for flushed
+/// denormals (none with these inputs).
+void expectWithinRounding(const Case &c, const void *result, const std::vector<float> &c0,
+                          const std::string &what) {
+  const Bf16GemmShape &s = c.s;
+  const double u = 0x1p-24, gamma = (s.k + 1) * u / (1 - (s.k + 1) * u);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < s.m; ++i)
+    for (int64_t j = 0; j < s.n; ++j) {
+      double exact = 0, size = 0;
+      for (int64_t p = 0; p < s.k; ++p) {
+        exact += valueA(c, i, p) * valueB(c, p, j);
+        size += std::fabs(valueA(c, i, p) * valueB(c, p, j));
+      }
+      const double start = s.accumulate ? double(c0[size_t(i * s.ldc + j)]) : 0.0;
+      exact += start;
+      double bound = gamma * (size + std::fabs(start)) + 0x1p-126;
+      double got;
+      if (s.bf16Result) {
+        got = bf16FromBits(static_cast<const uint16_t *>(result)[i * s.ldc + j]);
+        bound += 0x1p-8 * (std::fabs(exact) + bound);
+      } else {
+        got = static_cast<const float *>(result)[i * s.ldc + j];
+      }
+      if (!(std::fabs(got - exact) <= bound) && bad++ < 5)
+        ADD_FAILURE() << what << ": C[" << i << "][" << j << "] = " << got << ", exact " << exact
+                      << ", bound " << bound << " (m " << s.m << " n " << s.n << " k " << s.k
+                      << (s.transA ? " transA" : "") << (s.transB ? " transB" : "")
+                      << (s.accumulate ? " accumulate" : "") << (s.bf16Result ? " bf16" : "")
+                      << ")";
+    }
+}
+
+/// Runs `fn(s, a, b, c, workspace)` on a copy of c's C; returns the C.
+template <class Fn> std::vector<uint8_t> runOn(const Case &c, Fn fn) {
+  const size_t bytes = c.s.bf16Result ? c.c16.size() * 2 : c.c32.size() * 4;
+  std::vector<uint8_t> out(bytes);
+  std::memcpy(out.data(), c.s.bf16Result ? static_cast<const void *>(c.c16.data()) : c.c32.data(),
+              bytes);
+  std::vector<uint32_t> workspace(size_t(std::max<int64_t>(1, bf16GemmWorkspaceWords(c.s))));
+  fn(c.s, c.a.data(), c.b.data(), out.data(), workspace.data());
+  return out;
+}
+
+TEST(Bf16Gemm, ModelIsWithinFp32RoundingOfExact) {
+  std::mt19937 gen(12);
+  for (int trial = 0; trial < 300; ++trial) {
+    Case c = randomCase(gen);
+    std::vector<uint8_t> out = runOn(c, bf16GemmModel);
+    expectWithinRounding(c, out.data(), c.c32, "model, trial " + std::to_string(trial));
+    // Padding columns of C (ldc > n) are never written.
+    for (int64_t i = 0; i < c.s.m; ++i)
+      for (int64_t j = c.s.n; j < c.s.ldc; ++j) {
+        if (c.s.bf16Result)
+          EXPECT_EQ(reinterpret_cast<const uint16_t *>(out.data())[i * c.s.ldc + j],
+                    c.c16[size_t(i * c.s.ldc + j)]);
+        else
+          EXPECT_EQ(bitsOf(reinterpret_cast<const float *>(out.data())[i * c.s.ldc + j]),
+                    bitsOf(c.c32[size_t(i * c.s.ldc + j)]));
+      }
+  }
+}
+
+TEST(Bf16Gemm, PackingPairsOddKWithZero) {
+  Bf16GemmShape s;
+  s.m = 3, s.n = 2, s.k = 3, s.lda = 3, s.ldb = 2;
+  const std::vector<uint16_t> a = {1, 2, 3, 4, 5, 6, 7, 8, 9}, b = {1, 2, 3, 4, 5, 6};
+  std::vector<uint32_t> pa(size_t(bf16PackedAWords(s))), pb(size_t(bf16PackedBWords(s)));
+  ASSERT_EQ(pa.size(), size_t(kBf16BlockRows * 2));
+  ASSERT_EQ(pb.size(), size_t(kBf16PanelCols * 2));
+  packBf16A(s, a.data(), pa.data());
+  packBf16B(s, b.data(), pb.data());
+  // Pair 0 of row 1: elements 0 (low) and 1 (high); pair 1: element 2 and 0.
+  EXPECT_EQ(pa[1], pair(5, 4));
+  EXPECT_EQ(pa[kBf16BlockRows + 1], pair(0, 6));
+  EXPECT_EQ(pa[3], 0u); // rows past m are zero
+  EXPECT_EQ(pb[1], pair(4, 2));
+  EXPECT_EQ(pb[kBf16PanelCols + 0], pair(0, 5));
+  EXPECT_EQ(pb[2], 0u); // columns past n are zero
+}
+
+TEST(Bf16Gemm, KernelEqualsModelBitForBit) {
+  if (!cpuHasAvx512Bf16())
+    GTEST_SKIP() << "this CPU does not run AVX-512 BF16: the kernel is checked against its model "
+                    "only on one that does (Bf16GemmObjectTest checks it is compiled and guarded)";
+  std::mt19937 gen(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    Case c = randomCase(gen);
+    // Some trials with the edges of the arithmetic: tiny, huge, denormal.
+    if (trial % 3 == 0)
+      for (uint16_t &x : c.a)
+        x = uint16_t(std::uniform_int_distribution<int>(0, 0xFFFF)(gen) & 0xFF7F);
+    std::string error;
+    std::vector<uint8_t> kernel =
+        runOn(c, [&](auto &&...args) { EXPECT_TRUE(bf16Gemm(args..., error)) << error; });
+    std::vector<uint8_t> model = runOn(c, bf16GemmModel);
+    ASSERT_EQ(kernel.size(), model.size());
+    for (size_t i = 0; i < kernel.size(); ++i)
+      if (kernel[i] != model[i]) {
+        ADD_FAILURE() << "trial " << trial << ": kernel and model differ at byte " << i;
+        break;
+      }
+  }
+}
+
+// --- Through CpuDevice::gemm ---
+
+/// A GemmDesc of bf16 matrices in batches inside an outer loop.
+struct DeviceCase {
+  GemmDesc g;
+  std::vector<uint16_t> a, b;
+  std::vector<uint16_t> c16;
+  std::vector<float> c32;
+};
+
+DeviceCase deviceCase(int64_t batch, int64_t outer, int64_t m, int64_t n, int64_t k, bool ta,
+                      bool tb, bool accumulate, bool bf16Result, std::mt19937 &gen) {
+  DeviceCase d;
+  GemmDesc &g = d.g;
+  g.a = g.b = DType::BF16;
+  g.c = bf16Result ? DType::BF16 : DType::F32;
+  g.batch = batch, g.m = m, g.n = n, g.k = k, g.transA = ta, g.transB = tb;
+  g.lda = (ta ? m : k) + 1, g.ldb = (tb ? k : n) + 2, g.ldc = n;
+  g.strideA = (ta ? k : m) * g.lda, g.strideB = (tb ? n : k) * g.ldb, g.strideC = m * n;
+  if (outer > 1)
+    g.outer.push_back({outer, batch * g.strideA, batch * g.strideB, batch * g.strideC});
+  g.epilogue = accumulate ? GemmEpilogue::Accumulate : GemmEpilogue::Store;
+  d.a = randomBf16(g.matrices() * g.strideA, gen);
+  d.b = randomBf16(g.matrices() * g.strideB, gen);
+  d.c16 = randomBf16(g.matrices() * g.strideC, gen);
+  d.c32.resize(d.c16.size());
+  widenBF16(d.c16.data(), d.c32.data(), int64_t(d.c16.size()));
+  return d;
+}
+
+/// C after CpuDevice::gemm on `path` with `threads` threads.
+std::vector<uint8_t> onDevice(const DeviceCase &d, Bf16GemmPath path, int threads) {
+  CpuDevice dev({}, threads);
+  dev.setBf16GemmPath(path);
+  Program p;
+  p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
+  std::string error;
+  EXPECT_TRUE(dev.prepare(p, error)) << error;
+  EXPECT_EQ(dev.gemmWorkspaceBytes(), CpuDevice::gemmWorkspaceBytes(p, path));
+  const bool bf16 = d.g.c == DType::BF16;
+  std::vector<uint8_t> out(bf16 ? d.c16.size() * 2 : d.c32.size() * 4);
+  std::memcpy(out.data(), bf16 ? static_cast<const void *>(d.c16.data()) : d.c32.data(),
+              out.size());
+  EXPECT_TRUE(dev.gemm(d.g, d.a.data(), d.b.data(), out.data(), error)) << error;
+  return out;
+}
+
+/// Matrix i of `d` as a Case (its operands copied out of the strided ones).
+Case matrixOf(const DeviceCase &d, int64_t i) {
+  const GemmDesc &g = d.g;
+  Case c;
+  c.s.m = g.m, c.s.n = g.n, c.s.k = g.k, c.s.transA = g.transA, c.s.transB = g.transB;
+  c.s.lda = g.lda, c.s.ldb = g.ldb, c.s.ldc = g.ldc;
+  c.s.accumulate = g.epilogue == GemmEpilogue::Accumulate;
+  c.s.bf16Result = g.c == DType::BF16;
+  // The test's matrices are consecutive: the outer loop's strides continue
+  // the batch's.
+  c.a.assign(d.a.begin() + i * g.strideA, d.a.begin() + (i + 1) * g.strideA);
+  c.b.assign(d.b.begin() + i * g.strideB, d.b.begin() + (i + 1) * g.strideB);
+  c.c16.assign(d.c16.begin() + i * g.strideC, d.c16.begin() + (i + 1) * g.strideC);
+  c.c32.assign(d.c32.begin() + i * g.strideC, d.c32.begin() + (i + 1) * g.strideC);
+  return c;
+}
+
+TEST(Bf16Gemm, CpuDeviceModelPathIsTheModelPerMatrix) {
+  std::mt19937 gen(3);
+  struct Shape {
+    int64_t batch, outer, m, n, k;
+    bool ta, tb, accumulate, bf16;
+  };
+  // Small steps run as one chunk; 3 x 2 matrices of 300 x 96 x 81 are cut
+  // into row blocks (runtime/ParallelChunks.h), run on two threads.
+  const Shape shapes[] = {
+      {3, 2, 13, 37, 9, false, true, false, false},   {2, 3, 9, 33, 16, true, false, true, true},
+      {1, 1, 300, 96, 81, false, false, false, true}, {3, 2, 300, 40, 81, true, true, true, false},
+      {2, 1, 5, 7, 0, false, false, false, false},
+  };
+  for (const Shape &sh : shapes) {
+    DeviceCase d =
+        deviceCase(sh.batch, sh.outer, sh.m, sh.n, sh.k, sh.ta, sh.tb, sh.accumulate, sh.bf16, gen);
+    std::vector<uint8_t> model = onDevice(d, Bf16GemmPath::Model, 2);
+    std::vector<uint8_t> emulate = onDevice(d, Bf16GemmPath::Emulate, 2);
+    const size_t elem = sh.bf16 ? 2 : 4;
+    for (int64_t i = 0; i < d.g.matrices(); ++i) {
+      Case c = matrixOf(d, i);
+      std::vector<uint8_t> alone = runOn(c, bf16GemmModel);
+      EXPECT_EQ(0, std::memcmp(alone.data(), model.data() + i * d.g.strideC * elem, alone.size()))
+          << "matrix " << i << " of " << sh.m << "x" << sh.n << "x" << sh.k;
+      expectWithinRounding(c, emulate.data() + i * d.g.strideC * elem, c.c32,
+                           "emulate path, matrix " + std::to_string(i));
+      expectWithinRounding(c, model.data() + i * d.g.strideC * elem, c.c32,
+                           "model path, matrix " + std::to_string(i));
+    }
+    // One thread gives the same bits.
+    EXPECT_EQ(model, onDevice(d, Bf16GemmPath::Model, 1));
+  }
+}
+
+TEST(Bf16Gemm, PackedWorkspaceIsPlanned) {
+  std::mt19937 gen(5);
+  DeviceCase d = deviceCase(2, 3, 10, 40, 7, false, false, false, false, gen);
+  Program p;
+  p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
+  // 6 matrices, each A in 16 rows x 4 pairs and B in 64 columns x 4 pairs.
+  EXPECT_EQ(CpuDevice::gemmWorkspaceBytes(p, Bf16GemmPath::Model), 6 * (16 * 4 + 64 * 4) * 4);
+  // The widen path: A, B and their extents as f32, C is f32 already.
+  EXPECT_GT(CpuDevice::gemmWorkspaceBytes(p, Bf16GemmPath::Emulate), 0);
+  CpuDevice dev;
+  dev.setBf16GemmPath(Bf16GemmPath::Model);
+  std::string error;
+  std::vector<float> c(size_t(d.g.matrices() * d.g.strideC));
+  EXPECT_FALSE(dev.gemm(d.g, d.a.data(), d.b.data(), c.data(), error));
+  EXPECT_NE(error.find("packed bf16 workspace"), std::string::npos) << error;
+}
+
+/// Sets EINC_CPU_BF16 for one scope.
+struct EnvOverride {
+  explicit EnvOverride(const char *value) {
+    if (const char *old = std::getenv("EINC_CPU_BF16"))
+      saved = old, had = true;
+    if (value)
+      setenv("EINC_CPU_BF16", value, 1);
+    else
+      unsetenv("EINC_CPU_BF16");
+  }
+  ~EnvOverride() {
+    if (had)
+      setenv("EINC_CPU_BF16", saved.c_str(), 1);
+    else
+      unsetenv("EINC_CPU_BF16");
+  }
+  std::string saved;
+  bool had = false;
+};
+
+TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
+  Bf16GemmPath path;
+  std::string error;
+  {
+    EnvOverride env(nullptr);
+    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    EXPECT_EQ(path, cpuHasAvx512Bf16() ? Bf16GemmPath::Avx512Bf16 : Bf16GemmPath::Emulate);
+  }
+  {
+    EnvOverride env("emulate");
+    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    EXPECT_EQ(path, Bf16GemmPath::Emulate);
+  }
+  {
+    EnvOverride env("model");
+    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    EXPECT_EQ(path, Bf16GemmPath::Model);
+  }
+  {
+    EnvOverride env("avx512");
+    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_EQ(error, "EINC_CPU_BF16=avx512: expected emulate, avx512bf16 or model");
+  }
+  {
+    // On a CPU without the instruction: an error from prepare, never a
+    // SIGILL; with it, the kernel path.
+    EnvOverride env("avx512bf16");
+    std::mt19937 gen(1);
+    DeviceCase d = deviceCase(1, 1, 4, 4, 4, false, false, false, false, gen);
+    Program p;
+    p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
+    CpuDevice dev;
+    error.clear();
+    bool prepared = dev.prepare(p, error);
+    EXPECT_EQ(prepared, cpuHasAvx512Bf16()) << error;
+    if (!prepared) {
+      EXPECT_NE(error.find("does not run AVX-512 BF16"), std::string::npos) << error;
+      EXPECT_FALSE(dev.bf16GemmPath().has_value());
+    } else {
+      EXPECT_EQ(dev.bf16GemmPath(), Bf16GemmPath::Avx512Bf16);
+    }
+  }
+}
+
+} // namespace
