@@ -44,6 +44,9 @@ namespace einrt {
 enum class CudaLaunchKind : uint8_t { Elements, WarpRows, BlockRows };
 const char *cudaLaunchKindName(CudaLaunchKind k);
 
+/// The largest block every kernel is written for (see above).
+constexpr int32_t kCudaKernelMaxBlock = 1024;
+
 /// One rendered kernel.
 struct CudaKernelInfo {
   std::string entry; // the __global__ function's name
@@ -85,13 +88,20 @@ struct CudaDeviceProperties {
 /// What the driver's occupancy calculator says of one kernel
 /// (cuOccupancyMaxPotentialBlockSize, cuOccupancyMaxActiveBlocksPerMultiprocessor).
 struct CudaOccupancy {
-  int32_t blockSize = 0;             // threads per block it suggests
+  int32_t blockSize = 0;                     // threads per block it suggests
   int32_t activeBlocksPerMultiprocessor = 0; // at that block size
 };
 
 struct CudaLaunchShape {
   uint32_t grid = 1, block = 32;
 };
+
+/// The image of `bundle` a device of compute capability major.minor loads:
+/// the cubin for exactly its sm_XY, else the newest PTX not newer than it
+/// (the driver compiles PTX for newer devices), else null with `why`
+/// naming the architectures the bundle has. Pure: unit-tested.
+const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
+                              std::string &why);
 
 /// The grid and block for `kernel` on a device: Elements and WarpRows use
 /// the occupancy block size (a multiple of the warp size) and a grid that

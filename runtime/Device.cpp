@@ -59,4 +59,10 @@ bool Device::reference(const Step &s, const std::vector<DeviceSpan> &, const Dev
   return false;
 }
 
+Device::RunStart Device::beginRun(uint64_t, std::string &) { return RunStart::Steps; }
+
+bool Device::endRun(uint64_t, bool, std::string &) { return true; }
+
+void Device::forgetRun(uint64_t) {}
+
 } // namespace einrt

@@ -92,6 +92,19 @@ public:
   /// Returns when every call before it has finished; reports an
   /// asynchronous failure.
   virtual bool synchronize(std::string &error) = 0;
+
+  /// A whole run as one recorded unit (the cuda device: a CUDA graph).
+  /// Executor::run (when not profiling) calls beginRun(key) before its
+  /// steps: Steps — issue them, then endRun(key, whether they all
+  /// succeeded); Replayed — the device has issued the recorded run itself;
+  /// Failed — `error`. `key` names one executor, whose steps and buffer
+  /// addresses never change while it lives (host writes between runs land
+  /// at the same addresses, so a replay reads them); forgetRun(key) when it
+  /// goes. The defaults (host devices): Steps, nothing to end or forget.
+  enum class RunStart { Steps, Replayed, Failed };
+  virtual RunStart beginRun(uint64_t key, std::string &error);
+  virtual bool endRun(uint64_t key, bool stepsSucceeded, std::string &error);
+  virtual void forgetRun(uint64_t key);
 };
 
 } // namespace einrt

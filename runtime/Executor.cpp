@@ -3,6 +3,7 @@
 
 #include "runtime/FloatFormats.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -77,6 +78,12 @@ std::vector<double> decode(StorageType st, const uint8_t *bytes, size_t n) {
 
 bool lowPrecision(DType t) { return t == DType::BF16 || t == DType::F16; }
 
+/// A key no other executor of this process has (Device::beginRun).
+uint64_t newRunKey() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
 /// What a buffer of dtype `t` holds when `v` is written into it.
 double toDType(double v, DType t) {
   switch (t) {
@@ -123,6 +130,7 @@ std::optional<Executor> Executor::create(const Program &program, std::shared_ptr
   Executor ex;
   ex.prog = program;
   ex.dev = std::move(device);
+  ex.runKey = newRunKey();
   ex.plan = planMemory(program, StorageSizes::of(*ex.dev), useArena);
   if (!ex.allocate(error))
     return std::nullopt;
@@ -160,6 +168,9 @@ bool Executor::allocate(std::string &error) {
 }
 
 void Executor::releaseMemory() {
+  if (dev && runKey)
+    dev->forgetRun(runKey); // a recorded run reads this memory
+  runKey = 0;
   if (dev && arena.data) {
     DeviceMemory whole{arena.data, plan.totalBytes()};
     dev->release(whole);
@@ -172,7 +183,7 @@ Executor::~Executor() { releaseMemory(); }
 Executor::Executor(const Executor &other)
     : prog(other.prog), dev(other.dev), plan(other.plan), roundLow(other.roundLow),
       profiling(other.profiling), profileSeconds(other.profileSeconds),
-      profileRuns(other.profileRuns) {
+      profileRuns(other.profileRuns), runKey(newRunKey()) {
   std::string error;
   if (!dev || !other.arena.data)
     return;
@@ -204,7 +215,9 @@ Executor &Executor::operator=(Executor &&other) noexcept {
     profiling = other.profiling;
     profileSeconds = std::move(other.profileSeconds);
     profileRuns = other.profileRuns;
+    runKey = other.runKey;
     other.arena = other.resident = {};
+    other.runKey = 0;
   }
   return *this;
 }
@@ -257,9 +270,19 @@ bool Executor::run(std::string &error) {
     return false;
   }
   if (!profiling) {
-    for (size_t i = 0; i < prog.steps.size(); ++i)
-      if (!runStep(i, error))
+    Device::RunStart start = dev->beginRun(runKey, error);
+    if (start == Device::RunStart::Failed)
+      return false;
+    if (start == Device::RunStart::Steps) {
+      for (size_t i = 0; i < prog.steps.size(); ++i)
+        if (!runStep(i, error)) {
+          std::string ignored; // the step's error is the one to report
+          dev->endRun(runKey, false, ignored);
+          return false;
+        }
+      if (!dev->endRun(runKey, true, error))
         return false;
+    }
     return dev->synchronize(error);
   }
   using Clock = std::chrono::steady_clock;

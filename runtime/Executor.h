@@ -100,7 +100,9 @@ public:
   }
 
   /// Runs every step in order, then synchronises. On failure the message
-  /// names the step index, kind and note.
+  /// names the step index, kind and note. Unless profiling, the device may
+  /// record the first run and replay it after (Device::beginRun: the cuda
+  /// device's CUDA graph).
   bool run(std::string &error);
 
   /// Host copies of buffer `bufferIndex` (any buffer), as doubles: read
@@ -167,6 +169,7 @@ private:
   bool profiling = false;
   std::vector<double> profileSeconds; // per step, summed over runs
   int64_t profileRuns = 0;
+  uint64_t runKey = 0; // names this executor's run to the device (beginRun)
 };
 
 } // namespace einrt

@@ -1,0 +1,254 @@
+//===- CublasLt.cpp - cuBLASLt, loaded with dlopen, running GemmDescs -----===//
+#include "runtime/CublasLt.h"
+
+#include "runtime/CudaDriver.h"
+
+#include <dlfcn.h>
+
+#include <vector>
+
+namespace einrt {
+
+#define EINRT_CUBLASLT_FUNCTIONS(X)                                                                \
+  X(cublasLtCreate)                                                                                \
+  X(cublasLtDestroy)                                                                               \
+  X(cublasLtGetStatusName)                                                                         \
+  X(cublasLtGetVersion)                                                                            \
+  X(cublasLtMatmulDescCreate)                                                                      \
+  X(cublasLtMatmulDescDestroy)                                                                     \
+  X(cublasLtMatmulDescSetAttribute)                                                                \
+  X(cublasLtMatrixLayoutCreate)                                                                    \
+  X(cublasLtMatrixLayoutDestroy)                                                                   \
+  X(cublasLtMatrixLayoutSetAttribute)                                                              \
+  X(cublasLtMatmulPreferenceCreate)                                                                \
+  X(cublasLtMatmulPreferenceDestroy)                                                               \
+  X(cublasLtMatmulPreferenceSetAttribute)                                                          \
+  X(cublasLtMatmulAlgoGetHeuristic)                                                                \
+  X(cublasLtMatmul)
+
+struct CublasLt::Api {
+#define EINRT_CUBLASLT_MEMBER(name) decltype(&::name) name = nullptr;
+  EINRT_CUBLASLT_FUNCTIONS(EINRT_CUBLASLT_MEMBER)
+#undef EINRT_CUBLASLT_MEMBER
+};
+
+/// One distinct call's descriptors and algorithm.
+struct CublasLt::Prepared {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+};
+
+/// Checks one cuBLASLt call; `error` must name a std::string in scope.
+#define EINC_LT(call) check(api->call, #call, __FILE__, __LINE__, error)
+
+namespace {
+
+cudaDataType_t cudaType(LtType t) {
+  switch (t) {
+  case LtType::BF16:
+    return CUDA_R_16BF;
+  case LtType::F16:
+    return CUDA_R_16F;
+  case LtType::F32:
+    break;
+  }
+  return CUDA_R_32F;
+}
+
+cublasComputeType_t computeType(LtCompute c) {
+  return c == LtCompute::F32FastTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+cublasLtEpilogue_t epilogue(LtEpilogue) { return CUBLASLT_EPILOGUE_DEFAULT; }
+
+std::string describeCall(const CublasLtCall &c) {
+  return std::string("cuBLASLt ") + (c.transA ? "T" : "N") + (c.transB ? "T" : "N") +
+         " m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+         " batch=" + std::to_string(c.batch) + " " + ltTypeName(c.typeA) + "·" +
+         ltTypeName(c.typeB) + "->" + ltTypeName(c.typeC);
+}
+
+} // namespace
+
+bool CublasLt::check(cublasStatus_t s, const char *call, const char *file, int line,
+                     std::string &error) const {
+  if (s == CUBLAS_STATUS_SUCCESS)
+    return true;
+  const char *name = api && api->cublasLtGetStatusName ? api->cublasLtGetStatusName(s) : nullptr;
+  error = std::string(projectRelativePath(file)) + ":" + std::to_string(line) + ": " + call +
+          " failed: " + (name ? name : "cublasStatus_t " + std::to_string(int(s)));
+  return false;
+}
+
+std::unique_ptr<CublasLt> CublasLt::load(const CublasLtOptions &options, std::string &error) {
+  const std::string name = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+  std::vector<std::string> tries = {name};
+#ifdef EINC_CUDA_LIBRARY_DIR
+  tries.push_back(std::string(EINC_CUDA_LIBRARY_DIR) + "/" + name);
+#endif
+  void *lib = nullptr;
+  std::string why;
+  for (const std::string &file : tries) {
+    dlerror();
+    lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+      break;
+    const char *e = dlerror();
+    why += (why.empty() ? "" : "; ") + std::string(e ? e : file + ": dlopen failed");
+  }
+  if (!lib) {
+    error = "no cuBLASLt (" + name + " not found: " + why + ")";
+    return nullptr;
+  }
+  std::unique_ptr<CublasLt> lt(new CublasLt());
+  lt->opts = options;
+  lt->api = std::make_unique<Api>();
+#define EINRT_CUBLASLT_RESOLVE(fn)                                                                 \
+  lt->api->fn = reinterpret_cast<decltype(lt->api->fn)>(dlsym(lib, #fn));                          \
+  if (!lt->api->fn) {                                                                              \
+    error = name + " has no " #fn;                                                                 \
+    return nullptr;                                                                                \
+  }
+  EINRT_CUBLASLT_FUNCTIONS(EINRT_CUBLASLT_RESOLVE)
+#undef EINRT_CUBLASLT_RESOLVE
+  if (!lt->check(lt->api->cublasLtCreate(&lt->handle), "cublasLtCreate(&handle)", __FILE__,
+                 __LINE__, error))
+    return nullptr;
+  return lt;
+}
+
+void CublasLt::release(Prepared &p) {
+  if (p.a)
+    api->cublasLtMatrixLayoutDestroy(p.a);
+  if (p.b)
+    api->cublasLtMatrixLayoutDestroy(p.b);
+  if (p.c)
+    api->cublasLtMatrixLayoutDestroy(p.c);
+  if (p.op)
+    api->cublasLtMatmulDescDestroy(p.op);
+  p = Prepared();
+}
+
+CublasLt::~CublasLt() {
+  if (!api)
+    return;
+  for (auto &entry : cache)
+    release(*entry.second);
+  if (handle)
+    api->cublasLtDestroy(handle);
+}
+
+size_t CublasLt::version() const { return api->cublasLtGetVersion(); }
+
+bool CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
+  if (!EINC_LT(cublasLtMatmulDescCreate(&p.op, computeType(call.compute), CUDA_R_32F)))
+    return false;
+  cublasOperation_t ta = call.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t tb = call.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t ep = epilogue(call.epilogue);
+  if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) ||
+      !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) ||
+      !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep)))
+    return false;
+  auto layout = [&](cublasLtMatrixLayout_t &l, LtType t, int64_t rows, int64_t cols, int64_t ld,
+                    int64_t stride) {
+    if (!EINC_LT(cublasLtMatrixLayoutCreate(&l, cudaType(t), uint64_t(rows), uint64_t(cols), ld)))
+      return false;
+    if (call.batch == 1)
+      return true;
+    int32_t count = int32_t(call.batch);
+    return EINC_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                    sizeof count)) &&
+           EINC_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                    &stride, sizeof stride));
+  };
+  if (!layout(p.a, call.typeA, call.rowsA, call.colsA, call.lda, call.strideA) ||
+      !layout(p.b, call.typeB, call.rowsB, call.colsB, call.ldb, call.strideB) ||
+      !layout(p.c, call.typeC, call.rowsC, call.colsC, call.ldc, call.strideC))
+    return false;
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (!EINC_LT(cublasLtMatmulPreferenceCreate(&pref)))
+    return false;
+  uint64_t bytes = workspaceBytes;
+  uint32_t alignA = uint32_t(call.alignA), alignB = uint32_t(call.alignB),
+           alignC = uint32_t(call.alignC);
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  bool ok =
+      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                   &bytes, sizeof bytes)) &&
+      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                   &alignA, sizeof alignA)) &&
+      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                   &alignB, sizeof alignB)) &&
+      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                   &alignC, sizeof alignC)) &&
+      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                   &alignC, sizeof alignC)) &&
+      EINC_LT(cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.c, p.c, pref, 1, &result,
+                                             &found));
+  api->cublasLtMatmulPreferenceDestroy(pref);
+  if (!ok)
+    return false;
+  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
+    error = "cuBLASLt's heuristic found no algorithm for " + describeCall(call) + " within " +
+            std::to_string(workspaceBytes) + " bytes of workspace";
+    return false;
+  }
+  p.algo = result.algo;
+  p.workspace = result.workspaceSize;
+  return true;
+}
+
+bool CublasLt::prepare(const GemmDesc &g, std::string &error) {
+  CublasLtPlan plan;
+  if (!mapGemmToCublasLt(g, opts, plan, error))
+    return false;
+  if (plan.emptySum)
+    return true;
+  for (const CublasLtCall &call : plan.calls) {
+    std::string key = call.key();
+    if (cache.count(key))
+      continue;
+    auto p = std::make_unique<Prepared>();
+    if (!make(call, *p, error)) {
+      release(*p); // what was made before the failure
+      return false;
+    }
+    cache.emplace(key, std::move(p));
+  }
+  return true;
+}
+
+bool CublasLt::run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b,
+                   CUdeviceptr c, CUstream stream, std::string &error) {
+  if (plan.emptySum)
+    return true;
+  const int64_t sizeA = g.b == DType::F32 ? 4 : 2, sizeB = g.a == DType::F32 ? 4 : 2,
+                sizeC = g.c == DType::F32 ? 4 : 2;
+  for (const CublasLtCall &call : plan.calls) {
+    auto it = cache.find(call.key());
+    if (it == cache.end()) {
+      if (!prepare(g, error))
+        return false;
+      it = cache.find(call.key());
+    }
+    const Prepared &p = *it->second;
+    // cuBLASLt's A is the step's B, its B the step's A.
+    const void *pa = reinterpret_cast<const void *>(b + CUdeviceptr(call.offsetA * sizeA));
+    const void *pb = reinterpret_cast<const void *>(a + CUdeviceptr(call.offsetB * sizeB));
+    void *pc = reinterpret_cast<void *>(c + CUdeviceptr(call.offsetC * sizeC));
+    if (!EINC_LT(cublasLtMatmul(handle, p.op, &call.alpha, pa, p.a, pb, p.b, &call.beta, pc, p.c,
+                                pc, p.c, &p.algo, reinterpret_cast<void *>(workspace),
+                                workspaceBytes, stream))) {
+      error += " (" + describeCall(call) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace einrt

@@ -1,0 +1,472 @@
+//===- CudaDevice.cpp - The `cuda` device: driver API, cuBLASLt, graphs ---===//
+//
+// Built only with the CUDA headers (EINC_HAVE_CUDA). Every driver call goes
+// through EINC_CU (runtime/CudaDriver.h): file, line, call and the error's
+// name in the message.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CudaDevice.h"
+
+#include "runtime/CublasLt.h"
+#include "runtime/CudaDriver.h"
+#include "runtime/CudaModule.h"
+#include "runtime/Memory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+namespace einrt {
+
+namespace {
+
+CUdeviceptr dptr(const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); }
+
+/// An executor's runs (Device::beginRun): the first issued step by step
+/// (every kernel is loaded, cuBLASLt warmed), the second captured, the
+/// rest replayed.
+struct RecordedRun {
+  bool warmed = false;
+  CUgraphExec graph = nullptr;
+};
+
+class CudaDeviceImpl final : public CudaDevice {
+public:
+  CudaDeviceImpl(std::shared_ptr<const CudaDriver> d, const CudaDeviceOptions &o)
+      : driver(std::move(d)), cu(*driver), options(o) {}
+  ~CudaDeviceImpl() override;
+
+  bool open(std::string &error);
+
+  // CudaDevice
+  void setKernels(std::shared_ptr<const CudaKernelBundle> b) override { bundle = std::move(b); }
+  std::string describe() const override;
+  CudaDeviceProperties properties() const override { return props; }
+  int64_t graphsRecorded() const override { return recorded; }
+
+  // Device
+  std::string name() const override { return "cuda"; }
+  StorageType storageOf(DType t) const override { return cudaStorageOf(t); }
+  bool runs(StepRunner) const override { return true; } // check() refines Reference
+  std::string check(const Program &program) const override {
+    return cudaProgramProblem(program, bundle.get(), lt->options());
+  }
+  bool prepare(const Program &program, std::string &error) override;
+  bool allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
+                std::string &error) override;
+  void release(DeviceMemory &memory) override;
+  bool upload(void *dst, const void *src, int64_t bytes, std::string &error) override;
+  bool download(void *dst, const void *src, int64_t bytes, std::string &error) override;
+  bool copy(void *dst, const void *src, int64_t bytes, std::string &error) override;
+  bool zero(void *dst, int64_t bytes, std::string &error) override;
+  bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error) override;
+  bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
+              std::string &error) override;
+  bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
+                 std::string &error) override;
+  bool synchronize(std::string &error) override;
+  RunStart beginRun(uint64_t key, std::string &error) override;
+  bool endRun(uint64_t key, bool stepsSucceeded, std::string &error) override;
+  void forgetRun(uint64_t key) override;
+
+private:
+  /// The device's context on the calling thread.
+  bool current(std::string &error) { return EINC_CU(cu, cuCtxSetCurrent(context)); }
+  /// Waits until the staging buffer is free and makes it hold `bytes`.
+  bool reserveStaging(int64_t bytes, std::string &error);
+  /// C := 0 for a Store GEMM of k = 0 (no product to compute).
+  bool zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c, std::string &error);
+
+  std::shared_ptr<const CudaDriver> driver;
+  const CudaDriver &cu;
+  CudaDeviceOptions options;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUevent stagingFree = nullptr; // recorded after each copy from or to staging
+  void *staging = nullptr;
+  int64_t stagingCapacity = 0;
+  CUdeviceptr workspace = 0;
+  std::string deviceName;
+  int64_t totalMemory = 0;
+  CudaDeviceProperties props;
+  std::unique_ptr<CublasLt> lt;
+  std::shared_ptr<const CudaKernelBundle> bundle;
+  CudaModules modules;
+  std::map<uint64_t, RecordedRun> recordedRuns;
+  uint64_t capturing = 0; // the key whose run the stream is capturing (0: none)
+  int64_t recorded = 0;
+};
+
+bool CudaDeviceImpl::open(std::string &error) {
+  if (options.ordinal < 0 || options.ordinal >= cu.devices) {
+    error = "no CUDA device " + std::to_string(options.ordinal) + " (the driver sees " +
+            std::to_string(cu.devices) + ")";
+    return false;
+  }
+  if (!EINC_CU(cu, cuDeviceGet(&device, options.ordinal)) ||
+      !EINC_CU(cu, cuDevicePrimaryCtxRetain(&context, device)) || !current(error))
+    return false;
+  char text[256] = {0};
+  if (!EINC_CU(cu, cuDeviceGetName(text, int(sizeof text - 1), device)))
+    return false;
+  deviceName = text;
+  auto attribute = [&](CUdevice_attribute a, int32_t &out) {
+    int v = 0;
+    if (!EINC_CU(cu, cuDeviceGetAttribute(&v, a, device)))
+      return false;
+    out = v;
+    return true;
+  };
+  int32_t gridX = 0;
+  if (!attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, props.multiprocessors) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, props.maxThreadsPerBlock) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                 props.maxThreadsPerMultiprocessor) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, props.warpSize) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, gridX) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, props.major) ||
+      !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, props.minor))
+    return false;
+  props.maxGridX = gridX;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (!EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)))
+    return false;
+  totalMemory = int64_t(totalBytes);
+  if (!EINC_CU(cu, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)) ||
+      !EINC_CU(cu, cuEventCreate(&stagingFree, CU_EVENT_DISABLE_TIMING)))
+    return false;
+
+  CublasLtOptions gemm;
+  gemm.tf32 = options.tf32;
+  lt = CublasLt::load(gemm, error);
+  if (!lt)
+    return false;
+  if (options.gemmWorkspaceBytes > 0) {
+    if (int64_t(freeBytes) < options.gemmWorkspaceBytes) {
+      error = "cuBLASLt's workspace needs " + formatBytes(options.gemmWorkspaceBytes) +
+              " but the cuda device has only " + formatBytes(int64_t(freeBytes)) + " free";
+      return false;
+    }
+    if (!EINC_CU(cu, cuMemAlloc(&workspace, size_t(options.gemmWorkspaceBytes))))
+      return false;
+    lt->setWorkspace(workspace, size_t(options.gemmWorkspaceBytes));
+  }
+  return true;
+}
+
+CudaDeviceImpl::~CudaDeviceImpl() {
+  // Teardown: nothing to report to, so results are not checked.
+  if (!context)
+    return;
+  cu.cuCtxSetCurrent(context);
+  if (stream)
+    cu.cuStreamSynchronize(stream);
+  for (auto &[key, run] : recordedRuns)
+    if (run.graph)
+      cu.cuGraphExecDestroy(run.graph);
+  lt.reset(); // its handle before the context goes
+  modules.unload(cu);
+  if (workspace)
+    cu.cuMemFree(workspace);
+  if (staging)
+    cu.cuMemFreeHost(staging);
+  if (stagingFree)
+    cu.cuEventDestroy(stagingFree);
+  if (stream)
+    cu.cuStreamDestroy(stream);
+  cu.cuDevicePrimaryCtxRelease(device);
+}
+
+std::string CudaDeviceImpl::describe() const {
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB", double(totalMemory) / double(1 << 30));
+  return deviceName + " (sm_" + std::to_string(props.major * 10 + props.minor) + ", " +
+         std::to_string(props.multiprocessors) + " multiprocessors, " + memory + "; CUDA " +
+         std::to_string(cu.version / 1000) + "." + std::to_string(cu.version % 1000 / 10) +
+         " driver, cuBLASLt " + std::to_string(lt->version()) + ")";
+}
+
+bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
+  if (!current(error))
+    return false;
+  std::vector<int64_t> used;
+  for (const Step &s : program.steps) {
+    if (const auto *k = std::get_if<KernelLaunch>(&s.payload))
+      used.push_back(k->kernel);
+    else if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && !lt->prepare(*g, error))
+      return false;
+  }
+  return modules.prepare(cu, bundle, props, used, error);
+}
+
+bool CudaDeviceImpl::allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
+                              std::string &error) {
+  out = {};
+  if (bytes <= 0)
+    return true;
+  if (!current(error))
+    return false;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (!EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)))
+    return false;
+  if (uint64_t(bytes) > freeBytes) {
+    error = what + " needs " + formatBytes(bytes) + " but only " + formatBytes(int64_t(freeBytes)) +
+            " are available (free memory of the cuda device " + deviceName + ", " +
+            formatBytes(int64_t(totalBytes)) + " in all)";
+    return false;
+  }
+  CUdeviceptr p = 0;
+  if (!EINC_CU(cu, cuMemAlloc(&p, size_t(bytes))))
+    return false;
+  // The interface promises zeroed memory; a step may accumulate into it.
+  if (!EINC_CU(cu, cuMemsetD8Async(p, 0, size_t(bytes), stream)) ||
+      !EINC_CU(cu, cuStreamSynchronize(stream))) {
+    cu.cuMemFree(p);
+    return false;
+  }
+  out = {reinterpret_cast<void *>(uintptr_t(p)), bytes};
+  return true;
+}
+
+void CudaDeviceImpl::release(DeviceMemory &memory) {
+  if (memory.data) {
+    // The stream may still read it (cuMemFree waits for the device, not
+    // for this stream's queued work).
+    cu.cuCtxSetCurrent(context);
+    cu.cuStreamSynchronize(stream);
+    cu.cuMemFree(dptr(memory.data));
+  }
+  memory = {};
+}
+
+bool CudaDeviceImpl::reserveStaging(int64_t bytes, std::string &error) {
+  // The previous copy through staging has finished with it.
+  if (!EINC_CU(cu, cuEventSynchronize(stagingFree)))
+    return false;
+  if (bytes <= stagingCapacity)
+    return true;
+  int64_t grown = std::min(std::max(bytes, 2 * stagingCapacity),
+                           std::max<int64_t>(options.stagingBytes, bytes));
+  if (staging && !EINC_CU(cu, cuMemFreeHost(staging)))
+    return false;
+  staging = nullptr;
+  stagingCapacity = 0;
+  if (std::string shortfall = memoryShortfall(grown, "the cuda device's pinned staging buffer");
+      !shortfall.empty()) {
+    error = shortfall;
+    return false;
+  }
+  if (!EINC_CU(cu, cuMemHostAlloc(&staging, size_t(grown), 0)))
+    return false;
+  stagingCapacity = grown;
+  return true;
+}
+
+bool CudaDeviceImpl::upload(void *dst, const void *src, int64_t bytes, std::string &error) {
+  if (bytes <= 0)
+    return true;
+  if (!current(error))
+    return false;
+  const int64_t part = std::max<int64_t>(1, options.stagingBytes);
+  for (int64_t done = 0; done < bytes;) {
+    int64_t n = std::min(bytes - done, part);
+    if (!reserveStaging(n, error))
+      return false;
+    std::memcpy(staging, static_cast<const uint8_t *>(src) + done, size_t(n));
+    // Asynchronous: the host goes on; the stream orders the copy before
+    // every later step, and the next use of staging waits for it.
+    if (!EINC_CU(cu,
+                 cuMemcpyHtoDAsync(dptr(dst) + CUdeviceptr(done), staging, size_t(n), stream)) ||
+        !EINC_CU(cu, cuEventRecord(stagingFree, stream)))
+      return false;
+    done += n;
+  }
+  return true;
+}
+
+bool CudaDeviceImpl::download(void *dst, const void *src, int64_t bytes, std::string &error) {
+  if (bytes <= 0)
+    return true;
+  if (!current(error))
+    return false;
+  const int64_t part = std::max<int64_t>(1, options.stagingBytes);
+  for (int64_t done = 0; done < bytes;) {
+    int64_t n = std::min(bytes - done, part);
+    if (!reserveStaging(n, error) ||
+        !EINC_CU(cu,
+                 cuMemcpyDtoHAsync(staging, dptr(src) + CUdeviceptr(done), size_t(n), stream)) ||
+        !EINC_CU(cu, cuEventRecord(stagingFree, stream)) ||
+        !EINC_CU(cu, cuEventSynchronize(stagingFree)))
+      return false;
+    std::memcpy(static_cast<uint8_t *>(dst) + done, staging, size_t(n));
+    done += n;
+  }
+  return true;
+}
+
+bool CudaDeviceImpl::copy(void *dst, const void *src, int64_t bytes, std::string &error) {
+  if (bytes <= 0)
+    return true;
+  return EINC_CU(cu, cuMemcpyDtoDAsync(dptr(dst), dptr(src), size_t(bytes), stream));
+}
+
+bool CudaDeviceImpl::zero(void *dst, int64_t bytes, std::string &error) {
+  if (bytes <= 0)
+    return true;
+  return EINC_CU(cu, cuMemsetD8Async(dptr(dst), 0, size_t(bytes), stream));
+}
+
+bool CudaDeviceImpl::zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c,
+                                  std::string &error) {
+  const int64_t size = storageBytes(cudaStorageOf(g.c));
+  // Row-major C: g.m rows of g.n elements, ldc apart (the call's rowsC is
+  // g.n, its colsC g.m).
+  for (const CublasLtCall &call : plan.calls)
+    for (int64_t b = 0; b < call.batch; ++b) {
+      CUdeviceptr at = dptr(c) + CUdeviceptr((call.offsetC + b * call.strideC) * size);
+      if (!EINC_CU(cu, cuMemsetD2D8Async(at, size_t(call.ldc * size), 0, size_t(call.rowsC * size),
+                                         size_t(call.colsC), stream)))
+        return false;
+    }
+  return true;
+}
+
+bool CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void *c,
+                          std::string &error) {
+  CublasLtPlan plan;
+  if (!mapGemmToCublasLt(g, lt->options(), plan, error))
+    return false;
+  if (plan.emptySum)
+    return g.epilogue == GemmEpilogue::Accumulate || zeroMatrices(g, plan, c, error);
+  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error);
+}
+
+bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
+                            std::string &error) {
+  const PreparedKernel *kernel = modules.kernel(k.kernel);
+  if (!kernel) {
+    error = "kernel " + std::to_string(k.kernel) +
+            " was not prepared on the cuda device (Executor::create prepares every kernel a "
+            "Program launches)";
+    return false;
+  }
+  if (size_t(kernel->params) != buffers.size()) {
+    error = "kernel '" + kernel->entry + "' takes " + std::to_string(kernel->params) +
+            " buffers, the step passes " + std::to_string(buffers.size());
+    return false;
+  }
+  if (kernel->work == 0)
+    return true; // nothing to compute
+  std::vector<CUdeviceptr> pointers(buffers.size());
+  std::vector<void *> params(buffers.size());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    pointers[i] = dptr(buffers[i].data);
+    params[i] = &pointers[i];
+  }
+  // Shared memory is static in the rendered kernels: none is passed.
+  if (!EINC_CU(cu, cuLaunchKernel(kernel->function, kernel->shape.grid, 1, 1, kernel->shape.block,
+                                  1, 1, 0, stream, params.data(), nullptr))) {
+    error = "kernel '" + kernel->entry + "' (grid " + std::to_string(kernel->shape.grid) +
+            ", block " + std::to_string(kernel->shape.block) + "): " + error;
+    return false;
+  }
+  return true;
+}
+
+bool CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                               const DeviceSpan &output, std::string &error) {
+  if (s.kind != StepKind::Copy || inputs.size() != 1) {
+    error = std::string("the cuda device does not run '") + stepKindName(s.kind) +
+            "' steps (check() refuses such a Program)";
+    return false;
+  }
+  return copy(output.data, inputs[0].data, output.count * storageBytes(output.storage), error);
+}
+
+bool CudaDeviceImpl::synchronize(std::string &error) {
+  if (!current(error))
+    return false;
+  if (!EINC_CU(cu, cuStreamSynchronize(stream))) {
+    error = "the cuda device failed while running: " + error;
+    return false;
+  }
+  return true;
+}
+
+Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
+  if (!options.graphs || key == 0)
+    return RunStart::Steps;
+  if (!current(error))
+    return RunStart::Failed;
+  RecordedRun &run = recordedRuns[key];
+  if (run.graph) {
+    if (!EINC_CU(cu, cuGraphLaunch(run.graph, stream)))
+      return RunStart::Failed;
+    return RunStart::Replayed;
+  }
+  if (!run.warmed)
+    return RunStart::Steps; // endRun marks it warmed
+  // Thread-local: a call on this thread that cannot be captured (a
+  // synchronous copy, an allocation) fails instead of joining the graph.
+  if (!EINC_CU(cu, cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)))
+    return RunStart::Failed;
+  capturing = key;
+  return RunStart::Steps;
+}
+
+bool CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::string &error) {
+  if (!options.graphs || key == 0)
+    return true;
+  RecordedRun &run = recordedRuns[key];
+  if (capturing != key) { // the uncaptured first run
+    run.warmed = run.warmed || stepsSucceeded;
+    return true;
+  }
+  capturing = 0;
+  CUgraph graph = nullptr;
+  bool ended = EINC_CU(cu, cuStreamEndCapture(stream, &graph));
+  if (!ended || !stepsSucceeded) {
+    if (graph)
+      cu.cuGraphDestroy(graph);
+    return !stepsSucceeded || ended; // a failed step's error is the caller's
+  }
+  CUgraphExec exec = nullptr;
+  bool ok = EINC_CU(cu, cuGraphInstantiateWithFlags(&exec, graph, 0));
+  cu.cuGraphDestroy(graph); // the executable graph holds what it needs
+  if (!ok)
+    return false;
+  run.graph = exec;
+  ++recorded;
+  // Capturing ran nothing: this run's work is the graph's first launch.
+  return EINC_CU(cu, cuGraphLaunch(exec, stream));
+}
+
+void CudaDeviceImpl::forgetRun(uint64_t key) {
+  auto it = recordedRuns.find(key);
+  if (it == recordedRuns.end())
+    return;
+  if (it->second.graph) {
+    cu.cuCtxSetCurrent(context);
+    cu.cuStreamSynchronize(stream); // a replay in flight finishes first
+    cu.cuGraphExecDestroy(it->second.graph);
+  }
+  recordedRuns.erase(it);
+}
+
+} // namespace
+
+bool cudaBuiltIn() { return true; }
+
+std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, std::string &error) {
+  std::shared_ptr<const CudaDriver> driver = CudaDriver::load(error, options.driver);
+  if (!driver)
+    return nullptr;
+  auto device = std::make_shared<CudaDeviceImpl>(driver, options);
+  if (!device->open(error))
+    return nullptr;
+  return device;
+}
+
+} // namespace einrt

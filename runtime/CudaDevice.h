@@ -1,0 +1,94 @@
+//===- CudaDevice.h - The `cuda` device: driver API, cuBLASLt, graphs -*- C++ -*-===//
+//
+// A Device (runtime/Device.h) on one NVIDIA GPU, for the Programs the CPU
+// lowering makes (codegen/CpuLowering.h) with their kernels rendered to
+// CUDA (runtime/CudaKernels.h):
+//   memory    one cuMemAlloc per Executor (its arena and resident block),
+//             after cuMemGetInfo says it fits; one stream for everything;
+//             uploads and downloads through a pinned staging buffer
+//             (cuMemHostAlloc, cuMemcpy*Async); copies and zeroing on the
+//             stream
+//   gemm      cuBLASLt (runtime/CublasLt.h), algorithms chosen once per
+//             call shape in prepare()
+//   launch    the bundle's kernels (its cubin for this device's sm_XY, else
+//             its PTX), grid and block from cudaLaunchShape with the
+//             driver's occupancy, computed once per kernel in prepare()
+//   reference only Copy steps (a device copy): check() refuses a Program
+//             with any other reference step, naming it
+//   runs      an Executor's first run is issued step by step (it loads
+//             every kernel), its second is captured as a CUDA graph
+//             (cuStreamBeginCapture ... cuGraphInstantiate) and launched,
+//             and every later run replays the graph (Device::beginRun);
+//             while profiling, steps are issued one by one
+// Storage as on the CPU: f32, bf16 and f16 as themselves, i32, i1 as bytes.
+// Deterministic: the kernels use no atomics (the renderer's rule) and each
+// GEMM shape runs one algorithm.
+//
+// The driver and cuBLASLt are opened with dlopen (runtime/CudaDriver.h): an
+// einc built with the CUDA headers runs everywhere, and createCudaDevice
+// says why there is no device ("no CUDA driver (libcuda.so.1 not found:
+// ...)", "no CUDA device (...)"). An einc built without them has the same
+// interface, and createCudaDevice says so.
+//
+// This header needs no CUDA headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_CUDADEVICE_H
+#define EINC_RUNTIME_CUDADEVICE_H
+
+#include "runtime/CublasLtMapping.h"
+#include "runtime/CudaKernels.h"
+#include "runtime/Device.h"
+
+#include <memory>
+#include <string>
+
+namespace einrt {
+
+struct CudaDeviceOptions {
+  int ordinal = 0;    // which GPU (cuDeviceGet)
+  bool tf32 = false;  // f32 GEMMs with CUBLAS_COMPUTE_32F_FAST_TF32
+  bool graphs = true; // record and replay whole runs as CUDA graphs
+  std::string driver; // "" : $EINC_CUDA_DRIVER, else libcuda.so.1
+  // Not hardware numbers: how much memory the device sets aside for
+  // itself. cuBLASLt's workspace (NVIDIA's advice for Hopper is 32 MiB);
+  // the pinned staging buffer's largest size (bigger copies go in parts).
+  int64_t gemmWorkspaceBytes = int64_t(32) << 20;
+  int64_t stagingBytes = int64_t(64) << 20;
+};
+
+class CudaDevice : public Device {
+public:
+  /// What Kernel steps launch: the bundle's kernels by index. A later
+  /// bundle must extend the earlier one (kernels are appended, as the
+  /// kernel compiler does), so executors made before keep their kernels.
+  virtual void setKernels(std::shared_ptr<const CudaKernelBundle> bundle) = 0;
+  /// "NVIDIA H200 (sm_90, 132 multiprocessors, 139.8 GiB; CUDA 13.0
+  /// driver, cuBLASLt 130100)": for banners.
+  virtual std::string describe() const = 0;
+  virtual CudaDeviceProperties properties() const = 0;
+  /// Runs recorded as CUDA graphs so far (for tests and banners).
+  virtual int64_t graphsRecorded() const = 0;
+};
+
+/// Whether this einc was built with the CUDA headers (else there is never
+/// a cuda device).
+bool cudaBuiltIn();
+
+/// The device, or null with `error` (exit status 1 for a tool).
+std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, std::string &error);
+
+/// "" when the cuda device can run `program` with `bundle`'s kernels; else
+/// why not: a step of a kind it does not run (reference steps other than
+/// Copy: "step 7 (quantize, ...) ... is not on the cuda device yet"), a
+/// kernel not in the bundle or with another parameter count, a GEMM
+/// cuBLASLt cannot run. Pure: unit-tested without a GPU.
+std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
+                               const CublasLtOptions &gemm);
+
+/// How the cuda device stores `t` (the CPU device's choice).
+StorageType cudaStorageOf(DType t);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_CUDADEVICE_H

@@ -1,0 +1,122 @@
+//===- CudaKernels.cpp - Launch shapes of rendered CUDA kernels -----------===//
+//
+// cudaLaunchShape: the grid and block of one kernel from the device's
+// properties and the occupancy calculator's answer (runtime/CudaKernels.h).
+// Every number comes from its arguments; the kernels' only requirements are
+// a block that is a multiple of the warp size, at most 1024 threads (the
+// contract) and at most the device's maximum, and a grid of at least one.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CudaKernels.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace einrt {
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+const char *cudaLaunchKindName(CudaLaunchKind k) {
+  switch (k) {
+  case CudaLaunchKind::Elements:
+    return "elements";
+  case CudaLaunchKind::WarpRows:
+    return "warp_rows";
+  case CudaLaunchKind::BlockRows:
+    return "block_rows";
+  }
+  return "?";
+}
+
+const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
+                              std::string &why) {
+  const int wanted = major * 10 + minor;
+  const std::string cubin = "sm_" + std::to_string(wanted);
+  const CudaImage *ptx = nullptr;
+  int ptxArch = -1;
+  std::string archs;
+  for (const CudaImage &image : bundle.images) {
+    archs += (archs.empty() ? "" : ", ") + image.arch + (image.ptx ? " (PTX)" : "");
+    if (!image.ptx && image.arch == cubin)
+      return &image;
+    // "compute_90" (or a PTX image named "sm_90"): its architecture number.
+    size_t digits = image.arch.find_first_of("0123456789");
+    if (!image.ptx || digits == std::string::npos)
+      continue;
+    int arch = 0;
+    for (size_t i = digits; i < image.arch.size() && std::isdigit((unsigned char)image.arch[i]);
+         ++i)
+      arch = arch * 10 + (image.arch[i] - '0');
+    if (arch <= wanted && arch > ptxArch) {
+      ptx = &image;
+      ptxArch = arch;
+    }
+  }
+  if (ptx)
+    return ptx;
+  why = "the kernels were compiled for " +
+        (archs.empty() ? std::string("no architecture") : archs) + ", none of which runs on this " +
+        cubin + " device (a cubin for " + cubin + " or PTX for compute_" + std::to_string(wanted) +
+        " or older is needed)";
+  return nullptr;
+}
+
+CudaLaunchShape cudaLaunchShape(const CudaKernelInfo &kernel, const CudaDeviceProperties &device,
+                                const CudaOccupancy &occupancy) {
+  const int64_t warp = device.warpSize > 0 ? device.warpSize : 32;
+  // The largest block this kernel may have: the contract's and the device's
+  // limit, a whole number of warps (never below one warp).
+  int64_t limit = kCudaKernelMaxBlock;
+  if (device.maxThreadsPerBlock > 0)
+    limit = std::min<int64_t>(limit, device.maxThreadsPerBlock);
+  limit = std::max(warp, limit / warp * warp);
+  // The occupancy calculator's block, rounded down to whole warps; without
+  // an answer, the largest block.
+  int64_t block = occupancy.blockSize > 0 ? occupancy.blockSize / warp * warp : limit;
+  block = std::clamp(block, warp, limit);
+
+  const int64_t work = std::max<int64_t>(kernel.work, 0);
+  const int64_t maxGrid =
+      device.maxGridX > 0 ? std::min<int64_t>(device.maxGridX, UINT32_MAX) : int64_t(UINT32_MAX);
+  // Threads per block that hold work: a block no larger than the work (in
+  // whole warps), so a small kernel is not a mostly idle block.
+  int64_t threadsOfWork = 0;
+  switch (kernel.kind) {
+  case CudaLaunchKind::Elements:
+    threadsOfWork = work;
+    break;
+  case CudaLaunchKind::WarpRows:
+    threadsOfWork = work * warp; // one warp per row
+    break;
+  case CudaLaunchKind::BlockRows:
+    threadsOfWork = std::max<int64_t>(kernel.rowLength, 0); // one block per row
+    break;
+  }
+  block = std::clamp(ceilDiv(threadsOfWork, warp) * warp, warp, block);
+
+  int64_t grid = 1;
+  if (kernel.kind == CudaLaunchKind::BlockRows) {
+    grid = work; // one block per row; past maxGridX the rows are strided
+  } else {
+    const int64_t unitsPerBlock = kernel.kind == CudaLaunchKind::Elements ? block : block / warp;
+    const int64_t needed = ceilDiv(work, unitsPerBlock);
+    // The blocks that fill the device once: the calculator's resident
+    // blocks per multiprocessor at this block size (or as many as the
+    // multiprocessor's threads allow), times the multiprocessors.
+    int64_t perSM = occupancy.activeBlocksPerMultiprocessor;
+    if (perSM <= 0)
+      perSM = device.maxThreadsPerMultiprocessor > 0
+                  ? std::max<int64_t>(1, device.maxThreadsPerMultiprocessor / block)
+                  : 1;
+    const int64_t fill = std::max<int64_t>(1, device.multiprocessors) * perSM;
+    grid = std::min(needed, fill);
+  }
+  grid = std::clamp<int64_t>(grid, 1, maxGrid);
+  return {uint32_t(grid), uint32_t(block)};
+}
+
+} // namespace einrt

@@ -1,0 +1,88 @@
+//===- CudaProgramCheck.cpp - What the cuda device runs, without CUDA -----===//
+//
+// The parts of the cuda device that need no GPU and no CUDA headers: which
+// Programs it runs (cudaProgramProblem, its check()), how it stores dtypes,
+// and, in an einc built without the CUDA headers, the factory that says so.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CudaDevice.h"
+
+namespace einrt {
+
+StorageType cudaStorageOf(DType t) {
+  switch (t) {
+  case DType::BF16:
+    return StorageType::BF16;
+  case DType::F16:
+    return StorageType::F16;
+  case DType::I32:
+    return StorageType::I32;
+  case DType::I1:
+    return StorageType::U8;
+  default: // f32 (and f64, which the CPU backend's Programs never carry) as f32
+    return StorageType::F32;
+  }
+}
+
+std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
+                               const CublasLtOptions &gemm) {
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step &s = program.steps[i];
+    const StepKindInfo *info = stepKindInfo(s.kind);
+    std::string step = "step " + std::to_string(i) + " (" + (info ? info->name : "?") +
+                       (s.note.empty() ? "" : ", " + s.note) + ")";
+    if (!info)
+      return step + " has an unknown kind";
+    switch (info->runner) {
+    case StepRunner::Reference:
+      if (s.kind != StepKind::Copy)
+        return step + " is not on the cuda device yet: it runs cuBLASLt matmuls, rendered " +
+               "kernels and copies, and '" + info->name +
+               "' is a reference-kernel step (run it on the cpu or reference backend)";
+      break;
+    case StepRunner::Gemm: {
+      const auto *g = std::get_if<GemmDesc>(&s.payload);
+      if (!g)
+        return step + " carries no GEMM description";
+      CublasLtPlan plan;
+      std::string why;
+      if (!mapGemmToCublasLt(*g, gemm, plan, why))
+        return step + ": " + why;
+      break;
+    }
+    case StepRunner::Launch: {
+      const auto *launch = std::get_if<KernelLaunch>(&s.payload);
+      if (!launch)
+        return step + " carries no kernel launch";
+      const KernelLaunch &k = *launch;
+      if (!bundle || bundle->kernels.empty())
+        return step + " launches kernel " + std::to_string(k.kernel) +
+               ", but the cuda device was given no kernels";
+      if (k.kernel < 0 || size_t(k.kernel) >= bundle->kernels.size())
+        return step + " launches kernel " + std::to_string(k.kernel) +
+               ", which is not in the cuda device's bundle of " +
+               std::to_string(bundle->kernels.size()) + " kernels";
+      const CudaKernelInfo &kernel = bundle->kernels[size_t(k.kernel)];
+      size_t buffers = s.inputs.size() + 1 + k.extraOutputs.size();
+      if (size_t(kernel.params) != buffers)
+        return step + " passes " + std::to_string(buffers) + " buffers to kernel " +
+               std::to_string(k.kernel) + " ('" + kernel.entry + "'), which takes " +
+               std::to_string(kernel.params);
+      break;
+    }
+    }
+  }
+  return "";
+}
+
+#ifndef EINC_HAVE_CUDA
+bool cudaBuiltIn() { return false; }
+
+std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &, std::string &error) {
+  error = "this einc was built without CUDA headers (no CUDA toolkit was found when it was "
+          "configured), so it has no cuda device";
+  return nullptr;
+}
+#endif
+
+} // namespace einrt

@@ -1,0 +1,316 @@
+//===- CublasLtMappingTest.cpp - GemmDesc -> cuBLASLt calls, evaluated -----===//
+//
+// mapGemmToCublasLt (runtime/CublasLtMapping.h) on hand-made and random
+// GemmDescs: the calls, evaluated column-major as cuBLASLt would, equal the
+// row-major evaluation of the GemmDesc (test/unit/cuda/GemmReference.h);
+// the fields of one call checked by hand; element types, compute types,
+// alignments and descriptor keys; what cuBLASLt cannot run.
+//
+//===----------------------------------------------------------------------===//
+#include "GemmReference.h"
+
+#include "runtime/CublasLtMapping.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+namespace einrt {
+namespace {
+
+using test::columnMajorCalls;
+using test::rowMajorGemm;
+using test::smallIntegers;
+using test::spansOf;
+
+/// Maps `g` and holds both evaluations equal on random small integers
+/// (C starts random too: Accumulate reads it, untouched elements keep it).
+void expectSameProduct(const GemmDesc &g, uint64_t seed, CublasLtPlan *planOut = nullptr) {
+  CublasLtPlan plan;
+  std::string error;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  std::mt19937_64 rng(seed);
+  test::GemmSpans s = spansOf(g);
+  std::vector<double> a = smallIntegers(s.a, rng), b = smallIntegers(s.b, rng),
+                      c = smallIntegers(s.c + 3, rng);
+  std::vector<double> want = c, got = c;
+  rowMajorGemm(g, a, b, want);
+  ASSERT_TRUE(columnMajorCalls(g, plan, a, b, got)) << "a call reaches outside an operand";
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(got[i], want[i]) << "C element " << i;
+  if (planOut)
+    *planOut = plan;
+}
+
+GemmDesc plain(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false) {
+  GemmDesc g;
+  g.m = m, g.n = n, g.k = k, g.transA = ta, g.transB = tb;
+  g.lda = ta ? m : k;
+  g.ldb = tb ? k : n;
+  g.ldc = n;
+  return g;
+}
+
+TEST(CublasLtMapping, OneMatrixSwapsOperandsAndSizes) {
+  // Row-major C (4x5) = A^T (A stored 3x4) · B (3x5), ldc 7.
+  GemmDesc g = plain(4, 5, 3, true, false);
+  g.ldc = 7;
+  CublasLtPlan plan;
+  expectSameProduct(g, 1, &plan);
+  ASSERT_EQ(plan.calls.size(), 1u);
+  const CublasLtCall &c = plan.calls[0];
+  // Column-major C^T (5x4) = B^T (B as column-major 5x3, no op) · A^T ...
+  EXPECT_EQ(c.m, 5);
+  EXPECT_EQ(c.n, 4);
+  EXPECT_EQ(c.k, 3);
+  EXPECT_FALSE(c.transA); // the step's B, not transposed
+  EXPECT_TRUE(c.transB);  // the step's A, transposed
+  EXPECT_EQ(c.lda, 5);    // the step's ldb
+  EXPECT_EQ(c.ldb, 4);    // the step's lda
+  EXPECT_EQ(c.ldc, 7);
+  EXPECT_EQ(c.rowsA, 5);
+  EXPECT_EQ(c.colsA, 3);
+  EXPECT_EQ(c.rowsB, 4); // stored 4 x 3 column-major: op T gives 3 x 4
+  EXPECT_EQ(c.colsB, 3);
+  EXPECT_EQ(c.rowsC, 5);
+  EXPECT_EQ(c.colsC, 4);
+  EXPECT_EQ(c.batch, 1);
+  EXPECT_EQ(c.beta, 0.0f);
+  EXPECT_EQ(c.alpha, 1.0f);
+}
+
+TEST(CublasLtMapping, EveryTransposeAndLeadingDimension) {
+  uint64_t seed = 0;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int64_t pad : {0, 3}) {
+        GemmDesc g = plain(6, 7, 5, ta, tb);
+        g.lda += pad, g.ldb += 2 * pad, g.ldc += pad;
+        SCOPED_TRACE(std::to_string(ta) + std::to_string(tb) + " pad " + std::to_string(pad));
+        expectSameProduct(g, ++seed);
+      }
+}
+
+TEST(CublasLtMapping, StridedBatchTravelsWithItsOperands) {
+  GemmDesc g = plain(3, 4, 5);
+  g.batch = 6;
+  g.strideA = 3 * 5 + 1;
+  g.strideB = 0; // one B for every matrix
+  g.strideC = 3 * 4 + 2;
+  CublasLtPlan plan;
+  expectSameProduct(g, 7, &plan);
+  ASSERT_EQ(plan.calls.size(), 1u);
+  EXPECT_EQ(plan.calls[0].batch, 6);
+  EXPECT_EQ(plan.calls[0].strideA, 0);         // the step's B
+  EXPECT_EQ(plan.calls[0].strideB, 3 * 5 + 1); // the step's A
+  EXPECT_EQ(plan.calls[0].strideC, 3 * 4 + 2);
+}
+
+TEST(CublasLtMapping, OuterLoopsFoldIntoTheBatchWhenTheyContinueIt) {
+  // Heads and batch of an attention product: batch 4 (heads) inside a loop
+  // of 3 that continues it (each stride = 4 x the batch stride).
+  GemmDesc g = plain(8, 8, 16, false, true);
+  g.batch = 4;
+  g.strideA = 8 * 16, g.strideB = 8 * 16, g.strideC = 64;
+  g.outer.push_back({3, 4 * g.strideA, 4 * g.strideB, 4 * g.strideC});
+  CublasLtPlan plan;
+  expectSameProduct(g, 11, &plan);
+  ASSERT_EQ(plan.calls.size(), 1u);
+  EXPECT_EQ(plan.calls[0].batch, 12);
+  // Batch 1 takes any loop's strides.
+  GemmDesc h = plain(5, 6, 7);
+  h.outer.push_back({4, 100, 0, 40});
+  expectSameProduct(h, 12, &plan);
+  ASSERT_EQ(plan.calls.size(), 1u);
+  EXPECT_EQ(plan.calls[0].batch, 4);
+  EXPECT_EQ(plan.calls[0].strideA, 0);
+  EXPECT_EQ(plan.calls[0].strideB, 100);
+}
+
+TEST(CublasLtMapping, LoopsThatDoNotContinueTheBatchAreCalls) {
+  GemmDesc g = plain(3, 4, 2);
+  g.batch = 2;
+  g.strideA = 6, g.strideB = 8, g.strideC = 12;
+  // An outer loop of 3 with a gap after each batch, inside a loop of 2.
+  g.outer.push_back({2, 200, 90, 150});
+  g.outer.push_back({3, 30, 20, 40});
+  CublasLtPlan plan;
+  expectSameProduct(g, 21, &plan);
+  ASSERT_EQ(plan.calls.size(), 6u);
+  for (const CublasLtCall &c : plan.calls)
+    EXPECT_EQ(c.batch, 2);
+  // Outermost first: call 1 is the inner loop's second iteration.
+  EXPECT_EQ(plan.calls[1].offsetC, 40);
+  EXPECT_EQ(plan.calls[1].offsetA, 20); // cuBLASLt's A: the step's B
+  EXPECT_EQ(plan.calls[3].offsetC, 150);
+}
+
+TEST(CublasLtMapping, AccumulateIsBetaOne) {
+  GemmDesc g = plain(4, 3, 6, false, true);
+  g.epilogue = GemmEpilogue::Accumulate;
+  CublasLtPlan plan;
+  expectSameProduct(g, 31, &plan);
+  EXPECT_EQ(plan.calls[0].beta, 1.0f);
+}
+
+TEST(CublasLtMapping, EmptySums) {
+  GemmDesc g = plain(3, 4, 0);
+  g.batch = 2;
+  g.strideC = 20;
+  g.ldc = 5;
+  CublasLtPlan plan;
+  expectSameProduct(g, 41, &plan); // Store: C := 0, padding untouched
+  EXPECT_TRUE(plan.emptySum);
+  g.epilogue = GemmEpilogue::Accumulate;
+  expectSameProduct(g, 42, &plan); // C unchanged
+  // No matrices, or no rows: no call at all.
+  ASSERT_TRUE([&] {
+    std::string e;
+    return mapGemmToCublasLt(plain(0, 4, 3), {}, plan, e);
+  }());
+  EXPECT_TRUE(plan.calls.empty());
+}
+
+/// A random valid GemmDesc: C matrices disjoint, A and B read anywhere.
+GemmDesc randomGemm(std::mt19937_64 &rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  GemmDesc g = plain(pick(1, 6), pick(1, 6), pick(0, 5), pick(0, 1), pick(0, 1));
+  g.lda += pick(0, 2), g.ldb += pick(0, 2), g.ldc += pick(0, 2);
+  g.epilogue = pick(0, 1) ? GemmEpilogue::Accumulate : GemmEpilogue::Store;
+  g.batch = pick(1, 3);
+  int64_t extentA = (g.transA ? g.k : g.m) * g.lda, extentB = (g.transB ? g.n : g.k) * g.ldb;
+  int64_t extentC = g.m * g.ldc;
+  g.strideA = pick(0, 1) ? 0 : extentA + pick(0, 3);
+  g.strideB = pick(0, 1) ? 0 : extentB + pick(0, 3);
+  g.strideC = extentC + pick(0, 3);
+  // Loops, innermost generated first: each C stride clears the span inside.
+  int64_t spanC = g.batch * g.strideC, innerA = g.batch * g.strideA, innerB = g.batch * g.strideB;
+  std::vector<GemmLoop> loops;
+  for (int64_t d = pick(0, 2); d > 0; --d) {
+    GemmLoop l;
+    l.count = pick(1, 3);
+    bool continues = pick(0, 1);
+    l.strideC = continues ? spanC : spanC + pick(1, 5);
+    l.strideA = continues ? innerA : pick(0, 40);
+    l.strideB = continues ? innerB : pick(0, 40);
+    loops.insert(loops.begin(), l);
+    spanC = l.count * l.strideC;
+    innerA = l.count * l.strideA;
+    innerB = l.count * l.strideB;
+  }
+  g.outer = loops;
+  return g;
+}
+
+TEST(CublasLtMapping, RandomGemmsMatchTheRowMajorProduct) {
+  std::mt19937_64 rng(2026);
+  for (int i = 0; i < 3000; ++i) {
+    GemmDesc g = randomGemm(rng);
+    SCOPED_TRACE("case " + std::to_string(i) + ": m " + std::to_string(g.m) + " n " +
+                 std::to_string(g.n) + " k " + std::to_string(g.k) + " batch " +
+                 std::to_string(g.batch) + " loops " + std::to_string(g.outer.size()));
+    expectSameProduct(g, uint64_t(i));
+    if (testing::Test::HasFatalFailure())
+      return;
+  }
+}
+
+TEST(CublasLtMapping, ElementAndComputeTypes) {
+  CublasLtPlan plan;
+  std::string error;
+  GemmDesc g = plain(4, 4, 4);
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].compute, LtCompute::F32);
+  EXPECT_EQ(plan.calls[0].typeC, LtType::F32);
+  CublasLtOptions tf32;
+  tf32.tf32 = true;
+  ASSERT_TRUE(mapGemmToCublasLt(g, tf32, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].compute, LtCompute::F32FastTF32);
+  // bf16 operands (f32 sums), into f32 or bf16; tf32 leaves them alone.
+  g.a = g.b = DType::BF16;
+  ASSERT_TRUE(mapGemmToCublasLt(g, tf32, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].typeA, LtType::BF16);
+  EXPECT_EQ(plan.calls[0].typeB, LtType::BF16);
+  EXPECT_EQ(plan.calls[0].typeC, LtType::F32);
+  EXPECT_EQ(plan.calls[0].compute, LtCompute::F32);
+  g.c = DType::BF16;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].typeC, LtType::BF16);
+  g.a = g.b = g.c = DType::F16;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].typeA, LtType::F16);
+  EXPECT_STREQ(ltTypeName(plan.calls[0].typeC), "f16");
+}
+
+TEST(CublasLtMapping, WhatCublasLtCannotRun) {
+  CublasLtPlan plan;
+  std::string error;
+  GemmDesc g = plain(4, 4, 4);
+  g.a = DType::BF16; // B stays f32
+  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_NE(error.find("A and B of one type"), std::string::npos) << error;
+  g = plain(4, 4, 4);
+  g.a = g.b = DType::F32;
+  g.c = DType::BF16; // f32 operands into bf16
+  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  g = plain(4, 4, 4);
+  g.accumulate = DType::F64;
+  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_NE(error.find("reference backend"), std::string::npos) << error;
+  g = plain(4, 4, 4);
+  g.a = g.b = DType::I32;
+  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_NE(error.find("f32, bf16 and f16"), std::string::npos) << error;
+  g = plain(4, 4, 4);
+  g.m = -1;
+  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+}
+
+TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
+  GemmDesc g = plain(8, 8, 8);
+  g.batch = 2;
+  g.strideA = 64, g.strideB = 64 + 1, g.strideC = 64;
+  CublasLtPlan plan;
+  std::string error;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].alignA, 4);   // the step's B: 65 floats apart
+  EXPECT_EQ(plan.calls[0].alignB, 256); // the step's A: 256 bytes apart
+  EXPECT_EQ(plan.calls[0].alignC, 256);
+  // A call at an offset of 2 bf16 elements: 4-byte aligned.
+  GemmDesc h = plain(2, 2, 2);
+  h.a = h.b = DType::BF16;
+  h.outer.push_back({2, 2, 2, 100});
+  h.batch = 1;
+  h.outer.push_back({2, 6, 6, 4}); // does not continue {2, 2, 2, 100}: calls
+  ASSERT_TRUE(mapGemmToCublasLt(h, {}, plan, error)) << error;
+  ASSERT_EQ(plan.calls.size(), 2u);
+  EXPECT_EQ(plan.calls[1].offsetB, 2); // the step's A, 2 bf16
+  EXPECT_EQ(plan.calls[1].alignB, 4);
+}
+
+TEST(CublasLtMapping, KeysNameDescriptors) {
+  std::set<std::string> keys;
+  CublasLtPlan plan;
+  std::string error;
+  for (bool ta : {false, true})
+    for (int64_t m : {4, 5}) {
+      ASSERT_TRUE(mapGemmToCublasLt(plain(m, 4, 4, ta), {}, plan, error)) << error;
+      keys.insert(plan.calls[0].key());
+    }
+  EXPECT_EQ(keys.size(), 4u);
+  GemmDesc g = plain(4, 4, 4);
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  std::string key = plan.calls[0].key();
+  g.epilogue = GemmEpilogue::Accumulate;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_NE(plan.calls[0].key(), key);
+  g.epilogue = GemmEpilogue::Store;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].key(), key);
+}
+
+} // namespace
+} // namespace einrt

@@ -1,0 +1,119 @@
+//===- CudaDriverTest.cpp - Loading the driver fails cleanly --------------===//
+//
+// createCudaDevice where there is no GPU: no driver library (the default
+// libcuda.so.1 on a machine without one, and a named file), the toolkit's
+// stub driver (every call answers CUDA_ERROR_STUB_LIBRARY), and an einc
+// built without the CUDA headers. Each is a message, never a crash; the
+// checked-call macro's message names the file, line, call and error.
+//
+// The stub test runs in its own process (ctest cuda-unit-stub): once the
+// stub is loaded, its soname libcuda.so.1 would satisfy the default load.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CudaDevice.h"
+
+#ifdef EINC_HAVE_CUDA
+#include "runtime/CudaDriver.h"
+#endif
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace einrt {
+namespace {
+
+bool startsWith(const std::string &s, const std::string &prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+#ifdef EINC_HAVE_CUDA
+
+TEST(CudaDriver, NoDriverLibrary) {
+  // The default: $EINC_CUDA_DRIVER, else libcuda.so.1. Asserted where this
+  // machine has no driver (the development and CI machines); on a GPU
+  // machine the device opens instead.
+  unsetenv("EINC_CUDA_DRIVER");
+  void *probe = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (probe)
+    dlclose(probe);
+  std::string error;
+  std::shared_ptr<CudaDevice> device = createCudaDevice({}, error);
+  if (device) {
+    EXPECT_EQ(device->name(), "cuda");
+    EXPECT_NE(device->describe().find("sm_"), std::string::npos) << device->describe();
+    GTEST_SKIP() << "this machine has a CUDA device: " << device->describe();
+  }
+  EXPECT_TRUE(startsWith(error, "no CUDA driver (libcuda.so.1 not found: ") ||
+              startsWith(error, "no CUDA device ("))
+      << error;
+  if (!probe && startsWith(error, "no CUDA driver")) {
+    EXPECT_NE(error.find("libcuda.so.1: cannot open shared object file"), std::string::npos)
+        << error;
+  }
+}
+
+TEST(CudaDriver, NamedLibraryMissing) {
+  CudaDeviceOptions options;
+  options.driver = "/nonexistent/libcuda.so.1";
+  std::string error;
+  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_TRUE(startsWith(error, "no CUDA driver (/nonexistent/libcuda.so.1 not found: ")) << error;
+  // Through the environment, as einc's lit tests and users name it.
+  setenv("EINC_CUDA_DRIVER", "/nonexistent/libcuda-env.so.1", 1);
+  EXPECT_FALSE(createCudaDevice({}, error));
+  unsetenv("EINC_CUDA_DRIVER");
+  EXPECT_TRUE(startsWith(error, "no CUDA driver (/nonexistent/libcuda-env.so.1 not found"))
+      << error;
+}
+
+TEST(CudaDriver, NotADriverLibrary) {
+  CudaDeviceOptions options;
+  options.driver = "libm.so.6";
+  std::string error;
+  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_EQ(error, "no CUDA driver (libm.so.6 has no cuInit: not a CUDA driver library)");
+}
+
+TEST(CudaDriver, CheckedCallsNameFileLineCallAndError) {
+  CudaDriver d; // no library: the names come from the fallback table
+  std::string error;
+  EXPECT_TRUE(d.check(CUDA_SUCCESS, "cuInit(0)", __FILE__, __LINE__, error));
+  EXPECT_EQ(error, "");
+  int line = __LINE__ + 1;
+  EXPECT_FALSE(d.check(CUDA_ERROR_NO_DEVICE, "cuInit(0)", __FILE__, line, error));
+  EXPECT_EQ(error, "CudaDriverTest.cpp:" + std::to_string(line) +
+                       ": cuInit(0) failed: CUDA_ERROR_NO_DEVICE");
+  EXPECT_FALSE(d.check(CUresult(12345), "cuFoo()", "/src/einc/runtime/CudaDevice.cpp", 7, error));
+  EXPECT_EQ(error, "runtime/CudaDevice.cpp:7: cuFoo() failed: CUresult 12345");
+}
+
+TEST(CudaDriverStub, StubLibraryIsNoDevice) {
+#ifndef EINC_CUDA_STUB_DRIVER
+  GTEST_SKIP() << "the toolkit has no stub driver";
+#else
+  CudaDeviceOptions options;
+  options.driver = EINC_CUDA_STUB_DRIVER;
+  std::string error;
+  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_EQ(error, "no CUDA device (cuInit failed: CUDA_ERROR_STUB_LIBRARY)") << error;
+#endif
+}
+
+TEST(CudaDriver, BuiltIn) { EXPECT_TRUE(cudaBuiltIn()); }
+
+#else // built without the CUDA headers
+
+TEST(CudaDriver, BuiltWithoutCudaHeaders) {
+  EXPECT_FALSE(cudaBuiltIn());
+  std::string error;
+  EXPECT_FALSE(createCudaDevice({}, error));
+  EXPECT_TRUE(startsWith(error, "this einc was built without CUDA headers")) << error;
+}
+
+#endif
+
+} // namespace
+} // namespace einrt

@@ -1,0 +1,169 @@
+//===- RunRecordingTest.cpp - The Executor's record-and-replay seam -------===//
+//
+// Device::beginRun / endRun / forgetRun (runtime/Device.h), which the cuda
+// device implements with CUDA graphs, seen through a host device that
+// "records" a run after its first and "replays" it by running the recorded
+// steps itself: the executor issues steps only when told to, reports each
+// run's end (and a failed step's), skips beginRun while profiling, gives
+// copies their own key and moves the key with the memory; host devices
+// keep the defaults and run as before.
+//
+//===----------------------------------------------------------------------===//
+#include "../runtime/ProgramBuilder.h"
+
+#include "runtime/Executor.h"
+#include "runtime/HostDevice.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace einrt {
+namespace {
+
+using test::ProgramBuilder;
+using test::valuesOf;
+
+/// Counts steps; replays a key's run once it has ended successfully, by
+/// running `replay` (the test's stand-in for a graph launch).
+class RecordingDevice : public HostDevice {
+public:
+  RunStart beginRun(uint64_t key, std::string &error) override {
+    begun.push_back(key);
+    if (failBegin) {
+      error = "begin failed";
+      return RunStart::Failed;
+    }
+    if (recorded.count(key)) {
+      ++replays;
+      return RunStart::Replayed;
+    }
+    return RunStart::Steps;
+  }
+  bool endRun(uint64_t key, bool ok, std::string &) override {
+    ended.push_back({key, ok});
+    if (ok)
+      recorded.insert(key);
+    return true;
+  }
+  void forgetRun(uint64_t key) override { forgotten.push_back(key); }
+  bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
+                 std::string &error) override {
+    ++steps;
+    if (failSteps) {
+      error = "step failed";
+      return false;
+    }
+    return HostDevice::reference(s, inputs, output, error);
+  }
+
+  std::vector<uint64_t> begun, forgotten;
+  std::vector<std::pair<uint64_t, bool>> ended;
+  std::set<uint64_t> recorded;
+  int steps = 0, replays = 0;
+  bool failSteps = false, failBegin = false;
+};
+
+Program twoSteps() {
+  ProgramBuilder b;
+  int32_t x = b.arg(DType::F32, {3});
+  int32_t y = b.step(StepKind::Exp, {x}, DType::F32, {3});
+  b.result(b.step(StepKind::Neg, {y}, DType::F32, {3}));
+  return b.p;
+}
+
+TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
+  auto dev = std::make_shared<RecordingDevice>();
+  std::string error;
+  auto ex = Executor::create(twoSteps(), dev, error);
+  ASSERT_TRUE(ex) << error;
+  ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(dev->steps, 2);
+  ASSERT_EQ(dev->begun.size(), 1u);
+  uint64_t key = dev->begun[0];
+  EXPECT_NE(key, 0u);
+  ASSERT_EQ(dev->ended.size(), 1u);
+  EXPECT_EQ(dev->ended[0], std::make_pair(key, true));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(dev->steps, 2); // the device replayed: no step issued again
+  EXPECT_EQ(dev->replays, 3);
+  EXPECT_EQ(dev->ended.size(), 1u); // a replay has no end to report
+  EXPECT_EQ(dev->begun, (std::vector<uint64_t>{key, key, key, key}));
+}
+
+TEST(RunRecording, ProfilingIssuesEveryStep) {
+  auto dev = std::make_shared<RecordingDevice>();
+  std::string error;
+  auto ex = Executor::create(twoSteps(), dev, error);
+  ASSERT_TRUE(ex) << error;
+  ASSERT_TRUE(ex->run(error)) << error;
+  ex->setProfiling(true);
+  ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(dev->steps, 4);
+  EXPECT_EQ(dev->begun.size(), 1u);
+  EXPECT_EQ(ex->profiledRuns(), 1);
+}
+
+TEST(RunRecording, AFailedStepEndsTheRunUnrecorded) {
+  auto dev = std::make_shared<RecordingDevice>();
+  dev->failSteps = true;
+  std::string error;
+  auto ex = Executor::create(twoSteps(), dev, error);
+  ASSERT_TRUE(ex) << error;
+  EXPECT_FALSE(ex->run(error));
+  EXPECT_NE(error.find("step failed"), std::string::npos) << error;
+  ASSERT_EQ(dev->ended.size(), 1u);
+  EXPECT_FALSE(dev->ended[0].second);
+  dev->failSteps = false;
+  ASSERT_TRUE(ex->run(error)) << error; // not replayed: issued again
+  EXPECT_EQ(dev->steps, 1 + 2);
+  dev->failBegin = true;
+  EXPECT_FALSE(ex->run(error));
+  EXPECT_EQ(error, "begin failed");
+}
+
+TEST(RunRecording, KeysFollowTheMemory) {
+  auto dev = std::make_shared<RecordingDevice>();
+  std::string error;
+  uint64_t key = 0, copyKey = 0;
+  {
+    auto ex = Executor::create(twoSteps(), dev, error);
+    ASSERT_TRUE(ex) << error;
+    ASSERT_TRUE(ex->run(error)) << error;
+    key = dev->begun.back();
+    // A copy has memory of its own: a key of its own, recorded anew.
+    Executor copy(*ex);
+    ASSERT_TRUE(copy.run(error)) << error;
+    copyKey = dev->begun.back();
+    EXPECT_NE(copyKey, key);
+    EXPECT_EQ(dev->steps, 4);
+    // A move keeps the memory and the key: still replayed.
+    Executor moved(std::move(*ex));
+    ASSERT_TRUE(moved.run(error)) << error;
+    EXPECT_EQ(dev->begun.back(), key);
+    EXPECT_EQ(dev->steps, 4);
+    EXPECT_TRUE(dev->forgotten.empty());
+  }
+  // Both executors gone: both keys forgotten, each once.
+  std::multiset<uint64_t> forgotten(dev->forgotten.begin(), dev->forgotten.end());
+  EXPECT_EQ(forgotten, (std::multiset<uint64_t>{key, copyKey}));
+}
+
+TEST(RunRecording, HostDevicesRunAsBefore) {
+  std::string error;
+  auto ex = Executor::create(twoSteps(), Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  double in[3] = {0, 1, 2};
+  ASSERT_TRUE(ex->setArgument(0, in, 3, error)) << error;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(ex->run(error)) << error;
+    std::vector<double> out = valuesOf(*ex, size_t(ex->program().results[0]));
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_FLOAT_EQ(out[2], -std::exp(2.0f));
+  }
+}
+
+} // namespace
+} // namespace einrt
