@@ -29,7 +29,7 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # tools, or every cell would test the same thing. %{einc_threads} and
 # %{openblas_coretype} are what the tests should see (a pattern when unset).
 for var in ["EINC_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU"]:
+            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU", "EINC_CPU_BF16"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(
@@ -38,6 +38,16 @@ config.substitutions.append(
     ("%{openblas_coretype}", os.environ.get("OPENBLAS_CORETYPE") or "unset"))
 config.substitutions.append(
     ("%{einc_jit_cpu}", os.environ.get("EINC_JIT_CPU") or "unset"))
+
+# The CPU runs AVX-512 BF16 (runtime/Bf16Gemm.h's kernel): the flags Linux
+# reports only when the OS saves the zmm state.
+try:
+    flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo")
+                  if l.startswith("flags")), [])
+except OSError:
+    flags = []
+if all(f in flags for f in ["avx512f", "avx512bw", "avx512vl", "avx512_bf16"]):
+    config.available_features.add("cpu-avx512bf16")
 
 # `einc compile` (test/compile) needs the kit built beside einc with a static
 # OpenBLAS (its link.txt has no "!" line) and a C++ compiler driver.

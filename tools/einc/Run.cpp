@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
+#include "CudaBackend.h"
 #include "Stages.h"
 
 #include "codegen/CpuKernels.h"
@@ -112,6 +113,9 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     fail("cannot run @" + name + ": " + error);
     return ex;
   }
+  if (int64_t steps = cpu ? einrt::CpuDevice::bf16GemmSteps(*program) : 0)
+    llvm::outs() << "cpu backend: @" << name << ": " << steps << " bf16 GEMM steps through "
+                 << einrt::bf16GemmPathDescription(*backend->device->bf16GemmPath()) << "\n";
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
                                ex->arenaBytes() / 1048576.0, ex->residentBytes() / 1048576.0);
@@ -419,6 +423,8 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
 } // namespace
 
 int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
+  if (o.backend == "cuda")
+    return runOnCudaBackend(o, "run");
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
   Backend backend = makeBackend(o);
   backend.settings = &settings;

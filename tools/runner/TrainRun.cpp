@@ -18,6 +18,7 @@
 #include "Runner.h"
 
 #include "runtime/Checkpoint.h"
+#include "runtime/CpuDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/Schedule.h"
 #include "runtime/StrictJson.h"
@@ -288,6 +289,8 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << ", " << origin;
   if (backend.name == "cpu")
     out << "; " << plural(loaded.threads, "thread");
+  if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get()); cpu && cpu->bf16GemmPath())
+    out << "; bf16 GEMMs: " << einrt::bf16GemmPathName(*cpu->bf16GemmPath());
   out << ")\n";
   {
     int64_t arena = 0, owned = 0; // over every function
