@@ -49,6 +49,22 @@ except OSError:
 if all(f in flags for f in ["avx512f", "avx512bw", "avx512vl", "avx512_bf16"]):
     config.available_features.add("cpu-avx512bf16")
 
+# The cuda device (docs/cuda-backend.md): `cuda-headers` where einc was built
+# with the CUDA toolkit's headers, `cuda-driver` where this machine has a
+# driver (libcuda.so.1), %cuda_stub_driver the toolkit's stub driver.
+import ctypes
+if config.einc_cuda_headers.upper() in ("TRUE", "ON", "YES", "1"):
+    config.available_features.add("cuda-headers")
+    stub = os.path.join(config.einc_cuda_library_dir, "stubs", "libcuda.so")
+    if os.path.exists(stub):
+        config.available_features.add("cuda-stub-driver")
+        config.substitutions.append(("%cuda_stub_driver", stub))
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
+
 # `einc compile` (test/compile) needs the kit built beside einc with a static
 # OpenBLAS (its link.txt has no "!" line) and a C++ compiler driver.
 import shutil

@@ -223,7 +223,7 @@ void addOutput(Command &c, Options &o, const char *description) {
 
 void addBackend(Command &c, Options &o, const char *description) {
   c.value("--backend", "B", description, [&o](const std::string &v) {
-    o.backend = choice("backend", v, {"cpu", "reference"});
+    o.backend = choice("backend", v, {"cpu", "reference", "cuda"});
     o.backendGiven = true;
   });
 }
@@ -298,8 +298,9 @@ void buildRun(Command &c, Options &o) {
           [&o](const std::string &v) { o.saveParams = v; });
   addSeed(c, o, "seed for parameter initialisation and random inputs (default 0)");
   addBackend(c, o,
-             "cpu (BLAS and compiled kernels, float32) or reference; the\n"
-             "default is cpu, or reference with --f64 or --gradcheck");
+             "cpu (BLAS and compiled kernels, float32), reference or cuda\n"
+             "(an NVIDIA GPU); the default is cpu, or reference with --f64\n"
+             "or --gradcheck");
   c.flag("--f64", "compute in float64 instead of float32 (reference backend)", o.f64);
   addThreads(c, o, kThreadsHelp);
   c.flag("--gradcheck", "compare the gradients with central finite differences (float64)",
@@ -420,7 +421,7 @@ void buildTrain(Command &c, Options &o) {
           "with an evaluation and the last step are always reported",
           [&o](const std::string &v) { o.logEvery = count("--log-every", v, 1); });
   if (!c.tool->executable)
-    addBackend(c, o, "cpu (compiled kernels and BLAS; the default) or reference");
+    addBackend(c, o, "cpu (compiled kernels and BLAS; the default), reference or cuda");
   addThreads(c, o, kThreadsHelp);
   if (c.tool->executable)
     addSet(c, o,
@@ -452,7 +453,7 @@ void buildSample(Command &c, Options &o) {
           [&o](const std::string &v) { o.topK = count("--top-k", v, 0); });
   addSeed(c, o, "the sampling seed (default 0)");
   if (!c.tool->executable)
-    addBackend(c, o, "cpu (the default) or reference");
+    addBackend(c, o, "cpu (the default), reference or cuda");
   addThreads(c, o,
              "threads for the CPU backend (default: EINC_NUM_THREADS,\n"
              "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every\n"
@@ -666,8 +667,9 @@ void checkCombination(const Tool &tool, Options &o) {
       bad("--profile and --gradcheck go in separate runs");
     if (!o.backendGiven)
       o.backend = o.f64 || o.gradcheck ? "reference" : "cpu";
-    else if (o.backend == "cpu" && o.f64)
-      bad("--backend cpu runs float32 only; drop --f64 or use --backend reference");
+    else if ((o.backend == "cpu" || o.backend == "cuda") && o.f64)
+      bad("--backend " + o.backend +
+          " runs float32 only; drop --f64 or use --backend reference");
   }
 }
 

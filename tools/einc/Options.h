@@ -64,7 +64,7 @@ struct Options {
   bool overwrite = false;      // --overwrite (start over in a CK with a checkpoint)
   std::string logFile;         // --log FILE (JSON lines)
   int64_t logEvery = 1;        // --log-every N (progress and log lines)
-  std::string backend = "cpu"; // --backend cpu|reference
+  std::string backend = "cpu"; // --backend cpu|reference|cuda
   bool backendGiven = false;   // --backend was on the command line (run:
                                // the default is reference with --f64/--gradcheck)
   bool stepsGiven = false;     // --steps was on the command line

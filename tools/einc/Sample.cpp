@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Sample.h"
 #include "Compile.h"
+#include "CudaBackend.h"
 #include "Frontend.h"
 
 #include "tools/runner/Runner.h"
@@ -40,6 +41,8 @@ OwningOpRef<ModuleOp> sampleModule(const Options &o, ModuleOp module, MLIRContex
 
 int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp original,
                 const std::string &source) {
+  if (o.backend == "cuda")
+    return runOnCudaBackend(o, "sample");
   MLIRContext context;
   OwningOpRef<ModuleOp> module = sampleModule(o, original, context);
   if (!module)

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Train.h"
 #include "Compile.h"
+#include "CudaBackend.h"
 
 #include "tools/runner/Runner.h"
 
@@ -21,6 +22,8 @@ namespace einc {
 
 int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
                const std::string &source) {
+  if (o.backend == "cuda")
+    return runOnCudaBackend(o, "train");
   int32_t vocab = 0;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
     if (auto v = dims.getAs<IntegerAttr>("vocab"))
