@@ -396,10 +396,11 @@ bool CudaDeviceImpl::synchronize(std::string &error) {
 }
 
 Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
-  if (!options.graphs || key == 0)
-    return RunStart::Steps;
+  // The steps that follow may come from another thread than the last run's.
   if (!current(error))
     return RunStart::Failed;
+  if (!options.graphs || key == 0)
+    return RunStart::Steps;
   RecordedRun &run = recordedRuns[key];
   if (run.graph) {
     if (!EINC_CU(cu, cuGraphLaunch(run.graph, stream)))
