@@ -38,16 +38,6 @@ namespace ein::codegen {
 // Generating the kernel
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// A reduction's loops: runs of adjacent input dims with the same status
-/// (reduced or kept) merged into one loop each; the row-major iteration
-/// order (and so the accumulation order) does not change.
-struct ReduceGroup {
-  int64_t size, inStride, outStride;
-  bool reduced;
-};
-
 std::vector<ReduceGroup> reduceGroups(const KernelSpec &s) {
   const std::vector<int64_t> &inShape = s.operands[0].shape;
   std::vector<char> reduced(inShape.size(), 0);
@@ -76,6 +66,8 @@ std::vector<ReduceGroup> reduceGroups(const KernelSpec &s) {
   }
   return groups;
 }
+
+namespace {
 
 /// The group a reduction splits across threads, or -1: the first group when
 /// it is kept (rows of a row-wise reduction), else the second when the first

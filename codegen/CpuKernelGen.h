@@ -126,6 +126,16 @@ mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
 /// reduced dims before and after its kept ones).
 int64_t parallelExtent(const KernelSpec &spec);
 
+/// A reduction's loops: runs of adjacent input dims with the same status
+/// (reduced or kept) merged into one loop each (size-1 dims dropped); the
+/// row-major iteration order (and so the accumulation order) does not
+/// change. Strides in elements of the input and of the result.
+struct ReduceGroup {
+  int64_t size, inStride, outStride;
+  bool reduced;
+};
+std::vector<ReduceGroup> reduceGroups(const KernelSpec &spec);
+
 /// Appends `func.func @name(memref..., memref..., index, index)` computing
 /// `spec` to `module`: operands, results, then the range of the parallel
 /// loop (parallelExtent). The module's context has the func, arith, math,

@@ -320,5 +320,6 @@ int64_t KernelCompiler::kernelCount() const { return int64_t(impl_->specs.size()
 const std::string &KernelCompiler::signature(int64_t index) const {
   return impl_->specs[index].key;
 }
+const KernelSpec &KernelCompiler::spec(int64_t index) const { return impl_->specs[index]; }
 
 } // namespace ein::codegen

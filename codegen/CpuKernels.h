@@ -93,6 +93,9 @@ public:
   /// ops and reshape, element types and the element count only).
   int64_t kernelCount() const;
   const std::string &signature(int64_t index) const;
+  /// The description of kernel `index` (what other backends render: the
+  /// CUDA renderer, codegen/CudaRenderer.h).
+  const KernelSpec &spec(int64_t index) const;
 
   struct Impl;
 

@@ -259,10 +259,11 @@ const char *kThreadsHelp = "threads for the CPU backend: its kernels and BLAS (d
 void buildCheck(Command &c, Options &o) { addSet(c, o); }
 
 void buildEmit(Command &c, Options &o) {
-  c.value("--stage", "STAGE", "ast, ir, grad, step or fused (default: ir)",
+  c.value("--stage", "STAGE", "ast, ir, grad, step, fused or cuda (default: ir)",
           [&o](const std::string &v) {
-            if (v != "ast" && v != "ir" && v != "grad" && v != "step" && v != "fused")
-              bad("unknown stage '" + v + "'; expected ast, ir, grad, step or fused");
+            if (v != "ast" && v != "ir" && v != "grad" && v != "step" && v != "fused" &&
+                v != "cuda")
+              bad("unknown stage '" + v + "'; expected ast, ir, grad, step, fused or cuda");
             o.stage = v;
           });
   addOutput(c, o, "write to FILE instead of standard output");

@@ -1,7 +1,7 @@
 //===- einc.cpp - The einc driver -----------------------------------------===//
 //
 //   einc check FILE.ein               diagnostics only
-//   einc emit --stage=ast|ir|grad|step|fused FILE.ein   a stage of compilation
+//   einc emit --stage=ast|ir|grad|step|fused|cuda FILE.ein   a stage of compilation
 //   einc run FILE.ein                 the reference backend on one batch
 //   einc report FILE.ein              the static cost report (docs/report.md)
 //   einc calibrate [-o FILE]          measure this machine as the profile "cpu"
@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
 #include "Data.h"
+#include "EmitCuda.h"
 #include "Executable.h"
 #include "Frontend.h"
 #include "Options.h"
@@ -122,6 +123,12 @@ int run(const Options &o) {
                        })
                ? 0
                : 1;
+  }
+  if (o.stage == "cuda") {
+    std::string cuda;
+    if (!renderCudaStage(*module, o, fe.settings, cuda))
+      return 1;
+    return writeOutput(o, [&](llvm::raw_ostream &os) { os << cuda; }) ? 0 : 1;
   }
   if (o.stage == "grad" &&
       (failed(applyPrecision(*module, fe.settings)) || failed(buildGrad(*module))))

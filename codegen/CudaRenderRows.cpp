@@ -1,0 +1,184 @@
+//===- CudaRenderRows.cpp - Reductions as CUDA kernels --------------------===//
+//
+// A reduce over trailing dims (rows × rowLength: softmax's max and sum,
+// layernorm's moments, cross-entropy's log-sum-exp) reads each row once:
+//
+//   WarpRows   one warp per row: lane l combines the row's vectors l, l + 32,
+//              ... in order, then the 32 lanes a fixed xor-shuffle tree;
+//   BlockRows  one block per row (rows of kBlockRowsFrom elements or more):
+//              kBlockRowSlots partials, partial s combining vectors s, s +
+//              1024, ... in order; each warp-sized group of partials by a
+//              shuffle tree, the 32 groups by another. A thread takes the
+//              partials threadIdx.x, threadIdx.x + blockDim.x, ...: whatever
+//              the block size, the same partials are combined the same way.
+//
+// So the order of the combination depends on the row length alone. Vectors
+// are 16 bytes where the row length allows (every row then starts 16-byte
+// aligned), else single elements. This reassociates f32 sums (ir/EinOps.td
+// allows it: equal to the CPU's up to f32 rounding); i32 sums wrap (exact in
+// any order), max / min are exact in any order. A bf16 / f16 sum is a fold
+// in its own type, in row-major order: one thread per output walks its
+// elements in that order, the CPU kernel's order exactly, as do rows shorter
+// than a warp and every reduction whose reduced dims are not the trailing
+// ones (e.g. a bias gradient, a sum over rows: one thread per kept column,
+// the rows in order; neighbouring threads read neighbouring columns).
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/CpuKernelBuilder.h"
+#include "codegen/CudaRenderInternal.h"
+
+namespace ein::codegen::cuda {
+
+namespace {
+
+/// Row length from which a row gets a block instead of a warp (a warp would
+/// load 64 or more elements per lane).
+constexpr int64_t kBlockRowsFrom = 2048;
+
+/// `acc = combine(acc, other lane's acc)` over a 32-lane xor tree.
+void shuffleTree(Source &src, const KernelSpec &s) {
+  src.line("#pragma unroll");
+  src.line("for (int d = 16; d > 0; d /= 2)");
+  src.line("  acc = " +
+           reduceCombine(s.kind, s.result.elem, "acc", "__shfl_xor_sync(0xffffffffu, acc, d)") +
+           ";");
+}
+
+/// The loop combining a row's vectors j = first, first + step, ... into acc.
+void rowLoop(Kernel &k, int64_t rowLength, int32_t v, const std::string &first,
+             const std::string &step) {
+  const KernelSpec &s = k.spec;
+  std::string t = storageType(s.operands[0].elem), vs = std::to_string(v);
+  k.src.open("for (long long j = " + first + "; j < " + ll(rowLength / v) + "; j += " + step + ")");
+  if (v == 1) {
+    k.src.line("acc = " + reduceCombine(s.kind, s.result.elem, "acc", "ein_val(x[j])") + ";");
+  } else {
+    k.src.line("const ein_vec<" + t + ", " + vs + "> c = ein_load<" + vs + ">(x + j * " + vs +
+               ");");
+    k.src.line("#pragma unroll");
+    k.src.line("for (int e = 0; e < " + vs + "; ++e)");
+    k.src.line("  acc = " + reduceCombine(s.kind, s.result.elem, "acc", "ein_val(c.v[e])") + ";");
+  }
+  k.src.close();
+}
+
+void renderRows(Kernel &k, int64_t rows, int64_t rowLength) {
+  const KernelSpec &s = k.spec;
+  ElemKind e = s.result.elem;
+  std::string acc = valueType(e), init = reduceInit(s.kind, e);
+  std::string t = storageType(s.operands[0].elem);
+  int32_t v = int32_t(16 / storageBytes(s.operands[0].elem));
+  if (rowLength % v != 0)
+    v = 1;
+  bool block = rowLength >= kBlockRowsFrom;
+  k.out.info.kind = block ? einrt::CudaLaunchKind::BlockRows : einrt::CudaLaunchKind::WarpRows;
+  k.out.info.work = rows;
+  k.out.info.rowLength = rowLength;
+  k.src.line("// " + std::to_string(rows) + (rows == 1 ? " row of " : " rows of ") +
+             std::to_string(rowLength) + " elements, " + (block ? "a block" : "a warp") +
+             " per row, " + std::to_string(v * storageBytes(s.operands[0].elem)) + "-byte loads");
+  k.openEntry();
+  if (block)
+    k.src.line("__shared__ " + acc + " partial[" + std::to_string(kBlockRowSlots / 32) + "];");
+  k.src.line("const int lane = threadIdx.x % 32;");
+  k.src.open(block
+                 ? "for (long long row = blockIdx.x; row < " + ll(rows) + "; row += gridDim.x)"
+                 : "for (long long row = ein_warp(); row < " + ll(rows) + "; row += ein_warps())");
+  k.src.line("const " + t + " *x = in0 + row * " + ll(rowLength) + ";");
+  if (!block) {
+    k.src.line(acc + " acc = " + init + ";");
+    rowLoop(k, rowLength, v, "lane", "32");
+    shuffleTree(k.src, s);
+    k.src.line("if (lane == 0)");
+    k.src.line("  ein_put(out0[row], acc);");
+  } else {
+    std::string slots = std::to_string(kBlockRowSlots);
+    k.src.line("// Partial p combines vectors p, p + " + slots + ", ...; in warp-sized groups.");
+    k.src.open("for (int p = threadIdx.x; p < " + slots + "; p += blockDim.x)");
+    k.src.line(acc + " acc = " + init + ";");
+    rowLoop(k, rowLength, v, "p", slots);
+    shuffleTree(k.src, s);
+    k.src.line("if (lane == 0)");
+    k.src.line("  partial[p / 32] = acc;");
+    k.src.close();
+    k.src.line("__syncthreads();");
+    k.src.open("if (threadIdx.x < 32)");
+    k.src.line(acc + " acc = partial[lane];");
+    shuffleTree(k.src, s);
+    k.src.line("if (lane == 0)");
+    k.src.line("  ein_put(out0[row], acc);");
+    k.src.close();
+    k.src.line("__syncthreads(); // partial is reused by the next row");
+  }
+  k.src.close();
+  k.src.close();
+}
+
+/// One thread per output element, its inputs combined in row-major order.
+void renderPerOutput(Kernel &k) {
+  const KernelSpec &s = k.spec;
+  ElemKind e = s.result.elem;
+  int64_t outputs = s.result.count(), inputs = s.operands[0].count();
+  std::vector<ReduceGroup> groups = reduceGroups(s);
+  k.out.info.kind = einrt::CudaLaunchKind::Elements;
+  k.out.info.work = outputs;
+  k.src.line("// one thread per output, its " + std::to_string(outputs ? inputs / outputs : 0) +
+             " inputs in row-major order");
+  k.openEntry();
+  k.src.open("for (long long o = ein_thread(); o < " + ll(outputs) + "; o += ein_threads())");
+  std::string base;
+  for (const ReduceGroup &g : groups)
+    if (!g.reduced) {
+      std::string c = modIndex(divIndex("o", g.outStride, outputs), g.size, outputs);
+      base +=
+          (base.empty() ? "" : " + ") + std::string("(long long)(") + c + ") * " + ll(g.inStride);
+    }
+  k.src.line("const long long base = " + (base.empty() ? std::string("0") : base) + ";");
+  k.src.line(std::string(valueType(e)) + " acc = " + reduceInit(s.kind, e) + ";");
+  std::string at = "base";
+  int loops = 0;
+  for (const ReduceGroup &g : groups)
+    if (g.reduced) {
+      std::string r = "r" + std::to_string(loops++);
+      k.src.open("for (long long " + r + " = 0; " + r + " < " + ll(g.size) + "; ++" + r + ")");
+      at += " + " + r + " * " + ll(g.inStride);
+    }
+  if (inputs > 0)
+    k.src.line("acc = " + reduceCombine(s.kind, e, "acc", "ein_val(in0[" + at + "])") + ";");
+  for (int l = 0; l < loops; ++l)
+    k.src.close();
+  k.src.line("ein_put(out0[o], acc);");
+  k.src.close();
+  k.src.close();
+}
+
+} // namespace
+
+bool trailingRows(const KernelSpec &s, int64_t &rows, int64_t &rowLength) {
+  if (s.operands[0].count() == 0)
+    return false;
+  std::vector<ReduceGroup> groups = reduceGroups(s);
+  if (groups.empty() || !groups.back().reduced)
+    return false;
+  if (groups.size() == 1) {
+    rows = 1;
+  } else if (groups.size() == 2 && !groups[0].reduced) {
+    rows = groups[0].size;
+  } else {
+    return false;
+  }
+  rowLength = groups.back().size;
+  return true;
+}
+
+void renderReduce(Kernel &k) {
+  const KernelSpec &s = k.spec;
+  int64_t rows = 0, rowLength = 0;
+  // A narrow sum folds in order (ir/EinOps.td): never reassociated.
+  bool anyOrder = !(isNarrowKind(s.result.elem) && s.kind == "sum");
+  if (anyOrder && trailingRows(s, rows, rowLength) && rowLength >= 32)
+    return renderRows(k, rows, rowLength);
+  renderPerOutput(k);
+}
+
+} // namespace ein::codegen::cuda
