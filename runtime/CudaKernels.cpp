@@ -36,13 +36,16 @@ const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int min
                               std::string &why) {
   const int wanted = major * 10 + minor;
   const std::string cubin = "sm_" + std::to_string(wanted);
-  const CudaImage *ptx = nullptr;
+  const CudaImage *ptx = nullptr, *specific = nullptr;
   int ptxArch = -1;
   std::string archs;
   for (const CudaImage &image : bundle.images) {
     archs += (archs.empty() ? "" : ", ") + image.arch + (image.ptx ? " (PTX)" : "");
     if (!image.ptx && image.arch == cubin)
       return &image;
+    // "sm_90a": the architecture-specific cubin, which runs on sm_90 only.
+    if (!image.ptx && image.arch == cubin + "a")
+      specific = &image;
     // "compute_90" (or a PTX image named "sm_90"): its architecture number.
     size_t digits = image.arch.find_first_of("0123456789");
     if (!image.ptx || digits == std::string::npos)
@@ -56,6 +59,8 @@ const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int min
       ptxArch = arch;
     }
   }
+  if (specific)
+    return specific;
   if (ptx)
     return ptx;
   why = "the kernels were compiled for " +

@@ -97,9 +97,9 @@ struct CudaLaunchShape {
 };
 
 /// The image of `bundle` a device of compute capability major.minor loads:
-/// the cubin for exactly its sm_XY, else the newest PTX not newer than it
-/// (the driver compiles PTX for newer devices), else null with `why`
-/// naming the architectures the bundle has. Pure: unit-tested.
+/// the cubin for exactly its sm_XY (else for sm_XYa), else the newest PTX
+/// not newer than it (the driver compiles PTX for newer devices), else null
+/// with `why` naming the architectures the bundle has. Pure: unit-tested.
 const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
                               std::string &why);
 

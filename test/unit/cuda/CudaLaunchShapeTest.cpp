@@ -169,6 +169,19 @@ TEST(CudaImage, CubinForTheDeviceFirst) {
   EXPECT_EQ(i->arch, "sm_80");
 }
 
+TEST(CudaImage, ArchitectureSpecificCubinBeforePtx) {
+  CudaKernelBundle b = bundleWith({{"compute_90", true}, {"sm_90a", false}, {"sm_80", false}});
+  std::string why;
+  const CudaImage *i = cudaImageFor(b, 9, 0, why);
+  ASSERT_TRUE(i) << why;
+  EXPECT_EQ(i->arch, "sm_90a");
+  b = bundleWith({{"sm_90a", false}, {"sm_90", false}});
+  i = cudaImageFor(b, 9, 0, why);
+  ASSERT_TRUE(i) << why;
+  EXPECT_EQ(i->arch, "sm_90");
+  EXPECT_FALSE(cudaImageFor(bundleWith({{"sm_90a", false}}), 10, 0, why));
+}
+
 TEST(CudaImage, NewestPtxNotNewerThanTheDevice) {
   CudaKernelBundle b = bundleWith({{"sm_80", false}, {"compute_80", true}, {"compute_90", true}});
   std::string why;
