@@ -28,6 +28,7 @@ CUdeviceptr dptr(const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>
 /// rest replayed.
 struct RecordedRun {
   bool warmed = false;
+  bool uncapturable = false; // a capture failed: issued step by step from then on
   CUgraphExec graph = nullptr;
 };
 
@@ -67,7 +68,7 @@ public:
                  std::string &error) override;
   bool synchronize(std::string &error) override;
   RunStart beginRun(uint64_t key, std::string &error) override;
-  bool endRun(uint64_t key, bool stepsSucceeded, std::string &error) override;
+  RunEnd endRun(uint64_t key, bool stepsSucceeded, std::string &error) override;
   void forgetRun(uint64_t key) override;
 
 private:
@@ -407,7 +408,7 @@ Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
       return RunStart::Failed;
     return RunStart::Replayed;
   }
-  if (!run.warmed)
+  if (!run.warmed || run.uncapturable)
     return RunStart::Steps; // endRun marks it warmed
   // Thread-local: a call on this thread that cannot be captured (a
   // synchronous copy, an allocation) fails instead of joining the graph.
@@ -417,31 +418,34 @@ Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
   return RunStart::Steps;
 }
 
-bool CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::string &error) {
+Device::RunEnd CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::string &error) {
   if (!options.graphs || key == 0)
-    return true;
+    return RunEnd::Done;
   RecordedRun &run = recordedRuns[key];
-  if (capturing != key) { // the uncaptured first run
+  if (capturing != key) { // an uncaptured run
     run.warmed = run.warmed || stepsSucceeded;
-    return true;
+    return RunEnd::Done;
   }
   capturing = 0;
+  // Capturing ran nothing. A capture that fails (a step failed inside it, or
+  // the driver would not end or instantiate it) leaves this executor's runs
+  // uncaptured and has the executor issue the steps again.
   CUgraph graph = nullptr;
-  bool ended = EINC_CU(cu, cuStreamEndCapture(stream, &graph));
-  if (!ended || !stepsSucceeded) {
-    if (graph)
-      cu.cuGraphDestroy(graph);
-    return !stepsSucceeded || ended; // a failed step's error is the caller's
-  }
   CUgraphExec exec = nullptr;
-  bool ok = EINC_CU(cu, cuGraphInstantiateWithFlags(&exec, graph, 0));
-  cu.cuGraphDestroy(graph); // the executable graph holds what it needs
-  if (!ok)
-    return false;
+  bool ok = stepsSucceeded && EINC_CU(cu, cuStreamEndCapture(stream, &graph)) &&
+            EINC_CU(cu, cuGraphInstantiateWithFlags(&exec, graph, 0));
+  if (!stepsSucceeded)
+    cu.cuStreamEndCapture(stream, &graph); // ends the capture; its error is the step's
+  if (graph)
+    cu.cuGraphDestroy(graph); // the executable graph holds what it needs
+  if (!ok) {
+    run.uncapturable = true;
+    return RunEnd::IssueAgain;
+  }
   run.graph = exec;
   ++recorded;
-  // Capturing ran nothing: this run's work is the graph's first launch.
-  return EINC_CU(cu, cuGraphLaunch(exec, stream));
+  // This run's work is the graph's first launch.
+  return EINC_CU(cu, cuGraphLaunch(exec, stream)) ? RunEnd::Done : RunEnd::Failed;
 }
 
 void CudaDeviceImpl::forgetRun(uint64_t key) {

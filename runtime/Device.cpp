@@ -61,7 +61,7 @@ bool Device::reference(const Step &s, const std::vector<DeviceSpan> &, const Dev
 
 Device::RunStart Device::beginRun(uint64_t, std::string &) { return RunStart::Steps; }
 
-bool Device::endRun(uint64_t, bool, std::string &) { return true; }
+Device::RunEnd Device::endRun(uint64_t, bool, std::string &) { return RunEnd::Done; }
 
 void Device::forgetRun(uint64_t) {}
 

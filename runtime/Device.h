@@ -95,15 +95,20 @@ public:
 
   /// A whole run as one recorded unit (the cuda device: a CUDA graph).
   /// Executor::run (when not profiling) calls beginRun(key) before its
-  /// steps: Steps — issue them, then endRun(key, whether they all
-  /// succeeded); Replayed — the device has issued the recorded run itself;
-  /// Failed — `error`. `key` names one executor, whose steps and buffer
-  /// addresses never change while it lives (host writes between runs land
-  /// at the same addresses, so a replay reads them); forgetRun(key) when it
-  /// goes. The defaults (host devices): Steps, nothing to end or forget.
+  /// steps: Steps — issue them (up to the first that fails), then
+  /// endRun(key, whether they all succeeded); Replayed — the device has
+  /// issued the recorded run itself; Failed — `error`. endRun says Done,
+  /// Failed (`error`), or IssueAgain: the device could not record what was
+  /// issued and ran none of it (a capture that failed), so the executor
+  /// issues the steps once more, unrecorded. `key` names one executor,
+  /// whose steps and buffer addresses never change while it lives (host
+  /// writes between runs land at the same addresses, so a replay reads
+  /// them); forgetRun(key) when it goes. The defaults (host devices):
+  /// Steps, Done, nothing to forget.
   enum class RunStart { Steps, Replayed, Failed };
+  enum class RunEnd { Done, Failed, IssueAgain };
   virtual RunStart beginRun(uint64_t key, std::string &error);
-  virtual bool endRun(uint64_t key, bool stepsSucceeded, std::string &error);
+  virtual RunEnd endRun(uint64_t key, bool stepsSucceeded, std::string &error);
   virtual void forgetRun(uint64_t key);
 };
 

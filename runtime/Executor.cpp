@@ -274,14 +274,28 @@ bool Executor::run(std::string &error) {
     if (start == Device::RunStart::Failed)
       return false;
     if (start == Device::RunStart::Steps) {
-      for (size_t i = 0; i < prog.steps.size(); ++i)
-        if (!runStep(i, error)) {
-          std::string ignored; // the step's error is the one to report
-          dev->endRun(runKey, false, ignored);
-          return false;
-        }
-      if (!dev->endRun(runKey, true, error))
+      bool stepsOk = true;
+      std::string stepError;
+      for (size_t i = 0; i < prog.steps.size() && stepsOk; ++i)
+        stepsOk = runStep(i, stepError);
+      std::string endError;
+      switch (dev->endRun(runKey, stepsOk, endError)) {
+      case Device::RunEnd::Done:
+        break;
+      case Device::RunEnd::Failed:
+        error = stepsOk ? endError : stepError; // a failed step's error first
         return false;
+      case Device::RunEnd::IssueAgain: // nothing ran: the steps, unrecorded
+        for (size_t i = 0; i < prog.steps.size(); ++i)
+          if (!runStep(i, error))
+            return false;
+        stepsOk = true;
+        break;
+      }
+      if (!stepsOk) {
+        error = stepError;
+        return false;
+      }
     }
     return dev->synchronize(error);
   }

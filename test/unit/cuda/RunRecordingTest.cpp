@@ -41,11 +41,19 @@ public:
     }
     return RunStart::Steps;
   }
-  bool endRun(uint64_t key, bool ok, std::string &) override {
+  RunEnd endRun(uint64_t key, bool ok, std::string &error) override {
     ended.push_back({key, ok});
+    if (issueAgain) { // as a failed capture: nothing ran
+      issueAgain = false;
+      return RunEnd::IssueAgain;
+    }
+    if (failEnd) {
+      error = "end failed";
+      return RunEnd::Failed;
+    }
     if (ok)
       recorded.insert(key);
-    return true;
+    return RunEnd::Done;
   }
   void forgetRun(uint64_t key) override { forgotten.push_back(key); }
   bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
@@ -62,7 +70,7 @@ public:
   std::vector<std::pair<uint64_t, bool>> ended;
   std::set<uint64_t> recorded;
   int steps = 0, replays = 0;
-  bool failSteps = false, failBegin = false;
+  bool failSteps = false, failBegin = false, failEnd = false, issueAgain = false;
 };
 
 Program twoSteps() {
@@ -122,6 +130,34 @@ TEST(RunRecording, AFailedStepEndsTheRunUnrecorded) {
   dev->failBegin = true;
   EXPECT_FALSE(ex->run(error));
   EXPECT_EQ(error, "begin failed");
+}
+
+TEST(RunRecording, AFailedRecordingIssuesTheStepsAgain) {
+  auto dev = std::make_shared<RecordingDevice>();
+  std::string error;
+  auto ex = Executor::create(twoSteps(), dev, error);
+  ASSERT_TRUE(ex) << error;
+  double in[3] = {0, 1, 2};
+  ASSERT_TRUE(ex->setArgument(0, in, 3, error)) << error;
+  dev->issueAgain = true;
+  ASSERT_TRUE(ex->run(error)) << error;
+  EXPECT_EQ(dev->steps, 4); // issued, then issued again unrecorded
+  EXPECT_EQ(dev->ended.size(), 1u);
+  std::vector<double> out = valuesOf(*ex, size_t(ex->program().results[0]));
+  EXPECT_FLOAT_EQ(float(out[1]), -std::exp(1.0f));
+  // A failing step inside a failed recording: issued again, and its error
+  // is the run's.
+  auto other = Executor::create(twoSteps(), dev, error);
+  ASSERT_TRUE(other) << error;
+  dev->issueAgain = true;
+  dev->failSteps = true;
+  EXPECT_FALSE(other->run(error));
+  EXPECT_NE(error.find("step failed"), std::string::npos) << error;
+  // The device's own failure at the end.
+  dev->failSteps = false;
+  dev->failEnd = true;
+  EXPECT_FALSE(other->run(error));
+  EXPECT_EQ(error, "end failed");
 }
 
 TEST(RunRecording, KeysFollowTheMemory) {
