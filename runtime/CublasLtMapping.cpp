@@ -139,6 +139,23 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
   base.colsB = base.transB ? base.k : base.n;
   base.rowsC = base.m;
   base.colsC = base.n;
+  // A single column's leading dimension is never used, and cuBLASLt wants
+  // it at least the rows (a one-row row-major matrix may state any);
+  // otherwise rows must not overlap.
+  auto leading = [&](const char *name, int64_t &ld, int64_t rows, int64_t cols) {
+    if (cols <= 1)
+      ld = std::max({ld, rows, int64_t(1)});
+    if (ld >= std::max<int64_t>(rows, 1))
+      return true;
+    error = std::string("cuBLASLt needs the step's ") + name + " rows apart by at least their " +
+            std::to_string(rows) + " elements (leading dimension " + std::to_string(ld) + ")";
+    return false;
+  };
+  if (g.k > 0 && (!leading("B", base.lda, base.rowsA, base.colsA) ||
+                  !leading("A", base.ldb, base.rowsB, base.colsB)))
+    return false;
+  if (!leading("C", base.ldc, base.rowsC, base.colsC))
+    return false;
   base.beta = g.epilogue == GemmEpilogue::Accumulate ? 1.0f : 0.0f;
   base.batch = g.batch;
   base.strideA = g.strideB;

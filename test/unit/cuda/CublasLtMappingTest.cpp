@@ -269,6 +269,26 @@ TEST(CublasLtMapping, WhatCublasLtCannotRun) {
   EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
 }
 
+TEST(CublasLtMapping, LeadingDimensionsCublasLtAccepts) {
+  // A one-row A (a vector times a matrix) may state lda 1; as cuBLASLt's B
+  // (k x 1 column-major) its ld becomes k. The product is unchanged.
+  GemmDesc g = plain(1, 6, 5);
+  g.lda = 1;
+  CublasLtPlan plan;
+  expectSameProduct(g, 51, &plan);
+  EXPECT_EQ(plan.calls[0].ldb, 5);
+  EXPECT_GE(plan.calls[0].lda, plan.calls[0].rowsA);
+  // Rows that overlap cannot be described to cuBLASLt.
+  GemmDesc h = plain(4, 6, 5);
+  h.ldb = 3; // B's rows of 6, 3 apart
+  std::string error;
+  EXPECT_FALSE(mapGemmToCublasLt(h, {}, plan, error));
+  EXPECT_NE(
+      error.find("the step's B rows apart by at least their 6 elements (leading dimension 3)"),
+      std::string::npos)
+      << error;
+}
+
 TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
   GemmDesc g = plain(8, 8, 8);
   g.batch = 2;
