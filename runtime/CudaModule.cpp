@@ -1,6 +1,8 @@
 //===- CudaModule.cpp - A kernel bundle loaded on one GPU -----------------===//
 #include "runtime/CudaModule.h"
 
+#include "runtime/Nvrtc.h"
+
 #include <algorithm>
 
 namespace einrt {
@@ -9,12 +11,35 @@ bool CudaModules::load(const CudaDriver &driver, const CudaKernelBundle &bundle,
                        const CudaDeviceProperties &device, std::string &error) {
   std::string why;
   const CudaImage *image = cudaImageFor(bundle, device.major, device.minor, why);
+  CudaImage compiled;
+  if (!image && !bundle.source.empty()) {
+    // No image for this device: NVRTC compiles the source for it (cached on
+    // disk, runtime/Nvrtc.h).
+    const std::string arch = "sm_" + std::to_string(device.major * 10 + device.minor);
+    std::string nvrtcError;
+    const Nvrtc *nvrtc = Nvrtc::load(nvrtcError);
+    if (!nvrtc) {
+      error = "cannot load the cuda kernels: " +
+              (bundle.images.empty() ? std::string("the bundle has no compiled image") : why) +
+              ", and NVRTC, which would compile its source for " + arch +
+              ", is not available: " + nvrtcError;
+      return false;
+    }
+    NvrtcOptions options;
+    options.arch = arch;
+    options.ptxasReport = false;
+    NvrtcOutput out;
+    if (!nvrtc->compile(bundle.source, options, out, nvrtcError)) {
+      error = "cannot compile the cuda kernels for " + arch + ": " + nvrtcError;
+      return false;
+    }
+    compiled = std::move(out.image);
+    image = &compiled;
+  }
   if (!image) {
-    if (bundle.images.empty())
-      why = "the kernel bundle carries CUDA source but no compiled image, and the cuda device "
-            "does not compile source (the kernels are compiled with NVRTC when the model is "
-            "compiled)";
-    error = "cannot load the cuda kernels: " + why;
+    error =
+        "cannot load the cuda kernels: " +
+        (bundle.images.empty() ? std::string("the bundle has neither an image nor source") : why);
     return false;
   }
   // The JIT's log (a PTX image is compiled here) goes into the error.

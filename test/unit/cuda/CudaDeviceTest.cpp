@@ -4,8 +4,9 @@
 // does not open: buffers of every storage type through upload, copy and
 // download (staged in parts), zeroed allocations, GEMMs of every transpose,
 // batch and outer-loop layout against the CPU device (f32, bf16 -> f32,
-// bf16 -> bf16), kernels from a cubin and from PTX (TestKernels.cu, built
-// by nvcc beside this binary) with their launch shapes, whole runs replayed
+// bf16 -> bf16), kernels from a cubin, from PTX and from source through
+// NVRTC (TestKernels.cu, built by nvcc and copied beside this binary) with
+// their launch shapes, whole runs replayed
 // as CUDA graphs with new inputs each time, and the errors: a Program
 // larger than the GPU's memory, a refused reference step.
 //
@@ -15,6 +16,7 @@
 #include "runtime/CpuDevice.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/Executor.h"
+#include "runtime/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
@@ -146,7 +148,9 @@ TEST_F(CudaDeviceTest, GemmsMatchTheCpuDevice) {
 
 /// The test kernels, their images read from beside this executable (false
 /// when one is missing: the kernels are listed all the same).
-bool readKernels(CudaKernelBundle &bundle, bool ptxOnly, std::string &why) {
+enum class Images { All, PtxOnly, SourceOnly };
+
+bool readKernels(CudaKernelBundle &bundle, Images which, std::string &why) {
   CudaKernelInfo scale;
   scale.entry = "k0_scale";
   scale.kind = CudaLaunchKind::Elements;
@@ -163,10 +167,21 @@ bool readKernels(CudaKernelBundle &bundle, bool ptxOnly, std::string &why) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   std::string dir = n > 0 ? std::string(self, size_t(n)) : "";
   dir = dir.substr(0, dir.rfind('/') + 1);
+  if (which == Images::SourceOnly) { // NVRTC compiles it on the device
+    std::ifstream in(dir + "cuda-test-kernels.cu");
+    if (!in) {
+      why = "no " + dir + "cuda-test-kernels.cu";
+      return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bundle.source = ss.str();
+    return true;
+  }
   const std::pair<const char *, bool> images[] = {
       {"sm_80", false}, {"sm_90", false}, {"compute_80", true}};
   for (auto [arch, ptx] : images) {
-    if (ptxOnly && !ptx)
+    if (which == Images::PtxOnly && !ptx)
       continue;
     std::string file = dir + "cuda-test-kernels." + arch + (ptx ? ".ptx" : ".cubin");
     std::ifstream in(file, std::ios::binary);
@@ -216,11 +231,13 @@ void expectKernelResults(Executor &ex) {
 }
 
 TEST_F(CudaDeviceTest, KernelsFromCubinAndPtxReplayedAsGraphs) {
-  for (bool ptxOnly : {false, true}) {
-    SCOPED_TRACE(ptxOnly ? "PTX" : "cubin");
+  for (Images which : {Images::All, Images::PtxOnly, Images::SourceOnly}) {
+    SCOPED_TRACE(which == Images::All       ? "cubin"
+                 : which == Images::PtxOnly ? "PTX"
+                                            : "source, through NVRTC");
     auto bundle = std::make_shared<CudaKernelBundle>();
     std::string error;
-    if (!readKernels(*bundle, ptxOnly, error))
+    if (!readKernels(*bundle, which, error))
       GTEST_SKIP() << error;
     auto dev = createCudaDevice({}, error); // a device per image kind
     ASSERT_TRUE(dev) << error;
@@ -245,7 +262,7 @@ TEST_F(CudaDeviceTest, KernelsFromCubinAndPtxReplayedAsGraphs) {
 TEST_F(CudaDeviceTest, NoImageForTheDeviceIsAnError) {
   auto bundle = std::make_shared<CudaKernelBundle>();
   std::string error;
-  if (!readKernels(*bundle, false, error))
+  if (!readKernels(*bundle, Images::All, error))
     GTEST_SKIP() << error;
   bundle->images = {{"sm_10", false, "not a cubin"}};
   device->setKernels(bundle);
@@ -288,10 +305,23 @@ TEST(CudaDeviceTestPrograms, AreValid) {
       ASSERT_TRUE(cpu->run(error)) << error;
     }
   CudaKernelBundle bundle;
-  ASSERT_TRUE(readKernels(bundle, false, error) || error.find("no ") == 0) << error;
+  ASSERT_TRUE(readKernels(bundle, Images::All, error) || error.find("no ") == 0) << error;
   Program k = kernelProgram();
   ASSERT_EQ(k.validate(), "");
   EXPECT_EQ(cudaProgramProblem(k, &bundle, {}), "");
+  // The source the NVRTC case hands the device compiles for sm_90 (where
+  // this machine has NVRTC; the device compiles it the same way).
+  CudaKernelBundle source;
+  const Nvrtc *nvrtc = Nvrtc::load(error);
+  if (!readKernels(source, Images::SourceOnly, error) || !nvrtc)
+    GTEST_SKIP() << error;
+  NvrtcOptions options;
+  options.arch = "sm_90";
+  options.cache = false;
+  NvrtcOutput out;
+  ASSERT_TRUE(nvrtc->compile(source.source, options, out, error)) << error;
+  EXPECT_FALSE(out.image.bytes.empty());
+  EXPECT_FALSE(out.image.ptx);
 }
 
 } // namespace
