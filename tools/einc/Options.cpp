@@ -669,8 +669,7 @@ void checkCombination(const Tool &tool, Options &o) {
     if (!o.backendGiven)
       o.backend = o.f64 || o.gradcheck ? "reference" : "cpu";
     else if ((o.backend == "cpu" || o.backend == "cuda") && o.f64)
-      bad("--backend " + o.backend +
-          " runs float32 only; drop --f64 or use --backend reference");
+      bad("--backend " + o.backend + " runs float32 only; drop --f64 or use --backend reference");
   }
 }
 

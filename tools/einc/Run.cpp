@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "Run.h"
 #include "CudaBackend.h"
-#include "CudaBackend.h"
 #include "Stages.h"
 
 #include "codegen/CpuKernels.h"
@@ -424,8 +423,6 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
 } // namespace
 
 int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
-  if (o.backend == "cuda")
-    return runOnCudaBackend(o, "run");
   if (o.backend == "cuda")
     return runOnCudaBackend(o, "run");
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
