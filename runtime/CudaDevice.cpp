@@ -193,11 +193,15 @@ bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
   if (!current(error))
     return false;
   std::vector<int64_t> used;
-  for (const Step &s : program.steps) {
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step &s = program.steps[i];
     if (const auto *k = std::get_if<KernelLaunch>(&s.payload))
       used.push_back(k->kernel);
-    else if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && !lt->prepare(*g, error))
+    else if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && !lt->prepare(*g, error)) {
+      error = "step " + std::to_string(i) + " (matmul" + (s.note.empty() ? "" : ", " + s.note) +
+              "): " + error;
       return false;
+    }
   }
   return modules.prepare(cu, bundle, props, used, error);
 }
@@ -307,15 +311,21 @@ bool CudaDeviceImpl::download(void *dst, const void *src, int64_t bytes, std::st
   return true;
 }
 
+// Both are steps of a run (Copy, a zeroed C) and host calls between runs
+// (Executor::copyFrom, zeroBuffer), which may come from another thread.
 bool CudaDeviceImpl::copy(void *dst, const void *src, int64_t bytes, std::string &error) {
   if (bytes <= 0)
     return true;
+  if (!capturing && !current(error))
+    return false;
   return EINC_CU(cu, cuMemcpyDtoDAsync(dptr(dst), dptr(src), size_t(bytes), stream));
 }
 
 bool CudaDeviceImpl::zero(void *dst, int64_t bytes, std::string &error) {
   if (bytes <= 0)
     return true;
+  if (!capturing && !current(error))
+    return false;
   return EINC_CU(cu, cuMemsetD8Async(dptr(dst), 0, size_t(bytes), stream));
 }
 
