@@ -170,9 +170,10 @@ void bf16GemmRows(Bf16Kernel kernel, const Bf16GemmShape &s, const uint32_t *pac
   for (int64_t j = 0; j < s.n; j += kCols) {
     const uint32_t *pb = packedB + (j / kCols) * kp * kCols;
     const int64_t cols = std::min(kCols, s.n - j);
-    for (int64_t r = r0; r < r1; r += kRows) {
-      tileFn(packedA + (r / kRows) * kp * kRows, pb, kp, tile);
-      storeTile(s, tile, c, r, j, std::min(kRows, r1 - r), cols);
+    for (int64_t block = r0 / kRows * kRows; block < r1; block += kRows) {
+      tileFn(packedA + (block / kRows) * kp * kRows, pb, kp, tile);
+      const int64_t first = std::max(block, r0), last = std::min(block + kRows, r1);
+      storeTile(s, tile + (first - block) * kCols, c, first, j, last - first, cols);
     }
   }
 }

@@ -72,9 +72,11 @@ void packBf16B(const Bf16GemmShape &s, const uint16_t *b, uint32_t *packed);
 /// How a row block's sums are computed: the instruction or its model.
 enum class Bf16Kernel : uint8_t { Avx512Bf16, Model };
 
-/// Rows [r0, r1) of C from packed A and B; r0 a multiple of kBf16BlockRows
-/// (r1 <= m). Avx512Bf16 only where cpuHasAvx512Bf16() (else it aborts
-/// with a message: a caller's bug, never a SIGILL).
+/// Rows [r0, r1) of C from packed A and B. A block of rows that [r0, r1)
+/// cuts is computed whole and stored in part (CpuDevice's chunks start at
+/// multiples of 16 rows, so theirs never is). Avx512Bf16 only where
+/// cpuHasAvx512Bf16(); else it aborts with a message (a caller's bug),
+/// never a SIGILL.
 void bf16GemmRows(Bf16Kernel kernel, const Bf16GemmShape &s, const uint32_t *packedA,
                   const uint32_t *packedB, void *c, int64_t r0, int64_t r1);
 

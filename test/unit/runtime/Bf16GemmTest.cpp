@@ -204,6 +204,27 @@ TEST(Bf16Gemm, PackingPairsOddKWithZero) {
   EXPECT_EQ(pb[2], 0u); // columns past n are zero
 }
 
+TEST(Bf16Gemm, RowRangesGiveTheWholeGemmsBits) {
+  std::mt19937 gen(9);
+  for (int trial = 0; trial < 40; ++trial) {
+    Case c = randomCase(gen);
+    std::vector<uint8_t> whole = runOn(c, bf16GemmModel);
+    // The same rows in three ranges cut anywhere, blocks of 8 included.
+    const int64_t cut1 = std::uniform_int_distribution<int64_t>(0, c.s.m)(gen);
+    const int64_t cut2 = std::uniform_int_distribution<int64_t>(cut1, c.s.m)(gen);
+    std::vector<uint8_t> parts = runOn(c, [&](const Bf16GemmShape &s, const uint16_t *a,
+                                              const uint16_t *b, void *out, uint32_t *ws) {
+      uint32_t *pa = ws, *pb = ws + bf16PackedAWords(s);
+      packBf16A(s, a, pa);
+      packBf16B(s, b, pb);
+      bf16GemmRows(Bf16Kernel::Model, s, pa, pb, out, cut2, s.m);
+      bf16GemmRows(Bf16Kernel::Model, s, pa, pb, out, 0, cut1);
+      bf16GemmRows(Bf16Kernel::Model, s, pa, pb, out, cut1, cut2);
+    });
+    EXPECT_EQ(whole, parts) << "trial " << trial << ": cuts at " << cut1 << ", " << cut2;
+  }
+}
+
 TEST(Bf16Gemm, KernelEqualsModelBitForBit) {
   if (!cpuHasAvx512Bf16())
     GTEST_SKIP() << "this CPU does not run AVX-512 BF16: the kernel is checked against its model "
