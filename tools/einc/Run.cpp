@@ -1,9 +1,11 @@
-//===- Run.cpp - `einc run`: one batch on the CPU or reference backend ----===//
+//===- Run.cpp - `einc run`: one batch on the CPU, cuda or reference backend ===//
 //
 // Lowers @forward / @grad / @train_step to Programs (for the CPU backend:
-// BLAS Matmul steps and JIT-compiled kernels; for the reference backend: the
-// reference kernels), initialises params (or loads them), draws or loads
-// inputs, runs, and prints the loss and gradient norms. With --gradcheck,
+// BLAS Matmul steps and JIT-compiled kernels; for the cuda backend: the same
+// Programs, cuBLASLt matmuls and the kernels rendered to CUDA; for the
+// reference backend: the reference kernels), initialises params (or loads
+// them), draws or loads inputs, runs, and prints the loss and gradient
+// norms. With --gradcheck,
 // holds @grad against finite differences of @forward in float64 (always on
 // the reference backend).
 //
@@ -14,8 +16,10 @@
 
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
+#include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
 #include "runtime/CpuDevice.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/Executor.h"
 #include "runtime/GradCheck.h"
 #include "runtime/Init.h"
@@ -32,6 +36,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -47,23 +52,35 @@ int fail(const llvm::Twine &message) {
 }
 
 /// The backend a run uses: the CPU backend holds its kernel compiler (whose
-/// table the executors call) for the whole run.
+/// table the executors call) for the whole run. The cuda backend lowers as
+/// the CPU backend does and renders the kernel table to CUDA
+/// (codegen/CudaRenderer.h); the cuda device compiles it with NVRTC.
 struct Backend {
   bool cpu = false;
+  bool cuda = false;
   int threads = 1;                                // CPU backend: threads for kernels and BLAS
   const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
   std::unique_ptr<ein::codegen::KernelCompiler> kernels;
-  std::shared_ptr<einrt::CpuDevice> device; // CPU backend: every executor's
-  const char *name() const { return cpu ? "cpu backend" : "reference backend"; }
+  std::shared_ptr<einrt::CpuDevice> device;      // CPU backend: every executor's
+  std::shared_ptr<einrt::CudaDevice> cudaDevice; // cuda backend: every executor's
+  std::deque<einrt::Program> lowered;            // cuda backend: the kernels' notes
+  const char *name() const {
+    return cuda ? "cuda backend" : cpu ? "cpu backend" : "reference backend";
+  }
 };
 
 Backend makeBackend(const Options &o) {
   Backend b;
   b.cpu = o.backend == "cpu";
+  b.cuda = o.backend == "cuda";
   if (b.cpu) {
     b.kernels = ein::codegen::KernelCompiler::create();
     b.threads = o.threads > 0 ? int(o.threads) : einrt::defaultThreadCount();
     b.device = std::make_shared<einrt::CpuDevice>(std::vector<einrt::KernelEntry>{}, b.threads);
+  }
+  if (b.cuda) {
+    b.kernels = ein::codegen::KernelCompiler::create();
+    b.cudaDevice = openCudaBackend(); // null after printing why
   }
   return b;
 }
@@ -77,14 +94,34 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     return std::nullopt;
   }
   bool cpu = backend && backend->cpu;
-  if (cpu && failed(applyFusion(module, *backend->settings)))
+  bool cuda = backend && backend->cuda;
+  if ((cpu || cuda) && failed(applyFusion(module, *backend->settings)))
     return std::nullopt;
   if (backend && backend->settings && failed(applyRemat(module, *backend->settings)))
     return std::nullopt;
-  auto program = cpu ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
-                     : ein::codegen::lowerToProgram(fn);
+  auto program = cpu || cuda ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
+                             : ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
+  if (cuda) {
+    // Every kernel of the table so far, with the notes of every Program
+    // lowered (kernel i stays kernel i as the table grows).
+    backend->lowered.push_back(*program);
+    std::vector<const einrt::Program *> programs;
+    for (const einrt::Program &p : backend->lowered)
+      programs.push_back(&p);
+    auto bundle = std::make_shared<einrt::CudaKernelBundle>(
+        ein::codegen::renderCudaBundle(*backend->kernels, programs));
+    int64_t kernelSteps = 0, matmuls = 0;
+    for (const einrt::Step &s : program->steps) {
+      matmuls += s.kind == einrt::StepKind::Matmul;
+      kernelSteps += s.kind == einrt::StepKind::Kernel;
+    }
+    llvm::outs() << "cuda backend: @" << name << ": " << matmuls << " cuBLASLt matmul steps, "
+                 << kernelSteps << " kernel steps; " << bundle->kernels.size()
+                 << " kernels rendered; " << backend->cudaDevice->describe() << "\n";
+    backend->cudaDevice->setKernels(std::move(bundle));
+  }
   if (cpu) {
     ein::codegen::KernelCompiler &k = *backend->kernels;
     double before = k.compileSeconds();
@@ -107,8 +144,9 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     backend->device->setKernels(k.table());
   }
   std::string error;
-  auto ex = cpu ? einrt::Executor::create(*program, backend->device, error)
-                : einrt::Executor::create(*program, precision, error);
+  auto ex = cuda  ? einrt::Executor::create(*program, backend->cudaDevice, error)
+            : cpu ? einrt::Executor::create(*program, backend->device, error)
+                  : einrt::Executor::create(*program, precision, error);
   if (!ex) {
     fail("cannot run @" + name + ": " + error);
     return ex;
@@ -423,13 +461,13 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
 } // namespace
 
 int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
-  if (o.backend == "cuda")
-    return runOnCudaBackend(o, "run");
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
   Backend backend = makeBackend(o);
   backend.settings = &settings;
-  if (backend.cpu && !backend.kernels)
+  if ((backend.cpu || backend.cuda) && !backend.kernels)
     return fail("cannot start the CPU backend's kernel compiler");
+  if (backend.cuda && !backend.cudaDevice)
+    return 1; // openCudaBackend said why
   // Every mode runs the precision policy's forward (the step's pipeline
   // finds it applied).
   if (failed(applyPrecision(module, settings)))
