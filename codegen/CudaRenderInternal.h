@@ -59,11 +59,9 @@ struct Kernel {
   std::string parameters();
 };
 
-/// "i" as an index expression of the loop variable for a tensor of `count`
-/// elements: 32-bit unsigned arithmetic where it fits (cheaper division by
-/// a constant), 64-bit otherwise.
-std::string narrowIndex(const std::string &i, int64_t count);
-/// `expr / d` and `expr % d` with constant d for tensors of `count` elements.
+/// `expr / d` and `expr % d` with constant d for tensors of `count` elements:
+/// 32-bit unsigned arithmetic where it fits (a cheaper division by a
+/// constant), 64-bit otherwise.
 std::string divIndex(const std::string &expr, int64_t d, int64_t count);
 std::string modIndex(const std::string &expr, int64_t d, int64_t count);
 std::string ll(int64_t v); // "123LL" / "123" literals
@@ -99,10 +97,14 @@ int32_t elementwiseVector(const KernelSpec &spec);
 
 /// The rows of a reduction over trailing dims (rows × rowLength), or false.
 bool trailingRows(const KernelSpec &spec, int64_t &rows, int64_t &rowLength);
+/// The rows and columns of a reduction over leading dims (the kept ones
+/// trailing), or false.
+bool leadingRows(const KernelSpec &spec, int64_t &rows, int64_t &columns);
 
-/// Partials per row of a BlockRows reduction: the order of its sums is fixed
-/// by the row length alone, whatever the block size (<= this).
-inline constexpr int kBlockRowSlots = 1024;
+/// Partials per row of a BlockRows reduction: the largest block, so that any
+/// block has at most one per thread; the order of its sums is fixed by the
+/// row length alone, whatever the block size.
+inline constexpr int kBlockRowSlots = einrt::kCudaKernelMaxBlock;
 
 } // namespace ein::codegen::cuda
 

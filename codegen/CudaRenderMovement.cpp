@@ -4,11 +4,11 @@
 // threads write consecutive elements), the input offset from the output's
 // coordinates. gather: 16-byte vectors of a row where the row length
 // allows; an index outside [0, rows) gives a row of zeros, as the CPU
-// kernel. scatter_add: one thread per column, zeroing its column and then
-// adding the updates of each index in order (a narrow sum rounded after
-// every addition): deterministic, no atomics; an index out of range adds
-// nothing. Elements are moved as stored (no conversion) except where they
-// are added or made.
+// kernel. scatter_add: one thread per column and chunk of 1024 rows,
+// zeroing them and then adding the updates of each index in its chunk, in
+// order (a narrow sum rounded after every addition): deterministic, no
+// atomics; an index out of range adds nothing. Elements are moved as stored (no conversion) except
+// where they are added or made.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuKernelBuilder.h"
@@ -17,6 +17,10 @@
 namespace ein::codegen::cuda {
 
 namespace {
+
+/// Rows of a scatter_add's result one thread owns (per column): more rows
+/// make fewer threads, each walking every index once.
+constexpr int64_t kScatterRowsPerThread = 1024;
 
 std::string zeroOf(ElemKind k) {
   return isFloatKind(k) ? "0.0f" : k == ElemKind::I32 ? "0" : "false";
@@ -138,22 +142,35 @@ void renderGather(Kernel &k) {
 }
 
 void renderScatterAdd(Kernel &k) {
-  // out = 0; out[ids[i], j] += updates[i, j], i in order.
+  // out = 0; out[ids[i], j] += updates[i, j], i in order. A thread owns a
+  // column of a chunk of rows: it zeroes them, then walks every index in
+  // order, adding the updates of those in its chunk (so each output element
+  // is still the fold of its updates in index order).
   const KernelSpec &s = k.spec;
   int64_t rows = s.result.shape[0], n = s.result.count();
   int64_t columns = rows ? n / rows : 0, ids = s.operands[1].count();
+  int64_t chunks = (rows + kScatterRowsPerThread - 1) / kScatterRowsPerThread;
+  int64_t chunk = chunks > 1 ? kScatterRowsPerThread : rows;
   ElemKind e = s.result.elem;
   k.out.info.kind = einrt::CudaLaunchKind::Elements;
-  k.out.info.work = columns;
-  k.src.line("// one thread per column of " + std::to_string(rows) + " rows, the " +
-             std::to_string(ids) + " indices in order; an index out of range adds nothing");
+  k.out.info.work = columns * chunks;
+  k.src.line("// " + std::to_string(columns) + " columns of " + std::to_string(rows) +
+             " rows in chunks of " + std::to_string(chunk) +
+             ", a thread per column and chunk, the " + std::to_string(ids) +
+             " indices in order; an index out of range adds nothing");
   k.openEntry();
-  k.src.open("for (long long j = ein_thread(); j < " + ll(columns) + "; j += ein_threads())");
-  k.src.line("for (long long r = 0; r < " + ll(rows) + "; ++r)");
+  k.src.open("for (long long w = ein_thread(); w < " + ll(columns * chunks) +
+             "; w += ein_threads())");
+  k.src.line("const long long j = " + modIndex("w", columns, columns * chunks) + ";");
+  k.src.line("const long long lo = (long long)(" + divIndex("w", columns, columns * chunks) +
+             ") * " + ll(chunk) + ";");
+  k.src.line("const long long hi = lo + " + ll(chunk) + " < " + ll(rows) + " ? lo + " + ll(chunk) +
+             " : " + ll(rows) + ";");
+  k.src.line("for (long long r = lo; r < hi; ++r)");
   k.src.line("  ein_put(out0[r * " + ll(columns) + " + j], " + zeroOf(e) + ");");
   k.src.open("for (long long i = 0; i < " + ll(ids) + "; ++i)");
   k.src.line("const int id = in1[i];");
-  k.src.open("if (id >= 0 && id < " + ll(rows) + ")");
+  k.src.open("if (id >= lo && id < hi)");
   k.src.line(std::string(storageType(e)) + " &o = out0[(long long)id * " + ll(columns) + " + j];");
   k.src.line("ein_put(o, " +
              reduceCombine("sum", e, "ein_val(o)", "ein_val(in0[i * " + ll(columns) + " + j])") +

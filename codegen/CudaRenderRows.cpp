@@ -19,9 +19,12 @@
 // any order), max / min are exact in any order. A bf16 / f16 sum is a fold
 // in its own type, in row-major order: one thread per output walks its
 // elements in that order, the CPU kernel's order exactly, as do rows shorter
-// than a warp and every reduction whose reduced dims are not the trailing
-// ones (e.g. a bias gradient, a sum over rows: one thread per kept column,
-// the rows in order; neighbouring threads read neighbouring columns).
+// than a warp and every other reduction whose reduced dims are not the
+// trailing ones. A sum (max, min) over the leading dims of 256 rows or more
+// (a bias gradient) is BlockRows over tiles of columns (renderColumns: each
+// block reads 32-byte row segments; its 1024 partials are row slots of the
+// tile, combined in slot order); fewer rows, or a narrow sum, one thread per
+// kept column walking the rows in order.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuKernelBuilder.h"
@@ -34,6 +37,9 @@ namespace {
 /// Row length from which a row gets a block instead of a warp (a warp would
 /// load 64 or more elements per lane).
 constexpr int64_t kBlockRowsFrom = 2048;
+/// Rows from which a sum over rows gets blocks of column tiles instead of a
+/// thread per column walking every row.
+constexpr int64_t kColumnTilesFrom = 256;
 
 /// `acc = combine(acc, other lane's acc)` over a 32-lane xor tree.
 void shuffleTree(Source &src, const KernelSpec &s) {
@@ -114,6 +120,54 @@ void renderRows(Kernel &k, int64_t rows, int64_t rowLength) {
   k.src.close();
 }
 
+/// A sum (or max, min) over the leading dims: R rows of C columns. A block
+/// per tile of W columns (32 bytes of a row: one memory sector), the
+/// kBlockRowSlots partials of a tile as S = kBlockRowSlots / W row slots of
+/// W columns: slot s combines rows s, s + S, ... in order, then each
+/// column's S slots combine in slot order. Virtual threads as in BlockRows,
+/// so any block size gives the same order.
+void renderColumns(Kernel &k, int64_t rows, int64_t columns) {
+  const KernelSpec &s = k.spec;
+  ElemKind e = s.result.elem;
+  std::string acc = valueType(e), init = reduceInit(s.kind, e);
+  int64_t width = 32 / storageBytes(s.operands[0].elem);
+  int64_t slots = kBlockRowSlots / width;
+  int64_t tiles = (columns + width - 1) / width;
+  std::string w = std::to_string(width), sl = std::to_string(slots);
+  k.out.info.kind = einrt::CudaLaunchKind::BlockRows;
+  k.out.info.work = tiles;
+  k.out.info.rowLength = width * rows; // the elements one block reads
+  k.src.line("// " + std::to_string(rows) + " rows of " + std::to_string(columns) +
+             " columns combined over the rows: a block per " + w + " columns, " + sl +
+             " row slots");
+  k.openEntry();
+  k.src.line("__shared__ " + acc + " partial[" + sl + "][" + w + "];");
+  k.src.open("for (long long tile = blockIdx.x; tile < " + ll(tiles) + "; tile += gridDim.x)");
+  k.src.open("for (int p = threadIdx.x; p < " + std::to_string(kBlockRowSlots) +
+             "; p += blockDim.x)");
+  k.src.line("const long long column = tile * " + w + " + p % " + w + ";");
+  k.src.line(acc + " acc = " + init + ";");
+  k.src.line("if (column < " + ll(columns) + ")");
+  k.src.line("  for (long long r = p / " + w + "; r < " + ll(rows) + "; r += " + sl + ")");
+  k.src.line("    acc = " +
+             reduceCombine(s.kind, e, "acc", "ein_val(in0[r * " + ll(columns) + " + column])") +
+             ";");
+  k.src.line("partial[p / " + w + "][p % " + w + "] = acc;");
+  k.src.close();
+  k.src.line("__syncthreads();");
+  k.src.open("for (int p = threadIdx.x; p < " + w + "; p += blockDim.x)");
+  k.src.line("const long long column = tile * " + w + " + p;");
+  k.src.line(acc + " acc = partial[0][p];");
+  k.src.line("for (int slot = 1; slot < " + sl + "; ++slot)");
+  k.src.line("  acc = " + reduceCombine(s.kind, e, "acc", "partial[slot][p]") + ";");
+  k.src.line("if (column < " + ll(columns) + ")");
+  k.src.line("  ein_put(out0[column], acc);");
+  k.src.close();
+  k.src.line("__syncthreads(); // partial is reused by the next tile");
+  k.src.close();
+  k.src.close();
+}
+
 /// One thread per output element, its inputs combined in row-major order.
 void renderPerOutput(Kernel &k) {
   const KernelSpec &s = k.spec;
@@ -171,6 +225,17 @@ bool trailingRows(const KernelSpec &s, int64_t &rows, int64_t &rowLength) {
   return true;
 }
 
+bool leadingRows(const KernelSpec &s, int64_t &rows, int64_t &columns) {
+  if (s.operands[0].count() == 0)
+    return false;
+  std::vector<ReduceGroup> groups = reduceGroups(s);
+  if (groups.size() != 2 || !groups[0].reduced || groups[1].reduced)
+    return false;
+  rows = groups[0].size;
+  columns = groups[1].size;
+  return true;
+}
+
 void renderReduce(Kernel &k) {
   const KernelSpec &s = k.spec;
   int64_t rows = 0, rowLength = 0;
@@ -178,6 +243,9 @@ void renderReduce(Kernel &k) {
   bool anyOrder = !(isNarrowKind(s.result.elem) && s.kind == "sum");
   if (anyOrder && trailingRows(s, rows, rowLength) && rowLength >= 32)
     return renderRows(k, rows, rowLength);
+  int64_t columns = 0;
+  if (anyOrder && leadingRows(s, rows, columns) && rows >= kColumnTilesFrom)
+    return renderColumns(k, rows, columns);
   renderPerOutput(k);
 }
 

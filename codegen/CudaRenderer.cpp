@@ -80,10 +80,10 @@ std::string Kernel::parameters() {
 void Kernel::openEntry() {
   out.info.entry = name;
   out.info.params = int32_t(spec.operands.size() + 1 + spec.extraResults.size());
-  // Any block of up to 1024 threads (runtime/CudaKernels.h): ptxas keeps
-  // the registers within what such a block may use.
-  src.open("extern \"C\" __global__ void __launch_bounds__(1024) " + name + "(" + parameters() +
-           ")");
+  // Any block of up to kCudaKernelMaxBlock threads (runtime/CudaKernels.h):
+  // ptxas keeps the registers within what such a block may use.
+  src.open("extern \"C\" __global__ void __launch_bounds__(" +
+           std::to_string(einrt::kCudaKernelMaxBlock) + ") " + name + "(" + parameters() + ")");
 }
 
 std::string ll(int64_t v) {
@@ -96,9 +96,6 @@ namespace {
 bool fits32(int64_t count) { return count <= int64_t(std::numeric_limits<uint32_t>::max()); }
 } // namespace
 
-std::string narrowIndex(const std::string &i, int64_t count) {
-  return fits32(count) ? "(unsigned)(" + i + ")" : "(" + i + ")";
-}
 std::string divIndex(const std::string &expr, int64_t d, int64_t count) {
   if (d == 1)
     return expr;

@@ -16,11 +16,13 @@
 //                scalar tail; Scalar / Prefix / Suffix operands read in place
 //   rows         a reduce over trailing dims: WarpRows (a warp per row) or
 //                BlockRows (a block per row, 1024 fixed partials), except
-//                narrow sums (sequential, in order) and short rows
-//   outputs      any other reduce (a sum over rows: one thread per kept
-//                column walking the rows in order), transpose, broadcast,
-//                iota, gather, scatter_add (one thread per column, ids in
-//                order): Elements, one thread per output element or column
+//                narrow sums (sequential, in order) and short rows; a reduce
+//                over leading dims of 256 rows or more: BlockRows over
+//                tiles of columns
+//   outputs      any other reduce (e.g. a narrow sum over rows: one thread
+//                per kept column walking the rows in order), transpose,
+//                broadcast, iota, gather, scatter_add (one thread per column
+//                and chunk of rows, ids in order): Elements
 //
 // The math is the CPU kernels', operation for operation: f32 arithmetic in
 // explicitly rounded intrinsics (__fadd_rn, ...: never contracted to FMA,

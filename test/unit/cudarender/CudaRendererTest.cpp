@@ -222,12 +222,31 @@ TEST(CudaRenderer, NarrowSumsFoldInOrder) {
 
 TEST(CudaRenderer, LeadingReductionsAreColumns) {
   const ElemKind f = ElemKind::F32;
-  // A bias gradient: sum over rows, one thread per kept column.
+  // A bias gradient: a sum over 1024 rows, blocks of 8-column tiles (32
+  // bytes of a row), 128 row slots each.
   auto k = render(op("ein.reduce", {tensor(f, {1024, 768})}, tensor(f, {768}), "sum", {0}));
-  EXPECT_EQ(k.info.kind, CudaLaunchKind::Elements);
-  EXPECT_EQ(k.info.work, 768);
-  EXPECT_TRUE(has(k.text, "for (long long r0 = 0; r0 < 1024; ++r0)")) << k.text;
-  EXPECT_TRUE(has(k.text, "in0[base + r0 * 768]")) << k.text;
+  EXPECT_EQ(k.info.kind, CudaLaunchKind::BlockRows);
+  EXPECT_EQ(k.info.work, 96);
+  EXPECT_EQ(k.info.rowLength, 8 * 1024);
+  EXPECT_TRUE(has(k.text, "__shared__ float partial[128][8];")) << k.text;
+  EXPECT_TRUE(has(k.text, "for (long long r = p / 8; r < 1024; r += 128)")) << k.text;
+  EXPECT_TRUE(has(k.text, "for (int slot = 1; slot < 128; ++slot)")) << k.text;
+  // bf16 max: 16-column tiles.
+  auto bm = render(op("ein.reduce", {tensor(ElemKind::BF16, {4, 256, 100})},
+                      tensor(ElemKind::BF16, {100}), "max", {0, 1}));
+  EXPECT_EQ(bm.info.kind, CudaLaunchKind::BlockRows);
+  EXPECT_EQ(bm.info.work, 7); // ceil(100 / 16)
+  // A narrow sum over rows folds in order: one thread per column.
+  auto bs = render(op("ein.reduce", {tensor(ElemKind::BF16, {1024, 768})},
+                      tensor(ElemKind::BF16, {768}), "sum", {0}));
+  EXPECT_EQ(bs.info.kind, CudaLaunchKind::Elements);
+  EXPECT_EQ(bs.info.work, 768);
+  // Fewer rows: one thread per kept column walking the rows.
+  auto few = render(op("ein.reduce", {tensor(f, {64, 768})}, tensor(f, {768}), "sum", {0}));
+  EXPECT_EQ(few.info.kind, CudaLaunchKind::Elements);
+  EXPECT_EQ(few.info.work, 768);
+  EXPECT_TRUE(has(few.text, "for (long long r0 = 0; r0 < 64; ++r0)")) << few.text;
+  EXPECT_TRUE(has(few.text, "in0[base + r0 * 768]")) << few.text;
   // Short rows: one thread per row.
   auto s = render(op("ein.reduce", {tensor(f, {4, 10})}, tensor(f, {4}), "min", {1}));
   EXPECT_EQ(s.info.kind, CudaLaunchKind::Elements);
@@ -263,8 +282,13 @@ TEST(CudaRenderer, DataMovement) {
   auto s =
       render(op("ein.scatter_add", {tensor(f, {8, 64}), tensor(i32, {8})}, tensor(f, {100, 64})));
   EXPECT_EQ(s.info.kind, CudaLaunchKind::Elements);
-  EXPECT_EQ(s.info.work, 64); // one thread per column
+  EXPECT_EQ(s.info.work, 64); // one thread per column: 100 rows are one chunk
   EXPECT_TRUE(has(s.text, "for (long long i = 0; i < 8; ++i)")) << s.text;
+  // A vocabulary's embedding gradient: chunks of 1024 rows.
+  auto big = render(
+      op("ein.scatter_add", {tensor(f, {64, 768}), tensor(i32, {64})}, tensor(f, {50304, 768})));
+  EXPECT_EQ(big.info.work, 768 * 50); // ceil(50304 / 1024) chunks per column
+  EXPECT_TRUE(has(big.text, "if (id >= lo && id < hi)")) << big.text;
   auto r =
       render(op("ein.reshape", {tensor(ElemKind::BF16, {4, 64})}, tensor(ElemKind::BF16, {256})));
   EXPECT_EQ(r.info.vector, 8);
