@@ -2,7 +2,8 @@
 //
 // transpose, broadcast, iota: one thread per output element (consecutive
 // threads write consecutive elements), the input offset from the output's
-// coordinates. gather: 16-byte vectors of a row where the row length
+// coordinates; a transpose or broadcast that keeps the last dim moves
+// 16-byte vectors of it. gather: 16-byte vectors of a row where the row length
 // allows; an index outside [0, rows) gives a row of zeros, as the CPU
 // kernel. scatter_add: one thread per column and chunk of 1024 rows,
 // zeroing them and then adding the updates of each index in its chunk, in
@@ -43,14 +44,30 @@ std::string offsetOf(const std::vector<int64_t> &shape, const std::vector<int64_
   return e.empty() ? "0" : e;
 }
 
-/// `for (o ...) out0[o] = in0[offset];` over every output element.
-void renderGatherLoop(Kernel &k, const std::string &offset) {
-  int64_t n = k.spec.result.count();
+/// `out0[o] = in0[offset(o)]` over every output element; 16-byte vectors
+/// where the last output dim is the input's last (stride 1) and a multiple
+/// of the vector (every vector then starts aligned in both).
+void renderGatherLoop(Kernel &k, const std::vector<int64_t> &stride) {
+  const KernelSpec &s = k.spec;
+  const std::vector<int64_t> &shape = s.result.shape;
+  int64_t n = s.result.count();
+  int32_t v = int32_t(16 / storageBytes(s.result.elem));
+  if (shape.empty() || stride.back() != 1 || shape.back() % v != 0)
+    v = 1;
+  std::string offset = offsetOf(shape, stride, n);
   k.out.info.kind = einrt::CudaLaunchKind::Elements;
-  k.out.info.work = n;
+  k.out.info.work = n / v;
+  k.out.info.vector = v;
   k.openEntry();
-  k.src.open("for (long long o = ein_thread(); o < " + ll(n) + "; o += ein_threads())");
-  k.src.line("out0[o] = in0[" + offset + "];");
+  std::string vs = std::to_string(v);
+  if (v == 1) {
+    k.src.open("for (long long o = ein_thread(); o < " + ll(n) + "; o += ein_threads())");
+    k.src.line("out0[o] = in0[" + offset + "];");
+  } else {
+    k.src.open("for (long long w = ein_thread(); w < " + ll(n / v) + "; w += ein_threads())");
+    k.src.line("const long long o = w * " + vs + ";");
+    k.src.line("ein_store<" + vs + ">(out0 + o, ein_load<" + vs + ">(in0 + " + offset + "));");
+  }
   k.src.close();
   k.src.close();
 }
@@ -64,7 +81,7 @@ void renderTranspose(Kernel &k) {
   std::vector<int64_t> stride(s.result.shape.size(), 0);
   for (size_t d = 0; d < s.dims.size(); ++d)
     stride[d] = is[size_t(s.dims[d])];
-  renderGatherLoop(k, offsetOf(s.result.shape, stride, s.result.count()));
+  renderGatherLoop(k, stride);
 }
 
 void renderBroadcast(Kernel &k) {
@@ -76,7 +93,7 @@ void renderBroadcast(Kernel &k) {
   for (size_t j = 0; j < s.dims.size(); ++j)
     if (inShape[j] != 1)
       stride[size_t(s.dims[j])] = is[j];
-  renderGatherLoop(k, offsetOf(s.result.shape, stride, s.result.count()));
+  renderGatherLoop(k, stride);
 }
 
 void renderIota(Kernel &k) {

@@ -265,7 +265,7 @@ std::string cudaPrelude(bool bf16, bool f16) {
   if (f16)
     p += "#include <cuda_fp16.h>\n";
   p += R"(
-#define EIN_DEVICE static __device__ __forceinline__
+#define EIN_DEVICE __device__ __forceinline__ // inline, not static: unused helpers are no warning
 
 // Grid-stride loops: thread t of T computes work items t, t + T, ...
 EIN_DEVICE long long ein_thread() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }

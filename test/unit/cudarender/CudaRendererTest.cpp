@@ -267,8 +267,20 @@ TEST(CudaRenderer, DataMovement) {
   EXPECT_EQ(t.info.kind, CudaLaunchKind::Elements);
   EXPECT_EQ(t.info.work, 128);
   EXPECT_EQ(t.info.entry, "k0_transpose");
+  EXPECT_EQ(t.info.vector, 1); // the last dim moves: element by element
+  // A bias materialised along rows keeps its last dim: vectors of it.
   auto b = render(op("ein.broadcast", {tensor(f, {16})}, tensor(f, {8, 16}), "", {1}));
-  EXPECT_EQ(b.info.work, 128);
+  EXPECT_EQ(b.info.vector, 4);
+  EXPECT_EQ(b.info.work, 32);
+  // Attention's head split keeps hd last: 16-byte vectors of it.
+  auto heads = render(op("ein.transpose", {tensor(ElemKind::BF16, {16, 128, 4, 64})},
+                         tensor(ElemKind::BF16, {16, 4, 128, 64}), "", {0, 2, 1, 3}));
+  EXPECT_EQ(heads.info.vector, 8);
+  EXPECT_EQ(heads.info.work, 16 * 128 * 4 * 64 / 8);
+  EXPECT_TRUE(has(heads.text, "ein_store<8>(out0 + o, ein_load<8>(in0 + ")) << heads.text;
+  // Along the last dim a broadcast repeats one element: no vectors.
+  auto col = render(op("ein.broadcast", {tensor(f, {8})}, tensor(f, {8, 16}), "", {0}));
+  EXPECT_EQ(col.info.vector, 1);
   KernelSpec iota = op("ein.iota", {}, tensor(i32, {4, 5}));
   iota.scalar = 1;
   auto io = render(iota);
