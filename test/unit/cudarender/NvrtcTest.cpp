@@ -179,6 +179,8 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   EXPECT_TRUE(again.image.bytes == out.image.bytes); // (no binary in a failure message)
   ASSERT_EQ(again.functions.size(), 1u);
   EXPECT_EQ(again.functions[0].registers, out.functions[0].registers);
+  std::printf("[nvrtc] NVRTC %s: a one-kernel cubin in %.3f s, from the cache in %.4f s\n",
+              nvrtc->version().c_str(), out.seconds, again.seconds);
 
   // A corrupt entry is ignored, recompiled and rewritten.
   std::string file =
