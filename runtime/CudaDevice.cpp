@@ -45,6 +45,7 @@ public:
   std::string describe() const override;
   CudaDeviceProperties properties() const override { return props; }
   int64_t graphsRecorded() const override { return recorded; }
+  std::string memoryShortfall(int64_t bytes, const std::string &what) override;
 
   // Device
   std::string name() const override { return "cuda"; }
@@ -206,22 +207,28 @@ bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
   return modules.prepare(cu, bundle, props, used, error);
 }
 
+std::string CudaDeviceImpl::memoryShortfall(int64_t bytes, const std::string &what) {
+  std::string error;
+  if (!current(error))
+    return error;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (!EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)))
+    return error;
+  if (bytes <= 0 || uint64_t(bytes) <= freeBytes)
+    return "";
+  return what + " needs " + formatBytes(bytes) + " but only " + formatBytes(int64_t(freeBytes)) +
+         " are available (free memory of the cuda device " + deviceName + ", " +
+         formatBytes(int64_t(totalBytes)) + " in all)";
+}
+
 bool CudaDeviceImpl::allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
                               std::string &error) {
   out = {};
   if (bytes <= 0)
     return true;
-  if (!current(error))
+  error = memoryShortfall(bytes, what);
+  if (!error.empty())
     return false;
-  size_t freeBytes = 0, totalBytes = 0;
-  if (!EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)))
-    return false;
-  if (uint64_t(bytes) > freeBytes) {
-    error = what + " needs " + formatBytes(bytes) + " but only " + formatBytes(int64_t(freeBytes)) +
-            " are available (free memory of the cuda device " + deviceName + ", " +
-            formatBytes(int64_t(totalBytes)) + " in all)";
-    return false;
-  }
   CUdeviceptr p = 0;
   if (!EINC_CU(cu, cuMemAlloc(&p, size_t(bytes))))
     return false;

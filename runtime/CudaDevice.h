@@ -69,6 +69,10 @@ public:
   virtual CudaDeviceProperties properties() const = 0;
   /// Runs recorded as CUDA graphs so far (for tests and banners).
   virtual int64_t graphsRecorded() const = 0;
+  /// "" when `bytes` fit the device's free memory now; else what `what`
+  /// needs, what is free and the device's total (as allocate() says it),
+  /// or why the driver could not tell.
+  virtual std::string memoryShortfall(int64_t bytes, const std::string &what) = 0;
 };
 
 /// Whether this einc was built with the CUDA headers (else there is never

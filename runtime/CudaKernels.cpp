@@ -11,12 +11,35 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 namespace einrt {
 
 namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || s.size() > 1024 || std::isdigit((unsigned char)s[0]))
+    return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum((unsigned char)c) || c == '_'; });
+}
+
+/// "sm_90", "sm_90a", "compute_90".
+bool isArch(const std::string &s) {
+  std::string digits;
+  if (s.rfind("sm_", 0) == 0)
+    digits = s.substr(3);
+  else if (s.rfind("compute_", 0) == 0)
+    digits = s.substr(8);
+  else
+    return false;
+  if (!digits.empty() && digits.back() == 'a')
+    digits.pop_back();
+  return digits.size() >= 2 && digits.size() <= 4 &&
+         std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit((unsigned char)c); });
+}
 
 } // namespace
 
@@ -30,6 +53,41 @@ const char *cudaLaunchKindName(CudaLaunchKind k) {
     return "block_rows";
   }
   return "?";
+}
+
+std::string checkCudaKernelBundle(const CudaKernelBundle &bundle) {
+  std::set<std::string> entries;
+  for (size_t i = 0; i < bundle.kernels.size(); ++i) {
+    const CudaKernelInfo &k = bundle.kernels[i];
+    std::string at = "kernel " + std::to_string(i);
+    if (!isIdentifier(k.entry))
+      return at + ": its entry is not a C identifier";
+    if (!entries.insert(k.entry).second)
+      return at + ": a second kernel named '" + k.entry + "'";
+    if (uint8_t(k.kind) > uint8_t(CudaLaunchKind::BlockRows))
+      return at + " (" + k.entry + "): unknown launch kind";
+    if (k.work < 0 || (k.kind != CudaLaunchKind::Elements && k.rowLength < 1))
+      return at + " (" + k.entry + "): work " + std::to_string(k.work) + ", row length " +
+             std::to_string(k.rowLength);
+    if (k.params < 1 || k.params > 512)
+      return at + " (" + k.entry + "): " + std::to_string(k.params) + " parameters";
+    if (k.vector < 1 || k.vector > 16)
+      return at + " (" + k.entry + "): a vector of " + std::to_string(k.vector);
+  }
+  std::set<std::string> archs;
+  for (const CudaImage &image : bundle.images) {
+    if (!isArch(image.arch))
+      return "an image for '" + image.arch + "', not an architecture (sm_XY, compute_XY)";
+    if (!archs.insert(image.arch).second)
+      return "two images for " + image.arch;
+    if (image.bytes.empty())
+      return "the image for " + image.arch + " is empty";
+    if (image.ptx != (image.arch.rfind("compute_", 0) == 0))
+      return "the image for " + image.arch + (image.ptx ? " is PTX" : " is not PTX");
+  }
+  if (bundle.images.empty() && bundle.source.empty() && !bundle.kernels.empty())
+    return "kernels without source or images";
+  return "";
 }
 
 const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,

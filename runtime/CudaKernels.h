@@ -35,6 +35,8 @@
 #ifndef EINC_RUNTIME_CUDAKERNELS_H
 #define EINC_RUNTIME_CUDAKERNELS_H
 
+#include "runtime/Fields.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +58,15 @@ struct CudaKernelInfo {
   int32_t vector = 1;    // elements per work item (Elements)
   int32_t params = 0;    // pointer parameters: inputs, output, extra outputs
   std::string note;      // the ops it computes and their .ein locations
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("entry", self.entry);
+    visit("kind", self.kind);
+    visit("work", self.work);
+    visit("row_length", self.rowLength);
+    visit("vector", self.vector);
+    visit("params", self.params);
+    visit("note", self.note);
+  }
 };
 
 /// Compiled code for one architecture: a cubin ("sm_90") or PTX
@@ -64,6 +75,11 @@ struct CudaImage {
   std::string arch;
   bool ptx = false;
   std::string bytes;
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("arch", self.arch);
+    visit("ptx", self.ptx);
+    visit("bytes", asBytes(self.bytes));
+  }
 };
 
 /// Every kernel of a Program (or of several Programs sharing one kernel
@@ -73,7 +89,20 @@ struct CudaKernelBundle {
   std::string source;                  // the CUDA C++ translation unit
   std::vector<CudaImage> images;       // may be empty: the device compiles `source`
   std::string compilerVersion;         // NVRTC's "major.minor" that made `images`
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("kernels", self.kernels);
+    visit("source", asBytes(self.source));
+    visit("images", self.images);
+    visit("compiler_version", self.compilerVersion);
+  }
 };
+
+/// "" when `bundle` is well-formed: every kernel named (a C identifier,
+/// names unique), its kind's work and row length in range, 1 to 512
+/// parameters, a vector of 1 to 16; every image's architecture "sm_XY",
+/// "sm_XYa" or "compute_XY", each at most once, with bytes. Else the first
+/// problem. (The program file's reader runs it.)
+std::string checkCudaKernelBundle(const CudaKernelBundle &bundle);
 
 /// What cudaLaunchShape needs of a device (read through the driver).
 struct CudaDeviceProperties {

@@ -90,6 +90,19 @@ template <> struct EnumNames<GemmEpilogue> {
   static std::string expected() { return "a GEMM epilogue (" + joined(kEpilogueNames) + ")"; }
 };
 
+template <> struct EnumNames<CudaLaunchKind> {
+  static const char *name(CudaLaunchKind k) { return cudaLaunchKindName(k); }
+  static bool parse(const std::string &text, CudaLaunchKind &k) {
+    for (uint8_t i = 0; i <= uint8_t(CudaLaunchKind::BlockRows); ++i)
+      if (text == cudaLaunchKindName(CudaLaunchKind(i))) {
+        k = CudaLaunchKind(i);
+        return true;
+      }
+    return false;
+  }
+  static std::string expected() { return "a launch kind (elements, warp_rows, block_rows)"; }
+};
+
 template <> struct EnumNames<WindowMapping> {
   static const char *name(WindowMapping m) { return kWindowNames[size_t(m)]; }
   static bool parse(const std::string &text, WindowMapping &m) {
@@ -227,6 +240,40 @@ std::string checkKernelObjects(const ModelBundle &b) {
   return "";
 }
 
+/// The CUDA kernels render the cpu programs' table: one for each of its
+/// kernels, the count every cpu kernel object has.
+std::string checkCudaKernels(const ModelBundle &b) {
+  if (!b.cuda)
+    return "";
+  if (std::string problem = checkCudaKernelBundle(*b.cuda); !problem.empty())
+    return "cuda: " + problem;
+  const int64_t count = int64_t(b.cuda->kernels.size());
+  for (const KernelObject &k : b.kernelObjects)
+    if (k.backend() == "cpu" && k.kernelCount != count)
+      return "cuda: " + std::to_string(count) + " kernels, but '" + k.name + "' holds " +
+             std::to_string(k.kernelCount);
+  for (const BundledProgram &bp : b.programs) {
+    if (bp.backend != "cpu")
+      continue;
+    const std::vector<Step> &steps = bp.program.steps;
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (const auto *launch = std::get_if<KernelLaunch>(&steps[i].payload)) {
+        if (launch->kernel >= count)
+          return "program '" + bp.program.name + "' step " + std::to_string(i) +
+                 " launches kernel " + std::to_string(launch->kernel) + "; cuda holds " +
+                 std::to_string(count);
+        const CudaKernelInfo &k = b.cuda->kernels[size_t(launch->kernel)];
+        size_t buffers = steps[i].inputs.size() + 1 + launch->extraOutputs.size();
+        if (size_t(k.params) != buffers)
+          return "program '" + bp.program.name + "' step " + std::to_string(i) +
+                 " passes " + std::to_string(buffers) + " buffers to cuda kernel " +
+                 std::to_string(launch->kernel) + " (" + k.entry + "), which takes " +
+                 std::to_string(k.params);
+      }
+  }
+  return "";
+}
+
 } // namespace
 
 std::string KernelObject::backend() const { return name.substr(0, name.find('/')); }
@@ -260,6 +307,8 @@ std::string checkModelBundle(const ModelBundle &b) {
   if (std::string problem = checkPrograms(b); !problem.empty())
     return problem;
   if (std::string problem = checkKernelObjects(b); !problem.empty())
+    return problem;
+  if (std::string problem = checkCudaKernels(b); !problem.empty())
     return problem;
   if (!b.reportJson.empty()) {
     std::string problem; // checked, not built: read (if at all) by who prints it

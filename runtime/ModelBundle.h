@@ -18,6 +18,7 @@
 #ifndef EINC_RUNTIME_MODELBUNDLE_H
 #define EINC_RUNTIME_MODELBUNDLE_H
 
+#include "runtime/CudaKernels.h"
 #include "runtime/Fields.h"
 #include "runtime/Program.h"
 #include "runtime/TokenData.h"
@@ -33,7 +34,7 @@ namespace einrt {
 
 /// The program file format this runtime reads and writes
 /// (docs/program-file.md says when it changes).
-constexpr uint32_t kProgramFormatVersion = 2;
+constexpr uint32_t kProgramFormatVersion = 3;
 
 /// One lowered function.
 struct BundledProgram {
@@ -45,10 +46,10 @@ struct BundledProgram {
   }
 };
 
-/// Compiled kernels for one target, as the compiler emitted them: for
+/// Compiled kernels for one CPU target, as the compiler emitted them: for
 /// "cpu/<target>" a relocatable ELF object holding the kernel table of
-/// runtime/KernelTable.h (every kernel's function and parallel extent); later
-/// "cuda/<arch>" a cubin or PTX.
+/// runtime/KernelTable.h (every kernel's function and parallel extent). The
+/// CUDA kernels are ModelBundle::cuda.
 struct KernelObject {
   std::string name;        // "<backend>/<target>": "cpu/x86-64-v3"
   int64_t kernelCount = 0; // entries in its table: the backend's Kernel steps index them
@@ -81,6 +82,11 @@ struct ModelBundle {
   std::optional<WindowMapping> window;
   std::vector<BundledProgram> programs;    // one per function, names unique
   std::vector<KernelObject> kernelObjects; // names unique
+  /// The CPU programs' kernel table rendered for CUDA (kernel i of both is
+  /// the same computation), with its source and compiled images: what the
+  /// cuda device runs the "cpu" Programs with. Absent unless compiled for
+  /// the cuda target.
+  std::optional<CudaKernelBundle> cuda;
   std::string reportJson;                  // `einc report --format json`, or ""
   std::string reportText;                  // the same report as `einc report` prints it, or ""
 
@@ -93,6 +99,7 @@ struct ModelBundle {
     visit("window", self.window);
     visit("programs", self.programs);
     visit("kernel_objects", self.kernelObjects);
+    visit("cuda", self.cuda);
     visit("report", asBytes(self.reportJson));
     visit("report_text", asBytes(self.reportText));
   }

@@ -64,6 +64,14 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+# NVRTC loads (runtime/Nvrtc.h: libnvrtc.so.13, else libnvrtc.so).
+for nvrtc in ("libnvrtc.so.13", "libnvrtc.so"):
+    try:
+        ctypes.CDLL(nvrtc)
+        config.available_features.add("nvrtc")
+        break
+    except OSError:
+        pass
 
 # `einc compile` (test/compile) needs the kit built beside einc with a static
 # OpenBLAS (its link.txt has no "!" line) and a C++ compiler driver.

@@ -8,6 +8,8 @@
                                          embedded program file (section
                                          .einc_program) at OFFSET flipped
   exe_check.py section EXE               the offset and size of .einc_program
+  exe_check.py cuda-images FILE          what each CUDA image of a program file
+                                         is: a cubin (an ELF file) or PTX
 """
 import json
 import os
@@ -50,9 +52,33 @@ def section(path, wanted=b".einc_program"):
     sys.exit("%s has no section %s" % (path, wanted.decode()))
 
 
+def cuda_images(path):
+    """The program file's layout (docs/program-file.md), read independently
+    of einc: the images of its `cuda` member, one line each."""
+    data = open(path, "rb").read()
+    if data[:8] != b"EINCPROG":
+        sys.exit("%s is not a program file" % path)
+    writer, = struct.unpack_from("<I", data, 12)
+    at = (16 + writer + 7) // 8 * 8
+    header_bytes, data_bytes = struct.unpack_from("<QQ", data, at)
+    header = json.loads(data[at + 16:at + 16 + header_bytes])
+    sections = data[at + 16 + header_bytes:at + 16 + header_bytes + data_bytes]
+    for image in header.get("cuda", {}).get("images", []):
+        ref = image["bytes"]
+        body = sections[ref["offset"]:ref["offset"] + ref["size"]]
+        if body[:4] == b"\x7fELF":
+            kind = "cubin (ELF)"
+        else:
+            target = next((l for l in body.decode().splitlines() if l.startswith(".target")), "?")
+            kind = "PTX (%s)" % target.strip()
+        print("%s: %s" % (image["arch"], kind))
+
+
 def main():
     cmd = sys.argv[1]
-    if cmd == "metrics":
+    if cmd == "cuda-images":
+        cuda_images(sys.argv[2])
+    elif cmd == "metrics":
         problem = metrics(sys.argv[2], sys.argv[3])
         if problem:
             sys.exit("metrics differ: " + problem)

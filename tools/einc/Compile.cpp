@@ -5,6 +5,7 @@
 #include "Stages.h"
 
 #include "codegen/CpuLowering.h"
+#include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,8 +40,8 @@ const einrt::Program *CompiledModel::program(const std::string &function) const 
 bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
                   const std::string &source, const CompileRequest &request, CompiledModel &out) {
   auto start = std::chrono::steady_clock::now();
-  if (request.backend != "cpu" && request.backend != "reference")
-    return fail("unknown backend '" + request.backend + "' (cpu, reference)");
+  if (request.backend != "cpu" && request.backend != "reference" && request.backend != "cuda")
+    return fail("unknown backend '" + request.backend + "' (cpu, reference, cuda)");
 
   // The report's --optimizer prices another optimizer: the step is built
   // with it, so that the report describes the step that was built
@@ -63,7 +64,10 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
     return false;
   if (!step && failed(applyPrecision(module, priced)))
     return false;
-  bool cpu = request.backend == "cpu";
+  // The cuda backend runs the Programs lowered for the CPU, their kernel
+  // table rendered as CUDA (runtime/CudaKernels.h).
+  bool cuda = request.backend == "cuda";
+  bool cpu = request.backend == "cpu" || cuda;
   if ((cpu || report) && failed(applyFusion(module, priced)))
     return false;
   // Remat last; `budget:` prices recompute time on (and takes N% of) the
@@ -155,7 +159,13 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
     out.report = std::move(r);
   }
 
-  if (cpu && request.jit) {
+  if (cuda) {
+    std::vector<const einrt::Program *> lowered;
+    for (const einrt::Program &p : programs)
+      lowered.push_back(&p);
+    out.bundle.cuda = ::ein::codegen::renderCudaBundle(*out.kernels, lowered);
+  }
+  if (request.backend == "cpu" && request.jit) {
     if (failed(out.kernels->compile()))
       return false;
     out.kernelsCompiled = out.kernels->compiledCount();
@@ -173,7 +183,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
         b.dims[a.getName().str()] = i.getInt();
   b.settings = priced;
   for (size_t i = 0; i < request.functions.size(); ++i)
-    b.programs.push_back(einrt::BundledProgram{request.backend, std::move(programs[i])});
+    b.programs.push_back(
+        einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(programs[i])});
   // How a token window maps onto the first train program's inputs: the
   // `data` setting, else inferred (absent when it cannot be: the runner
   // says why when asked to train).

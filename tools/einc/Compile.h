@@ -36,7 +36,8 @@
 namespace einc {
 
 struct CompileRequest {
-  /// "cpu" (fused kernels + BLAS) or "reference" (the interpreter).
+  /// "cpu" (fused kernels + BLAS), "reference" (the interpreter) or "cuda"
+  /// (the cpu Programs, their kernels rendered to CUDA: bundle.cuda).
   std::string backend = "cpu";
   /// The functions to lower, in order; the bundle's programs follow it.
   /// "forward" needs no train step; the others ("train_step",

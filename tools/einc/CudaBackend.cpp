@@ -1,7 +1,11 @@
 //===- CudaBackend.cpp - `--backend cuda` on einc run, train and sample ---===//
 #include "CudaBackend.h"
+#include "Compile.h"
+#include "Report.h"
 
 #include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
 
 namespace einc {
 
@@ -13,15 +17,25 @@ std::shared_ptr<einrt::CudaDevice> openCudaBackend() {
   return device;
 }
 
-int runOnCudaBackend(const Options &o, const char *command) {
-  std::shared_ptr<einrt::CudaDevice> device = openCudaBackend();
-  if (!device)
-    return 1;
-  llvm::errs() << "einc: --backend cuda: the cuda device opened (" << device->describe()
-               << "), but einc " << command
-               << " does not pass it the CUDA kernels of its Programs yet (--backend cpu runs "
-                  "them on the CPU)\n";
-  return 1;
+std::shared_ptr<const einrt::CudaKernelBundle> takeCudaKernels(CompiledModel &compiled) {
+  auto kernels = std::make_shared<const einrt::CudaKernelBundle>(
+      compiled.bundle.cuda ? std::move(*compiled.bundle.cuda) : einrt::CudaKernelBundle{});
+  compiled.bundle.cuda.reset();
+  return kernels;
+}
+
+std::string gpuProfileName(const Options &o, const einrt::CudaDevice &gpu) {
+  std::string word;
+  for (char c : gpu.describe() + " ") {
+    if (std::isalnum((unsigned char)c)) {
+      word += char(std::tolower((unsigned char)c));
+      continue;
+    }
+    if (!word.empty() && haveDeviceProfile(o, word))
+      return word;
+    word.clear();
+  }
+  return "";
 }
 
 } // namespace einc

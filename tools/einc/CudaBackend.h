@@ -10,20 +10,23 @@
 
 namespace einc {
 
-/// `--backend cuda` for `command` (train, sample): opens the cuda
-/// device (runtime/CudaDevice.h: the driver, the GPU, cuBLASLt) before any
-/// compiling, so that a machine without one fails at once and says why:
-/// "einc: --backend cuda: no CUDA driver (libcuda.so.1 not found: ...)",
-/// "... no CUDA device (...)", or an einc built without CUDA headers.
-/// Where the device opens, these commands do not yet hand it Programs
-/// (the runner and the program file carry no CUDA kernels): that too is
-/// an error naming the device. Returns the exit status (1).
-int runOnCudaBackend(const Options &o, const char *command);
+struct CompiledModel; // Compile.h
 
-/// The cuda device for `einc run --backend cuda` (which renders its
-/// Programs' kernels itself, tools/einc/Run.cpp), or null after printing
-/// why there is none ("einc: --backend cuda: no CUDA driver (...)").
+/// The cuda device for `--backend cuda` (einc run, train, sample), opened
+/// before any compiling so that a machine without one fails at once and
+/// says why, or null after printing it: "einc: --backend cuda: no CUDA
+/// driver (libcuda.so.1 not found: ...)", "... no CUDA device (...)", or an
+/// einc built without CUDA headers.
 std::shared_ptr<einrt::CudaDevice> openCudaBackend();
+
+/// The CUDA kernels compileModel rendered for the cuda backend, moved out
+/// of `compiled.bundle.cuda` for the runner (runner::Backend::cuda).
+std::shared_ptr<const einrt::CudaKernelBundle> takeCudaKernels(CompiledModel &compiled);
+
+/// The device profile of `gpu` (passes/devices.json, --device-file): the
+/// first word of its name that names a profile ("NVIDIA H200 (...)":
+/// h200), else "" (no prediction).
+std::string gpuProfileName(const Options &o, const einrt::CudaDevice &gpu);
 
 } // namespace einc
 

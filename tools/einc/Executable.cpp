@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "Executable.h"
 #include "Compile.h"
+#include "CudaTarget.h"
 #include "Embed.h"
 #include "Link.h"
 #include "Sample.h"
@@ -150,6 +151,13 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   einrt::ModelBundle &bundle = compiled.bundle;
   bundle.writtenBy = std::string("einc ") + EINC_VERSION + " (" + EINC_GIT_COMMIT + ")";
   bundle.reportText = compiled.reportText;
+  // --target cuda: the same kernel table for the GPU (CudaTarget.h).
+  std::optional<CudaTargetSummary> cuda;
+  if (o.target == "cuda") {
+    cuda.emplace();
+    if (!addCudaKernels(*compiled.kernels, bundle, *cuda, error))
+      return fail(error);
+  }
 
   // 2. The kernels for every target.
   TempDir temp;
@@ -213,8 +221,19 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   llvm::outs() << "einc compile: " << o.input << " -> " << output << " ("
                << einrt::formatBytes(int64_t(size)) << "; " << programs << "; "
                << compiled.kernels->kernelCount() << " kernels for " << targets.size()
-               << " targets; program file " << einrt::formatBytes(int64_t(programFile->size()))
-               << ") in " << llvm::format("%.1f", seconds) << " s\n";
+               << " targets";
+  if (cuda) {
+    llvm::outs() << "; cuda: " << cuda->kernels << " kernels, " << std::size(kCudaImageArchs)
+                 << " images (";
+    for (size_t i = 0; i < std::size(kCudaImageArchs); ++i)
+      llvm::outs() << (i ? ", " : "") << kCudaImageArchs[i];
+    llvm::outs() << ") " << einrt::formatBytes(cuda->imageBytes) << " by NVRTC in "
+                 << llvm::format("%.1f", cuda->seconds) << " s";
+    if (cuda->spillingKernels)
+      llvm::outs() << ", " << cuda->spillingKernels << " kernels spill registers";
+  }
+  llvm::outs() << "; program file " << einrt::formatBytes(int64_t(programFile->size())) << ") in "
+               << llvm::format("%.1f", seconds) << " s\n";
   return 0;
 }
 

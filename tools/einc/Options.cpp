@@ -252,6 +252,18 @@ void addSteps(Command &c, Options &o, const char *description, const std::string
       group);
 }
 
+/// An executable's --backend: cpu, or cuda where it was compiled with
+/// `--target cuda` (its default there; the main decides).
+void addExecutableBackend(Command &c, Options &o) {
+  c.value("--backend", "B",
+          "cpu or cuda (default: cuda when compiled with --target cuda,\n"
+          "else cpu)",
+          [&o](const std::string &v) {
+            o.backend = choice("backend", v, {"cpu", "cuda"});
+            o.backendGiven = true;
+          });
+}
+
 const char *kThreadsHelp = "threads for the CPU backend: its kernels and BLAS (default:\n"
                            "EINC_NUM_THREADS, OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set,\n"
                            "else every hardware thread)";
@@ -423,6 +435,8 @@ void buildTrain(Command &c, Options &o) {
           [&o](const std::string &v) { o.logEvery = count("--log-every", v, 1); });
   if (!c.tool->executable)
     addBackend(c, o, "cpu (compiled kernels and BLAS; the default), reference or cuda");
+  else
+    addExecutableBackend(c, o);
   addThreads(c, o, kThreadsHelp);
   if (c.tool->executable)
     addSet(c, o,
@@ -455,6 +469,8 @@ void buildSample(Command &c, Options &o) {
   addSeed(c, o, "the sampling seed (default 0)");
   if (!c.tool->executable)
     addBackend(c, o, "cpu (the default), reference or cuda");
+  else
+    addExecutableBackend(c, o);
   addThreads(c, o,
              "threads for the CPU backend (default: EINC_NUM_THREADS,\n"
              "OMP_NUM_THREADS or OPENBLAS_NUM_THREADS if set, else every\n"
@@ -475,6 +491,11 @@ void buildCompile(Command &c, Options &o) {
          o.force);
   c.value("--program-file", "F", "also write the program file (docs/program-file.md) to F",
           [&o](const std::string &v) { o.programFile = v; });
+  c.value("--target", "T",
+          "cpu (the default) or cuda: also the kernels rendered to CUDA and\n"
+          "compiled by NVRTC (cubins for sm_80 and sm_90, PTX for\n"
+          "compute_90), so that `NAME train --backend cuda` compiles nothing",
+          [&o](const std::string &v) { o.target = choice("target", v, {"cpu", "cuda"}); });
   c.value("--device", "NAME",
           "the device profile of the report built in (`NAME report`; default\n"
           "h100; `cpu`, when calibrated, also gives training its prediction)",

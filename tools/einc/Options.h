@@ -72,6 +72,7 @@ struct Options {
   // compile (also: -o, --set, --device, --device-file)
   bool force = false;      // --force: replace a file that is not an einc executable
   std::string programFile; // --program-file FILE: also write the program file
+  std::string target = "cpu"; // compile --target cpu|cuda (cuda: the CPU kernels too)
 
   // sample (also: --seed, --backend)
   std::string checkpoint;     // --checkpoint FILE.safetensors

@@ -41,8 +41,9 @@ OwningOpRef<ModuleOp> sampleModule(const Options &o, ModuleOp module, MLIRContex
 
 int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp original,
                 const std::string &source) {
-  if (o.backend == "cuda")
-    return runOnCudaBackend(o, "sample");
+  std::shared_ptr<einrt::CudaDevice> gpu;
+  if (o.backend == "cuda" && !(gpu = openCudaBackend()))
+    return 1;
   MLIRContext context;
   OwningOpRef<ModuleOp> module = sampleModule(o, original, context);
   if (!module)
@@ -56,8 +57,12 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
   runner::Backend backend;
   backend.name = o.backend;
   backend.threads = o.threads;
-  if (compiled.kernels)
+  if (gpu) {
+    backend.cuda = takeCudaKernels(compiled);
+    backend.cudaDevice = gpu;
+  } else if (compiled.kernels) {
     backend.kernels = compiled.kernels->table();
+  }
   runner::RunContext run;
   run.model = o.input;
   return runner::sample(run, o, compiled.bundle, settings, "forward", backend);

@@ -22,8 +22,10 @@ namespace einc {
 
 int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
                const std::string &source) {
-  if (o.backend == "cuda")
-    return runOnCudaBackend(o, "train");
+  // The GPU first: a machine without one fails before compiling.
+  std::shared_ptr<einrt::CudaDevice> gpu;
+  if (o.backend == "cuda" && !(gpu = openCudaBackend()))
+    return 1;
   int32_t vocab = 0;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
     if (auto v = dims.getAs<IntegerAttr>("vocab"))
@@ -38,7 +40,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
   request.backend = o.backend;
   request.functions = runner::trainFunctionNames(s, run->withValidation());
   request.report = true; // the prediction on the progress line
-  request.reportDevice = "cpu";
+  request.reportDevice = gpu ? gpuProfileName(o, *gpu) : "cpu";
   request.reportOptional = true;
   CompiledModel compiled;
   if (!compileModel(module, o, s, source, request, compiled))
@@ -48,7 +50,11 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
   backend.name = o.backend;
   backend.threads = o.threads;
   std::string origin = "compiled in " + runner::fixed(compiled.compileSeconds, 2) + " s";
-  if (compiled.kernels) {
+  if (gpu) {
+    backend.cuda = takeCudaKernels(compiled);
+    backend.cudaDevice = gpu;
+    origin += "; " + std::to_string(backend.cuda->kernels.size()) + " kernels rendered";
+  } else if (compiled.kernels) {
     backend.kernels = compiled.kernels->table();
     origin += "; " + std::to_string(compiled.kernelsCompiled) + " kernels compiled, " +
               std::to_string(compiled.kernelsCached) + " cached";

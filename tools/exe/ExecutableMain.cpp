@@ -18,6 +18,7 @@
 #include "tools/runner/Runner.h"
 
 #include "runtime/CpuTarget.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/KernelTable.h"
 #include "runtime/ModelBundle.h"
 
@@ -143,25 +144,45 @@ int main(int argc, char **argv) {
     std::cerr << name << " " << o.command << ": " << message << "\n";
     return 1;
   };
-  if (!chosen.target) {
+  // The backend: --backend, else cuda where the model was compiled for it.
+  runner::Backend backend;
+  backend.threads = o.threads;
+  backend.name = o.backendGiven ? o.backend : bundle->cuda ? "cuda" : "cpu";
+  std::string origin;
+  if (backend.name == "cuda") {
+    if (!bundle->cuda)
+      return fail("--backend cuda: " + name +
+                  " has no CUDA kernels (compile it with einc compile --target cuda)");
+    std::string why;
+    backend.cudaDevice = einrt::createCudaDevice({}, why);
+    if (!backend.cudaDevice)
+      return fail("--backend cuda: " + why + (o.backendGiven ? "" : " (the default for a model "
+                                                                     "compiled for cuda; "
+                                                                     "--backend cpu runs it "
+                                                                     "on the CPU)"));
+    backend.cuda = std::make_shared<const einrt::CudaKernelBundle>(*bundle->cuda);
+    origin = std::to_string(bundle->cuda->kernels.size()) + " cuda kernels linked in";
+  }
+  if (backend.name == "cpu" && !chosen.target) {
     std::string list;
     for (const std::string &t : chosen.linked.targets)
       list += (list.empty() ? "" : ", ") + t;
     return fail("no kernels for this CPU: " + chosen.linked.why + " (linked: " + list + ")");
   }
-  const einrt::KernelObject *object = nullptr;
-  for (const einrt::KernelObject &k : bundle->kernelObjects)
-    if (k.name == std::string("cpu/") + chosen.target->name)
-      object = &k;
-  if (!object || object->kernelCount != *chosen.target->kernelCount)
-    return fail(std::string("the linked kernels of ") + chosen.target->name +
-                " do not match the embedded program (" +
-                std::to_string(*chosen.target->kernelCount) + " kernels, the program file says " +
-                (object ? std::to_string(object->kernelCount) : "none") + ")");
-  runner::Backend backend;
-  backend.name = "cpu";
-  backend.threads = o.threads;
-  backend.kernels = einrt::kernelTable(chosen.target->kernels, *chosen.target->kernelCount);
+  if (backend.name == "cpu") {
+    const einrt::KernelObject *object = nullptr;
+    for (const einrt::KernelObject &k : bundle->kernelObjects)
+      if (k.name == std::string("cpu/") + chosen.target->name)
+        object = &k;
+    if (!object || object->kernelCount != *chosen.target->kernelCount)
+      return fail(std::string("the linked kernels of ") + chosen.target->name +
+                  " do not match the embedded program (" +
+                  std::to_string(*chosen.target->kernelCount) +
+                  " kernels, the program file says " +
+                  (object ? std::to_string(object->kernelCount) : "none") + ")");
+    backend.kernels = einrt::kernelTable(chosen.target->kernels, *chosen.target->kernelCount);
+    origin = chosen.linked.chosen + " kernels linked in";
+  }
 
   einrt::TrainSettings settings;
   if (!runner::runSettings(*bundle, o, settings, error))
@@ -172,5 +193,5 @@ int main(int argc, char **argv) {
   auto train = runner::TrainRun::prepare(context, o, settings, int32_t(bundle->vocab()));
   if (!train)
     return 1;
-  return train->run(*bundle, backend, chosen.linked.chosen + " kernels linked in");
+  return train->run(*bundle, backend, origin);
 }

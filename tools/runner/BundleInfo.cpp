@@ -88,6 +88,17 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
   for (const einrt::KernelObject &k : bundle.kernelObjects)
     out << "  kernels     " << k.name << ": " << k.kernelCount << " kernels, "
         << mib(int64_t(k.bytes.size())) << " of object code\n";
+  if (bundle.cuda) {
+    std::string images;
+    for (const einrt::CudaImage &image : bundle.cuda->images)
+      images += (images.empty() ? "" : ", ") + image.arch + " " + mib(int64_t(image.bytes.size()));
+    out << "  cuda        " << bundle.cuda->kernels.size() << " kernels, "
+        << mib(int64_t(bundle.cuda->source.size())) << " of CUDA C++; "
+        << (images.empty() ? "no images" : images)
+        << (bundle.cuda->compilerVersion.empty() ? ""
+                                                 : " (NVRTC " + bundle.cuda->compilerVersion + ")")
+        << "\n";
+  }
   std::string targets;
   for (const std::string &t : linked.targets)
     targets += (targets.empty() ? "" : ", ") + t;

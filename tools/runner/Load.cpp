@@ -2,6 +2,7 @@
 #include "Runner.h"
 
 #include "runtime/CpuDevice.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/HostDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/ThreadPool.h"
@@ -37,7 +38,7 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
       error = "the compiled model has no @" + name;
       return false;
     }
-    if (p->backend != backend.name) {
+    if (p->backend != backend.programBackend()) {
       error = "@" + name + " was compiled for the " + p->backend + " backend, not " + backend.name;
       return false;
     }
@@ -51,6 +52,21 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
     if (out.threads > 1)
       cpu->setThreadPool(std::make_shared<einrt::ThreadPool>(out.threads));
     out.device = cpu;
+  } else if (backend.name == "cuda") {
+    if (!backend.cuda) {
+      error = "the compiled model has no CUDA kernels (einc compile --target cuda writes them)";
+      return false;
+    }
+    std::shared_ptr<einrt::CudaDevice> cuda =
+        backend.cudaDevice ? backend.cudaDevice : einrt::createCudaDevice({}, error);
+    if (!cuda) {
+      error = "--backend cuda: " + error;
+      return false;
+    }
+    cuda->setKernels(backend.cuda);
+    out.threads = 1;
+    out.description = cuda->describe();
+    out.device = cuda;
   } else {
     out.threads = 1;
     out.device = std::make_shared<einrt::HostDevice>(einrt::Precision::F32);
@@ -64,7 +80,10 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
     planned += bytes;
     parts += (i ? ", @" : "@") + functions[i] + " " + einrt::formatBytes(bytes);
   }
-  std::string shortfall = einrt::memoryShortfall(planned, "the model's storage (" + parts + ")");
+  std::string what = "the model's storage (" + parts + ")";
+  auto *cuda = dynamic_cast<einrt::CudaDevice *>(out.device.get());
+  std::string shortfall =
+      cuda ? cuda->memoryShortfall(planned, what) : einrt::memoryShortfall(planned, what);
   if (!shortfall.empty()) {
     error = shortfall;
     return false;

@@ -17,6 +17,8 @@
 
 #include "tools/einc/Options.h"
 
+#include "runtime/CudaDevice.h"
+#include "runtime/CudaKernels.h"
 #include "runtime/Device.h"
 #include "runtime/Executor.h"
 #include "runtime/ModelBundle.h"
@@ -41,11 +43,19 @@ struct RunContext {
   std::string noPrediction = "no cpu profile: run einc calibrate";
 };
 
-/// What the bundle's Programs run on.
+/// What the bundle's Programs run on. The cuda backend runs the Programs
+/// lowered for the CPU (their Kernel steps index `cuda->kernels`, rendered
+/// from the same table: runtime/CudaKernels.h).
 struct Backend {
-  std::string name = "cpu";                // the Programs' backend: "cpu" | "reference"
+  std::string name = "cpu";                // "cpu" | "reference" | "cuda"
   std::vector<einrt::KernelEntry> kernels; // cpu: the table the Kernel steps index
   int64_t threads = 0;                     // cpu: --threads (0: einrt::defaultThreadCount())
+  std::shared_ptr<const einrt::CudaKernelBundle> cuda; // cuda: the rendered kernels
+  /// cuda: the device, when the caller opened it already (einc does, to
+  /// fail before compiling); else load() opens GPU 0.
+  std::shared_ptr<einrt::CudaDevice> cudaDevice;
+  /// The backend a Program must have been lowered for to run here.
+  std::string programBackend() const { return name == "cuda" ? "cpu" : name; }
 };
 
 /// Executors of some of a bundle's functions on one device.
@@ -53,13 +63,15 @@ struct Loaded {
   std::shared_ptr<einrt::Device> device;                 // every executor's
   std::vector<std::optional<einrt::Executor>> executors; // one per function
   int threads = 1;                                       // cpu: kernels and BLAS
+  std::string description; // cuda: the GPU, for banners (CudaDevice::describe)
 };
 
 /// Creates the device (cpu: the kernel table and one pool of `threads`
 /// threads for every function; BLAS itself at one thread, the device splits
-/// matmuls) and an executor for each of `functions`, after checking that
-/// their planned storage together fits the memory available. False with
-/// `error`.
+/// matmuls; cuda: the GPU with the bundle's kernels, runtime/CudaDevice.h)
+/// and an executor for each of `functions`, after checking that their
+/// planned storage together fits the memory available (the host's, or the
+/// GPU's free memory). False with `error`.
 bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
           const Backend &backend, Loaded &out, std::string &error);
 

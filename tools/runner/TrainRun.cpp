@@ -25,6 +25,7 @@
 #include "runtime/Trainer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -53,14 +54,35 @@ bool number(const nlohmann::json *v, double &out) {
 }
 
 /// The prediction for the progress line: the bundle's report, when it is
-/// of the `cpu` device profile.
+/// of the device profile of what runs (see profileRuns).
 struct Prediction {
   bool available = false;
   double stepSeconds = 0, mfu = 0, modelFlops = 0, peak = 0;
   std::string device; // the report's ("" without a report)
 };
 
-Prediction predict(const einrt::ModelBundle &bundle) {
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = char(std::tolower((unsigned char)c));
+  return s;
+}
+
+/// Whether the report's device profile `profile` is of what runs: the cpu
+/// backend's `cpu` profile (einc calibrate), or a GPU profile ("h200")
+/// whose name is one of the words of the GPU's name ("NVIDIA H200 (sm_90,
+/// ...)").
+bool profileRuns(const std::string &profile, const Backend &backend, const Loaded &loaded) {
+  if (backend.name != "cuda")
+    return profile == "cpu";
+  std::string name = lower(loaded.description);
+  for (char &c : name)
+    if (!std::isalnum((unsigned char)c))
+      c = ' ';
+  return (" " + name + " ").find(" " + lower(profile) + " ") != std::string::npos;
+}
+
+Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend,
+                   const Loaded &loaded) {
   Prediction p;
   nlohmann::json j;
   std::string error;
@@ -71,7 +93,7 @@ Prediction predict(const einrt::ModelBundle &bundle) {
   if (!name || !name->is_string())
     return p;
   p.device = name->get<std::string>();
-  if (p.device != "cpu")
+  if (!profileRuns(p.device, backend, loaded))
     return p;
   const nlohmann::json *predicted = member(&j, "predicted");
   p.available = number(member(predicted, "step_seconds"), p.stepSeconds) &&
@@ -264,7 +286,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
   config.progress.totalSteps = o.steps;
   config.progress.out = &std::cout;
-  Prediction prediction = predict(bundle);
+  Prediction prediction = predict(bundle, backend, loaded);
   if (prediction.available) {
     config.progress.flopsPerStep = prediction.modelFlops * accumulate;
     config.progress.peakFlops = prediction.peak;
@@ -289,6 +311,8 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << ", " << origin;
   if (backend.name == "cpu")
     out << "; " << plural(loaded.threads, "thread");
+  if (!loaded.description.empty())
+    out << "; " << loaded.description;
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get()); cpu && cpu->bf16GemmPath())
     out << "; bf16 GEMMs: " << einrt::bf16GemmPathName(*cpu->bf16GemmPath());
   out << ")\n";
@@ -321,12 +345,13 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     char text[32];
     std::snprintf(text, sizeof text, "%.4g", prediction.stepSeconds * accumulate);
     out << "  predicted " << text << " s/step, MFU " << fixed(100 * prediction.mfu, 1)
-        << "% (the report on the cpu profile)\n";
+        << "% (the report on the " << prediction.device << " profile)\n";
   } else {
     out << "  predicted ("
-        << (prediction.device.empty() || prediction.device == "cpu"
+        << (prediction.device.empty() || profileRuns(prediction.device, backend, loaded)
                 ? context.noPrediction
-                : "the report is on the " + prediction.device + " profile, not cpu")
+                : "the report is on the " + prediction.device + " profile, not " +
+                      (backend.name == "cuda" ? "this GPU's" : "cpu"))
         << ")\n";
   }
   out.flush();

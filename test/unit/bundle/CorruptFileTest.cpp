@@ -303,6 +303,28 @@ TEST(CorruptFile, CheckedBundlesGiveTheirProblem) {
   EXPECT_EQ(edited([](json &h) { h["kernel_objects"][0]["kernel_count"] = 2; }),
             file + "program 'everything' step " + std::to_string(launch) +
                 " launches kernel 2; 'cpu/x86-64-v3' holds 2");
+  // The CUDA kernels: the table's count, each launch's parameters, names,
+  // architectures.
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"].erase(2); }),
+            file + "cuda: 2 kernels, but 'cpu/x86-64-v3' holds 3");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][2]["params"] = 7; }),
+            file + "program 'everything' step " + std::to_string(launch) +
+                " passes 5 buffers to cuda kernel 2 (k2_fused_exp), which takes 7");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][1]["entry"] = "k0_fused_exp"; }),
+            file + "cuda: kernel 1: a second kernel named 'k0_fused_exp'");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][0]["entry"] = "0bad name"; }),
+            file + "cuda: kernel 0: its entry is not a C identifier");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][1]["row_length"] = 0; }),
+            file + "cuda: kernel 1 (k1_fused_exp): work 4097, row length 0");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["images"][0]["arch"] = "sm90"; }),
+            file + "cuda: an image for 'sm90', not an architecture (sm_XY, compute_XY)");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["images"][1]["arch"] = "sm_80"; }),
+            file + "cuda: two images for sm_80");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["images"][1]["ptx"] = false; }),
+            file + "cuda: the image for compute_90 is not PTX");
+  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][0]["kind"] = "warps"; }),
+            file + "header: cuda.kernels[0].kind: 'warps' is not a launch kind (elements, "
+                   "warp_rows, block_rows)");
   EXPECT_EQ(edited([](json &h) { h["kernel_objects"][1]["name"] = "cpu/x86-64-v3"; }),
             file + "two kernel objects named 'cpu/x86-64-v3'");
   EXPECT_EQ(edited([](json &h) { h["kernel_objects"][1]["name"] = "x86"; }),

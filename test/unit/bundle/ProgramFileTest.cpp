@@ -178,9 +178,16 @@ TEST(ProgramFile, LayoutIsTheDocumentedOne) {
   // The header names every top-level field; sections point into the data.
   nlohmann::json header = nlohmann::json::parse(parts.header);
   for (const char *key : {"model_name", "source_name", "source", "dims", "settings", "window",
-                          "programs", "kernel_objects", "report"})
+                          "programs", "kernel_objects", "cuda", "report"})
     EXPECT_TRUE(header.contains(key)) << key;
-  EXPECT_EQ(header.size(), 9u);
+  EXPECT_EQ(header.size(), 10u);
+  // The CUDA images are sections too: the cubin's bytes as they were.
+  const nlohmann::json &cubin = header["cuda"]["images"][0]["bytes"];
+  EXPECT_EQ(std::string(parts.data.begin() + cubin["offset"].get<size_t>(),
+                        parts.data.begin() + cubin["offset"].get<size_t>() +
+                            cubin["size"].get<size_t>()),
+            b.cuda->images[0].bytes);
+  EXPECT_EQ(header["cuda"]["kernels"][1]["kind"], "warp_rows");
   // Members holding their defaults are left out: a temporary's init, its
   // (empty) constant, the f32 dtype, the temp role.
   const nlohmann::json &temp = header["programs"][0]["program"]["buffers"].back();

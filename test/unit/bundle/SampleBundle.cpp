@@ -184,6 +184,23 @@ ModelBundle sampleBundle() {
       k.bytes.push_back(uint8_t(i * 7 + target[7]));
     b.kernelObjects.push_back(k);
   }
+  // The CUDA rendering of the same 3-kernel table: each kernel's parameter
+  // count is what the program's launches of it pass.
+  CudaKernelBundle cuda;
+  const CudaLaunchKind kinds[] = {CudaLaunchKind::Elements, CudaLaunchKind::WarpRows,
+                                  CudaLaunchKind::BlockRows};
+  for (int i = 0; i < 3; ++i)
+    cuda.kernels.push_back({"k" + std::to_string(i) + "_fused_exp", kinds[i], 4096 + i, 768, 4, 2,
+                            "ein.exp at every-kind.ein:" + std::to_string(i + 1) + ":1"});
+  for (const Step &s : b.programs[0].program.steps)
+    if (const auto *launch = std::get_if<KernelLaunch>(&s.payload))
+      cuda.kernels[size_t(launch->kernel)].params =
+          int32_t(s.inputs.size() + 1 + launch->extraOutputs.size());
+  cuda.source = "extern \"C\" __global__ void k0_fused_exp(float *a, float *b) {}\n";
+  cuda.images.push_back({"sm_80", false, std::string("\x7f" "ELF\0\0cubin", 11)});
+  cuda.images.push_back({"compute_90", true, ".version 9.0\n.target sm_90\n"});
+  cuda.compilerVersion = "13.0";
+  b.cuda = cuda;
   b.reportJson = R"({"model": "every_kind", "flops": {"total": 1.5e9}})";
   return b;
 }

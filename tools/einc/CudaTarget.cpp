@@ -1,0 +1,58 @@
+//===- CudaTarget.cpp - `einc compile --target cuda`: kernels for the GPU --===//
+#include "CudaTarget.h"
+
+#include "codegen/CudaRenderer.h"
+#include "runtime/Nvrtc.h"
+
+#include <chrono>
+#include <future>
+#include <vector>
+
+namespace einc {
+
+bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,
+                    CudaTargetSummary &summary, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<const einrt::Program *> programs;
+  for (const einrt::BundledProgram &bp : bundle.programs)
+    programs.push_back(&bp.program);
+  einrt::CudaKernelBundle cuda = ::ein::codegen::renderCudaBundle(kernels, programs);
+
+  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  if (!nvrtc) {
+    error = "--target cuda needs NVRTC: " + error;
+    return false;
+  }
+  // One NVRTC program per architecture, compiled side by side (NVRTC is
+  // thread-safe across programs).
+  std::vector<std::future<bool>> jobs;
+  std::vector<einrt::NvrtcOutput> outputs(std::size(kCudaImageArchs));
+  std::vector<std::string> errors(std::size(kCudaImageArchs));
+  for (size_t i = 0; i < std::size(kCudaImageArchs); ++i)
+    jobs.push_back(std::async(std::launch::async, [&, i] {
+      einrt::NvrtcOptions options;
+      options.arch = kCudaImageArchs[i];
+      options.name = (bundle.modelName.empty() ? std::string("model") : bundle.modelName) + ".cu";
+      return nvrtc->compile(cuda.source, options, outputs[i], errors[i]);
+    }));
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (!jobs[i].get() && error.empty())
+      error = std::string("NVRTC for ") + kCudaImageArchs[i] + ": " + errors[i];
+  if (!error.empty())
+    return false;
+  for (einrt::NvrtcOutput &out : outputs) {
+    for (const einrt::PtxasReport &f : out.functions)
+      summary.spillingKernels += f.entry && f.spills();
+    summary.imageBytes += int64_t(out.image.bytes.size());
+    summary.fromCache += out.fromCache;
+    cuda.images.push_back(std::move(out.image));
+  }
+  cuda.compilerVersion = nvrtc->version();
+  summary.kernels = int64_t(cuda.kernels.size());
+  summary.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bundle.cuda = std::move(cuda);
+  return true;
+}
+
+} // namespace einc

@@ -1,0 +1,41 @@
+//===- CudaTarget.h - `einc compile --target cuda`: kernels for the GPU -*- C++ -*-===//
+//
+// The executable's CUDA kernels: the CPU kernel table of every Program in
+// the bundle rendered as one translation unit (codegen/CudaRenderer.h) and
+// compiled by NVRTC (runtime/Nvrtc.h) for each of kCudaImageArchs, so that
+// the GPU machine compiles nothing: cubins for the architectures einc is
+// tested on, and PTX for the newest of them, which the driver compiles for
+// newer GPUs (runtime/CudaKernels.h's cudaImageFor picks one).
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TOOLS_EINC_CUDATARGET_H
+#define EINC_TOOLS_EINC_CUDATARGET_H
+
+#include "codegen/CpuKernels.h"
+#include "runtime/ModelBundle.h"
+
+#include <string>
+
+namespace einc {
+
+/// What `--target cuda` compiles: A100 and H100/H200 cubins, compute_90 PTX.
+inline constexpr const char *kCudaImageArchs[] = {"sm_80", "sm_90", "compute_90"};
+
+/// What addCudaKernels did, for einc compile's summary line.
+struct CudaTargetSummary {
+  int64_t kernels = 0;
+  int64_t imageBytes = 0;
+  int64_t spillingKernels = 0; // ptxas reported spills (a cubin still works)
+  double seconds = 0;          // NVRTC, all architectures (in parallel)
+  int64_t fromCache = 0;       // images read from the NVRTC cache
+};
+
+/// Sets bundle.cuda: `kernels` (the table every Program of `bundle` uses)
+/// rendered and compiled for kCudaImageArchs. False with `error` (NVRTC
+/// not available, or its log).
+bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,
+                    CudaTargetSummary &summary, std::string &error);
+
+} // namespace einc
+
+#endif // EINC_TOOLS_EINC_CUDATARGET_H
