@@ -25,6 +25,7 @@
 
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuTargets.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/ModelBundle.h"
 
@@ -157,6 +158,14 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
     cuda.emplace();
     if (!addCudaKernels(*compiled.kernels, bundle, *cuda, error))
       return fail(error);
+    // A program the cuda device would refuse (a step it does not run yet):
+    // said now, not on the GPU machine; the executable still runs it on
+    // the CPU.
+    for (const einrt::BundledProgram &bp : bundle.programs)
+      if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {});
+          !why.empty())
+        llvm::errs() << "einc compile: warning: --target cuda: @" << bp.program.name << ": "
+                     << why << "\n";
   }
 
   // 2. The kernels for every target.

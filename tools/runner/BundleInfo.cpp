@@ -2,6 +2,7 @@
 #include "Runner.h"
 
 #include "runtime/CpuDevice.h"
+#include "runtime/CudaDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/Safetensors.h"
 
@@ -97,6 +98,17 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
         << (images.empty() ? "no images" : images)
         << (bundle.cuda->compilerVersion.empty() ? ""
                                                  : " (NVRTC " + bundle.cuda->compilerVersion + ")")
+        << "\n";
+    // What the cuda device would refuse, checked without a GPU.
+    std::string refused;
+    for (const einrt::BundledProgram &bp : bundle.programs)
+      if (bp.backend == "cpu")
+        if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {});
+            !why.empty())
+          refused += "\n              @" + bp.program.name + ": " + why;
+    out << "  cuda runs   "
+        << (refused.empty() ? "every program (the device's checks, without a GPU)"
+                            : "not every program:" + refused)
         << "\n";
   }
   std::string targets;
