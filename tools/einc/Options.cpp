@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <deque>
@@ -515,6 +516,40 @@ void buildExecutableReport(Command &c, Options &o) {
 
 void buildInfo(Command &, Options &) {}
 
+/// An executable's `check`: its kernels and GEMMs on a device against the CPU.
+void buildExecutableCheck(Command &c, Options &o) {
+  addExecutableBackend(c, o);
+  c.value("--json", "FILE", "also write the results as JSON to FILE",
+          [&o](const std::string &v) { o.checkJson = v; });
+  c.value("--functions", "F,G",
+          "check these functions only (default: every one; `info` lists\n"
+          "them: train_step, forward, sample)",
+          [&o](const std::string &v) {
+            o.checkFunctions.clear();
+            for (size_t at = 0; at <= v.size();) {
+              size_t comma = std::min(v.find(',', at), v.size());
+              if (comma == at)
+                bad("--functions needs names separated by commas, got '" + v + "'");
+              o.checkFunctions.push_back(v.substr(at, comma - at));
+              at = comma + 1;
+            }
+          });
+  c.flag("--no-compare",
+         "time only: no reference runs on the CPU (for models too large\n"
+         "to run there in time)",
+         o.checkNoCompare);
+  c.value("--repeat", "N",
+          "timed runs per step and per function, the median reported\n"
+          "(default 5; 0: no timing)",
+          [&o](const std::string &v) { o.checkRepeat = count("--repeat", v, 0); });
+  c.value("--copy-mib", "N", "also time device-to-device copies of N MiB (default 0: none)",
+          [&o](const std::string &v) { o.copyMiB = count("--copy-mib", v, 0); });
+  addSeed(c, o, "the seed of the params and inputs the steps run on (default 0)");
+  addThreads(c, o,
+             "threads of the CPU device under test with --backend cpu (the\n"
+             "reference runs on one; default: every hardware thread, at least 2)");
+}
+
 struct CommandText {
   const char *name;
   const char *about, *footer;
@@ -539,6 +574,7 @@ const CommandText kExecutableCommandTexts[] = {
     {"sample", kExeSampleAbout, kExeSampleFooter, buildSample},
     {"report", kExeReportAbout, kExeFooter, buildExecutableReport},
     {"info", kExeInfoAbout, kExeFooter, buildInfo},
+    {"check", kExeCheckAbout, kExeCheckFooter, buildExecutableCheck},
 };
 
 template <size_t N>

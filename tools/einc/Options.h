@@ -80,6 +80,13 @@ struct Options {
   int64_t sampleTokens = 200; // --tokens N
   double temperature = 1.0;   // --temperature T
   int64_t topK = 0;           // --top-k K (0: all)
+
+  // an executable's check (also: --backend, --threads, --seed)
+  std::string checkJson;                   // --json FILE
+  std::vector<std::string> checkFunctions; // --functions a,b ("": every one)
+  bool checkNoCompare = false;             // --no-compare: timings only
+  int64_t checkRepeat = 5;                 // --repeat N (timed runs; 0: none)
+  int64_t copyMiB = 0;                     // --copy-mib N (0: no copy bandwidth)
 };
 
 /// What the command line asks for.

@@ -4,6 +4,7 @@
 //   NAME sample --checkpoint FILE [options]
 //   NAME report [--format text|json] [-o FILE]
 //   NAME info
+//   NAME check [--backend cuda|cpu] [--json FILE]
 //
 // Finds its program file linked into itself (EmbeddedModel.h), parses it
 // (a damaged one is an error naming it), picks the kernel table of the
@@ -21,7 +22,9 @@
 #include "runtime/CudaDevice.h"
 #include "runtime/KernelTable.h"
 #include "runtime/ModelBundle.h"
+#include "runtime/ThreadPool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <new>
@@ -163,13 +166,15 @@ int main(int argc, char **argv) {
     backend.cuda = std::make_shared<const einrt::CudaKernelBundle>(*bundle->cuda);
     origin = std::to_string(bundle->cuda->kernels.size()) + " cuda kernels linked in";
   }
-  if (backend.name == "cpu" && !chosen.target) {
+  // `check` compares with the CPU kernels whatever the device under test.
+  bool cpuKernels = backend.name == "cpu" || o.command == "check";
+  if (cpuKernels && !chosen.target) {
     std::string list;
     for (const std::string &t : chosen.linked.targets)
       list += (list.empty() ? "" : ", ") + t;
     return fail("no kernels for this CPU: " + chosen.linked.why + " (linked: " + list + ")");
   }
-  if (backend.name == "cpu") {
+  if (cpuKernels) {
     const einrt::KernelObject *object = nullptr;
     for (const einrt::KernelObject &k : bundle->kernelObjects)
       if (k.name == std::string("cpu/") + chosen.target->name)
@@ -182,6 +187,23 @@ int main(int argc, char **argv) {
                   (object ? std::to_string(object->kernelCount) : "none") + ")");
     backend.kernels = einrt::kernelTable(chosen.target->kernels, *chosen.target->kernelCount);
     origin = chosen.linked.chosen + " kernels linked in";
+  }
+
+  if (o.command == "check") {
+    // The reference: the CPU device with the linked kernels, at one thread
+    // when the device under test is the CPU at another count, else at every
+    // thread (the CPU's results do not depend on the count).
+    runner::Backend reference;
+    reference.name = "cpu";
+    reference.kernels = backend.kernels;
+    runner::Backend tested = backend;
+    if (backend.name == "cpu") {
+      reference.threads = 1;
+      tested.threads = o.threads > 0 ? o.threads : std::max(2, einrt::defaultThreadCount());
+    } else {
+      reference.threads = o.threads;
+    }
+    return runner::check(context, o, *bundle, reference, tested);
   }
 
   einrt::TrainSettings settings;

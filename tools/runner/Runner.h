@@ -124,6 +124,17 @@ int sample(const RunContext &context, const Options &o, const einrt::ModelBundle
 /// (--format), to stdout or -o FILE. The exit status.
 int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle);
 
+/// `check` (DeviceCheck.cpp): every distinct Kernel and Matmul step of the
+/// bundle's CPU Programs run alone on `reference` (the cpu device with the
+/// linked kernels, one thread) and on `tested` (cuda, or cpu at another
+/// thread count) from the values of a whole reference run, compared under
+/// CheckCompare.h's bounds and timed on `tested`; each function also run
+/// whole there (per kernel class, beside the report's prediction). A
+/// Markdown table to stdout, JSON to --json FILE. The exit status: 1 when
+/// a step is beyond its bound or a run fails.
+int check(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+          const Backend &reference, const Backend &tested);
+
 /// What `info` says of the linked kernels beside the bundle.
 struct LinkedKernels {
   std::vector<std::string> targets; // every target linked in, best first

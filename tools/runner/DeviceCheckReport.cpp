@@ -1,0 +1,287 @@
+//===- DeviceCheckReport.cpp - What `check` found, as Markdown and JSON ---===//
+#include "DeviceCheckReport.h"
+
+#include "Runner.h"
+
+#include "runtime/Memory.h"
+#include "runtime/Safetensors.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace einc::runner {
+namespace {
+
+const char *const kClasses[] = {"contraction", "reduction", "elementwise", "data"};
+
+std::string sci(double v) {
+  if (v == 0)
+    return "0";
+  if (!std::isfinite(v))
+    return "inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
+/// A Markdown cell: '|' would split it.
+std::string cell(std::string s) {
+  for (char &c : s)
+    if (c == '|')
+      c = '/';
+  return s;
+}
+
+/// A non-finite number is null in JSON.
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+const nlohmann::json *member(const nlohmann::json &j, const char *key) {
+  if (!j.is_object())
+    return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+double numberAt(const nlohmann::json &j, const char *object, const char *key) {
+  const nlohmann::json *o = member(j, object);
+  const nlohmann::json *v = o ? member(*o, key) : nullptr;
+  return v && v->is_number() ? v->get<double>() : 0.0;
+}
+
+} // namespace
+
+bool CheckResult::passed() const {
+  for (const StepResult &s : steps)
+    if (!s.passed())
+      return false;
+  for (const FunctionResult &f : functions)
+    if (!f.error.empty())
+      return false;
+  return !copy || copy->error.empty();
+}
+
+std::optional<Prediction> predictionOf(const nlohmann::json &report) {
+  const nlohmann::json *ops = member(report, "ops");
+  if (!ops || !ops->is_array())
+    return std::nullopt;
+  Prediction p;
+  if (const nlohmann::json *d = member(report, "device"))
+    if (const nlohmann::json *name = member(*d, "name"); name && name->is_string())
+      p.device = name->get<std::string>();
+  p.stepSeconds = numberAt(report, "predicted", "step_seconds");
+  p.modelFlops = numberAt(report, "model_flops", "total");
+  p.matrixPeak = numberAt(report, "device", "matrix_flops_per_second");
+  p.bandwidth = numberAt(report, "device", "bandwidth_bytes_per_second");
+  if (const nlohmann::json *t = member(report, "tokens_per_step"); t && t->is_number_integer())
+    p.tokensPerStep = t->get<int64_t>();
+  for (const nlohmann::json &op : *ops) {
+    const nlohmann::json *kind = member(op, "kind"), *seconds = member(op, "seconds");
+    if (kind && kind->is_string() && seconds && seconds->is_number())
+      p.byKind[kind->get<std::string>()] += seconds->get<double>();
+  }
+  return p;
+}
+
+CopyResult measureCopy(einrt::Device &device, int64_t bytes, int repeat) {
+  CopyResult r;
+  r.bytes = bytes;
+  einrt::DeviceMemory from, to;
+  std::string error;
+  if (device.allocate(bytes, from, "the copy check's source", error) &&
+      device.allocate(bytes, to, "the copy check's target", error) &&
+      device.copy(to.data, from.data, bytes, error) && device.synchronize(error)) {
+    std::vector<double> samples;
+    for (int i = 0; i < repeat && r.error.empty(); ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (!device.copy(to.data, from.data, bytes, error) || !device.synchronize(error))
+        break;
+      samples.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(samples.begin(), samples.end());
+    if (!samples.empty())
+      r.seconds = samples[samples.size() / 2];
+  }
+  r.error = error;
+  if (from.data)
+    device.release(from);
+  if (to.data)
+    device.release(to);
+  return r;
+}
+
+void writeMarkdown(std::ostream &out, const CheckSummary &summary, const CheckResult &result) {
+  out << "## " << summary.tool << " check: " << summary.model << " on " << summary.tested << " ("
+      << summary.testedDescription << ") against " << summary.reference << "\n\n";
+  int64_t kernels = 0, gemms = 0, failed = 0, steps = 0;
+  if (!result.steps.empty()) {
+    out << "| function | step | kernel | class | × | result | bound | max error | error/bound | "
+           "ok | µs | GB/s | TFLOP/s |\n";
+    out << "|---|---:|---|---|---:|---|---|---:|---:|---|---:|---:|---:|\n";
+  }
+  for (const StepResult &s : result.steps) {
+    (s.flops > 0 || s.what.rfind("gemm", 0) == 0 ? gemms : kernels)++;
+    steps += s.occurrences;
+    failed += !s.passed();
+    std::string ok = !s.error.empty()  ? "**error**"
+                     : s.outside > 0   ? "**no**"
+                     : s.differing > 0 ? "yes"
+                                       : "yes (same bits)";
+    out << "| " << s.function << " | " << s.index << " | " << cell(s.what)
+        << (s.launch.empty() ? "" : " (" + s.launch + ")") << " | " << s.cls << " | "
+        << s.occurrences << " | " << s.result << " | " << cell(s.rule.why) << " | "
+        << sci(s.maxError) << " | " << sci(s.worstRatio) << " | " << ok << " | "
+        << (s.seconds > 0 ? fixed(s.seconds * 1e6, 1) : "") << " | "
+        << (s.seconds > 0 ? fixed(double(s.bytes) / s.seconds / 1e9, 1) : "") << " | "
+        << (s.seconds > 0 && s.flops > 0 ? fixed(s.flops / s.seconds / 1e12, 1) : "") << " |\n";
+  }
+  if (!result.steps.empty()) {
+    out << "\n"
+        << result.steps.size() << " distinct steps (" << kernels << " kernels, " << gemms
+        << " GEMMs) of " << steps << " Kernel and Matmul steps: ";
+    if (failed == 0)
+      out << "all within their bounds\n";
+    else
+      out << failed << " beyond their bounds or failed\n";
+    for (const StepResult &s : result.steps)
+      if (!s.passed())
+        out << "- @" << s.function << " step " << s.index << " " << s.what << " (" << s.note
+            << "): " << (s.error.empty() ? s.problem : s.error) << "\n";
+  }
+
+  const Prediction *p = summary.prediction ? &*summary.prediction : nullptr;
+  for (const FunctionResult &f : result.functions) {
+    if (f.runSeconds <= 0 && f.error.empty())
+      continue;
+    out << "\n@" << f.name << " on " << summary.tested << ": ";
+    if (!f.error.empty()) {
+      out << "**" << f.error << "**\n";
+      continue;
+    }
+    out << f.steps << " steps, a run " << fixed(f.runSeconds * 1e3, 3)
+        << " ms (median), one by one " << fixed(f.profiledSeconds * 1e3, 3) << " ms\n\n";
+    bool predicted = p && f.name == "train_step";
+    out << "| class | steps | measured ms |"
+        << (predicted ? " predicted ms (" + p->device + ") | predicted / measured |" : "") << "\n";
+    out << "|---|---:|---:|" << (predicted ? "---:|---:|" : "") << "\n";
+    for (const char *c : kClasses) {
+      auto steps = f.stepsByClass.find(c);
+      double measured = f.byClass.count(c) ? f.byClass.at(c) : 0.0;
+      double want = predicted && p->byKind.count(c) ? p->byKind.at(c) : 0.0;
+      out << "| " << c << " | " << (steps == f.stepsByClass.end() ? 0 : steps->second) << " | "
+          << fixed(measured * 1e3, 3) << " |";
+      if (predicted)
+        out << " " << fixed(want * 1e3, 3) << " | "
+            << (measured > 0 ? fixed(want / measured, 2) : "") << " |";
+      out << "\n";
+    }
+    if (predicted) {
+      out << "| whole step | " << f.steps << " | " << fixed(f.runSeconds * 1e3, 3) << " | "
+          << fixed(p->stepSeconds * 1e3, 3) << " | " << fixed(p->stepSeconds / f.runSeconds, 2)
+          << " |\n";
+      if (p->matrixPeak > 0 && p->modelFlops > 0)
+        out << "\nMFU " << fixed(100 * p->modelFlops / (f.runSeconds * p->matrixPeak), 1)
+            << "% (model FLOPs " << sci(p->modelFlops) << " per step, peak " << sci(p->matrixPeak)
+            << " FLOP/s of the report's " << p->device << " profile)";
+      if (p->tokensPerStep > 0)
+        out << (p->matrixPeak > 0 ? ", " : "\n")
+            << fixed(double(p->tokensPerStep) / f.runSeconds, 0) << " tokens/s";
+      out << "\n";
+    }
+  }
+  if (result.copy) {
+    const CopyResult &c = *result.copy;
+    out << "\ncopy on " << summary.tested << ": ";
+    if (c.error.empty() && c.seconds > 0)
+      out << einrt::formatBytes(c.bytes) << " in " << fixed(c.seconds * 1e3, 3) << " ms, "
+          << fixed(2.0 * double(c.bytes) / c.seconds / 1e9, 1) << " GB/s (read + written)\n";
+    else
+      out << "**" << c.error << "**\n";
+  }
+  out << "\nresult: " << (result.passed() ? "passed" : "FAILED") << "\n";
+  out.flush();
+}
+
+bool writeJson(const std::string &path, const CheckSummary &summary, const CheckResult &result,
+               std::string &error) {
+  nlohmann::json j;
+  j["tool"] = summary.tool;
+  j["model"] = summary.model;
+  j["tested"] = summary.tested;
+  j["tested_description"] = summary.testedDescription;
+  j["reference"] = summary.reference;
+  j["passed"] = result.passed();
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepResult &s : result.steps) {
+    nlohmann::json r;
+    r["function"] = s.function;
+    r["index"] = s.index;
+    r["occurrences"] = s.occurrences;
+    r["kernel"] = s.kernel;
+    r["what"] = s.what;
+    r["launch"] = s.launch;
+    r["note"] = s.note;
+    r["class"] = s.cls;
+    r["result"] = s.result;
+    r["bytes"] = s.bytes;
+    r["flops"] = s.flops;
+    r["bound"] = boundKindName(s.rule.kind);
+    r["bound_why"] = s.rule.why;
+    r["compared"] = s.compared;
+    r["elements"] = s.elements;
+    r["differing"] = s.differing;
+    r["outside"] = s.outside;
+    r["max_error"] = number(s.maxError);
+    r["error_over_bound"] = number(s.worstRatio);
+    r["problem"] = s.problem;
+    r["seconds"] = s.seconds;
+    r["copies"] = s.copies;
+    r["error"] = s.error;
+    r["passed"] = s.passed();
+    steps.push_back(std::move(r));
+  }
+  j["steps"] = std::move(steps);
+  nlohmann::json functions = nlohmann::json::array();
+  for (const FunctionResult &f : result.functions) {
+    nlohmann::json r;
+    r["name"] = f.name;
+    r["steps"] = f.steps;
+    r["run_seconds"] = f.runSeconds;
+    r["profiled_seconds"] = f.profiledSeconds;
+    nlohmann::json classes = nlohmann::json::object();
+    for (const char *c : kClasses)
+      classes[c] = {{"seconds", f.byClass.count(c) ? f.byClass.at(c) : 0.0},
+                    {"steps", f.stepsByClass.count(c) ? f.stepsByClass.at(c) : 0}};
+    r["by_class"] = std::move(classes);
+    r["error"] = f.error;
+    functions.push_back(std::move(r));
+  }
+  j["functions"] = std::move(functions);
+  if (const Prediction *p = summary.prediction ? &*summary.prediction : nullptr) {
+    nlohmann::json byKind = nlohmann::json::object();
+    for (const auto &[kind, seconds] : p->byKind)
+      byKind[kind] = seconds;
+    j["prediction"] = {{"device", p->device},
+                       {"function", "train_step"},
+                       {"step_seconds", p->stepSeconds},
+                       {"by_class", byKind},
+                       {"model_flops", p->modelFlops},
+                       {"matrix_flops_per_second", p->matrixPeak},
+                       {"bandwidth_bytes_per_second", p->bandwidth},
+                       {"tokens_per_step", p->tokensPerStep}};
+  } else {
+    j["prediction"] = nullptr;
+  }
+  if (result.copy)
+    j["copy"] = {{"bytes", result.copy->bytes},
+                 {"seconds", result.copy->seconds},
+                 {"error", result.copy->error}};
+  else
+    j["copy"] = nullptr;
+  std::string text = j.dump(1) + "\n";
+  return einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()), error);
+}
+
+} // namespace einc::runner
