@@ -1,0 +1,100 @@
+"""What scripts/gpu-prepare (here) and scripts/gpu-check (on the GPU machine) share: the
+models the check runs, the token file, the manifest and its checksums.
+
+Python 3 standard library only: the GPU machine has python3 but no einc, MLIR, LLVM or
+OpenBLAS, so everything einc-made travels as executables of `einc compile`.
+"""
+import hashlib
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 1
+# The training-curve comparison: steps of both examples at fp32, and the bound per step.
+TRAIN_STEPS = 20
+LOSS_RELATIVE_BOUND = 1e-4
+# The device profile every report is built on (its peaks are the MFU's denominator).
+DEVICE_PROFILE = "h200"
+
+# GPT-2 small as issue 13 sizes it (d 768, 12 layers, 12 heads, ctx 1024, vocab 50304) and a
+# batch of 8 sequences: bench/gpu_peers.py's defaults, so that both sides train the same model.
+GPT2 = {"batch": 8, "ctx": 1024, "d": 768, "layers": 12, "heads": 12, "vocab": 50304}
+GPT2_CPU = {"batch": 2, "ctx": 32, "d": 64, "layers": 2, "heads": 2, "vocab": 512}
+
+
+class Model:
+    """One executable: what it is compiled from and what gpu-check does with it.
+
+    uses: "check" (every kernel and GEMM against the CPU), "train" (the loss curve against
+    the CPU reference), "copy", "elementwise", "softmax", "gemm", "gpt2" (speed rows).
+    """
+
+    def __init__(self, name, source, precision, uses, gpu_dims=None, cpu_dims=None):
+        self.name, self.source, self.precision, self.uses = name, source, precision, uses
+        self.gpu_dims, self.cpu_dims = gpu_dims or {}, cpu_dims or {}
+
+    def dims(self, cpu):
+        return self.cpu_dims if cpu else self.gpu_dims
+
+
+MODELS = [
+    Model("mlp_lm", "examples/mlp_lm.ein", "fp32", ["check", "train"],
+          cpu_dims={"batch": 16, "hidden": 64}),
+    Model("gpt", "examples/gpt.ein", "fp32", ["check", "train"],
+          cpu_dims={"batch": 2, "ctx": 16, "d": 32, "heads": 2, "layers": 1}),
+    Model("elementwise", "bench/gpu/elementwise.ein", "fp32", ["elementwise", "copy"],
+          cpu_dims={"rows": 64, "cols": 256}),
+    Model("softmax", "bench/gpu/softmax.ein", "fp32", ["softmax"],
+          cpu_dims={"rows": 256, "cols": 64}),
+    Model("matmul", "bench/gpu/matmul.ein", "bf16-mixed", ["gemm"],
+          cpu_dims={"m": 128, "n": 128, "k": 128}),
+    Model("gpt2", "examples/gpt.ein", "bf16-mixed", ["gpt2"], gpu_dims=GPT2, cpu_dims=GPT2_CPU),
+]
+
+
+def model(name):
+    for m in MODELS:
+        if m.name == name:
+            return m
+    raise KeyError(name)
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_tokens(path):
+    """The training tokens: every byte of the bundled corpus as a little-endian uint16, the
+    format `einc data` writes (without its validation split). Both sides make it from
+    examples/data/kjv.txt, which travels with the tree; the manifest holds its checksum."""
+    with open(os.path.join(ROOT, "examples", "data", "kjv.txt"), "rb") as f:
+        data = f.read()
+    out = bytearray(2 * len(data))
+    out[0::2] = data  # the high bytes stay 0
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(out)
+    os.replace(tmp, path)
+    return len(data)
+
+
+def read_json_lines(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def mib(n):
+    return n / 1048576.0

@@ -1,0 +1,212 @@
+"""scripts/gpu-prepare: everything scripts/gpu-check needs, made here (docs/cuda-backend.md,
+"Checking on a GPU").
+
+    scripts/gpu-prepare [--cpu] [--out gpu] [--build build] [--no-build] [--einc EINC]
+                        [--models a,b] [--threads N]
+
+Builds einc (unless --no-build), compiles each model of common.MODELS with `einc compile
+--target cuda` (where this einc has it) and the report on the h200 profile, checks with ldd
+that each executable needs only the C library, strips it and compresses it (xz -9e); trains
+the examples 20 steps on the CPU backend for the reference loss curves; and writes OUT/ with
+the compressed executables and manifest.json (sha256 of every file, sizes, the reference).
+OUT must not be ignored by git, so that it travels with the working tree to the GPU machine
+(64 MiB in all). --cpu: tiny dims and no CUDA target, for scripts/gpu-check --cpu here.
+"""
+import argparse
+import json
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+# Libraries an executable may need (everything else is inside it or dlopen'ed).
+ALLOWED_LIBS = ("linux-vdso.so", "libc.so", "libm.so", "libpthread.so", "libdl.so",
+                "ld-linux-x86-64.so", "librt.so")
+BUDGET_BYTES = 64 << 20
+
+
+def log(message):
+    print(f"gpu-prepare: {message}", flush=True)
+
+
+def fail(message):
+    print(f"gpu-prepare: error: {message}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        fail(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+    return r
+
+
+def libraries(exe):
+    """The shared libraries `ldd` lists for exe, by file name."""
+    r = run(["ldd", exe])
+    names = []
+    for line in r.stdout.splitlines():
+        word = line.strip().split(" ")[0]
+        if word:
+            names.append(os.path.basename(word))
+    return names
+
+
+def tracked_bytes():
+    """What the rest of the working tree weighs when it travels (tracked files and the
+    untracked ones git does not ignore, OUT excluded by the caller)."""
+    r = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                       cwd=common.ROOT, capture_output=True)
+    total = 0
+    for name in r.stdout.split(b"\0"):
+        if name:
+            p = os.path.join(common.ROOT, name.decode())
+            if os.path.isfile(p):
+                total += os.path.getsize(p)
+    return total
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cpu", action="store_true",
+                   help="tiny dims, no CUDA target: for scripts/gpu-check --cpu here")
+    p.add_argument("--out", default=os.path.join(common.ROOT, "gpu"))
+    p.add_argument("--build", default=os.path.join(common.ROOT, "build"))
+    p.add_argument("--no-build", action="store_true", help="use the einc in --build as it is")
+    p.add_argument("--einc", default="", help="this einc (implies --no-build)")
+    p.add_argument("--models", default="", help="only these (comma-separated)")
+    p.add_argument("--threads", type=int, default=0, help="threads of the CPU reference runs")
+    a = p.parse_args()
+
+    einc = a.einc or os.path.join(a.build, "bin", "einc")
+    if not a.no_build and not a.einc:
+        log(f"building einc in {a.build}")
+        run(["cmake", "--build", a.build, "-j2", "--target", "einc", "einc-exe-kit"])
+    if not os.access(einc, os.X_OK):
+        fail(f"no einc at {einc} (build it: cmake --build {a.build} --target einc)")
+    version = run([einc, "--version"]).stdout.strip().splitlines()[0]
+    help_text = run([einc, "compile", "--help"]).stdout
+    target = "cuda" if ("--target" in help_text and not a.cpu) else "cpu"
+    if not a.cpu and target != "cuda":
+        log("this einc has no `compile --target cuda`: the executables carry no CUDA kernels")
+    wanted = [m for m in common.MODELS if not a.models or m.name in a.models.split(",")]
+    if a.models:
+        unknown = set(a.models.split(",")) - {m.name for m in common.MODELS}
+        if unknown:
+            fail(f"unknown models {sorted(unknown)}; known: {[m.name for m in common.MODELS]}")
+
+    out = os.path.abspath(a.out)
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(out):  # a previous preparation's files
+        if name.endswith(".xz") or name == common.MANIFEST:
+            os.remove(os.path.join(out, name))
+    inside = os.path.commonpath([out, common.ROOT]) == common.ROOT
+    ignored = inside and subprocess.run(["git", "check-ignore", "-q", out], cwd=common.ROOT,
+                                        capture_output=True).returncode == 0
+    if not inside or ignored:
+        log(f"warning: {out} is {'ignored by git' if ignored else 'outside the working tree'}: "
+            "it will not travel to the GPU machine")
+
+    work = tempfile.mkdtemp(prefix="einc-gpu-prepare-")
+    tokens = os.path.join(work, "tokens.bin")
+    count = common.write_tokens(tokens)
+    manifest = {
+        "format": common.MANIFEST_FORMAT,
+        "mode": "cpu" if a.cpu else "gpu",
+        "target": target,
+        "einc": version,
+        "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=common.ROOT,
+                              capture_output=True, text=True).stdout.strip(),
+        "device_profile": common.DEVICE_PROFILE,
+        "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "tokens": {"count": count, "sha256": common.sha256(tokens)},
+        "train_steps": common.TRAIN_STEPS,
+        "models": {},
+    }
+    total_xz = 0
+    for m in wanted:
+        exe = os.path.join(work, m.name)
+        cmd = [einc, "compile", os.path.join(common.ROOT, m.source), "-o", exe,
+               "--device", common.DEVICE_PROFILE, "--precision", m.precision]
+        for k, v in m.dims(a.cpu).items():
+            cmd += ["--set", f"{k}={v}"]
+        if target == "cuda":
+            cmd += ["--target", "cuda"]
+        start = time.time()
+        run(cmd, cwd=work)
+        seconds = time.time() - start
+        raw = os.path.getsize(exe)
+        libs = libraries(exe)
+        extra = [lib for lib in libs if not lib.startswith(ALLOWED_LIBS)]
+        if extra:
+            fail(f"{m.name} needs {extra} beyond the C library: it would not run on the GPU "
+                 f"machine")
+        run(["strip", exe])
+        info = run([exe, "info"]).stdout  # the stripped one still starts
+        stripped = os.path.getsize(exe)
+        # xz -9e: 28 MiB (OpenBLAS for every CPU it knows, mostly) to about 2.3 MiB in
+        # about 18 s; --cpu's executables never travel, so there the fast preset.
+        with open(exe, "rb") as f:
+            packed = lzma.compress(f.read(), preset=1 if a.cpu else 9 | lzma.PRESET_EXTREME)
+        with open(os.path.join(out, m.name + ".xz"), "wb") as f:
+            f.write(packed)
+        total_xz += len(packed)
+        entry = {
+            "file": m.name + ".xz", "source": m.source, "precision": m.precision,
+            "dims": m.dims(a.cpu), "uses": m.uses, "bytes": raw, "stripped_bytes": stripped,
+            "xz_bytes": len(packed), "sha256": common.sha256(exe),
+            "sha256_xz": common.sha256(os.path.join(out, m.name + ".xz")),
+            "compile_seconds": round(seconds, 2), "libraries": libs,
+            "cuda_kernels": "cuda " in info,
+        }
+        if "train" in m.uses:
+            entry["reference"] = reference_curve(exe, tokens, work, a.threads)
+        manifest["models"][m.name] = entry
+        log(f"{m.name}: compiled in {seconds:.1f} s; {common.mib(raw):.1f} MiB, stripped "
+            f"{common.mib(stripped):.1f} MiB, xz {common.mib(len(packed)):.1f} MiB"
+            + (f"; reference loss {entry['reference'][0]:.4f} .. {entry['reference'][-1]:.4f}"
+               if "reference" in entry else ""))
+    with open(os.path.join(out, common.MANIFEST), "w") as f:
+        json.dump(manifest, f, indent=1)
+    shutil.rmtree(work)
+
+    rel = os.path.relpath(out, common.ROOT)
+    rest = tracked_bytes()
+    if inside:  # OUT's files are among the untracked ones
+        rest -= sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out))
+    log(f"{rel}/: {len(wanted)} executables, {common.mib(total_xz):.1f} MiB compressed; the rest "
+        f"of the working tree {common.mib(rest):.1f} MiB; {common.mib(total_xz + rest):.1f} of "
+        f"{common.mib(BUDGET_BYTES):.0f} MiB")
+    if total_xz + rest > BUDGET_BYTES:
+        fail(f"the working tree with {rel}/ is over the {common.mib(BUDGET_BYTES):.0f} MiB that "
+             "travel to the GPU machine")
+    return 0
+
+
+def reference_curve(exe, tokens, work, threads):
+    """The loss of each of the first TRAIN_STEPS steps on the CPU backend."""
+    ck = os.path.join(work, os.path.basename(exe) + "-ck")
+    logfile = ck + ".jsonl"
+    cmd = [exe, "train", "--data", tokens, "--steps", str(common.TRAIN_STEPS),
+           "--checkpoint-dir", ck, "--log", logfile]
+    if "--backend" in run([exe, "train", "--help"]).stdout:
+        cmd += ["--backend", "cpu"]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    run(cmd)
+    rows = [r for r in common.read_json_lines(logfile) if "loss" in r]
+    losses = [r["loss"] for r in rows]
+    if len(losses) != common.TRAIN_STEPS:
+        fail(f"{exe} train logged {len(losses)} losses, not {common.TRAIN_STEPS}")
+    return losses
+
+
+if __name__ == "__main__":
+    sys.exit(main())
