@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuLowering.h"
+#include "codegen/CpuEpilogue.h"
 #include "codegen/CpuKernelGen.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -52,6 +53,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -245,6 +247,12 @@ public:
       return fn_.emitError("internal error: the reference lowering has steps without ops");
     if (failed(collectFusionRuns(body)))
       return failure();
+    for (Operation &op : body.without_terminator()) {
+      if (auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr))
+        epilogueOps_[id.getInt()].push_back(&op);
+      if (auto head = op.getAttrOfType<IntegerAttr>(mlir::ein::kEpilogueAttr))
+        products_[head.getInt()] = op.getResult(0);
+    }
 
     for (Operation &op : body.without_terminator()) {
       if (isa<mlir::ein::ConstantOp>(op))
@@ -257,6 +265,8 @@ public:
         continue;
       if (auto run = runEndingAt_.find(&op); run != runEndingAt_.end()) {
         lowerFused(fused_[run->second]);
+        if (failed(closeEpilogue(runIds_[run->second], fused_[run->second].outputs.empty())))
+          return failure();
         continue;
       }
       if (runOf_.count(&op))
@@ -275,10 +285,27 @@ public:
       if (failed(isa<mlir::ein::ContractOp>(op) ? lowerContract(cast<mlir::ein::ContractOp>(op), s)
                                                 : lowerKernel(&op, s)))
         return failure();
+      // A contraction heading an epilogue waits for it (ein-fuse-epilogues
+      // put the group right after it); a lone epilogue op joins it now.
+      if (auto head = op.getAttrOfType<IntegerAttr>(mlir::ein::kEpilogueAttr)) {
+        pending_[head.getInt()] = std::move(program_.steps.back());
+        program_.steps.pop_back();
+      } else if (auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr);
+                 id && pending_.count(id.getInt()) && !isa<mlir::ein::ContractOp>(op)) {
+        if (failed(closeEpilogue(id.getInt(), false)))
+          return failure();
+      }
     }
-    for (Step &step : program_.steps)
+    if (!pending_.empty())
+      return fn_.emitError("internal error: the epilogue of a contraction (group ")
+             << pending_.begin()->first << ") does not follow it";
+    for (Step &step : program_.steps) {
       for (int32_t &in : step.inputs)
         in = resolve(in);
+      if (auto *g = std::get_if<einrt::GemmDesc>(&step.payload))
+        for (int32_t &in : g->post.operands)
+          in = resolve(in);
+    }
 
     std::string problem = program_.validate();
     if (!problem.empty())
@@ -297,6 +324,7 @@ private:
         if (failed(fk))
           return failure();
         int64_t index = int64_t(fused_.size());
+        runIds_.push_back(run.front()->getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr).getInt());
         for (Operation *m : run)
           runOf_[m] = index;
         runEndingAt_[run.back()] = index;
@@ -334,6 +362,53 @@ private:
     if (runOf_.count(use.getOwner()))
       return inPlace_.count(&use);
     return operandAccess(use.getOwner(), use.getOperandNumber()) != Access::Full;
+  }
+
+  /// The kernel step just lowered for fusion group `id` becomes the
+  /// epilogue (GemmDesc::post) of the Matmul step waiting for it, if one
+  /// is, and the Matmul takes its place; `dead`: the group has no kernel.
+  LogicalResult closeEpilogue(int64_t id, bool dead) {
+    auto it = pending_.find(id);
+    if (it == pending_.end())
+      return success();
+    Step matmul = std::move(it->second);
+    pending_.erase(it);
+    if (dead) {
+      program_.steps.push_back(std::move(matmul));
+      return success();
+    }
+    Step kernel = std::move(program_.steps.back());
+    program_.steps.pop_back();
+    einrt::GemmDesc &g = matmul.as<einrt::GemmDesc>();
+    const einrt::KernelLaunch &launch = kernel.as<einrt::KernelLaunch>();
+    g.post.kernel = launch.kernel;
+    g.post.operands = kernel.inputs;
+    g.post.outputs = {kernel.output};
+    g.post.outputs.insert(g.post.outputs.end(), launch.extraOutputs.begin(),
+                          launch.extraOutputs.end());
+    for (size_t i = 0; i < kernel.inputs.size(); ++i) {
+      int32_t b = kernel.inputs[i];
+      if (b != matmul.output && !llvm::is_contained(llvm::ArrayRef(matmul.inputs).drop_front(2), b))
+        matmul.inputs.push_back(b);
+    }
+    EpilogueBuffers buffers;
+    buffers.operand = [&](Operation *reader, Value value) -> int32_t {
+      const Step *s = stepOf_.lookup(reader);
+      for (OpOperand &use : reader->getOpOperands())
+        if (use.get() == value) {
+          if (readsInPlace(use))
+            return resolve(stepOf_.lookup(value.getDefiningOp())->inputs[0]);
+          return resolve(s->inputs[use.getOperandNumber()]);
+        }
+      return -1;
+    };
+    buffers.result = [&](Value result) {
+      return resolve(stepOf_.lookup(result.getDefiningOp())->output);
+    };
+    classifyEpilogue(matmul, products_.lookup(id), epilogueOps_.lookup(id), buffers);
+    matmul.note += std::string(kEpilogueNote) + kernel.note;
+    program_.steps.push_back(std::move(matmul));
+    return success();
   }
 
   void lowerFused(const FusedKernel &fk) {
@@ -547,12 +622,16 @@ private:
   func::FuncOp fn_;
   KernelCompiler &kernels_;
   einrt::Program ref_;
-  llvm::DenseMap<Operation *, const Step *> stepOf_; // op -> its reference step
-  std::vector<FusedKernel> fused_;                   // the fused runs
-  llvm::DenseMap<Operation *, int64_t> runOf_;       // member -> its run
-  llvm::DenseMap<Operation *, int64_t> runEndingAt_; // last member -> its run
-  llvm::DenseSet<OpOperand *> inPlace_;              // fused reads of broadcasts
-  llvm::DenseMap<int32_t, int32_t> alias_;           // reshape result -> its input
+  llvm::DenseMap<Operation *, const Step *> stepOf_;              // op -> its reference step
+  std::vector<FusedKernel> fused_;                                // the fused runs
+  llvm::DenseMap<Operation *, int64_t> runOf_;                    // member -> its run
+  llvm::DenseMap<Operation *, int64_t> runEndingAt_;              // last member -> its run
+  llvm::DenseSet<OpOperand *> inPlace_;                           // fused reads of broadcasts
+  llvm::DenseMap<int32_t, int32_t> alias_;                        // reshape result -> its input
+  std::vector<int64_t> runIds_;                                   // the fusion group of each run
+  std::map<int64_t, Step> pending_;                               // group -> the Matmul it ends
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> epilogueOps_; // group -> its ops
+  llvm::DenseMap<int64_t, Value> products_; // epilogue group -> the product it reads
   einrt::Program program_;
 };
 

@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderer.h"
 #include "codegen/CpuKernels.h"
+#include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderInternal.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -377,16 +379,22 @@ std::vector<std::string> cudaKernelNotes(llvm::ArrayRef<const einrt::Program *> 
   std::vector<size_t> more(seen.size(), 0);
   for (const einrt::Program *p : programs)
     for (const einrt::Step &s : p->steps) {
-      if (s.kind != einrt::StepKind::Kernel)
-        continue;
-      int64_t k = s.as<einrt::KernelLaunch>().kernel;
+      int64_t k = -1; // a Kernel step's kernel, or a Matmul's epilogue's
+      std::string note = s.note;
+      if (const auto *launch = std::get_if<einrt::KernelLaunch>(&s.payload)) {
+        k = launch->kernel;
+      } else if (const auto *g = std::get_if<einrt::GemmDesc>(&s.payload)) {
+        k = g->post.kernel;
+        size_t at = note.find(kEpilogueNote);
+        note = at == std::string::npos ? note : note.substr(at + std::strlen(kEpilogueNote));
+      }
       if (k < 0 || k >= count)
         continue;
       std::vector<std::string> &notes = seen[size_t(k)];
-      if (std::find(notes.begin(), notes.end(), s.note) != notes.end())
+      if (std::find(notes.begin(), notes.end(), note) != notes.end())
         continue;
       if (notes.size() < kShown)
-        notes.push_back(s.note);
+        notes.push_back(note);
       else
         ++more[size_t(k)];
     }

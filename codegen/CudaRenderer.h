@@ -78,7 +78,8 @@ std::string cudaPrelude(bool bf16, bool f16);
 einrt::CudaKernelBundle renderCudaBundle(const KernelCompiler &kernels,
                                          llvm::ArrayRef<const einrt::Program *> programs = {});
 
-/// The notes of the Kernel steps of `programs`, per kernel index (`count`
+/// The notes of the Kernel steps of `programs` (and of the Matmul steps'
+/// epilogues: the epilogue part of their notes), per kernel index (`count`
 /// entries): "ein.add at f.ein:3:5; ein.add at f.ein:9:7", distinct notes in
 /// program order, at most a few (then "and N more").
 std::vector<std::string> cudaKernelNotes(llvm::ArrayRef<const einrt::Program *> programs,

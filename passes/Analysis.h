@@ -87,6 +87,8 @@ struct FusionSummary {
   int64_t fusedKernels = 0;     // groups of two or more ops (`ein.fusion`)
   int64_t fusedOps = 0;         // ops in those groups
   int64_t foldedBroadcasts = 0; // broadcasts every user reads in place
+  int64_t epilogues = 0;        // contractions with an epilogue (`ein.epilogue`)
+  int64_t epilogueBytes = 0;    // their products' bytes, read by it from cache
   int64_t bytesUnfused = 0;     // Σ bytes read + written before
   int64_t bytes = 0;            // and after
 };
@@ -98,7 +100,9 @@ struct FusionSummary {
 /// broadcast's input size) and writes only the results read after it; the
 /// group's bytes are shared among its ops in proportion to their unfused
 /// bytes, so that sums by op, layer and kind stay consistent. A broadcast
-/// whose every user reads it in place moves nothing. FLOPs are unchanged.
+/// whose every user reads it in place moves nothing. A contraction's
+/// epilogue (`ein.epilogue`, ein-fuse-epilogues) reads the product while it
+/// is in cache: its reads of the product move nothing. FLOPs are unchanged.
 FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
                                  const ByteWidth &width = irByteWidth);
 

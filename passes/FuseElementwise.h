@@ -18,6 +18,10 @@ namespace mlir::ein {
 /// The attribute naming an op's fusion group (an i64, unique per function).
 inline constexpr llvm::StringLiteral kFusionAttr = "ein.fusion";
 
+/// The attribute of a contraction whose result fusion group `N` reads as
+/// its epilogue (ein-fuse-epilogues): an i64, the group's kFusionAttr.
+inline constexpr llvm::StringLiteral kEpilogueAttr = "ein.epilogue";
+
 /// How an elementwise op can read an operand that is an `ein.broadcast`: as
 /// the broadcast's smaller input, in place.
 enum class BroadcastRead : uint8_t {
@@ -48,6 +52,14 @@ struct FusionSplit {
   /// Whether a read fits; when it does and fixes the split, records it.
   bool admit(const BroadcastReadInfo &read);
 };
+
+/// A contraction's (ein.contract) columns: the elements of one row of its
+/// row-major product, the product of its rhs free dims (N of its GEMM).
+int64_t contractionColumns(mlir::Operation *contract);
+/// The elements one iteration of the kernel of `members` (a fusion group in
+/// order) covers: the inner size of its split, or 1 without one. A block of
+/// the product's rows is whole iterations when this divides the columns.
+int64_t epilogueRowElements(llvm::ArrayRef<mlir::Operation *> members);
 
 } // namespace mlir::ein
 

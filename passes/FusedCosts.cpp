@@ -52,14 +52,28 @@ struct KernelIO {
   SmallVector<Value> outputs;    // member results read after the kernel
 };
 
+/// The products contractions hand to their epilogues, by fusion group.
+llvm::DenseMap<int64_t, Value> epilogueProducts(Block &body) {
+  llvm::DenseMap<int64_t, Value> products;
+  for (Operation &op : body.without_terminator())
+    if (auto id = op.getAttrOfType<IntegerAttr>(kEpilogueAttr))
+      products[id.getInt()] = op.getResult(0);
+  return products;
+}
+
 /// Every kernel of `body` (kernelsOf) with its reads and writes; `inPlace`
-/// gets every operand read in place through a broadcast.
+/// gets every operand read in place through a broadcast. An epilogue's
+/// reads of its product come from cache: `fromCache` gets their bytes.
 std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
-                               llvm::DenseSet<OpOperand *> &inPlace) {
+                               llvm::DenseSet<OpOperand *> &inPlace, int64_t *fromCache = nullptr) {
   std::vector<KernelIO> out;
+  const llvm::DenseMap<int64_t, Value> products = epilogueProducts(body);
   for (SmallVector<Operation *> &kernel : kernelsOf(body)) {
     KernelIO io;
     io.members = std::move(kernel);
+    Value product;
+    if (auto id = io.members.front()->getAttrOfType<IntegerAttr>(kFusionAttr))
+      product = products.lookup(id.getInt());
     llvm::SmallPtrSet<Operation *, 16> members(io.members.begin(), io.members.end());
     FusionSplit split;
     split.elements = cast<ShapedType>(io.members.front()->getResult(0).getType()).getNumElements();
@@ -75,8 +89,14 @@ std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
           source = use.get().getDefiningOp<BroadcastOp>().getInput();
           inPlace.insert(&use);
         }
-        if (inputs.insert(source))
-          io.read += valueBytes(source.getType(), width);
+        if (!inputs.insert(source))
+          continue;
+        if (product && source == product) {
+          if (fromCache)
+            *fromCache += valueBytes(source.getType(), width);
+          continue;
+        }
+        io.read += valueBytes(source.getType(), width);
       }
       if (llvm::any_of(op->getUsers(), [&](Operation *u) { return !members.count(u); })) {
         io.written += valueBytes(op->getResult(0).getType(), width);
@@ -115,7 +135,8 @@ FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
   }
   Block &body = fn.getBody().front();
   llvm::DenseSet<OpOperand *> inPlace;
-  for (const KernelIO &kernel : kernelIO(body, width, inPlace)) {
+  summary.epilogues = int64_t(epilogueProducts(body).size());
+  for (const KernelIO &kernel : kernelIO(body, width, inPlace, &summary.epilogueBytes)) {
     if (kernel.members.size() > 1) {
       ++summary.fusedKernels;
       summary.fusedOps += static_cast<int64_t>(kernel.members.size());

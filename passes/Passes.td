@@ -242,6 +242,34 @@ def EinPrintCosts : Pass<"ein-print-costs", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinFuseEpilogues : Pass<"ein-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Make the fusion group reading a contraction its epilogue";
+  let description = [{
+    Runs after `ein-fuse-elementwise`. A contraction whose product is read
+    by a fusion group (or a lone elementwise op) of the product's shape and
+    `ein.phase` gets that group as its epilogue: the backend computes the
+    group on each block of the product's rows right after the block's
+    product, while it is in cache (the CPU backend), or as the matrix
+    library's fused epilogue (bias, ReLU, GELU, residual, scale on
+    cuBLASLt) where the group is exactly one. The first such reader in
+    program order names the group; it qualifies when every other reader of
+    the product comes after the group (those read the product's buffer, the
+    epilogue's aux output) and each row of the product is whole iterations
+    of the group's kernel (its trailing-dim reads divide the row).
+
+    The contraction gets `ein.epilogue = N : i64`, N the group's
+    `ein.fusion` number (a lone op gets a new number), and moves to just
+    before the group's first member. Values are not changed.
+
+    ```mlir
+    %h = ein.contract %x, %w ... {ein.epilogue = 0 : i64} : ... -> tensor<256x512xf32>
+    %b = ein.add %h, %bias {ein.fusion = 0 : i64} : tensor<256x512xf32>
+    %r = ein.max %b, %zero {ein.fusion = 0 : i64} : tensor<256x512xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::ein::EinDialect"];
+}
+
 def EinFuseElementwise : Pass<"ein-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Group chains of elementwise ops into fused kernels";
   let description = [{

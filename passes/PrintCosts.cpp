@@ -42,8 +42,9 @@ struct EinPrintCosts : public ein::impl::EinPrintCostsBase<EinPrintCosts> {
       FusionSummary f = applyFusionToCosts(fn, costs);
       values = fusedValues(fn);
       llvm::outs() << "fusion " << f.fusedKernels << " kernels " << f.fusedOps << " ops "
-                   << f.foldedBroadcasts << " broadcasts in place, bytes " << f.bytesUnfused
-                   << " -> " << f.bytes << "\n";
+                   << f.foldedBroadcasts << " broadcasts in place, " << f.epilogues
+                   << " epilogues reading " << f.epilogueBytes << " bytes from cache, bytes "
+                   << f.bytesUnfused << " -> " << f.bytes << "\n";
     }
     MemoryLedger mem = analyzeMemory(fn, irByteWidth, fused ? &values : nullptr);
     llvm::raw_ostream &os = llvm::outs();

@@ -148,6 +148,9 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
     OpBuilder b(g.ops()[size_t(schedule.need[i])]);
     Operation *c = b.clone(*nodes[i].op, clones);
     c->setAttr("ein.phase", phase);
+    // A recomputed contraction runs without an epilogue: its group's
+    // clones get another number and need not follow it (ein-fuse-epilogues).
+    c->removeAttr(kEpilogueAttr);
     if (nodes[i].fusion >= 0) {
       auto [it, fresh] = cloneGroup.try_emplace({nodes[i].fusion, schedule.need[i]}, nextGroup);
       if (fresh)

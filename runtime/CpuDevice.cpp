@@ -202,12 +202,16 @@ CpuDevice::CpuDevice(std::vector<KernelEntry> table, int threads)
 
 std::string CpuDevice::check(const Program &program) const {
   for (size_t i = 0; i < program.steps.size(); ++i) {
-    const auto *launch = std::get_if<KernelLaunch>(&program.steps[i].payload);
-    if (!launch)
+    int64_t kernel = -1;
+    if (const auto *launch = std::get_if<KernelLaunch>(&program.steps[i].payload))
+      kernel = launch->kernel;
+    else if (const auto *g = std::get_if<GemmDesc>(&program.steps[i].payload))
+      kernel = g->post.kernel; // -1: no epilogue
+    if (kernel < 0 && !std::holds_alternative<KernelLaunch>(program.steps[i].payload))
       continue;
-    if (size_t(launch->kernel) >= kernels.size() || !kernels[size_t(launch->kernel)].fn)
+    if (size_t(kernel) >= kernels.size() || !kernels[size_t(kernel)].fn)
       return "step " + std::to_string(i) + " (" + program.steps[i].note + ") launches kernel " +
-             std::to_string(launch->kernel) +
+             std::to_string(kernel) +
              (kernels.empty() ? std::string(", but the cpu device was given no kernels")
                               : ", which is not in the cpu device's table of " +
                                     std::to_string(kernels.size()) + " kernels");
@@ -225,7 +229,7 @@ void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
 }
 
 bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                               std::string &error) {
+                               const RowsDone *done, std::string &error) {
   const int64_t total = g.matrices();
   if (total == 0 || g.m == 0 || g.n == 0)
     return true;
@@ -262,6 +266,8 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
       void *c = s.bf16Result ? static_cast<void *>(static_cast<uint16_t *>(cv) + oc)
                              : static_cast<void *>(static_cast<float *>(cv) + oc);
       bf16GemmRows(kernel, s, pa, pa + wordsA, c, part.r0, part.r1);
+      if (done)
+        (*done)(i, part.r0, part.r1);
     }
   });
   return true;
@@ -269,11 +275,16 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
 
 bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
                      std::string &error) {
+  return gemmRowsDone(g, av, bv, cv, nullptr, error);
+}
+
+bool CpuDevice::gemmRowsDone(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                             const RowsDone *done, std::string &error) {
   if (bf16Operands(g)) {
     if (!pickBf16Path(error))
       return false;
     if (*bf16Path != Bf16GemmPath::Emulate)
-      return packedBf16Gemm(g, av, bv, cv, error);
+      return packedBf16Gemm(g, av, bv, cv, done, error);
   }
   if (narrow(g.a) || narrow(g.b) || narrow(g.c)) {
     // Widen the narrow operands into the workspace, run the f32 GEMM there,
@@ -297,7 +308,7 @@ bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv
     float *a = stage(g.a, av, e[0]), *b = stage(g.b, bv, e[1]), *c = stage(g.c, cv, e[2]);
     GemmDesc wide = g;
     wide.a = wide.b = wide.c = DType::F32;
-    if (!gemm(wide, a, b, c, error))
+    if (!gemmRowsDone(wide, a, b, c, nullptr, error))
       return false;
     if (g.c == DType::BF16)
       narrowToBF16(c, static_cast<uint16_t *>(cv), e[2]);
@@ -319,9 +330,61 @@ bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv
       int64_t oa, ob, oc;
       matrixOffsets(g, i, oa, ob, oc);
       gemmRows(g, a + oa, b + ob, c + oc, part.r0, part.r1);
+      if (done)
+        (*done)(i, part.r0, part.r1);
     }
   });
   return true;
+}
+
+namespace {
+/// Whether every block of rows of every matrix of C is whole iterations of
+/// a kernel whose parallel loop has `extent` iterations over C's elements:
+/// C dense (each matrix m x n, one after another) and n a multiple of the
+/// elements per iteration.
+bool rowsAreIterations(const GemmDesc &g, int64_t extent) {
+  const int64_t elements = g.matrices() * g.m * g.n;
+  if (extent <= 1 || elements <= 0 || elements % extent != 0)
+    return false;
+  const int64_t per = elements / extent;
+  const bool dense =
+      g.ldc == g.n && (g.batch == 1 || g.strideC == g.m * g.n); // outer loops: dense (validate)
+  return dense && g.n % per == 0;
+}
+} // namespace
+
+bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                         const std::vector<DeviceSpan> &post, std::string &error) {
+  const int64_t index = g.post.kernel;
+  if (index < 0 || size_t(index) >= kernels.size() || !kernels[size_t(index)].fn) {
+    error = "epilogue kernel " + std::to_string(index) + " is not in the cpu device's table (" +
+            std::to_string(kernels.size()) + " kernels)";
+    return false;
+  }
+  const KernelEntry &kernel = kernels[size_t(index)];
+  const bool wide = !narrow(g.a) && !narrow(g.b) && !narrow(g.c);
+  const bool packedPath = bf16Operands(g) && bf16Path && *bf16Path != Bf16GemmPath::Emulate;
+  if (!(wide || packedPath) || !rowsAreIterations(g, kernel.extent)) {
+    KernelLaunch k;
+    k.kernel = index;
+    return gemm(g, a, b, c, error) && launch(k, post, error);
+  }
+  // Rows [r0, r1) of matrix i are iterations [(i·m + r0)·n, (i·m + r1)·n)
+  // / per of the kernel; computed in the chunk that made them.
+  std::vector<void *> data(post.size());
+  for (size_t i = 0; i < post.size(); ++i)
+    data[i] = post[i].data;
+  const int64_t per = g.matrices() * g.m * g.n / kernel.extent;
+  RowsDone done = [&](int64_t i, int64_t r0, int64_t r1) {
+    int64_t range[2] = {(i * g.m + r0) * g.n / per, (i * g.m + r1) * g.n / per};
+    std::vector<void *> args(data.size() + 2);
+    for (size_t j = 0; j < data.size(); ++j)
+      args[j] = &data[j];
+    args[data.size()] = &range[0];
+    args[data.size() + 1] = &range[1];
+    kernel.fn(args.data());
+  };
+  return gemmRowsDone(g, a, b, c, &done, error);
 }
 
 bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan> &buffers,

@@ -61,7 +61,33 @@ cublasComputeType_t computeType(LtCompute c) {
   return c == LtCompute::F32FastTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-cublasLtEpilogue_t epilogue(LtEpilogue) { return CUBLASLT_EPILOGUE_DEFAULT; }
+cublasLtEpilogue_t epilogue(LtEpilogue e) {
+  switch (e) {
+  case LtEpilogue::Default:
+    break;
+  case LtEpilogue::Bias:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case LtEpilogue::Relu:
+    return CUBLASLT_EPILOGUE_RELU;
+  case LtEpilogue::ReluBias:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  case LtEpilogue::Gelu:
+    return CUBLASLT_EPILOGUE_GELU;
+  case LtEpilogue::GeluBias:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case LtEpilogue::GeluAux:
+    return CUBLASLT_EPILOGUE_GELU_AUX;
+  case LtEpilogue::GeluAuxBias:
+    return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+bool hasBias(LtEpilogue e) {
+  return e == LtEpilogue::Bias || e == LtEpilogue::ReluBias || e == LtEpilogue::GeluBias ||
+         e == LtEpilogue::GeluAuxBias;
+}
+bool hasAux(LtEpilogue e) { return e == LtEpilogue::GeluAux || e == LtEpilogue::GeluAuxBias; }
 
 std::string describeCall(const CublasLtCall &c) {
   return std::string("cuBLASLt ") + (c.transA ? "T" : "N") + (c.transB ? "T" : "N") +
@@ -152,6 +178,22 @@ bool CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
       !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) ||
       !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep)))
     return false;
+  // The bias and aux pointers are set by run(); their types, the aux's
+  // leading dimension and batch stride are the descriptor's.
+  if (hasBias(call.epilogue)) {
+    int32_t type = int32_t(cudaType(call.typeBias));
+    if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
+                                                sizeof type)))
+      return false;
+  }
+  if (hasAux(call.epilogue)) {
+    int64_t ld = call.auxLd, stride = call.auxStride;
+    if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld,
+                                                sizeof ld)) ||
+        !EINC_LT(cublasLtMatmulDescSetAttribute(
+            p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride, sizeof stride)))
+      return false;
+  }
   auto layout = [&](cublasLtMatrixLayout_t &l, LtType t, int64_t rows, int64_t cols, int64_t ld,
                     int64_t stride) {
     if (!EINC_LT(cublasLtMatrixLayoutCreate(&l, cudaType(t), uint64_t(rows), uint64_t(cols), ld)))
@@ -203,9 +245,9 @@ bool CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
   return true;
 }
 
-bool CublasLt::prepare(const GemmDesc &g, std::string &error) {
+bool CublasLt::prepare(const GemmDesc &g, std::string &error, const std::vector<DType> *postTypes) {
   CublasLtPlan plan;
-  if (!mapGemmToCublasLt(g, opts, plan, error))
+  if (!mapGemmToCublasLt(g, opts, plan, error, postTypes))
     return false;
   if (plan.emptySum)
     return true;
@@ -223,26 +265,55 @@ bool CublasLt::prepare(const GemmDesc &g, std::string &error) {
   return true;
 }
 
+const CublasLt::Prepared *CublasLt::find(const CublasLtCall &call, std::string &error) {
+  std::string key = call.key();
+  auto it = cache.find(key);
+  if (it != cache.end())
+    return it->second.get();
+  auto p = std::make_unique<Prepared>();
+  if (!make(call, *p, error)) {
+    release(*p);
+    return nullptr;
+  }
+  return cache.emplace(key, std::move(p)).first->second.get();
+}
+
 bool CublasLt::run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b,
-                   CUdeviceptr c, CUstream stream, std::string &error) {
+                   CUdeviceptr c, CUstream stream, std::string &error,
+                   const CublasLtEpilogueAddresses *post) {
   if (plan.emptySum)
     return true;
   const int64_t sizeA = g.b == DType::F32 ? 4 : 2, sizeB = g.a == DType::F32 ? 4 : 2,
                 sizeC = g.c == DType::F32 ? 4 : 2;
   for (const CublasLtCall &call : plan.calls) {
-    auto it = cache.find(call.key());
-    if (it == cache.end()) {
-      if (!prepare(g, error))
-        return false;
-      it = cache.find(call.key());
-    }
-    const Prepared &p = *it->second;
+    const Prepared *found = find(call, error);
+    if (!found)
+      return false;
+    const Prepared &p = *found;
     // cuBLASLt's A is the step's B, its B the step's A.
     const void *pa = reinterpret_cast<const void *>(b + CUdeviceptr(call.offsetA * sizeA));
     const void *pb = reinterpret_cast<const void *>(a + CUdeviceptr(call.offsetB * sizeB));
-    void *pc = reinterpret_cast<void *>(c + CUdeviceptr(call.offsetC * sizeC));
+    const CUdeviceptr at = CUdeviceptr(call.offsetC * sizeC);
+    void *pc = reinterpret_cast<void *>(c + at), *pd = pc;
+    if (call.separateD) { // a fused epilogue: C the residual (or D), D its result
+      if (!post) {
+        error = "internal error: a fused GEMM epilogue run without its buffers";
+        return false;
+      }
+      pc = reinterpret_cast<void *>(post->c + at);
+      pd = reinterpret_cast<void *>(post->d + at);
+      void *bias = reinterpret_cast<void *>(post->bias);
+      void *aux = reinterpret_cast<void *>(post->aux + at);
+      if ((hasBias(call.epilogue) &&
+           !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                   sizeof bias))) ||
+          (hasAux(call.epilogue) &&
+           !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                                   &aux, sizeof aux))))
+        return false;
+    }
     if (!EINC_LT(cublasLtMatmul(handle, p.op, &call.alpha, pa, p.a, pb, p.b, &call.beta, pc, p.c,
-                                pc, p.c, &p.algo, reinterpret_cast<void *>(workspace),
+                                pd, p.c, &p.algo, reinterpret_cast<void *>(workspace),
                                 workspaceBytes, stream))) {
       error += " (" + describeCall(call) + ")";
       return false;

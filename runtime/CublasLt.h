@@ -24,6 +24,12 @@
 
 namespace einrt {
 
+/// Where a fused epilogue's calls read and write (CublasLtPlan::pointers
+/// resolved to device addresses): D, C (the residual, or D), bias, aux.
+struct CublasLtEpilogueAddresses {
+  CUdeviceptr d = 0, c = 0, bias = 0, aux = 0;
+};
+
 class CublasLt {
 public:
   /// Opens libcublasLt.so.<major of the headers> (then the toolkit's copy
@@ -43,12 +49,15 @@ public:
     workspaceBytes = bytes;
   }
 
-  /// Maps `g` and picks an algorithm for each of its calls not seen yet.
-  bool prepare(const GemmDesc &g, std::string &error);
-  /// Enqueues `g` on `stream` (A, B, C at the step's device addresses);
-  /// the plan's emptySum is the caller's (no call is made for it).
+  /// Maps `g` (its epilogue given `postTypes`, mapGemmToCublasLt's) and
+  /// picks an algorithm for each of its calls not seen yet.
+  bool prepare(const GemmDesc &g, std::string &error,
+               const std::vector<DType> *postTypes = nullptr);
+  /// Enqueues `plan` (of `g`) on `stream` (A, B, C at the step's device
+  /// addresses; `post` where its calls fuse an epilogue); the plan's
+  /// emptySum and epilogueKernel are the caller's.
   bool run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-           CUstream stream, std::string &error);
+           CUstream stream, std::string &error, const CublasLtEpilogueAddresses *post = nullptr);
   /// Distinct calls prepared (descriptors and algorithms cached).
   size_t cachedCalls() const { return cache.size(); }
 
@@ -59,6 +68,8 @@ private:
   bool check(cublasStatus_t s, const char *call, const char *file, int line,
              std::string &error) const;
   bool make(const CublasLtCall &call, Prepared &out, std::string &error);
+  /// The prepared call for `call`, made now if it is not cached.
+  const Prepared *find(const CublasLtCall &call, std::string &error);
   void release(Prepared &p);
 
   CublasLtOptions opts;

@@ -2,6 +2,7 @@
 #include "runtime/CublasLtMapping.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace einrt {
@@ -43,7 +44,105 @@ int32_t operandAlignment(int64_t offset, int64_t stride, int64_t batch, LtType t
   return a;
 }
 
+/// The index of buffer `b` among the epilogue's buffers (operands, then
+/// outputs), or -1 when it is none of them.
+int32_t postSpan(const GemmPost &p, int32_t b) {
+  for (size_t i = 0; i < p.operands.size(); ++i)
+    if (p.operands[i] == b)
+      return int32_t(i);
+  for (size_t i = 0; i < p.outputs.size(); ++i)
+    if (p.outputs[i] == b)
+      return int32_t(p.operands.size() + i);
+  return -1;
+}
+
+/// Makes `out`'s calls compute g.post's typed reading; false (the calls
+/// untouched) with out.unfusedWhy where cuBLASLt has no such epilogue.
+bool fuseEpilogue(const GemmDesc &g, const std::vector<DType> *postTypes, CublasLtPlan &out) {
+  const GemmPost &p = g.post;
+  auto refuse = [&](std::string why) {
+    out.unfusedWhy = std::move(why);
+    return false;
+  };
+  if (!p.library)
+    return refuse("its ops are not one of cuBLASLt's epilogues");
+  if (!postTypes || postTypes->size() != p.operands.size() + p.outputs.size())
+    return refuse("the types of its buffers are not known");
+  if (out.emptySum || out.calls.empty())
+    return refuse("there is no product to apply it to");
+  LtPostPointers at;
+  at.d = postSpan(p, p.result);
+  if (at.d < 0 || (*postTypes)[size_t(at.d)] != g.c)
+    return refuse("its result is not of the product's type");
+  auto typeOf = [&](int32_t span) { return span < 0 ? g.c : (*postTypes)[size_t(span)]; };
+  at.c = at.d;
+  if (p.residual >= 0) {
+    at.c = postSpan(p, p.residual);
+    if (at.c < 0 || typeOf(at.c) != g.c)
+      return refuse("its residual is not of the product's type");
+  }
+  if (p.bias >= 0) {
+    at.bias = postSpan(p, p.bias);
+    if (at.bias < 0 || typeOf(at.bias) != g.c)
+      return refuse("its bias is not of the product's type");
+  }
+  const float alpha = float(p.alpha);
+  if (double(alpha) != p.alpha)
+    return refuse("its scale is not an f32 value");
+  const bool bias = p.bias >= 0, aux = p.aux >= 0;
+  LtEpilogue e = bias ? LtEpilogue::Bias : LtEpilogue::Default;
+  switch (p.activation) {
+  case GemmActivation::None:
+    if (aux)
+      return refuse("it keeps a value without an activation");
+    break;
+  case GemmActivation::Relu:
+    // RELU_AUX keeps a bit mask; the backward here reads the input itself.
+    if (aux)
+      return refuse("it keeps ReLU's input (cuBLASLt's RELU_AUX keeps a bit mask)");
+    e = bias ? LtEpilogue::ReluBias : LtEpilogue::Relu;
+    break;
+  case GemmActivation::Gelu:
+    e = bias ? (aux ? LtEpilogue::GeluAuxBias : LtEpilogue::GeluBias)
+             : (aux ? LtEpilogue::GeluAux : LtEpilogue::Gelu);
+    break;
+  }
+  if (aux) {
+    at.aux = postSpan(p, p.aux); // C itself is among the operands
+    if (at.aux < 0 || typeOf(at.aux) != g.c)
+      return refuse("its aux is not of the product's type");
+  }
+  for (CublasLtCall &call : out.calls) {
+    if (aux && (call.ldc % 8 != 0 || (call.batch > 1 && call.strideC % 8 != 0)))
+      return refuse("GELU_AUX needs the aux's leading dimension and batch stride in multiples "
+                    "of 8, here " +
+                    std::to_string(call.ldc) + " and " + std::to_string(call.strideC));
+  }
+  LtType biasType = LtType::F32;
+  if (bias)
+    ltType(typeOf(at.bias), biasType);
+  for (CublasLtCall &call : out.calls) {
+    call.epilogue = e;
+    call.alpha = alpha;
+    call.beta = p.residual >= 0 ? 1.0f : 0.0f;
+    call.separateD = true;
+    call.typeBias = biasType;
+    if (aux) {
+      call.auxLd = call.ldc;
+      call.auxStride = call.batch > 1 ? call.strideC : 0;
+    }
+  }
+  out.pointers = at;
+  return true;
+}
+
 } // namespace
+
+const char *ltEpilogueName(LtEpilogue e) {
+  static const char *names[] = {"DEFAULT", "BIAS",      "RELU",     "RELU_BIAS",
+                                "GELU",    "GELU_BIAS", "GELU_AUX", "GELU_AUX_BIAS"};
+  return size_t(e) < std::size(names) ? names[size_t(e)] : "?";
+}
 
 const char *ltTypeName(LtType t) {
   switch (t) {
@@ -78,6 +177,10 @@ std::string CublasLtCall::key() const {
                     strideB,
                     strideC,
                     int64_t(beta != 0.0f),
+                    int64_t(separateD),
+                    int64_t(typeBias),
+                    auxLd,
+                    auxStride,
                     int64_t(alignA),
                     int64_t(alignB),
                     int64_t(alignC)})
@@ -86,7 +189,7 @@ std::string CublasLtCall::key() const {
 }
 
 bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                       std::string &error) {
+                       std::string &error, const std::vector<DType> *postTypes) {
   out = {};
   LtType ta, tb, tc;
   if (!ltType(g.a, ta) || !ltType(g.b, tb) || !ltType(g.c, tc)) {
@@ -211,6 +314,8 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
       at[d] = 0;
     }
   }
+  if (g.post.present() && !fuseEpilogue(g, postTypes, out))
+    out.epilogueKernel = true;
   return true;
 }
 

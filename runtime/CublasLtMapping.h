@@ -33,9 +33,19 @@ const char *ltTypeName(LtType t);
 /// The sums' type: CUBLAS_COMPUTE_32F, or CUBLAS_COMPUTE_32F_FAST_TF32
 /// (f32 operands rounded to tf32 inside the product; opt-in).
 enum class LtCompute : uint8_t { F32, F32FastTF32 };
-/// What cuBLASLt applies to the product (CUBLASLT_MATMUL_DESC_EPILOGUE):
-/// GemmEpilogue has no fused bias or activation yet, so only the default.
-enum class LtEpilogue : uint8_t { Default };
+/// What cuBLASLt applies to the product (CUBLASLT_MATMUL_DESC_EPILOGUE,
+/// CUBLASLT_EPILOGUE_*): a GemmPost's typed reading where cuBLASLt has it.
+enum class LtEpilogue : uint8_t {
+  Default,     // DEFAULT
+  Bias,        // BIAS
+  Relu,        // RELU
+  ReluBias,    // RELU_BIAS
+  Gelu,        // GELU
+  GeluBias,    // GELU_BIAS
+  GeluAux,     // GELU_AUX: the GELU's input written to aux
+  GeluAuxBias, // GELU_AUX_BIAS
+};
+const char *ltEpilogueName(LtEpilogue e);
 
 /// One cublasLtMatmul: D = C = alpha · op(A)·op(B) + beta · C, column-major,
 /// on `batch` matrices of each operand `stride*` elements apart, starting
@@ -53,7 +63,17 @@ struct CublasLtCall {
   int64_t batch = 1;
   int64_t strideA = 0, strideB = 0, strideC = 0;
   int64_t offsetA = 0, offsetB = 0, offsetC = 0;
-  float alpha = 1.0f, beta = 0.0f; // beta 1: GemmEpilogue::Accumulate
+  float alpha = 1.0f, beta = 0.0f; // beta 1: GemmEpilogue::Accumulate, or a residual
+  /// Epilogues: C is read from the residual buffer (beta 1) and D written
+  /// to the result buffer (CublasLtPlan::pointers), at the same offsets,
+  /// layout and alignment; else D is C.
+  bool separateD = false;
+  /// BIAS epilogues: a vector of m (the GemmDesc's n) elements, one per
+  /// column-major row of D, the same for every matrix (batch stride 0).
+  LtType typeBias = LtType::F32;
+  /// GELU_AUX epilogues: the aux matrix (D's type) at D's offsets, its
+  /// leading dimension and batch stride (multiples of 8).
+  int64_t auxLd = 0, auxStride = 0;
   /// The largest power of two (bytes, at most 256) dividing every address
   /// of each operand the call touches, given allocations aligned to it
   /// (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES).
@@ -64,11 +84,24 @@ struct CublasLtCall {
   std::string key() const;
 };
 
+/// Where a GEMM-with-epilogue's calls find their pointers: indices into
+/// the step's epilogue buffers (GemmPost::operands, then ::outputs, as the
+/// device is given them), or -1 for the step's C.
+struct LtPostPointers {
+  int32_t d = -1, c = -1, bias = -1, aux = -1;
+};
+
 struct CublasLtPlan {
   std::vector<CublasLtCall> calls; // in the order of the GemmDesc's matrices
   /// k = 0: no product, C := 0 (Store) or left alone (Accumulate); the
   /// device zeroes the C matrices itself (cuBLASLt is not asked).
   bool emptySum = false;
+  /// The GemmDesc has an epilogue that the calls do not compute: the
+  /// device runs its kernel (rendered CUDA) over the product afterwards.
+  bool epilogueKernel = false;
+  /// Why (for messages and tests): "" when cuBLASLt fuses it or there is none.
+  std::string unfusedWhy;
+  LtPostPointers pointers; // where the calls fuse the epilogue
 };
 
 struct CublasLtOptions {
@@ -76,9 +109,13 @@ struct CublasLtOptions {
 };
 
 /// The calls computing `g`; false with `error` for what cuBLASLt cannot
-/// run (element types, f64 sums, sizes beyond int64 layouts).
+/// run (element types, f64 sums, sizes beyond int64 layouts). A GemmPost
+/// with a typed reading (library) becomes the calls' epilogue where
+/// cuBLASLt has it, given `postTypes`: the dtypes of the epilogue buffers
+/// (operands, then outputs); otherwise, or without `postTypes`, the plan
+/// says epilogueKernel.
 bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                       std::string &error);
+                       std::string &error, const std::vector<DType> *postTypes = nullptr);
 
 } // namespace einrt
 

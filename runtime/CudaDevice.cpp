@@ -63,6 +63,8 @@ public:
   bool copy(void *dst, const void *src, int64_t bytes, std::string &error) override;
   bool zero(void *dst, int64_t bytes, std::string &error) override;
   bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error) override;
+  bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                const std::vector<DeviceSpan> &post, std::string &error) override;
   bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
               std::string &error) override;
   bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
@@ -196,12 +198,23 @@ bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
   std::vector<int64_t> used;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const Step &s = program.steps[i];
-    if (const auto *k = std::get_if<KernelLaunch>(&s.payload))
+    if (const auto *k = std::get_if<KernelLaunch>(&s.payload)) {
       used.push_back(k->kernel);
-    else if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && !lt->prepare(*g, error)) {
-      error = "step " + std::to_string(i) + " (matmul" + (s.note.empty() ? "" : ", " + s.note) +
-              "): " + error;
-      return false;
+    } else if (const auto *g = std::get_if<GemmDesc>(&s.payload)) {
+      // An epilogue: its kernel, run where cuBLASLt cannot fuse it.
+      std::vector<DType> postTypes;
+      if (g->post.present()) {
+        used.push_back(g->post.kernel);
+        for (int32_t b : g->post.operands)
+          postTypes.push_back(program.buffers[size_t(b)].dtype);
+        for (int32_t b : g->post.outputs)
+          postTypes.push_back(program.buffers[size_t(b)].dtype);
+      }
+      if (!lt->prepare(*g, error, g->post.present() ? &postTypes : nullptr)) {
+        error = "step " + std::to_string(i) + " (matmul" + (s.note.empty() ? "" : ", " + s.note) +
+                "): " + error;
+        return false;
+      }
     }
   }
   return modules.prepare(cu, bundle, props, used, error);
@@ -359,6 +372,25 @@ bool CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void 
   if (plan.emptySum)
     return g.epilogue == GemmEpilogue::Accumulate || zeroMatrices(g, plan, c, error);
   return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error);
+}
+
+bool CudaDeviceImpl::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                              const std::vector<DeviceSpan> &post, std::string &error) {
+  std::vector<DType> types;
+  for (const DeviceSpan &span : post)
+    types.push_back(span.dtype);
+  CublasLtPlan plan;
+  if (!mapGemmToCublasLt(g, lt->options(), plan, error, &types))
+    return false;
+  if (plan.epilogueKernel) // the product, then the rendered kernel
+    return Device::gemmPost(g, a, b, c, post, error);
+  auto at = [&](int32_t span) { return dptr(span < 0 ? c : post[size_t(span)].data); };
+  CublasLtEpilogueAddresses addresses;
+  addresses.d = at(plan.pointers.d);
+  addresses.c = at(plan.pointers.c);
+  addresses.bias = plan.pointers.bias < 0 ? 0 : at(plan.pointers.bias);
+  addresses.aux = plan.pointers.aux < 0 ? 0 : at(plan.pointers.aux);
+  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error, &addresses);
 }
 
 bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,

@@ -24,6 +24,26 @@ StorageType cudaStorageOf(DType t) {
   }
 }
 
+namespace {
+/// "" when the bundle has kernel `index` taking `buffers` buffers.
+std::string kernelProblem(const std::string &step, const CudaKernelBundle *bundle, int64_t index,
+                          size_t buffers) {
+  if (!bundle || bundle->kernels.empty())
+    return step + " launches kernel " + std::to_string(index) +
+           ", but the cuda device was given no kernels";
+  if (index < 0 || size_t(index) >= bundle->kernels.size())
+    return step + " launches kernel " + std::to_string(index) +
+           ", which is not in the cuda device's bundle of " +
+           std::to_string(bundle->kernels.size()) + " kernels";
+  const CudaKernelInfo &kernel = bundle->kernels[size_t(index)];
+  if (size_t(kernel.params) != buffers)
+    return step + " passes " + std::to_string(buffers) + " buffers to kernel " +
+           std::to_string(index) + " ('" + kernel.entry + "'), which takes " +
+           std::to_string(kernel.params);
+  return "";
+}
+} // namespace
+
 std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
                                const CublasLtOptions &gemm) {
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -48,6 +68,13 @@ std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *b
       std::string why;
       if (!mapGemmToCublasLt(*g, gemm, plan, why))
         return step + ": " + why;
+      // An epilogue's rendered kernel: what runs where cuBLASLt does not
+      // fuse it (checked whether or not it does).
+      if (g->post.present())
+        if (std::string e = kernelProblem(step + "'s epilogue", bundle, g->post.kernel,
+                                          g->post.operands.size() + g->post.outputs.size());
+            !e.empty())
+          return e;
       break;
     }
     case StepRunner::Launch: {
@@ -55,19 +82,10 @@ std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *b
       if (!launch)
         return step + " carries no kernel launch";
       const KernelLaunch &k = *launch;
-      if (!bundle || bundle->kernels.empty())
-        return step + " launches kernel " + std::to_string(k.kernel) +
-               ", but the cuda device was given no kernels";
-      if (k.kernel < 0 || size_t(k.kernel) >= bundle->kernels.size())
-        return step + " launches kernel " + std::to_string(k.kernel) +
-               ", which is not in the cuda device's bundle of " +
-               std::to_string(bundle->kernels.size()) + " kernels";
-      const CudaKernelInfo &kernel = bundle->kernels[size_t(k.kernel)];
-      size_t buffers = s.inputs.size() + 1 + k.extraOutputs.size();
-      if (size_t(kernel.params) != buffers)
-        return step + " passes " + std::to_string(buffers) + " buffers to kernel " +
-               std::to_string(k.kernel) + " ('" + kernel.entry + "'), which takes " +
-               std::to_string(kernel.params);
+      if (std::string e =
+              kernelProblem(step, bundle, k.kernel, s.inputs.size() + 1 + k.extraOutputs.size());
+          !e.empty())
+        return e;
       break;
     }
     }

@@ -48,6 +48,15 @@ bool Device::gemm(const GemmDesc &, const void *, const void *, void *, std::str
   return false;
 }
 
+bool Device::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                      const std::vector<DeviceSpan> &post, std::string &error) {
+  if (!gemm(g, a, b, c, error))
+    return false;
+  KernelLaunch k;
+  k.kernel = g.post.kernel;
+  return launch(k, post, error);
+}
+
 bool Device::launch(const KernelLaunch &, const std::vector<DeviceSpan> &, std::string &error) {
   error = "the " + name() + " device runs no compiled kernels";
   return false;

@@ -82,6 +82,14 @@ public:
 
   /// C = op(A)·op(B) (or +=), as `g` describes, on device addresses.
   virtual bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error);
+  /// A Matmul step with an epilogue (GemmDesc::post): the product into C,
+  /// then the epilogue's kernel over `post` (the buffers of post.operands,
+  /// then of post.outputs). The default runs gemm() and then launch() of
+  /// the kernel over the whole of C (a device whose library fuses it may
+  /// do better); the cpu device runs the kernel on each block of C's rows
+  /// right after the block's product.
+  virtual bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                        const std::vector<DeviceSpan> &post, std::string &error);
   /// A compiled kernel over `buffers`: the step's inputs, its output, then
   /// the launch's extra outputs.
   virtual bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,

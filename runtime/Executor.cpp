@@ -339,10 +339,22 @@ bool Executor::runStep(size_t index, std::string &error) {
     ok = dev->reference(s, inputs, span(s.output), e);
     break;
   }
-  case StepRunner::Gemm:
-    ok = dev->gemm(s.as<GemmDesc>(), deviceData(size_t(s.inputs[0])),
-                   deviceData(size_t(s.inputs[1])), deviceData(size_t(s.output)), e);
+  case StepRunner::Gemm: {
+    const GemmDesc &g = s.as<GemmDesc>();
+    if (!g.post.present()) {
+      ok = dev->gemm(g, deviceData(size_t(s.inputs[0])), deviceData(size_t(s.inputs[1])),
+                     deviceData(size_t(s.output)), e);
+      break;
+    }
+    std::vector<DeviceSpan> post;
+    for (int32_t b : g.post.operands)
+      post.push_back(span(b));
+    for (int32_t b : g.post.outputs)
+      post.push_back(span(b));
+    ok = dev->gemmPost(g, deviceData(size_t(s.inputs[0])), deviceData(size_t(s.inputs[1])),
+                       deviceData(size_t(s.output)), post, e);
     break;
+  }
   case StepRunner::Launch: {
     std::vector<DeviceSpan> buffers;
     for (int32_t b : s.inputs)

@@ -41,6 +41,8 @@ const char *const kRoleNames[] = {"input",  "param",    "opt_state", "accumulato
 static_assert(std::size(kRoleNames) == size_t(BufferRole::Temp) + 1);
 const char *const kEpilogueNames[] = {"store", "accumulate"};
 static_assert(std::size(kEpilogueNames) == size_t(GemmEpilogue::Accumulate) + 1);
+const char *const kActivationNames[] = {"none", "relu", "gelu"};
+static_assert(std::size(kActivationNames) == size_t(GemmActivation::Gelu) + 1);
 const char *const kWindowNames[] = {"next_token", "shifted"};
 static_assert(std::size(kWindowNames) == size_t(WindowMapping::Shifted) + 1);
 
@@ -88,6 +90,16 @@ template <> struct EnumNames<GemmEpilogue> {
     return parseByName(kEpilogueNames, text, e);
   }
   static std::string expected() { return "a GEMM epilogue (" + joined(kEpilogueNames) + ")"; }
+};
+
+template <> struct EnumNames<GemmActivation> {
+  static const char *name(GemmActivation a) { return kActivationNames[size_t(a)]; }
+  static bool parse(const std::string &text, GemmActivation &a) {
+    return parseByName(kActivationNames, text, a);
+  }
+  static std::string expected() {
+    return "a GEMM epilogue activation (" + joined(kActivationNames) + ")";
+  }
 };
 
 template <> struct EnumNames<CudaLaunchKind> {

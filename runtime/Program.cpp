@@ -105,6 +105,8 @@ std::vector<int32_t> Step::outputs() const {
   std::vector<int32_t> all{output};
   if (const auto *launch = std::get_if<KernelLaunch>(&payload))
     all.insert(all.end(), launch->extraOutputs.begin(), launch->extraOutputs.end());
+  if (const auto *gemm = std::get_if<GemmDesc>(&payload))
+    all.insert(all.end(), gemm->post.outputs.begin(), gemm->post.outputs.end());
   return all;
 }
 

@@ -444,9 +444,9 @@ private:
   }
 
   std::string gemm() {
-    if (auto e = arity(2); !e.empty())
-      return e;
     const GemmDesc &g = s.as<GemmDesc>();
+    if (auto e = g.post.present() ? gemmPost(g) : arity(2); !e.empty())
+      return e;
     // The element types the descriptor states are the buffers'; the sums
     // are f32 (ir/EinOps.td), the operands one of f32, bf16, f16 (the cpu
     // device widens narrow ones), the result any of them.
@@ -537,6 +537,62 @@ private:
     if (g.batch > 1 && g.m > 0 && g.n > 0 && __int128(g.strideC) < __int128(g.m - 1) * g.ldc + g.n)
       return plan + ": strideC " + std::to_string(g.strideC) +
              " makes the batch's result matrices overlap";
+    return "";
+  }
+
+  /// A GEMM epilogue (GemmPost): the kernel reads C and inputs after A
+  /// and B (every one of them), writes buffers of C's shape, and the typed
+  /// reading names buffers the kernel reads or writes.
+  std::string gemmPost(const GemmDesc &g) {
+    const GemmPost &post = g.post;
+    const std::string what = "epilogue: ";
+    if (s.inputs.size() < 2)
+      return "expects at least 2 inputs (A, B), got " + std::to_string(s.inputs.size());
+    if (g.epilogue != GemmEpilogue::Store)
+      return what + "only a storing GEMM has one (this one accumulates)";
+    if (post.outputs.empty())
+      return what + "writes no buffer";
+    auto isInput = [&](int32_t b) {
+      return std::find(s.inputs.begin() + 2, s.inputs.end(), b) != s.inputs.end();
+    };
+    for (size_t i = 0; i < post.operands.size(); ++i)
+      if (post.operands[i] != s.output && !isInput(post.operands[i]))
+        return what + "operand " + std::to_string(i) + " (buffer " +
+               std::to_string(post.operands[i]) + ") is neither C nor an input after A and B";
+    for (size_t i = 2; i < s.inputs.size(); ++i)
+      if (std::find(post.operands.begin(), post.operands.end(), s.inputs[i]) == post.operands.end())
+        return what + "input " + std::to_string(i) + " is not one of its operands";
+    for (size_t i = 0; i < post.outputs.size(); ++i) {
+      const Buffer &o = p.buffers[post.outputs[i]]; // in range: checked with the outputs
+      if (o.shape != out().shape)
+        return what + "output " + std::to_string(i) + " " + shapeStr(o.shape) +
+               " is not shaped like C " + shapeStr(out().shape);
+      if (o.dtype == DType::F64)
+        return what + "output " + std::to_string(i) +
+               " is 'f64'; compiled kernels take f32, "
+               "bf16, f16, i32 and i1 buffers only";
+    }
+    if (!post.library)
+      return "";
+    auto among = [](const std::vector<int32_t> &list, int32_t b) {
+      return std::find(list.begin(), list.end(), b) != list.end();
+    };
+    if (uint8_t(post.activation) > uint8_t(GemmActivation::Gelu))
+      return what + "unknown activation " + std::to_string(int(post.activation));
+    if (!among(post.outputs, post.result))
+      return what + "its result (buffer " + std::to_string(post.result) +
+             ") is not one of its outputs";
+    // A residual's bytes are C's layout (a reshape's alias may name them).
+    if (post.residual >= 0 && (!isInput(post.residual) ||
+                               p.buffers[post.residual].elementCount() != out().elementCount()))
+      return what + "the residual (buffer " + std::to_string(post.residual) +
+             ") must be an input of C's elements";
+    if (post.bias >= 0 &&
+        (!isInput(post.bias) || p.buffers[post.bias].elementCount() != std::max<int64_t>(1, g.n)))
+      return what + "the bias (buffer " + std::to_string(post.bias) + ") must be an input of " +
+             std::to_string(g.n) + " elements (N)";
+    if (post.aux >= 0 && post.aux != s.output && !among(post.outputs, post.aux))
+      return what + "its aux (buffer " + std::to_string(post.aux) + ") is neither C nor an output";
     return "";
   }
 

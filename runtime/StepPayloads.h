@@ -84,6 +84,55 @@ enum class GemmEpilogue : uint8_t {
   Accumulate, // C += op(A) · op(B) (C must hold a value before the step)
 };
 
+/// An activation a matrix library's epilogue can apply to the product
+/// (GemmPost's typed reading; cuBLASLt's RELU / GELU epilogues).
+enum class GemmActivation : uint8_t {
+  None, // D = alpha · product + residual + bias
+  Relu, // D = max(that, 0)
+  Gelu, // D = gelu(that), einc's tanh form (docs/language.md)
+};
+
+/// Elementwise ops a Matmul step applies to its product C = op(A)·op(B)
+/// (a GEMM epilogue, docs/fusion.md): a compiled kernel of the device's
+/// table over `operands` (C, which is the step's output, and buffers among
+/// the step's inputs after A and B) writing `outputs` (the step's outputs
+/// after C). A device runs it on each block of C's rows right after the
+/// block's product, while the block is in cache (the cpu device), or after
+/// the product (any device). When `library` is set, the kernel's ops are
+/// exactly the typed reading below and a matrix library with fused
+/// epilogues (cuBLASLt) may compute `result` (and `aux`) itself instead:
+///   pre    = alpha · C + residual + bias  (each where present)
+///   result = activation(pre),  aux = pre  (written where aux >= 0)
+/// The compiler (codegen/CpuEpilogue.cpp) sets the typed reading from the
+/// kernel's ops; it is a second description of the same values for the
+/// libraries, never a different computation.
+struct GemmPost {
+  int64_t kernel = -1;           // the device's kernel table; -1: no epilogue
+  std::vector<int32_t> operands; // the kernel's operands (buffer indices)
+  std::vector<int32_t> outputs;  // the buffers it writes, its first result first
+  bool library = false;
+  double alpha = 1.0;
+  int32_t residual = -1; // an m x n buffer per matrix, like C (a library's C, beta 1)
+  int32_t bias = -1;     // n values added to every row of C
+  GemmActivation activation = GemmActivation::None;
+  int32_t aux = -1;    // the activation's input, kept (C itself or one of outputs)
+  int32_t result = -1; // the final value: one of outputs
+
+  bool present() const { return kernel >= 0; }
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("kernel", self.kernel);
+    visit("operands", self.operands);
+    visit("outputs", self.outputs);
+    visit("library", self.library);
+    visit("alpha", self.alpha);
+    visit("residual", self.residual);
+    visit("bias", self.bias);
+    visit("activation", self.activation);
+    visit("aux", self.aux);
+    visit("result", self.result);
+  }
+};
+
 /// A batched, strided matrix product on row-major storage: for each of
 /// `batch` matrices (and each iteration of the outer loops, outermost
 /// first), C (m x n) = op(A) (m x k) · op(B) (k x n), op = transpose where
@@ -99,6 +148,7 @@ struct GemmDesc {
   int64_t strideA = 0, strideB = 0, strideC = 0;
   std::vector<GemmLoop> outer;
   GemmEpilogue epilogue = GemmEpilogue::Store;
+  GemmPost post; // elementwise ops applied to C (Store only)
 
   /// Matrices in all: batch × every outer count.
   int64_t matrices() const {
@@ -128,6 +178,7 @@ struct GemmDesc {
     visit("stride_c", self.strideC);
     visit("outer", self.outer);
     visit("epilogue", self.epilogue);
+    visit("post", self.post);
   }
 };
 

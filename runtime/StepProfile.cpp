@@ -10,8 +10,10 @@
 namespace einrt {
 
 std::string stepGroup(const Step &step) {
-  if (step.kind == StepKind::Matmul)
-    return "matmul";
+  if (step.kind == StepKind::Matmul) {
+    const auto *gemm = std::get_if<GemmDesc>(&step.payload);
+    return gemm && gemm->post.present() ? "matmul+epilogue" : "matmul";
+  }
   if (step.kind != StepKind::Kernel)
     return stepKindName(step.kind);
   // Kernel notes start with the op name ("ein.exp at f.ein:3:5") or, for a

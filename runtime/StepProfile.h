@@ -17,7 +17,8 @@
 
 namespace einrt {
 
-/// The group a step's time is counted in: "matmul" for Matmul steps, the op
+/// The group a step's time is counted in: "matmul" for Matmul steps
+/// ("matmul+epilogue" with an epilogue, GemmDesc::post), the op
 /// name for kernels ("ein.exp"), "fused" for fused kernels, else the kind.
 std::string stepGroup(const Step &step);
 

@@ -10,7 +10,7 @@
 // (128), row (16) and bias (32) and writing the result (128): 304, shared
 // among sub / tanh / add by their unfused bytes 384 / 256 / 384 (reads 66 /
 // 44 / 66, writes 48 / 32 / 48); the broadcasts move nothing.
-// FUSED: fusion 1 kernels 3 ops 2 broadcasts in place, bytes 1328 -> 304
+// FUSED: fusion 1 kernels 3 ops 2 broadcasts in place, 0 epilogues reading 0 bytes from cache, bytes 1328 -> 304
 // FUSED: op 0 ein.broadcast {{.*}} read 0 write 0 live 304
 // FUSED: op 1 ein.broadcast {{.*}} read 0 write 0 live 304
 // FUSED: op 2 ein.sub {{.*}} read 66 write 48 live 304

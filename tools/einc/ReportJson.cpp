@@ -36,6 +36,8 @@ Json fusionJson(const Report &r) {
   j["fused_kernels"] = r.fusionSummary.fusedKernels;
   j["fused_ops"] = r.fusionSummary.fusedOps;
   j["folded_broadcasts"] = r.fusionSummary.foldedBroadcasts;
+  j["gemm_epilogues"] = r.fusionSummary.epilogues;
+  j["epilogue_bytes_from_cache"] = r.fusionSummary.epilogueBytes;
   j["bytes_unfused"] = r.fusionSummary.bytesUnfused;
   j["bytes"] = r.fusionSummary.bytes;
   return j;

@@ -198,7 +198,11 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
     os << "  fusion     on: " << withThousands(f.fusedOps) << " elementwise ops in "
        << withThousands(f.fusedKernels) << " fused kernels, " << withThousands(f.foldedBroadcasts)
        << " broadcasts read in place; " << formatBytes(double(f.bytesUnfused)) << " -> "
-       << formatBytes(double(f.bytes)) << " moved per step\n";
+       << formatBytes(double(f.bytes)) << " moved per step";
+    if (f.epilogues > 0)
+      os << "; " << withThousands(f.epilogues) << " contractions with epilogues ("
+         << formatBytes(double(f.epilogueBytes)) << " of products read in cache)";
+    os << "\n";
   } else {
     os << "  fusion     off (every op reads its operands and writes its result)\n";
   }

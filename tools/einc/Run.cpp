@@ -60,7 +60,7 @@ struct Backend {
   bool cuda = false;
   int threads = 1;                                // CPU backend: threads for kernels and BLAS
   const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
-  std::unique_ptr<ein::codegen::KernelCompiler> kernels;
+  std::unique_ptr<::ein::codegen::KernelCompiler> kernels;
   std::shared_ptr<einrt::CpuDevice> device;      // CPU backend: every executor's
   std::shared_ptr<einrt::CudaDevice> cudaDevice; // cuda backend: every executor's
   std::deque<einrt::Program> lowered;            // cuda backend: the kernels' notes
@@ -74,12 +74,12 @@ Backend makeBackend(const Options &o) {
   b.cpu = o.backend == "cpu";
   b.cuda = o.backend == "cuda";
   if (b.cpu) {
-    b.kernels = ein::codegen::KernelCompiler::create();
+    b.kernels = ::ein::codegen::KernelCompiler::create();
     b.threads = o.threads > 0 ? int(o.threads) : einrt::defaultThreadCount();
     b.device = std::make_shared<einrt::CpuDevice>(std::vector<einrt::KernelEntry>{}, b.threads);
   }
   if (b.cuda) {
-    b.kernels = ein::codegen::KernelCompiler::create();
+    b.kernels = ::ein::codegen::KernelCompiler::create();
     b.cudaDevice = openCudaBackend(); // null after printing why
   }
   return b;
@@ -99,8 +99,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     return std::nullopt;
   if (backend && backend->settings && failed(applyRemat(module, *backend->settings)))
     return std::nullopt;
-  auto program = cpu || cuda ? ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
-                             : ein::codegen::lowerToProgram(fn);
+  auto program = cpu || cuda ? ::ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
+                             : ::ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
   if (cuda) {
@@ -111,7 +111,7 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     for (const einrt::Program &p : backend->lowered)
       programs.push_back(&p);
     auto bundle = std::make_shared<einrt::CudaKernelBundle>(
-        ein::codegen::renderCudaBundle(*backend->kernels, programs));
+        ::ein::codegen::renderCudaBundle(*backend->kernels, programs));
     int64_t kernelSteps = 0, matmuls = 0;
     for (const einrt::Step &s : program->steps) {
       matmuls += s.kind == einrt::StepKind::Matmul;
@@ -123,21 +123,26 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     backend->cudaDevice->setKernels(std::move(bundle));
   }
   if (cpu) {
-    ein::codegen::KernelCompiler &k = *backend->kernels;
+    ::ein::codegen::KernelCompiler &k = *backend->kernels;
     double before = k.compileSeconds();
     int64_t compiled = k.compiledCount(), cached = k.cachedCount();
     if (failed(k.compile())) {
       fail("cannot compile the kernels of @" + name);
       return std::nullopt;
     }
-    int64_t kernelSteps = 0, matmuls = 0;
+    int64_t kernelSteps = 0, matmuls = 0, epilogues = 0;
     for (const einrt::Step &s : program->steps) {
       matmuls += s.kind == einrt::StepKind::Matmul;
       kernelSteps += s.kind == einrt::StepKind::Kernel;
+      if (const auto *g = std::get_if<einrt::GemmDesc>(&s.payload))
+        epilogues += g->post.present();
     }
-    llvm::outs() << "cpu backend: @" << name << ": " << matmuls << " BLAS matmul steps, "
-                 << kernelSteps << " kernel steps; kernels: " << k.compiledCount() - compiled
-                 << " compiled, " << k.cachedCount() - cached << " cached, "
+    llvm::outs() << "cpu backend: @" << name << ": " << matmuls << " BLAS matmul steps";
+    if (epilogues > 0)
+      llvm::outs() << " (" << epilogues << " with epilogues)";
+    llvm::outs() << ", " << kernelSteps
+                 << " kernel steps; kernels: " << k.compiledCount() - compiled << " compiled, "
+                 << k.cachedCount() - cached << " cached, "
                  << llvm::format("%.2f s compiling for ", k.compileSeconds() - before)
                  << k.jitTarget() << "; " << backend->threads
                  << (backend->threads == 1 ? " thread\n" : " threads\n");

@@ -51,6 +51,8 @@ LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
     return success();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(ein::createEinFuseElementwise());
+  if (settings.fusion == "on") // `elementwise`: the groups without GEMM epilogues
+    pm.addNestedPass<func::FuncOp>(ein::createEinFuseEpilogues());
   return runWith(pm, module, hook);
 }
 

@@ -135,6 +135,7 @@ TEST(ModelPrograms, BothExamplesRoundTripOnBothBackends) {
     // The CPU backend: fused kernels, BLAS steps, one kernel table.
     mlir::PassManager pm(c.context.get());
     pm.addNestedPass<mlir::func::FuncOp>(mlir::ein::createEinFuseElementwise());
+    pm.addNestedPass<mlir::func::FuncOp>(mlir::ein::createEinFuseEpilogues());
     ASSERT_TRUE(mlir::succeeded(pm.run(*c.module)));
     auto kernels = ein::codegen::KernelCompiler::create();
     b.programs.clear();

@@ -26,6 +26,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -58,6 +59,7 @@ const ModelCase kModels[] = {
 bool fuse(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   pm.addNestedPass<mlir::func::FuncOp>(mlir::ein::createEinFuseElementwise());
+  pm.addNestedPass<mlir::func::FuncOp>(mlir::ein::createEinFuseEpilogues());
   return mlir::succeeded(pm.run(module));
 }
 
@@ -86,7 +88,8 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
         ASSERT_TRUE(mlir::succeeded(program)) << diagnostics;
 
         std::set<std::string> keys;
-        int gemms = 0, narrow = 0;
+        int gemms = 0, narrow = 0, epilogues = 0;
+        std::map<std::string, int> asLibrary, asKernel;
         std::mt19937_64 rng(5);
         for (const Step &s : program->steps) {
           const auto *g = std::get_if<GemmDesc>(&s.payload);
@@ -114,6 +117,24 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
           test::rowMajorGemm(*g, a, b, want);
           ASSERT_TRUE(test::columnMajorCalls(*g, plan, a, b, got));
           ASSERT_EQ(got, want);
+          // An epilogue: fused by cuBLASLt where its typed reading maps,
+          // else its kernel (named by the plan's reason).
+          if (!g->post.present())
+            continue;
+          ++epilogues;
+          std::vector<DType> types;
+          for (int32_t buffer : g->post.operands)
+            types.push_back(program->buffers[size_t(buffer)].dtype);
+          for (int32_t buffer : g->post.outputs)
+            types.push_back(program->buffers[size_t(buffer)].dtype);
+          CublasLtPlan fusedPlan;
+          ASSERT_TRUE(mapGemmToCublasLt(*g, {}, fusedPlan, error, &types)) << error;
+          if (fusedPlan.epilogueKernel) {
+            EXPECT_FALSE(fusedPlan.unfusedWhy.empty());
+            ++asKernel[fusedPlan.unfusedWhy];
+          } else {
+            ++asLibrary[ltEpilogueName(fusedPlan.calls[0].epilogue)];
+          }
         }
         EXPECT_GT(gemms, 0);
         if (std::string(precision) == "bf16-mixed") {
@@ -121,7 +142,12 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
         }
         std::cout << "[ cublaslt ] " << m.file << " " << precision << (fused ? " fused" : "")
                   << ": " << gemms << " GEMM steps, " << keys.size()
-                  << " distinct cuBLASLt descriptors\n";
+                  << " distinct cuBLASLt descriptors; " << epilogues << " epilogues:";
+        for (const auto &[name, count] : asLibrary)
+          std::cout << " " << count << " " << name;
+        for (const auto &[why, count] : asKernel)
+          std::cout << " " << count << " as kernels (" << why << ")";
+        std::cout << "\n";
       }
 }
 

@@ -106,3 +106,39 @@ TEST(CudaProgramCheck, StorageAsOnTheCpu) {
 
 } // namespace
 } // namespace einrt
+
+namespace einrt {
+namespace {
+
+// A Matmul with an epilogue (GemmPost): its kernel is in the bundle and
+// takes the epilogue's operands and outputs, whether or not cuBLASLt fuses it.
+TEST(CudaProgramCheck, EpilogueKernelsMustBeInTheBundle) {
+  ProgramBuilder b;
+  int32_t x = b.arg(DType::F32, {4, 8});
+  int32_t w = b.arg(DType::F32, {8, 4});
+  int32_t bias = b.arg(DType::F32, {4});
+  int32_t c = b.step(StepKind::Matmul, {x, w}, DType::F32, {4, 4}, {{1, 4, 4, 8, 0, 0, 8, 4, 4}});
+  int32_t out = b.buffer(DType::F32, {4, 4}, BufferRole::Temp);
+  Step &s = b.p.steps.back();
+  s.inputs.push_back(bias);
+  GemmPost &post = s.as<GemmDesc>().post;
+  post.kernel = 0;
+  post.operands = {c, bias};
+  post.outputs = {out};
+  b.result(out);
+  ASSERT_EQ(b.p.validate(), "");
+  std::string why = cudaProgramProblem(b.p, nullptr, {});
+  EXPECT_NE(why.find("step 0 (matmul, test matmul)'s epilogue launches kernel 0, but the cuda "
+                     "device was given no kernels"),
+            std::string::npos)
+      << why;
+  CudaKernelBundle two = bundleOf({2});
+  why = cudaProgramProblem(b.p, &two, {});
+  EXPECT_NE(why.find("passes 3 buffers to kernel 0 ('kernel_0'), which takes 2"), std::string::npos)
+      << why;
+  CudaKernelBundle three = bundleOf({3});
+  EXPECT_EQ(cudaProgramProblem(b.p, &three, {}), "");
+}
+
+} // namespace
+} // namespace einrt

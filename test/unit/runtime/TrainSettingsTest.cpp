@@ -28,7 +28,7 @@ TEST(TrainSettings, BadTextIsAProblemNamingTheValidOnes) {
   EXPECT_EQ(einrt::setTrainText(s, "lr", "nan"), "'lr' takes a number");
   EXPECT_EQ(einrt::setTrainText(s, "steps", "1.5"), "'steps' takes a whole number, got 1.5");
   EXPECT_EQ(einrt::setTrainText(s, "fusion", "maybe"),
-            "'maybe' is not a valid fusion; expected one of: on off");
+            "'maybe' is not a valid fusion; expected one of: on elementwise off");
   EXPECT_TRUE(s.given.empty());
 }
 
