@@ -207,9 +207,9 @@ class Check:
             ref = self.manifest["models"][name]["reference"]
             ck = os.path.join(self.bin, name + "-ck")
             logfile = os.path.join(self.out, f"train-{name}.jsonl")
-            for p in (ck, logfile):
-                shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else (
-                    os.remove(p) if os.path.exists(p) else None)
+            shutil.rmtree(ck, ignore_errors=True)
+            if os.path.exists(logfile):
+                os.remove(logfile)
             code, text = self.run(f"train {name}", [
                 self.exes[name], "train", "--backend", self.backend, "--data", self.tokens,
                 "--steps", str(len(ref)), "--checkpoint-dir", ck, "--log", logfile], timeout)

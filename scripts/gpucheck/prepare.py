@@ -85,7 +85,7 @@ def main():
     p.add_argument("--threads", type=int, default=0, help="threads of the CPU reference runs")
     a = p.parse_args()
 
-    einc = a.einc or os.path.join(a.build, "bin", "einc")
+    einc = os.path.abspath(a.einc or os.path.join(a.build, "bin", "einc"))
     if not a.no_build and not a.einc:
         log(f"building einc in {a.build}")
         run(["cmake", "--build", a.build, "-j2", "--target", "einc", "einc-exe-kit"])

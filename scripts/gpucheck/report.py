@@ -63,7 +63,8 @@ def speed_row(data, kind):
     the kind the model is about, its correctness included."""
     r = {"device": data.get("tested_description"), "all_within_bounds": data.get("passed")}
     pick = {"elementwise": "elementwise", "softmax": "reduction", "gemm": "contraction"}[kind]
-    steps = forward_steps(data, pick)
+    # Not the loss's reduction to a scalar: the rows are what the row is about.
+    steps = [s for s in forward_steps(data, pick) if not s["result"].endswith("[]")]
     if steps:
         s = max(steps, key=lambda s: (s["flops"], s["bytes"]))
         r.update({"what": s["what"], "launch": s["launch"], "result": s["result"],
@@ -73,7 +74,7 @@ def speed_row(data, kind):
                   "bound": s["bound_why"], "error_over_bound": s["error_over_bound"]})
     if kind == "softmax":  # the whole softmax: every kernel of the forward but the loss
         kernels = [s for s in data.get("steps", []) if s["seconds"] > 0 and s["function"] == "forward"]
-        exp = [s for s in kernels if s["class"] == "elementwise"]
+        exp = [s for s in kernels if s["class"] == "elementwise" and "exp" in s["what"]]
         if exp:
             e = max(exp, key=lambda s: s["bytes"])
             r["fused_exp_gb_per_s"] = gb(e["bytes"], e["seconds"])

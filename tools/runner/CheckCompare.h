@@ -43,6 +43,9 @@ enum class BoundKind : uint8_t {
   Transcendental, // 2e-6 · max(1, max |reference|); narrow results: one ulp
   RowSum,         // 2^-20 · the sum of the magnitudes of each output's inputs
   Gemm,           // 2·k·2^-24 · (|A|·|B| + |C|), plus one ulp of a narrow C
+  Rows,           // a row's whole chain in one kernel (softmax, layernorm): its sums
+                  // reassociated and carried through the row's ops, 2^-18 · max(1,
+                  // max |reference|), + the transcendental bound where it has one
 };
 const char *boundKindName(BoundKind k);
 

@@ -65,6 +65,8 @@ std::string stepClass(const einrt::Step &s) {
     return "data";
   if (s.note.rfind("fused", 0) == 0)
     return "elementwise";
+  if (s.note.rfind("rows", 0) == 0) // a row's chain with its reductions: softmax, layernorm
+    return "reduction";
   std::string op = s.note.substr(0, s.note.find(' '));
   if (op == "ein.reduce")
     return "reduction";
@@ -85,6 +87,7 @@ std::string stepKey(const einrt::Program &p, const einrt::Step &s) {
                       g.n, g.k, int64_t(g.transA), int64_t(g.transB), g.lda, g.ldb, g.ldc,
                       g.strideA, g.strideB, g.strideC, int64_t(g.epilogue)})
       key += " " + std::to_string(v);
+    key += " post " + std::to_string(g.post.kernel) + " " + std::to_string(g.post.library);
     for (const einrt::GemmLoop &l : g.outer)
       key += " (" + std::to_string(l.count) + " " + std::to_string(l.strideA) + " " +
              std::to_string(l.strideB) + " " + std::to_string(l.strideC) + ")";
@@ -140,6 +143,18 @@ einrt::Program stepProgram(const einrt::Program &p, const einrt::Step &s, int co
   if (auto *k = std::get_if<einrt::KernelLaunch>(&step.payload))
     for (int32_t &b : k->extraOutputs)
       b = add(b, einrt::BufferRole::Temp);
+  if (auto *g = std::get_if<einrt::GemmDesc>(&step.payload)) {
+    // A GEMM's epilogue names its operands among the step's inputs and C,
+    // and writes the step's outputs after C.
+    einrt::GemmPost &post = g->post;
+    for (int32_t &b : post.outputs)
+      b = add(b, einrt::BufferRole::Temp);
+    auto renumber = [&](int32_t &b) { b = b < 0 ? b : index.at(b); };
+    for (int32_t &b : post.operands)
+      renumber(b);
+    for (int32_t *b : {&post.residual, &post.bias, &post.aux, &post.result})
+      renumber(*b);
+  }
   for (int32_t b : step.outputs()) {
     out.results.push_back(b);
     out.resultNames.push_back(out.buffers[size_t(b)].name);
@@ -168,23 +183,31 @@ bool fillArguments(einrt::Executor &ex, const einrt::ModelBundle &bundle, uint64
   return true;
 }
 
-/// An executor of `program` on `device` whose argument buffers hold what
-/// `values` (a whole run's executor) holds in their source buffers.
+/// What `values` (a whole run's executor) holds in the source buffers of
+/// `program`'s arguments, in argument order: copied out once per step.
+bool argumentValues(const einrt::Program &program, const std::vector<int32_t> &source,
+                    const einrt::Executor &values, std::vector<einrt::TensorData> &out,
+                    std::string &error) {
+  out.assign(program.arguments.size(), {});
+  for (size_t i = 0; i < program.arguments.size(); ++i)
+    if (!values.exportBuffer(size_t(source[size_t(program.arguments[i])]), out[i], error))
+      return false;
+  return true;
+}
+
+/// An executor of `program` on `device` with `args` in its arguments (their
+/// absolute values with `absolute`).
 std::optional<einrt::Executor> loadStep(const einrt::Program &program,
-                                        const std::vector<int32_t> &source,
-                                        const std::shared_ptr<einrt::Device> &device,
-                                        const einrt::Executor &values, bool absolute,
+                                        const std::vector<einrt::TensorData> &args,
+                                        const std::shared_ptr<einrt::Device> &device, bool absolute,
                                         std::string &error) {
   auto ex = einrt::Executor::create(program, device, error);
   if (!ex)
     return std::nullopt;
-  for (int32_t a : program.arguments) {
-    einrt::TensorData t;
-    if (!values.exportBuffer(size_t(source[size_t(a)]), t, error))
+  for (size_t i = 0; i < program.arguments.size(); ++i)
+    if (!ex->importBuffer(size_t(program.arguments[i]),
+                          absolute ? runner::absolute(args[i]) : args[i], error))
       return std::nullopt;
-    if (!ex->importBuffer(size_t(a), absolute ? runner::absolute(t) : t, error))
-      return std::nullopt;
-  }
   return ex;
 }
 
@@ -229,7 +252,8 @@ private:
   void checkFunction(const einrt::Program &p, CheckResult &out);
   void checkStep(const einrt::Program &p, size_t index, const einrt::Executor &values,
                  StepResult &r);
-  void timeStep(const einrt::Program &p, const einrt::Step &s, const einrt::Executor &values,
+  void timeStep(const einrt::Program &p, const einrt::Step &s,
+                const std::vector<einrt::TensorData> &args, std::optional<einrt::Executor> &ex,
                 StepResult &r);
   void profileFunction(const einrt::Program &p, FunctionResult &f);
   void progress(const std::string &line) const {
@@ -333,13 +357,18 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
   std::string error;
   std::vector<int32_t> source;
   einrt::Program one = stepProgram(p, s, 1, source);
-  std::vector<einrt::TensorData> want, got, magnitude;
-  auto ref = loadStep(one, source, reference.device, values, false, error);
+  std::vector<einrt::TensorData> args, want, got, magnitude;
+  if (!argumentValues(one, source, values, args, error)) {
+    r.error = "the reference run's values: " + error;
+    return;
+  }
+  auto ref = loadStep(one, args, reference.device, false, error);
   if (!ref || !ref->run(error) || !results(*ref, want, error)) {
     r.error = "on the reference device: " + error;
     return;
   }
-  auto test = loadStep(one, source, tested.device, values, false, error);
+  ref.reset();
+  auto test = loadStep(one, args, tested.device, false, error);
   if (!test || !test->run(error) || !results(*test, got, error)) {
     r.error = "on " + tested.device->name() + ": " + error;
     return;
@@ -347,7 +376,7 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
   if (perturb == int64_t(index) + 1 && !got.empty() && !got[0].bytes.empty())
     got[0].bytes[got[0].bytes.size() - 1] ^= 0x01; // the check of the check: one element off
   if (r.rule.kind == BoundKind::Gemm) {            // |A|·|B| (+ |C|) on the reference device
-    auto abs = loadStep(one, source, reference.device, values, true, error);
+    auto abs = loadStep(one, args, reference.device, true, error);
     if (!abs || !abs->run(error) || !results(*abs, magnitude, error)) {
       r.error = "the |A|·|B| product: " + error;
       return;
@@ -373,31 +402,29 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
     if (r.problem.empty() && !c.problem.empty())
       r.problem = (want.size() > 1 ? "result " + std::to_string(t) + ": " : "") + c.problem;
   }
-  test.reset();
-  timeStep(p, s, values, r);
+  timeStep(p, s, args, test, r);
 }
 
-void Checker::timeStep(const einrt::Program &p, const einrt::Step &s, const einrt::Executor &values,
-                       StepResult &r) {
+void Checker::timeStep(const einrt::Program &p, const einrt::Step &s,
+                       const std::vector<einrt::TensorData> &args,
+                       std::optional<einrt::Executor> &ex, StepResult &r) {
   if (o.checkRepeat <= 0)
     return;
   std::string error;
-  // One copy first: two runs to warm up (the cuda device records its
-  // second run as a graph), a third timed to size the repetition.
-  std::vector<int32_t> source;
-  einrt::Program one = stepProgram(p, s, 1, source);
-  auto ex = loadStep(one, source, tested.device, values, false, error);
+  // The compared executor (run once) again: a second run (the cuda device
+  // records it as a graph), then a third timed to size the repetition.
   double single = 0;
-  if (!ex || !ex->run(error) || !ex->run(error) || !timeRuns(*ex, 1, single, error)) {
+  if (!ex->run(error) || !timeRuns(*ex, 1, single, error)) {
     r.error = "timing on " + tested.device->name() + ": " + error;
     return;
   }
   int copies =
       int(std::clamp(std::ceil(kTargetSeconds / std::max(single, 1e-7)), 1.0, double(kMaxCopies)));
   if (copies > 1) {
-    source.clear();
+    ex.reset();
+    std::vector<int32_t> source;
     einrt::Program many = stepProgram(p, s, copies, source);
-    ex = loadStep(many, source, tested.device, values, false, error);
+    ex = loadStep(many, args, tested.device, false, error);
     if (!ex || !ex->run(error) || !ex->run(error)) {
       r.error = "timing on " + tested.device->name() + ": " + error;
       return;

@@ -60,6 +60,11 @@ TEST(CheckCompare, RulesByDeviceAndKernel) {
   EXPECT_EQ(ruleFor(kernel("ein.reduce at m.ein:4:4"), p, &columns, false).kind, BoundKind::Exact);
   EXPECT_EQ(ruleFor(kernel("fused 2 ops (ein.add ein.max) at m.ein:1:1"), p, nullptr, false).kind,
             BoundKind::Exact);
+  // A row's chain fused whole (softmax): one bound of the result's scale.
+  einrt::Step chain =
+      kernel("rows 5 ops (ein.reduce ein.sub ein.exp ein.reduce ein.div) at m.ein:6:1");
+  EXPECT_EQ(ruleFor(chain, p, nullptr, false).kind, BoundKind::Rows);
+  EXPECT_EQ(ruleFor(chain, p, nullptr, true).kind, BoundKind::Exact);
 
   einrt::GemmDesc g;
   g.m = 4, g.n = 4, g.k = 300, g.lda = 300, g.ldb = 4, g.ldc = 4;
@@ -99,6 +104,15 @@ TEST(CheckCompare, TranscendentalBound) {
   einrt::TensorData n = bf16({1}, {1.0});
   EXPECT_EQ(compareResults(n, bf16({1}, {1.0078125}), r, {}).outside, 0);
   EXPECT_EQ(compareResults(n, bf16({1}, {1.0234375}), r, {}).outside, 1);
+}
+
+TEST(CheckCompare, RowChainBound) {
+  StepRule r;
+  r.kind = BoundKind::Rows;
+  // (2^-18 + 2e-6) of max(1, max |y|): about 5.8e-6 here.
+  einrt::TensorData ref = f32({2}, {0.25, 0.75});
+  EXPECT_EQ(compareResults(ref, f32({2}, {0.25 + 5e-6, 0.75}), r, {}).outside, 0);
+  EXPECT_EQ(compareResults(ref, f32({2}, {0.25 + 7e-6, 0.75}), r, {}).outside, 1);
 }
 
 TEST(CheckCompare, RowSumBoundScalesWithTheRowsMagnitude) {
