@@ -22,7 +22,8 @@ namespace {
 
 /// Rows [r0, r1) of C = op(A)·op(B) (or C += ..., as the epilogue says) for
 /// one matrix of `g`.
-void gemmRows(const GemmDesc &g, const float *a, const float *b, float *c, int64_t r0, int64_t r1) {
+void gemmRows(const GemmLibrary &lib, const GemmDesc &g, const float *a, const float *b, float *c,
+              int64_t r0, int64_t r1) {
   const int64_t m = r1 - r0, n = g.n, k = g.k;
   const bool accumulate = g.epilogue == GemmEpilogue::Accumulate;
   if (m <= 0 || n == 0)
@@ -37,9 +38,14 @@ void gemmRows(const GemmDesc &g, const float *a, const float *b, float *c, int64
         std::fill(cr + r * g.ldc, cr + r * g.ldc + n, 0.0f);
     return;
   }
-  cblas_sgemm(CblasRowMajor, g.transA ? CblasTrans : CblasNoTrans,
-              g.transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f, ar, int(g.lda), b,
-              int(g.ldb), accumulate ? 1.0f : 0.0f, cr, int(g.ldc));
+  lib.sgemm(g.transA, g.transB, m, n, k, 1.0f, ar, g.lda, b, g.ldb, accumulate ? 1.0f : 0.0f, cr,
+            g.ldc);
+}
+
+/// The shape a GEMM library is chosen by: one whole matrix of `g` (its
+/// chunks all run on the library chosen for it).
+GemmShape shapeOf(const GemmDesc &g) {
+  return GemmShape{g.transA, g.transB, g.m, g.n, g.k, g.lda, g.ldb, g.ldc};
 }
 
 bool narrow(DType t) { return t == DType::BF16 || t == DType::F16; }
@@ -177,6 +183,11 @@ bool CpuDevice::pickBf16Path(std::string &error) {
 bool CpuDevice::prepare(const Program &program, std::string &error) {
   if (bf16GemmSteps(program) > 0 && !pickBf16Path(error))
     return false;
+  bool matmuls = std::any_of(program.steps.begin(), program.steps.end(), [](const Step &s) {
+    return std::holds_alternative<GemmDesc>(s.payload);
+  });
+  if (matmuls && !pickGemmChooser(error))
+    return false;
   std::array<int64_t, 2> need = workspaceNeeds(program, bf16Path.value_or(Bf16GemmPath::Emulate));
   if (need[0] <= int64_t(workspace.size()) && need[1] <= int64_t(packed.size()))
     return true;
@@ -273,6 +284,10 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
   return true;
 }
 
+bool CpuDevice::pickGemmChooser(std::string &error) {
+  return gemmChoice || GemmChooser::fromEnvironment(gemmChoice, error);
+}
+
 bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
                      std::string &error) {
   return gemmRowsDone(g, av, bv, cv, nullptr, error);
@@ -323,13 +338,16 @@ bool CpuDevice::gemmRowsDone(const GemmDesc &g, const void *av, const void *bv, 
   const int64_t total = g.matrices();
   if (total == 0 || g.m == 0 || g.n == 0)
     return true;
+  if (!pickGemmChooser(error))
+    return false;
+  const GemmLibrary &lib = gemmChoice->forShape(shapeOf(g));
   const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
   forEachChunk(chunks.count(), [&](int chunk) {
     MatmulChunks::Chunk part = chunks.chunk(chunk);
     for (int64_t i = part.first; i < part.last; ++i) {
       int64_t oa, ob, oc;
       matrixOffsets(g, i, oa, ob, oc);
-      gemmRows(g, a + oa, b + ob, c + oc, part.r0, part.r1);
+      gemmRows(lib, g, a + oa, b + ob, c + oc, part.r0, part.r1);
       if (done)
         (*done)(i, part.r0, part.r1);
     }

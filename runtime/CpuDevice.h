@@ -26,6 +26,7 @@
 #define EINC_RUNTIME_CPUDEVICE_H
 
 #include "runtime/Bf16Gemm.h"
+#include "runtime/GemmTable.h"
 #include "runtime/HostDevice.h"
 #include "runtime/ThreadPool.h"
 
@@ -60,6 +61,14 @@ public:
   void setBf16GemmPath(Bf16GemmPath path) { bf16Path = path; }
   /// The path picked (nullopt before any bf16 GEMM was prepared or run).
   std::optional<Bf16GemmPath> bf16GemmPath() const { return bf16Path; }
+  /// Which library runs each f32 GEMM shape (runtime/GemmTable.h): fixed
+  /// here (tests), else GemmChooser::fromEnvironment (EINC_GEMM, this
+  /// machine's measured table) on first use.
+  void setGemmChooser(std::shared_ptr<const GemmChooser> chooser) {
+    gemmChoice = std::move(chooser);
+  }
+  /// The chooser in use (null before the first f32 GEMM was prepared or run).
+  const GemmChooser *gemmChooser() const { return gemmChoice.get(); }
   /// `program`'s Matmul steps that bf16GemmPath() decides (bf16 A and B,
   /// f32 or bf16 C).
   static int64_t bf16GemmSteps(const Program &program);
@@ -92,6 +101,8 @@ private:
   void forEachChunk(int chunks, const std::function<void(int)> &fn);
   /// bf16Path, picked now if it is not yet.
   bool pickBf16Path(std::string &error);
+  /// gemmChoice, made now if it is not yet.
+  bool pickGemmChooser(std::string &error);
   /// Called by a GEMM's chunk after computing rows [r0, r1) of matrix i.
   using RowsDone = std::function<void(int64_t i, int64_t r0, int64_t r1)>;
   /// gemm(), with `done` (if set) after each chunk's rows of each matrix.
@@ -106,6 +117,7 @@ private:
   std::vector<float> workspace;     // widened GEMM operands (prepare)
   std::vector<uint32_t> packed;     // packed bf16 GEMM operands (prepare)
   std::optional<Bf16GemmPath> bf16Path;
+  std::shared_ptr<const GemmChooser> gemmChoice;
 };
 
 } // namespace einrt

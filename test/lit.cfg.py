@@ -29,7 +29,7 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # tools, or every cell would test the same thing. %{einc_threads} and
 # %{openblas_coretype} are what the tests should see (a pattern when unset).
 for var in ["EINC_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU", "EINC_CPU_BF16"]:
+            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU", "EINC_CPU_BF16", "EINC_GEMM"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(

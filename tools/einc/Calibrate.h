@@ -10,6 +10,10 @@
 
 #include "Options.h"
 
+#include "runtime/TrainSettings.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
 #include <string>
 
 namespace einc {
@@ -20,6 +24,12 @@ std::string defaultDeviceFilePath();
 
 /// Runs `einc calibrate`; returns the process exit status.
 int calibrate(const Options &o);
+
+/// `einc calibrate --gemm FILE.ein`: times every GEMM shape of the model's
+/// training functions on each GEMM library (runtime/GemmTable.h), prints
+/// the table and merges the choices into this machine's GEMM table. The
+/// exit status.
+int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSettings &settings);
 
 } // namespace einc
 

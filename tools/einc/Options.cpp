@@ -344,6 +344,13 @@ void buildCalibrate(Command &c, Options &o) {
               bad("--seconds needs a number of seconds in (0, 60], got '" + v + "'");
             o.seconds = *s;
           });
+  c.flag("--gemm",
+         "with a model file: time every GEMM shape of its step on each\n"
+         "library that loads (OpenBLAS, oneDNN, BLIS), one thread, and keep\n"
+         "the fastest per shape in this machine's table, which the CPU\n"
+         "backend then uses (runtime/GemmTable.h); --set applies",
+         o.calibrateGemm);
+  addSet(c, o);
 }
 
 void buildReport(Command &c, Options &o) {
@@ -680,8 +687,9 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
   for (const std::string &file : c.files) {
     if (c.tool->executable)
       bad("unexpected argument '" + file + "' (the model is compiled into " + c.tool->name + ")");
-    if (o.command == "calibrate")
-      bad("'einc calibrate' takes no input file, got '" + file + "'");
+    if (o.command == "calibrate" && !o.calibrateGemm)
+      bad("'einc calibrate' takes no input file, got '" + file +
+          "' (--gemm FILE.ein times the model's GEMMs)");
     if (!o.input.empty())
       bad("more than one input file ('" + o.input + "' and '" + file + "')");
     o.input = file;
@@ -690,8 +698,9 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
 
 /// The checks across flags.
 void checkCombination(const Tool &tool, Options &o) {
-  if (o.input.empty() && o.command != "calibrate" && !tool.executable)
-    bad("missing input file");
+  if (o.input.empty() && (o.command != "calibrate" || o.calibrateGemm) && !tool.executable)
+    bad(o.calibrateGemm ? "--gemm needs a model file (einc calibrate --gemm FILE.ein)"
+                        : "missing input file");
   if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
     bad("--gpus and --tokens go together");
   if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)

@@ -40,6 +40,7 @@ struct Options {
 
   // calibrate
   double seconds = 3; // --seconds S (the measuring budget)
+  bool calibrateGemm = false; // calibrate --gemm MODEL.ein: the GEMM table of its shapes
 
   // report
   std::string device = "h100"; // --device NAME

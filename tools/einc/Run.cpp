@@ -159,6 +159,9 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   if (int64_t steps = cpu ? einrt::CpuDevice::bf16GemmSteps(*program) : 0)
     llvm::outs() << "cpu backend: @" << name << ": " << steps << " bf16 GEMM steps through "
                  << einrt::bf16GemmPathDescription(*backend->device->bf16GemmPath()) << "\n";
+  if (const einrt::GemmChooser *gemms = cpu ? backend->device->gemmChooser() : nullptr;
+      gemms && !gemms->isDefault())
+    llvm::outs() << "cpu backend: @" << name << ": f32 GEMMs on " << gemms->describe() << "\n";
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
                                ex->arenaBytes() / 1048576.0, ex->residentBytes() / 1048576.0);

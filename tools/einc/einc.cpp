@@ -98,6 +98,8 @@ int run(const Options &o) {
   fe.printDiagnostics();
   if (!module)
     return 1;
+  if (o.command == "calibrate")
+    return calibrateGemm(*module, o, fe.settings);
   if (o.command == "check")
     return 0;
   if (o.command == "run")
@@ -180,7 +182,7 @@ int main(int argc, char **argv) {
     break;
   }
   const Options *options = &line.options;
-  if (options->command == "calibrate")
+  if (options->command == "calibrate" && !options->calibrateGemm)
     return calibrate(*options);
   if (options->command == "data")
     return prepareData(*options);

@@ -315,6 +315,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << "; " << loaded.description;
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get()); cpu && cpu->bf16GemmPath())
     out << "; bf16 GEMMs: " << einrt::bf16GemmPathName(*cpu->bf16GemmPath());
+  if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get());
+      cpu && cpu->gemmChooser() && !cpu->gemmChooser()->isDefault())
+    out << "; f32 GEMMs: " << cpu->gemmChooser()->describe();
   out << ")\n";
   {
     int64_t arena = 0, owned = 0; // over every function
