@@ -2,7 +2,7 @@
 "Checking on a GPU").
 
     scripts/gpu-prepare [--cpu] [--out gpu] [--build build] [--no-build] [--einc EINC]
-                        [--models a,b] [--threads N]
+                        [--models a,b] [--threads N] [--jobs N]
 
 Builds einc (unless --no-build), compiles each model of common.MODELS with `einc compile
 --target cuda` (where this einc has it) and the report on the h200 profile, checks with ldd
@@ -13,6 +13,7 @@ OUT must not be ignored by git, so that it travels with the working tree to the 
 (64 MiB in all). --cpu: tiny dims and no CUDA target, for scripts/gpu-check --cpu here.
 """
 import argparse
+import concurrent.futures
 import json
 import lzma
 import os
@@ -83,6 +84,8 @@ def main():
     p.add_argument("--einc", default="", help="this einc (implies --no-build)")
     p.add_argument("--models", default="", help="only these (comma-separated)")
     p.add_argument("--threads", type=int, default=0, help="threads of the CPU reference runs")
+    p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1),
+                   help="models prepared side by side (default: the cores, at most 4)")
     a = p.parse_args()
 
     einc = os.path.abspath(a.einc or os.path.join(a.build, "bin", "einc"))
@@ -130,8 +133,8 @@ def main():
         "train_steps": common.TRAIN_STEPS,
         "models": {},
     }
-    total_xz = 0
-    for m in wanted:
+    def prepare(m):
+        """One model: compiled, checked, stripped, compressed, its reference trained."""
         exe = os.path.join(work, m.name)
         cmd = [einc, "compile", os.path.join(common.ROOT, m.source), "-o", exe,
                "--device", common.DEVICE_PROFILE, "--precision", m.precision]
@@ -157,7 +160,6 @@ def main():
             packed = lzma.compress(f.read(), preset=1 if a.cpu else 9 | lzma.PRESET_EXTREME)
         with open(os.path.join(out, m.name + ".xz"), "wb") as f:
             f.write(packed)
-        total_xz += len(packed)
         entry = {
             "file": m.name + ".xz", "source": m.source, "precision": m.precision,
             "dims": m.dims(a.cpu), "uses": m.uses, "bytes": raw, "stripped_bytes": stripped,
@@ -168,11 +170,18 @@ def main():
         }
         if "train" in m.uses:
             entry["reference"] = reference_curve(exe, tokens, work, a.threads)
-        manifest["models"][m.name] = entry
         log(f"{m.name}: compiled in {seconds:.1f} s; {common.mib(raw):.1f} MiB, stripped "
             f"{common.mib(stripped):.1f} MiB, xz {common.mib(len(packed)):.1f} MiB"
             + (f"; reference loss {entry['reference'][0]:.4f} .. {entry['reference'][-1]:.4f}"
                if "reference" in entry else ""))
+        return entry
+
+    # Models side by side (--jobs): compiles, xz and the references are one thread each.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        entries = list(pool.map(prepare, wanted))
+    for m, entry in zip(wanted, entries):
+        manifest["models"][m.name] = entry
+    total_xz = sum(e["xz_bytes"] for e in entries)
     with open(os.path.join(out, common.MANIFEST), "w") as f:
         json.dump(manifest, f, indent=1)
     shutil.rmtree(work)
