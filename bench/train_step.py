@@ -117,6 +117,12 @@ def torch_worker(args):
             logits = F.layer_norm(x, (d,), lnf_g, lnf_b, 1e-5) @ wte.t()
             return F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
 
+    if args.torch_mode == "compile":
+        # Inductor: forward and backward of the loss compiled (AOTAutograd);
+        # the optimizer and clipping stay eager. The first (warm-up) steps
+        # pay for compiling.
+        loss_fn = torch.compile(loss_fn)
+
     # einc's defaults (docs/training.md, docs/train-step.md): AdamW β 0.9/0.999,
     # eps 1e-8, weight decay 0.01 on matrices (rank ≥ 2) only, clip 1.0, lr 1e-3.
     decay = [p for p in params.values() if p.dim() >= 2]
@@ -218,19 +224,59 @@ def run_einc(args, model, data, work, round_):
             "peak_mib": peak, "compile_s": compile_s}
 
 
-def run_torch(args, model, data, work, round_):
-    out = os.path.join(work, f"torch-{model}-{round_}.out")
-    cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", model,
+def run_torch(args, model, data, work, round_, mode="eager"):
+    out = os.path.join(work, f"torch-{mode}-{model}-{round_}.out")
+    cmd = [args.python, os.path.abspath(__file__), "--torch-worker", model, "--torch-mode", mode,
            "--data", data, "--steps", str(args.steps), "--warmup", str(args.warmup),
            "--threads", str(args.threads), "--seed", str(args.seed)]
     rc, _, peak = run_child(cmd, child_env(args.threads), out)
     if rc != 0:
-        sys.exit(f"torch worker failed ({rc}):\n{tail(out)}")
+        sys.exit(f"torch worker ({mode}) failed ({rc}):\n{tail(out)}")
     with open(out) as f:
         result = json.loads([l for l in f if l.startswith("{")][-1])
     result["times"] = result["times"][args.warmup:]
     result["peak_mib"] = peak
     return result
+
+
+def run_jax(args, model, data, work, round_):
+    out = os.path.join(work, f"jax-{model}-{round_}.out")
+    cmd = [args.python, os.path.join(ROOT, "bench", "jax_worker.py"), model, "--data", data,
+           "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--threads", str(args.threads), "--seed", str(args.seed)]
+    rc, _, peak = run_child(cmd, child_env(args.threads), out)
+    if rc != 0:
+        sys.exit(f"jax worker failed ({rc}):\n{tail(out)}")
+    with open(out) as f:
+        result = json.loads([l for l in f if l.startswith("{")][-1])
+    result["times"] = result["times"][args.warmup:]
+    result["peak_mib"] = peak
+    return result
+
+
+PEERS = {"eager": lambda a, m, d, w, r: run_torch(a, m, d, w, r, "eager"),
+         "compile": lambda a, m, d, w, r: run_torch(a, m, d, w, r, "compile"),
+         "jax": run_jax}
+VENV = os.path.join(ROOT, "bench", ".venv")
+
+
+def make_venv():
+    """bench/.venv with PyTorch 2.x and JAX from PyPI (the peers' Python)."""
+    py = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "torch", "jax", "numpy"], check=True)
+    return py
+
+
+def peer_versions(python):
+    code = ("import importlib\n"
+            "for m in ('torch', 'jax'):\n"
+            "    try: print(m, importlib.import_module(m).__version__)\n"
+            "    except Exception: print(m, '-')")
+    res = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    return dict(l.split() for l in res.stdout.splitlines() if len(l.split()) == 2)
 
 
 def cpu_profile_path():
@@ -298,7 +344,14 @@ def main():
     ap.add_argument("--breakdown", action="store_true", help="also print the report's predicted time by phase, kind and top ops")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, checkpoints, child output)")
+    ap.add_argument("--peers", default="eager",
+                    help="comma-separated: eager (PyTorch), compile (torch.compile, Inductor), jax "
+                         "(jax.jit); default eager")
+    ap.add_argument("--python", help="the peers' Python (default: bench/.venv's, else this one)")
+    ap.add_argument("--make-venv", action="store_true",
+                    help="create bench/.venv with PyTorch 2.x and JAX from PyPI first")
     ap.add_argument("--torch-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--torch-mode", default="eager", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.torch_worker:
@@ -312,7 +365,23 @@ def main():
         if m not in MODELS:
             sys.exit(f"unknown model '{m}' (valid: {', '.join(MODELS)})")
 
-    import torch  # only for the version line; the workers import it themselves
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    for p in peers:
+        if p not in PEERS:
+            sys.exit(f"unknown peer '{p}' (valid: {', '.join(PEERS)})")
+    if args.make_venv:
+        args.python = make_venv()
+    if not args.python:
+        venv_py = os.path.join(VENV, "bin", "python")
+        args.python = venv_py if os.path.exists(venv_py) else sys.executable
+    versions = peer_versions(args.python)
+    for p in peers:
+        need = "jax" if p == "jax" else "torch"
+        if versions.get(need, "-") == "-":
+            sys.exit(f"peer '{p}' needs {need} in {args.python} (--make-venv installs it)")
+        if p == "compile" and not versions["torch"].split(".")[0].isdigit() or \
+                p == "compile" and int(versions["torch"].split(".")[0]) < 2:
+            sys.exit(f"peer 'compile' needs PyTorch 2.x; {args.python} has {versions['torch']}")
     work = tempfile.mkdtemp(prefix="einc-bench-")
     data = args.data
     if not data:
@@ -332,59 +401,81 @@ def main():
                 cpu = line.split(":", 1)[1].strip()
                 break
     print(f"einc train-step benchmark  {time.strftime('%Y-%m-%d %H:%M')}  {cpu}, "
-          f"{os.cpu_count()} cpus, threads {args.threads}; torch {torch.__version__}; "
+          f"{os.cpu_count()} cpus, threads {args.threads}; torch {versions.get('torch', '-')}, "
+          f"jax {versions.get('jax', '-')} ({args.python}); "
           f"{args.warmup} warm-up + {args.steps} timed steps x {args.rounds} round(s)")
     print(f"  einc: {args.einc}; data: {data}")
+    try:  # the machine's ceilings, as einc calibrate measured them (every thread)
+        with open(cpu_profile_path()) as f:
+            cpu_prof = next(x for x in json.load(f)["profiles"] if x["name"] == "cpu")
+        print(f"  ceilings (einc calibrate, every thread): sgemm "
+              f"{cpu_prof['matmulFlops']['f32'] / 1e9:.1f} GFLOP/s, FMA loop "
+              f"{cpu_prof['vectorFlops']['f32'] / 1e9:.1f} GFLOP/s, bandwidth "
+              f"{cpu_prof['bandwidth'] / 1e9:.1f} GB/s")
+    except (OSError, ValueError, KeyError, StopIteration):
+        pass
 
     results = {}
     for model in models:
-        e_runs, t_runs = [], []
+        e_runs, p_runs = [], {p: [] for p in peers}
         for r in range(args.rounds):
             e_runs.append(run_einc(args, model, data, work, r))
-            t_runs.append(run_torch(args, model, data, work, r))
+            for p in peers:
+                p_runs[p].append(PEERS[p](args, model, data, work, r))
         pred, report = predicted(args, model)
         tok = tokens_per_step(model)
         e_med = statistics.median([t for run in e_runs for t in run["times"]])
-        t_med = statistics.median([t for run in t_runs for t in run["times"]])
         results[model] = {
             "tokens_per_step": tok,
-            "einc_median_s": e_med, "torch_median_s": t_med, "ratio": t_med / e_med,
-            "einc_tokens_per_s": tok / e_med, "torch_tokens_per_s": tok / t_med,
+            "einc_median_s": e_med, "einc_tokens_per_s": tok / e_med,
             "einc_peak_mib": max(r["peak_mib"] for r in e_runs),
-            "torch_peak_mib": max(r["peak_mib"] for r in t_runs),
             "predicted_s": pred,
             "einc_compile_s": e_runs[0]["compile_s"],
             "einc_loss_first_last": [e_runs[0]["losses"][0], e_runs[0]["losses"][-1]],
-            "torch_loss_first_last": [t_runs[0]["losses"][0], t_runs[0]["losses"][-1]],
             "einc_times_s": [t for run in e_runs for t in run["times"]],
-            "torch_times_s": [t for run in t_runs for t in run["times"]],
+            "peers": {},
         }
+        for p, runs in p_runs.items():
+            med = statistics.median([t for run in runs for t in run["times"]])
+            results[model]["peers"][p] = {
+                "median_s": med, "ratio": med / e_med, "tokens_per_s": tok / med,
+                "peak_mib": max(r["peak_mib"] for r in runs),
+                "loss_first_last": [runs[0]["losses"][0], runs[0]["losses"][-1]],
+                "times_s": [t for run in runs for t in run["times"]]}
         results[model]["_report"] = report
 
     print()
-    head = (f"{'model':8s} {'einc ms':>9s} {'torch ms':>9s} {'ratio':>6s} {'einc tok/s':>11s} "
-            f"{'torch tok/s':>11s} {'einc MiB':>9s} {'torch MiB':>9s} {'pred ms':>8s}")
+    head = f"{'model':8s} {'einc ms':>9s} {'einc tok/s':>11s} {'einc MiB':>9s} {'pred ms':>8s}"
+    for p in peers:
+        head += f" {p + ' ms':>11s} {'ratio':>6s} {p + ' MiB':>10s}"
     print(head)
     print("-" * len(head))
     for model, r in results.items():
         pred = f"{r['predicted_s'] * 1e3:8.2f}" if r["predicted_s"] is not None else f"{'-':>8s}"
-        print(f"{model:8s} {r['einc_median_s'] * 1e3:9.2f} {r['torch_median_s'] * 1e3:9.2f} "
-              f"{r['ratio']:6.2f} {r['einc_tokens_per_s']:11.0f} {r['torch_tokens_per_s']:11.0f} "
-              f"{r['einc_peak_mib']:9.0f} {r['torch_peak_mib']:9.0f} {pred}")
-    print("ratio = torch / einc median step time (> 1: einc faster); pred = einc report --device cpu")
+        line = (f"{model:8s} {r['einc_median_s'] * 1e3:9.2f} {r['einc_tokens_per_s']:11.0f} "
+                f"{r['einc_peak_mib']:9.0f} {pred}")
+        for p in peers:
+            q = r["peers"][p]
+            line += f" {q['median_s'] * 1e3:11.2f} {q['ratio']:6.2f} {q['peak_mib']:10.0f}"
+        print(line)
+    print("ratio = peer / einc median step time (> 1: einc faster); pred = einc report --device cpu")
+    print("peers: eager = PyTorch eager, compile = torch.compile (Inductor), jax = jax.jit of the step")
     for model, r in results.items():
-        el, tl = r["einc_loss_first_last"], r["torch_loss_first_last"]
+        el = r["einc_loss_first_last"]
         comp = f"; einc kernel compile {r['einc_compile_s']:.2f} s (not in step time)" \
             if r["einc_compile_s"] is not None else ""
-        print(f"  {model}: loss first/last einc {el[0]:.3f}/{el[1]:.3f}, "
-              f"torch {tl[0]:.3f}/{tl[1]:.3f}{comp}")
+        losses = ", ".join(f"{p} {q['loss_first_last'][0]:.3f}/{q['loss_first_last'][1]:.3f}"
+                           for p, q in r["peers"].items())
+        print(f"  {model}: loss first/last einc {el[0]:.3f}/{el[1]:.3f}, {losses}{comp}")
     if args.breakdown:
         for model, r in results.items():
             if r["_report"]:
                 print(f"\n{model}: predicted {r['predicted_s'] * 1e3:.2f} ms")
                 print(breakdown(r["_report"]))
-    verdict = all(r["ratio"] >= 1 for r in results.values())
-    print(f"\nbar (einc not slower than PyTorch eager on every model): {'met' if verdict else 'NOT met'}")
+    for p in peers:
+        verdict = all(r["peers"][p]["ratio"] >= 1 for r in results.values())
+        print(f"\nbar (einc not slower than {p} on every model): {'met' if verdict else 'NOT met'}", end="")
+    print()
     if args.keep:
         print(f"kept {work}")
     else:
