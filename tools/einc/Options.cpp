@@ -441,6 +441,11 @@ void buildTrain(Command &c, Options &o) {
           "report (progress line and log) every N steps (default 1); steps\n"
           "with an evaluation and the last step are always reported",
           [&o](const std::string &v) { o.logEvery = count("--log-every", v, 1); });
+  c.flag("--profile",
+         "time every step of the training function(s) and print, at the end,\n"
+         "each step group's measured time beside the report's roofline and\n"
+         "the worst-predicted steps (also a {\"profile\": ...} line in --log)",
+         o.profile);
   if (!c.tool->executable)
     addBackend(c, o, "cpu (compiled kernels and BLAS; the default), reference or cuda");
   else

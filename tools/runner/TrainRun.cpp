@@ -21,6 +21,8 @@
 #include "runtime/CpuDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/Schedule.h"
+#include "runtime/StepPrediction.h"
+#include "runtime/StepProfile.h"
 #include "runtime/StrictJson.h"
 #include "runtime/Trainer.h"
 
@@ -29,6 +31,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace einc::runner {
@@ -58,6 +61,7 @@ bool number(const nlohmann::json *v, double &out) {
 struct Prediction {
   bool available = false;
   double stepSeconds = 0, mfu = 0, modelFlops = 0, peak = 0;
+  double bandwidth = 0; // the device's bytes/s (the per-step roofline of --profile)
   std::string device; // the report's ("" without a report)
 };
 
@@ -99,7 +103,8 @@ Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend,
   p.available = number(member(predicted, "step_seconds"), p.stepSeconds) &&
                 number(member(predicted, "mfu"), p.mfu) &&
                 number(member(member(&j, "model_flops"), "total"), p.modelFlops) &&
-                number(member(device, "matrix_flops_per_second"), p.peak);
+                number(member(device, "matrix_flops_per_second"), p.peak) &&
+                number(member(device, "bandwidth_bytes_per_second"), p.bandwidth);
   return p;
 }
 
@@ -110,6 +115,52 @@ std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
   if (!ck)
     return std::nullopt;
   return einrt::Schedule::parse(ck->info.schedule, error);
+}
+
+/// --profile's table per profiled function, and its {"profile": ...} line
+/// appended to the metrics log.
+bool printProfile(const std::vector<einrt::Executor *> &profiled, const Prediction &prediction,
+                  const std::string &logFile, std::string &error) {
+  std::ostream &out = std::cout;
+  nlohmann::json functions = nlohmann::json::array();
+  einrt::StepRoofline roofline{prediction.peak, prediction.bandwidth};
+  for (einrt::Executor *ex : profiled) {
+    const einrt::Program &p = ex->program();
+    out << "\n";
+    if (prediction.available)
+      out << "profile of @" << p.name << ": " << p.steps.size() << " steps, "
+          << einrt::formatPredictedProfile(p, ex->stepSeconds(), ex->profiledRuns(), roofline);
+    else
+      out << einrt::formatStepProfile(p, ex->stepSeconds(), ex->profiledRuns())
+          << "  (no prediction beside it: the report is not of this device's profile)\n";
+    nlohmann::json steps = nlohmann::json::array();
+    const double perRun = ex->profiledRuns() > 0 ? 1e3 / double(ex->profiledRuns()) : 0;
+    for (size_t i = 0; i < p.steps.size() && i < ex->stepSeconds().size(); ++i) {
+      nlohmann::json s = {{"index", i},
+                          {"group", einrt::stepGroup(p.steps[i])},
+                          {"note", p.steps[i].note},
+                          {"measured_ms", ex->stepSeconds()[i] * perRun}};
+      if (prediction.available) {
+        einrt::StepPrediction e = einrt::predictStep(p, i, roofline);
+        s["predicted_ms"] = 1e3 * e.seconds;
+        s["bytes"] = e.bytes;
+        s["flops"] = e.flops;
+        s["bound"] = e.computeBound ? "compute" : "memory";
+      }
+      steps.push_back(std::move(s));
+    }
+    functions.push_back({{"function", p.name}, {"runs", ex->profiledRuns()}, {"steps", steps}});
+  }
+  if (logFile.empty())
+    return true;
+  std::ofstream log(logFile, std::ios::app);
+  log << nlohmann::json({{"profile", functions}}).dump() << "\n";
+  log.flush();
+  if (!log) {
+    error = "cannot append the profile to '" + logFile + "'";
+    return false;
+  }
+  return true;
 }
 
 std::string lrText(double lr) { return einrt::formatShortest(lr); }
@@ -359,6 +410,17 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   }
   out.flush();
 
+  // --profile: every step of the training function(s) timed (the device
+  // synchronises after each), printed at the end beside the roofline.
+  std::vector<einrt::Executor *> profiled;
+  if (o.profile) {
+    for (einrt::Executor *ex : {programs.trainStep, programs.accumulate, programs.apply})
+      if (ex) {
+        ex->setProfiling(true);
+        profiled.push_back(ex);
+      }
+  }
+
   auto trainer =
       einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr, error);
   if (!trainer)
@@ -398,6 +460,8 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
         << fixed(*result.bestValLoss / std::log(2.0), 4) << " bits per byte (" << ckDir
         << "/best.safetensors)\n";
   out << "checkpoint " << ckDir << "/last.safetensors\n";
+  if (!profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
+    return fail(error);
   out.flush();
   return 0;
 }
