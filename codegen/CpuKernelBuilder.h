@@ -423,6 +423,29 @@ public:
   }
 };
 
+/// The initial value of a `kind` reduction ("sum", "max", "min") of `k`.
+Value reduceInitValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k);
+/// `acc` combined with `x` by a `kind` reduction of `k`: exact (never
+/// reassociated), a narrow sum rounded after the addition, float max / min
+/// NaN-propagating.
+Value reduceCombineValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k, Value acc, Value x);
+/// Whether reduceRow needs its scratch (an f32 sum combined in partials).
+bool rowNeedsScratch(llvm::StringRef kind, ElemKind k, int64_t length);
+/// One row of `length` elements (`element(j)` the j-th, j an index)
+/// combined in codegen/RowOrder.h's order from the reduction's initial
+/// value; `scratch`: a memref<kRowScratch x f32> where rowNeedsScratch.
+Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t length,
+                const std::function<Value(Value)> &element, Value scratch);
+/// The f32 elements reduceRow's scratch holds: a block's partials and its
+/// warps' results.
+inline constexpr int64_t kRowScratch = 1024 + 32;
+
+/// Whether an "ein.rows" kernel needs reduceRow's scratch.
+bool rowsNeedScratch(const KernelSpec &spec);
+/// The loops of an "ein.rows" kernel (codegen/CpuRowsKernel.cpp).
+void genRows(KernelBuilder &g, const KernelSpec &spec, ArrayRef<Value> in, ArrayRef<Value> outs,
+             Value scratch);
+
 } // namespace ein::codegen
 
 #endif // EINC_CODEGEN_CPUKERNELBUILDER_H

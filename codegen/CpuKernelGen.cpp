@@ -83,42 +83,38 @@ int reduceParallelGroup(const std::vector<ReduceGroup> &groups) {
   return -1;
 }
 
-void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
+/// Whether a reduction's loops are rows (kept groups) of one trailing
+/// reduced run: each output is then one row combined by reduceRow, the
+/// order a row kernel (CpuRowsKernel.cpp) and the CUDA renderer share.
+bool reducesRows(const std::vector<ReduceGroup> &groups) {
+  if (groups.empty() || !groups.back().reduced)
+    return false;
+  for (size_t i = 0; i + 1 < groups.size(); ++i)
+    if (groups[i].reduced)
+      return false;
+  return true;
+}
+
+void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out, Value scratch) {
   ElemKind k = s.result.elem;
   std::vector<ReduceGroup> groups = reduceGroups(s);
   using Group = ReduceGroup;
 
-  // Float sums may be reassociated (the loop vectoriser then keeps several
-  // partial sums in vector lanes): the result differs from the reference's
-  // row-major order by rounding only. Float max / min are NaN-propagating
-  // maximum / minimum, which vectorise and give the reference's values
-  // (up to the sign of a zero).
+  // Float sums over leading dims may be reassociated (the loop vectoriser
+  // then keeps several partial sums in vector lanes): the result differs
+  // from the reference's row-major order by rounding only. Rows (the
+  // trailing dims reduced) are combined by reduceRow in RowOrder's order.
+  // Float max / min are NaN-propagating maximum / minimum, which give the
+  // reference's values in any order (up to the sign of a zero).
   // A narrow sum is a fold in its own type (ir/EinOps.td): each addition
   // rounded, in order; it still vectorises across outputs where the
   // reduced dims are outer ones (a sum over rows).
   auto combine = [&](Value acc, Value x) -> Value {
     if (k == ElemKind::F32 && s.kind == "sum")
       return g.b.create<arith::AddFOp>(g.loc, acc, x, arith::FastMathFlags::reassoc);
-    if (isNarrowKind(k) && s.kind == "sum")
-      return g.roundTo(g.b.create<arith::AddFOp>(g.loc, acc, x), k);
-    if (isFloatKind(k))
-      return s.kind == "max" ? Value(g.b.create<arith::MaximumFOp>(g.loc, acc, x))
-                             : Value(g.b.create<arith::MinimumFOp>(g.loc, acc, x));
-    if (s.kind == "sum")
-      return g.addOf(acc, x, k);
-    if (s.kind == "max")
-      return g.maxOf(acc, x, k);
-    return g.minOf(acc, x, k);
+    return reduceCombineValue(g, s.kind, k, acc, x);
   };
-  Value init;
-  if (s.kind == "sum")
-    init = g.zeroOf(k);
-  else if (isFloatKind(k))
-    init = g.f32c(s.kind == "max" ? -std::numeric_limits<float>::infinity()
-                                  : std::numeric_limits<float>::infinity());
-  else
-    init = g.i32c(s.kind == "max" ? std::numeric_limits<int32_t>::min()
-                                  : std::numeric_limits<int32_t>::max());
+  Value init = reduceInitValue(g, s.kind, k);
 
   if (s.operands[0].count() == 0) {
     g.loop(s.result.count(), [&](Value o) { g.store(init, out, k, o); });
@@ -154,7 +150,14 @@ void genReduce(KernelBuilder &g, const KernelSpec &s, Value in, Value out) {
         }
         outOff = g.orZero(outOff);
         Value acc = g.load(out, k, outOff);
-        if (tailReduced) {
+        if (tailReduced && reducesRows(groups)) {
+          const Group &t = groups.back();
+          Value row = reduceRow(
+              g, s.kind, k, t.size,
+              [&](Value j) { return g.load(in, k, g.orZero(g.mulAdd(inOff, j, t.inStride))); },
+              scratch);
+          acc = reduceCombineValue(g, s.kind, k, acc, row);
+        } else if (tailReduced) {
           const Group &t = groups.back();
           acc = g.loopCarry(t.size, acc, [&](Value j, Value a) {
             Value at = g.orZero(g.mulAdd(inOff, j, t.inStride));
@@ -254,6 +257,23 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
   if (parallelExtent(s) > 1) {
     g.parBegin = entry->getArgument(entry->getNumArguments() - 2);
     g.parEnd = entry->getArgument(entry->getNumArguments() - 1);
+  }
+  // reduceRow's partials, on the stack once per call.
+  Value scratch;
+  bool rowsScratch = s.op == "ein.rows" && rowsNeedScratch(s);
+  if (s.op == "ein.reduce" && s.operands[0].count() > 0) {
+    std::vector<ReduceGroup> groups = reduceGroups(s);
+    rowsScratch = reducesRows(groups) && rowNeedsScratch(s.kind, s.result.elem, groups.back().size);
+  }
+  if (rowsScratch)
+    scratch = b.create<memref::AllocaOp>(loc, MemRefType::get({kRowScratch}, b.getF32Type()));
+  if (s.op == "ein.rows") {
+    size_t nin = s.operands.size();
+    genRows(g, s, ArrayRef<Value>(args).take_front(nin), ArrayRef<Value>(args).drop_front(nin),
+            scratch);
+    b.create<func::ReturnOp>(loc);
+    assert(!g.parArmed && "a parallel loop was armed but never created");
+    return;
   }
   if (s.op == "ein.fused") {
     size_t nin = s.operands.size();
@@ -371,7 +391,7 @@ void generateKernel(const KernelSpec &s, llvm::StringRef name, ModuleOp module) 
       g.move(in[0], g.orZero(inOff), out, g.orZero(outOff));
     });
   } else if (op == "ein.reduce") {
-    genReduce(g, s, in[0], out);
+    genReduce(g, s, in[0], out, scratch);
   } else if (op == "ein.iota") {
     std::vector<int64_t> os = stridesOf(s.result.shape);
     g.armParallel();
@@ -457,6 +477,8 @@ int64_t parallelExtent(const KernelSpec &s) {
   int64_t n = s.result.count();
   if (op == "ein.fused")
     return s.outer > 0 ? s.outer : n;
+  if (op == "ein.rows")
+    return s.outer;
   if (isUnary(op) || op == "ein.cast" || op == "ein.reshape")
     return n;
   if (isBinary(op) || op == "ein.cmp" || op == "ein.select" || op == "ein.stochastic_round") {

@@ -61,6 +61,9 @@ struct FusedNode {
   ElemKind elem = ElemKind::F32;        // the result's
   ElemKind operandElem = ElemKind::F32; // the operands' (cmp, cast)
   std::vector<int32_t> args;            // >= 0: kernel operand j; < 0: node -(k + 1)
+  // "ein.rows": computed once per row (a reduction, `kind` its kind, and
+  // what reads only per-row values).
+  bool perRow = false;
 };
 
 struct KernelSpec {
@@ -80,6 +83,12 @@ struct KernelSpec {
   std::vector<int32_t> outputNodes;
   std::vector<KernelTensor> extraResults;
   int64_t outer = 0, inner = 0;
+  // "ein.rows" (describeRowsKernel) has the same fields: outer rows of inner
+  // elements; body nodes computed per element of a row, or per row
+  // (FusedNode::perRow: "ein.reduce" nodes and what reads only them), and
+  // "ein.broadcast" nodes (a per-row node's value at every element). An
+  // operand is read per element (Full: element r·inner + j; Suffix: j),
+  // per row (Prefix: element r) or once (Scalar).
 };
 
 /// A fusion group described as one kernel, and where its buffers come from.
@@ -99,6 +108,12 @@ struct FusedKernel {
 /// Describes `members` (adjacent ops of one fusion group, in order; see
 /// passes/FuseElementwise.h) as one kernel. Errors are diagnostics.
 mlir::FailureOr<FusedKernel> describeFusedKernel(llvm::ArrayRef<mlir::Operation *> members);
+
+/// Describes `members` (the adjacent ops of one row group, in order; see
+/// passes/FuseRows.h) as one "ein.rows" kernel. Fails without a diagnostic
+/// where the ops are not a row kernel (a part of a group cloned by remat):
+/// the caller then lowers them one by one.
+mlir::FailureOr<FusedKernel> describeRowsKernel(llvm::ArrayRef<mlir::Operation *> members);
 
 /// How an elementwise kernel (binary, cmp, select) reads one operand. When the
 /// operand is an ein.broadcast of a smaller tensor, the kernel can read the

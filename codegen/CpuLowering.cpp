@@ -46,6 +46,7 @@
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
 #include "passes/FuseElementwise.h"
+#include "passes/FuseRows.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -265,7 +266,8 @@ public:
         continue;
       if (auto run = runEndingAt_.find(&op); run != runEndingAt_.end()) {
         lowerFused(fused_[run->second]);
-        if (failed(closeEpilogue(runIds_[run->second], fused_[run->second].outputs.empty())))
+        if (failed(closeEpilogue(runIds_[run->second], fused_[run->second].outputs.empty())) ||
+            failed(materializeSpreads(run->second)))
           return failure();
         continue;
       }
@@ -335,6 +337,36 @@ private:
       run.clear();
       return success();
     };
+    // Row groups (passes/FuseRows.h): adjacent ops of one `ein.rows` group
+    // are one row kernel; ops that do not make one (a part of a group
+    // cloned by remat) are lowered one by one.
+    std::optional<int64_t> rowGroup;
+    auto closeRows = [&]() {
+      if (run.size() >= 2) {
+        auto fk = describeRowsKernel(run);
+        if (succeeded(fk)) {
+          int64_t index = int64_t(fused_.size());
+          runIds_.push_back(-1); // never an epilogue
+          for (Operation *m : run)
+            runOf_[m] = index;
+          runEndingAt_[run.back()] = index;
+          for (OpOperand *use : fk->inPlaceReads)
+            inPlace_.insert(use);
+          fused_.push_back(std::move(*fk));
+          rowsMembers_[index] = run;
+        }
+      }
+      run.clear();
+    };
+    for (Operation &op : body.without_terminator()) {
+      auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kRowsAttr);
+      if (!id || !rowGroup || *rowGroup != id.getInt())
+        closeRows();
+      rowGroup = id ? std::optional<int64_t>(id.getInt()) : std::nullopt;
+      if (id)
+        run.push_back(&op);
+    }
+    closeRows();
     std::optional<int64_t> current;
     for (Operation &op : body.without_terminator()) {
       auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr);
@@ -362,6 +394,26 @@ private:
     if (runOf_.count(use.getOwner()))
       return inPlace_.count(&use);
     return operandAccess(use.getOwner(), use.getOperandNumber()) != Access::Full;
+  }
+
+  /// A broadcast of a row kernel read after it where a reader cannot read
+  /// it in place: its own kernel step after the row kernel, from the input
+  /// the row kernel writes (describeRowsKernel).
+  LogicalResult materializeSpreads(int64_t run) {
+    auto it = rowsMembers_.find(run);
+    if (it == rowsMembers_.end())
+      return success();
+    for (Operation *op : it->second) {
+      if (!isa<mlir::ein::BroadcastOp>(op))
+        continue;
+      bool needed = llvm::any_of(op->getUses(), [&](OpOperand &use) {
+        auto owner = runOf_.find(use.getOwner());
+        return (owner == runOf_.end() || owner->second != run) && !readsInPlace(use);
+      });
+      if (needed && failed(lowerKernel(op, *stepOf_.lookup(op))))
+        return failure();
+    }
+    return success();
   }
 
   /// The kernel step just lowered for fusion group `id` becomes the
@@ -435,7 +487,8 @@ private:
     k.payload = std::move(launch);
     // "fused 7 ops (ein.mul ein.add ...) at f.ein:3:5": where the first
     // result's op is.
-    k.note = "fused " + std::to_string(fk.spec.body.size()) + " ops (";
+    k.note = (fk.spec.op == "ein.rows" ? "rows " : "fused ") + std::to_string(fk.spec.body.size()) +
+             " ops (";
     for (size_t n = 0; n < fk.spec.body.size(); ++n)
       k.note += (n ? " " : "") + fk.spec.body[n].op;
     k.note += ")";
@@ -629,6 +682,7 @@ private:
   llvm::DenseSet<OpOperand *> inPlace_;                           // fused reads of broadcasts
   llvm::DenseMap<int32_t, int32_t> alias_;                        // reshape result -> its input
   std::vector<int64_t> runIds_;                                   // the fusion group of each run
+  std::map<int64_t, SmallVector<Operation *>> rowsMembers_;       // row kernel run -> its ops
   std::map<int64_t, Step> pending_;                               // group -> the Matmul it ends
   llvm::DenseMap<int64_t, SmallVector<Operation *>> epilogueOps_; // group -> its ops
   llvm::DenseMap<int64_t, Value> products_; // epilogue group -> the product it reads

@@ -85,6 +85,7 @@ std::string reduceCombine(const std::string &kind, ElemKind k, const std::string
 void renderElementwise(Kernel &k);
 void renderReshape(Kernel &k);
 void renderReduce(Kernel &k);
+void renderRowsKernel(Kernel &k); // "ein.rows" (CudaRenderRowsKernel.cpp)
 void renderTranspose(Kernel &k);
 void renderBroadcast(Kernel &k);
 void renderIota(Kernel &k);

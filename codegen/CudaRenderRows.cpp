@@ -29,14 +29,12 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuKernelBuilder.h"
 #include "codegen/CudaRenderInternal.h"
+#include "codegen/RowOrder.h"
 
 namespace ein::codegen::cuda {
 
 namespace {
 
-/// Row length from which a row gets a block instead of a warp (a warp would
-/// load 64 or more elements per lane).
-constexpr int64_t kBlockRowsFrom = 2048;
 /// Rows from which a sum over rows gets blocks of column tiles instead of a
 /// thread per column walking every row.
 constexpr int64_t kColumnTilesFrom = 256;
@@ -73,10 +71,11 @@ void renderRows(Kernel &k, int64_t rows, int64_t rowLength) {
   ElemKind e = s.result.elem;
   std::string acc = valueType(e), init = reduceInit(s.kind, e);
   std::string t = storageType(s.operands[0].elem);
-  int32_t v = int32_t(16 / storageBytes(s.operands[0].elem));
-  if (rowLength % v != 0)
-    v = 1;
-  bool block = rowLength >= kBlockRowsFrom;
+  // The order (vectors, partials) is codegen/RowOrder.h's, shared with the
+  // CPU kernels and the row kernels.
+  RowOrder order = rowOrder(rowLength, s.operands[0].elem, s.kind);
+  int32_t v = int32_t(order.vector);
+  bool block = order.partials > 32;
   k.out.info.kind = block ? einrt::CudaLaunchKind::BlockRows : einrt::CudaLaunchKind::WarpRows;
   k.out.info.work = rows;
   k.out.info.rowLength = rowLength;

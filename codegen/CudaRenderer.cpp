@@ -191,9 +191,9 @@ using namespace cuda;
 
 std::string cudaKernelBaseName(const KernelSpec &s) {
   std::string bare = s.op.substr(0, 4) == "ein." ? s.op.substr(4) : s.op;
-  if (s.op == "ein.fused") {
+  if (s.op == "ein.fused" || s.op == "ein.rows") {
     // The ops in body order, at most six named.
-    std::string name = "fused";
+    std::string name = s.op == "ein.rows" ? "rows" : "fused";
     size_t shown = std::min<size_t>(s.body.size(), 6);
     for (size_t k = 0; k < shown; ++k)
       name += "_" + s.body[k].op.substr(4);
@@ -239,6 +239,8 @@ CudaKernelSource renderCudaKernel(const KernelSpec &spec, int64_t index, const s
     renderReshape(k);
   else if (op == "ein.reduce")
     renderReduce(k);
+  else if (op == "ein.rows")
+    renderRowsKernel(k);
   else if (op == "ein.transpose")
     renderTranspose(k);
   else if (op == "ein.broadcast")

@@ -86,6 +86,8 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width = irByteWidth
 struct FusionSummary {
   int64_t fusedKernels = 0;     // groups of two or more ops (`ein.fusion`)
   int64_t fusedOps = 0;         // ops in those groups
+  int64_t rowKernels = 0;       // row groups (`ein.rows`): reductions with their
+  int64_t rowOps = 0;           // producers and consumers, and their ops
   int64_t foldedBroadcasts = 0; // broadcasts every user reads in place
   int64_t epilogues = 0;        // contractions with an epilogue (`ein.epilogue`)
   int64_t epilogueBytes = 0;    // their products' bytes, read by it from cache

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Analysis.h"
 #include "passes/FuseElementwise.h"
+#include "passes/FuseRows.h"
 
 #include "ir/EinOps.h"
 
@@ -24,8 +25,20 @@ namespace {
 /// fusible op alone.
 std::vector<SmallVector<Operation *>> kernelsOf(Block &body) {
   std::vector<SmallVector<Operation *>> kernels;
-  std::optional<int64_t> current;
+  std::optional<int64_t> current, currentRows;
   for (Operation &op : body.without_terminator()) {
+    // A row group (passes/FuseRows.h): its adjacent members, reductions and
+    // broadcasts included, are one kernel.
+    if (auto rows = op.getAttrOfType<IntegerAttr>(kRowsAttr)) {
+      current.reset();
+      if (currentRows && *currentRows == rows.getInt())
+        kernels.back().push_back(&op);
+      else
+        kernels.push_back({&op});
+      currentRows = rows.getInt();
+      continue;
+    }
+    currentRows.reset();
     if (!isFusible(&op)) {
       current.reset();
       continue;
@@ -77,17 +90,32 @@ std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
     llvm::SmallPtrSet<Operation *, 16> members(io.members.begin(), io.members.end());
     FusionSplit split;
     split.elements = cast<ShapedType>(io.members.front()->getResult(0).getType()).getNumElements();
+    // A row kernel reads by its row shape (rowOperandRead), not by a split.
+    std::optional<RowShape> rows;
+    if (io.members.front()->hasAttr(kRowsAttr))
+      for (Operation *op : io.members)
+        if (!rows)
+          rows = rowReductionShape(op);
     llvm::SmallSetVector<Value, 16> inputs;
     for (Operation *op : io.members) {
       for (OpOperand &use : op->getOpOperands()) {
         Operation *def = use.get().getDefiningOp();
         if (def && members.count(def))
           continue;
-        BroadcastReadInfo info = classifyBroadcastRead(use.get());
         Value source = use.get();
-        if (info.read != BroadcastRead::Full && split.admit(info)) {
+        bool through = false;
+        if (rows) {
+          through = !isa<ReduceOp>(op) &&
+                    rowOperandRead(use.get(), rowLevel(op, *rows), *rows) != BroadcastRead::Full;
+        } else {
+          BroadcastReadInfo info = classifyBroadcastRead(use.get());
+          through = info.read != BroadcastRead::Full && split.admit(info);
+        }
+        if (through) {
           source = use.get().getDefiningOp<BroadcastOp>().getInput();
           inPlace.insert(&use);
+          if (Operation *src = source.getDefiningOp(); src && members.count(src))
+            continue; // a per-row value the kernel computes
         }
         if (!inputs.insert(source))
           continue;
@@ -99,8 +127,13 @@ std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
         io.read += valueBytes(source.getType(), width);
       }
       if (llvm::any_of(op->getUsers(), [&](Operation *u) { return !members.count(u); })) {
-        io.written += valueBytes(op->getResult(0).getType(), width);
-        io.outputs.push_back(op->getResult(0));
+        // A row kernel writes a broadcast's input (a per-row value) for the
+        // readers after it (codegen/CpuRowsKernel.cpp).
+        Value written = rows && isa<BroadcastOp>(op) ? op->getOperand(0) : op->getResult(0);
+        if (!llvm::is_contained(io.outputs, written)) {
+          io.written += valueBytes(written.getType(), width);
+          io.outputs.push_back(written);
+        }
       }
     }
     out.push_back(std::move(io));
@@ -137,7 +170,10 @@ FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
   llvm::DenseSet<OpOperand *> inPlace;
   summary.epilogues = int64_t(epilogueProducts(body).size());
   for (const KernelIO &kernel : kernelIO(body, width, inPlace, &summary.epilogueBytes)) {
-    if (kernel.members.size() > 1) {
+    if (kernel.members.size() > 1 && kernel.members.front()->hasAttr(kRowsAttr)) {
+      ++summary.rowKernels;
+      summary.rowOps += static_cast<int64_t>(kernel.members.size());
+    } else if (kernel.members.size() > 1) {
       ++summary.fusedKernels;
       summary.fusedOps += static_cast<int64_t>(kernel.members.size());
     }

@@ -270,6 +270,49 @@ def EinFuseEpilogues : Pass<"ein-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::ein::EinDialect"];
 }
 
+def EinFuseRows : Pass<"ein-fuse-rows", "mlir::func::FuncOp"> {
+  let summary = "Fuse reductions over rows with their producers and consumers";
+  let description = [{
+    Runs after `ein-fuse-elementwise` and `ein-fuse-epilogues`. A *row
+    group* is a reduction over the trailing dims of a `[rows, L]` tensor
+    (sum of f32 or i32, max, min) together with the ops over the same rows
+    that produce its input, that read its result (per-row ops of the
+    `[rows]` shape, and through a broadcast back into `[rows, L]`), and that
+    read the same rows (siblings); a backend runs it as one kernel per row:
+    each reduction one pass over the row while it is in cache, the per-row
+    values in registers, the input read from memory once. Softmax (max,
+    subtract, exp, sum, divide), layernorm and rmsnorm, cross-entropy's
+    log-sum-exp and their gradients each become one row kernel.
+
+    From each such reduction in program order a group grows over adjacent
+    units (elementwise fusion groups and single ops) of the group's shape
+    and `ein.phase`, unless the unit is a contraction's epilogue, the group
+    would read more than `max-inputs` buffers, or a path would leave the
+    group and come back (a cycle once it runs as one kernel). A broadcast
+    joins only to spread a value the group computes; other broadcasts (a
+    gain, a bias, a scalar, a per-row input) are read in place.
+
+    Each member of a row group gets `ein.rows = N : i64` (and loses
+    `ein.fusion`), and the function is reordered so that each group's
+    members are adjacent. Values are not changed.
+
+    ```mlir
+    %m = ein.reduce max %x dims [1] {ein.rows = 0 : i64} : tensor<8x256xf32> -> tensor<8xf32>
+    %b = ein.broadcast %m dims [0] {ein.rows = 0 : i64} : tensor<8xf32> -> tensor<8x256xf32>
+    %d = ein.sub %x, %b {ein.rows = 0 : i64} : tensor<8x256xf32>
+    %e = ein.exp %d {ein.rows = 0 : i64} : tensor<8x256xf32>
+    %s = ein.reduce sum %e dims [1] {ein.rows = 0 : i64} : tensor<8x256xf32> -> tensor<8xf32>
+    %t = ein.broadcast %s dims [0] {ein.rows = 0 : i64} : tensor<8xf32> -> tensor<8x256xf32>
+    %p = ein.div %e, %t {ein.rows = 0 : i64} : tensor<8x256xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxInputs", "max-inputs", "unsigned", "16",
+           "most distinct buffers a row kernel reads">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect"];
+}
+
 def EinFuseElementwise : Pass<"ein-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Group chains of elementwise ops into fused kernels";
   let description = [{

@@ -17,7 +17,7 @@ std::string stepGroup(const Step &step) {
   if (step.kind != StepKind::Kernel)
     return stepKindName(step.kind);
   // Kernel notes start with the op name ("ein.exp at f.ein:3:5") or, for a
-  // fused kernel, "fused(" (codegen/CpuLowering.cpp).
+  // fused kernel, "fused N ops (", for a row kernel "rows N ops (" (codegen/CpuLowering.cpp).
   std::string head = step.note.substr(0, step.note.find_first_of(" ("));
   return head.empty() ? std::string("kernel") : head;
 }

@@ -69,6 +69,8 @@ std::string canonicalPrecision(const std::string &word) {
   return p ? p->name : word;
 }
 
+std::string canonicalFusion(const std::string &word) { return word == "on" ? "all" : word; }
+
 std::string checkRemat(const std::string &word) {
   std::string error;
   return parseRematPolicy(word, error) ? "" : error;
@@ -105,8 +107,10 @@ const std::vector<SettingInfo> &trainSettingTable() {
        "precision policy (mixed: an alias of bf16-mixed)", Compiled, nullptr, canonicalPrecision},
       {"remat", &S::remat, "every:K names:a,b budget:SIZE none full sqrt selective", 0, 0,
        "activation checkpointing policy", Compiled, checkRemat},
-      {"fusion", &S::fusion, "on elementwise off", 0, 0,
-       "fusion: elementwise groups and GEMM epilogues (on), groups only, or none", Compiled},
+      {"fusion", &S::fusion, "all elementwise off", 0, 0,
+       "fusion: elementwise groups, row kernels and GEMM epilogues (all; on: an alias), "
+       "elementwise groups only, or none",
+       Compiled, nullptr, canonicalFusion},
       {"fp8", &S::fp8, "none block tensor", 0, 0,
        "fp8 contractions: E4M3 operands, E5M2 gradients, scaled per block of 32 or per tensor",
        Compiled},

@@ -4,8 +4,9 @@ import sys
 
 on, off = (json.load(open(p)) for p in sys.argv[1:3])
 f = on["fusion"]
-print("on: enabled %s, %d fused kernels, %d ops, %d broadcasts in place"
-      % (f["enabled"], f["fused_kernels"], f["fused_ops"], f["folded_broadcasts"]))
+print("on: enabled %s, %d fused kernels, %d ops, %d broadcasts in place, %d row kernels"
+      % (f["enabled"], f["fused_kernels"], f["fused_ops"], f["folded_broadcasts"],
+         f["row_kernels"]))
 print("off: enabled %s" % off["fusion"]["enabled"])
 same = (on["flops"] == off["flops"] and on["model_flops"] == off["model_flops"]
         and on["params"] == off["params"])

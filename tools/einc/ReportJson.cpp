@@ -34,6 +34,7 @@ Json fusionJson(const Report &r) {
   Json j;
   j["enabled"] = r.fusion;
   j["fused_kernels"] = r.fusionSummary.fusedKernels;
+  j["row_kernels"] = r.fusionSummary.rowKernels;
   j["fused_ops"] = r.fusionSummary.fusedOps;
   j["folded_broadcasts"] = r.fusionSummary.foldedBroadcasts;
   j["gemm_epilogues"] = r.fusionSummary.epilogues;

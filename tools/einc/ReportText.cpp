@@ -202,6 +202,9 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
     if (f.epilogues > 0)
       os << "; " << withThousands(f.epilogues) << " contractions with epilogues ("
          << formatBytes(double(f.epilogueBytes)) << " of products read in cache)";
+    if (f.rowKernels > 0)
+      os << "; " << withThousands(f.rowKernels) << " row kernels of " << withThousands(f.rowOps)
+         << " ops (reductions with their producers and consumers)";
     os << "\n";
   } else {
     os << "  fusion     off (every op reads its operands and writes its result)\n";

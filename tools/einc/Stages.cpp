@@ -51,8 +51,13 @@ LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
     return success();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(ein::createEinFuseElementwise());
-  if (settings.fusion == "on") // `elementwise`: the groups without GEMM epilogues
+  // `all` (`on`); `elementwise`: the groups without GEMM epilogues and row
+  // kernels. Epilogues first: a row group never takes a contraction's
+  // epilogue (docs/fusion.md).
+  if (settings.fusion != "elementwise") {
     pm.addNestedPass<func::FuncOp>(ein::createEinFuseEpilogues());
+    pm.addNestedPass<func::FuncOp>(ein::createEinFuseRows());
+  }
   return runWith(pm, module, hook);
 }
 

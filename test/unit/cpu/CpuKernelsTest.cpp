@@ -538,9 +538,11 @@ TEST(CpuKernels, ElementwiseLoopsAreVectorised) {
     std::ofstream(dump) << ir;
 }
 
-// Reductions along the innermost axis vectorise too: float sums may be
-// reassociated (partial sums in vector lanes), max is a NaN-propagating
-// maximum. Both stay within the reference's values (checked elsewhere).
+// Reductions along the innermost axis vectorise too: a float sum over rows
+// keeps codegen/RowOrder.h's 32 partials, with plain additions the
+// vectoriser makes vector ones (no reassociation: the order is fixed), max is
+// a NaN-propagating maximum. Both stay within the reference's values
+// (checked elsewhere).
 TEST(CpuKernels, InnermostReductionsAreVectorised) {
   int64_t compiled = 0;
   std::string ir =
@@ -552,7 +554,8 @@ TEST(CpuKernels, InnermostReductionsAreVectorised) {
                         "tensor<37xf32>"),
                      compiled);
   ASSERT_FALSE(ir.empty());
-  EXPECT_TRUE(std::regex_search(ir, std::regex("fadd reassoc <(4|8|16) x float>"))) << ir;
+  EXPECT_TRUE(std::regex_search(ir, std::regex("fadd <(4|8|16) x float>"))) << ir;
+  EXPECT_FALSE(std::regex_search(ir, std::regex("fadd reassoc"))) << ir;
   EXPECT_TRUE(std::regex_search(ir, std::regex("llvm\\.maximum\\.v(4|8|16)f32"))) << ir;
 }
 
@@ -574,7 +577,7 @@ TEST(CpuKernels, JitCpuFromTheEnvironment) {
       "  return %t : tensor<29x211xf32>\n";
   std::string ir =
       optimizedIRFor(fn("%x: tensor<29x211xf32>", body, "tensor<29x211xf32>"), compiled);
-  EXPECT_TRUE(std::regex_search(ir, std::regex("fadd reassoc <8 x float>"))) << ir;
+  EXPECT_TRUE(std::regex_search(ir, std::regex("<8 x float>"))) << ir;
   EXPECT_FALSE(std::regex_search(ir, std::regex("<16 x float>"))) << ir;
   EXPECT_EQ(
       checkFunction(fn("%x: tensor<31x213xf32>",

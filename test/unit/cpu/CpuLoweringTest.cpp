@@ -378,8 +378,11 @@ TEST(CpuLowering, ModelsTrainStep) {
           },
           error);
       // One AdamW step: the updates are lr-sized, the comparison is on whole
-      // tensors (max error over max magnitude).
-      EXPECT_LT(e, 1e-5) << error;
+      // tensors (max error over max magnitude). The second moment squares a
+      // gradient (twice its relative error; the gradients are within 1e-5,
+      // ModelsGrad), whose f32 row sums combine in 32 partials
+      // (codegen/RowOrder.h) where the reference folds in order.
+      EXPECT_LT(e, 3e-5) << error;
     }
 }
 

@@ -50,7 +50,7 @@ struct Config {
 std::vector<Config> configs() {
   std::vector<Config> all;
   for (std::string model : {"mlp_lm", "gpt"}) {
-    for (std::string fusion : {"on", "off"})
+    for (std::string fusion : {"all", "off"})
       for (std::string precision : {"fp32", "bf16-mixed", "fp16-mixed", "bf16"})
         for (std::string remat : {"none", "full"})
           all.push_back({model, {{"fusion", fusion}, {"precision", precision}, {"remat", remat}}});
@@ -117,7 +117,7 @@ TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
     kernelsInConfigs += kernels.kernelCount();
     ASSERT_GT(kernels.kernelCount(), 0);
     if (c.model == "gpt" && c.overrides.size() == 3 && c.overrides[1].second == "bf16-mixed" &&
-        c.overrides[0].second == "on" && c.overrides[2].second == "none")
+        c.overrides[0].second == "all" && c.overrides[2].second == "none")
       wholeBundle = ein::codegen::renderCudaBundle(
                         kernels, {compiled.program("train_step"), compiled.program("forward")})
                         .source;

@@ -100,6 +100,15 @@ template <class T> static T __shfl_xor_sync(unsigned, T v, int d) {
   w.barrier.wait();
   return r;
 }
+template <class T> static T __shfl_sync(unsigned, T v, int src) {
+  ein_warp_state &w = ein_warps_state[threadIdx.x / 32];
+  std::memcpy(&w.slot[threadIdx.x % 32], &v, sizeof v);
+  w.barrier.wait();
+  T r;
+  std::memcpy(&r, &w.slot[unsigned(src) % 32], sizeof r);
+  w.barrier.wait();
+  return r;
+}
 static void __syncthreads() { ein_block_barrier.wait(); }
 )";
 

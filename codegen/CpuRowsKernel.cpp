@@ -1,0 +1,439 @@
+//===- CpuRowsKernel.cpp - A row group as one CPU kernel ------------------===//
+//
+// describeRowsKernel: the members of a row group (passes/FuseRows.h) become
+// one KernelSpec of op "ein.rows" (codegen/CpuKernelGen.h). genRows: rows
+// are the parallel loop; each reduction is one pass over the row (its
+// producers evaluated again in that pass, from operands still in L1), in
+// the order rowOrder fixes (codegen/RowOrder.h) — the unfused reduce
+// kernel's order (reduceRow, shared with it), so a row kernel gives the
+// unfused kernels' bits. Per-row nodes are computed once per row, between
+// the passes; a last pass computes and stores the per-element results.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/CpuKernelBuilder.h"
+#include "codegen/CpuKernelGen.h"
+#include "codegen/RowOrder.h"
+
+#include "ir/EinOps.h"
+#include "passes/FuseRows.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace ein::codegen {
+
+//===----------------------------------------------------------------------===//
+// Reductions of one row, shared with the reduce kernel
+//===----------------------------------------------------------------------===//
+
+Value reduceInitValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k) {
+  if (kind == "sum")
+    return g.zeroOf(k);
+  if (isFloatKind(k))
+    return g.f32c(kind == "max" ? -std::numeric_limits<float>::infinity()
+                                : std::numeric_limits<float>::infinity());
+  return g.i32c(kind == "max" ? std::numeric_limits<int32_t>::min()
+                              : std::numeric_limits<int32_t>::max());
+}
+
+Value reduceCombineValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k, Value acc, Value x) {
+  if (isFloatKind(k) && kind == "sum")
+    return g.roundTo(g.b.create<arith::AddFOp>(g.loc, acc, x), k);
+  if (isFloatKind(k))
+    return kind == "max" ? Value(g.b.create<arith::MaximumFOp>(g.loc, acc, x))
+                         : Value(g.b.create<arith::MinimumFOp>(g.loc, acc, x));
+  if (kind == "sum")
+    return g.addOf(acc, x, k);
+  return kind == "max" ? g.maxOf(acc, x, k) : g.minOf(acc, x, k);
+}
+
+static_assert(kRowScratch == kRowBlockPartials + 32, "a block's partials and its warps' results");
+
+bool rowNeedsScratch(llvm::StringRef kind, ElemKind k, int64_t length) {
+  return k == ElemKind::F32 && kind == "sum" && !rowOrder(length, k, kind).inOrder;
+}
+
+namespace {
+
+/// s[base + l] = s[base + l] + s[base + l + d] for d = 16, 8, 4, 2, 1 and
+/// l < d: a warp's xor-shuffle tree as seen from lane 0.
+void partialTree(KernelBuilder &g, Value scratch, Value base) {
+  for (int64_t d = 16; d > 0; d /= 2)
+    g.loop(d, [&](Value l) {
+      Value at = g.b.create<arith::AddIOp>(g.loc, base, l);
+      Value other = g.b.create<arith::AddIOp>(g.loc, at, g.idx(d));
+      Value sum = g.b.create<arith::AddFOp>(g.loc, g.load(scratch, ElemKind::F32, at),
+                                            g.load(scratch, ElemKind::F32, other));
+      g.store(sum, scratch, ElemKind::F32, at);
+    });
+}
+
+} // namespace
+
+Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t length,
+                const std::function<Value(Value)> &element, Value scratch) {
+  OpBuilder &b = g.b;
+  Location loc = g.loc;
+  if (!rowNeedsScratch(kind, k, length)) // a fold in order (exact in any order but sums)
+    return g.loopCarry(length, reduceInitValue(g, kind, k), [&](Value j, Value acc) {
+      return reduceCombineValue(g, kind, k, acc, element(j));
+    });
+  RowOrder order = rowOrder(length, k, kind);
+  const int64_t P = order.partials, v = order.vector, vectors = length / v;
+  g.loop(P, [&](Value p) { g.store(g.f32c(0.0f), scratch, ElemKind::F32, p); });
+  // Partial p takes vectors p, p + P, ...: whole rounds of P, then the rest.
+  auto round = [&](Value firstVector, int64_t count) {
+    g.loop(count, [&](Value p) {
+      Value q = b.create<arith::AddIOp>(loc, firstVector, p);
+      Value base = b.create<arith::MulIOp>(loc, q, g.idx(v));
+      Value acc = g.load(scratch, ElemKind::F32, p);
+      for (int64_t e = 0; e < v; ++e)
+        acc = b.create<arith::AddFOp>(loc, acc,
+                                      element(b.create<arith::AddIOp>(loc, base, g.idx(e))));
+      g.store(acc, scratch, ElemKind::F32, p);
+    });
+  };
+  if (vectors / P > 0)
+    g.loop(vectors / P, [&](Value r) { round(b.create<arith::MulIOp>(loc, r, g.idx(P)), P); });
+  if (vectors % P)
+    round(g.idx(vectors / P * P), vectors % P);
+  if (P == 32) {
+    partialTree(g, scratch, g.idx(0));
+    return g.load(scratch, ElemKind::F32, g.idx(0));
+  }
+  // A block: each warp's 32 partials, then the 32 warps' results.
+  g.loop(P / 32, [&](Value w) {
+    Value base = b.create<arith::MulIOp>(loc, w, g.idx(32));
+    partialTree(g, scratch, base);
+    g.store(g.load(scratch, ElemKind::F32, base), scratch, ElemKind::F32,
+            b.create<arith::AddIOp>(loc, w, g.idx(P)));
+  });
+  partialTree(g, scratch, g.idx(P));
+  return g.load(scratch, ElemKind::F32, g.idx(P));
+}
+
+//===----------------------------------------------------------------------===//
+// Describing a row group
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const char *elemName(ElemKind k) {
+  static const char *names[] = {"f32", "i32", "i1", "bf16", "f16"};
+  return names[int(k)];
+}
+
+} // namespace
+
+FailureOr<FusedKernel> describeRowsKernel(ArrayRef<Operation *> members) {
+  std::optional<mlir::ein::RowShape> shape;
+  for (Operation *op : members)
+    if (!shape)
+      shape = mlir::ein::rowReductionShape(op);
+  if (!shape || members.size() < 2)
+    return failure();
+  FusedKernel fk;
+  KernelSpec &spec = fk.spec;
+  spec.op = "ein.rows";
+  llvm::DenseMap<Operation *, int32_t> nodeOf;
+  llvm::DenseMap<std::pair<Value, int>, int32_t> operandOf;
+  for (Operation *op : members) {
+    mlir::ein::RowLevel level = mlir::ein::rowLevel(op, *shape);
+    if (level == mlir::ein::RowLevel::None)
+      return failure();
+    FusedNode node;
+    node.perRow = level == mlir::ein::RowLevel::Row;
+    if (auto b = dyn_cast<mlir::ein::BroadcastOp>(op)) {
+      Operation *def = b.getInput().getDefiningOp();
+      if (!def || !nodeOf.count(def))
+        return failure(); // spreads a value computed elsewhere
+      node.op = "ein.broadcast";
+      node.elem = node.operandElem = spec.body[nodeOf[def]].elem;
+      node.args.push_back(-(nodeOf[def] + 1));
+      nodeOf[op] = int32_t(spec.body.size());
+      spec.body.push_back(std::move(node));
+      continue;
+    }
+    auto own = describeKernel(op);
+    if (failed(own))
+      return failure();
+    node.op = own->op;
+    node.kind = own->kind;
+    node.elem = own->result.elem;
+    node.operandElem = own->operands[0].elem;
+    bool reduce = isa<mlir::ein::ReduceOp>(op);
+    for (OpOperand &use : op->getOpOperands()) {
+      Operation *def = use.get().getDefiningOp();
+      if (def && nodeOf.count(def)) {
+        node.args.push_back(-(nodeOf[def] + 1));
+        continue;
+      }
+      mlir::ein::BroadcastRead read = reduce ? mlir::ein::BroadcastRead::Full
+                                             : mlir::ein::rowOperandRead(use.get(), level, *shape);
+      bool through = read != mlir::ein::BroadcastRead::Full;
+      Value source =
+          through ? use.get().getDefiningOp<mlir::ein::BroadcastOp>().getInput() : use.get();
+      if (Operation *src = source.getDefiningOp(); through && src && nodeOf.count(src)) {
+        node.args.push_back(-(nodeOf[src] + 1)); // a per-row node, at every element
+        fk.inPlaceReads.push_back(&use);
+        continue;
+      }
+      // A per-row node reads a per-row value as one element per row (a
+      // reduction reads the row's elements).
+      Access access = through                  ? accessOf(read)
+                      : node.perRow && !reduce ? Access::Prefix
+                                               : Access::Full;
+      if (through)
+        fk.inPlaceReads.push_back(&use);
+      auto [it, fresh] =
+          operandOf.try_emplace({source, int(access)}, int32_t(spec.operands.size()));
+      if (fresh) {
+        KernelTensor t = own->operands[use.getOperandNumber()];
+        t.access = access;
+        auto type = cast<RankedTensorType>(source.getType());
+        t.shape.assign(type.getShape().begin(), type.getShape().end());
+        spec.operands.push_back(std::move(t));
+        fk.inputUses.push_back(&use);
+        fk.throughBroadcast.push_back(through);
+      }
+      node.args.push_back(it->second);
+    }
+    nodeOf[op] = int32_t(spec.body.size());
+    spec.body.push_back(std::move(node));
+  }
+
+  // Results: members read after the kernel; for a broadcast read after it,
+  // its input (a per-row value: the reader reads it in place, or the lowering
+  // materialises the broadcast after the kernel).
+  llvm::SmallPtrSet<Operation *, 16> inGroup(members.begin(), members.end());
+  auto readOutside = [&](Operation *op) {
+    return llvm::any_of(op->getUsers(), [&](Operation *u) { return !inGroup.count(u); });
+  };
+  llvm::SmallPtrSet<Operation *, 4> spread;
+  for (Operation *op : members)
+    if (isa<mlir::ein::BroadcastOp>(op) && readOutside(op))
+      spread.insert(op->getOperand(0).getDefiningOp());
+  for (Operation *op : members) {
+    if (isa<mlir::ein::BroadcastOp>(op) || (!readOutside(op) && !spread.count(op)))
+      continue;
+    KernelTensor t;
+    t.elem = spec.body[nodeOf[op]].elem;
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    t.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (fk.outputs.empty())
+      spec.result = t;
+    else
+      spec.extraResults.push_back(t);
+    spec.outputNodes.push_back(nodeOf[op]);
+    fk.outputs.push_back(op);
+  }
+  if (fk.outputs.empty())
+    return fk; // dead code
+  spec.outer = shape->rows;
+  spec.inner = shape->length;
+
+  llvm::raw_string_ostream os(spec.key);
+  os << "ein.rows<" << spec.outer << "x" << spec.inner << ">(";
+  static const char *accessNames[] = {"", "scalar:", "prefix:", "suffix:"};
+  for (const KernelTensor &t : spec.operands)
+    os << accessNames[int(t.access)] << t.count() << elemName(t.elem) << ",";
+  os << "){";
+  for (const FusedNode &n : spec.body) {
+    os << (n.perRow ? "row:" : "") << n.op << "." << n.kind << ":" << elemName(n.elem)
+       << elemName(n.operandElem) << "(";
+    for (int32_t a : n.args)
+      os << a << ",";
+    os << ");";
+  }
+  os << "}->(";
+  for (int32_t n : spec.outputNodes)
+    os << n << ",";
+  os << ")";
+  os.flush();
+  return fk;
+}
+
+//===----------------------------------------------------------------------===//
+// Generating the kernel
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+class RowsGen {
+public:
+  RowsGen(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRef<Value> outs,
+          Value scratch)
+      : g(g), s(s), in(in), outs(outs), scratch(scratch) {}
+
+  void run() {
+    g.armParallel();
+    g.loop(s.outer, [&](Value r) {
+      row = r;
+      rowBase = g.b.create<arith::MulIOp>(g.loc, r, g.idx(s.inner));
+      perRow.assign(s.body.size(), Value());
+      ensured.assign(s.body.size(), 0);
+      rowOperands.assign(s.operands.size(), Value());
+      for (size_t j = 0; j < s.operands.size(); ++j) // per-row and scalar reads, once
+        if (s.operands[j].access == Access::Prefix || s.operands[j].access == Access::Scalar)
+          rowOperands[j] = g.load(in[j], s.operands[j].elem,
+                                  s.operands[j].access == Access::Prefix ? row : g.idx(0));
+      std::vector<size_t> elementOutputs;
+      for (size_t t = 0; t < s.outputNodes.size(); ++t) {
+        const FusedNode &n = s.body[s.outputNodes[t]];
+        if (n.perRow)
+          g.store(rowValue(s.outputNodes[t]), outs[t], resultOf(t).elem, row);
+        else
+          elementOutputs.push_back(t);
+      }
+      if (elementOutputs.empty())
+        return;
+      for (size_t t : elementOutputs)
+        ensurePerRowInputs(-(s.outputNodes[t] + 1));
+      g.loop(s.inner, [&](Value j) {
+        Element e = element(j);
+        for (size_t t : elementOutputs)
+          g.store(elementValue(-(s.outputNodes[t] + 1), e), outs[t], resultOf(t).elem, e.flat);
+      });
+    });
+  }
+
+private:
+  /// One element of the row inside a pass: its index in the row and in the
+  /// tensor, and the values computed for it so far.
+  struct Element {
+    Value j, flat;
+    std::vector<Value> nodes, operands;
+  };
+
+  Element element(Value j) {
+    Element e;
+    e.j = j;
+    e.flat = g.b.create<arith::AddIOp>(g.loc, rowBase, j);
+    e.nodes.assign(s.body.size(), Value());
+    e.operands.assign(s.operands.size(), Value());
+    return e;
+  }
+
+  const KernelTensor &resultOf(size_t t) const { return t == 0 ? s.result : s.extraResults[t - 1]; }
+
+  /// Computes (at row scope, before any pass needing them) the per-row
+  /// values that `arg`'s per-element expression reads.
+  void ensurePerRowInputs(int32_t arg) {
+    if (arg >= 0 || ensured[size_t(-arg - 1)])
+      return;
+    ensured[size_t(-arg - 1)] = 1;
+    const FusedNode &n = s.body[size_t(-arg - 1)];
+    if (n.perRow) {
+      rowValue(-arg - 1);
+      return;
+    }
+    for (int32_t a : n.args)
+      ensurePerRowInputs(a);
+  }
+
+  /// A per-row node's value for the current row: a reduction is a pass over
+  /// the row (reduceRow, combined with the initial value as the reduce
+  /// kernel combines it with its output's).
+  Value rowValue(int32_t k) {
+    if (perRow[k])
+      return perRow[k];
+    const FusedNode &n = s.body[size_t(k)];
+    Value v;
+    if (n.op == "ein.reduce") {
+      ensurePerRowInputs(n.args[0]);
+      Value r = reduceRow(
+          g, n.kind, n.elem, s.inner,
+          [&](Value j) {
+            Element e = element(j);
+            return elementValue(n.args[0], e);
+          },
+          scratch);
+      v = reduceCombineValue(g, n.kind, n.elem, reduceInitValue(g, n.kind, n.elem), r);
+    } else {
+      SmallVector<Value, 3> args;
+      for (int32_t a : n.args)
+        args.push_back(a >= 0 ? rowOperands[size_t(a)] : rowValue(-a - 1));
+      v = compute(n, args, row);
+    }
+    perRow[k] = v;
+    return v;
+  }
+
+  /// An operand or node's value at element `e` (inside a pass).
+  Value elementValue(int32_t arg, Element &e) {
+    if (arg >= 0) {
+      const KernelTensor &t = s.operands[size_t(arg)];
+      if (t.access == Access::Prefix || t.access == Access::Scalar)
+        return rowOperands[size_t(arg)];
+      if (!e.operands[size_t(arg)])
+        e.operands[size_t(arg)] =
+            g.load(in[size_t(arg)], t.elem, t.access == Access::Suffix ? e.j : e.flat);
+      return e.operands[size_t(arg)];
+    }
+    size_t k = size_t(-arg - 1);
+    const FusedNode &n = s.body[k];
+    if (n.perRow)
+      return perRow[k];
+    if (!e.nodes[k]) {
+      if (n.op == "ein.broadcast") {
+        e.nodes[k] = elementValue(n.args[0], e);
+      } else {
+        SmallVector<Value, 3> args;
+        for (int32_t a : n.args)
+          args.push_back(elementValue(a, e));
+        e.nodes[k] = compute(n, args, e.flat);
+      }
+    }
+    return e.nodes[k];
+  }
+
+  /// An elementwise node's value, rounded as genFused rounds it.
+  Value compute(const FusedNode &n, ArrayRef<Value> args, Value index) {
+    llvm::StringRef op = n.op;
+    Value v;
+    if (isUnary(op))
+      v = g.unary(op, args[0], n.elem);
+    else if (isBinary(op))
+      v = g.binary(op, args[0], args[1], n.elem);
+    else if (op == "ein.cmp")
+      v = g.compare(n.kind, args[0], args[1], n.operandElem);
+    else if (op == "ein.select")
+      v = g.b.create<arith::SelectOp>(g.loc, args[0], args[1], args[2]);
+    else if (op == "ein.stochastic_round")
+      v = g.stochasticRound(args[0], args[1], index, n.elem);
+    else // ein.cast
+      v = g.cast(args[0], n.operandElem, n.elem);
+    if (op != "ein.select" && op != "ein.stochastic_round")
+      v = g.roundTo(v, n.elem);
+    return v;
+  }
+
+  KernelBuilder &g;
+  const KernelSpec &s;
+  ArrayRef<Value> in, outs;
+  Value scratch;
+  Value row, rowBase;
+  std::vector<Value> perRow, rowOperands;
+  std::vector<char> ensured;
+};
+
+} // namespace
+
+bool rowsNeedScratch(const KernelSpec &s) {
+  return llvm::any_of(s.body, [&](const FusedNode &n) {
+    return n.op == "ein.reduce" && rowNeedsScratch(n.kind, n.elem, s.inner);
+  });
+}
+
+void genRows(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRef<Value> outs,
+             Value scratch) {
+  RowsGen(g, s, in, outs, scratch).run();
+}
+
+} // namespace ein::codegen
