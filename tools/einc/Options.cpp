@@ -706,6 +706,9 @@ void checkCombination(const Tool &tool, Options &o) {
   if (o.input.empty() && (o.command != "calibrate" || o.calibrateGemm) && !tool.executable)
     bad(o.calibrateGemm ? "--gemm needs a model file (einc calibrate --gemm FILE.ein)"
                         : "missing input file");
+  if (o.command == "calibrate" && !o.calibrateGemm && !o.overrides.empty())
+    bad("--set applies to 'einc calibrate --gemm FILE.ein' only (without --gemm einc "
+        "calibrate measures the machine, not a model)");
   if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
     bad("--gpus and --tokens go together");
   if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)
