@@ -261,7 +261,9 @@ public:
       const Step &s = *stepOf_.lookup(&op);
       // A broadcast that every user reads in place (see operandAccess and
       // the fused kernels' reads) is never materialised.
-      if (isa<mlir::ein::BroadcastOp>(op) && !op.use_empty() &&
+      // (A row kernel's own broadcast is its kernel's: that kernel runs at
+      // its run's last op, which may be the broadcast.)
+      if (isa<mlir::ein::BroadcastOp>(op) && !op.use_empty() && !runOf_.count(&op) &&
           llvm::all_of(op.getUses(), [&](OpOperand &use) { return readsInPlace(use); }))
         continue;
       if (auto run = runEndingAt_.find(&op); run != runEndingAt_.end()) {

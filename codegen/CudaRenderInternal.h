@@ -53,8 +53,9 @@ struct Kernel {
   Kernel(const KernelSpec &spec, std::string name) : spec(spec), name(std::move(name)) {}
   /// Records the element kinds the source uses (bf16 / f16 headers).
   void uses(ElemKind k);
-  /// `extern "C" __global__ void __launch_bounds__(1024) NAME(params) {`
-  void openEntry();
+  /// `extern "C" __global__ void __launch_bounds__(1024) NAME(params) {`;
+  /// `minBlocks` > 0: `__launch_bounds__(1024, minBlocks)`.
+  void openEntry(int minBlocks = 0);
   /// The parameter list: `const T *__restrict__ in0, ..., T *__restrict__ out0, ...`.
   std::string parameters();
 };

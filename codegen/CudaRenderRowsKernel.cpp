@@ -46,7 +46,10 @@ public:
                 : shape == Shape::Block ? "a block"
                                         : "a warp") +
                " per row");
-    k.openEntry();
+    // One block per SM at least: without it ptxas aimed at two 1024-thread
+    // blocks (32 registers) for some layernorms and spilled 4 bytes (bf16 /
+    // fp16-mixed gpt on sm_80 and sm_90); with it they take 40-50 registers.
+    k.openEntry(1);
     if (shape == Shape::Block)
       for (size_t i = 0; i < s.body.size(); ++i)
         if (s.body[i].op == "ein.reduce") {

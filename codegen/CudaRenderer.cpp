@@ -79,13 +79,16 @@ std::string Kernel::parameters() {
   return p;
 }
 
-void Kernel::openEntry() {
+void Kernel::openEntry(int minBlocks) {
   out.info.entry = name;
   out.info.params = int32_t(spec.operands.size() + 1 + spec.extraResults.size());
   // Any block of up to kCudaKernelMaxBlock threads (runtime/CudaKernels.h):
   // ptxas keeps the registers within what such a block may use.
-  src.open("extern \"C\" __global__ void __launch_bounds__(" +
-           std::to_string(einrt::kCudaKernelMaxBlock) + ") " + name + "(" + parameters() + ")");
+  std::string bounds = std::to_string(einrt::kCudaKernelMaxBlock);
+  if (minBlocks > 0)
+    bounds += ", " + std::to_string(minBlocks);
+  src.open("extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + name + "(" +
+           parameters() + ")");
 }
 
 std::string ll(int64_t v) {
