@@ -38,7 +38,8 @@ bool isArch(const std::string &s) {
   if (!digits.empty() && digits.back() == 'a')
     digits.pop_back();
   return digits.size() >= 2 && digits.size() <= 4 &&
-         std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit((unsigned char)c); });
+         std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return std::isdigit((unsigned char)c); });
 }
 
 } // namespace

@@ -27,7 +27,8 @@ std::string cpuModelName() {
   while (std::getline(in, line))
     if (line.rfind("model name", 0) == 0) {
       size_t colon = line.find(':');
-      return colon == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", colon + 1));
+      return colon == std::string::npos ? ""
+                                        : line.substr(line.find_first_not_of(" \t", colon + 1));
     }
   return "unknown CPU";
 }

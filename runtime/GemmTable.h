@@ -47,7 +47,7 @@ struct GemmMeasurement {
 };
 
 struct GemmTable {
-  std::string machine; // gemmMachineKey() when measured
+  std::string machine;                           // gemmMachineKey() when measured
   std::map<std::string, GemmMeasurement> shapes; // by GemmShape::key()
 };
 

@@ -277,8 +277,8 @@ std::string checkCudaKernels(const ModelBundle &b) {
         const CudaKernelInfo &k = b.cuda->kernels[size_t(launch->kernel)];
         size_t buffers = steps[i].inputs.size() + 1 + launch->extraOutputs.size();
         if (size_t(k.params) != buffers)
-          return "program '" + bp.program.name + "' step " + std::to_string(i) +
-                 " passes " + std::to_string(buffers) + " buffers to cuda kernel " +
+          return "program '" + bp.program.name + "' step " + std::to_string(i) + " passes " +
+                 std::to_string(buffers) + " buffers to cuda kernel " +
                  std::to_string(launch->kernel) + " (" + k.entry + "), which takes " +
                  std::to_string(k.params);
       }

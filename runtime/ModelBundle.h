@@ -87,8 +87,8 @@ struct ModelBundle {
   /// cuda device runs the "cpu" Programs with. Absent unless compiled for
   /// the cuda target.
   std::optional<CudaKernelBundle> cuda;
-  std::string reportJson;                  // `einc report --format json`, or ""
-  std::string reportText;                  // the same report as `einc report` prints it, or ""
+  std::string reportJson; // `einc report --format json`, or ""
+  std::string reportText; // the same report as `einc report` prints it, or ""
 
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("model_name", self.modelName);

@@ -21,9 +21,11 @@ StepPrediction predictStep(const Program &program, size_t index, const StepRoofl
   StepPrediction p;
   for (int32_t b : touched)
     if (b >= 0 && size_t(b) < program.buffers.size())
-      p.bytes += program.buffers[size_t(b)].elementCount() * dtypeSize(program.buffers[size_t(b)].dtype);
+      p.bytes +=
+          program.buffers[size_t(b)].elementCount() * dtypeSize(program.buffers[size_t(b)].dtype);
   // An accumulating GEMM reads C as well as writing it.
-  if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && g->epilogue == GemmEpilogue::Accumulate)
+  if (const auto *g = std::get_if<GemmDesc>(&s.payload);
+      g && g->epilogue == GemmEpilogue::Accumulate)
     p.bytes += program.buffers[size_t(s.output)].elementCount() *
                dtypeSize(program.buffers[size_t(s.output)].dtype);
   p.flops = matmulFlops(s);
@@ -86,9 +88,10 @@ std::string formatPredictedProfile(const Program &program, const std::vector<dou
     size_t i = misplaced[size_t(n)].second;
     const StepPrediction &p = predictions[i];
     const double measured = seconds[i] * perRun, predicted = 1e3 * p.seconds;
-    std::snprintf(line, sizeof line, "    %5zu %9.3f ms measured %9.3f predicted %7.2fx %-7s %9.2f MiB  ",
-                  i, measured, predicted, ratio(measured, predicted),
-                  p.computeBound ? "compute" : "memory", double(p.bytes) / 1048576.0);
+    std::snprintf(line, sizeof line,
+                  "    %5zu %9.3f ms measured %9.3f predicted %7.2fx %-7s %9.2f MiB  ", i, measured,
+                  predicted, ratio(measured, predicted), p.computeBound ? "compute" : "memory",
+                  double(p.bytes) / 1048576.0);
     out += line + program.steps[i].note + "\n";
   }
   return out;

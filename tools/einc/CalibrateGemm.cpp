@@ -59,8 +59,7 @@ int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSet
 
   einrt::setBlasThreads(1);
   std::vector<const einrt::GemmLibrary *> libs = einrt::availableGemmLibraries();
-  const double perCall =
-      std::clamp(o.seconds / double(shapes.size() * libs.size()), 0.02, 0.5);
+  const double perCall = std::clamp(o.seconds / double(shapes.size() * libs.size()), 0.02, 0.5);
   std::vector<einrt::GemmMeasurement> measured = einrt::measureGemmShapes(shapes, perCall);
 
   llvm::raw_ostream &out = llvm::outs();

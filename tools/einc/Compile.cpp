@@ -183,8 +183,7 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
         b.dims[a.getName().str()] = i.getInt();
   b.settings = priced;
   for (size_t i = 0; i < request.functions.size(); ++i)
-    b.programs.push_back(
-        einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(programs[i])});
+    b.programs.push_back(einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(programs[i])});
   // How a token window maps onto the first train program's inputs: the
   // `data` setting, else inferred (absent when it cannot be: the runner
   // says why when asked to train).

@@ -49,8 +49,7 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
   }
   cuda.compilerVersion = nvrtc->version();
   summary.kernels = int64_t(cuda.kernels.size());
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   bundle.cuda = std::move(cuda);
   return true;
 }

@@ -162,10 +162,9 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
     // said now, not on the GPU machine; the executable still runs it on
     // the CPU.
     for (const einrt::BundledProgram &bp : bundle.programs)
-      if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {});
-          !why.empty())
-        llvm::errs() << "einc compile: warning: --target cuda: @" << bp.program.name << ": "
-                     << why << "\n";
+      if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {}); !why.empty())
+        llvm::errs() << "einc compile: warning: --target cuda: @" << bp.program.name << ": " << why
+                     << "\n";
   }
 
   // 2. The kernels for every target.

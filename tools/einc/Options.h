@@ -39,7 +39,7 @@ struct Options {
   int64_t threads = 0;       // --threads N (0: einrt::defaultThreadCount())
 
   // calibrate
-  double seconds = 3; // --seconds S (the measuring budget)
+  double seconds = 3;         // --seconds S (the measuring budget)
   bool calibrateGemm = false; // calibrate --gemm MODEL.ein: the GEMM table of its shapes
 
   // report
@@ -71,8 +71,8 @@ struct Options {
   bool stepsGiven = false;     // --steps was on the command line
 
   // compile (also: -o, --set, --device, --device-file)
-  bool force = false;      // --force: replace a file that is not an einc executable
-  std::string programFile; // --program-file FILE: also write the program file
+  bool force = false;         // --force: replace a file that is not an einc executable
+  std::string programFile;    // --program-file FILE: also write the program file
   std::string target = "cpu"; // compile --target cpu|cuda (cuda: the CPU kernels too)
 
   // sample (also: --seed, --backend)

@@ -159,10 +159,12 @@ int main(int argc, char **argv) {
     std::string why;
     backend.cudaDevice = einrt::createCudaDevice({}, why);
     if (!backend.cudaDevice)
-      return fail("--backend cuda: " + why + (o.backendGiven ? "" : " (the default for a model "
-                                                                     "compiled for cuda; "
-                                                                     "--backend cpu runs it "
-                                                                     "on the CPU)"));
+      return fail("--backend cuda: " + why +
+                  (o.backendGiven ? ""
+                                  : " (the default for a model "
+                                    "compiled for cuda; "
+                                    "--backend cpu runs it "
+                                    "on the CPU)"));
     backend.cuda = std::make_shared<const einrt::CudaKernelBundle>(*bundle->cuda);
     origin = std::to_string(bundle->cuda->kernels.size()) + " cuda kernels linked in";
   }
@@ -182,8 +184,7 @@ int main(int argc, char **argv) {
     if (!object || object->kernelCount != *chosen.target->kernelCount)
       return fail(std::string("the linked kernels of ") + chosen.target->name +
                   " do not match the embedded program (" +
-                  std::to_string(*chosen.target->kernelCount) +
-                  " kernels, the program file says " +
+                  std::to_string(*chosen.target->kernelCount) + " kernels, the program file says " +
                   (object ? std::to_string(object->kernelCount) : "none") + ")");
     backend.kernels = einrt::kernelTable(chosen.target->kernels, *chosen.target->kernelCount);
     origin = chosen.linked.chosen + " kernels linked in";

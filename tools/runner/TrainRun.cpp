@@ -62,7 +62,7 @@ struct Prediction {
   bool available = false;
   double stepSeconds = 0, mfu = 0, modelFlops = 0, peak = 0;
   double bandwidth = 0; // the device's bytes/s (the per-step roofline of --profile)
-  std::string device; // the report's ("" without a report)
+  std::string device;   // the report's ("" without a report)
 };
 
 std::string lower(std::string s) {
@@ -85,8 +85,7 @@ bool profileRuns(const std::string &profile, const Backend &backend, const Loade
   return (" " + name + " ").find(" " + lower(profile) + " ") != std::string::npos;
 }
 
-Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend,
-                   const Loaded &loaded) {
+Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend, const Loaded &loaded) {
   Prediction p;
   nlohmann::json j;
   std::string error;

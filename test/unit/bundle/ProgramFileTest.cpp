@@ -183,10 +183,10 @@ TEST(ProgramFile, LayoutIsTheDocumentedOne) {
   EXPECT_EQ(header.size(), 10u);
   // The CUDA images are sections too: the cubin's bytes as they were.
   const nlohmann::json &cubin = header["cuda"]["images"][0]["bytes"];
-  EXPECT_EQ(std::string(parts.data.begin() + cubin["offset"].get<size_t>(),
-                        parts.data.begin() + cubin["offset"].get<size_t>() +
-                            cubin["size"].get<size_t>()),
-            b.cuda->images[0].bytes);
+  EXPECT_EQ(
+      std::string(parts.data.begin() + cubin["offset"].get<size_t>(),
+                  parts.data.begin() + cubin["offset"].get<size_t>() + cubin["size"].get<size_t>()),
+      b.cuda->images[0].bytes);
   EXPECT_EQ(header["cuda"]["kernels"][1]["kind"], "warp_rows");
   // Members holding their defaults are left out: a temporary's init, its
   // (empty) constant, the f32 dtype, the temp role.

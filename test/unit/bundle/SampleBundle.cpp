@@ -197,7 +197,10 @@ ModelBundle sampleBundle() {
       cuda.kernels[size_t(launch->kernel)].params =
           int32_t(s.inputs.size() + 1 + launch->extraOutputs.size());
   cuda.source = "extern \"C\" __global__ void k0_fused_exp(float *a, float *b) {}\n";
-  cuda.images.push_back({"sm_80", false, std::string("\x7f" "ELF\0\0cubin", 11)});
+  cuda.images.push_back({"sm_80", false,
+                         std::string("\x7f"
+                                     "ELF\0\0cubin",
+                                     11)});
   cuda.images.push_back({"compute_90", true, ".version 9.0\n.target sm_90\n"});
   cuda.compilerVersion = "13.0";
   b.cuda = cuda;

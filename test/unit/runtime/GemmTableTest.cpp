@@ -10,9 +10,9 @@
 // OpenBLAS's.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/GemmTable.h"
 #include "runtime/CpuDevice.h"
 #include "runtime/GemmLibrary.h"
-#include "runtime/GemmTable.h"
 
 #include <gtest/gtest.h>
 
