@@ -33,7 +33,7 @@ inline const char *kHostShimPrologue = R"(
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __shared__ static // one block runs at a time
 
