@@ -69,8 +69,6 @@ std::string canonicalPrecision(const std::string &word) {
   return p ? p->name : word;
 }
 
-std::string canonicalFusion(const std::string &word) { return word == "on" ? "all" : word; }
-
 std::string checkRemat(const std::string &word) {
   std::string error;
   return parseRematPolicy(word, error) ? "" : error;
@@ -107,10 +105,10 @@ const std::vector<SettingInfo> &trainSettingTable() {
        "precision policy (mixed: an alias of bf16-mixed)", Compiled, nullptr, canonicalPrecision},
       {"remat", &S::remat, "every:K names:a,b budget:SIZE none full sqrt selective", 0, 0,
        "activation checkpointing policy", Compiled, checkRemat},
-      {"fusion", &S::fusion, "all elementwise off", 0, 0,
-       "fusion: elementwise groups, row kernels and GEMM epilogues (all; on: an alias), "
-       "elementwise groups only, or none",
-       Compiled, nullptr, canonicalFusion},
+      {"fusion", &S::fusion, "all on elementwise off", 0, 0,
+       "fusion: elementwise groups, GEMM epilogues and row kernels (all), groups and epilogues "
+       "(on, the default), elementwise groups only, or none",
+       Compiled},
       {"fp8", &S::fp8, "none block tensor", 0, 0,
        "fp8 contractions: E4M3 operands, E5M2 gradients, scaled per block of 32 or per tensor",
        Compiled},

@@ -51,13 +51,14 @@ LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
     return success();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(ein::createEinFuseElementwise());
-  // `all` (`on`); `elementwise`: the groups without GEMM epilogues and row
-  // kernels. Epilogues first: a row group never takes a contraction's
-  // epilogue (docs/fusion.md).
-  if (settings.fusion != "elementwise") {
+  // `on`: the groups and GEMM epilogues; `all`: and row kernels (not the
+  // default yet: remat's graph and the memory plan do not know row groups);
+  // `elementwise`: the groups alone. Epilogues first: a row group never takes
+  // a contraction's epilogue (docs/fusion.md).
+  if (settings.fusion != "elementwise")
     pm.addNestedPass<func::FuncOp>(ein::createEinFuseEpilogues());
+  if (settings.fusion == "all")
     pm.addNestedPass<func::FuncOp>(ein::createEinFuseRows());
-  }
   return runWith(pm, module, hook);
 }
 

@@ -28,15 +28,15 @@ TEST(TrainSettings, BadTextIsAProblemNamingTheValidOnes) {
   EXPECT_EQ(einrt::setTrainText(s, "lr", "nan"), "'lr' takes a number");
   EXPECT_EQ(einrt::setTrainText(s, "steps", "1.5"), "'steps' takes a whole number, got 1.5");
   EXPECT_EQ(einrt::setTrainText(s, "fusion", "maybe"),
-            "'maybe' is not a valid fusion; expected one of: all elementwise off");
+            "'maybe' is not a valid fusion; expected one of: all on elementwise off");
   EXPECT_TRUE(s.given.empty());
 }
 
-// `fusion = on` (the earlier default's word) is `all`.
-TEST(TrainSettings, FusionOnIsAll) {
+// `fusion = on` is the default; `all` adds row kernels.
+TEST(TrainSettings, FusionWords) {
   TrainSettings s;
-  EXPECT_EQ(s.fusion, "all");
-  ASSERT_EQ(einrt::setTrainText(s, "fusion", "on"), "");
+  EXPECT_EQ(s.fusion, "on");
+  ASSERT_EQ(einrt::setTrainText(s, "fusion", "all"), "");
   EXPECT_EQ(s.fusion, "all");
   ASSERT_EQ(einrt::setTrainText(s, "fusion", "elementwise"), "");
   EXPECT_EQ(s.fusion, "elementwise");
