@@ -107,7 +107,7 @@ const std::vector<SettingInfo> &trainSettingTable() {
        "activation checkpointing policy", Compiled, checkRemat},
       {"fusion", &S::fusion, "all on elementwise off", 0, 0,
        "fusion: elementwise groups, GEMM epilogues and row kernels (all), groups and epilogues "
-       "(on, the default), elementwise groups only, or none",
+       "(on), elementwise groups only (the default), or none",
        Compiled},
       {"fp8", &S::fp8, "none block tensor", 0, 0,
        "fp8 contractions: E4M3 operands, E5M2 gradients, scaled per block of 32 or per tensor",

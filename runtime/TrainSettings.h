@@ -44,7 +44,7 @@ struct TrainSettings {
   std::optional<std::string> data; // next_token | shifted; default: inferred
   std::string precision = "fp32";  // fp32 | bf16-mixed | fp16-mixed | bf16 (PrecisionPolicy)
   std::string remat = "none";      // runtime/RematPolicy.h: none | full | every:K | ...
-  std::string fusion = "on";       // all | on | elementwise | off (docs/fusion.md)
+  std::string fusion = "elementwise"; // all | on | elementwise | off (docs/fusion.md)
   std::string fp8 = "none";        // none | block | tensor (passes/Fp8Contractions.h)
 
   /// The keys given (by the model or --set), in the table's order.
