@@ -32,10 +32,10 @@ TEST(TrainSettings, BadTextIsAProblemNamingTheValidOnes) {
   EXPECT_TRUE(s.given.empty());
 }
 
-// `fusion = on` is the default; `all` adds row kernels.
+// `fusion = elementwise` is the default; `on` adds epilogues, `all` row kernels.
 TEST(TrainSettings, FusionWords) {
   TrainSettings s;
-  EXPECT_EQ(s.fusion, "on");
+  EXPECT_EQ(s.fusion, "elementwise"); // the default (docs/fusion.md, "Who runs it")
   ASSERT_EQ(einrt::setTrainText(s, "fusion", "all"), "");
   EXPECT_EQ(s.fusion, "all");
   ASSERT_EQ(einrt::setTrainText(s, "fusion", "elementwise"), "");
