@@ -224,19 +224,24 @@ def run_einc(args, model, data, work, round_):
             "peak_mib": peak, "compile_s": compile_s}
 
 
-def run_torch(args, model, data, work, round_, mode="eager"):
-    out = os.path.join(work, f"torch-{mode}-{model}-{round_}.out")
-    cmd = [args.python, os.path.abspath(__file__), "--torch-worker", model, "--torch-mode", mode,
-           "--data", data, "--steps", str(args.steps), "--warmup", str(args.warmup),
-           "--threads", str(args.threads), "--seed", str(args.seed)]
+def run_worker(args, cmd, out, what):
+    """A peer's child process: its last JSON line, warm-up steps dropped."""
     rc, _, peak = run_child(cmd, child_env(args.threads), out)
     if rc != 0:
-        sys.exit(f"torch worker ({mode}) failed ({rc}):\n{tail(out)}")
+        sys.exit(f"{what} failed ({rc}):\n{tail(out)}")
     with open(out) as f:
         result = json.loads([l for l in f if l.startswith("{")][-1])
     result["times"] = result["times"][args.warmup:]
     result["peak_mib"] = peak
     return result
+
+
+def run_torch(args, model, data, work, round_, mode="eager"):
+    out = os.path.join(work, f"torch-{mode}-{model}-{round_}.out")
+    cmd = [args.python, os.path.abspath(__file__), "--torch-worker", model, "--torch-mode", mode,
+           "--data", data, "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--threads", str(args.threads), "--seed", str(args.seed)]
+    return run_worker(args, cmd, out, f"torch worker ({mode})")
 
 
 def run_jax(args, model, data, work, round_):
@@ -244,14 +249,7 @@ def run_jax(args, model, data, work, round_):
     cmd = [args.python, os.path.join(ROOT, "bench", "jax_worker.py"), model, "--data", data,
            "--steps", str(args.steps), "--warmup", str(args.warmup),
            "--threads", str(args.threads), "--seed", str(args.seed)]
-    rc, _, peak = run_child(cmd, child_env(args.threads), out)
-    if rc != 0:
-        sys.exit(f"jax worker failed ({rc}):\n{tail(out)}")
-    with open(out) as f:
-        result = json.loads([l for l in f if l.startswith("{")][-1])
-    result["times"] = result["times"][args.warmup:]
-    result["peak_mib"] = peak
-    return result
+    return run_worker(args, cmd, out, "jax worker")
 
 
 PEERS = {"eager": lambda a, m, d, w, r: run_torch(a, m, d, w, r, "eager"),
