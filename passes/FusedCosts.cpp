@@ -9,6 +9,7 @@
 #include "passes/Analysis.h"
 #include "passes/FuseElementwise.h"
 #include "passes/FuseRows.h"
+#include "passes/StepKernels.h"
 
 #include "ir/EinOps.h"
 
@@ -21,35 +22,16 @@ namespace mlir::ein {
 
 namespace {
 
-/// The kernels: contiguous runs of one `ein.fusion` group; every other
-/// fusible op alone.
+/// The kernels that compute elementwise or by rows (passes/StepKernels.h),
+/// an epilogue without its contraction: what the byte rules below price.
 std::vector<SmallVector<Operation *>> kernelsOf(Block &body) {
   std::vector<SmallVector<Operation *>> kernels;
-  std::optional<int64_t> current, currentRows;
-  for (Operation &op : body.without_terminator()) {
-    // A row group (passes/FuseRows.h): its adjacent members, reductions and
-    // broadcasts included, are one kernel.
-    if (auto rows = op.getAttrOfType<IntegerAttr>(kRowsAttr)) {
-      current.reset();
-      if (currentRows && *currentRows == rows.getInt())
-        kernels.back().push_back(&op);
-      else
-        kernels.push_back({&op});
-      currentRows = rows.getInt();
-      continue;
-    }
-    currentRows.reset();
-    if (!isFusible(&op)) {
-      current.reset();
-      continue;
-    }
-    auto id = op.getAttrOfType<IntegerAttr>(kFusionAttr);
-    if (id && current && *current == id.getInt()) {
-      kernels.back().push_back(&op);
-      continue;
-    }
-    kernels.push_back({&op});
-    current = id ? std::optional<int64_t>(id.getInt()) : std::nullopt;
+  for (const StepKernel &k : stepKernels(body)) {
+    bool elementwise = k.kind == KernelKind::Fused || k.kind == KernelKind::Rows ||
+                       k.kind == KernelKind::Epilogue ||
+                       (k.kind == KernelKind::Op && isFusible(k.members.front()));
+    if (elementwise)
+      kernels.emplace_back(k.elementwiseMembers().begin(), k.elementwiseMembers().end());
   }
   return kernels;
 }

@@ -107,6 +107,11 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
     bool backward = phase == "backward" || phase == "recompute";
     for (Value operand : op->getOperands()) {
       Value r = root(operand);
+      // A row kernel's broadcast read after it is written as its input,
+      // the per-row value (passes/FusedCosts.cpp): that is what is kept.
+      if (fused && fused->internal.count(r))
+        if (auto b = r.getDefiningOp<BroadcastOp>())
+          r = root(b.getInput());
       int64_t &last = lastUse[r];
       last = std::max(last, i);
       if (!backward)

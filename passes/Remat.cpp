@@ -12,6 +12,7 @@
 #include "passes/Remat.h"
 #include "passes/DeviceProfile.h"
 #include "passes/FuseElementwise.h"
+#include "passes/FuseRows.h"
 #include "passes/Passes.h"
 #include "passes/RematSolver.h"
 
@@ -151,7 +152,11 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
     // A recomputed contraction runs without an epilogue: its group's
     // clones get another number and need not follow it (ein-fuse-epilogues).
     c->removeAttr(kEpilogueAttr);
-    if (nodes[i].fusion >= 0) {
+    // Clones of a row group's members are no row kernel (a part of one
+    // need not hold its reduction): their elementwise ops fuse as a group.
+    c->removeAttr(kRowsAttr);
+    c->removeAttr(kFusionAttr);
+    if (nodes[i].fusion >= 0 && nodes[i].fusible) {
       auto [it, fresh] = cloneGroup.try_emplace({nodes[i].fusion, schedule.need[i]}, nextGroup);
       if (fresh)
         ++nextGroup;

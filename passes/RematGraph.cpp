@@ -13,6 +13,7 @@
 
 #include "ir/EinOps.h"
 #include "passes/FuseElementwise.h"
+#include "passes/StepKernels.h"
 #include "runtime/FirstFit.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -53,23 +54,31 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     }
   const ByteWidth &width = options_.width;
 
-  // Fused kernels: adjacent fusible ops of one group (as the CPU lowering
-  // collects them) run as one step at the last of them.
-  auto groupOf = [](Operation *op) -> int64_t {
-    auto id = op->getAttrOfType<IntegerAttr>(kFusionAttr);
-    return id && isFusible(op) ? id.getInt() : -1;
-  };
+  // Kernels of several ops (a fusion group, a row group, a contraction with
+  // its epilogue: passes/StepKernels.h) run as one step at the last of them.
+  const std::vector<StepKernel> kernels = stepKernels(body);
+  llvm::DenseMap<Operation *, int64_t> kernelOf;
   const int64_t numOps = int64_t(ops_.size());
   runStart_.resize(numOps);
   runEnd_.resize(numOps);
-  for (int64_t p = 0; p < numOps; ++p) {
-    int64_t g = groupOf(ops_[p]);
-    runStart_[p] = p > 0 && g >= 0 && groupOf(ops_[p - 1]) == g ? runStart_[p - 1] : p;
+  for (int64_t p = 0; p < numOps; ++p)
+    runStart_[p] = runEnd_[p] = p;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const StepKernel &kernel = kernels[k];
+    bool several = kernel.kind == KernelKind::Fused || kernel.kind == KernelKind::Rows ||
+                   kernel.kind == KernelKind::Epilogue;
+    if (!several || kernel.members.size() < 2)
+      continue;
+    for (Operation *op : kernel.members) {
+      kernelOf[op] = int64_t(k);
+      runStart_[position[op]] = kernel.first;
+      runEnd_[position[op]] = kernel.last;
+    }
   }
-  for (int64_t p = numOps - 1; p >= 0; --p) {
-    int64_t g = groupOf(ops_[p]);
-    runEnd_[p] = p + 1 < numOps && g >= 0 && groupOf(ops_[p + 1]) == g ? runEnd_[p + 1] : p;
-  }
+  auto groupOf = [&](Operation *op) -> int64_t {
+    auto it = kernelOf.find(op);
+    return it == kernelOf.end() ? -1 : it->second;
+  };
   auto inGroup = [&](Operation *user, int64_t g) { return g >= 0 && groupOf(user) == g; };
 
   // Nodes: the forward ops with results.
@@ -88,8 +97,10 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     n.elementwiseOrReduction =
         op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<OpTrait::ein::EinReduction>();
     n.fusion = groupOf(op);
+    n.fusible = isFusible(op);
+    // A contraction's product is written (its epilogue reads it by blocks).
     n.forwardUsersInGroup =
-        n.fusion >= 0 && llvm::all_of(op->getUsers(), [&](Operation *user) {
+        n.fusion >= 0 && !n.contraction && llvm::all_of(op->getUsers(), [&](Operation *user) {
           return inGroup(user, n.fusion) || (opPhase(user) != "forward" && !isViewOp(user));
         });
     if (auto cost = dyn_cast<CostOpInterface>(op))
@@ -225,8 +236,9 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     for (Value r : op->getResults()) {
       if (pinned.contains(r))
         continue;
-      // Read only inside its fused kernel: never in memory.
-      if (g >= 0 && !r.use_empty() &&
+      // Read only inside its fused kernel: never in memory (but for a
+      // contraction's product, which its epilogue reads by blocks).
+      if (g >= 0 && !r.use_empty() && !op->hasTrait<OpTrait::ein::EinContraction>() &&
           llvm::all_of(r.getUsers(), [&](Operation *user) { return inGroup(user, g); }))
         continue;
       auto range = useRange.find(r);
@@ -310,8 +322,9 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
       if (!clone[i])
         continue;
       cloneAt[i] = slot[need[i]] + placed[need[i]]++;
-      bool joins = !run.empty() && nodes_[i].fusion >= 0 &&
-                   nodes_[i].fusion == nodes_[run[0]].fusion && need[i] == need[run[0]];
+      bool joins = !run.empty() && nodes_[i].fusion >= 0 && nodes_[i].fusible &&
+                   nodes_[run[0]].fusible && nodes_[i].fusion == nodes_[run[0]].fusion &&
+                   need[i] == need[run[0]];
       if (!joins)
         close();
       run.push_back(i);
@@ -357,7 +370,8 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
         last = std::max(last, cloneAt[u]);
         if (!clone[w])
           readLate[r] = 1;
-        else if (r != w || node.fusion < 0 || nodes_[u].fusion != node.fusion || need[u] != need[w])
+        else if (r != w || node.fusion < 0 || !node.fusible || !nodes_[u].fusible ||
+                 nodes_[u].fusion != node.fusion || need[u] != need[w])
           cloneEscapes[r] = 1;
       }
   }
@@ -370,7 +384,7 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
     bool internal = node.forwardUsersInGroup && !readLate[r] && !viewed[r];
     if (!internal)
       live(def, lastOriginal[r], node.bytes);
-    if (clone[r] && (node.fusion < 0 || cloneEscapes[r] || viewed[r]))
+    if (clone[r] && (node.fusion < 0 || !node.fusible || cloneEscapes[r] || viewed[r]))
       live(cloneAt[r], lastClone[r], node.bytes);
     if (readLate[r] && !node.free) {
       cost.savedBytes += node.bytes;

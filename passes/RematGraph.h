@@ -45,10 +45,14 @@ struct RematNode {
   bool pinned = false; // returned by the function (resident)
   bool contraction = false;
   bool elementwiseOrReduction = false;
-  /// Its fusion group (`ein.fusion`, when fusion ran before remat), -1 for
-  /// none; and whether every forward op reading it is in that group (so
-  /// that, read by nothing later, the group's kernel keeps it in registers).
+  /// Its kernel when it is one of several ops run as one step (a fusion
+  /// group, a row group, a contraction with its epilogue: StepKernels.h;
+  /// when fusion ran before remat), -1 for none; and whether every forward
+  /// op reading it is in that kernel (so that, read by nothing later, the
+  /// kernel keeps it in registers; never a contraction's product).
+  /// Recomputed, only its fusible (elementwise) clones run as one kernel.
   int64_t fusion = -1;
+  bool fusible = false; // elementwise (passes/FuseElementwise.h isFusible)
   bool forwardUsersInGroup = false;
   /// The forward nodes it reads, one entry per operand that is a node.
   llvm::SmallVector<int32_t, 4> operands;

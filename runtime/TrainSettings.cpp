@@ -106,8 +106,8 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"remat", &S::remat, "every:K names:a,b budget:SIZE none full sqrt selective", 0, 0,
        "activation checkpointing policy", Compiled, checkRemat},
       {"fusion", &S::fusion, "all on elementwise off", 0, 0,
-       "fusion: elementwise groups, GEMM epilogues and row kernels (all), groups and epilogues "
-       "(on), elementwise groups only (the default), or none",
+       "fusion: elementwise groups, GEMM epilogues and row kernels (all, the default), groups and "
+       "epilogues (on), elementwise groups only, or none",
        Compiled},
       {"fp8", &S::fp8, "none block tensor", 0, 0,
        "fp8 contractions: E4M3 operands, E5M2 gradients, scaled per block of 32 or per tensor",

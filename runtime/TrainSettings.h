@@ -41,11 +41,11 @@ struct TrainSettings {
   int64_t checkpointEvery = 100; // steps between checkpoints (0: only at
                                  // evaluations and the end)
   int64_t seed = 0;
-  std::optional<std::string> data;    // next_token | shifted; default: inferred
-  std::string precision = "fp32";     // fp32 | bf16-mixed | fp16-mixed | bf16 (PrecisionPolicy)
-  std::string remat = "none";         // runtime/RematPolicy.h: none | full | every:K | ...
-  std::string fusion = "elementwise"; // all | on | elementwise | off (docs/fusion.md)
-  std::string fp8 = "none";           // none | block | tensor (passes/Fp8Contractions.h)
+  std::optional<std::string> data; // next_token | shifted; default: inferred
+  std::string precision = "fp32";  // fp32 | bf16-mixed | fp16-mixed | bf16 (PrecisionPolicy)
+  std::string remat = "none";      // runtime/RematPolicy.h: none | full | every:K | ...
+  std::string fusion = "all";      // all | on | elementwise | off (docs/fusion.md)
+  std::string fp8 = "none";        // none | block | tensor (passes/Fp8Contractions.h)
 
   /// The keys given (by the model or --set), in the table's order.
   std::vector<std::string> given;

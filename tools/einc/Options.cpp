@@ -387,6 +387,10 @@ void buildReport(Command &c, Options &o) {
               bad("--mfu needs a fraction in (0, 1], got '" + v + "'");
             o.mfu = *m;
           });
+  c.flag("--kernels",
+         "every kernel of the step (ops, .ein locations, FLOPs, bytes,\n"
+         "bound, predicted time) and why fusion stopped at each boundary",
+         o.kernels);
   addRemat(c, o);
   c.flag("--remat-sweep",
          "the remat trade-off: peak, recompute and step time for a ladder\n"

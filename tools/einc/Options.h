@@ -50,6 +50,7 @@ struct Options {
   int64_t gpus = 0;            // --gpus G
   double clusterTokens = 0;    // --tokens D (training tokens in all)
   double mfu = -1;             // --mfu M (< 0: use the predicted MFU)
+  bool kernels = false;        // --kernels: the kernel table in the text report
   bool rematSweep = false;     // --remat-sweep: the remat frontier in the report
 
   // data

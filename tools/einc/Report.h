@@ -18,6 +18,7 @@
 #include "runtime/Program.h"
 #include "runtime/TrainSettings.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -47,6 +48,30 @@ struct ReportOp {
   double intensity = 0; // flops / bytes (0 when bytes = 0)
   bool computeBound = false;
   double seconds = 0; // max(flops / peak, bytes / bandwidth)
+};
+
+/// A boundary fusion stopped at: a value this kernel writes and kernel `to`
+/// reads (passes/StepKernels.h).
+struct ReportFusionStop {
+  int64_t to = 0;     // index of the reading kernel in Report::kernels
+  std::string reason; // policy | contraction | movement | reduction | phase | shape | cycle | ...
+  std::string detail; // "f32[8x64x256] vs f32[8x64]", "read by a GEMM", ...
+};
+
+/// One kernel of @train_step as a fusing backend runs it (passes/StepKernels.h),
+/// priced on the device's roofline from the ops' fused costs.
+struct ReportKernel {
+  int64_t index = 0;
+  std::string kind;                   // fused | rows | matmul+epilogue | matmul | op
+  std::vector<std::string> ops;       // its ops' names in order ("ein.exp")
+  std::vector<std::string> locations; // their distinct `.ein` locations, in order
+  std::string phase, layer, dtype;
+  int64_t flops = 0;
+  int64_t bytesRead = 0, bytesWritten = 0;
+  double intensity = 0; // flops / bytes
+  bool computeBound = false;
+  double seconds = 0; // max(Σ ops' compute time at their peaks, bytes / bandwidth)
+  std::vector<ReportFusionStop> stops;
 };
 
 /// FLOPs split by phase (recompute: the clones of forward ops ein-remat
@@ -210,6 +235,13 @@ struct Report {
   std::optional<ReportRematSweep> rematSweep;
 
   std::vector<ReportOp> ops;
+  // The kernel table (ReportKernels.cpp): every kernel of the step, and
+  // how often fusion stopped for each reason.
+  std::string fusionSetting; // off | elementwise | on | all
+  std::vector<ReportKernel> kernels;
+  double kernelSeconds = 0;                                 // Σ kernels' seconds
+  std::vector<std::pair<std::string, int64_t>> fusionStops; // reason -> boundaries, by count
+  bool kernelTable = false;        // --kernels: the text report lists the kernels
   std::vector<ReportDtype> dtypes; // in order of first appearance
   std::vector<ReportLayer> layers;
   std::optional<ReportCluster> cluster;
@@ -244,7 +276,14 @@ std::optional<mlir::ein::DeviceProfile> findDeviceProfile(const Options &options
 /// (defaultDeviceFilePath), if it exists; else "".
 std::string userProfilesPath();
 
+/// Fills report.kernels from the fused @train_step and the ops' costs (the
+/// report's ops, one per cost, in order).
+void buildKernelTable(mlir::func::FuncOp trainStep, const std::vector<mlir::ein::OpCost> &costs,
+                      const mlir::ein::DeviceProfile &device, Report &report);
+
 void printReportText(const Report &report, llvm::raw_ostream &os);
+/// The kernel table (--kernels): every kernel and where fusion stopped.
+void printKernelTable(const Report &report, llvm::raw_ostream &os);
 void printReportJson(const Report &report, llvm::raw_ostream &os);
 void printReportHtml(const Report &report, llvm::raw_ostream &os);
 

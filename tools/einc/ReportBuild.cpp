@@ -202,6 +202,8 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
   // Fusion (the `fusion` setting, on by default): the groups the backends
   // compile as single kernels, and the order they run in.
   r.fusion = fusionEnabled(priced);
+  r.fusionSetting = priced.fusion;
+  r.kernelTable = o.kernels;
 
   // The IR's own element types: the precision policy rewrote @forward
   // (ein-mixed-precision) before the step was built, so every byte and
@@ -358,6 +360,7 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
     l.seconds += op.seconds;
     r.ops.push_back(std::move(op));
   }
+  buildKernelTable(fn, costs, *device, r);
   // Layers in numeric order, ops outside any loop ("—") last.
   std::stable_sort(r.layers.begin(), r.layers.end(),
                    [](const ReportLayer &a, const ReportLayer &b) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Report.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -69,6 +70,8 @@ svg text { font: 11px system-ui, sans-serif; fill: #3c4043; }
 svg .axis { stroke: #5f6368; stroke-width: 1; }
 svg .grid { stroke: #e8eaed; stroke-width: 1; }
 pre { font: 12px/1.35 ui-monospace, "DejaVu Sans Mono", monospace; background: #f8f9fa; border: 1px solid #e8eaed; border-radius: 6px; padding: 12px; overflow-x: auto; }
+table.kernels { border-collapse: collapse; font: 12px/1.35 ui-monospace, "DejaVu Sans Mono", monospace; }
+table.kernels td, table.kernels th { border-bottom: 1px solid #e8eaed; padding: 2px 8px; text-align: left; vertical-align: top; }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
 .dot { display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px; vertical-align: -1px; }
 </style>
@@ -322,6 +325,44 @@ void card(llvm::raw_ostream &os, const std::string &value, const std::string &la
      << "</div><div class=\"l\">" << escape(label) << "</div></div>\n";
 }
 
+/// The kernel table: every kernel of the step, where fusion stopped.
+void kernelTable(const Report &r, llvm::raw_ostream &os) {
+  int64_t boundaries = 0;
+  std::string reasons;
+  for (const auto &[reason, count] : r.fusionStops) {
+    boundaries += count;
+    reasons += (reasons.empty() ? "" : ", ") + reason + " " + withThousands(count);
+  }
+  os << "<h2>Kernels</h2>\n<p>" << withThousands(int64_t(r.kernels.size()))
+     << " kernels with fusion = " << escape(r.fusionSetting) << ", predicted "
+     << escape(formatSeconds(r.kernelSeconds)) << "; fusion stopped at "
+     << withThousands(boundaries) << " boundaries (" << escape(reasons) << ").</p>\n"
+     << "<details><summary>every kernel</summary>\n<table class=\"kernels\">\n<tr><th>#</th>"
+        "<th>kind</th><th>phase</th><th>layer</th><th>ops</th><th>FLOPs</th><th>read</th>"
+        "<th>written</th><th>FLOP/B</th><th>bound</th><th>time</th><th>source</th>"
+        "<th>fusion stopped before</th></tr>\n";
+  for (const ReportKernel &k : r.kernels) {
+    std::string ops, stops;
+    for (const std::string &op : k.ops)
+      ops += (ops.empty() ? "" : " ") + llvm::StringRef(op).drop_front(4).str();
+    for (const ReportFusionStop &s : k.stops)
+      stops += (stops.empty() ? "" : "; ") + ("#" + std::to_string(s.to)) + " " + s.reason +
+               (s.detail.empty() ? "" : " (" + s.detail + ")");
+    std::string bound = k.flops == 0 && k.bytesRead + k.bytesWritten == 0 ? "—"
+                        : k.computeBound                                  ? "compute"
+                                                                          : "memory";
+    os << "<tr><td>" << k.index << "</td><td>" << escape(k.kind) << "</td><td>" << escape(k.phase)
+       << "</td><td>" << escape(k.layer) << "</td><td>" << escape(ops) << "</td><td>"
+       << escape(formatFlops(double(k.flops))) << "</td><td>"
+       << escape(formatBytes(double(k.bytesRead))) << "</td><td>"
+       << escape(formatBytes(double(k.bytesWritten))) << "</td><td>"
+       << escape(fixed(k.intensity, k.intensity >= 10 ? 0 : 2)) << "</td><td>" << bound
+       << "</td><td>" << escape(formatSeconds(k.seconds)) << "</td><td>"
+       << escape(llvm::join(k.locations, " ")) << "</td><td>" << escape(stops) << "</td></tr>\n";
+  }
+  os << "</table>\n</details>\n";
+}
+
 } // namespace
 
 void printReportHtml(const Report &r, llvm::raw_ostream &os) {
@@ -364,7 +405,9 @@ void printReportHtml(const Report &r, llvm::raw_ostream &os) {
       r, os, "Bytes moved per layer", "#e8710a",
       [](const ReportLayer &l) { return double(l.bytes); },
       [](double v) { return formatBytes(v); });
-  os << "</div>\n<h2>The report</h2>\n<pre>" << escape(textReport(r)) << "</pre>\n";
+  os << "</div>\n";
+  kernelTable(r, os);
+  os << "<h2>The report</h2>\n<pre>" << escape(textReport(r)) << "</pre>\n";
   os << "</body>\n</html>\n";
 }
 

@@ -235,6 +235,45 @@ Json opJson(const ReportOp &op) {
   j["seconds"] = jsonNumber(op.seconds);
   return j;
 }
+Json kernelJson(const ReportKernel &k) {
+  Json j;
+  j["index"] = k.index;
+  j["kind"] = k.kind;
+  j["phase"] = k.phase;
+  j["layer"] = k.layer;
+  j["dtype"] = k.dtype;
+  j["ops"] = k.ops;
+  j["locations"] = k.locations;
+  j["flops"] = k.flops;
+  j["bytes_read"] = k.bytesRead;
+  j["bytes_written"] = k.bytesWritten;
+  j["intensity"] = jsonNumber(k.intensity);
+  j["bound"] = k.flops == 0 && k.bytesRead + k.bytesWritten == 0 ? "none"
+               : k.computeBound                                  ? "compute"
+                                                                 : "memory";
+  j["seconds"] = jsonNumber(k.seconds);
+  Json stops = Json::array();
+  for (const ReportFusionStop &s : k.stops)
+    stops.push_back(Json{{"to", s.to}, {"reason", s.reason}, {"detail", s.detail}});
+  j["fusion_stops"] = std::move(stops);
+  return j;
+}
+
+Json kernelsJson(const Report &r) {
+  Json j;
+  j["fusion"] = r.fusionSetting;
+  j["count"] = int64_t(r.kernels.size());
+  j["seconds"] = jsonNumber(r.kernelSeconds);
+  Json stops = Json::object();
+  for (const auto &[reason, count] : r.fusionStops)
+    stops[reason] = count;
+  j["fusion_stops"] = std::move(stops);
+  Json list = Json::array();
+  for (const ReportKernel &k : r.kernels)
+    list.push_back(kernelJson(k));
+  j["list"] = std::move(list);
+  return j;
+}
 } // namespace
 
 void printReportJson(const Report &r, llvm::raw_ostream &os) {
@@ -270,6 +309,7 @@ void printReportJson(const Report &r, llvm::raw_ostream &os) {
   for (const ReportOp &op : r.ops)
     ops.push_back(opJson(op));
   j["ops"] = std::move(ops);
+  j["kernels"] = kernelsJson(r);
   os << einrt::dumpJson(j, 2) << "\n";
 }
 

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "Report.h"
 
+#include "passes/StepKernels.h"
+
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -173,6 +175,19 @@ std::string flopsLine(int64_t flops) {
 
 std::string percent(double part, double whole) {
   return whole > 0 ? fixed(100.0 * part / whole, 1) + "%" : "—";
+}
+
+} // namespace
+
+namespace {
+
+/// The sentence of a stop reason's name (passes/StepKernels.h).
+std::string fusionStopMeaning(const std::string &name) {
+  using mlir::ein::FusionStop;
+  for (int s = 0; s <= int(FusionStop::Order); ++s)
+    if (mlir::ein::fusionStopName(FusionStop(s)) == name)
+      return mlir::ein::fusionStopMeaning(FusionStop(s)).str();
+  return "";
 }
 
 } // namespace
@@ -400,6 +415,71 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
          formatSeconds(op.seconds), percent(op.seconds, r.stepSeconds), op.location});
   }
   ops.print(os);
+  if (r.kernelTable)
+    printKernelTable(r, os);
+}
+
+namespace {
+
+/// "sub exp div …+3": a kernel's ops without the dialect, the first six.
+std::string opsSummary(const std::vector<std::string> &names) {
+  std::string out;
+  size_t shown = std::min<size_t>(names.size(), 6);
+  for (size_t i = 0; i < shown; ++i) {
+    llvm::StringRef n(names[i]);
+    n.consume_front("ein.");
+    out += (i ? " " : "") + n.str();
+  }
+  if (names.size() > shown)
+    out += " +" + std::to_string(names.size() - shown);
+  return out;
+}
+
+std::string stopsSummary(const ReportKernel &k) {
+  std::string out;
+  for (const ReportFusionStop &s : k.stops) {
+    out += out.empty() ? "" : "; ";
+    out += "#" + std::to_string(s.to) + " " + s.reason;
+    if (!s.detail.empty())
+      out += " (" + s.detail + ")";
+  }
+  return out;
+}
+
+} // namespace
+
+void printKernelTable(const Report &r, llvm::raw_ostream &os) {
+  os << "\nKernels (fusion = " << r.fusionSetting << "): " << withThousands(r.kernels.size())
+     << " kernels of the step, predicted " << formatSeconds(r.kernelSeconds)
+     << " (each kernel on the roofline)\n";
+  Table t{{"#", "kind", "phase", "layer", "ops", "FLOPs", "read", "written", "FLOP/B", "bound",
+           "time", "source", "fusion stopped before"},
+          {true, false, false, false, false, true, true, true, true, false, true, false, false},
+          {}};
+  for (const ReportKernel &k : r.kernels) {
+    std::string source = k.locations.empty() ? "" : k.locations.front();
+    if (k.locations.size() > 1)
+      source += " +" + std::to_string(k.locations.size() - 1);
+    t.rows.push_back({std::to_string(k.index), k.kind, k.phase, k.layer, opsSummary(k.ops),
+                      formatFlops(double(k.flops)), formatBytes(double(k.bytesRead)),
+                      formatBytes(double(k.bytesWritten)),
+                      fixed(k.intensity, k.intensity >= 10 ? 0 : 2),
+                      k.flops == 0 && k.bytesRead + k.bytesWritten == 0 ? "—"
+                      : k.computeBound                                  ? "compute"
+                                                                        : "memory",
+                      formatSeconds(k.seconds), source, stopsSummary(k)});
+  }
+  t.print(os);
+
+  int64_t boundaries = 0;
+  for (const auto &[reason, count] : r.fusionStops)
+    boundaries += count;
+  os << "\nWhy fusion stopped (" << withThousands(boundaries)
+     << " boundaries: a value one kernel writes and a later one reads)\n";
+  Table why{{"reason", "boundaries", "meaning"}, {false, true, false}, {}};
+  for (const auto &[reason, count] : r.fusionStops)
+    why.rows.push_back({reason, withThousands(count), fusionStopMeaning(reason)});
+  why.print(os);
 }
 
 } // namespace einc

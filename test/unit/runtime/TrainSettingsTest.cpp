@@ -32,12 +32,12 @@ TEST(TrainSettings, BadTextIsAProblemNamingTheValidOnes) {
   EXPECT_TRUE(s.given.empty());
 }
 
-// `fusion = elementwise` is the default; `on` adds epilogues, `all` row kernels.
+// `fusion = all` (groups, epilogues, row kernels) is the default.
 TEST(TrainSettings, FusionWords) {
   TrainSettings s;
-  EXPECT_EQ(s.fusion, "elementwise"); // the default (docs/fusion.md, "Who runs it")
-  ASSERT_EQ(einrt::setTrainText(s, "fusion", "all"), "");
-  EXPECT_EQ(s.fusion, "all");
+  EXPECT_EQ(s.fusion, "all"); // the default (docs/fusion.md, "Who runs it")
+  ASSERT_EQ(einrt::setTrainText(s, "fusion", "on"), "");
+  EXPECT_EQ(s.fusion, "on");
   ASSERT_EQ(einrt::setTrainText(s, "fusion", "elementwise"), "");
   EXPECT_EQ(s.fusion, "elementwise");
 }
