@@ -39,12 +39,10 @@ SmallVector<bool> concatInputsInPlace(ConcatOp op) {
   SmallVector<bool> inPlace(op.getInputs().size(), false);
   if (opPhase(op) == "forward")
     return inPlace;
-  SmallVector<Value> taken;
   for (auto [i, input] : llvm::enumerate(op.getInputs())) {
     Value root = storageValue(input);
     Operation *def = root.getDefiningOp();
-    if (!def || isa<ConstantOp, SliceOp, ConcatOp, ReshapeOp>(def) || opPhase(def) != opPhase(op) ||
-        llvm::is_contained(taken, root))
+    if (!def || isa<ConstantOp, SliceOp, ConcatOp, ReshapeOp>(def) || opPhase(def) != opPhase(op))
       continue;
     int64_t concatUses = 0;
     bool ok = true;
@@ -59,10 +57,8 @@ SmallVector<bool> concatInputsInPlace(ConcatOp op) {
           ++concatUses;
       }
     }
-    if (!ok || concatUses != 1)
-      continue;
-    inPlace[i] = true;
-    taken.push_back(root);
+    // (Twice in this concat is two uses: neither copy is in place.)
+    inPlace[i] = ok && concatUses == 1;
   }
   return inPlace;
 }
