@@ -11,6 +11,13 @@
 //                    kernel into a temporary (the plan is a GemmDesc);
 //   ein.reshape    → nothing: later steps read the input buffer (the same
 //                    row-major bytes), unless the result is returned;
+//   ein.slice      → nothing: its buffer is a view of the input's at the
+//                    rows' offset (Buffer::viewOf), unless it is returned
+//                    (then a Copy step from such a view);
+//   ein.concat     → nothing for the inputs whose producers write them in
+//                    place (their buffers become views of the result's:
+//                    passes/ConcatInPlace.h), a Copy step into a view of
+//                    the result's rows for each other input;
 //   ein.quantize   → its reference step (runtime/Fp8Quantize.h), as is;
 //   a fusion group → one Kernel step (describeFusedKernel) at its last op;
 //   any other op   → a Kernel step launching KernelCompiler::add(op).
@@ -39,12 +46,14 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuEpilogue.h"
 #include "codegen/CpuKernelGen.h"
+#include "codegen/CpuViews.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
+#include "passes/ConcatInPlace.h"
 #include "passes/FuseElementwise.h"
 #include "passes/FuseRows.h"
 
@@ -282,6 +291,19 @@ public:
         alias_[s.output] = resolve(s.inputs[0]);
         continue;
       }
+      if (auto slice = dyn_cast<mlir::ein::SliceOp>(op)) {
+        lowerSliceAsView(program_, resolve(s.inputs[0]), s.output, slice.getOffset(), s.note);
+        continue;
+      }
+      if (auto concat = dyn_cast<mlir::ein::ConcatOp>(op)) {
+        std::vector<int32_t> parts;
+        for (int32_t in : s.inputs)
+          parts.push_back(resolve(in));
+        lowerConcatInViews(
+            program_, parts, s.output, mlir::ein::concatInputsInPlace(concat),
+            [&](int32_t b) { return written(b); }, s.note);
+        continue;
+      }
       if (isa<mlir::ein::QuantizeOp>(op)) { // the reference kernel (runtime/Fp8Quantize.h)
         program_.steps.push_back(s);
         continue;
@@ -389,6 +411,14 @@ private:
     for (auto it = alias_.find(buffer); it != alias_.end(); it = alias_.find(buffer))
       buffer = it->second;
     return buffer;
+  }
+
+  /// Whether a step lowered so far (or a Matmul waiting for its epilogue)
+  /// writes `buffer`.
+  bool written(int32_t buffer) const {
+    auto writes = [&](const Step &step) { return llvm::is_contained(step.outputs(), buffer); };
+    return llvm::any_of(program_.steps, writes) ||
+           llvm::any_of(pending_, [&](const auto &p) { return writes(p.second); });
   }
 
   /// Whether `use` reads its broadcast operand's input in place.

@@ -213,6 +213,9 @@ private:
                       einrt::QuantizeSpec{mlir::ein::stringifyFp8Format(o.getFormat()).str(),
                                           int64_t(o.getBlock()), int64_t(o.getAxis())});
         })
+        .Case([&](mlir::ein::SliceOp o) {
+          return emit(o, "slice", einrt::SliceOffset{int64_t(o.getOffset())});
+        })
         .Case([&](mlir::ein::ConstantOp o) { return lowerConstant(o); })
         .Default([&](Operation *o) -> LogicalResult {
           if (o->getDialect() != o->getContext()->getLoadedDialect<mlir::ein::EinDialect>() ||

@@ -232,7 +232,8 @@ void Elaborator::assign(const Stmt &s) {
       recordLetName(v->tensor.value, s.targets.front().name);
     return;
   }
-  // Tuple unpacking splits the first axis: `q, k, v = t` with t: [3, ...].
+  // Tuple unpacking splits the first axis: `q, k, v = t` with t: [3, ...]:
+  // row i of it as a slice (a view), then a reshape dropping the axis.
   if (!v->isTensor() || v->tensor.rank() == 0 ||
       v->tensor.axes.front().size != static_cast<int64_t>(s.targets.size())) {
     diags.error(s.targets.front().loc,
@@ -245,8 +246,7 @@ void Elaborator::assign(const Stmt &s) {
   const Tensor &whole = v->tensor;
   Axes rest(whole.axes.begin() + 1, whole.axes.end());
   for (size_t i = 0; i < s.targets.size(); ++i) {
-    Tensor index = emit.constant(static_cast<double>(i), i32());
-    Tensor part = emit.gather(whole, index, rest);
+    Tensor part = emit.reshape(emit.slice(whole, static_cast<int64_t>(i), 1), rest);
     recordLetName(part.value, s.targets[i].name);
     scopes_.back()[s.targets[i].name] = Value::ofTensor(part);
   }

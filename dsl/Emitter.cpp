@@ -125,4 +125,12 @@ Tensor Emitter::gather(const Tensor &table, const Tensor &indices, const Axes &r
   return {op.getResult(), resultAxes};
 }
 
+Tensor Emitter::slice(const Tensor &x, int64_t offset, int64_t rows) {
+  Axes axes = x.axes;
+  axes.front().size = rows;
+  auto op = b_.create<mlir::ein::SliceOp>(loc(), tensorType(axes, x.elementType()), x.value, offset,
+                                          axesAttr(axes));
+  return {op.getResult(), axes};
+}
+
 } // namespace ein::dsl

@@ -53,6 +53,8 @@ public:
   Tensor cast(const Tensor &x, mlir::Type elementType);
   Tensor iota(const Axes &axes, int64_t dimension, mlir::Type elementType);
   Tensor gather(const Tensor &table, const Tensor &indices, const Axes &resultAxes);
+  /// Rows [offset, offset + rows) of dimension 0 (ein.slice, a view).
+  Tensor slice(const Tensor &x, int64_t offset, int64_t rows);
 
   template <typename OpT> Tensor unary(const Tensor &x) {
     auto op = b_.create<OpT>(loc(), x.value.getType(), x.value, axesAttr(x.axes));

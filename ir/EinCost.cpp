@@ -1,8 +1,8 @@
 //===- EinCost.cpp - CostOpInterface for the ein ops ----------------------===//
 //
 // One getFlops() per op. Bytes read/written default to the sizes of all
-// operands/results (CostOpInterface in EinInterfaces.td); only the reshape
-// view overrides them. FLOPs per element of the elementwise ops (also in
+// operands/results (CostOpInterface in EinInterfaces.td); only the views
+// (reshape, slice) override them. FLOPs per element of the elementwise ops (also in
 // docs/ir.md):
 //
 //   neg abs add sub mul div max min cmp select   1
@@ -52,10 +52,17 @@ int64_t CastOp::getFlops() { return 0; }
 int64_t ConstantOp::getFlops() { return 0; }
 int64_t IotaOp::getFlops() { return 0; }
 int64_t GatherOp::getFlops() { return 0; }
+int64_t SliceOp::getFlops() { return 0; }
+int64_t ConcatOp::getFlops() { return 0; }
 
 // A reshape is a view: it moves no data.
 int64_t ReshapeOp::getBytesRead() { return 0; }
 int64_t ReshapeOp::getBytesWritten() { return 0; }
+// So is a slice (rows of its input's buffer). A concat copies what its
+// inputs' producers do not write in place: counted as all of it (the
+// default: its inputs read, its result written).
+int64_t SliceOp::getBytesRead() { return 0; }
+int64_t SliceOp::getBytesWritten() { return 0; }
 
 // Elementwise ops (the table above).
 int64_t NegOp::getFlops() { return elementwiseFlops(*this, 1); }

@@ -587,6 +587,52 @@ LogicalResult IotaOp::buildGradient(OpBuilder &b, Value, ArrayRef<bool>,
 }
 
 //===----------------------------------------------------------------------===//
+// Slices
+//===----------------------------------------------------------------------===//
+
+// slice → dY written into its rows of zeros: concat(zeros, dY, zeros), the
+// empty parts left out. ein-autodiff merges the concats of disjoint slices
+// of one tensor into one (buildGradientSum, ir/EinBuilders.h).
+LogicalResult SliceOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                     SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (!need[0])
+    return success();
+  RankedTensorType in = getInput().getType();
+  ArrayAttr names = namesOf(getInput());
+  int64_t rows = getResult().getType().getDimSize(0), offset = getOffset();
+  auto zeros = [&](int64_t n) {
+    SmallVector<int64_t> shape(in.getShape());
+    shape[0] = n;
+    return e.zeros(in.clone(shape), names);
+  };
+  SmallVector<Value> parts;
+  if (offset > 0)
+    parts.push_back(zeros(offset));
+  parts.push_back(dY);
+  if (int64_t after = in.getDimSize(0) - offset - rows; after > 0)
+    parts.push_back(zeros(after));
+  grads[0] = parts.size() == 1 ? dY : b.create<ConcatOp>(e.loc, in, parts, names).getResult();
+  return success();
+}
+
+// concat → each input's rows of dY (a slice each).
+LogicalResult ConcatOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                      SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  int64_t offset = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (need[i])
+      grads[i] = type == dY.getType()
+                     ? dY
+                     : b.create<SliceOp>(e.loc, type, dY, offset, namesOf(input)).getResult();
+    offset += type.getDimSize(0);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Indexing
 //===----------------------------------------------------------------------===//
 

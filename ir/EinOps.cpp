@@ -219,6 +219,51 @@ LogicalResult IotaOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// SliceOp / ConcatOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> out = shapeOf(getResult());
+  if (in.empty())
+    return emitOpError("input must have rank at least 1");
+  if (out.size() != in.size() || out.drop_front() != in.drop_front())
+    return emitOpError("result shape ")
+           << fmt(out) << " must be the input shape " << fmt(in)
+           << " with another dimension 0 (a slice keeps the other dimensions)";
+  int64_t offset = getOffset();
+  if (offset < 0 || offset + out.front() > in.front())
+    return emitOpError("rows [") << offset << ", " << offset + out.front()
+                                 << ") are outside dimension 0 of size " << in.front();
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  ArrayRef<int64_t> out = shapeOf(getResult());
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (out.empty())
+    return emitOpError("result must have rank at least 1");
+  int64_t rows = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    Type element = cast<RankedTensorType>(input.getType()).getElementType();
+    if (element != getResult().getType().getElementType())
+      return emitOpError("input ") << i << " has element type " << element << " but the result has "
+                                   << getResult().getType().getElementType();
+    if (shape.size() != out.size() || shape.drop_front() != out.drop_front())
+      return emitOpError("input ")
+             << i << " has shape " << fmt(shape) << ", which is not the result shape " << fmt(out)
+             << " with another dimension 0";
+    rows += shape.front();
+  }
+  if (rows != out.front())
+    return emitOpError("the inputs have ")
+           << rows << " rows in all but the result's dimension 0 is " << out.front();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // GatherOp / ScatterAddOp
 //===----------------------------------------------------------------------===//
 

@@ -630,6 +630,69 @@ def Ein_IotaOp : Ein_Op<"iota"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Slices of the leading dimension
+//===----------------------------------------------------------------------===//
+
+def Ein_SliceOp : Ein_Op<"slice",
+    [AllElementTypesMatch<["input", "result"]>],
+    DeclareOpInterfaceMethods<CostOpInterface,
+                              ["getBytesRead", "getBytesWritten"]>> {
+  let summary = "a static range of the leading dimension (a view)";
+  let description = [{
+    `result[i, j...] = input[offset + i, j...]`: rows `[offset, offset +
+    size)` of dimension 0, `size` the result's dimension 0; the other
+    dimensions are the input's. In row-major order these rows are one
+    contiguous run of the input's elements, so a slice is a view: its cost
+    is 0 FLOPs and 0 bytes, and the CPU backend reads the input's buffer at
+    an offset (runtime/Program.h, Buffer::viewOf). Tuple unpacking in the
+    language (`q, k, v = t`) is one slice of size 1 per name, then a
+    reshape dropping the axis.
+
+    The gradient writes dY into its rows of a zero tensor of the input's
+    type: an `ein.concat` of zeros, dY and zeros. `ein-autodiff` sums the
+    gradients of slices of one tensor that cover disjoint rows into one
+    concat of their gradients (docs/autodiff.md), so unpacking a tensor
+    into all its parts has one concat as the whole's gradient.
+
+    ```mlir
+    %k = ein.slice %qkv offset 1 : tensor<3x8x16xf32> -> tensor<1x8x16xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, I64Attr:$offset, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = [{
+    $input `offset` $offset attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Ein_ConcatOp : Ein_Op<"concat"> {
+  let summary = "joins tensors along the leading dimension";
+  let description = [{
+    The inputs, one after the other along dimension 0: input `k` is rows
+    `[o_k, o_k + n_k)` of the result, `o_k` the sum of the earlier inputs'
+    dimension 0 and `n_k` its own. All inputs have the result's element
+    type, rank (at least 1) and dimensions after the first; the result's
+    dimension 0 is the sum of theirs. It is the gradient of slices
+    (`ein.slice`): each input is its slice's gradient. The CPU backend lets
+    each input's producer write its rows of the result in place where it
+    can (codegen/CpuLowering.cpp) and copies the others.
+
+    ```mlir
+    %g = ein.concat %dq, %dk, %dv
+           : tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>
+             -> tensor<3x8x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<EinTensor>:$inputs, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Indexing
 //===----------------------------------------------------------------------===//
 

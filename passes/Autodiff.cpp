@@ -10,15 +10,17 @@
 // on it through float values ("useful"). A rule is asked only for the
 // gradients of its active operands, so nothing flows into inputs and no op
 // is emitted for a gradient nobody needs. Gradients of a value used several
-// times are summed (ein.add). Params the loss does not depend on get zeros.
-// Every op of @grad carries a discardable `ein.phase`: "forward" on the
-// cloned forward ops, "backward" on every op the backward creates; the
-// gradient ops of a forward op (and the adds that accumulate into its
-// operands' gradients) copy its `ein.layer`. With `loss-scale` the backward
-// is seeded with a last argument `loss_scale` (f32) instead of 1, so the
-// gradients are those of loss * loss_scale (loss scaling: the scale moves
-// small gradients of narrow values out of the subnormals; ein-train-step
-// unscales them). See docs/autodiff.md and docs/analyses.md.
+// times are summed (ein.add; the gradients of disjoint slices of one value
+// are one ein.concat: buildGradientSum, ir/EinBuilders.h). Params the loss
+// does not depend on get zeros. Every op of @grad carries a discardable
+// `ein.phase`: "forward" on the cloned forward ops, "backward" on every op
+// the backward creates; the gradient ops of a forward op (and the adds that
+// accumulate into its operands' gradients) copy its `ein.layer`. With
+// `loss-scale` the backward is seeded with a last argument `loss_scale`
+// (f32) instead of 1, so the gradients are those of loss * loss_scale (loss
+// scaling: the scale moves small gradients of narrow values out of the
+// subnormals; ein-train-step unscales them). See docs/autodiff.md and
+// docs/analyses.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,9 +229,8 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad, ArrayRef<Value> para
   // d value += contribution (a second use adds).
   auto accumulate = [&](Value value, Value contribution) {
     Value &slot = grads[value];
-    slot = slot ? b.create<AddOp>(contribution.getLoc(), value.getType(), slot, contribution,
-                                  GradientOpInterface::getAxisNames(value))
-                      .getResult()
+    slot = slot ? buildGradientSum(b, contribution.getLoc(), slot, contribution,
+                                   GradientOpInterface::getAxisNames(value))
                 : contribution;
   };
 

@@ -81,7 +81,7 @@ std::vector<OpCost> analyzeCosts(func::FuncOp fn, const ByteWidth &width) {
       c.flops = cost.getFlops();
       c.transcendentals = cost.getTranscendentals();
     }
-    if (!isa<ReshapeOp>(op)) { // a reshape is a view: no bytes
+    if (!isa<ReshapeOp, SliceOp>(op)) { // views: no bytes
       for (Type t : op.getOperandTypes())
         c.bytesRead += valueBytes(t, width);
       for (Type t : op.getResultTypes())

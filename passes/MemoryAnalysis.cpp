@@ -28,7 +28,7 @@ StringRef kindOf(DictionaryAttr attrs) {
 
 } // namespace
 
-/// Constants and broadcasts / reshapes of them: known without running the
+/// Constants and broadcasts / reshapes / slices of them: known without running the
 /// forward, so not activations (a backend materialises them at no cost).
 static bool isConstantDerived(Value v) {
   Operation *def = v.getDefiningOp();
@@ -36,7 +36,7 @@ static bool isConstantDerived(Value v) {
     return false;
   if (isa<ConstantOp>(def))
     return true;
-  if (isa<BroadcastOp, ReshapeOp>(def))
+  if (isa<BroadcastOp, ReshapeOp, SliceOp>(def))
     return isConstantDerived(def->getOperand(0));
   return false;
 }
@@ -77,7 +77,8 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
   if (!anyGradResult && anyParamResult)
     m.grads = m.params;
 
-  // The ops in order; a reshape result aliases the root of its operand.
+  // The ops in order; a reshape or slice result aliases the root of its
+  // operand (a view).
   // (ein ops have no regions: every use is an operand of a listed op or of
   // the terminator.)
   SmallVector<Operation *> ops;
@@ -85,7 +86,7 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
     if (!op.hasTrait<OpTrait::IsTerminator>())
       ops.push_back(&op);
   int64_t n = ops.size();
-  DenseMap<Value, Value> aliasOf; // reshape result -> root
+  DenseMap<Value, Value> aliasOf; // reshape / slice result -> root
   auto root = [&](Value v) {
     auto it = aliasOf.find(v);
     return it == aliasOf.end() ? v : it->second;
@@ -125,7 +126,7 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
       if (def && !isConstantDerived(r) && opPhase(def) == "forward")
         saved.insert(r);
     }
-    bool view = isa<ReshapeOp>(op) ||
+    bool view = isa<ReshapeOp, SliceOp>(op) ||
                 (fused && isa<BroadcastOp>(op) && fused->foldedBroadcasts.count(op->getResult(0)));
     if (view && op->getNumOperands() == 1 && op->getNumResults() == 1)
       aliasOf[op->getResult(0)] = root(op->getOperand(0));

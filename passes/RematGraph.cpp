@@ -12,6 +12,7 @@
 #include "passes/RematGraph.h"
 
 #include "ir/EinOps.h"
+#include "passes/ConcatInPlace.h"
 #include "passes/FuseElementwise.h"
 #include "passes/StepKernels.h"
 #include "runtime/FirstFit.h"
@@ -37,7 +38,7 @@ bool isFoldedBroadcast(Operation *op) {
 }
 
 bool isViewOp(Operation *op) {
-  return (isa<ReshapeOp>(op) && op->getNumOperands() == 1) || isFoldedBroadcast(op);
+  return (isa<ReshapeOp, SliceOp>(op) && op->getNumOperands() == 1) || isFoldedBroadcast(op);
 }
 
 } // namespace
@@ -125,7 +126,7 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     bool fromFree =
         !n.operands.empty() && llvm::all_of(n.operands, [&](int32_t u) { return nodes_[u].free; });
     n.free = isa<ConstantOp, IotaOp>(op) ||
-             (isa<BroadcastOp, ReshapeOp>(op) && op->getNumOperands() == 1 && fromFree);
+             (isa<BroadcastOp, ReshapeOp, SliceOp>(op) && op->getNumOperands() == 1 && fromFree);
     if (n.view)
       n.root = n.operands.empty()
                    ? -1
@@ -223,6 +224,15 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
   for (Value v : pinned)
     if (!isa<BlockArgument>(v))
       residentBuffer(v);
+  // A concat's inputs written in place (passes/ConcatInPlace.h) are rows of
+  // its storage: it is live from the first of them to its or their last use.
+  llvm::DenseMap<Value, Value> intoConcat; // input's storage -> the concat
+  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> concatExtent;
+  for (Operation *op : ops_)
+    if (auto concat = dyn_cast<ConcatOp>(op); concat && !nodeIndex_.count(op))
+      for (auto [input, inPlace] : llvm::zip(concat.getInputs(), concatInputsInPlace(concat)))
+        if (inPlace)
+          intoConcat[storageValue(input)] = concat.getResult();
   for (Operation *op : ops_) {
     if (isa<ConstantOp>(op)) {
       if (!pinned.contains(op->getResult(0)))
@@ -242,8 +252,18 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
           llvm::all_of(r.getUsers(), [&](Operation *user) { return inGroup(user, g); }))
         continue;
       auto range = useRange.find(r);
-      int64_t last = range == useRange.end() ? p : std::max(p, range->second.second);
-      fixed_.push_back(Interval{runEnd_[p], runEnd_[last], valueBytes(r.getType(), width)});
+      int64_t first = p, last = range == useRange.end() ? p : std::max(p, range->second.second);
+      if (auto into = intoConcat.find(r); into != intoConcat.end()) {
+        auto [extent, fresh] = concatExtent.try_emplace(into->second, first, last);
+        extent->second = {std::min(extent->second.first, first),
+                          std::max(extent->second.second, last)};
+        continue;
+      }
+      if (auto extent = concatExtent.find(r); extent != concatExtent.end()) {
+        first = std::min(first, extent->second.first);
+        last = std::max(last, extent->second.second);
+      }
+      fixed_.push_back(Interval{runEnd_[first], runEnd_[last], valueBytes(r.getType(), width)});
     }
   }
 }

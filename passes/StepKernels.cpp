@@ -137,7 +137,7 @@ std::vector<StepKernel> stepKernels(Block &body) {
     KernelKind kind = KernelKind::Op;
     if (op.hasTrait<OpTrait::ein::EinContraction>())
       kind = KernelKind::Contraction;
-    else if ((isa<ReshapeOp>(op) && op.getNumOperands() == 1) || isa<ConstantOp>(op))
+    else if ((isa<ReshapeOp, SliceOp>(op) && op.getNumOperands() == 1) || isa<ConstantOp>(op))
       kind = KernelKind::View;
     start(kind, &op, p);
   }

@@ -33,10 +33,12 @@ enum class KernelKind : uint8_t {
   Epilogue,    // a contraction (first member) and its epilogue group
   Contraction, // a contraction alone (a library GEMM)
   Op,          // any other op alone
-  View,        // no step: a reshape (a view) or a constant (resident)
+  View,        // no step: a reshape or a slice (views) or a constant (resident)
 };
 
 /// The kind's name in reports: fused, rows, matmul+epilogue, matmul, op, view.
+/// (A concat whose inputs are written in place is still an `op` here: the
+/// lowering decides per input, codegen/CpuViews.cpp.)
 llvm::StringRef kernelKindName(KernelKind kind);
 
 struct StepKernel {

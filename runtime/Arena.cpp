@@ -35,17 +35,22 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
     if (a >= 0 && size_t(a) < nbuf)
       used[size_t(a)] = 1, candidate[size_t(a)] = 0;
 
+  // A view's reads and writes are its root's (the buffer it views).
+  auto storageOf = [&](int32_t b) -> int32_t {
+    int32_t root = program.buffers[size_t(b)].viewOf;
+    return root >= 0 && size_t(root) < nbuf ? root : b;
+  };
   std::vector<int64_t> first(nbuf, -1), last(nbuf, -1);
   for (size_t si = 0; si < program.steps.size(); ++si) {
     const Step &s = program.steps[si];
     int64_t i = int64_t(si);
     for (int32_t b : s.inputs)
       if (b >= 0 && size_t(b) < nbuf)
-        last[size_t(b)] = i, used[size_t(b)] = 1;
+        last[size_t(storageOf(b))] = i, used[size_t(storageOf(b))] = 1;
     for (int32_t b : s.outputs()) {
       if (b < 0 || size_t(b) >= nbuf)
         continue;
-      size_t o = size_t(b);
+      size_t o = size_t(storageOf(b));
       used[o] = 1;
       if (first[o] < 0)
         first[o] = i;
@@ -58,7 +63,7 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
   };
   std::vector<LiveRange> items;
   for (size_t b = 0; b < nbuf; ++b) {
-    if (!used[b])
+    if (!used[b] || program.buffers[b].viewOf >= 0)
       continue; // e.g. a broadcast the CPU backend folded into its users
     // A temporary no step writes (so none reads it, by validation) is
     // resident, zeroed.
@@ -84,6 +89,17 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
     }
   }
   plan.arenaBytes = placeFirstFit(items, plan.arenaOffset);
+  // Views: their root's place, at their offset.
+  for (size_t b = 0; b < nbuf; ++b) {
+    int32_t root = storageOf(int32_t(b));
+    if (size_t(root) == b)
+      continue;
+    int64_t at = program.buffers[b].viewOffset * sizes.of(program.buffers[b].dtype);
+    if (plan.arenaOffset[root] >= 0)
+      plan.arenaOffset[b] = plan.arenaOffset[root] + at;
+    else if (plan.residentOffset[root] >= 0)
+      plan.residentOffset[b] = plan.residentOffset[root] + at;
+  }
   return plan;
 }
 

@@ -12,6 +12,9 @@
 //
 // Live range of a temporary: [first step writing it, last step reading or
 // writing it], inclusive; a temporary never read is live only at its step.
+// A view (Buffer::viewOf) has no storage: its reads and writes count as its
+// root's, so the root lives as long as any view of it, and its place is
+// the root's plus its offset.
 // Placement is greedy interval-graph first fit (runtime/FirstFit.h): largest
 // first, each at the lowest 64-byte-aligned offset that does not collide with
 // an already placed buffer whose live range overlaps.

@@ -60,6 +60,14 @@ struct Buffer {
   /// fills the whole buffer.
   std::vector<double> constant;
   Init init; // Param buffers
+  /// A view (the CPU backend's slices and the inputs of a concat written in
+  /// place, codegen/CpuLowering.cpp): its elements are those of buffer
+  /// `viewOf` from element `viewOffset` on, in its dtype; it has no storage
+  /// of its own (runtime/Arena.h keeps the viewed buffer live as long as
+  /// its views). A view is a temporary of a buffer that is no view; -1:
+  /// the buffer is no view.
+  int32_t viewOf = -1;
+  int64_t viewOffset = 0;
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("name", self.name);
     visit("dtype", self.dtype);
@@ -67,6 +75,8 @@ struct Buffer {
     visit("role", self.role);
     visit("constant", self.constant);
     visit("init", self.init);
+    visit("view_of", self.viewOf);
+    visit("view_offset", self.viewOffset);
   }
   int64_t elementCount() const {
     int64_t n = 1;
@@ -108,6 +118,8 @@ enum class ValidationRule : uint8_t {
   Iota,
   Gather,
   ScatterAdd,
+  Slice,
+  Concat,
   Copy,
   Gemm,
   Launch,
@@ -117,8 +129,8 @@ enum class ValidationRule : uint8_t {
 /// library, or a device's compiled kernels.
 enum class StepRunner : uint8_t { Reference, Gemm, Launch };
 
-using StepPayload =
-    std::variant<NoPayload, AxisList, ContractDims, IotaDim, GemmDesc, KernelLaunch, QuantizeSpec>;
+using StepPayload = std::variant<NoPayload, AxisList, ContractDims, IotaDim, GemmDesc, KernelLaunch,
+                                 QuantizeSpec, SliceOffset>;
 
 /// A kind's row of StepKinds.def.
 struct StepKindInfo {

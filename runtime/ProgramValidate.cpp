@@ -42,7 +42,7 @@ bool isKnownKind(StepKind k) { return stepKindInfo(k) != nullptr; }
 const char *payloadName(size_t index) {
   static const char *names[] = {"no payload",        "an axis list",      "contraction dims",
                                 "an iota dimension", "a GEMM descriptor", "a kernel launch",
-                                "a quantize spec"};
+                                "a quantize spec",   "a slice offset"};
   static_assert(sizeof(names) / sizeof(names[0]) == std::variant_size_v<StepPayload>);
   return index < std::variant_size_v<StepPayload> ? names[index] : "unknown";
 }
@@ -95,6 +95,10 @@ public:
       return gather();
     case ValidationRule::ScatterAdd:
       return scatterAdd();
+    case ValidationRule::Slice:
+      return slice();
+    case ValidationRule::Concat:
+      return concat();
     case ValidationRule::Copy:
       return copy();
     case ValidationRule::Gemm:
@@ -421,6 +425,45 @@ private:
     return "";
   }
 
+  /// Same dtype, rank >= 1 and dims after the first as `o`.
+  static std::string rowsOf(const Buffer &b, const Buffer &o, const std::string &what) {
+    if (b.dtype != o.dtype)
+      return what + " has dtype '" + dtypeName(b.dtype) + "' but the result '" +
+             dtypeName(o.dtype) + "'";
+    if (b.shape.empty() || o.shape.empty() || b.shape.size() != o.shape.size() ||
+        !std::equal(b.shape.begin() + 1, b.shape.end(), o.shape.begin() + 1))
+      return what + " shape " + shapeStr(b.shape) + " and result shape " + shapeStr(o.shape) +
+             " must have rank >= 1 and equal dims after the first";
+    return "";
+  }
+
+  std::string slice() {
+    if (auto e = arity(1); !e.empty())
+      return e;
+    if (auto e = rowsOf(in(0), out(), "input"); !e.empty())
+      return e;
+    int64_t offset = s.as<SliceOffset>().offset, rows = out().shape[0];
+    if (offset < 0 || offset > in(0).shape[0] - rows)
+      return "rows [" + std::to_string(offset) + ", " + std::to_string(offset + rows) +
+             ") are outside the input's " + std::to_string(in(0).shape[0]);
+    return "";
+  }
+
+  std::string concat() {
+    if (s.inputs.empty())
+      return "expects at least one input";
+    int64_t rows = 0;
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+      if (auto e = rowsOf(in(i), out(), "input " + std::to_string(i)); !e.empty())
+        return e;
+      rows += in(i).shape[0];
+    }
+    if (rows != out().shape[0])
+      return "the inputs have " + std::to_string(rows) + " rows but the result " +
+             std::to_string(out().shape[0]);
+    return "";
+  }
+
   std::string copy() {
     if (auto e = arity(1); !e.empty())
       return e;
@@ -662,6 +705,45 @@ std::string Program::validate() const {
     }
   }
 
+  // Views: rows of a buffer that is no view, of its dtype, in its bounds.
+  for (int64_t b = 0; b < nbuf; ++b) {
+    const Buffer &buf = buffers[b];
+    std::string where = "buffer " + std::to_string(b) + " ('" + buf.name + "')";
+    if (buf.viewOf < 0) {
+      if (buf.viewOf != -1 || buf.viewOffset != 0)
+        return where + ": view_of " + std::to_string(buf.viewOf) + " with offset " +
+               std::to_string(buf.viewOffset) + " (-1 and 0 for a buffer that is no view)";
+      continue;
+    }
+    if (buf.viewOf >= nbuf || buf.viewOf == b)
+      return where + ": views buffer " + std::to_string(buf.viewOf) + " (" +
+             (buf.viewOf == b ? "itself" : "out of range") + ")";
+    const Buffer &root = buffers[buf.viewOf];
+    if (root.viewOf >= 0)
+      return where + ": views buffer " + std::to_string(buf.viewOf) + ", itself a view";
+    if (buf.role != BufferRole::Temp)
+      return where + ": a view must be a temporary";
+    if (buf.dtype != root.dtype)
+      return where + ": a view of dtype '" + dtypeName(buf.dtype) + "' of buffer " +
+             std::to_string(buf.viewOf) + " of dtype '" + dtypeName(root.dtype) + "'";
+    if (buf.viewOffset < 0 || buf.viewOffset > root.elementCount() - buf.elementCount())
+      return where + ": elements [" + std::to_string(buf.viewOffset) + ", " +
+             std::to_string(buf.viewOffset + buf.elementCount()) + ") of buffer " +
+             std::to_string(buf.viewOf) + ", which has " + std::to_string(root.elementCount());
+  }
+  // Storage: (buffer holding it, first element, end).
+  struct Extent {
+    int64_t root, begin, end;
+    bool overlaps(const Extent &o) const {
+      return root == o.root && begin < o.end && o.begin < end && begin < end;
+    }
+  };
+  auto extent = [&](int64_t b) {
+    const Buffer &buf = buffers[b];
+    int64_t root = buf.viewOf >= 0 ? buf.viewOf : b;
+    return Extent{root, buf.viewOffset, buf.viewOffset + buf.elementCount()};
+  };
+
   std::vector<char> isArgument(nbuf, 0);
   for (size_t a = 0; a < arguments.size(); ++a) {
     int32_t b = arguments[a];
@@ -680,10 +762,17 @@ std::string Program::validate() const {
            std::to_string(results.size()) + " results";
 
   // Non-temporaries hold values before the first step; temporaries must be
-  // written before they are read.
+  // written before they are read. A view is written with the buffer it
+  // views; that buffer is written when views covering it are (each element
+  // once: the views written into one buffer do not overlap).
   std::vector<char> written(nbuf, 0);
   for (int64_t b = 0; b < nbuf; ++b)
     written[b] = buffers[b].role != BufferRole::Temp;
+  std::vector<int64_t> covered(nbuf, 0);
+  std::vector<std::vector<int64_t>> writtenViews(nbuf);
+  auto isWritten = [&](int64_t b) {
+    return written[b] || (buffers[b].viewOf >= 0 && written[buffers[b].viewOf]);
+  };
 
   for (size_t si = 0; si < steps.size(); ++si) {
     const Step &s = steps[si];
@@ -698,7 +787,7 @@ std::string Program::validate() const {
       if (b == s.output)
         return prefix + "input " + std::to_string(k) + " is also the output buffer " +
                std::to_string(b);
-      if (!written[b])
+      if (!isWritten(b))
         return prefix + "input " + std::to_string(k) + " reads temporary " + std::to_string(b) +
                " ('" + buffers[b].name + "') before any step writes it";
     }
@@ -731,8 +820,27 @@ std::string Program::validate() const {
     std::string e = StepChecker(*this, s).check();
     if (!e.empty())
       return prefix + e;
-    for (int32_t b : outs)
+    for (int32_t o : outs)
+      for (size_t k = 0; k < s.inputs.size(); ++k)
+        if (extent(o).overlaps(extent(s.inputs[k])))
+          return prefix + "input " + std::to_string(k) + " (buffer " + std::to_string(s.inputs[k]) +
+                 ") shares storage with output buffer " + std::to_string(o);
+    for (int32_t b : outs) {
+      if (written[b]) // e.g. a GEMM accumulating into its C
+        continue;
       written[b] = 1;
+      int32_t root = buffers[b].viewOf;
+      if (root < 0)
+        continue;
+      for (int64_t w : writtenViews[root])
+        if (extent(w).overlaps(extent(b)))
+          return prefix + "writes view " + std::to_string(b) + " of buffer " +
+                 std::to_string(root) + " over view " + std::to_string(w) + ", written before";
+      writtenViews[root].push_back(b);
+      covered[root] += buffers[b].elementCount();
+      if (covered[root] >= buffers[root].elementCount())
+        written[root] = 1;
+    }
   }
 
   for (size_t r = 0; r < results.size(); ++r) {
@@ -740,6 +848,9 @@ std::string Program::validate() const {
     if (b < 0 || b >= nbuf)
       return "result " + std::to_string(r) + ": buffer index " + std::to_string(b) +
              " out of range (" + std::to_string(nbuf) + " buffers)";
+    if (buffers[b].viewOf >= 0)
+      return "result " + std::to_string(r) + ": buffer " + std::to_string(b) + " ('" +
+             buffers[b].name + "') is a view (a result has storage of its own)";
     if (!written[b])
       return "result " + std::to_string(r) + ": temporary " + std::to_string(b) + " ('" +
              buffers[b].name + "') is never written";

@@ -19,6 +19,7 @@
 #include "runtime/ReferenceKernels.h"
 #include "runtime/ScalarOps.h"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace einrt {
@@ -282,6 +283,23 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
                      data<T>(out), a.error);
     });
     return ok;
+  case ValidationRule::Slice: // rows are runs of elements: a copy from the first
+    withStorage<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      int64_t row = a.in[0].count / std::max<int64_t>(1, (*a.in[0].shape)[0]);
+      copy<T>(data<T>(a.in[0]) + a.s.as<SliceOffset>().offset * row, data<T>(out), out.count);
+    });
+    return true;
+  case ValidationRule::Concat:
+    withStorage<F>(out.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      int64_t at = 0;
+      for (const DeviceSpan &part : a.in) {
+        copy<T>(data<T>(part), data<T>(out) + at, part.count);
+        at += part.count;
+      }
+    });
+    return true;
   case ValidationRule::ScatterAdd:
     numeric("scatter_add", [&](auto tag) {
       using T = typename decltype(tag)::type;

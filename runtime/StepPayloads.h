@@ -53,6 +53,14 @@ struct IotaDim {
   }
 };
 
+/// slice: rows [offset, offset + the result's rows) of dimension 0.
+struct SliceOffset {
+  int64_t offset = 0;
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("offset", self.offset);
+  }
+};
+
 /// ein.quantize's fake quantisation (runtime/Fp8Quantize.h): `format`
 /// "e4m3" | "e5m2", or "none" (the result is the input); `block` elements
 /// per scale along `axis`, or 0 for one scale per tensor.

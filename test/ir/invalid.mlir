@@ -193,6 +193,78 @@ func.func @iota_range() {
 
 // -----
 
+func.func @slice_rank(%x: tensor<f32>) {
+  // expected-error @+1 {{'ein.slice' op input must have rank at least 1}}
+  %0 = ein.slice %x offset 0 : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @slice_dims(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{'ein.slice' op result shape [1, 5] must be the input shape [3, 4] with another dimension 0 (a slice keeps the other dimensions)}}
+  %0 = ein.slice %x offset 0 : tensor<3x4xf32> -> tensor<1x5xf32>
+  return
+}
+
+// -----
+
+func.func @slice_rows(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{'ein.slice' op rows [2, 4) are outside dimension 0 of size 3}}
+  %0 = ein.slice %x offset 2 : tensor<3x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_negative(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{'ein.slice' op rows [-1, 0) are outside dimension 0 of size 3}}
+  %0 = ein.slice %x offset -1 : tensor<3x4xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_type(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{'ein.slice' op failed to verify that all of {input, result} have same element type}}
+  %0 = ein.slice %x offset 0 : tensor<3x4xf32> -> tensor<1x4xbf16>
+  return
+}
+
+// -----
+
+func.func @concat_rows(%a: tensor<1x4xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'ein.concat' op the inputs have 3 rows in all but the result's dimension 0 is 4}}
+  %0 = ein.concat %a, %b : tensor<1x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<1x4xf32>, %b: tensor<2x3xf32>) {
+  // expected-error @+1 {{'ein.concat' op input 1 has shape [2, 3], which is not the result shape [3, 4] with another dimension 0}}
+  %0 = ein.concat %a, %b : tensor<1x4xf32>, tensor<2x3xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_type(%a: tensor<1x4xf32>, %b: tensor<2x4xbf16>) {
+  // expected-error @+1 {{'ein.concat' op input 1 has element type 'bf16' but the result has 'f32'}}
+  %0 = ein.concat %a, %b : tensor<1x4xf32>, tensor<2x4xbf16> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_empty() {
+  // expected-error @+1 {{'ein.concat' op needs at least one input}}
+  %0 = "ein.concat"() : () -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
 func.func @gather_rank(%t: tensor<f32>, %i: tensor<4xi32>) {
   // expected-error @+1 {{'ein.gather' op table must have rank at least 1}}
   %0 = ein.gather %t, %i : tensor<f32>, tensor<4xi32> -> tensor<4xf32>

@@ -108,6 +108,20 @@ func.func @sources() -> (tensor<2xf32>, tensor<2x2xi32>, tensor<3x4xi32>, tensor
   return %0, %1, %2, %3 : tensor<2xf32>, tensor<2x2xi32>, tensor<3x4xi32>, tensor<3x4xf32>
 }
 
+// CHECK-LABEL: func.func @slices
+func.func @slices(%qkv: tensor<3x8x16xf32>, %h: tensor<2x4xbf16>) -> tensor<3x8x16xf32> {
+  // CHECK: ein.slice %{{.*}} offset 1 {axes = ["three", "t", "d"]} : tensor<3x8x16xf32> -> tensor<1x8x16xf32>
+  %k = ein.slice %qkv offset 1 {axes = ["three", "t", "d"]} : tensor<3x8x16xf32> -> tensor<1x8x16xf32>
+  // CHECK: ein.slice %{{.*}} offset 0 : tensor<3x8x16xf32> -> tensor<2x8x16xf32>
+  %qk = ein.slice %qkv offset 0 : tensor<3x8x16xf32> -> tensor<2x8x16xf32>
+  // CHECK: ein.slice %{{.*}} offset 1 : tensor<2x4xbf16> -> tensor<1x4xbf16>
+  %r = ein.slice %h offset 1 : tensor<2x4xbf16> -> tensor<1x4xbf16>
+  // CHECK: ein.concat %{{.*}}, %{{.*}} {axes = ["three", "t", "d"]} : tensor<2x8x16xf32>, tensor<1x8x16xf32> -> tensor<3x8x16xf32>
+  %all = ein.concat %qk, %k {axes = ["three", "t", "d"]}
+           : tensor<2x8x16xf32>, tensor<1x8x16xf32> -> tensor<3x8x16xf32>
+  return %all : tensor<3x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @indexing
 func.func @indexing(%table: tensor<100x16xf32>, %ids: tensor<4x8xi32>)
     -> tensor<100x16xf32> {

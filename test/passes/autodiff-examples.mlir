@@ -2,6 +2,7 @@
 // RUN: FileCheck %s --check-prefix=GPT < %t.gpt.mlir
 // RUN: FileCheck %s --check-prefix=TRANSPOSE < %t.gpt.mlir
 // RUN: FileCheck %s --check-prefix=SCATTER < %t.gpt.mlir
+// RUN: FileCheck %s --check-prefix=QKV < %t.gpt.mlir
 // RUN: grep "= ein\." %t.gpt.mlir | not grep -v "axes = "
 // RUN: einc emit %examples/mlp_lm.ein | ein-opt --ein-autodiff | FileCheck %s --check-prefix=MLP
 //
@@ -12,8 +13,10 @@
 // wte[idx] + wpe, which depends on params), so each gets two backward
 // contractions: @grad holds 25 + 2·25 = 75, and no backward transpose beyond
 // the 8 inverses of the forward's (q/k/v split and head merge): 16 in all.
-// wte gets a scatter_add (the gather) plus the logits contraction, summed;
-// the q/k/v gathers of each layer give 3 scatter_adds: 1 + 3·4 = 13.
+// wte gets a scatter_add (the gather) plus the logits contraction, summed:
+// the one scatter_add. q, k, v are slices of one tensor per layer, whose
+// gradient is one concat of dq, dk, dv (the backward's two attention
+// contractions, reshaped, and dv), with no zeros and no adds: 4 concats.
 //
 // GPT-LABEL: func.func @forward(
 // GPT-COUNT-25: ein.contract
@@ -33,9 +36,25 @@
 // TRANSPOSE: return
 //
 // SCATTER-LABEL: func.func @grad(
-// SCATTER-COUNT-13: ein.scatter_add
+// SCATTER-COUNT-1: ein.scatter_add
 // SCATTER-NOT: ein.scatter_add
 // SCATTER: return
+//
+// QKV-LABEL: func.func @forward(
+// QKV-COUNT-12: ein.slice %{{[0-9]+}} offset {{[012]}} {axes = ["three", "batch", "heads", "ctx", "hd"]
+// QKV-NOT: ein.gather %{{[0-9]+}}, %{{[0-9]+}} {axes = ["batch", "heads", "ctx", "hd"]
+// QKV-LABEL: func.func @grad(
+// QKV-NOT: ein.gather %{{[0-9]+}}, %{{[0-9]+}} {axes = ["batch", "heads", "ctx", "hd"]
+// QKV: %[[DQ:[0-9]+]] = ein.contract %{{[0-9]+}}, %{{[0-9]+}} batch [0, 1], [0, 1] contract [3], [2] {axes = ["batch", "heads", "ctx", "hd"], ein.layer = "layer.3", ein.phase = "backward"}
+// QKV-NEXT: %[[DK:[0-9]+]] = ein.contract
+// QKV-NEXT: %[[DV4:[0-9]+]] = ein.reshape %{{[0-9]+}} {axes = ["three"
+// QKV-NEXT: %[[DK4:[0-9]+]] = ein.reshape %[[DK]] {axes = ["three"
+// QKV-NEXT: %[[DQ4:[0-9]+]] = ein.reshape %[[DQ]] {axes = ["three"
+// QKV-NEXT: %[[DQKV:[0-9]+]] = ein.concat %[[DQ4]], %[[DK4]], %[[DV4]] {axes = ["three", "batch", "heads", "ctx", "hd"]{{.*}}} : tensor<1x16x4x128x64xf32>, tensor<1x16x4x128x64xf32>, tensor<1x16x4x128x64xf32> -> tensor<3x16x4x128x64xf32>
+// QKV-NEXT: ein.transpose %[[DQKV]] [1, 3, 0, 2, 4]
+// QKV-COUNT-3: ein.concat
+// QKV-NOT: ein.concat
+// QKV: return
 //
 // mlp_lm.ein: 2 forward contractions; x = wte[tokens] depends on a param, so
 // both get two backward contractions: 2 + 4 = 6 in @grad.

@@ -17,18 +17,18 @@ if [x["index"] for x in kernels] != list(range(len(kernels))):
 flops = sum(x["flops"] for x in kernels)
 if flops != r["flops"]["total"]:
     problems.append("kernel FLOPs %d != report FLOPs %d" % (flops, r["flops"]["total"]))
-# No step runs a constant (resident) or a reshape (a view); their bytes in
+# No step runs a constant (resident), a reshape or a slice (views); their bytes in
 # the op ledger (a constant's write) are outside every kernel.
 moved = sum(x["bytes_read"] + x["bytes_written"] for x in kernels)
 ops_bytes = sum(op["bytes"] for op in r["ops"])
-view_bytes = sum(op["bytes"] for op in r["ops"] if op["name"] in ("ein.constant", "ein.reshape"))
+VIEWS = ("ein.constant", "ein.reshape", "ein.slice")
+view_bytes = sum(op["bytes"] for op in r["ops"] if op["name"] in VIEWS)
 if moved + view_bytes != ops_bytes:
     problems.append("kernel bytes %d + views' %d != ops' bytes %d" % (moved, view_bytes, ops_bytes))
 # Every op with work is in one kernel; the ops of the kernels, in order, are
 # the report's ops without views (reshape, constant, broadcast read in place).
 names = [n for x in kernels for n in x["ops"]]
-work = [op["name"] for op in r["ops"] if op["name"] not in ("ein.reshape", "ein.constant",
-                                                            "ein.broadcast")]
+work = [op["name"] for op in r["ops"] if op["name"] not in VIEWS + ("ein.broadcast",)]
 if [n for n in names if n != "ein.broadcast"] != work:
     problems.append("the kernels' ops are not the report's ops in order")
 stops = {}

@@ -116,6 +116,17 @@ Program everyKindProgram() {
     case ValidationRule::ScatterAdd:
       pb.op(kind, {x, ids}, DType::F32, {5, 3}, NoPayload{}, note);
       break;
+    case ValidationRule::Slice:
+      pb.op(kind, {x}, DType::F32, {1, 3}, SliceOffset{1}, note);
+      break;
+    case ValidationRule::Concat: {
+      // x and a view of its second row (a buffer's view_of, view_offset).
+      int32_t row = pb.buffer(DType::F32, {1, 3}, BufferRole::Temp, "x.row1");
+      pb.p.buffers[row].viewOf = x;
+      pb.p.buffers[row].viewOffset = 3;
+      pb.op(kind, {x, row}, DType::F32, {3, 3}, NoPayload{}, note);
+      break;
+    }
     case ValidationRule::Copy:
       pb.op(kind, {x}, DType::F32, xs, NoPayload{}, note);
       break;

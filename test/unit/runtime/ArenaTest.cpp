@@ -378,3 +378,50 @@ TEST(Arena, RandomProgramsMatchWithoutTheArena) {
     }
   }
 }
+
+/// A view has no storage: it is placed inside its root at its offset, and
+/// its reads and writes keep the root live (and only the root counts).
+TEST(Arena, ViewsLiveInTheirRoot) {
+  ProgramBuilder b;
+  int32_t x = b.arg(DType::F32, {4, 16});
+  int32_t root = b.buffer(DType::F32, {4, 16}, BufferRole::Temp, "root");
+  int32_t low = b.buffer(DType::F32, {2, 16}, BufferRole::Temp, "low");
+  int32_t high = b.buffer(DType::F32, {2, 16}, BufferRole::Temp, "high");
+  b.p.buffers[low].viewOf = root;
+  b.p.buffers[high].viewOf = root;
+  b.p.buffers[high].viewOffset = 32;
+  b.p.steps.emplace_back(StepKind::Slice, std::vector<int32_t>{x}, low, SliceOffset{0});  // 0
+  int32_t other = b.step(StepKind::Exp, {x}, DType::F32, {4, 16});                        // 1
+  b.p.steps.emplace_back(StepKind::Slice, std::vector<int32_t>{x}, high, SliceOffset{2}); // 2
+  int32_t y = b.step(StepKind::Neg, {other}, DType::F32, {4, 16});                        // 3
+  int32_t z = b.step(StepKind::Tanh, {low}, DType::F32, {2, 16});                         // 4
+  b.result(y);
+  b.result(z);
+  ASSERT_EQ(b.p.validate(), "");
+  for (bool wide : {false, true}) {
+    MemoryPlan m = plan(b.p, wide);
+    int64_t f = sizes(wide).of(DType::F32);
+    ASSERT_GE(m.arenaOffset[root], 0);
+    EXPECT_EQ(m.arenaOffset[low], m.arenaOffset[root]);
+    EXPECT_EQ(m.arenaOffset[high], m.arenaOffset[root] + 32 * f);
+    // root is live from step 0 (its first view written) to step 4 (read):
+    // it never shares memory with `other` (steps 1..3).
+    int64_t r0 = m.arenaOffset[root], o0 = m.arenaOffset[other];
+    EXPECT_TRUE(r0 + 64 * f <= o0 || o0 + 64 * f <= r0);
+    EXPECT_EQ(m.liveAtStep[0], 64 * f) << "root, not its views";
+    EXPECT_EQ(m.liveAtStep[2], 2 * 64 * f);
+  }
+  // And it runs: z = tanh(x's first two rows).
+  std::string error;
+  auto ex = Executor::create(b.p, Precision::F64, error);
+  ASSERT_TRUE(ex) << error;
+  std::vector<double> in(64);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = 0.01 * double(i);
+  ASSERT_TRUE(ex->write(size_t(x), in.data(), in.size(), error)) << error;
+  ASSERT_TRUE(ex->run(error)) << error;
+  std::vector<double> out = einrt::test::valuesOf(*ex, size_t(z));
+  ASSERT_EQ(out.size(), 32u);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out[i], std::tanh(in[i]));
+}

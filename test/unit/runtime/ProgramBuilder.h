@@ -49,7 +49,7 @@ struct ProgramBuilder {
   /// in field order (an axis list; contraction dims; a GEMM plan {batch, M,
   /// N, K, transA, transB, lda, ldb, ldc, strideA, strideB, strideC} and
   /// optional outer loops {count, strideA, strideB, strideC}...), `scalar`
-  /// an iota's dimension or a kernel's index.
+  /// an iota's dimension, a kernel's index or a slice's offset.
   int32_t step(StepKind k, std::vector<int32_t> inputs, DType t, std::vector<int64_t> shape,
                std::vector<std::vector<int64_t>> lists = {}, int64_t scalar = 0,
                std::string note = "") {
@@ -90,6 +90,8 @@ struct ProgramBuilder {
       i->dimension = scalar;
     else if (auto *l = std::get_if<KernelLaunch>(&payload))
       l->kernel = scalar;
+    else if (auto *o = std::get_if<SliceOffset>(&payload))
+      o->offset = scalar;
     else if (std::holds_alternative<GemmDesc>(payload))
       payload = gemmOf(list(0), list(1));
     return payload;

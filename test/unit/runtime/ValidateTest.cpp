@@ -315,3 +315,75 @@ TEST(Validate, ArbitraryCorruptionNeverCrashes) {
   }
   EXPECT_GT(invalid, 1000);
 }
+
+TEST(Validate, SlicesAndConcats) {
+  OneStep o({{DType::F32, {3, 4}}});
+  EXPECT_EQ(o.make(StepKind::Slice, DType::F32, {2, 4}, {}, 1).validate(), "");
+  expectInvalid(o.make(StepKind::Slice, DType::F32, {2, 4}, {}, 2),
+                {"rows [2, 4) are outside the input's 3"});
+  expectInvalid(o.make(StepKind::Slice, DType::F32, {1, 5}, {}, 0),
+                {"input shape [3, 4] and result shape [1, 5]", "equal dims after the first"});
+  expectInvalid(o.make(StepKind::Slice, DType::I32, {1, 4}), {"input has dtype 'f32'"});
+  OneStep two({{DType::F32, {1, 4}}, {DType::F32, {2, 4}}});
+  EXPECT_EQ(two.make(StepKind::Concat, DType::F32, {3, 4}).validate(), "");
+  expectInvalid(two.make(StepKind::Concat, DType::F32, {4, 4}),
+                {"the inputs have 3 rows but the result 4"});
+  OneStep none({});
+  expectInvalid(none.make(StepKind::Concat, DType::F32, {3, 4}), {"at least one input"});
+}
+
+/// Views: rows of a buffer that is no view, of its dtype and in its bounds;
+/// a temporary, never a result; written with their root, or together
+/// writing it; never sharing storage with what a step reads.
+TEST(Validate, Views) {
+  ProgramBuilder b;
+  int32_t x = b.arg(DType::F32, {3, 4});
+  int32_t root = b.buffer(DType::F32, {3, 4}, BufferRole::Temp, "root");
+  int32_t top = b.buffer(DType::F32, {1, 4}, BufferRole::Temp, "top");
+  int32_t rest = b.buffer(DType::F32, {2, 4}, BufferRole::Temp, "rest");
+  b.p.buffers[top].viewOf = root;
+  b.p.buffers[rest].viewOf = root;
+  b.p.buffers[rest].viewOffset = 4;
+  b.p.steps.emplace_back(StepKind::Slice, std::vector<int32_t>{x}, top, SliceOffset{0});
+  b.p.steps.emplace_back(StepKind::Slice, std::vector<int32_t>{x}, rest, SliceOffset{1});
+  b.result(b.step(StepKind::Exp, {root}, DType::F32, {3, 4}));
+  EXPECT_EQ(b.p.validate(), "") << "the two views write all of root";
+
+  Program p = b.p;
+  p.steps.erase(p.steps.begin() + 1);
+  expectInvalid(p, {"reads temporary 1 ('root') before any step writes it"});
+  p = b.p;
+  p.buffers[rest].viewOffset = 3;
+  expectInvalid(p, {"writes view 3 of buffer 1 over view 2"});
+  p = b.p;
+  p.buffers[rest].viewOffset = 5;
+  expectInvalid(p, {"buffer 3 ('rest')", "elements [5, 13) of buffer 1, which has 12"});
+  p = b.p;
+  p.buffers[rest].viewOf = top;
+  expectInvalid(p, {"views buffer 2, itself a view"});
+  p = b.p;
+  p.buffers[rest].viewOf = rest;
+  expectInvalid(p, {"views buffer 3 (itself)"});
+  p = b.p;
+  p.buffers[rest].dtype = DType::BF16;
+  expectInvalid(p, {"a view of dtype 'bf16' of buffer 1 of dtype 'f32'"});
+  p = b.p;
+  p.buffers[top].viewOf = -1;
+  p.buffers[top].viewOffset = 2;
+  expectInvalid(p, {"view_of -1 with offset 2"});
+  p = b.p;
+  p.results.push_back(top);
+  p.resultNames.push_back("top");
+  expectInvalid(p, {"result 1: buffer 2 ('top') is a view"});
+  p = b.p;
+  p.buffers[x].viewOf = root;
+  expectInvalid(p, {"buffer 0 ('arg0'): a view must be a temporary"});
+  // A step reading rows of root and writing rows that overlap them.
+  p = b.p;
+  p.steps[1].inputs = {top};
+  p.steps[1].kind = StepKind::Copy;
+  p.steps[1].payload = NoPayload{};
+  p.buffers[rest].shape = {1, 4};
+  p.buffers[rest].viewOffset = 0;
+  expectInvalid(p, {"input 0 (buffer 2) shares storage with output buffer 3"});
+}
