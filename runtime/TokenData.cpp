@@ -350,6 +350,14 @@ bool WindowSampler::next(std::vector<int32_t> &context, std::vector<int32_t> &ta
   return true;
 }
 
+void WindowSampler::skip(int64_t batches) {
+  uint64_t starts = uint64_t(file->size() - lay.span()) + 1;
+  for (int64_t r = 0; r < batches * lay.batch; ++r) {
+    (void)rng.below(starts);
+    ++rows;
+  }
+}
+
 bool WindowSampler::feed(Executor &ex, std::string &error) {
   thread_local std::vector<int32_t> context, targets;
   if (!next(context, targets, error))

@@ -122,6 +122,9 @@ public:
   /// Draws a batch and sets it as the executor's two token arguments.
   bool feed(Executor &ex, std::string &error);
 
+  /// Draws `batches` × `layout().batch` windows as next() would, reading
+  /// none (another rank's micro-batches of a data-parallel step).
+  void skip(int64_t batches);
   /// Windows (rows) drawn so far.
   uint64_t drawn() const { return rows; }
   /// The generator's state and the row count, as text (for checkpoints):

@@ -116,9 +116,17 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     return nullptr;
   }
 
+  const int64_t ranks = c.comm ? c.comm->size() : 1;
+  const int64_t global = c.accumulate * ranks; // micro-batches per step, all ranks
+  if (c.comm && (c.comm->rank() < 0 || c.comm->rank() >= ranks)) {
+    error =
+        "rank " + std::to_string(c.comm->rank()) + " is not in [0, " + std::to_string(ranks) + ")";
+    return nullptr;
+  }
+
   // The holder of params and optimizer state.
   const char *holderName;
-  if (c.accumulate == 1) {
+  if (global == 1) {
     if (!programs.trainStep) {
       error = "training needs the @train_step program";
       return nullptr;
@@ -128,6 +136,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
   } else {
     if (!programs.accumulate || !programs.apply) {
       error = "accumulate = " + std::to_string(c.accumulate) +
+              (ranks > 1 ? " on " + std::to_string(ranks) + " ranks" : "") +
               " needs the @accumulate_grad and @apply_update programs";
       return nullptr;
     }
@@ -135,7 +144,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     holderName = "@apply_update";
   }
   const Program &hp = I.holder->program();
-  size_t firstResult = c.accumulate == 1 ? 2 : 1;
+  size_t firstResult = global == 1 ? 2 : 1;
   if (hp.results.size() < firstResult) {
     error = std::string(holderName) + " has too few results";
     return nullptr;
@@ -148,7 +157,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
   }
   I.stepArg = size_t(stepArg);
   I.lrArg = size_t(lrArg);
-  I.gradNormResult = c.accumulate == 1 ? 1 : 0;
+  I.gradNormResult = global == 1 ? 1 : 0;
   for (int pass = 0; pass < 2; ++pass) {
     BufferRole role = pass == 0 ? BufferRole::Param : BufferRole::OptState;
     for (size_t a = 0; a < hp.arguments.size(); ++a) {
@@ -189,7 +198,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
   }
 
   // Inputs of the program that draws training data.
-  Executor *dataEx = c.accumulate == 1 ? programs.trainStep : programs.accumulate;
+  Executor *dataEx = global == 1 ? programs.trainStep : programs.accumulate;
   I.trainLayout = windowLayout(dataEx->program(), c.mapping, error);
   if (!I.trainLayout)
     return nullptr;
@@ -207,7 +216,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
       const Buffer &b = hp.buffers[hp.arguments[s.holderArg]];
       stateBytes += b.elementCount() * dtypeSize(b.dtype);
     }
-    int64_t need = c.checkpointDir.empty() ? 0 : 2 * stateBytes;
+    int64_t need = c.checkpointDir.empty() || !t->leader() ? 0 : 2 * stateBytes;
     std::string shortfall = memoryShortfall(need, "the trainer (checkpoint staging)");
     if (!shortfall.empty()) {
       error = shortfall;
@@ -215,7 +224,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     }
   }
 
-  if (c.accumulate > 1) {
+  if (global > 1) {
     // @accumulate_grad: (inputs..., params..., accumulators...) ->
     // (accumulators'...), each result named as its accumulator, the loss's
     // first; @apply_update: (params..., grads..., opt_state..., step, lr).
@@ -228,6 +237,8 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
         return nullptr;
       }
       I.accumulators.emplace_back(r, size_t(a));
+      I.accOffsets.push_back(I.accCount);
+      I.accCount += ap.buffers[ap.results[r]].elementCount();
     }
     if (I.accumulators.size() != 1 + I.paramCount) {
       error = "@accumulate_grad accumulates " + std::to_string(I.accumulators.size()) +
@@ -311,7 +322,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
 }
 
 int64_t Trainer::tokensPerStep() const {
-  return impl->trainLayout->targetsPerBatch() * cfg.accumulate;
+  return impl->trainLayout->targetsPerBatch() * globalMicroBatches();
 }
 
 bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
@@ -323,7 +334,7 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
       !I.holder->setArgument(I.lrArg, &lr, 1, error))
     return false;
 
-  if (cfg.accumulate == 1) {
+  if (globalMicroBatches() == 1) {
     Executor &ex = *progs.trainStep;
     if (!trainSampler->feed(ex, error))
       return false;
@@ -332,6 +343,9 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
       return false;
     }
     if (!ex.readScalar(I.lossResult, loss, error))
+      return false;
+  } else if (ranks() > 1) {
+    if (!distributedMicroBatches(loss, error))
       return false;
   } else {
     // The means over the micro-batches, summed in compiled code
@@ -362,6 +376,8 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
               size_t(I.holder->program().arguments[size_t(I.slots[p].applyGradArg)]), g,
               size_t(ap.arguments[size_t(I.slots[p].sumArg)]), error))
         return false;
+  }
+  if (globalMicroBatches() > 1) {
     if (!std::isfinite(loss)) {
       gradNorm = NAN;
       nonFinite = true;
@@ -420,6 +436,21 @@ bool Trainer::lastGradients(std::vector<std::vector<double>> &out, std::string &
     return false;
   }
   const Program &ap = progs.accumulate->program();
+  if (ranks() > 1) { // the ordered sum of the last step
+    for (size_t k = 0; k < impl->paramCount; ++k) {
+      size_t at = 0;
+      while (impl->accumulators[at].second != size_t(impl->slots[k].sumArg))
+        ++at;
+      int64_t offset = impl->accOffsets[at];
+      int64_t count = ap.buffers[ap.arguments[size_t(impl->slots[k].sumArg)]].elementCount();
+      if (gradientSum.size() < size_t(offset + count)) {
+        error = "no accumulated gradients yet";
+        return false;
+      }
+      out.emplace_back(gradientSum.begin() + offset, gradientSum.begin() + offset + count);
+    }
+    return true;
+  }
   for (size_t k = 0; k < impl->paramCount; ++k) {
     out.emplace_back();
     if (!progs.accumulate->read(size_t(ap.arguments[size_t(impl->slots[k].sumArg)]), out.back(),
@@ -462,7 +493,10 @@ bool Trainer::run(TrainResult &result, std::string &error) {
   Impl &I = *impl;
   using Clock = std::chrono::steady_clock;
   const std::string last = cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/last.safetensors";
-  const std::string best = cfg.checkpointDir.empty() ? "" : cfg.checkpointDir + "/best.safetensors";
+  // Rank 0 alone writes (the other ranks read `last` to resume).
+  const std::string best =
+      cfg.checkpointDir.empty() || !leader() ? "" : cfg.checkpointDir + "/best.safetensors";
+  const bool writes = !last.empty() && leader();
   nonFinite = false;
   result = TrainResult();
 
@@ -485,7 +519,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       if (!error.empty())
         return false;
     }
-    if (!last.empty()) {
+    if (writes) {
       std::remove(last.c_str()); // --overwrite: no best of the old run stays
       std::remove(best.c_str());
     }
@@ -498,7 +532,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       // Init where the params' initialisers are: @train_step, or
       // @accumulate_grad (the model's own signature first)
       // model's own signature) when accumulating.
-      if (cfg.accumulate == 1) {
+      if (globalMicroBatches() == 1) {
         if (!initParams(*I.holder, cfg.seed, error))
           return false;
       } else {
@@ -522,7 +556,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
   result.bestValLoss = bestVal;
   result.lastValLoss = lastVal;
 
-  if (!cfg.checkpointDir.empty()) {
+  if (writes) {
     std::error_code ec;
     std::filesystem::create_directories(cfg.checkpointDir, ec);
     if (ec) {
@@ -532,8 +566,9 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     for (const std::string &f : removeStaleTemporaries(cfg.checkpointDir))
       I.progress->message("removed '" + f + "', left by a checkpoint writer that was killed");
   }
-  if (!cfg.logPath.empty() && !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)
-                                           : I.log.open(cfg.logPath, /*append=*/false, error)))
+  if (leader() && !cfg.logPath.empty() &&
+      !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)
+                   : I.log.open(cfg.logPath, /*append=*/false, error)))
     return false;
   if (curStep >= cfg.steps) {
     I.progress->message("already at step " + std::to_string(curStep) + " (steps " +
@@ -583,7 +618,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
 
     const bool final = curStep == cfg.steps;
     bool evaluated = false;
-    if (valSampler && (curStep % cfg.evalEvery == 0 || final)) {
+    if (valSampler && leader() && (curStep % cfg.evalEvery == 0 || final)) {
       double v;
       if (!evaluate(v, error))
         return false;
@@ -608,7 +643,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     }
     bool save =
         final || evaluated || (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
-    if (save && !last.empty() && !saveCheckpoint(last, error)) {
+    if (save && writes && !saveCheckpoint(last, error)) {
       error += "; the previous checkpoint is intact";
       return false;
     }

@@ -40,6 +40,21 @@
 // restored as optimizer state, but reset_optimizer keeps it and a checkpoint
 // without it starts it fresh (0: the program's initial scale).
 //
+// Data parallelism (`comm` with N > 1 ranks): the Programs accumulate over
+// the global N·accumulate micro-batches (@accumulate_grad compiled with that
+// count), of which this rank runs `accumulate` — interleaved, micro-batch
+// j·N + rank in round j, drawing the others' windows without reading them
+// (WindowSampler::skip), so all ranks see the one data stream of one
+// process. Each round's contributions (@accumulate_grad run on zeroed
+// accumulators: 0 + g/(N·k), exactly the addend one process adds) are
+// summed by OrderedSum in one process's order, so the parameters are bit
+// for bit those of one process with accumulate = N·k; `fastSum` sums each
+// rank's own micro-batches in compiled code and then with the engine's
+// all-reduce instead (fewer messages, not reproducible across N). Every
+// rank then applies the same update; rank 0 alone evaluates, logs, prints
+// and writes checkpoints, which are those of the single process, so a run
+// resumes with any number of ranks.
+//
 // Determinism: the same seed, settings and Programs give the same run bit
 // for bit (the data stream is Rng::forStream(seed, "data"); nothing depends
 // on time). Resume restores params, optimizer state, step and the sampler,
@@ -50,6 +65,7 @@
 #define EINC_RUNTIME_TRAINER_H
 
 #include "runtime/Checkpoint.h"
+#include "runtime/Communicator.h"
 #include "runtime/Executor.h"
 #include "runtime/Progress.h"
 #include "runtime/Schedule.h"
@@ -94,6 +110,11 @@ struct TrainConfig {
                        // checkpoint's step, then appended to
   int64_t logEvery = 1;
   ProgressOptions progress; // totalSteps is filled from `steps`
+
+  /// Data parallelism (see above): null, or a group of ranks.
+  Communicator *comm = nullptr;
+  bool fastSum = false;          // the engine's all-reduce, not the ordered sum
+  int64_t bucketBytes = 4 << 20; // the ordered sum moves in buckets of this size
 };
 
 /// The Programs to drive; the executors must outlive the Trainer.
@@ -153,14 +174,22 @@ public:
   /// first step of this process, or without loss scaling).
   const std::optional<StepMetrics::Scaler> &lossScaler() const { return lastScaler; }
   const WindowSampler &sampler() const { return *trainSampler; }
-  /// Predicted tokens per optimizer step (targets × accumulate).
+  /// Predicted tokens per optimizer step (targets × accumulate × ranks).
   int64_t tokensPerStep() const;
+  /// The ranks of the run (1 without `comm`), and micro-batches per
+  /// optimizer step over all of them.
+  int64_t ranks() const { return cfg.comm ? cfg.comm->size() : 1; }
+  int64_t globalMicroBatches() const { return cfg.accumulate * ranks(); }
+  /// Rank 0 (or no distribution): evaluates, logs, writes checkpoints.
+  bool leader() const { return !cfg.comm || cfg.comm->rank() == 0; }
   const TrainConfig &config() const { return cfg; }
 
   struct Impl; // argument plumbing (Trainer.cpp)
 
 private:
   Trainer() = default;
+  /// The accumulated step of N > 1 ranks (the micro-batches, the sum).
+  bool distributedMicroBatches(double &loss, std::string &error);
 
   TrainConfig cfg;
   TrainPrograms progs;
@@ -174,6 +203,7 @@ private:
   bool nonFinite = false;
   std::optional<double> lastVal, bestVal;
   std::optional<StepMetrics::Scaler> lastScaler;
+  std::vector<float> gradientSum; // N > 1 ranks: the last step's sum (loss first)
 };
 
 } // namespace einrt

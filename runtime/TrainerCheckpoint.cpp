@@ -35,11 +35,12 @@ bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) con
 
 namespace {
 std::string configHash(const TrainConfig &c, const Program &holder, const WindowLayout &layout) {
-  std::string text =
-      "seed=" + std::to_string(c.seed) + ";accumulate=" + std::to_string(c.accumulate) +
-      ";mapping=" + windowMappingName(c.mapping) + ";batch=" + std::to_string(layout.batch) +
-      ";context=" + std::to_string(layout.context) + ";schedule=" + c.schedule.describeShape() +
-      ";args=";
+  std::string text = "seed=" + std::to_string(c.seed) +
+                     ";accumulate=" + std::to_string(c.accumulate * (c.comm ? c.comm->size() : 1)) +
+                     ";mapping=" + windowMappingName(c.mapping) +
+                     ";batch=" + std::to_string(layout.batch) +
+                     ";context=" + std::to_string(layout.context) +
+                     ";schedule=" + c.schedule.describeShape() + ";args=";
   for (int32_t a : holder.arguments) {
     const Buffer &b = holder.buffers[size_t(a)];
     text += b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";

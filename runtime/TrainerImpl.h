@@ -41,6 +41,10 @@ struct Trainer::Impl {
   /// first; the loss accumulator's argument.
   std::vector<std::pair<size_t, size_t>> accumulators;
   size_t lossSumArg = 0;
+  /// Where each accumulator's values start in the flat gradient sum of a
+  /// distributed step (parallel to `accumulators`), and its length.
+  std::vector<int64_t> accOffsets;
+  int64_t accCount = 0;
   size_t gradNormResult = 0; // in the holder
   /// Loss scaling: the slots of loss_scale, good_steps, skipped_steps (-1:
   /// none), and @accumulate_grad's loss_scale argument (-1: none).

@@ -450,6 +450,19 @@ void buildTrain(Command &c, Options &o) {
          "each step group's measured time beside the report's roofline and\n"
          "the worst-predicted steps (also a {\"profile\": ...} line in --log)",
          o.profile);
+  c.value("--distributed", "mpi",
+          "data parallelism under `mpirun -np N`: every rank runs its share\n"
+          "of the micro-batches (accumulate per rank; an executable's\n"
+          "compiled accumulate is the global count), rank 0 logs and writes\n"
+          "checkpoints (docs/distributed.md)",
+          [&o](const std::string &v) { o.distributed = choice("distributed", v, {"mpi"}); });
+  c.value("--allreduce", "ordered|fast",
+          "with --distributed: ordered (default) sums the gradients in one\n"
+          "process's order, bit-identical to accumulate = N x k in one process;\n"
+          "fast uses MPI's all-reduce (fewer messages, not reproducible)",
+          [&o](const std::string &v) {
+            o.fastAllreduce = choice("allreduce", v, {"ordered", "fast"}) == "fast";
+          });
   if (!c.tool->executable)
     addBackend(c, o, "cpu (compiled kernels and BLAS; the default), reference or cuda");
   else
@@ -730,6 +743,8 @@ void checkCombination(const Tool &tool, Options &o) {
       bad("--reset-optimizer needs --resume");
     if (o.overwrite && o.resume)
       bad("--overwrite and --resume exclude each other (start over, or continue)");
+    if (o.fastAllreduce && o.distributed.empty())
+      bad("--allreduce needs --distributed mpi");
   }
   if (o.command == "sample" && o.checkpoint.empty())
     bad("missing --checkpoint FILE");

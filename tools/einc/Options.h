@@ -70,6 +70,8 @@ struct Options {
   bool backendGiven = false;   // --backend was on the command line (run:
                                // the default is reference with --f64/--gradcheck)
   bool stepsGiven = false;     // --steps was on the command line
+  std::string distributed;     // --distributed mpi ("" : this process alone)
+  bool fastAllreduce = false;  // --allreduce fast (else ordered: bit-identical to one process)
 
   // compile (also: -o, --set, --device, --device-file)
   bool force = false;         // --force: replace a file that is not an einc executable

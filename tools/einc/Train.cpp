@@ -12,6 +12,7 @@
 #include "Compile.h"
 #include "CudaBackend.h"
 
+#include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -20,8 +21,10 @@ using namespace mlir;
 
 namespace einc {
 
-int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
-               const std::string &source) {
+namespace {
+
+int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
+                 const std::string &source, einrt::Communicator *comm) {
   // The GPU first: a machine without one fails before compiling.
   std::shared_ptr<einrt::CudaDevice> gpu;
   if (o.backend == "cuda" && !(gpu = openCudaBackend()))
@@ -32,6 +35,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
       vocab = static_cast<int32_t>(v.getInt());
   runner::RunContext context;
   context.model = o.input;
+  context.comm = comm;
   auto run = runner::TrainRun::prepare(context, o, s, vocab);
   if (!run)
     return 1;
@@ -60,6 +64,20 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
               std::to_string(compiled.kernelsCached) + " cached";
   }
   return run->run(compiled.bundle, backend, origin);
+}
+
+} // namespace
+
+int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
+               const std::string &source) {
+  // N ranks with `accumulate` k each train the global batch of N·k
+  // micro-batches: the step is compiled for that count.
+  runner::Ranks ranks(o, "einc");
+  if (!ranks.ok())
+    return 1;
+  einrt::TrainSettings global = s;
+  global.accumulate = s.accumulate * ranks.size();
+  return ranks.finish(trainOnRanks(o, global, module, source, ranks.comm()));
 }
 
 } // namespace einc

@@ -16,6 +16,7 @@
 #include "EmbeddedModel.h"
 
 #include "tools/einc/Options.h"
+#include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
 #include "runtime/CpuTarget.h"
@@ -213,8 +214,13 @@ int main(int argc, char **argv) {
   if (o.command == "sample")
     return runner::sample(context, o, *bundle, settings,
                           bundle->find("sample") ? "sample" : "forward", backend);
+  // --distributed: the compiled accumulate is the global micro-batch count.
+  runner::Ranks ranks(o, context.tool);
+  if (!ranks.ok())
+    return 1;
+  context.comm = ranks.comm();
   auto train = runner::TrainRun::prepare(context, o, settings, int32_t(bundle->vocab()));
   if (!train)
-    return 1;
-  return train->run(*bundle, backend, origin);
+    return ranks.finish(1);
+  return ranks.finish(train->run(*bundle, backend, origin));
 }

@@ -17,6 +17,7 @@
 
 #include "tools/einc/Options.h"
 
+#include "runtime/Communicator.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/CudaKernels.h"
 #include "runtime/Device.h"
@@ -41,6 +42,8 @@ struct RunContext {
   /// Where a missing prediction comes from, for the banner's `predicted`
   /// line (einc: no `cpu` device profile; an executable: its report's device).
   std::string noPrediction = "no cpu profile: run einc calibrate";
+  /// --distributed: the ranks (Distributed.h); null: this process alone.
+  einrt::Communicator *comm = nullptr;
 };
 
 /// What the bundle's Programs run on. The cuda backend runs the Programs

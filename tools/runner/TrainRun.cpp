@@ -197,7 +197,10 @@ TrainRun::~TrainRun() = default;
 
 int TrainRun::fail(const std::string &message) const {
   std::cout.flush();
-  std::cerr << context.tool << " train: " << message << "\n";
+  std::cerr << context.tool << " train: ";
+  if (context.comm && context.comm->size() > 1)
+    std::cerr << "rank " << context.comm->rank() << ": ";
+  std::cerr << message << "\n";
   return 1;
 }
 
@@ -293,7 +296,16 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   const Options &o = *options;
   const einrt::TrainSettings &s = settings;
   std::string error;
+  // The settings' accumulate is the global micro-batch count (einc train
+  // compiled N x its per-rank one); each of N ranks runs accumulate / N.
   const int64_t accumulate = s.accumulate;
+  const int64_t ranks = context.comm ? context.comm->size() : 1;
+  const bool leader = !context.comm || context.comm->rank() == 0;
+  if (accumulate % ranks != 0)
+    return fail("the compiled accumulate (" + std::to_string(accumulate) +
+                " micro-batches per step) does not divide over " + std::to_string(ranks) +
+                " ranks; compile with a multiple of the rank count");
+  const int64_t perRank = accumulate / ranks;
 
   std::vector<std::string> names = trainFunctionNames(s, withValidation());
   Loaded loaded;
@@ -319,7 +331,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
 
   const std::string &ckDir = o.checkpointDir;
   config.steps = o.steps;
-  config.accumulate = accumulate;
+  config.accumulate = perRank;
+  config.comm = context.comm;
+  config.fastSum = o.fastAllreduce;
   config.evalEvery = valFile ? s.evalEvery.value_or(100) : 0;
   config.evalSteps = s.evalSteps;
   config.checkpointEvery = s.checkpointEvery;
@@ -335,12 +349,14 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   config.logEvery = o.logEvery;
   int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
   config.progress.totalSteps = o.steps;
-  config.progress.out = &std::cout;
+  static std::ostream silent(nullptr); // ranks other than 0 print nothing
+  config.progress.out = leader ? &std::cout : &silent;
   Prediction prediction = predict(bundle, backend, loaded);
   if (prediction.available) {
-    config.progress.flopsPerStep = prediction.modelFlops * accumulate;
+    // Per rank: its micro-batches on its device.
+    config.progress.flopsPerStep = prediction.modelFlops * perRank;
     config.progress.peakFlops = prediction.peak;
-    config.progress.predictedStepSeconds = prediction.stepSeconds * accumulate;
+    config.progress.predictedStepSeconds = prediction.stepSeconds * perRank;
     config.progress.predictedMfu = prediction.mfu;
   }
 
@@ -355,7 +371,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (valFile)
     programs.forward = &*loaded.executors[next++];
 
-  std::ostream &out = std::cout;
+  std::ostream &out = leader ? std::cout : silent;
   out << context.tool << " train: " << context.model << "  (" << backend.name << " backend";
   if (!origin.empty())
     out << ", " << origin;
@@ -386,6 +402,12 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
       << " rows x " << layout->context << " tokens"
       << (accumulate > 1 ? " x " + std::to_string(accumulate) + " micro-batches" : "") << " = "
       << tokensPerStep << " predicted tokens per step\n";
+  if (context.comm)
+    out << "  ranks     " << ranks << " (" << context.comm->describe() << "), " << perRank
+        << " micro-batch" << (perRank == 1 ? "" : "es") << " each, gradients summed "
+        << (o.fastAllreduce ? "by MPI_Allreduce (not reproducible)"
+                            : "in one process's order (bit-identical to one process)")
+        << "\n";
   out << "  schedule  " << schedule.describe() << " (length from " << totalFrom << ")\n";
   out << "  steps     to " << o.steps << (o.resume ? " (resuming)" : "") << ", seed "
       << config.seed;
@@ -396,7 +418,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << (valFile ? ", no evaluation (eval_every 0)\n" : ", no evaluation (no --val)\n");
   if (prediction.available) {
     char text[32];
-    std::snprintf(text, sizeof text, "%.4g", prediction.stepSeconds * accumulate);
+    std::snprintf(text, sizeof text, "%.4g", prediction.stepSeconds * perRank);
     out << "  predicted " << text << " s/step, MFU " << fixed(100 * prediction.mfu, 1)
         << "% (the report on the " << prediction.device << " profile)\n";
   } else {
@@ -435,7 +457,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   // The trainer evaluates at the last step; a resume with nothing to do has
   // the checkpoint's validation loss, if any.
   std::optional<double> valLoss = result.lastValLoss;
-  if (config.evalEvery > 0 && !valLoss) {
+  if (config.evalEvery > 0 && !valLoss && leader) {
     double v;
     if (!trainer->evaluate(v, error))
       return fail(error);
@@ -459,7 +481,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
         << fixed(*result.bestValLoss / std::log(2.0), 4) << " bits per byte (" << ckDir
         << "/best.safetensors)\n";
   out << "checkpoint " << ckDir << "/last.safetensors\n";
-  if (!profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
+  if (leader && !profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
     return fail(error);
   out.flush();
   return 0;

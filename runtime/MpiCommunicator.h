@@ -1,0 +1,39 @@
+//===- MpiCommunicator.h - Open MPI, loaded with dlopen --------*- C++ -*-===//
+//
+// The ranks of `mpirun -np N ... --distributed mpi`. libmpi is loaded with
+// dlopen (RTLD_GLOBAL: Open MPI's components resolve its symbols), so one
+// binary — einc, or an executable of `einc compile` — runs where no MPI is
+// installed and needs one only when asked to distribute.
+//
+// Open MPI's handles (MPI_COMM_WORLD, MPI_FLOAT, MPI_SUM, ...) are the
+// addresses of its predefined globals (ompi_mpi_comm_world, ...), which
+// dlsym gives; that is Open MPI's ABI, not MPICH's (whose handles are
+// integers), so another MPI is refused with a message. Errors return
+// (MPI_ERRORS_RETURN on the communicator) and carry MPI_Error_string.
+//
+// MPI is initialised with MPI_THREAD_SERIALIZED: one thread calls it at a
+// time. The destructor finalises (after a barrier); abort() calls
+// MPI_Abort, which ends every rank.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_MPICOMMUNICATOR_H
+#define EINC_RUNTIME_MPICOMMUNICATOR_H
+
+#include "runtime/Communicator.h"
+
+#include <memory>
+#include <string>
+
+namespace einrt {
+
+/// Whether this process was started by an MPI launcher (Open MPI's
+/// OMPI_COMM_WORLD_SIZE, PMIx's PMIX_RANK in the environment).
+bool launchedByMpi();
+
+/// Loads libmpi (EINC_MPI_LIBRARY, else libmpi.so.40, libmpi.so) and
+/// initialises it; null with a message when there is none or it fails.
+std::unique_ptr<Communicator> openMpi(std::string &error);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_MPICOMMUNICATOR_H

@@ -1,0 +1,43 @@
+//===- Distributed.h - The ranks of `train --distributed mpi` --*- C++ -*-===//
+//
+// `einc train` and the executables open the ranks before anything else
+// (einc compiles for the global micro-batch count, so it needs N first) and
+// end them through finish(): a run that failed on any rank aborts them all
+// (MPI_Abort: the launcher names the rank and kills the others within
+// seconds) instead of waiting in a collective for a rank that is gone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TOOLS_RUNNER_DISTRIBUTED_H
+#define EINC_TOOLS_RUNNER_DISTRIBUTED_H
+
+#include "tools/einc/Options.h"
+
+#include "runtime/Communicator.h"
+
+#include <memory>
+#include <string>
+
+namespace einc::runner {
+
+class Ranks {
+public:
+  /// Without --distributed: no ranks (ok() true, comm() null). With it:
+  /// MPI opened and initialised, or ok() false after printing why.
+  Ranks(const Options &o, const std::string &tool);
+  ~Ranks();
+  bool ok() const { return opened; }
+  einrt::Communicator *comm() const { return group.get(); }
+  int size() const { return group ? group->size() : 1; }
+  bool leader() const { return !group || group->rank() == 0; }
+  /// The exit status: `status`, after finalising; a failure (status != 0)
+  /// with more than one rank aborts every rank instead.
+  int finish(int status);
+
+private:
+  std::unique_ptr<einrt::Communicator> group;
+  bool opened = true;
+};
+
+} // namespace einc::runner
+
+#endif // EINC_TOOLS_RUNNER_DISTRIBUTED_H
