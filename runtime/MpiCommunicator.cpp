@@ -1,5 +1,6 @@
 //===- MpiCommunicator.cpp - Open MPI, loaded with dlopen -----------------===//
 #include "runtime/MpiCommunicator.h"
+#include "runtime/MpiAbi.h"
 
 #include <dlfcn.h>
 
@@ -39,10 +40,9 @@ template <class T> bool load(void *lib, const char *name, T &out) {
   return out != nullptr;
 }
 
-// MPI_THREAD_SERIALIZED in Open MPI's mpi.h enumeration.
-constexpr int kThreadSerialized = 2;
-// Open MPI's MPI_MAX_ERROR_STRING and MPI_MAX_LIBRARY_VERSION_STRING.
-constexpr int kMaxErrorString = 256, kMaxVersionString = 256;
+using mpi_abi::kMaxErrorString;
+using mpi_abi::kMaxVersionString;
+using mpi_abi::kThreadSerialized;
 // Largest message of one call: counts are ints.
 constexpr int64_t kMaxChunk = int64_t(1) << 30;
 
@@ -128,8 +128,7 @@ public:
     return true;
   }
   bool sumFloats(float *data, int64_t count, std::string &error) override {
-    // MPI_IN_PLACE is Open MPI's ((void *) 1).
-    void *inPlace = reinterpret_cast<void *>(1);
+    void *inPlace = reinterpret_cast<void *>(mpi_abi::kInPlace);
     for (int64_t at = 0; at < count; at += kMaxChunk)
       if (!ok(mpi.allreduce(inPlace, data + at, int(std::min(kMaxChunk, count - at)), mpi.floatType,
                             mpi.opSum, mpi.commWorld),
@@ -147,7 +146,7 @@ public:
 
 private:
   bool ok(int rc, const char *call, std::string &error) const {
-    if (rc == 0)
+    if (rc == mpi_abi::kSuccess)
       return true;
     char text[kMaxErrorString] = {};
     int len = 0;
@@ -169,10 +168,12 @@ bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv
 
 std::unique_ptr<Communicator> openMpi(std::string &error) {
   std::vector<std::string> files;
-  if (const char *env = std::getenv("EINC_MPI_LIBRARY"); env && *env)
-    files.push_back(env);
-  files.push_back("libmpi.so.40");
-  files.push_back("libmpi.so");
+  if (const char *env = std::getenv("EINC_MPI_LIBRARY"); env && *env) {
+    files.push_back(env); // that library and no other
+  } else {
+    files.push_back("libmpi.so.40");
+    files.push_back("libmpi.so");
+  }
   MpiApi api;
   std::string why;
   for (const std::string &file : files) {
@@ -200,11 +201,11 @@ std::unique_ptr<Communicator> openMpi(std::string &error) {
       load(lib, "MPI_Abort", api.abort) && load(lib, "MPI_Error_string", api.errorString);
   load(lib, "MPI_Get_library_version", api.libraryVersion);
   // Open MPI's predefined handles: the addresses of these globals.
-  api.commWorld = dlsym(lib, "ompi_mpi_comm_world");
-  api.byteType = dlsym(lib, "ompi_mpi_byte");
-  api.floatType = dlsym(lib, "ompi_mpi_float");
-  api.opSum = dlsym(lib, "ompi_mpi_op_sum");
-  api.errorsReturn = dlsym(lib, "ompi_mpi_errors_return");
+  api.commWorld = dlsym(lib, mpi_abi::kCommWorld);
+  api.byteType = dlsym(lib, mpi_abi::kByte);
+  api.floatType = dlsym(lib, mpi_abi::kFloat);
+  api.opSum = dlsym(lib, mpi_abi::kSum);
+  api.errorsReturn = dlsym(lib, mpi_abi::kErrorsReturn);
   if (!found) {
     error = "the MPI library lacks MPI-3 functions (" + files.front() + ")";
     return nullptr;

@@ -30,7 +30,8 @@ namespace einrt {
 /// OMPI_COMM_WORLD_SIZE, PMIx's PMIX_RANK in the environment).
 bool launchedByMpi();
 
-/// Loads libmpi (EINC_MPI_LIBRARY, else libmpi.so.40, libmpi.so) and
+/// Loads libmpi (EINC_MPI_LIBRARY alone when set, else libmpi.so.40, then
+/// libmpi.so) and
 /// initialises it; null with a message when there is none or it fails.
 std::unique_ptr<Communicator> openMpi(std::string &error);
 

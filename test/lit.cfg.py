@@ -80,3 +80,18 @@ exe_kit = os.path.join(config.einc_obj_root, "lib", "einc-exe", "link.txt")
 if os.path.exists(exe_kit) and shutil.which("c++") and \
         not any(line.startswith("!") for line in open(exe_kit)):
     config.available_features.add("einc-compile")
+
+# Open MPI (train --distributed mpi, docs/distributed.md): mpirun and the
+# libmpi einc loads. %mpirun runs as root where CI does, oversubscribes the
+# cores (3 ranks on 2) and copies between ranks without ptrace (CMA is often
+# denied in containers).
+if shutil.which("mpirun"):
+    try:
+        ctypes.CDLL("libmpi.so.40", mode=ctypes.RTLD_GLOBAL)
+        config.available_features.add("mpi")
+        config.substitutions.append(("%mpirun", " ".join([
+            "env", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+            "OMPI_MCA_btl_vader_single_copy_mechanism=none",
+            "mpirun", "--oversubscribe", "--bind-to", "none"])))
+    except OSError:
+        pass
