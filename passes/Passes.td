@@ -122,6 +122,38 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinShardOptimizer : Pass<"ein-shard-optimizer", "mlir::ModuleOp"> {
+  let summary = "ZeRO-1: one rank's share of @apply_update's optimizer state";
+  let description = [{
+    Rewrites `@apply_update(params..., grads..., opt_state..., [scaler...],
+    step, lr) -> (grad_norm, params'..., opt_state'..., [scaler'...])` for
+    rank `rank` of `ranks`: the params whose optimizer state this rank does
+    not own (runtime/ShardPlan.h deals them by size) lose their new value
+    and their state — arguments and results — and the ops that computed
+    them. Every param and every gradient stays an argument: the global
+    gradient norm (clipping) and the loss scaler's finite check still see
+    all of them, and the runtime all-gathers the params each owner updated.
+    A param's state is the `opt_state` arguments named after it
+    (`<param>.<slot>`). With `ranks = 1` nothing changes. The function gets
+    `ein.shard = [rank, ranks]`.
+
+    Example (ranks = 2, rank = 1; `a` has 8 elements, `b` 4: `a` is rank
+    0's, `b` rank 1's):
+    ```mlir
+    // before: (%a, %b, %ga, %gb, %a.m, %a.v, %b.m, %b.v, %step, %lr)
+    //      -> (norm, a', b', a.m', a.v', b.m', b.v')
+    // after:  (%a, %b, %ga, %gb, %b.m, %b.v, %step, %lr)
+    //      -> (norm, b', b.m', b.v')
+    ```
+  }];
+  let options = [
+    Option<"applyName", "apply", "std::string", "\"apply_update\"", "the function to shard">,
+    Option<"ranks", "ranks", "int64_t", "1", "data-parallel ranks">,
+    Option<"rank", "rank", "int64_t", "0", "this rank, in [0, ranks)">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def EinAccumulateGrad : Pass<"ein-accumulate-grad", "mlir::ModuleOp"> {
   let summary = "Gradient accumulation in compiled code: @grad -> @accumulate_grad";
   let description = [{

@@ -169,6 +169,11 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
       s.opt = pass == 1;
       s.holderArg = a;
       int64_t r = findResult(hp, b.name, firstResult);
+      if (r < 0 && c.shardOptimizer && ranks > 1 && pass == 0) {
+        s.owned = false; // another rank's (checked in prepareShards)
+        I.slots.push_back(s);
+        continue;
+      }
       if (r < 0 || !sameType(hp.buffers[hp.results[size_t(r)]], b)) {
         error = std::string(holderName) + " has no result '" + b.name +
                 "' of the argument's type to carry it to the next step";
@@ -315,6 +320,9 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
       return nullptr;
   }
 
+  if (c.shardOptimizer && ranks > 1 && !t->prepareShards(error))
+    return nullptr;
+
   ProgressOptions po = c.progress;
   po.totalSteps = c.steps;
   I.progress = std::make_unique<Progress>(po);
@@ -418,9 +426,11 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   }
   // Carry params' and opt_state' into the next step's arguments.
   for (const Impl::Slot &s : I.slots)
-    if (!I.holder->copyFrom(I.holderBuf(s), *I.holder,
-                            size_t(I.holder->program().results[s.result]), error))
+    if (s.owned && !I.holder->copyFrom(I.holderBuf(s), *I.holder,
+                                       size_t(I.holder->program().results[s.result]), error))
       return false;
+  if (sharded() && !allGatherParams(error))
+    return false;
   curStep = t;
   if (!skipped)
     optStep += 1;
@@ -617,8 +627,9 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     }
 
     const bool final = curStep == cfg.steps;
-    bool evaluated = false;
-    if (valSampler && leader() && (curStep % cfg.evalEvery == 0 || final)) {
+    bool evaluated = false, improved = false;
+    const bool evalDue = valSampler && (curStep % cfg.evalEvery == 0 || final);
+    if (evalDue && leader()) {
       double v;
       if (!evaluate(v, error))
         return false;
@@ -635,15 +646,27 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       if (!bestVal || v < *bestVal) {
         bestVal = v;
         result.bestValLoss = v;
-        if (!best.empty() && !saveCheckpoint(best, error)) {
+        improved = true;
+        if (!sharded() && !best.empty() && !saveCheckpoint(best, error)) {
           error += "; the previous checkpoint is intact";
           return false;
         }
       }
     }
-    bool save =
-        final || evaluated || (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
-    if (save && writes && !saveCheckpoint(last, error)) {
+    // ZeRO-1: the state is gathered from every rank, so each takes part in
+    // every save (rank 0 says whether `best` improved).
+    if (sharded() && evalDue) {
+      uint8_t flag = improved;
+      if (!cfg.comm->broadcast(&flag, 1, 0, error))
+        return false;
+      if (flag && !last.empty() &&
+          !saveCheckpoint(cfg.checkpointDir + "/best.safetensors", error)) {
+        error += "; the previous checkpoint is intact";
+        return false;
+      }
+    }
+    bool save = final || evalDue || (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
+    if (save && (writes || (sharded() && !last.empty())) && !saveCheckpoint(last, error)) {
       error += "; the previous checkpoint is intact";
       return false;
     }

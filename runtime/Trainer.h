@@ -115,6 +115,9 @@ struct TrainConfig {
   Communicator *comm = nullptr;
   bool fastSum = false;          // the engine's all-reduce, not the ordered sum
   int64_t bucketBytes = 4 << 20; // the ordered sum moves in buckets of this size
+  /// ZeRO-1: @apply_update was compiled for this rank's share
+  /// (runtime/ShardPlan.h); the other params arrive from their owners.
+  bool shardOptimizer = false;
 };
 
 /// The Programs to drive; the executors must outlive the Trainer.
@@ -182,6 +185,11 @@ public:
   int64_t globalMicroBatches() const { return cfg.accumulate * ranks(); }
   /// Rank 0 (or no distribution): evaluates, logs, writes checkpoints.
   bool leader() const { return !cfg.comm || cfg.comm->rank() == 0; }
+  /// N > 1 ranks: seconds this rank spent summing gradients across ranks
+  /// (waiting for the ring, adding, the broadcast or the all-reduce), and
+  /// the steps they cover.
+  double gradientSumSeconds() const { return sumSeconds; }
+  int64_t gradientSumSteps() const { return sumSteps; }
   const TrainConfig &config() const { return cfg; }
 
   struct Impl; // argument plumbing (Trainer.cpp)
@@ -190,7 +198,22 @@ private:
   Trainer() = default;
   /// The accumulated step of N > 1 ranks (the micro-batches, the sum).
   bool distributedMicroBatches(double &loss, std::string &error);
+  /// ZeRO-1 (TrainerShard.cpp): checks the holder against the shard plan
+  /// and learns the other ranks' state (collective, at create).
+  bool prepareShards(std::string &error);
+  /// Every param to every rank from its owner, after the update.
+  bool allGatherParams(std::string &error);
+  /// Params and all ranks' optimizer state on rank 0 (collective; the
+  /// other ranks' `out` is empty).
+  bool gatherState(std::vector<TensorData> &out, std::string &error) const;
+  bool sharded() const { return cfg.shardOptimizer && ranks() > 1; }
 
+public:
+  /// Bytes of optimizer state (the loss scaler's aside) each rank holds,
+  /// rank order (collective with N > 1 ranks: every rank must call it).
+  bool optimizerStateBytes(std::vector<int64_t> &perRank, std::string &error) const;
+
+private:
   TrainConfig cfg;
   TrainPrograms progs;
   const TokenFile *trainFile = nullptr;
@@ -204,6 +227,8 @@ private:
   std::optional<double> lastVal, bestVal;
   std::optional<StepMetrics::Scaler> lastScaler;
   std::vector<float> gradientSum; // N > 1 ranks: the last step's sum (loss first)
+  double sumSeconds = 0;
+  int64_t sumSteps = 0;
 };
 
 } // namespace einrt

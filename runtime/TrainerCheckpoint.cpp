@@ -16,12 +16,17 @@ std::string shapeText(const std::vector<int64_t> &shape) {
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+std::string argText(const Buffer &b) {
+  return b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";
+}
 } // namespace trainer_detail
 
 using trainer_detail::shapeText;
 using trainer_detail::syncParamsToGrad;
 
 bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) const {
+  if (sharded())
+    return gatherState(out, error);
   out.clear();
   for (const Impl::Slot &s : impl->slots) {
     TensorData t;
@@ -34,17 +39,19 @@ bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) con
 }
 
 namespace {
-std::string configHash(const TrainConfig &c, const Program &holder, const WindowLayout &layout) {
+std::string configHash(const TrainConfig &c, const Program &holder, const WindowLayout &layout,
+                       const std::string &unshardedArgs) {
   std::string text = "seed=" + std::to_string(c.seed) +
                      ";accumulate=" + std::to_string(c.accumulate * (c.comm ? c.comm->size() : 1)) +
                      ";mapping=" + windowMappingName(c.mapping) +
                      ";batch=" + std::to_string(layout.batch) +
                      ";context=" + std::to_string(layout.context) +
                      ";schedule=" + c.schedule.describeShape() + ";args=";
-  for (int32_t a : holder.arguments) {
-    const Buffer &b = holder.buffers[size_t(a)];
-    text += b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";
-  }
+  if (!unshardedArgs.empty()) // ZeRO-1: as one process has them
+    text += unshardedArgs;
+  else
+    for (int32_t a : holder.arguments)
+      text += trainer_detail::argText(holder.buffers[size_t(a)]);
   return hashText(text + ";" + c.configText);
 }
 } // namespace
@@ -55,11 +62,15 @@ bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
   info.optimizerStep = optStep;
   info.sampler = trainSampler->saveState();
   info.schedule = cfg.schedule.describe();
-  info.configHash = configHash(cfg, impl->holder->program(), *impl->trainLayout);
+  info.configHash =
+      configHash(cfg, impl->holder->program(), *impl->trainLayout, impl->unshardedArgs);
   info.valLoss = lastVal;
   info.bestValLoss = bestVal;
   std::vector<TensorData> tensors;
-  return stateTensors(tensors, error) && writeCheckpoint(path, tensors, info, error);
+  if (!stateTensors(tensors, error))
+    return false;
+  // ZeRO-1: every rank took part in gathering the state; rank 0 writes.
+  return !leader() || writeCheckpoint(path, tensors, info, error);
 }
 
 bool Trainer::resumeFrom(const std::string &path, std::string &error) {
@@ -67,7 +78,7 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   if (!ck)
     return false;
   Impl &I = *impl;
-  std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout);
+  std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout, I.unshardedArgs);
   if (!ck->info.configHash.empty() && ck->info.configHash != hash && !cfg.allowConfigChange) {
     error = "checkpoint '" + path + "' was written with other training settings (config hash " +
             ck->info.configHash + ", now " + hash +

@@ -10,13 +10,12 @@
 #include "runtime/Trainer.h"
 #include "runtime/TrainerImpl.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace einrt {
-namespace {
+namespace trainer_detail {
 
-/// Buffer `buffer` of `ex` into `out` (f32 storage; a host device's memory
-/// directly, another's through the host as doubles, exact for f32).
 bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
   const int64_t n = ex.elementCount(buffer);
   if (ex.storageOf(buffer) != StorageType::F32) {
@@ -37,7 +36,9 @@ bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
   return true;
 }
 
-} // namespace
+} // namespace trainer_detail
+
+using trainer_detail::gather;
 
 bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   Impl &I = *impl;
@@ -65,6 +66,8 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
     return true;
   };
 
+  using Clock = std::chrono::steady_clock;
+  double summing = 0; // seconds in the cross-rank sum
   OrderedSum ordered(comm, I.accCount, std::max<int64_t>(1, cfg.bucketBytes / 4));
   for (int64_t j = 0; j < k; ++j) {
     // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's
@@ -84,11 +87,16 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
       continue;
     }
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
-    if (!gatherAll(/*results=*/true) || !ordered.addRound(contribution.data(), j, k, error)) {
+    if (!gatherAll(/*results=*/true))
+      return false;
+    auto start = Clock::now();
+    if (!ordered.addRound(contribution.data(), j, k, error)) {
       error = where(j * n + me) + error;
       return false;
     }
+    summing += std::chrono::duration<double>(Clock::now() - start).count();
   }
+  auto start = Clock::now();
   if (cfg.fastSum) {
     if (!gatherAll(/*results=*/false) ||
         !comm.sumFloats(contribution.data(), int64_t(contribution.size()), error))
@@ -99,6 +107,8 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
       return false;
     gradientSum = std::move(ordered.sum());
   }
+  sumSeconds += summing + std::chrono::duration<double>(Clock::now() - start).count();
+  ++sumSteps;
 
   loss = gradientSum.empty() ? 0 : gradientSum[0];
   for (size_t p = 0; p < I.paramCount; ++p) {

@@ -31,6 +31,11 @@ struct Trainer::Impl {
     int64_t sumResult = -1;    // params: the accumulator's next value
     int64_t applyGradArg = -1; // params: @apply_update's gradient argument
     int64_t forwardArg = -1;   // params: argument index in @forward
+    /// ZeRO-1: whether this rank updates the param (and keeps its state),
+    /// and which rank does. A param of another rank has no result: its new
+    /// value arrives from the owner.
+    bool owned = true;
+    int owner = 0;
   };
   Executor *holder = nullptr;
   std::vector<Slot> slots; // params (argument order), then opt state
@@ -51,6 +56,11 @@ struct Trainer::Impl {
   int64_t scalerSlots[3] = {-1, -1, -1};
   int64_t accScaleArg = -1;
   std::optional<WindowLayout> trainLayout, evalLayout;
+  /// ZeRO-1: the holder's arguments as one process's unsharded
+  /// @apply_update has them ("name:dtype[shape],..."; the config hash).
+  std::string unshardedArgs;
+  /// ZeRO-1: the optimizer-state slots of each param (indices into slots).
+  std::vector<std::vector<size_t>> paramState;
   MetricsLog log;
   std::unique_ptr<Progress> progress;
 
@@ -66,6 +76,11 @@ std::string shapeText(const std::vector<int64_t> &shape);
 /// Copies the holder's params (and the loss scale) into @accumulate_grad's
 /// arguments; a no-op when the holder computes the gradient itself.
 bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error);
+/// "name:dtype[shape]," of a holder argument (the config hash's words).
+std::string argText(const Buffer &b);
+/// Buffer `buffer` of `ex` into `out` (f32 storage; a host device's memory
+/// directly, another's through the host as doubles, exact for f32).
+bool gather(const Executor &ex, size_t buffer, float *out, std::string &error);
 } // namespace trainer_detail
 
 } // namespace einrt

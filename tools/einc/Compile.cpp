@@ -62,6 +62,9 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   // the policy's forward).
   if (step && failed(buildTrainStep(module, priced)))
     return false;
+  if (step && request.shardRanks > 1 && module.lookupSymbol("apply_update") &&
+      failed(shardOptimizer(module, request.shardRank, request.shardRanks)))
+    return false;
   if (!step && failed(applyPrecision(module, priced)))
     return false;
   // The cuda backend runs the Programs lowered for the CPU, their kernel

@@ -54,6 +54,9 @@ struct CompileRequest {
   bool report = false;
   std::string reportDevice = "cpu";
   bool reportOptional = false;
+  /// ZeRO-1 (train --shard-optimizer): @apply_update keeps rank
+  /// `shardRank`'s share of `shardRanks` (1: everything).
+  int64_t shardRank = 0, shardRanks = 1;
 };
 
 struct CompiledModel {

@@ -456,6 +456,12 @@ void buildTrain(Command &c, Options &o) {
           "compiled accumulate is the global count), rank 0 logs and writes\n"
           "checkpoints (docs/distributed.md)",
           [&o](const std::string &v) { o.distributed = choice("distributed", v, {"mpi"}); });
+  if (!c.tool->executable)
+    c.flag("--shard-optimizer",
+           "with --distributed: ZeRO-1, each rank keeps and updates the\n"
+           "optimizer state of its share of the params (about 1/N of it) and\n"
+           "sends the params it updated to the others",
+           o.shardOptimizer);
   c.value("--allreduce", "ordered|fast",
           "with --distributed: ordered (default) sums the gradients in one\n"
           "process's order, bit-identical to accumulate = N x k in one process;\n"
@@ -745,6 +751,8 @@ void checkCombination(const Tool &tool, Options &o) {
       bad("--overwrite and --resume exclude each other (start over, or continue)");
     if (o.fastAllreduce && o.distributed.empty())
       bad("--allreduce needs --distributed mpi");
+    if (o.shardOptimizer && o.distributed.empty())
+      bad("--shard-optimizer needs --distributed mpi");
   }
   if (o.command == "sample" && o.checkpoint.empty())
     bad("missing --checkpoint FILE");

@@ -72,6 +72,7 @@ struct Options {
   bool stepsGiven = false;     // --steps was on the command line
   std::string distributed;     // --distributed mpi ("" : this process alone)
   bool fastAllreduce = false;  // --allreduce fast (else ordered: bit-identical to one process)
+  bool shardOptimizer = false; // --shard-optimizer (ZeRO-1, with --distributed)
 
   // compile (also: -o, --set, --device, --device-file)
   bool force = false;         // --force: replace a file that is not an einc executable

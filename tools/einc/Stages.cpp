@@ -62,6 +62,15 @@ LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
   return runWith(pm, module, hook);
 }
 
+LogicalResult shardOptimizer(ModuleOp module, int64_t rank, int64_t ranks, PassManagerHook hook) {
+  ein::EinShardOptimizerOptions options;
+  options.rank = rank;
+  options.ranks = ranks;
+  PassManager pm(module.getContext());
+  pm.addPass(ein::createEinShardOptimizer(options));
+  return runWith(pm, module, hook);
+}
+
 LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settings,
                              PassManagerHook hook) {
   // The settings become pass options here, in tools/: passes know no flags.

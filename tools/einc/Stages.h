@@ -39,6 +39,10 @@ mlir::LogicalResult buildGrad(mlir::ModuleOp module, PassManagerHook hook = null
 /// is left alone). buildTrainStep runs both first.
 mlir::LogicalResult applyPrecision(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                    PassManagerHook hook = nullptr);
+/// ZeRO-1: @apply_update keeps only rank `rank`'s (of `ranks`) params'
+/// updates and optimizer state (ein-shard-optimizer).
+mlir::LogicalResult shardOptimizer(mlir::ModuleOp module, int64_t rank, int64_t ranks,
+                                   PassManagerHook hook = nullptr);
 /// Adds @grad and @train_step to the module (after the precision policy).
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                    PassManagerHook hook = nullptr);

@@ -46,6 +46,10 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
   request.report = true; // the prediction on the progress line
   request.reportDevice = gpu ? gpuProfileName(o, *gpu) : "cpu";
   request.reportOptional = true;
+  if (o.shardOptimizer && comm) {
+    request.shardRank = comm->rank();
+    request.shardRanks = comm->size();
+  }
   CompiledModel compiled;
   if (!compileModel(module, o, s, source, request, compiled))
     return 1;

@@ -334,6 +334,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   config.accumulate = perRank;
   config.comm = context.comm;
   config.fastSum = o.fastAllreduce;
+  config.shardOptimizer = o.shardOptimizer;
   config.evalEvery = valFile ? s.evalEvery.value_or(100) : 0;
   config.evalSteps = s.evalSteps;
   config.checkpointEvery = s.checkpointEvery;
@@ -446,6 +447,24 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
       einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr, error);
   if (!trainer)
     return fail(error);
+  if (context.comm) {
+    // Per rank: ZeRO-1 divides the optimizer state (docs/distributed.md).
+    std::vector<int64_t> state;
+    if (!trainer->optimizerStateBytes(state, error))
+      return fail(error);
+    int64_t total = 0;
+    std::string list;
+    for (size_t r = 0; r < state.size(); ++r) {
+      total += state[r];
+      list += (r ? ", " : "") + fixed(state[r] / 1048576.0, 2);
+    }
+    out << "  opt state " << list << " MiB on rank" << (state.size() > 1 ? "s 0.." : " ")
+        << (state.size() > 1 ? std::to_string(state.size() - 1) : "0")
+        << (o.shardOptimizer ? " (ZeRO-1: sharded, " + fixed(total / 1048576.0, 2) + " MiB in all)"
+                             : " (each a full copy)")
+        << "\n";
+    out.flush();
+  }
   einrt::TrainResult result;
   auto runStart = std::chrono::steady_clock::now();
   bool ok = trainer->run(result, error);
@@ -471,6 +490,10 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
         << fixed(stepsRun * tokensPerStep / runSeconds, 0) << " tokens/s)";
   out << "\n";
   out << "train loss " << fixed(result.lastLoss, 4) << "\n";
+  if (trainer->gradientSumSteps() > 0)
+    out << "gradient sum "
+        << fixed(1000 * trainer->gradientSumSeconds() / double(trainer->gradientSumSteps()), 1)
+        << " ms/step on rank 0 (waiting for the other ranks, adding, broadcasting)\n";
   if (valLoss) {
     // Tokens are bytes: nats per token / ln 2 = bits per byte.
     out << "val loss " << fixed(*valLoss, 4)

@@ -8,6 +8,7 @@
 #include "ThreadGroup.h"
 #include "TrainerTestUtil.h"
 #include "runtime/OrderedSum.h"
+#include "runtime/ShardPlan.h"
 #include "runtime/Trainer.h"
 
 #include <cmath>
@@ -271,6 +272,33 @@ TEST(Distributed, RankZeroAloneWritesAndAnyRankCountResumes) {
     ASSERT_TRUE(o.error.empty()) << o.error;
   EXPECT_TRUE(sameBits(rest[0].state, alone.state));
   EXPECT_TRUE(sameBits(rest[1].state, alone.state));
+}
+
+// ZeRO-1's plan: largest first to the least-loaded rank, ties to the lower.
+TEST(ShardPlan, BalancesBySizeDeterministically) {
+  EXPECT_EQ(shardOwners({12, 4}, 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(shardOwners({4, 12}, 2), (std::vector<int>{1, 0}));
+  EXPECT_EQ(shardOwners({5, 5, 5, 5}, 2), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(shardOwners({7, 3, 9}, 1), (std::vector<int>{0, 0, 0}));
+  // gpt-like: one big embedding, many equal layers; every rank within the
+  // largest param of the mean.
+  std::vector<int64_t> sizes{65536, 32768};
+  for (int l = 0; l < 8; ++l)
+    for (int64_t e : {256, 256, 196608, 65536, 256, 256, 262144, 262144})
+      sizes.push_back(e);
+  for (int n : {2, 3, 4}) {
+    std::vector<int> owner = shardOwners(sizes, n);
+    std::vector<int64_t> load(size_t(n), 0);
+    int64_t total = 0;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      ASSERT_GE(owner[k], 0);
+      ASSERT_LT(owner[k], n);
+      load[size_t(owner[k])] += sizes[k];
+      total += sizes[k];
+    }
+    for (int64_t l : load)
+      EXPECT_LE(std::abs(l - total / n), 262144) << n;
+  }
 }
 
 } // namespace
