@@ -185,9 +185,9 @@ public:
   int64_t globalMicroBatches() const { return cfg.accumulate * ranks(); }
   /// Rank 0 (or no distribution): evaluates, logs, writes checkpoints.
   bool leader() const { return !cfg.comm || cfg.comm->rank() == 0; }
-  /// N > 1 ranks: seconds this rank spent summing gradients across ranks
-  /// (waiting for the ring, adding, the broadcast or the all-reduce), and
-  /// the steps they cover.
+  /// N > 1 ranks: seconds this rank waited for the cross-rank gradient sum
+  /// (the ring's rounds not hidden behind the next micro-batch, the
+  /// broadcast or the all-reduce), and the steps they cover.
   double gradientSumSeconds() const { return sumSeconds; }
   int64_t gradientSumSteps() const { return sumSteps; }
   const TrainConfig &config() const { return cfg; }

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace einrt {
 namespace trainer_detail {
@@ -55,20 +56,43 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
     if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
       return false;
 
-  std::vector<float> contribution(size_t(I.accCount));
-  auto gatherAll = [&](bool results) {
+  // Two contribution buffers: round j's travels the ring (on its own
+  // thread) while this one runs round j + 1's micro-batch into the other.
+  std::vector<float> contributions[2] = {std::vector<float>(size_t(I.accCount)),
+                                         std::vector<float>(size_t(I.accCount))};
+  auto gatherAll = [&](bool results, std::vector<float> &into) {
     for (size_t a = 0; a < I.accumulators.size(); ++a) {
       auto [result, arg] = I.accumulators[a];
       size_t buffer = results ? size_t(ap.results[result]) : size_t(ap.arguments[arg]);
-      if (!gather(g, buffer, contribution.data() + I.accOffsets[a], error))
+      if (!gather(g, buffer, into.data() + I.accOffsets[a], error))
         return false;
     }
     return true;
   };
 
   using Clock = std::chrono::steady_clock;
-  double summing = 0; // seconds in the cross-rank sum
+  double exposed = 0; // seconds this thread waited for the cross-rank sum
   OrderedSum ordered(comm, I.accCount, std::max<int64_t>(1, cfg.bucketBytes / 4));
+  // The ring's thread; MPI is called by one thread at a time (SERIALIZED):
+  // this one makes no MPI call while the ring runs.
+  struct Ring {
+    std::thread thread;
+    bool ok = true;
+    std::string error;
+    ~Ring() {
+      if (thread.joinable())
+        thread.join();
+    }
+  } ring;
+  auto joinRing = [&] {
+    auto start = Clock::now();
+    if (ring.thread.joinable())
+      ring.thread.join();
+    exposed += std::chrono::duration<double>(Clock::now() - start).count();
+    if (!ring.ok)
+      error = ring.error;
+    return ring.ok;
+  };
   for (int64_t j = 0; j < k; ++j) {
     // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's
     // the (me)th of them.
@@ -87,27 +111,30 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
       continue;
     }
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
-    if (!gatherAll(/*results=*/true))
+    // (Buffer j % 2 was round j − 2's, whose ring the last join ended.)
+    std::vector<float> &mine = contributions[j % 2];
+    if (!gatherAll(/*results=*/true, mine) || !joinRing())
       return false;
-    auto start = Clock::now();
-    if (!ordered.addRound(contribution.data(), j, k, error)) {
-      error = where(j * n + me) + error;
-      return false;
-    }
-    summing += std::chrono::duration<double>(Clock::now() - start).count();
+    ring.thread = std::thread([&ring, &ordered, &mine, j, k, what = where(j * n + me)] {
+      if (!ordered.addRound(mine.data(), j, k, ring.error)) {
+        ring.ok = false;
+        ring.error = what + ring.error;
+      }
+    });
   }
   auto start = Clock::now();
   if (cfg.fastSum) {
-    if (!gatherAll(/*results=*/false) ||
-        !comm.sumFloats(contribution.data(), int64_t(contribution.size()), error))
+    std::vector<float> &own = contributions[0];
+    if (!gatherAll(/*results=*/false, own) ||
+        !comm.sumFloats(own.data(), int64_t(own.size()), error))
       return false;
-    gradientSum = std::move(contribution);
+    gradientSum = std::move(own);
   } else {
-    if (!ordered.finish(error))
+    if (!joinRing() || !ordered.finish(error))
       return false;
     gradientSum = std::move(ordered.sum());
   }
-  sumSeconds += summing + std::chrono::duration<double>(Clock::now() - start).count();
+  sumSeconds += exposed + std::chrono::duration<double>(Clock::now() - start).count();
   ++sumSteps;
 
   loss = gradientSum.empty() ? 0 : gradientSum[0];

@@ -493,7 +493,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (trainer->gradientSumSteps() > 0)
     out << "gradient sum "
         << fixed(1000 * trainer->gradientSumSeconds() / double(trainer->gradientSumSteps()), 1)
-        << " ms/step on rank 0 (waiting for the other ranks, adding, broadcasting)\n";
+        << " ms/step on rank 0 not hidden behind compute (ring rounds, broadcast)\n";
   if (valLoss) {
     // Tokens are bytes: nats per token / ln 2 = bits per byte.
     out << "val loss " << fixed(*valLoss, 4)
