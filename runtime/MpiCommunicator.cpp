@@ -174,6 +174,9 @@ std::unique_ptr<Communicator> openMpi(std::string &error) {
     files.push_back("libmpi.so.40");
     files.push_back("libmpi.so");
   }
+  // A rank's ring thread waits in MPI while its compute threads work: it
+  // must yield the core rather than spin on it (the user's setting wins).
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   MpiApi api;
   std::string why;
   for (const std::string &file : files) {
