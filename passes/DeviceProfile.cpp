@@ -27,8 +27,10 @@ namespace {
 // (passes/CMakeLists.txt).
 #include "passes/DevicesJson.inc"
 
-const char *const kFields[] = {"name",      "description", "matmulFlops", "vectorFlops",
-                               "bandwidth", "memoryBytes", "source",      "notes"};
+const char *const kFields[] = {"name",          "description", "matmulFlops", "vectorFlops",
+                               "bandwidth",     "memoryBytes", "source",      "intraNodeLink",
+                               "interNodeLink", "notes"};
+const char *const kLinkKinds[] = {"nvlink", "pcie", "loopback", "infiniband", "ethernet"};
 
 using Json = nlohmann::json;
 
@@ -70,7 +72,7 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
     if (!known)
       return fail(kv.key(), "is not a profile field (expected name, description, "
                             "matmulFlops, vectorFlops, bandwidth, memoryBytes, source, "
-                            "notes)");
+                            "intraNodeLink, interNodeLink, notes)");
   }
 
   auto readString = [&](const char *field, std::string *out) {
@@ -116,6 +118,29 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
   if (!readString("description", &p.description) || !readString("source", &p.source) ||
       !readRates("matmulFlops", p.matmulFlops) || !readRates("vectorFlops", p.vectorFlops) ||
       !readNumber("bandwidth", p.bandwidth) || !readNumber("memoryBytes", p.memoryBytes))
+    return false;
+  auto readLink = [&](const char *field, std::optional<DeviceProfile::Link> &out) {
+    auto v = value.find(field);
+    if (v == value.end())
+      return true; // optional
+    if (!v->is_object() || v->size() != 2 || !v->contains("kind") ||
+        !v->contains("bytesPerSecond") || !(*v)["kind"].is_string())
+      return fail(field, "must be {\"kind\": nvlink|pcie|loopback|infiniband|ethernet, "
+                         "\"bytesPerSecond\": N}");
+    DeviceProfile::Link link;
+    link.kind = (*v)["kind"].get<std::string>();
+    bool known = false;
+    for (const char *k : kLinkKinds)
+      known |= link.kind == k;
+    if (!known)
+      return fail(std::string(field) + ".kind",
+                  "must be nvlink, pcie, loopback, infiniband or ethernet");
+    if (!readPositive((*v)["bytesPerSecond"], link.bytesPerSecond))
+      return fail(std::string(field) + ".bytesPerSecond", "must be a positive finite number");
+    out = link;
+    return true;
+  };
+  if (!readLink("intraNodeLink", p.intraNodeLink) || !readLink("interNodeLink", p.interNodeLink))
     return false;
   auto notes = value.find("notes");
   if (notes != value.end() && !notes->is_string())
@@ -213,6 +238,14 @@ std::string printDeviceProfiles(const std::vector<DeviceProfile> &profiles) {
     j["bandwidth"] = einrt::jsonNumber(p.bandwidth);
     j["memoryBytes"] = einrt::jsonNumber(p.memoryBytes);
     j["source"] = p.source;
+    for (auto [field, link] : {std::pair{"intraNodeLink", &p.intraNodeLink},
+                               std::pair{"interNodeLink", &p.interNodeLink}})
+      if (*link) {
+        OrderedJson l;
+        l["kind"] = (*link)->kind;
+        l["bytesPerSecond"] = einrt::jsonNumber((*link)->bytesPerSecond);
+        j[field] = std::move(l);
+      }
     list.push_back(std::move(j));
   }
   OrderedJson top;

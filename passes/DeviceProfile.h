@@ -26,6 +26,14 @@ struct DeviceProfile {
   double bandwidth = 0;   // bytes/s of main memory
   double memoryBytes = 0; // capacity
   std::string source;     // where the numbers come from
+  /// The links a data-parallel ring crosses, per device and direction
+  /// (optional): within a node (nvlink, pcie, loopback) and between nodes
+  /// (infiniband, ethernet: the device's share of the node's NICs).
+  struct Link {
+    std::string kind;
+    double bytesPerSecond = 0;
+  };
+  std::optional<Link> intraNodeLink, interNodeLink;
 };
 
 /// The profiles embedded in the binary (passes/devices.json).

@@ -370,9 +370,16 @@ void buildReport(Command &c, Options &o) {
           [&o](const std::string &v) { o.format = choice("format", v, {"text", "json", "html"}); });
   addOutput(c, o, "write to FILE instead of standard output");
   c.value("--gpus", "G",
-          "with --tokens: training time on G devices, and the largest model\n"
-          "that fits G devices",
+          "data parallelism on G devices: the gradient all-reduce per step\n"
+          "beside the compute; with --tokens: training time on G devices,\n"
+          "and the largest model that fits G devices",
           [&o](const std::string &v) { o.gpus = count("--gpus", v, 1); });
+  c.value("--nodes", "M",
+          "with --gpus: the G devices are on M nodes (the ring crosses the\n"
+          "profile's inter-node link when M > 1; default 1)",
+          [&o](const std::string &v) { o.nodes = count("--nodes", v, 1); });
+  c.flag("--shard-optimizer", "with --gpus: ZeRO-1, each device's optimizer state is 1/G of it",
+         o.shardOptimizer);
   c.value("--tokens", "D", "training tokens in all (a number, or with K, M, B, T: 15T)",
           [&o](const std::string &v) {
             auto q = parseQuantity(v);
@@ -732,9 +739,16 @@ void checkCombination(const Tool &tool, Options &o) {
   if (o.command == "calibrate" && !o.calibrateGemm && !o.overrides.empty())
     bad("--set applies to 'einc calibrate --gemm FILE.ein' only (without --gemm einc "
         "calibrate measures the machine, not a model)");
-  if (o.command == "report" && (o.gpus > 0) != (o.clusterTokens > 0))
-    bad("--gpus and --tokens go together");
-  if (o.command == "report" && o.mfu >= 0 && o.gpus == 0)
+  if (o.command == "report" && o.clusterTokens > 0 && o.gpus == 0)
+    bad("--tokens needs --gpus");
+  if (o.command == "report" && o.nodes > 1 && o.gpus == 0)
+    bad("--nodes needs --gpus");
+  if (o.command == "report" && o.gpus > 0 && o.gpus % o.nodes != 0)
+    bad("--gpus " + std::to_string(o.gpus) + " do not divide over --nodes " +
+        std::to_string(o.nodes));
+  if (o.command == "report" && o.shardOptimizer && o.gpus == 0)
+    bad("--shard-optimizer needs --gpus");
+  if (o.command == "report" && o.mfu >= 0 && o.clusterTokens == 0)
     bad("--mfu needs --gpus and --tokens");
   if (o.command == "data" && o.dataOut.empty())
     bad("missing --out DIR");

@@ -48,6 +48,7 @@ struct Options {
   std::string optimizer;       // --optimizer ("" = the model's, else adamw)
   std::string format = "text"; // --format text|json|html
   int64_t gpus = 0;            // --gpus G
+  int64_t nodes = 1;           // --nodes M (with --gpus: the ring crosses nodes when M > 1)
   double clusterTokens = 0;    // --tokens D (training tokens in all)
   double mfu = -1;             // --mfu M (< 0: use the predicted MFU)
   bool kernels = false;        // --kernels: the kernel table in the text report

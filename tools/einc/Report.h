@@ -166,6 +166,26 @@ struct ReportCluster {
   double maxParamsPerDevice = 0;
 };
 
+/// Data parallelism on a cluster (--gpus N [--nodes M] [--shard-optimizer]):
+/// the gradient all-reduce of one step against its compute.
+struct ReportDataParallel {
+  int64_t gpus = 1, nodes = 1;
+  std::string link;           // the ring's slowest link kind ("" : none in the profile)
+  double linkBandwidth = 0;   // bytes/s per device and direction
+  int64_t gradientBytes = 0;  // what each step all-reduces
+  double ringBytes = 0;       // sent per device: 2(N−1)/N × gradientBytes
+  double commSeconds = 0;     // ringBytes / linkBandwidth
+  double computeSeconds = 0;  // the report's predicted step
+  double backwardSeconds = 0; // its backward ops (what the all-reduce can hide behind)
+  double exposedSeconds = 0;  // max(0, comm − backward)
+  double stepSeconds = 0;     // compute + exposed
+  bool hidden = false;        // comm <= backward
+  double mfu = 0;             // model FLOPs / (step × peak)
+  bool shardOptimizer = false;
+  int64_t optimizerBytesPerRank = 0; // ZeRO-1: ceil(state / N); else all of it
+  int64_t peakBytesPerRank = 0;      // the planned peak with that state
+};
+
 struct Report {
   // What was reported on.
   std::string model; // the input file
@@ -245,6 +265,9 @@ struct Report {
   std::vector<ReportDtype> dtypes; // in order of first appearance
   std::vector<ReportLayer> layers;
   std::optional<ReportCluster> cluster;
+  std::optional<ReportDataParallel> dataParallel;
+  /// The device profile's links (for the data-parallel figures).
+  std::optional<mlir::ein::DeviceProfile::Link> intraNodeLink, interNodeLink;
 
   // Ops by predicted time, longest first (indices into `ops`).
   std::vector<size_t> topOps(size_t n) const;

@@ -170,6 +170,8 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
   r.deviceSource = device->source;
   r.bandwidth = device->bandwidth;
   r.deviceMemory = device->memoryBytes;
+  r.intraNodeLink = device->intraNodeLink;
+  r.interNodeLink = device->interNodeLink;
   r.precision = priced.precision;
   r.optimizer = priced.optimizer;
 
@@ -387,6 +389,41 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
       r.hfu =
           (r.modelFlops.total() + r.remat.recomputeMatrixFlops) / (r.stepSeconds * r.matrixPeak);
     }
+  }
+
+  if (o.gpus > 0) {
+    // A ring all-reduce of the gradients: each device sends (and receives)
+    // 2(N−1)/N of them over the ring's slowest link — between nodes when
+    // there are several, else within the node. Buckets of the backward
+    // are reduced as it produces them, so the backward can hide the ring.
+    ReportDataParallel d;
+    d.gpus = o.gpus;
+    d.nodes = o.nodes;
+    const auto &link = d.nodes > 1 ? r.interNodeLink : r.intraNodeLink;
+    if (link) {
+      d.link = link->kind;
+      d.linkBandwidth = link->bytesPerSecond;
+    }
+    d.gradientBytes = r.gradBytes;
+    d.ringBytes = 2.0 * double(d.gpus - 1) / double(d.gpus) * double(d.gradientBytes);
+    d.commSeconds = d.gpus == 1           ? 0
+                    : d.linkBandwidth > 0 ? d.ringBytes / d.linkBandwidth
+                                          : INFINITY;
+    d.computeSeconds = r.stepSeconds;
+    for (const ReportOp &op : r.ops)
+      if (op.phase == "backward")
+        d.backwardSeconds += op.seconds;
+    d.exposedSeconds = std::max(0.0, d.commSeconds - d.backwardSeconds);
+    d.hidden = d.commSeconds <= d.backwardSeconds;
+    d.stepSeconds = d.computeSeconds + d.exposedSeconds;
+    d.mfu = d.stepSeconds > 0 && r.matrixPeak > 0
+                ? r.modelFlops.total() / (d.stepSeconds * r.matrixPeak)
+                : 0;
+    d.shardOptimizer = o.shardOptimizer;
+    d.optimizerBytesPerRank =
+        d.shardOptimizer ? (r.optimizerBytes + d.gpus - 1) / d.gpus : r.optimizerBytes;
+    d.peakBytesPerRank = r.peakBytes - r.optimizerBytes + d.optimizerBytesPerRank;
+    r.dataParallel = d;
   }
 
   if (o.gpus > 0 && o.clusterTokens > 0) {

@@ -205,6 +205,27 @@ Json clusterJson(const ReportCluster &c) {
   return j;
 }
 
+Json dataParallelJson(const ReportDataParallel &d) {
+  Json j;
+  j["gpus"] = d.gpus;
+  j["nodes"] = d.nodes;
+  j["link"] = d.link.empty() ? Json() : Json(d.link);
+  j["link_bandwidth"] = jsonNumber(d.linkBandwidth);
+  j["gradient_bytes"] = d.gradientBytes;
+  j["ring_bytes"] = jsonNumber(d.ringBytes);
+  j["comm_seconds"] = jsonNumber(d.commSeconds);
+  j["compute_seconds"] = jsonNumber(d.computeSeconds);
+  j["backward_seconds"] = jsonNumber(d.backwardSeconds);
+  j["exposed_seconds"] = jsonNumber(d.exposedSeconds);
+  j["step_seconds"] = jsonNumber(d.stepSeconds);
+  j["hidden"] = d.hidden;
+  j["mfu"] = jsonNumber(d.mfu);
+  j["shard_optimizer"] = d.shardOptimizer;
+  j["optimizer_bytes_per_rank"] = d.optimizerBytesPerRank;
+  j["peak_bytes_per_rank"] = d.peakBytesPerRank;
+  return j;
+}
+
 Json layerJson(const ReportLayer &l) {
   Json j;
   j["name"] = l.name;
@@ -301,6 +322,8 @@ void printReportJson(const Report &r, llvm::raw_ostream &os) {
   j["remat"] = rematJson(r);
   if (r.cluster)
     j["cluster"] = clusterJson(*r.cluster);
+  if (r.dataParallel)
+    j["data_parallel"] = dataParallelJson(*r.dataParallel);
   Json layers = Json::array();
   for (const ReportLayer &l : r.layers)
     layers.push_back(layerJson(l));

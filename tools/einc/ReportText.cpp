@@ -367,6 +367,32 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
     t.print(os);
   }
 
+  if (r.dataParallel) {
+    const ReportDataParallel &d = *r.dataParallel;
+    os << "\nData parallel: " << d.gpus << " × " << r.device << " on " << d.nodes << " node"
+       << (d.nodes == 1 ? "" : "s") << "\n";
+    Pairs q;
+    q.add("link", d.link.empty()
+                      ? std::string("none in the profile (its communication is unknown)")
+                      : d.link + ", " + formatBytes(d.linkBandwidth) + "/s per device each way" +
+                            (d.nodes > 1 ? " (between nodes)" : " (within the node)"));
+    q.add("all-reduce", formatBytes(double(d.gradientBytes)) + " of gradients; ring: 2(N−1)/N × " +
+                            "that = " + formatBytes(d.ringBytes) + " per device");
+    q.add("communication", formatSeconds(d.commSeconds) + " per step");
+    q.add("compute", formatSeconds(d.computeSeconds) + " per step (backward " +
+                         formatSeconds(d.backwardSeconds) + ")");
+    q.add("overlap", d.hidden ? std::string("hidden behind the backward")
+                              : "exposed " + formatSeconds(d.exposedSeconds) +
+                                    " (communication outlasts the backward)");
+    q.add("step", formatSeconds(d.stepSeconds) + ", MFU " + fixed(100 * d.mfu, 1) + "%");
+    q.add("optimizer state", formatBytes(double(d.optimizerBytesPerRank)) + " per device" +
+                                 (d.shardOptimizer ? " (ZeRO-1: 1/" + std::to_string(d.gpus) + ")"
+                                                   : " (a full copy each)") +
+                                 "; peak " + formatBytes(double(d.peakBytesPerRank)) +
+                                 " per device");
+    q.print(os);
+  }
+
   if (r.cluster) {
     const ReportCluster &c = *r.cluster;
     os << "\nCluster: " << c.gpus << " × " << r.device << ", " << formatCount(c.tokens)
