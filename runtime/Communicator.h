@@ -11,6 +11,7 @@
 #define EINC_RUNTIME_COMMUNICATOR_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace einrt {
@@ -40,6 +41,11 @@ public:
   /// Ends every rank with exit status `code`.
   [[noreturn]] virtual void abort(int code) = 0;
 };
+
+/// One rank alone (`--distributed nccl` outside a launcher): broadcasts,
+/// sums and barriers of one rank are no-ops; a message to itself is an
+/// error (no step sends one with one rank); abort() exits.
+std::unique_ptr<Communicator> singleRankCommunicator();
 
 } // namespace einrt
 

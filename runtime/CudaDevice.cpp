@@ -21,6 +21,13 @@ namespace einrt {
 
 namespace {
 
+#ifdef EINC_HAVE_ADD_IN_ORDER_PTX
+// runtime/cuda/AddInOrder.cu, compiled to PTX by nvcc at build time.
+const char kAddInOrderPtx[] =
+#include "AddInOrderPtx.inc"
+    ;
+#endif
+
 CUdeviceptr dptr(const void *p) { return CUdeviceptr(reinterpret_cast<uintptr_t>(p)); }
 
 /// An executor's runs (Device::beginRun): the first issued step by step
@@ -46,6 +53,9 @@ public:
   CudaDeviceProperties properties() const override { return props; }
   int64_t graphsRecorded() const override { return recorded; }
   std::string memoryShortfall(int64_t bytes, const std::string &what) override;
+  void *nativeStream() const override { return stream; }
+  bool makeCurrent(std::string &error) override { return current(error); }
+  int ordinal() const override { return options.ordinal; }
 
   // Device
   std::string name() const override { return "cuda"; }
@@ -69,6 +79,8 @@ public:
               std::string &error) override;
   bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
                  std::string &error) override;
+  bool addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                  int64_t count, std::string &error) override;
   bool synchronize(std::string &error) override;
   RunStart beginRun(uint64_t key, std::string &error) override;
   RunEnd endRun(uint64_t key, bool stepsSucceeded, std::string &error) override;
@@ -98,12 +110,16 @@ private:
   std::unique_ptr<CublasLt> lt;
   std::shared_ptr<const CudaKernelBundle> bundle;
   CudaModules modules;
+  CUmodule addModule = nullptr; // addInOrder's kernel, loaded at its first use
+  CUfunction addFunction = nullptr;
   std::map<uint64_t, RecordedRun> recordedRuns;
   uint64_t capturing = 0; // the key whose run the stream is capturing (0: none)
   int64_t recorded = 0;
 };
 
 bool CudaDeviceImpl::open(std::string &error) {
+  if (options.wrapOrdinal && cu.devices > 0 && options.ordinal >= 0)
+    options.ordinal %= cu.devices;
   if (options.ordinal < 0 || options.ordinal >= cu.devices) {
     error = "no CUDA device " + std::to_string(options.ordinal) + " (the driver sees " +
             std::to_string(cu.devices) + ")";
@@ -172,6 +188,8 @@ CudaDeviceImpl::~CudaDeviceImpl() {
       cu.cuGraphExecDestroy(run.graph);
   lt.reset(); // its handle before the context goes
   modules.unload(cu);
+  if (addModule)
+    cu.cuModuleUnload(addModule);
   if (workspace)
     cu.cuMemFree(workspace);
   if (staging)
@@ -433,6 +451,33 @@ bool CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inp
     return false;
   }
   return copy(output.data, inputs[0].data, output.count * storageBytes(output.storage), error);
+}
+
+bool CudaDeviceImpl::addInOrder(float *sum, const float *parts, int64_t partCount,
+                                int64_t partStride, int64_t count, std::string &error) {
+#ifndef EINC_HAVE_ADD_IN_ORDER_PTX
+  (void)sum, (void)parts, (void)partCount, (void)partStride, (void)count;
+  error = "this einc was built without nvcc: the cuda device has no ordered add";
+  return false;
+#else
+  if (count <= 0)
+    return true;
+  if (!capturing && !current(error))
+    return false;
+  if (!addFunction &&
+      (!EINC_CU(cu, cuModuleLoadDataEx(&addModule, kAddInOrderPtx, 0, nullptr, nullptr)) ||
+       !EINC_CU(cu, cuModuleGetFunction(&addFunction, addModule, "einc_add_in_order"))))
+    return false;
+  // A grid-stride loop: a few blocks per multiprocessor cover any count.
+  const long long block = 256;
+  const long long blocks =
+      std::min<long long>((count + block - 1) / block, 8LL * std::max(1, props.multiprocessors));
+  CUdeviceptr s = dptr(sum), p = dptr(parts);
+  long long n = count, partsN = partCount, stride = partStride;
+  void *params[] = {&s, &p, &partsN, &stride, &n};
+  return EINC_CU(cu, cuLaunchKernel(addFunction, unsigned(blocks), 1, 1, unsigned(block), 1, 1, 0,
+                                    stream, params, nullptr));
+#endif
 }
 
 bool CudaDeviceImpl::synchronize(std::string &error) {

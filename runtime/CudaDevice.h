@@ -46,7 +46,10 @@
 namespace einrt {
 
 struct CudaDeviceOptions {
-  int ordinal = 0;    // which GPU (cuDeviceGet)
+  int ordinal = 0; // which GPU (cuDeviceGet)
+  /// The ordinal modulo the GPUs the driver sees (ranks sharing GPUs),
+  /// instead of an error when it is past them.
+  bool wrapOrdinal = false;
   bool tf32 = false;  // f32 GEMMs with CUBLAS_COMPUTE_32F_FAST_TF32
   bool graphs = true; // record and replay whole runs as CUDA graphs
   std::string driver; // "" : $EINC_CUDA_DRIVER, else libcuda.so.1
@@ -69,6 +72,12 @@ public:
   virtual CudaDeviceProperties properties() const = 0;
   /// Runs recorded as CUDA graphs so far (for tests and banners).
   virtual int64_t graphsRecorded() const = 0;
+  /// For libraries that work beside the device (NCCL): its stream (a
+  /// CUstream) and its context made current on the calling thread (the
+  /// CUDA runtime then takes this GPU as its device); which GPU it is.
+  virtual void *nativeStream() const = 0;
+  virtual bool makeCurrent(std::string &error) = 0;
+  virtual int ordinal() const = 0;
   /// "" when `bytes` fit the device's free memory now; else what `what`
   /// needs, what is free and the device's total (as allocate() says it),
   /// or why the driver could not tell.

@@ -68,6 +68,11 @@ bool Device::reference(const Step &s, const std::vector<DeviceSpan> &, const Dev
   return false;
 }
 
+bool Device::addInOrder(float *, const float *, int64_t, int64_t, int64_t, std::string &error) {
+  error = "the " + name() + " device cannot sum gradients in order";
+  return false;
+}
+
 Device::RunStart Device::beginRun(uint64_t, std::string &) { return RunStart::Steps; }
 
 Device::RunEnd Device::endRun(uint64_t, bool, std::string &) { return RunEnd::Done; }

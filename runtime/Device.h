@@ -7,6 +7,7 @@
 //   steps      gemm (a GemmDesc), launch (a compiled kernel), reference (a
 //              step the reference kernels run, on host devices)
 //   ordering   synchronize: every earlier call has finished
+//   sums       addInOrder: a data-parallel gradient sum's adds, in one order
 //
 // A device says how it stores each dtype (storageOf) and which runners of
 // the step-kind table (StepKinds.def) it has, so a Program it cannot run is
@@ -97,6 +98,13 @@ public:
   /// A step of a kind the reference kernels run.
   virtual bool reference(const Step &s, const std::vector<DeviceSpan> &inputs,
                          const DeviceSpan &output, std::string &error);
+  /// sum[i] := ((sum[i] + parts[0·stride + i]) + parts[1·stride + i]) + ...
+  /// over `partCount` parts, for i < count, on f32 device memory: one
+  /// rounding per add, in this order and no other (the gradient sum of a
+  /// data-parallel step, runtime/DeviceOrderedSum.h). The default says the
+  /// device has none.
+  virtual bool addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                          int64_t count, std::string &error);
   /// Returns when every call before it has finished; reports an
   /// asynchronous failure.
   virtual bool synchronize(std::string &error) = 0;

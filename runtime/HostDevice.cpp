@@ -75,6 +75,23 @@ bool HostDevice::zero(void *dst, int64_t bytes, std::string &) {
   return true;
 }
 
+bool HostDevice::addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                            int64_t count, std::string &error) {
+  if (prec == Precision::F64) {
+    error = "the f64 reference device stores floats as doubles: it sums no f32 gradients";
+    return false;
+  }
+  // One float add per part, in part order: nothing here may be
+  // reassociated (the runtime is built without fast-math).
+  for (int64_t i = 0; i < count; ++i) {
+    float s = sum[i];
+    for (int64_t p = 0; p < partCount; ++p)
+      s = s + parts[p * partStride + i];
+    sum[i] = s;
+  }
+  return true;
+}
+
 bool HostDevice::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
                            const DeviceSpan &output, std::string &error) {
   return prec == Precision::F64 ? runReferenceStep<double>(s, inputs, output, error)

@@ -37,6 +37,8 @@ public:
   bool zero(void *dst, int64_t bytes, std::string &error) override;
   bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
                  std::string &error) override;
+  bool addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                  int64_t count, std::string &error) override;
   bool synchronize(std::string &) override { return true; }
 
 private:

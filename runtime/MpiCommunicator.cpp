@@ -166,6 +166,18 @@ private:
 
 bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK"); }
 
+int launcherLocalRank() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"})
+    if (const char *v = std::getenv(name); v && *v) {
+      char *end = nullptr;
+      long r = std::strtol(v, &end, 10);
+      if (*end == '\0' && r >= 0 && r < (1 << 20))
+        return int(r);
+    }
+  return 0;
+}
+
 std::unique_ptr<Communicator> openMpi(std::string &error) {
   std::vector<std::string> files;
   if (const char *env = std::getenv("EINC_MPI_LIBRARY"); env && *env) {

@@ -30,6 +30,11 @@ namespace einrt {
 /// OMPI_COMM_WORLD_SIZE, PMIx's PMIX_RANK in the environment).
 bool launchedByMpi();
 
+/// This process's rank among the ranks on its node, as the launcher says
+/// (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, MPICH's MPI_LOCALRANKID,
+/// Slurm's SLURM_LOCALID, torchrun's LOCAL_RANK); 0 when none does.
+int launcherLocalRank();
+
 /// Loads libmpi (EINC_MPI_LIBRARY alone when set, else libmpi.so.40, then
 /// libmpi.so) and
 /// initialises it; null with a message when there is none or it fails.

@@ -5,8 +5,6 @@
 
 namespace einrt {
 
-Communicator::~Communicator() = default;
-
 OrderedSum::OrderedSum(Communicator &comm, int64_t count, int64_t bucketElements)
     : comm(comm), count(count), bucket(std::max<int64_t>(1, bucketElements)),
       total(size_t(count), 0.0f) {}

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Trainer.h"
+#include "runtime/DeviceOrderedSum.h"
 #include "runtime/Init.h"
 #include "runtime/LossScaleState.h"
 #include "runtime/Memory.h"
@@ -122,6 +123,23 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     error =
         "rank " + std::to_string(c.comm->rank()) + " is not in [0, " + std::to_string(ranks) + ")";
     return nullptr;
+  }
+
+  if (c.collectives) {
+    if (!c.comm || c.collectives->size() != c.comm->size() ||
+        c.collectives->rank() != c.comm->rank()) {
+      error = "the device's collectives (" + c.collectives->describe() + ", rank " +
+              std::to_string(c.collectives->rank()) + " of " +
+              std::to_string(c.collectives->size()) + ") are not the ranks of the run";
+      return nullptr;
+    }
+    for (Executor *ex : {programs.accumulate, programs.apply})
+      if (global > 1 && ex && &ex->device() != &c.collectives->device()) {
+        error = "the device's collectives (" + c.collectives->describe() +
+                ") move another device's memory than the " + ex->device().name() +
+                " device the programs run on";
+        return nullptr;
+      }
   }
 
   // The holder of params and optimizer state.
@@ -352,7 +370,7 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     }
     if (!ex.readScalar(I.lossResult, loss, error))
       return false;
-  } else if (ranks() > 1) {
+  } else if (ranks() > 1 || cfg.collectives) {
     if (!distributedMicroBatches(loss, error))
       return false;
   } else {
@@ -446,18 +464,27 @@ bool Trainer::lastGradients(std::vector<std::vector<double>> &out, std::string &
     return false;
   }
   const Program &ap = progs.accumulate->program();
-  if (ranks() > 1) { // the ordered sum of the last step
+  std::vector<float> onDevice;
+  const std::vector<float> *sum = &gradientSum;
+  if (deviceSum) { // the sum of the last step, on the device
+    onDevice.resize(size_t(deviceSum->count()));
+    if (!progs.accumulate->device().download(onDevice.data(), deviceSum->sum(),
+                                             deviceSum->count() * int64_t(sizeof(float)), error))
+      return false;
+    sum = &onDevice;
+  }
+  if (ranks() > 1 || deviceSum) { // the ordered sum of the last step
     for (size_t k = 0; k < impl->paramCount; ++k) {
       size_t at = 0;
       while (impl->accumulators[at].second != size_t(impl->slots[k].sumArg))
         ++at;
       int64_t offset = impl->accOffsets[at];
       int64_t count = ap.buffers[ap.arguments[size_t(impl->slots[k].sumArg)]].elementCount();
-      if (gradientSum.size() < size_t(offset + count)) {
+      if (sum->size() < size_t(offset + count)) {
         error = "no accumulated gradients yet";
         return false;
       }
-      out.emplace_back(gradientSum.begin() + offset, gradientSum.begin() + offset + count);
+      out.emplace_back(sum->begin() + offset, sum->begin() + offset + count);
     }
     return true;
   }

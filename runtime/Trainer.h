@@ -55,6 +55,10 @@
 // and writes checkpoints, which are those of the single process, so a run
 // resumes with any number of ranks.
 //
+// With the device's own collectives (`collectives`: NCCL) the contributions
+// never leave the device: DeviceOrderedSum sums them there in the same
+// order, to the same bits.
+//
 // Determinism: the same seed, settings and Programs give the same run bit
 // for bit (the data stream is Rng::forStream(seed, "data"); nothing depends
 // on time). Resume restores params, optimizer state, step and the sampler,
@@ -65,6 +69,7 @@
 #define EINC_RUNTIME_TRAINER_H
 
 #include "runtime/Checkpoint.h"
+#include "runtime/Collectives.h"
 #include "runtime/Communicator.h"
 #include "runtime/Executor.h"
 #include "runtime/Progress.h"
@@ -78,6 +83,8 @@
 #include <vector>
 
 namespace einrt {
+
+class DeviceOrderedSum;
 
 struct TrainConfig {
   int64_t steps = 0;      // where this run stops: a total, not an increment
@@ -118,6 +125,13 @@ struct TrainConfig {
   /// ZeRO-1: @apply_update was compiled for this rank's share
   /// (runtime/ShardPlan.h); the other params arrive from their owners.
   bool shardOptimizer = false;
+  /// The device's own collectives (`--distributed nccl`), or null: the
+  /// gradient sum then stays in the executors' device memory
+  /// (runtime/DeviceOrderedSum.h: the same bits as OrderedSum) and ZeRO-1
+  /// broadcasts params there; `comm` (the same ranks) still carries the
+  /// rest: flags, optimizer-state sizes, the checkpoint's gather. Used at
+  /// any rank count, one included, whenever steps accumulate.
+  Collectives *collectives = nullptr;
 };
 
 /// The Programs to drive; the executors must outlive the Trainer.
@@ -196,8 +210,10 @@ public:
 
 private:
   Trainer() = default;
-  /// The accumulated step of N > 1 ranks (the micro-batches, the sum).
+  /// The accumulated step of N > 1 ranks (the micro-batches, the sum);
+  /// with `collectives`, on the device (TrainerDistributed.cpp).
   bool distributedMicroBatches(double &loss, std::string &error);
+  bool deviceMicroBatches(double &loss, std::string &error);
   /// ZeRO-1 (TrainerShard.cpp): checks the holder against the shard plan
   /// and learns the other ranks' state (collective, at create).
   bool prepareShards(std::string &error);
@@ -226,7 +242,8 @@ private:
   bool nonFinite = false;
   std::optional<double> lastVal, bestVal;
   std::optional<StepMetrics::Scaler> lastScaler;
-  std::vector<float> gradientSum; // N > 1 ranks: the last step's sum (loss first)
+  std::vector<float> gradientSum;              // N > 1 ranks: the last step's sum (loss first)
+  std::unique_ptr<DeviceOrderedSum> deviceSum; // with `collectives`: the sum on the device
   double sumSeconds = 0;
   int64_t sumSteps = 0;
 };

@@ -5,6 +5,7 @@
 // N·accumulate, then the sum over all ranks, handed to @apply_update.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/DeviceOrderedSum.h"
 #include "runtime/HostDevice.h"
 #include "runtime/OrderedSum.h"
 #include "runtime/Trainer.h"
@@ -42,6 +43,8 @@ bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
 using trainer_detail::gather;
 
 bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
+  if (cfg.collectives)
+    return deviceMicroBatches(loss, error);
   Impl &I = *impl;
   Communicator &comm = *cfg.comm;
   const int64_t n = comm.size(), me = comm.rank(), k = cfg.accumulate;
@@ -147,6 +150,107 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
                                gradientSum.data() + I.accOffsets[a], count, error))
       return false;
   }
+  return true;
+}
+
+// The same step with the device's collectives: the contributions, the sum
+// and the apply step's gradients stay in device memory, and every call is
+// ordered on the device (the cuda device's stream) with the micro-batches.
+bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
+  Impl &I = *impl;
+  Collectives &coll = *cfg.collectives;
+  const int64_t n = coll.size(), me = coll.rank(), k = cfg.accumulate;
+  const int64_t t = curStep + 1;
+  Executor &g = *progs.accumulate;
+  const Program &ap = g.program();
+  Device &dev = g.device();
+  auto where = [&](int64_t m) {
+    return "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + " (rank " +
+           std::to_string(me) + "): ";
+  };
+  // Each gradient accumulator's buffer and @apply_update's argument for it
+  // (the loss has none), checked once: f32 storage on the one device.
+  struct Piece {
+    size_t result, argument;
+    int64_t offset, count;
+    int64_t applyArg = -1;
+  };
+  std::vector<Piece> pieces;
+  for (size_t a = 0; a < I.accumulators.size(); ++a) {
+    auto [result, arg] = I.accumulators[a];
+    Piece p{size_t(ap.results[result]), size_t(ap.arguments[arg]), I.accOffsets[a],
+            g.elementCount(size_t(ap.results[result]))};
+    for (size_t q = 0; q < I.paramCount; ++q)
+      if (I.slots[q].sumArg == int64_t(arg))
+        p.applyArg = I.slots[q].applyGradArg;
+    if (g.storageOf(p.result) != StorageType::F32 ||
+        (p.applyArg >= 0 &&
+         I.holder->storageOf(size_t(I.holder->program().arguments[size_t(p.applyArg)])) !=
+             StorageType::F32)) {
+      error = "a data-parallel step sums float32 gradients; '" + ap.buffers[p.result].name +
+              "' is stored otherwise on the " + dev.name() + " device";
+      return false;
+    }
+    pieces.push_back(p);
+  }
+  if (!deviceSum && !(deviceSum = DeviceOrderedSum::create(coll, I.accCount, error)))
+    return false;
+  float *mine = deviceSum->contribution();
+  auto pack = [&](bool results) {
+    for (const Piece &p : pieces)
+      if (!dev.copy(mine + p.offset, g.deviceData(results ? p.result : p.argument),
+                    p.count * int64_t(sizeof(float)), error))
+        return false;
+    return true;
+  };
+
+  for (auto [result, arg] : I.accumulators)
+    if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
+      return false;
+  for (int64_t j = 0; j < k; ++j) {
+    // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's
+    // the (me)th of them.
+    trainSampler->skip(me);
+    if (!trainSampler->feed(g, error))
+      return false;
+    trainSampler->skip(n - 1 - me);
+    if (!g.run(error)) {
+      error = where(j * n + me) + error;
+      return false;
+    }
+    if (cfg.fastSum) { // compiled accumulation of this rank's own, summed below
+      for (const Piece &p : pieces)
+        if (!g.copyFrom(p.argument, g, p.result, error))
+          return false;
+      continue;
+    }
+    // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
+    if (!pack(/*results=*/true) || !deviceSum->addRound(j, error)) {
+      error = where(j * n + me) + error;
+      return false;
+    }
+  }
+  // What runs after the last micro-batch: its round, the all-gather (or
+  // the all-reduce), the copies; reading the loss waits for all of it.
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  if (cfg.fastSum ? !pack(/*results=*/false) || !deviceSum->sumUnordered(error)
+                  : !deviceSum->finish(error)) {
+    error = "step " + std::to_string(t) + " (rank " + std::to_string(me) + "): " + error;
+    return false;
+  }
+  for (const Piece &p : pieces)
+    if (p.applyArg >= 0 &&
+        !dev.copy(I.holder->deviceData(size_t(I.holder->program().arguments[size_t(p.applyArg)])),
+                  deviceSum->sum() + p.offset, p.count * int64_t(sizeof(float)), error))
+      return false;
+  float first = 0;
+  if (deviceSum->count() > 0 &&
+      !dev.download(&first, deviceSum->sum(), int64_t(sizeof(float)), error))
+    return false;
+  loss = first;
+  sumSeconds += std::chrono::duration<double>(Clock::now() - start).count();
+  ++sumSteps;
   return true;
 }
 

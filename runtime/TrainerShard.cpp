@@ -3,7 +3,8 @@
 // With --shard-optimizer each rank's @apply_update updates only the params
 // runtime/ShardPlan.h gives it and holds only their optimizer state
 // (passes/ShardOptimizer.cpp). After the update the owners broadcast their
-// params; a checkpoint gathers the state to rank 0, which writes the file
+// params (with the device's collectives, buffer to buffer on the device); a
+// checkpoint gathers the state to rank 0, which writes the file
 // one process would write (the same tensors, in the same order, under the
 // same config hash), so a sharded run resumes unsharded and the other way.
 //
@@ -177,6 +178,16 @@ bool Trainer::prepareShards(std::string &error) {
 
 bool Trainer::allGatherParams(std::string &error) {
   Impl &I = *impl;
+  if (cfg.collectives) { // device to device: the owner's buffer into every rank's
+    for (size_t k = 0; k < I.paramCount; ++k) {
+      const Impl::Slot &s = I.slots[k];
+      size_t buffer = I.holderBuf(s);
+      int64_t bytes = I.holder->elementCount(buffer) * storageBytes(I.holder->storageOf(buffer));
+      if (!cfg.collectives->broadcast(I.holder->deviceData(buffer), bytes, s.owner, error))
+        return false;
+    }
+    return true;
+  }
   Communicator &comm = *cfg.comm;
   std::vector<float> values;
   for (size_t k = 0; k < I.paramCount; ++k) {

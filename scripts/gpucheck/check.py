@@ -9,7 +9,9 @@ rather than overrunning):
   (a) `NAME check` of both examples: every distinct kernel and GEMM on the GPU against the
       CPU device, within its bound;
   (b) 20 training steps of both examples on the GPU against the CPU reference curves made
-      here (fp32: within 1e-4 relative per step);
+      here (fp32: within 1e-4 relative per step); mlp_lm with two micro-batches a step
+      trained with --distributed nccl (one rank; ordered and fast) and without: the
+      checkpoints byte for byte equal (issue 15, item 5);
   (c) speed: copy bandwidth, a fused elementwise kernel's and a softmax's row kernels' GB/s,
       cuBLASLt bf16 8192³ TFLOP/s, GPT-2 small's bf16-mixed training step (tokens/s, MFU
       against the h200 profile's peak, predicted vs measured per kernel class), and
@@ -20,6 +22,7 @@ CPU backend with what `gpu-prepare --cpu` made (tiny dims; the peers only where 
 Python 3 standard library only (torch only inside the peers' own process).
 """
 import argparse
+import filecmp
 import json
 import lzma
 import os
@@ -36,7 +39,7 @@ import report  # noqa: E402
 # Seconds each part may take at most on the GPU machine, in the order they run; the whole
 # check stays under --budget (default 450 s: the issue allows 8 minutes).
 PARTS = [
-    ("check mlp_lm", 50), ("check gpt", 70), ("train mlp_lm", 30), ("train gpt", 40),
+    ("check mlp_lm", 50), ("check gpt", 70), ("train mlp_lm", 30), ("train gpt", 40), ("nccl", 60),
     ("elementwise", 40), ("softmax", 40), ("gemm", 60), ("gpt2 step", 70), ("peers", 170),
     ("gpt2 train", 60),
 ]
@@ -135,12 +138,13 @@ class Check:
         left = self.a.budget - self.elapsed()
         return min(allowed, left - 5)
 
-    def run(self, part, cmd, timeout):
+    def run(self, part, cmd, timeout, env=None):
         """Runs cmd; its output goes to OUTDIR/<part>.log. (returncode or None on timeout, text)."""
         logname = os.path.join(self.out, part.replace(" ", "-") + ".log")
         self.progress(f"{part}: {' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}")
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.bin)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.bin,
+                               env=env)
             code, text = r.returncode, r.stdout + r.stderr
         except subprocess.TimeoutExpired as e:
             code = None
@@ -165,7 +169,7 @@ class Check:
             self.results["parts"][name] = {"status": "skipped", "note": self.no_gpu}
             self.progress(f"{name}: skipped ({self.no_gpu})")
             return
-        started = time.time()
+        started = self.part_started = time.time()
         try:
             result = fn(timeout)
         except Exception as e:  # one part's surprise must not lose the others' results
@@ -220,6 +224,44 @@ class Check:
             got = [row["loss"] for row in common.read_json_lines(logfile) if "loss" in row]
             return report.compare_curves(ref, got, common.LOSS_RELATIVE_BOUND)
         return fn
+
+    def part_nccl(self, timeout):
+        """One rank through NCCL (no mpirun): the ordered sum (all-to-all, the ordered add,
+        all-gather) and the all-reduce, each against the run without NCCL, whose sum is
+        compiled code: the checkpoints must be the same bytes."""
+        if self.cpu:
+            return {"status": "skipped", "note": "cpu mode: --distributed nccl needs the cuda backend"}
+        env = dict(os.environ)
+        lib = common.nccl_library()
+        if lib and not env.get("EINC_NCCL_LIBRARY"):
+            env["EINC_NCCL_LIBRARY"] = lib
+        runs = [("plain", []), ("ordered", ["--distributed", "nccl"]),
+                ("fast", ["--distributed", "nccl", "--allreduce", "fast"])]
+        files, ranks = {}, ""
+        for name, extra in runs:
+            left = timeout - (time.time() - self.part_started)
+            if left < 5:
+                return {"status": "timeout", "note": f"over {timeout:.0f} s before the {name} run"}
+            ck = os.path.join(self.bin, "nccl-" + name)
+            shutil.rmtree(ck, ignore_errors=True)
+            code, text = self.run(f"nccl {name}", [
+                self.exes["mlp_dp"], "train", "--backend", "cuda", "--data", self.tokens,
+                "--steps", str(common.TRAIN_STEPS), "--checkpoint-dir", ck] + extra, left, env=env)
+            if code is None:
+                return {"status": "timeout", "note": f"the {name} run: over {left:.0f} s"}
+            if code != 0:
+                return {"status": "error", "note": f"the {name} run: {last_line(text)}"}
+            files[name] = os.path.join(ck, "last.safetensors")
+            for line in text.splitlines():
+                if line.strip().startswith("ranks") and name == "ordered":
+                    ranks = line.strip()
+        same = {n: filecmp.cmp(files["plain"], files[n], shallow=False) for n in ("ordered", "fast")}
+        differ = [n for n, ok in same.items() if not ok]
+        note = (f"{common.TRAIN_STEPS} steps: the checkpoints of "
+                + ("ordered and fast equal the run without NCCL byte for byte" if not differ
+                   else f"{', '.join(differ)} differ from the run without NCCL")
+                + (f" ({ranks})" if ranks else ""))
+        return {"status": "failed" if differ else "passed", "note": note, "same": same}
 
     def part_speed(self, name, kind, args):
         def fn(timeout):
@@ -292,6 +334,8 @@ class Check:
         for name in ("mlp_lm", "gpt"):
             if name in models and "reference" in models[name]:
                 plan.append((f"train {name}", self.part_train(name)))
+        if "mlp_dp" in models:
+            plan.append(("nccl", self.part_nccl))
         if "elementwise" in models:
             plan.append(("elementwise", self.part_speed("elementwise", "elementwise", [
                 "--functions", "forward", "--copy-mib", copy_mib])))

@@ -30,7 +30,8 @@ class Model:
     """One executable: what it is compiled from and what gpu-check does with it.
 
     uses: "check" (every kernel and GEMM against the CPU), "train" (the loss curve against
-    the CPU reference), "copy", "elementwise", "softmax", "gemm", "gpt2" (speed rows).
+    the CPU reference), "copy", "elementwise", "softmax", "gemm", "gpt2" (speed rows),
+    "nccl" (one rank through NCCL against no NCCL, bit for bit).
     """
 
     def __init__(self, name, source, precision, uses, gpu_dims=None, cpu_dims=None):
@@ -53,6 +54,10 @@ MODELS = [
     Model("matmul", "bench/gpu/matmul.ein", "bf16-mixed", ["gemm"],
           cpu_dims={"m": 128, "n": 128, "k": 128}),
     Model("gpt2", "examples/gpt.ein", "bf16-mixed", ["gpt2"], gpu_dims=GPT2, cpu_dims=GPT2_CPU),
+    # Two micro-batches a step, so that the gradients are summed: with --distributed nccl
+    # through NCCL and the ordered add on the GPU, without it in compiled code.
+    Model("mlp_dp", "examples/mlp_lm.ein", "fp32", ["nccl"], gpu_dims={"accumulate": 2},
+          cpu_dims={"batch": 16, "hidden": 64, "accumulate": 2}),
 ]
 
 
@@ -98,3 +103,13 @@ def read_json_lines(path):
 
 def mib(n):
     return n / 1048576.0
+
+
+def nccl_library():
+    """libnccl.so.2 of the nvidia-nccl wheel PyTorch brings (the GPU machine has no other),
+    or None: einc then looks where the loader does."""
+    for entry in sys.path:
+        path = os.path.join(entry, "nvidia", "nccl", "lib", "libnccl.so.2")
+        if entry and os.path.exists(path):
+            return path
+    return None

@@ -7,7 +7,7 @@ import statistics
 import common
 
 CLASSES = ("contraction", "reduction", "elementwise", "data")
-CORRECTNESS = ("check mlp_lm", "check gpt", "train mlp_lm", "train gpt", "elementwise", "softmax",
+CORRECTNESS = ("check mlp_lm", "check gpt", "train mlp_lm", "train gpt", "nccl", "elementwise", "softmax",
                "gemm")
 
 

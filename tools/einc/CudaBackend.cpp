@@ -9,9 +9,9 @@
 
 namespace einc {
 
-std::shared_ptr<einrt::CudaDevice> openCudaBackend() {
+std::shared_ptr<einrt::CudaDevice> openCudaBackend(const einrt::CudaDeviceOptions &options) {
   std::string error;
-  std::shared_ptr<einrt::CudaDevice> device = einrt::createCudaDevice({}, error);
+  std::shared_ptr<einrt::CudaDevice> device = einrt::createCudaDevice(options, error);
   if (!device)
     llvm::errs() << "einc: --backend cuda: " << error << "\n";
   return device;

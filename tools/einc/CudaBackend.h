@@ -16,8 +16,9 @@ struct CompiledModel; // Compile.h
 /// before any compiling so that a machine without one fails at once and
 /// says why, or null after printing it: "einc: --backend cuda: no CUDA
 /// driver (libcuda.so.1 not found: ...)", "... no CUDA device (...)", or an
-/// einc built without CUDA headers.
-std::shared_ptr<einrt::CudaDevice> openCudaBackend();
+/// einc built without CUDA headers. `options` picks the GPU (a rank's:
+/// runner::cudaOptions).
+std::shared_ptr<einrt::CudaDevice> openCudaBackend(const einrt::CudaDeviceOptions &options = {});
 
 /// The CUDA kernels compileModel rendered for the cuda backend, moved out
 /// of `compiled.bundle.cuda` for the runner (runner::Backend::cuda).

@@ -457,12 +457,14 @@ void buildTrain(Command &c, Options &o) {
          "each step group's measured time beside the report's roofline and\n"
          "the worst-predicted steps (also a {\"profile\": ...} line in --log)",
          o.profile);
-  c.value("--distributed", "mpi",
-          "data parallelism under `mpirun -np N`: every rank runs its share\n"
-          "of the micro-batches (accumulate per rank; an executable's\n"
-          "compiled accumulate is the global count), rank 0 logs and writes\n"
-          "checkpoints (docs/distributed.md)",
-          [&o](const std::string &v) { o.distributed = choice("distributed", v, {"mpi"}); });
+  c.value(
+      "--distributed", "mpi|nccl",
+      "data parallelism under `mpirun -np N`: every rank runs its share\n"
+      "of the micro-batches (accumulate per rank; an executable's\n"
+      "compiled accumulate is the global count), rank 0 logs and writes\n"
+      "checkpoints; mpi sums the gradients on the host, nccl (with\n"
+      "--backend cuda) on the GPUs, a GPU per rank (docs/distributed.md)",
+      [&o](const std::string &v) { o.distributed = choice("distributed", v, {"mpi", "nccl"}); });
   if (!c.tool->executable)
     c.flag("--shard-optimizer",
            "with --distributed: ZeRO-1, each rank keeps and updates the\n"
@@ -764,9 +766,12 @@ void checkCombination(const Tool &tool, Options &o) {
     if (o.overwrite && o.resume)
       bad("--overwrite and --resume exclude each other (start over, or continue)");
     if (o.fastAllreduce && o.distributed.empty())
-      bad("--allreduce needs --distributed mpi");
+      bad("--allreduce needs --distributed mpi or nccl");
     if (o.shardOptimizer && o.distributed.empty())
-      bad("--shard-optimizer needs --distributed mpi");
+      bad("--shard-optimizer needs --distributed mpi or nccl");
+    if (o.distributed == "nccl" && !tool.executable && o.backend != "cuda")
+      bad("--distributed nccl sums gradients in GPU memory: it needs --backend cuda "
+          "(--distributed mpi sums them on the host)");
   }
   if (o.command == "sample" && o.checkpoint.empty())
     bad("missing --checkpoint FILE");

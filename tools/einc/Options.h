@@ -71,7 +71,7 @@ struct Options {
   bool backendGiven = false;   // --backend was on the command line (run:
                                // the default is reference with --f64/--gradcheck)
   bool stepsGiven = false;     // --steps was on the command line
-  std::string distributed;     // --distributed mpi ("" : this process alone)
+  std::string distributed;     // --distributed mpi|nccl ("" : this process alone)
   bool fastAllreduce = false;  // --allreduce fast (else ordered: bit-identical to one process)
   bool shardOptimizer = false; // --shard-optimizer (ZeRO-1, with --distributed)
 

@@ -158,7 +158,9 @@ int main(int argc, char **argv) {
       return fail("--backend cuda: " + name +
                   " has no CUDA kernels (compile it with einc compile --target cuda)");
     std::string why;
-    backend.cudaDevice = einrt::createCudaDevice({}, why);
+    // --distributed: the rank's GPU (the launcher's local rank).
+    backend.cudaDevice = einrt::createCudaDevice(
+        o.command == "train" ? runner::cudaOptions(o) : einrt::CudaDeviceOptions{}, why);
     if (!backend.cudaDevice)
       return fail("--backend cuda: " + why +
                   (o.backendGiven ? ""

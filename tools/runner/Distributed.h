@@ -1,4 +1,4 @@
-//===- Distributed.h - The ranks of `train --distributed mpi` --*- C++ -*-===//
+//===- Distributed.h - The ranks of `train --distributed` -------*- C++ -*-===//
 //
 // `einc train` and the executables open the ranks before anything else
 // (einc compiles for the global micro-batch count, so it needs N first) and
@@ -13,16 +13,23 @@
 #include "tools/einc/Options.h"
 
 #include "runtime/Communicator.h"
+#include "runtime/CudaDevice.h"
 
 #include <memory>
 #include <string>
 
 namespace einc::runner {
 
+/// The GPU this process runs on: GPU 0 without --distributed; with it,
+/// the launcher's local rank (one GPU per rank on a node; with mpi, ranks
+/// beyond the GPUs share them round-robin, NCCL cannot).
+einrt::CudaDeviceOptions cudaOptions(const Options &o);
+
 class Ranks {
 public:
   /// Without --distributed: no ranks (ok() true, comm() null). With it:
-  /// MPI opened and initialised, or ok() false after printing why.
+  /// MPI opened and initialised, or ok() false after printing why; with
+  /// --distributed nccl outside a launcher, one rank without MPI.
   Ranks(const Options &o, const std::string &tool);
   ~Ranks();
   bool ok() const { return opened; }

@@ -20,6 +20,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/CpuDevice.h"
 #include "runtime/Memory.h"
+#include "runtime/NcclCollectives.h"
 #include "runtime/Schedule.h"
 #include "runtime/StepPrediction.h"
 #include "runtime/StepProfile.h"
@@ -307,10 +308,22 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
                 " ranks; compile with a multiple of the rank count");
   const int64_t perRank = accumulate / ranks;
 
+  if (o.distributed == "nccl" && backend.name != "cuda")
+    return fail("--distributed nccl sums gradients in GPU memory: it needs the cuda backend, not " +
+                backend.name + " (--distributed mpi sums them on the host)");
+
   std::vector<std::string> names = trainFunctionNames(s, withValidation());
   Loaded loaded;
   if (!load(bundle, names, backend, loaded, error))
     return fail(error);
+  // --distributed nccl: the ranks' NCCL communicator on this rank's GPU
+  // (declared after `loaded`, so it goes before the device does).
+  std::unique_ptr<einrt::Collectives> nccl;
+  if (o.distributed == "nccl") {
+    auto gpu = std::dynamic_pointer_cast<einrt::CudaDevice>(loaded.device);
+    if (!gpu || !(nccl = einrt::openNccl(gpu, context.comm, error)))
+      return fail(gpu ? error : "--distributed nccl: the model does not run on a cuda device");
+  }
 
   // How a window maps onto the inputs.
   einrt::TrainConfig config;
@@ -333,6 +346,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   config.steps = o.steps;
   config.accumulate = perRank;
   config.comm = context.comm;
+  config.collectives = nccl.get();
   config.fastSum = o.fastAllreduce;
   config.shardOptimizer = o.shardOptimizer;
   config.evalEvery = valFile ? s.evalEvery.value_or(100) : 0;
@@ -403,12 +417,20 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
       << " rows x " << layout->context << " tokens"
       << (accumulate > 1 ? " x " + std::to_string(accumulate) + " micro-batches" : "") << " = "
       << tokensPerStep << " predicted tokens per step\n";
-  if (context.comm)
-    out << "  ranks     " << ranks << " (" << context.comm->describe() << "), " << perRank
-        << " micro-batch" << (perRank == 1 ? "" : "es") << " each, gradients summed "
-        << (o.fastAllreduce ? "by MPI_Allreduce (not reproducible)"
-                            : "in one process's order (bit-identical to one process)")
-        << "\n";
+  if (context.comm) {
+    out << "  ranks     " << ranks << " (" << context.comm->describe();
+    if (nccl)
+      out << "; " << nccl->describe();
+    out << "), " << perRank << " micro-batch" << (perRank == 1 ? "" : "es")
+        << " each, gradients summed ";
+    if (accumulate == 1)
+      out << "by no one (one micro-batch per step: nothing to sum)";
+    else if (o.fastAllreduce)
+      out << (nccl ? "by ncclAllReduce on the GPU" : "by MPI_Allreduce") << " (not reproducible)";
+    else
+      out << (nccl ? "on the GPU " : "") << "in one process's order (bit-identical to one process)";
+    out << "\n";
+  }
   out << "  schedule  " << schedule.describe() << " (length from " << totalFrom << ")\n";
   out << "  steps     to " << o.steps << (o.resume ? " (resuming)" : "") << ", seed "
       << config.seed;
@@ -493,7 +515,10 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (trainer->gradientSumSteps() > 0)
     out << "gradient sum "
         << fixed(1000 * trainer->gradientSumSeconds() / double(trainer->gradientSumSteps()), 1)
-        << " ms/step on rank 0 not hidden behind compute (ring rounds, broadcast)\n";
+        << " ms/step on rank 0 not hidden behind compute ("
+        << (nccl ? "after the last micro-batch: its round, the all-gather"
+                 : "ring rounds, broadcast")
+        << ")\n";
   if (valLoss) {
     // Tokens are bytes: nats per token / ln 2 = bits per byte.
     out << "val loss " << fixed(*valLoss, 4)

@@ -4,9 +4,9 @@
 // the Trainer on N ranks against one process with accumulate = N·k.
 //
 //===----------------------------------------------------------------------===//
-#include "TestModel.h"
+#include "DistributedTestUtil.h"
 #include "ThreadGroup.h"
-#include "TrainerTestUtil.h"
+#include "runtime/MpiCommunicator.h"
 #include "runtime/OrderedSum.h"
 #include "runtime/ShardPlan.h"
 #include "runtime/Trainer.h"
@@ -22,26 +22,6 @@ using namespace einrt;
 using namespace einrt::test;
 
 namespace {
-
-/// Contributions of `micro` micro-batches: magnitudes over many binades
-/// and both signs, so that any other order of the adds rounds differently.
-std::vector<std::vector<float>> contributions(int64_t micro, int64_t count, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> mant(-1, 1);
-  std::uniform_int_distribution<int> exp(-12, 12);
-  std::vector<std::vector<float>> x(static_cast<size_t>(micro),
-                                    std::vector<float>(static_cast<size_t>(count)));
-  for (auto &v : x)
-    for (float &f : v)
-      f = std::ldexp(mant(gen), exp(gen));
-  return x;
-}
-
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
 
 TEST(OrderedSum, EqualsOneProcessSumBitForBit) {
   const int64_t count = 37;
@@ -99,53 +79,6 @@ TEST(OrderedSum, AnotherOrderDiffers) {
   EXPECT_GT(differ, 0);
 }
 
-struct Data {
-  TempDir dir;
-  std::optional<TokenFile> train, val;
-  Data() {
-    writeBytes(dir.file("train.bin"), tokenBytes(patternTokens(20000, 7, 1)));
-    writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, 7, 2)));
-    std::string error;
-    train = TokenFile::open(dir.file("train.bin"), error);
-    val = TokenFile::open(dir.file("val.bin"), error);
-  }
-};
-
-/// One rank's executors: the programs compiled for `global` micro-batches.
-struct Rig {
-  std::optional<Executor> accumulate, apply, forward;
-  Rig(const TinyModel &model, int64_t global) {
-    std::string error;
-    accumulate = Executor::create(model.accumulate(global), Precision::F32, error);
-    apply = Executor::create(model.apply(), Precision::F32, error);
-    forward = Executor::create(model.forward(), Precision::F32, error);
-  }
-  TrainPrograms programs() {
-    TrainPrograms p;
-    p.accumulate = &*accumulate;
-    p.apply = &*apply;
-    p.forward = &*forward;
-    return p;
-  }
-};
-
-TrainConfig config(int64_t steps, int64_t accumulate) {
-  TrainConfig c;
-  c.steps = steps;
-  c.accumulate = accumulate;
-  c.seed = 11;
-  c.vocab = 7;
-  c.schedule.lr = 0.05;
-  c.progress.style = ProgressStyle::Quiet;
-  return c;
-}
-
-struct RankOutcome {
-  std::string error;
-  std::vector<TensorData> state;
-  TrainResult result;
-};
-
 /// N ranks (threads) training with `k` micro-batches each.
 std::vector<RankOutcome> trainOnRanks(const TinyModel &model, Data &data, int n, int64_t k,
                                       TrainConfig c, bool fast = false) {
@@ -171,25 +104,6 @@ std::vector<RankOutcome> trainOnRanks(const TinyModel &model, Data &data, int n,
   for (auto &t : threads)
     t.join();
   return out;
-}
-
-RankOutcome trainAlone(const TinyModel &model, Data &data, int64_t global, TrainConfig c) {
-  Rig rig(model, global);
-  c.accumulate = global;
-  RankOutcome o;
-  auto t = Trainer::create(c, rig.programs(), *data.train, &*data.val, o.error);
-  if (t && t->run(o.result, o.error))
-    t->stateTensors(o.state, o.error);
-  return o;
-}
-
-bool sameBits(const std::vector<TensorData> &a, const std::vector<TensorData> &b) {
-  if (a.size() != b.size() || a.empty())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].bytes != b[i].bytes)
-      return false;
-  return true;
 }
 
 TEST(Distributed, RanksEqualOneProcessWithNTimesTheMicroBatches) {
@@ -299,6 +213,32 @@ TEST(ShardPlan, BalancesBySizeDeterministically) {
     for (int64_t l : load)
       EXPECT_LE(std::abs(l - total / n), 262144) << n;
   }
+}
+
+// The GPU of a rank: its local rank as the launcher says, Open MPI's word
+// first; a word that is not a rank is passed over.
+TEST(Launcher, LocalRankFromTheLaunchersVariables) {
+  const char *names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                         "LOCAL_RANK"};
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char *n : names)
+    if (const char *v = std::getenv(n))
+      saved.emplace_back(n, v);
+  for (const char *n : names)
+    unsetenv(n);
+  EXPECT_EQ(launcherLocalRank(), 0);
+  setenv("LOCAL_RANK", "3", 1);
+  EXPECT_EQ(launcherLocalRank(), 3);
+  setenv("SLURM_LOCALID", "2", 1);
+  EXPECT_EQ(launcherLocalRank(), 2);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+  EXPECT_EQ(launcherLocalRank(), 1);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "one", 1);
+  EXPECT_EQ(launcherLocalRank(), 2);
+  for (const char *n : names)
+    unsetenv(n);
+  for (const auto &[n, v] : saved)
+    setenv(n.c_str(), v.c_str(), 1);
 }
 
 } // namespace

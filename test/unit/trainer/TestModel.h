@@ -206,6 +206,22 @@ struct TinyModel {
     b.result(m2, "table.m");
     return b.p;
   }
+  /// ZeRO-1's @apply_update on a rank that owns no param (as
+  /// passes/ShardOptimizer.cpp leaves it): (table, table_grad, step, lr)
+  /// -> (grad_norm); the owner sends table'.
+  Program applyOwningNothing() const {
+    ProgramBuilder b;
+    b.p.name = "apply_update";
+    int32_t p = b.buffer(DType::F32, {vocab, vocab}, BufferRole::Param, "table");
+    b.p.arguments.push_back(p);
+    int32_t g = b.arg(DType::F32, {vocab, vocab}, "table.grad");
+    scalar(b, "step");
+    scalar(b, "lr");
+    int32_t g2 = b.step(StepKind::Mul, {g, g}, DType::F32, {vocab, vocab});
+    int32_t ss = b.step(StepKind::ReduceSum, {g2}, DType::F32, {}, {{0, 1}});
+    b.result(b.step(StepKind::Sqrt, {ss}, DType::F32, {}), "grad_norm");
+    return b.p;
+  }
 };
 
 } // namespace test

@@ -1,0 +1,138 @@
+//===- NcclTest.cpp - NCCL through dlopen, and the sum on the GPU ---------===//
+//
+// Without a GPU: the values runtime/NcclAbi.h assumes against the toolkit's
+// nccl.h, finding the library (and the errors for a missing or wrong one),
+// version text. On a GPU (skipped here, with the reason): one rank's NCCL
+// communicator on the cuda device's stream, the ordered add and the whole
+// DeviceOrderedSum against a left-to-right host sum, bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/CudaDevice.h"
+#include "runtime/DeviceOrderedSum.h"
+#include "runtime/NcclAbi.h"
+#include "runtime/NcclCollectives.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#if defined(EINC_HAVE_CUDA) && __has_include(<nccl.h>)
+#include <nccl.h>
+#define EINC_TEST_HAVE_NCCL_H 1
+#endif
+
+namespace einrt {
+namespace {
+
+TEST(NcclAbi, MatchesTheToolkitHeader) {
+#ifndef EINC_TEST_HAVE_NCCL_H
+  GTEST_SKIP() << "no nccl.h in this build";
+#else
+  EXPECT_EQ(nccl_abi::kSuccess, int(ncclSuccess));
+  EXPECT_EQ(nccl_abi::kInProgress, int(ncclInProgress));
+  EXPECT_EQ(nccl_abi::kUint8, int(ncclUint8));
+  EXPECT_EQ(nccl_abi::kFloat32, int(ncclFloat32));
+  EXPECT_EQ(nccl_abi::kSum, int(ncclSum));
+  EXPECT_EQ(nccl_abi::kUniqueIdBytes, NCCL_UNIQUE_ID_BYTES);
+  // The enums travel as ints, handles and streams as pointers, the id by
+  // value with the header's layout.
+  EXPECT_EQ(sizeof(ncclResult_t), sizeof(int));
+  EXPECT_EQ(sizeof(ncclDataType_t), sizeof(int));
+  EXPECT_EQ(sizeof(ncclRedOp_t), sizeof(int));
+  EXPECT_EQ(sizeof(ncclComm_t), sizeof(nccl_abi::Comm));
+  EXPECT_EQ(sizeof(cudaStream_t), sizeof(nccl_abi::Stream));
+  EXPECT_EQ(sizeof(ncclUniqueId), sizeof(nccl_abi::UniqueId));
+  EXPECT_EQ(alignof(ncclUniqueId), alignof(nccl_abi::UniqueId));
+  EXPECT_GE(NCCL_VERSION_CODE, nccl_abi::kOldestVersion);
+#endif
+}
+
+TEST(Nccl, VersionText) {
+  EXPECT_EQ(ncclVersionText(22809), "2.28.9");
+  EXPECT_EQ(ncclVersionText(21300), "2.13.0");
+  EXPECT_EQ(ncclVersionText(2708), "2.7.8"); // the code before 2.9
+}
+
+/// EINC_NCCL_LIBRARY set for one test.
+struct LibraryOverride {
+  explicit LibraryOverride(const char *file) { setenv("EINC_NCCL_LIBRARY", file, 1); }
+  ~LibraryOverride() { unsetenv("EINC_NCCL_LIBRARY"); }
+};
+
+TEST(Nccl, FindsTheToolkitsLibraryWithoutAGpu) {
+#ifndef EINC_TEST_HAVE_NCCL_H
+  GTEST_SKIP() << "no NCCL in this build";
+#else
+  NcclLibraryInfo info;
+  std::string error;
+  ASSERT_TRUE(findNccl(info, error)) << error;
+  EXPECT_NE(info.file.find("libnccl.so.2"), std::string::npos) << info.file;
+  EXPECT_GE(info.version, nccl_abi::kOldestVersion);
+#endif
+}
+
+TEST(Nccl, AMissingLibraryIsAClearError) {
+  LibraryOverride only("/nonexistent/libnccl.so.2");
+  NcclLibraryInfo info;
+  std::string error;
+  EXPECT_FALSE(findNccl(info, error));
+  EXPECT_NE(error.find("--distributed nccl needs NCCL's libnccl.so.2"), std::string::npos) << error;
+  EXPECT_NE(error.find("/nonexistent/libnccl.so.2"), std::string::npos) << error;
+}
+
+TEST(Nccl, ALibraryThatIsNotNcclIsRefused) {
+  LibraryOverride only("libm.so.6");
+  NcclLibraryInfo info;
+  std::string error;
+  EXPECT_FALSE(findNccl(info, error));
+  EXPECT_NE(error.find("libm.so.6 is not an NCCL of 2.13.0 or later"), std::string::npos) << error;
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+TEST(NcclOnGpu, OneRankSumsInOneProcessesOrder) {
+  std::string error;
+  std::shared_ptr<CudaDevice> gpu = createCudaDevice({}, error);
+  if (!gpu)
+    GTEST_SKIP() << "no cuda device here: " << error;
+  auto nccl = openNccl(gpu, nullptr, error);
+  ASSERT_TRUE(nccl) << error;
+  EXPECT_EQ(nccl->size(), 1);
+  const int64_t count = 100003, rounds = 5;
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> mant(-1, 1);
+  std::uniform_int_distribution<int> exp(-12, 12);
+  std::vector<std::vector<float>> x(rounds, std::vector<float>(count));
+  std::vector<float> want(count, 0.0f);
+  for (auto &v : x)
+    for (int64_t i = 0; i < count; ++i) {
+      v[size_t(i)] = std::ldexp(mant(gen), exp(gen));
+      want[size_t(i)] = want[size_t(i)] + v[size_t(i)];
+    }
+  auto sum = DeviceOrderedSum::create(*nccl, count, error);
+  ASSERT_TRUE(sum) << error;
+  for (int64_t j = 0; j < rounds; ++j) {
+    ASSERT_TRUE(gpu->upload(sum->contribution(), x[size_t(j)].data(), count * 4, error)) << error;
+    ASSERT_TRUE(sum->addRound(j, error)) << error;
+  }
+  ASSERT_TRUE(sum->finish(error)) << error;
+  std::vector<float> got(count);
+  ASSERT_TRUE(gpu->download(got.data(), sum->sum(), count * 4, error)) << error;
+  for (int64_t i = 0; i < count; ++i)
+    ASSERT_EQ(bits(got[size_t(i)]), bits(want[size_t(i)])) << "element " << i;
+  // One rank's all-reduce and broadcast leave the values as they are.
+  ASSERT_TRUE(sum->sumUnordered(error)) << error;
+  ASSERT_TRUE(gpu->download(got.data(), sum->sum(), count * 4, error)) << error;
+  for (int64_t i = 0; i < count; ++i)
+    ASSERT_EQ(bits(got[size_t(i)]), bits(x[rounds - 1][size_t(i)])) << "element " << i;
+}
+
+} // namespace
+} // namespace einrt

@@ -1,0 +1,67 @@
+//===- HostCollectives.h - A device's collectives on host memory (tests) -===//
+//
+// runtime/Collectives.h over a host device and a Communicator (ThreadGroup's
+// ranks): what NCCL does on the cuda device, done with messages, so the
+// trainer's device path (runtime/DeviceOrderedSum.h) runs without a GPU.
+// Counts its calls, so a test can tell the path ran.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_TEST_UNIT_TRAINER_HOSTCOLLECTIVES_H
+#define EINC_TEST_UNIT_TRAINER_HOSTCOLLECTIVES_H
+
+#include "runtime/Collectives.h"
+#include "runtime/Communicator.h"
+#include "runtime/Device.h"
+
+#include <cstring>
+#include <memory>
+
+namespace einrt::test {
+
+class HostCollectives final : public Collectives {
+public:
+  HostCollectives(Communicator &comm, std::shared_ptr<Device> device)
+      : comm(comm), dev(std::move(device)) {}
+  int rank() const override { return comm.rank(); }
+  int size() const override { return comm.size(); }
+  std::string describe() const override { return "host collectives"; }
+  Device &device() const override { return *dev; }
+  int64_t calls = 0;
+
+  bool allToAll(const void *send, void *recv, int64_t bytes, std::string &error) override {
+    ++calls;
+    const char *in = static_cast<const char *>(send);
+    char *out = static_cast<char *>(recv);
+    for (int r = 0; r < size(); ++r)
+      if (r != rank() && !comm.send(in + r * bytes, bytes, r, error))
+        return false;
+    std::memcpy(out + rank() * bytes, in + rank() * bytes, size_t(bytes));
+    for (int r = 0; r < size(); ++r)
+      if (r != rank() && !comm.recv(out + r * bytes, bytes, r, error))
+        return false;
+    return comm.waitSends(error);
+  }
+  bool allGather(void *all, int64_t bytes, std::string &error) override {
+    ++calls;
+    for (int r = 0; r < size(); ++r)
+      if (!comm.broadcast(static_cast<char *>(all) + r * bytes, bytes, r, error))
+        return false;
+    return true;
+  }
+  bool sumFloats(float *data, int64_t count, std::string &error) override {
+    ++calls;
+    return comm.sumFloats(data, count, error);
+  }
+  bool broadcast(void *data, int64_t bytes, int root, std::string &error) override {
+    ++calls;
+    return comm.broadcast(data, bytes, root, error);
+  }
+
+private:
+  Communicator &comm;
+  std::shared_ptr<Device> dev;
+};
+
+} // namespace einrt::test
+
+#endif // EINC_TEST_UNIT_TRAINER_HOSTCOLLECTIVES_H
