@@ -214,6 +214,9 @@ private:
   /// with `collectives`, on the device (TrainerDistributed.cpp).
   bool distributedMicroBatches(double &loss, std::string &error);
   bool deviceMicroBatches(double &loss, std::string &error);
+  /// Round j's micro-batch of this rank through @accumulate_grad (with
+  /// fastSum, added into the accumulators).
+  bool microBatch(int64_t j, std::string &error);
   /// ZeRO-1 (TrainerShard.cpp): checks the holder against the shard plan
   /// and learns the other ranks' state (collective, at create).
   bool prepareShards(std::string &error);

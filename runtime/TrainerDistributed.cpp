@@ -38,9 +38,38 @@ bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
   return true;
 }
 
+/// "step 3, micro-batch 5 (rank 1): " of global micro-batch m (from 0).
+std::string microBatchWhere(int64_t step, int64_t m, int64_t rank) {
+  return "step " + std::to_string(step) + ", micro-batch " + std::to_string(m + 1) + " (rank " +
+         std::to_string(rank) + "): ";
+}
+
 } // namespace trainer_detail
 
 using trainer_detail::gather;
+using trainer_detail::microBatchWhere;
+
+bool Trainer::microBatch(int64_t j, std::string &error) {
+  Impl &I = *impl;
+  const int64_t n = ranks(), me = cfg.comm ? cfg.comm->rank() : 0;
+  Executor &g = *progs.accumulate;
+  const Program &ap = g.program();
+  // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's the
+  // (me)th of them.
+  trainSampler->skip(me);
+  if (!trainSampler->feed(g, error))
+    return false;
+  trainSampler->skip(n - 1 - me);
+  if (!g.run(error)) {
+    error = microBatchWhere(curStep + 1, j * n + me, me) + error;
+    return false;
+  }
+  if (cfg.fastSum) // this rank's own micro-batches summed in compiled code
+    for (auto [result, arg] : I.accumulators)
+      if (!g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result]), error))
+        return false;
+  return true;
+}
 
 bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   if (cfg.collectives)
@@ -51,10 +80,7 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   const int64_t t = curStep + 1;
   Executor &g = *progs.accumulate;
   const Program &ap = g.program();
-  auto where = [&](int64_t m) {
-    return "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + " (rank " +
-           std::to_string(me) + "): ";
-  };
+  auto where = [&](int64_t m) { return microBatchWhere(t, m, me); };
   for (auto [result, arg] : I.accumulators)
     if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
       return false;
@@ -97,22 +123,10 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
     return ring.ok;
   };
   for (int64_t j = 0; j < k; ++j) {
-    // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's
-    // the (me)th of them.
-    trainSampler->skip(me);
-    if (!trainSampler->feed(g, error))
+    if (!microBatch(j, error))
       return false;
-    trainSampler->skip(n - 1 - me);
-    if (!g.run(error)) {
-      error = where(j * n + me) + error;
-      return false;
-    }
-    if (cfg.fastSum) { // compiled accumulation of this rank's own, summed below
-      for (auto [result, arg] : I.accumulators)
-        if (!g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result]), error))
-          return false;
-      continue;
-    }
+    if (cfg.fastSum)
+      continue; // summed below
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
     // (Buffer j % 2 was round j − 2's, whose ring the last join ended.)
     std::vector<float> &mine = contributions[j % 2];
@@ -164,10 +178,7 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
   Executor &g = *progs.accumulate;
   const Program &ap = g.program();
   Device &dev = g.device();
-  auto where = [&](int64_t m) {
-    return "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + " (rank " +
-           std::to_string(me) + "): ";
-  };
+  auto where = [&](int64_t m) { return microBatchWhere(t, m, me); };
   // Each gradient accumulator's buffer and @apply_update's argument for it
   // (the loss has none), checked once: f32 storage on the one device.
   struct Piece {
@@ -208,22 +219,10 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
     if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
       return false;
   for (int64_t j = 0; j < k; ++j) {
-    // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's
-    // the (me)th of them.
-    trainSampler->skip(me);
-    if (!trainSampler->feed(g, error))
+    if (!microBatch(j, error))
       return false;
-    trainSampler->skip(n - 1 - me);
-    if (!g.run(error)) {
-      error = where(j * n + me) + error;
-      return false;
-    }
-    if (cfg.fastSum) { // compiled accumulation of this rank's own, summed below
-      for (const Piece &p : pieces)
-        if (!g.copyFrom(p.argument, g, p.result, error))
-          return false;
-      continue;
-    }
+    if (cfg.fastSum)
+      continue; // summed below
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
     if (!pack(/*results=*/true) || !deviceSum->addRound(j, error)) {
       error = where(j * n + me) + error;

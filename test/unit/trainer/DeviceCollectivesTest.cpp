@@ -3,8 +3,9 @@
 // runtime/DeviceOrderedSum.h and the trainer's device path (what
 // `--distributed nccl` runs on GPUs) on host collectives whose ranks are
 // threads: the sum against one process's left-to-right sum bit for bit,
-// and the Trainer on N ranks, one included, against one process with
-// accumulate = N·k.
+// ZeRO-1's params broadcast on the device, and what the trainer refuses.
+// (The device path against one process, ordered and fast, one rank
+// included: DistributedTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
 #include "DistributedTestUtil.h"
@@ -25,41 +26,26 @@ TEST(DeviceOrderedSum, EqualsOneProcessSumBitForBit) {
     for (int64_t rounds : {1, 4})
       for (int64_t count : {1, 37, 40}) { // 37: slices padded past the count
         auto x = contributions(n * rounds, count, uint32_t(n * 1000 + rounds * 100 + count));
-        std::vector<float> want(size_t(count), 0.0f);
-        for (const auto &v : x) // one process: micro-batch 0, 1, 2, ...
-          for (int64_t i = 0; i < count; ++i)
-            want[size_t(i)] = want[size_t(i)] + v[size_t(i)];
         ThreadGroup group(n);
-        std::vector<std::vector<float>> got(static_cast<size_t>(n));
-        std::vector<std::string> errors(static_cast<size_t>(n));
-        std::vector<std::thread> threads;
-        for (int r = 0; r < n; ++r)
-          threads.emplace_back([&, r] {
-            auto comm = group.rank(r);
-            HostCollectives coll(*comm, std::make_shared<HostDevice>());
-            std::string &error = errors[size_t(r)];
-            auto sum = DeviceOrderedSum::create(coll, count, error);
-            if (!sum)
-              return;
-            EXPECT_EQ(sum->sliceElements(), (count + n - 1) / n);
-            for (int64_t j = 0; j < rounds; ++j) { // round j: micro-batch j·n + r
-              std::memcpy(sum->contribution(), x[size_t(j * n + r)].data(), size_t(count) * 4);
-              if (!sum->addRound(j, error))
-                return;
-            }
-            if (sum->finish(error))
-              got[size_t(r)].assign(sum->sum(), sum->sum() + count);
-          });
-        for (auto &t : threads)
-          t.join();
-        for (int r = 0; r < n; ++r) {
-          ASSERT_TRUE(errors[size_t(r)].empty()) << errors[size_t(r)];
-          ASSERT_EQ(got[size_t(r)].size(), size_t(count));
-          for (int64_t i = 0; i < count; ++i)
-            ASSERT_EQ(bits(got[size_t(r)][size_t(i)]), bits(want[size_t(i)]))
-                << "n " << n << " rounds " << rounds << " count " << count << " rank " << r
-                << " element " << i;
-        }
+        auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
+          HostCollectives coll(comm, std::make_shared<HostDevice>());
+          auto sum = DeviceOrderedSum::create(coll, count, error);
+          if (!sum)
+            return false;
+          EXPECT_EQ(sum->sliceElements(), (count + n - 1) / n);
+          for (int64_t j = 0; j < rounds; ++j) { // round j: micro-batch j·n + r
+            std::memcpy(sum->contribution(), x[size_t(j * n + r)].data(), size_t(count) * 4);
+            if (!sum->addRound(j, error))
+              return false;
+          }
+          if (!sum->finish(error))
+            return false;
+          out.assign(sum->sum(), sum->sum() + count);
+          return true;
+        };
+        expectOneProcessSum(group, x, count, rank,
+                            "n " + std::to_string(n) + " rounds " + std::to_string(rounds) +
+                                " count " + std::to_string(count));
       }
 }
 
@@ -74,81 +60,6 @@ TEST(DeviceOrderedSum, TheF64ReferenceDeviceSaysItCannot) {
   EXPECT_NE(error.find("stores floats as doubles"), std::string::npos) << error;
 }
 
-struct DeviceOutcome : RankOutcome {
-  int64_t collectiveCalls = 0;
-};
-
-/// N ranks (threads) with `k` micro-batches each, the gradients summed by
-/// the device path.
-std::vector<DeviceOutcome> trainOnDeviceRanks(const TinyModel &model, Data &data, int n, int64_t k,
-                                              TrainConfig c, bool fast = false) {
-  ThreadGroup group(n);
-  std::vector<DeviceOutcome> out(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      auto comm = group.rank(r);
-      auto device = std::make_shared<HostDevice>();
-      HostCollectives coll(*comm, device);
-      Rig rig(model, n * k, device);
-      TrainConfig rc = c;
-      rc.accumulate = k;
-      rc.comm = comm.get();
-      rc.collectives = &coll;
-      rc.fastSum = fast;
-      DeviceOutcome &o = out[size_t(r)];
-      auto t = Trainer::create(rc, rig.programs(), *data.train, &*data.val, o.error);
-      if (!t)
-        return;
-      if (t->run(o.result, o.error))
-        t->stateTensors(o.state, o.error);
-      o.collectiveCalls = coll.calls;
-    });
-  for (auto &t : threads)
-    t.join();
-  return out;
-}
-
-TEST(DeviceCollectives, RanksEqualOneProcessWithNTimesTheMicroBatches) {
-  Data data;
-  TinyModel model;
-  model.batch = 2;
-  TrainConfig c = config(25, 1);
-  c.evalEvery = 10;
-  RankOutcome alone = trainAlone(model, data, 6, c);
-  ASSERT_TRUE(alone.error.empty()) << alone.error;
-  for (int n : {1, 2, 3}) { // one rank too: the device path, not the compiled sum
-    auto ranks = trainOnDeviceRanks(model, data, n, 6 / n, c);
-    for (int r = 0; r < n; ++r) {
-      const DeviceOutcome &o = ranks[size_t(r)];
-      ASSERT_TRUE(o.error.empty()) << n << " ranks, rank " << r << ": " << o.error;
-      EXPECT_TRUE(sameBits(o.state, alone.state)) << n << " ranks, rank " << r;
-      EXPECT_EQ(o.result.lastLoss, alone.result.lastLoss);
-      // Per step: an all-to-all per round and the all-gather.
-      EXPECT_EQ(o.collectiveCalls, 25 * (6 / n + 1)) << n << " ranks";
-    }
-    EXPECT_EQ(ranks[0].result.lastValLoss, alone.result.lastValLoss);
-  }
-}
-
-TEST(DeviceCollectives, FastSumIsCloseAndTheSameOnEveryRank) {
-  Data data;
-  TinyModel model;
-  model.batch = 2;
-  TrainConfig c = config(20, 1);
-  RankOutcome alone = trainAlone(model, data, 4, c);
-  auto ranks = trainOnDeviceRanks(model, data, 2, 2, c, /*fast=*/true);
-  ASSERT_TRUE(ranks[0].error.empty() && ranks[1].error.empty()) << ranks[0].error << ranks[1].error;
-  EXPECT_TRUE(sameBits(ranks[0].state, ranks[1].state));
-  EXPECT_EQ(ranks[0].collectiveCalls, 20); // one all-reduce per step
-  auto x = ranks[0].state[0].toDoubles(), y = alone.state[0].toDoubles();
-  ASSERT_EQ(x.size(), y.size());
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i)
-    worst = std::max(worst, std::abs(x[i] - y[i]) / std::max(std::abs(y[i]), 1e-3));
-  EXPECT_LT(worst, 1e-4);
-}
-
 // ZeRO-1 on the device path: rank 0 owns the one param (runtime/ShardPlan.h)
 // and broadcasts it after each update, buffer to buffer; rank 1's program
 // has no update and no state. Both end with one process's param.
@@ -160,7 +71,7 @@ TEST(DeviceCollectives, ShardedOptimizerBroadcastsParamsOnTheDevice) {
   RankOutcome alone = trainAlone(model, data, 6, c);
   ASSERT_TRUE(alone.error.empty()) << alone.error;
   ThreadGroup group(2);
-  std::vector<DeviceOutcome> out(2);
+  std::vector<RankOutcome> out(2);
   std::vector<std::vector<double>> table(2);
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r)
@@ -169,7 +80,7 @@ TEST(DeviceCollectives, ShardedOptimizerBroadcastsParamsOnTheDevice) {
       auto device = std::make_shared<HostDevice>();
       HostCollectives coll(*comm, device);
       Rig rig(model, 6, device);
-      DeviceOutcome &o = out[size_t(r)];
+      RankOutcome &o = out[size_t(r)];
       if (r == 1)
         rig.apply = Executor::create(model.applyOwningNothing(), device, o.error);
       TrainConfig rc = c;

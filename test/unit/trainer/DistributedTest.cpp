@@ -29,34 +29,20 @@ TEST(OrderedSum, EqualsOneProcessSumBitForBit) {
     for (int64_t rounds : {1, 4})
       for (int64_t bucket : {1, 5, 1000}) {
         auto x = contributions(n * rounds, count, uint32_t(n * 100 + rounds * 10 + bucket));
-        std::vector<float> want(size_t(count), 0.0f);
-        for (const auto &v : x) // one process: micro-batch 0, 1, 2, ...
-          for (int64_t i = 0; i < count; ++i)
-            want[size_t(i)] = want[size_t(i)] + v[size_t(i)];
         ThreadGroup group(n);
-        std::vector<std::vector<float>> got(static_cast<size_t>(n));
-        std::vector<std::string> errors(static_cast<size_t>(n));
-        std::vector<std::thread> threads;
-        for (int r = 0; r < n; ++r)
-          threads.emplace_back([&, r] {
-            auto comm = group.rank(r);
-            OrderedSum sum(*comm, count, bucket);
-            for (int64_t j = 0; j < rounds; ++j) // round j: micro-batch j·n + r
-              if (!sum.addRound(x[size_t(j * n + r)].data(), j, rounds, errors[size_t(r)]))
-                return;
-            if (sum.finish(errors[size_t(r)]))
-              got[size_t(r)] = sum.sum();
-          });
-        for (auto &t : threads)
-          t.join();
-        for (int r = 0; r < n; ++r) {
-          ASSERT_TRUE(errors[size_t(r)].empty()) << errors[size_t(r)];
-          ASSERT_EQ(got[size_t(r)].size(), size_t(count));
-          for (int64_t i = 0; i < count; ++i)
-            ASSERT_EQ(bits(got[size_t(r)][size_t(i)]), bits(want[size_t(i)]))
-                << "n " << n << " rounds " << rounds << " bucket " << bucket << " rank " << r
-                << " element " << i;
-        }
+        auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
+          OrderedSum sum(comm, count, bucket);
+          for (int64_t j = 0; j < rounds; ++j) // round j: micro-batch j·n + r
+            if (!sum.addRound(x[size_t(j * n + r)].data(), j, rounds, error))
+              return false;
+          if (!sum.finish(error))
+            return false;
+          out = sum.sum();
+          return true;
+        };
+        expectOneProcessSum(group, x, count, rank,
+                            "n " + std::to_string(n) + " rounds " + std::to_string(rounds) +
+                                " bucket " + std::to_string(bucket));
         // Buckets: one message per bucket per hop of the ring, then the
         // broadcast's; none with one rank.
         int64_t buckets = (count + bucket - 1) / bucket;
@@ -79,33 +65,6 @@ TEST(OrderedSum, AnotherOrderDiffers) {
   EXPECT_GT(differ, 0);
 }
 
-/// N ranks (threads) training with `k` micro-batches each.
-std::vector<RankOutcome> trainOnRanks(const TinyModel &model, Data &data, int n, int64_t k,
-                                      TrainConfig c, bool fast = false) {
-  ThreadGroup group(n);
-  std::vector<RankOutcome> out(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      auto comm = group.rank(r);
-      Rig rig(model, n * k);
-      TrainConfig rc = c;
-      rc.accumulate = k;
-      rc.comm = comm.get();
-      rc.fastSum = fast;
-      rc.bucketBytes = 64; // many buckets: the pipeline, not one message
-      RankOutcome &o = out[size_t(r)];
-      auto t = Trainer::create(rc, rig.programs(), *data.train, &*data.val, o.error);
-      if (!t)
-        return;
-      if (t->run(o.result, o.error))
-        t->stateTensors(o.state, o.error);
-    });
-  for (auto &t : threads)
-    t.join();
-  return out;
-}
-
 TEST(Distributed, RanksEqualOneProcessWithNTimesTheMicroBatches) {
   Data data;
   TinyModel model;
@@ -114,17 +73,27 @@ TEST(Distributed, RanksEqualOneProcessWithNTimesTheMicroBatches) {
   c.evalEvery = 10;
   RankOutcome alone = trainAlone(model, data, 6, c);
   ASSERT_TRUE(alone.error.empty()) << alone.error;
-  for (int n : {2, 3, 6}) {
-    auto ranks = trainOnRanks(model, data, n, 6 / n, c);
-    for (int r = 0; r < n; ++r) {
-      ASSERT_TRUE(ranks[size_t(r)].error.empty()) << "rank " << r << ": " << ranks[size_t(r)].error;
-      EXPECT_TRUE(sameBits(ranks[size_t(r)].state, alone.state)) << n << " ranks, rank " << r;
-      EXPECT_EQ(ranks[size_t(r)].result.lastLoss, alone.result.lastLoss);
+  // The ring on the host; the device path (HostCollectives in NCCL's place,
+  // DeviceOrderedSum), one rank included: there it is not the compiled sum.
+  for (bool device : {false, true})
+    for (int n : {1, 2, 3, 6}) {
+      if (n == 1 && !device)
+        continue;
+      auto ranks = trainOnRanks(model, data, n, 6 / n, c, {.device = device});
+      const std::string what = std::to_string(n) + (device ? " device" : "") + " ranks, rank ";
+      for (int r = 0; r < n; ++r) {
+        const RankOutcome &o = ranks[size_t(r)];
+        ASSERT_TRUE(o.error.empty()) << what << r << ": " << o.error;
+        EXPECT_TRUE(sameBits(o.state, alone.state)) << what << r;
+        EXPECT_EQ(o.result.lastLoss, alone.result.lastLoss) << what << r;
+        // Per step on the device: an all-to-all per round, the all-gather.
+        EXPECT_EQ(o.collectiveCalls, device ? 25 * (6 / n + 1) : 0) << what << r;
+      }
+      // Rank 0 alone evaluates.
+      EXPECT_EQ(ranks[0].result.lastValLoss, alone.result.lastValLoss);
+      if (n > 1)
+        EXPECT_FALSE(ranks[1].result.lastValLoss.has_value());
     }
-    // Rank 0 alone evaluates.
-    EXPECT_EQ(ranks[0].result.lastValLoss, alone.result.lastValLoss);
-    EXPECT_FALSE(ranks[1].result.lastValLoss.has_value());
-  }
 }
 
 // A different order of the data (contiguous shares instead of the
@@ -148,15 +117,19 @@ TEST(Distributed, FastSumIsCloseAndConsistentAcrossRanks) {
   model.batch = 2;
   TrainConfig c = config(20, 1);
   RankOutcome alone = trainAlone(model, data, 4, c);
-  auto ranks = trainOnRanks(model, data, 2, 2, c, /*fast=*/true);
-  ASSERT_TRUE(ranks[0].error.empty() && ranks[1].error.empty()) << ranks[0].error << ranks[1].error;
-  EXPECT_TRUE(sameBits(ranks[0].state, ranks[1].state)); // every rank the same update
-  auto x = ranks[0].state[0].toDoubles(), y = alone.state[0].toDoubles();
-  ASSERT_EQ(x.size(), y.size());
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i)
-    worst = std::max(worst, std::abs(x[i] - y[i]) / std::max(std::abs(y[i]), 1e-3));
-  EXPECT_LT(worst, 1e-4);
+  for (bool device : {false, true}) { // the engine's all-reduce; NCCL's on the device path
+    auto ranks = trainOnRanks(model, data, 2, 2, c, {.fast = true, .device = device});
+    ASSERT_TRUE(ranks[0].error.empty() && ranks[1].error.empty())
+        << ranks[0].error << ranks[1].error;
+    EXPECT_TRUE(sameBits(ranks[0].state, ranks[1].state)); // every rank the same update
+    EXPECT_EQ(ranks[0].collectiveCalls, device ? 20 : 0);  // one all-reduce per step
+    auto x = ranks[0].state[0].toDoubles(), y = alone.state[0].toDoubles();
+    ASSERT_EQ(x.size(), y.size());
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+      worst = std::max(worst, std::abs(x[i] - y[i]) / std::max(std::abs(y[i]), 1e-3));
+    EXPECT_LT(worst, 1e-4) << (device ? "device" : "host");
+  }
 }
 
 TEST(Distributed, RankZeroAloneWritesAndAnyRankCountResumes) {

@@ -2,17 +2,21 @@
 #ifndef EINC_TEST_UNIT_TRAINER_DISTRIBUTEDTESTUTIL_H
 #define EINC_TEST_UNIT_TRAINER_DISTRIBUTEDTESTUTIL_H
 
+#include "HostCollectives.h"
 #include "TestModel.h"
+#include "ThreadGroup.h"
 #include "TrainerTestUtil.h"
 #include "runtime/HostDevice.h"
 #include "runtime/Trainer.h"
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace einrt::test {
@@ -35,6 +39,38 @@ inline uint32_t bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
+}
+
+/// Runs `rank(comm, r, sum, error)` on the `group`'s ranks (threads), each
+/// leaving its result in `sum`, and checks every rank's against one
+/// process's left-to-right sum of `x`, bit for bit.
+inline void expectOneProcessSum(
+    ThreadGroup &group, const std::vector<std::vector<float>> &x, int64_t count,
+    const std::function<bool(Communicator &, int, std::vector<float> &, std::string &)> &rank,
+    const std::string &what) {
+  std::vector<float> want(static_cast<size_t>(count), 0.0f);
+  for (const auto &v : x) // one process: micro-batch 0, 1, 2, ...
+    for (int64_t i = 0; i < count; ++i)
+      want[size_t(i)] = want[size_t(i)] + v[size_t(i)];
+  const int n = group.size();
+  std::vector<std::vector<float>> got(static_cast<size_t>(n));
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      auto comm = group.rank(r);
+      if (!rank(*comm, r, got[size_t(r)], errors[size_t(r)]) && errors[size_t(r)].empty())
+        errors[size_t(r)] = "failed";
+    });
+  for (auto &t : threads)
+    t.join();
+  for (int r = 0; r < n; ++r) {
+    ASSERT_TRUE(errors[size_t(r)].empty()) << what << ", rank " << r << ": " << errors[size_t(r)];
+    ASSERT_EQ(got[size_t(r)].size(), size_t(count)) << what;
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(bits(got[size_t(r)][size_t(i)]), bits(want[size_t(i)]))
+          << what << ", rank " << r << ", element " << i;
+  }
 }
 
 struct Data {
@@ -87,7 +123,46 @@ struct RankOutcome {
   std::string error;
   std::vector<TensorData> state;
   TrainResult result;
+  int64_t collectiveCalls = 0; // the device path's (HostCollectives::calls)
 };
+
+struct RankOptions {
+  bool fast = false;   // --allreduce fast
+  bool device = false; // the device path: HostCollectives in NCCL's place
+};
+
+/// N ranks (threads) training with `k` micro-batches each.
+inline std::vector<RankOutcome> trainOnRanks(const TinyModel &model, Data &data, int n, int64_t k,
+                                             TrainConfig c, RankOptions options = {}) {
+  ThreadGroup group(n);
+  std::vector<RankOutcome> out(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      auto comm = group.rank(r);
+      auto device = options.device ? std::make_shared<HostDevice>() : nullptr;
+      std::optional<HostCollectives> coll;
+      if (device)
+        coll.emplace(*comm, device);
+      Rig rig(model, n * k, device);
+      TrainConfig rc = c;
+      rc.accumulate = k;
+      rc.comm = comm.get();
+      rc.collectives = coll ? &*coll : nullptr;
+      rc.fastSum = options.fast;
+      rc.bucketBytes = 64; // many buckets: the pipeline, not one message
+      RankOutcome &o = out[size_t(r)];
+      auto t = Trainer::create(rc, rig.programs(), *data.train, &*data.val, o.error);
+      if (!t)
+        return;
+      if (t->run(o.result, o.error))
+        t->stateTensors(o.state, o.error);
+      o.collectiveCalls = coll ? coll->calls : 0;
+    });
+  for (auto &t : threads)
+    t.join();
+  return out;
+}
 
 inline RankOutcome trainAlone(const TinyModel &model, Data &data, int64_t global, TrainConfig c) {
   Rig rig(model, global);
