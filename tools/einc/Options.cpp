@@ -474,7 +474,8 @@ void buildTrain(Command &c, Options &o) {
   c.value("--allreduce", "ordered|fast",
           "with --distributed: ordered (default) sums the gradients in one\n"
           "process's order, bit-identical to accumulate = N x k in one process;\n"
-          "fast uses MPI's all-reduce (fewer messages, not reproducible)",
+          "fast uses the engine's all-reduce (MPI's or NCCL's: fewer messages,\n"
+          "not reproducible)",
           [&o](const std::string &v) {
             o.fastAllreduce = choice("allreduce", v, {"ordered", "fast"}) == "fast";
           });
