@@ -2,9 +2,10 @@
 //
 // Without a GPU: the values runtime/NcclAbi.h assumes against the toolkit's
 // nccl.h, finding the library (and the errors for a missing or wrong one),
-// version text. On a GPU (skipped here, with the reason): one rank's NCCL
-// communicator on the cuda device's stream, the ordered add and the whole
-// DeviceOrderedSum against a left-to-right host sum, bit for bit.
+// version text, and openNccl on a device that is no GPU: a message
+// ("ncclCommInitRank failed ... unhandled cuda error"), not a crash. On a GPU (skipped here, with
+// the reason): one rank's NCCL communicator on the cuda device's stream, the ordered add and the
+// whole DeviceOrderedSum against a left-to-right host sum, bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/CudaDevice.h"
@@ -89,6 +90,49 @@ TEST(Nccl, ALibraryThatIsNotNcclIsRefused) {
   std::string error;
   EXPECT_FALSE(findNccl(info, error));
   EXPECT_NE(error.find("libm.so.6 is not an NCCL of 2.13.0 or later"), std::string::npos) << error;
+}
+
+/// A cuda device that is not one: what openNccl needs of it (a stream, its
+/// context made current), on a machine without a GPU.
+class NoGpu final : public CudaDevice {
+public:
+  void setKernels(std::shared_ptr<const CudaKernelBundle>) override {}
+  std::string describe() const override { return "no GPU"; }
+  CudaDeviceProperties properties() const override { return {}; }
+  int64_t graphsRecorded() const override { return 0; }
+  std::string memoryShortfall(int64_t, const std::string &) override { return ""; }
+  void *nativeStream() const override { return nullptr; }
+  bool makeCurrent(std::string &) override { return true; }
+  int ordinal() const override { return 0; }
+  std::string name() const override { return "cuda"; }
+  StorageType storageOf(DType t) const override { return cudaStorageOf(t); }
+  bool runs(StepRunner) const override { return false; }
+  bool allocate(int64_t, DeviceMemory &, const std::string &, std::string &error) override {
+    error = "no GPU";
+    return false;
+  }
+  void release(DeviceMemory &) override {}
+  bool upload(void *, const void *, int64_t, std::string &) override { return false; }
+  bool download(void *, const void *, int64_t, std::string &) override { return false; }
+  bool copy(void *, const void *, int64_t, std::string &) override { return false; }
+  bool zero(void *, int64_t, std::string &) override { return false; }
+  bool synchronize(std::string &) override { return true; }
+};
+
+TEST(Nccl, OpeningWithoutAGpuIsAnErrorNotACrash) {
+  std::string error;
+  {
+    LibraryOverride only("/nonexistent/libnccl.so.2");
+    EXPECT_FALSE(openNccl(std::make_shared<NoGpu>(), nullptr, error));
+    EXPECT_NE(error.find("--distributed nccl needs NCCL's libnccl.so.2"), std::string::npos)
+        << error;
+  }
+#ifdef EINC_TEST_HAVE_NCCL_H
+  // The toolkit's NCCL, but no GPU for its communicator.
+  error.clear();
+  EXPECT_FALSE(openNccl(std::make_shared<NoGpu>(), nullptr, error));
+  EXPECT_NE(error.find("ncclCommInitRank failed on rank 0 (GPU 0): "), std::string::npos) << error;
+#endif
 }
 
 uint32_t bits(float f) {
