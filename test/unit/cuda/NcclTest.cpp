@@ -131,7 +131,11 @@ TEST(Nccl, OpeningWithoutAGpuIsAnErrorNotACrash) {
   // The toolkit's NCCL, but no GPU for its communicator.
   error.clear();
   EXPECT_FALSE(openNccl(std::make_shared<NoGpu>(), nullptr, error));
-  EXPECT_NE(error.find("ncclCommInitRank failed on rank 0 (GPU 0): "), std::string::npos) << error;
+  // (ncclGetUniqueId needs a network interface, loopback will do; where
+  // there is none, that is the message.)
+  EXPECT_TRUE(error.find("ncclCommInitRank failed on rank 0 (GPU 0): ") != std::string::npos ||
+              error.rfind("ncclGetUniqueId failed: ", 0) == 0)
+      << error;
 #endif
 }
 
