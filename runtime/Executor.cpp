@@ -264,7 +264,24 @@ bool Executor::checkBuffer(size_t b, std::string &error) const {
   return true;
 }
 
-bool Executor::run(std::string &error) {
+bool Executor::run(std::string &error) { return run(error, {}); }
+
+bool Executor::run(std::string &error, const std::function<void(size_t)> &afterStep) {
+  // A host device's steps are done when they return; elsewhere only the
+  // run's synchronize says so.
+  const bool stepwise = afterStep && dynamic_cast<const HostDevice *>(dev.get());
+  auto observeAll = [&] {
+    if (afterStep && !stepwise)
+      for (size_t i = 0; i < prog.steps.size(); ++i)
+        afterStep(i);
+  };
+  auto runStepObserved = [&](size_t i, std::string &e) {
+    if (!runStep(i, e))
+      return false;
+    if (stepwise)
+      afterStep(i);
+    return true;
+  };
   if (!arena.data && plan.totalBytes() > 0) {
     error = "program '" + prog.name + "' has no memory to run in";
     return false;
@@ -277,7 +294,7 @@ bool Executor::run(std::string &error) {
       bool stepsOk = true;
       std::string stepError;
       for (size_t i = 0; i < prog.steps.size() && stepsOk; ++i)
-        stepsOk = runStep(i, stepError);
+        stepsOk = runStepObserved(i, stepError);
       std::string endError;
       switch (dev->endRun(runKey, stepsOk, endError)) {
       case Device::RunEnd::Done:
@@ -287,7 +304,7 @@ bool Executor::run(std::string &error) {
         return false;
       case Device::RunEnd::IssueAgain: // nothing ran: the steps, unrecorded
         for (size_t i = 0; i < prog.steps.size(); ++i)
-          if (!runStep(i, error))
+          if (!runStepObserved(i, error))
             return false;
         stepsOk = true;
         break;
@@ -297,7 +314,10 @@ bool Executor::run(std::string &error) {
         return false;
       }
     }
-    return dev->synchronize(error);
+    if (!dev->synchronize(error))
+      return false;
+    observeAll();
+    return true;
   }
   using Clock = std::chrono::steady_clock;
   profileSeconds.resize(prog.steps.size(), 0.0);
@@ -309,6 +329,10 @@ bool Executor::run(std::string &error) {
       return false;
     Clock::time_point now = Clock::now();
     profileSeconds[i] += std::chrono::duration<double>(now - last).count();
+    if (afterStep) { // not the step's time
+      afterStep(i);
+      now = Clock::now();
+    }
     last = now;
   }
   ++profileRuns;

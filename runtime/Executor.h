@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -104,6 +105,11 @@ public:
   /// record the first run and replay it after (Device::beginRun: the cuda
   /// device's CUDA graph).
   bool run(std::string &error);
+  /// The same, calling afterStep(i) once step i's outputs are in memory,
+  /// in step order: right after each step on a host device (its calls
+  /// finish when they return), after the run's synchronize elsewhere. On
+  /// the calling thread; the run waits for it.
+  bool run(std::string &error, const std::function<void(size_t)> &afterStep);
 
   /// Host copies of buffer `bufferIndex` (any buffer), as doubles: read
   /// converts from the device's storage; write converts and rounds as

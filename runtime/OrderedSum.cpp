@@ -9,7 +9,8 @@ OrderedSum::OrderedSum(Communicator &comm, int64_t count, int64_t bucketElements
     : comm(comm), count(count), bucket(std::max<int64_t>(1, bucketElements)),
       total(size_t(count), 0.0f) {}
 
-bool OrderedSum::addRound(const float *x, int64_t round, int64_t rounds, std::string &error) {
+bool OrderedSum::addRound(const float *x, int64_t round, int64_t rounds, std::string &error,
+                          const std::function<bool(int64_t)> &ready) {
   const int n = comm.size(), r = comm.rank();
   const int prev = (r + n - 1) % n, next = (r + 1) % n;
   const bool starts = round == 0 && r == 0;            // s := 0 + x
@@ -17,6 +18,12 @@ bool OrderedSum::addRound(const float *x, int64_t round, int64_t rounds, std::st
   for (int64_t b0 = 0; b0 < count; b0 += bucket) {
     const int64_t len = std::min(bucket, count - b0);
     float *s = total.data() + b0;
+    // This rank's part first: a rank that gave up leaves the ring here,
+    // not in a receive.
+    if (ready && !ready(b0 + len)) {
+      error = "the contribution of round " + std::to_string(round) + " was never complete";
+      return false;
+    }
     if (starts)
       std::fill(s, s + len, 0.0f);
     else if (n > 1 && !comm.recv(s, len * int64_t(sizeof(float)), prev, error))

@@ -20,6 +20,7 @@
 #include "runtime/Communicator.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,13 @@ public:
   OrderedSum(Communicator &comm, int64_t count, int64_t bucketElements);
 
   /// Adds this rank's contribution of round `round` (of `rounds`) into the
-  /// travelling sum; round 0 on rank 0 starts it from zero.
-  bool addRound(const float *contribution, int64_t round, int64_t rounds, std::string &error);
+  /// travelling sum; round 0 on rank 0 starts it from zero. With `ready`,
+  /// a bucket ending at element e is added once ready(e) says the
+  /// contribution's first e elements are in place (false: give up, the
+  /// round failed), so the sum can start while the contribution is still
+  /// being computed.
+  bool addRound(const float *contribution, int64_t round, int64_t rounds, std::string &error,
+                const std::function<bool(int64_t)> &ready = {});
   /// After the last round: the sum, on every rank.
   bool finish(std::string &error);
   const std::vector<float> &sum() const { return total; }

@@ -270,6 +270,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
       return nullptr;
     }
     I.lossSumArg = I.accumulators.front().second;
+    trainer_detail::layOutByReadiness(I, *programs.accumulate);
     // A loss-scaled @accumulate_grad reads the scaler's scale (a copy of
     // the holder's, made before each step's micro-batches).
     I.accScaleArg = findArg(ap, kLossScaleName, BufferRole::OptState);

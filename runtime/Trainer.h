@@ -77,6 +77,7 @@
 #include "runtime/TokenData.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -216,7 +217,7 @@ private:
   bool deviceMicroBatches(double &loss, std::string &error);
   /// Round j's micro-batch of this rank through @accumulate_grad (with
   /// fastSum, added into the accumulators).
-  bool microBatch(int64_t j, std::string &error);
+  bool microBatch(int64_t j, std::string &error, const std::function<void(size_t)> &afterStep = {});
   /// ZeRO-1 (TrainerShard.cpp): checks the holder against the shard plan
   /// and learns the other ranks' state (collective, at create).
   bool prepareShards(std::string &error);

@@ -11,8 +11,12 @@
 #include "runtime/Trainer.h"
 #include "runtime/TrainerImpl.h"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 namespace einrt {
@@ -38,6 +42,44 @@ bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
   return true;
 }
 
+void layOutByReadiness(Trainer::Impl &I, const Executor &g) {
+  const Program &ap = g.program();
+  const size_t count = I.accumulators.size();
+  // The step after which each result is final: the last one writing any
+  // of its bytes (a result may be written through a view of it).
+  std::vector<size_t> last(count, 0);
+  for (size_t a = 0; a < count; ++a) {
+    const size_t buffer = size_t(ap.results[I.accumulators[a].first]);
+    const auto *begin = static_cast<const char *>(g.deviceData(buffer));
+    const auto *end = begin + g.elementCount(buffer) * storageBytes(g.storageOf(buffer));
+    for (size_t i = 0; i < ap.steps.size() && begin; ++i)
+      for (int32_t o : ap.steps[i].outputs()) {
+        const auto *at = static_cast<const char *>(g.deviceData(size_t(o)));
+        const int64_t bytes = g.elementCount(size_t(o)) * storageBytes(g.storageOf(size_t(o)));
+        if (at && at < end && begin < at + bytes)
+          last[a] = i;
+      }
+  }
+  std::vector<size_t> order(count);
+  for (size_t a = 0; a < count; ++a)
+    order[a] = a;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return last[x] < last[y]; });
+  I.accOffsets.assign(count, 0);
+  I.finishedBy.assign(std::max<size_t>(1, ap.steps.size()), {});
+  I.finalPrefix.assign(I.finishedBy.size(), 0);
+  int64_t offset = 0;
+  for (size_t a : order) {
+    I.accOffsets[a] = offset;
+    offset += g.elementCount(size_t(ap.results[I.accumulators[a].first]));
+    I.finishedBy[last[a]].push_back(a);
+    I.finalPrefix[last[a]] = offset;
+  }
+  for (size_t i = 1; i < I.finalPrefix.size(); ++i)
+    I.finalPrefix[i] = std::max(I.finalPrefix[i], I.finalPrefix[i - 1]);
+  I.accCount = offset;
+}
+
 /// "step 3, micro-batch 5 (rank 1): " of global micro-batch m (from 0).
 std::string microBatchWhere(int64_t step, int64_t m, int64_t rank) {
   return "step " + std::to_string(step) + ", micro-batch " + std::to_string(m + 1) + " (rank " +
@@ -49,7 +91,8 @@ std::string microBatchWhere(int64_t step, int64_t m, int64_t rank) {
 using trainer_detail::gather;
 using trainer_detail::microBatchWhere;
 
-bool Trainer::microBatch(int64_t j, std::string &error) {
+bool Trainer::microBatch(int64_t j, std::string &error,
+                         const std::function<void(size_t)> &afterStep) {
   Impl &I = *impl;
   const int64_t n = ranks(), me = cfg.comm ? cfg.comm->rank() : 0;
   Executor &g = *progs.accumulate;
@@ -60,7 +103,7 @@ bool Trainer::microBatch(int64_t j, std::string &error) {
   if (!trainSampler->feed(g, error))
     return false;
   trainSampler->skip(n - 1 - me);
-  if (!g.run(error)) {
+  if (!g.run(error, afterStep)) {
     error = microBatchWhere(curStep + 1, j * n + me, me) + error;
     return false;
   }
@@ -85,34 +128,65 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
     if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
       return false;
 
-  // Two contribution buffers: round j's travels the ring (on its own
-  // thread) while this one runs round j + 1's micro-batch into the other.
+  // Two contribution buffers: round j's fills buffer j % 2 while its
+  // micro-batch runs, accumulator by accumulator as the step finishing each
+  // one completes (the observer below; the layout follows that order), and
+  // the ring's thread adds each bucket as soon as this rank's part of it is
+  // there: round j's sum runs beside micro-batch j's backward and the next
+  // micro-batch. MPI is called by one thread at a time (SERIALIZED): the
+  // ring's, until it is joined.
   std::vector<float> contributions[2] = {std::vector<float>(size_t(I.accCount)),
                                          std::vector<float>(size_t(I.accCount))};
-  auto gatherAll = [&](bool results, std::vector<float> &into) {
-    for (size_t a = 0; a < I.accumulators.size(); ++a) {
-      auto [result, arg] = I.accumulators[a];
-      size_t buffer = results ? size_t(ap.results[result]) : size_t(ap.arguments[arg]);
-      if (!gather(g, buffer, into.data() + I.accOffsets[a], error))
-        return false;
-    }
-    return true;
-  };
+  struct Feed {
+    std::mutex m;
+    std::condition_variable changed;
+    int64_t round[2] = {-1, -1}; // which round each buffer holds
+    int64_t final[2] = {0, 0};   // its leading elements in place
+    int64_t summed = -1;         // the last round the ring finished
+    bool failed = false;         // either side gave up
+  } feed;
+  using Lock = std::unique_lock<std::mutex>;
 
   using Clock = std::chrono::steady_clock;
   double exposed = 0; // seconds this thread waited for the cross-rank sum
   OrderedSum ordered(comm, I.accCount, std::max<int64_t>(1, cfg.bucketBytes / 4));
-  // The ring's thread; MPI is called by one thread at a time (SERIALIZED):
-  // this one makes no MPI call while the ring runs.
   struct Ring {
     std::thread thread;
     bool ok = true;
     std::string error;
+    std::function<void()> stop;
     ~Ring() {
-      if (thread.joinable())
+      if (thread.joinable()) {
+        stop();
         thread.join();
+      }
     }
   } ring;
+  ring.stop = [&] {
+    Lock lock(feed.m);
+    feed.failed = true;
+    feed.changed.notify_all();
+  };
+  if (!cfg.fastSum)
+    ring.thread = std::thread([&] {
+      for (int64_t j = 0; j < k && ring.ok; ++j) {
+        const int b = int(j % 2);
+        auto ready = [&](int64_t end) {
+          Lock lock(feed.m);
+          feed.changed.wait(
+              lock, [&] { return feed.failed || (feed.round[b] == j && feed.final[b] >= end); });
+          return !feed.failed;
+        };
+        if (!ordered.addRound(contributions[b].data(), j, k, ring.error, ready)) {
+          ring.ok = false;
+          ring.error = where(j * n + me) + ring.error;
+        }
+        Lock lock(feed.m);
+        feed.summed = j;
+        feed.failed = feed.failed || !ring.ok;
+        feed.changed.notify_all();
+      }
+    });
   auto joinRing = [&] {
     auto start = Clock::now();
     if (ring.thread.joinable())
@@ -122,28 +196,55 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
       error = ring.error;
     return ring.ok;
   };
+
   for (int64_t j = 0; j < k; ++j) {
-    if (!microBatch(j, error))
-      return false;
-    if (cfg.fastSum)
+    if (cfg.fastSum) {
+      if (!microBatch(j, error))
+        return false;
       continue; // summed below
+    }
+    // Buffer j % 2 held round j − 2, which the ring must have finished.
+    const int b = int(j % 2);
+    {
+      auto start = Clock::now();
+      Lock lock(feed.m);
+      feed.changed.wait(lock, [&] { return feed.failed || feed.summed >= j - 2; });
+      exposed += std::chrono::duration<double>(Clock::now() - start).count();
+      if (feed.failed)
+        break; // the ring's error, below
+      feed.round[b] = j;
+      feed.final[b] = 0;
+    }
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
-    // (Buffer j % 2 was round j − 2's, whose ring the last join ended.)
-    std::vector<float> &mine = contributions[j % 2];
-    if (!gatherAll(/*results=*/true, mine) || !joinRing())
-      return false;
-    ring.thread = std::thread([&ring, &ordered, &mine, j, k, what = where(j * n + me)] {
-      if (!ordered.addRound(mine.data(), j, k, ring.error)) {
-        ring.ok = false;
-        ring.error = what + ring.error;
+    bool copied = true;
+    auto afterStep = [&](size_t step) {
+      if (step >= I.finishedBy.size() || !copied)
+        return;
+      for (size_t a : I.finishedBy[step])
+        copied = copied && gather(g, size_t(ap.results[I.accumulators[a].first]),
+                                  contributions[b].data() + I.accOffsets[a], error);
+      if (!I.finishedBy[step].empty() && copied) {
+        Lock lock(feed.m);
+        feed.final[b] = I.finalPrefix[step];
+        feed.changed.notify_all();
       }
-    });
+    };
+    if (!microBatch(j, error, afterStep) || !copied) {
+      ring.stop();
+      return false;
+    }
+    Lock lock(feed.m);
+    feed.final[b] = I.accCount; // every result, whatever the observer saw
+    feed.changed.notify_all();
   }
   auto start = Clock::now();
   if (cfg.fastSum) {
     std::vector<float> &own = contributions[0];
-    if (!gatherAll(/*results=*/false, own) ||
-        !comm.sumFloats(own.data(), int64_t(own.size()), error))
+    for (size_t a = 0; a < I.accumulators.size(); ++a)
+      if (!gather(g, size_t(ap.arguments[I.accumulators[a].second]), own.data() + I.accOffsets[a],
+                  error))
+        return false;
+    if (!comm.sumFloats(own.data(), int64_t(own.size()), error))
       return false;
     gradientSum = std::move(own);
   } else {
@@ -154,7 +255,7 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   sumSeconds += exposed + std::chrono::duration<double>(Clock::now() - start).count();
   ++sumSteps;
 
-  loss = gradientSum.empty() ? 0 : gradientSum[0];
+  loss = gradientSum.empty() ? 0 : gradientSum[size_t(I.accOffsets[0])];
   for (size_t p = 0; p < I.paramCount; ++p) {
     size_t a = 0;
     while (I.accumulators[a].second != size_t(I.slots[p].sumArg))
@@ -243,9 +344,9 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
         !dev.copy(I.holder->deviceData(size_t(I.holder->program().arguments[size_t(p.applyArg)])),
                   deviceSum->sum() + p.offset, p.count * int64_t(sizeof(float)), error))
       return false;
-  float first = 0;
+  float first = 0; // the loss
   if (deviceSum->count() > 0 &&
-      !dev.download(&first, deviceSum->sum(), int64_t(sizeof(float)), error))
+      !dev.download(&first, deviceSum->sum() + I.accOffsets[0], int64_t(sizeof(float)), error))
     return false;
   loss = first;
   sumSeconds += std::chrono::duration<double>(Clock::now() - start).count();

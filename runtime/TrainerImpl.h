@@ -1,8 +1,9 @@
 //===- TrainerImpl.h - The trainer's argument plumbing (private) -*- C++ -*-===//
 //
-// Trainer::Impl, shared by Trainer.cpp (building it, the step, the loop) and
-// TrainerCheckpoint.cpp (saving and resuming). Not installed; only those two
-// files include it.
+// Trainer::Impl, shared by Trainer.cpp (building it, the step, the loop),
+// TrainerCheckpoint.cpp (saving and resuming), TrainerDistributed.cpp and
+// TrainerShard.cpp. Not installed; only they and the trainer's unit tests
+// include it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_TRAINERIMPL_H
@@ -47,9 +48,17 @@ struct Trainer::Impl {
   std::vector<std::pair<size_t, size_t>> accumulators;
   size_t lossSumArg = 0;
   /// Where each accumulator's values start in the flat gradient sum of a
-  /// distributed step (parallel to `accumulators`), and its length.
+  /// distributed step (parallel to `accumulators`), and its length. The
+  /// accumulators lie in the order @accumulate_grad finishes them
+  /// (layOutByReadiness), so the sum can start on the first while the
+  /// backward computes the rest.
   std::vector<int64_t> accOffsets;
   int64_t accCount = 0;
+  /// Per step of @accumulate_grad: the accumulators whose result it
+  /// finishes (the last step writing their memory), and how many leading
+  /// elements of the flat sum are final once it has run.
+  std::vector<std::vector<size_t>> finishedBy;
+  std::vector<int64_t> finalPrefix;
   size_t gradNormResult = 0; // in the holder
   /// Loss scaling: the slots of loss_scale, good_steps, skipped_steps (-1:
   /// none), and @accumulate_grad's loss_scale argument (-1: none).
@@ -81,6 +90,9 @@ std::string argText(const Buffer &b);
 /// Buffer `buffer` of `ex` into `out` (f32 storage; a host device's memory
 /// directly, another's through the host as doubles, exact for f32).
 bool gather(const Executor &ex, size_t buffer, float *out, std::string &error);
+/// Sets accOffsets, finishedBy and finalPrefix from the steps of `g`
+/// (@accumulate_grad): which step last writes each result's memory.
+void layOutByReadiness(Trainer::Impl &I, const Executor &g);
 } // namespace trainer_detail
 
 } // namespace einrt

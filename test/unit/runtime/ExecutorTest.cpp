@@ -503,6 +503,43 @@ TEST(Executor, ReshapeCopyAndConstants) {
   EXPECT_EQ(ex->findBuffer("nope"), -1);
 }
 
+// Executor::run's observer on a host device: after each step, in order,
+// with the step's output already in memory (what the data-parallel ring
+// reads while the rest of the run goes on); profiling runs call it too.
+TEST(Executor, RunCallsTheObserverAfterEachStep) {
+  ProgramBuilder b;
+  int32_t x = b.arg(DType::F32, {4});
+  int32_t y = b.step(StepKind::Add, {x, x}, DType::F32, {4});
+  int32_t z = b.step(StepKind::Mul, {y, y}, DType::F32, {4});
+  b.result(y);
+  b.result(z);
+  std::string error;
+  auto ex = Executor::create(b.p, Precision::F32, error);
+  ASSERT_TRUE(ex) << error;
+  std::vector<float> xs = {1, 2, 3, 4};
+  ASSERT_TRUE(ex->setArgument(0, xs.data(), xs.size(), error));
+  for (bool profiling : {false, true}) {
+    ex->setProfiling(profiling);
+    std::vector<size_t> seen;
+    std::vector<float> yAfter0, zAfter0;
+    auto observe = [&](size_t step) {
+      seen.push_back(step);
+      if (step == 0) { // y is in place, z not yet computed this run
+        const auto *yp = static_cast<const float *>(ex->deviceData(size_t(y)));
+        const auto *zp = static_cast<const float *>(ex->deviceData(size_t(z)));
+        yAfter0.assign(yp, yp + 4);
+        zAfter0.assign(zp, zp + 4);
+      }
+    };
+    std::fill_n(static_cast<float *>(ex->deviceData(size_t(z))), 4, -1.0f);
+    ASSERT_TRUE(ex->run(error, observe)) << error;
+    EXPECT_EQ(seen, (std::vector<size_t>{0, 1}));
+    EXPECT_EQ(yAfter0, (std::vector<float>{2, 4, 6, 8}));
+    EXPECT_EQ(zAfter0, (std::vector<float>{-1, -1, -1, -1}));
+    EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{4, 16, 36, 64}));
+  }
+}
+
 TEST(Executor, ArgumentsAreCheckedAndRoundedToBF16) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::BF16, {2});

@@ -10,11 +10,14 @@
 #include "runtime/OrderedSum.h"
 #include "runtime/ShardPlan.h"
 #include "runtime/Trainer.h"
+#include "runtime/TrainerImpl.h"
 
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -48,6 +51,86 @@ TEST(OrderedSum, EqualsOneProcessSumBitForBit) {
         int64_t buckets = (count + bucket - 1) / bucket;
         EXPECT_EQ(group.messages(), n == 1 ? 0 : (n * rounds - 1) * buckets + (n - 1));
       }
+}
+
+// With a readiness gate (the contribution still being computed, released
+// by another thread a few elements at a time): every bucket waits for its
+// part, the gate is asked for bucket ends in order, and the sum is the same.
+TEST(OrderedSum, WaitsForEachBucketsPartOfTheContribution) {
+  const int64_t count = 37, bucket = 5, rounds = 2;
+  for (int n : {1, 2, 3}) {
+    auto x = contributions(n * rounds, count, uint32_t(n));
+    ThreadGroup group(n);
+    auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
+      OrderedSum sum(comm, count, bucket);
+      for (int64_t j = 0; j < rounds; ++j) {
+        std::vector<float> part(size_t(count), std::nanf(""));
+        std::mutex m;
+        std::condition_variable changed;
+        int64_t released = 0;
+        std::vector<int64_t> asked;
+        std::thread producer([&] { // 3 elements at a time
+          for (int64_t at = 0; at < count; at += 3) {
+            std::lock_guard<std::mutex> lock(m);
+            for (int64_t i = at; i < std::min(count, at + 3); ++i)
+              part[size_t(i)] = x[size_t(j * n + r)][size_t(i)];
+            released = std::min(count, at + 3);
+            changed.notify_all();
+          }
+        });
+        auto ready = [&](int64_t end) {
+          std::unique_lock<std::mutex> lock(m);
+          asked.push_back(end);
+          changed.wait(lock, [&] { return released >= end; });
+          return true;
+        };
+        bool ok = sum.addRound(part.data(), j, rounds, error, ready);
+        producer.join();
+        if (!ok)
+          return false;
+        EXPECT_EQ(asked, (std::vector<int64_t>{5, 10, 15, 20, 25, 30, 35, 37}));
+      }
+      if (!sum.finish(error))
+        return false;
+      out = sum.sum();
+      return true;
+    };
+    expectOneProcessSum(group, x, count, rank, std::to_string(n) + " ranks, gated");
+  }
+  // A gate that gives up ends the round with a message.
+  ThreadGroup one(1);
+  auto comm = one.rank(0);
+  OrderedSum sum(*comm, count, bucket);
+  std::string error;
+  std::vector<float> zeros(size_t(count), 0.0f);
+  EXPECT_FALSE(sum.addRound(zeros.data(), 0, 1, error, [](int64_t end) { return end < 20; }));
+  EXPECT_EQ(error, "the contribution of round 0 was never complete");
+}
+
+// The flat sum lies in the order @accumulate_grad finishes its results, so
+// the ring's first buckets are ready first: here the table's gradient is
+// final after step 0 and the loss after step 1.
+TEST(OrderedSum, LaidOutInTheOrderTheStepsFinishTheResults) {
+  ProgramBuilder b;
+  int32_t loss = b.buffer(DType::F32, {}, BufferRole::Accumulator, "loss");
+  int32_t table = b.buffer(DType::F32, {4}, BufferRole::Accumulator, "table");
+  b.p.arguments = {loss, table};
+  int32_t x = b.arg(DType::F32, {4}, "x");
+  int32_t l = b.arg(DType::F32, {}, "l");
+  int32_t table2 = b.step(StepKind::Add, {table, x}, DType::F32, {4});
+  int32_t loss2 = b.step(StepKind::Add, {loss, l}, DType::F32, {});
+  b.result(loss2, "loss");
+  b.result(table2, "table");
+  std::string error;
+  auto g = Executor::create(b.p, Precision::F32, error);
+  ASSERT_TRUE(g) << error;
+  Trainer::Impl I;
+  I.accumulators = {{0, 0}, {1, 1}}; // (result, argument): the loss first
+  trainer_detail::layOutByReadiness(I, *g);
+  EXPECT_EQ(I.accOffsets, (std::vector<int64_t>{4, 0}));
+  EXPECT_EQ(I.accCount, 5);
+  EXPECT_EQ(I.finishedBy, (std::vector<std::vector<size_t>>{{1}, {0}}));
+  EXPECT_EQ(I.finalPrefix, (std::vector<int64_t>{4, 5}));
 }
 
 // The same sum in another order is not the same bits: what the test above
@@ -91,8 +174,9 @@ TEST(Distributed, RanksEqualOneProcessWithNTimesTheMicroBatches) {
       }
       // Rank 0 alone evaluates.
       EXPECT_EQ(ranks[0].result.lastValLoss, alone.result.lastValLoss);
-      if (n > 1)
+      if (n > 1) {
         EXPECT_FALSE(ranks[1].result.lastValLoss.has_value());
+      }
     }
 }
 
