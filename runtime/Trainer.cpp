@@ -125,21 +125,10 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
     return nullptr;
   }
 
-  if (c.collectives) {
-    if (!c.comm || c.collectives->size() != c.comm->size() ||
-        c.collectives->rank() != c.comm->rank()) {
-      error = "the device's collectives (" + c.collectives->describe() + ", rank " +
-              std::to_string(c.collectives->rank()) + " of " +
-              std::to_string(c.collectives->size()) + ") are not the ranks of the run";
-      return nullptr;
-    }
-    for (Executor *ex : {programs.accumulate, programs.apply})
-      if (global > 1 && ex && &ex->device() != &c.collectives->device()) {
-        error = "the device's collectives (" + c.collectives->describe() +
-                ") move another device's memory than the " + ex->device().name() +
-                " device the programs run on";
-        return nullptr;
-      }
+  if (std::string problem = trainer_detail::collectivesProblem(c, programs, global);
+      !problem.empty()) {
+    error = problem;
+    return nullptr;
   }
 
   // The holder of params and optimizer state.
@@ -259,9 +248,7 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
                 "' of its result's type";
         return nullptr;
       }
-      I.accumulators.emplace_back(r, size_t(a));
-      I.accOffsets.push_back(I.accCount);
-      I.accCount += ap.buffers[ap.results[r]].elementCount();
+      I.accumulators.emplace_back(r, size_t(a)); // laid out below (layOutByReadiness)
     }
     if (I.accumulators.size() != 1 + I.paramCount) {
       error = "@accumulate_grad accumulates " + std::to_string(I.accumulators.size()) +
@@ -379,9 +366,8 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     // (@accumulate_grad adds loss/k and grads/k into its accumulators).
     Executor &g = *progs.accumulate;
     const Program &ap = g.program();
-    for (auto [result, arg] : I.accumulators)
-      if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
-        return false;
+    if (!trainer_detail::zeroAccumulators(I, g, error))
+      return false;
     for (int64_t m = 0; m < cfg.accumulate; ++m) {
       if (!trainSampler->feed(g, error))
         return false;

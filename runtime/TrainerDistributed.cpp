@@ -80,6 +80,29 @@ void layOutByReadiness(Trainer::Impl &I, const Executor &g) {
   I.accCount = offset;
 }
 
+bool zeroAccumulators(const Trainer::Impl &I, Executor &g, std::string &error) {
+  for (auto [result, arg] : I.accumulators)
+    if (!g.zeroBuffer(size_t(g.program().arguments[arg]), error))
+      return false;
+  return true;
+}
+
+std::string collectivesProblem(const TrainConfig &c, const TrainPrograms &programs,
+                               int64_t global) {
+  if (!c.collectives)
+    return "";
+  if (!c.comm || c.collectives->size() != c.comm->size() || c.collectives->rank() != c.comm->rank())
+    return "the device's collectives (" + c.collectives->describe() + ", rank " +
+           std::to_string(c.collectives->rank()) + " of " + std::to_string(c.collectives->size()) +
+           ") are not the ranks of the run";
+  for (Executor *ex : {programs.accumulate, programs.apply})
+    if (global > 1 && ex && &ex->device() != &c.collectives->device())
+      return "the device's collectives (" + c.collectives->describe() +
+             ") move another device's memory than the " + ex->device().name() +
+             " device the programs run on";
+  return "";
+}
+
 /// "step 3, micro-batch 5 (rank 1): " of global micro-batch m (from 0).
 std::string microBatchWhere(int64_t step, int64_t m, int64_t rank) {
   return "step " + std::to_string(step) + ", micro-batch " + std::to_string(m + 1) + " (rank " +
@@ -124,9 +147,8 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   Executor &g = *progs.accumulate;
   const Program &ap = g.program();
   auto where = [&](int64_t m) { return microBatchWhere(t, m, me); };
-  for (auto [result, arg] : I.accumulators)
-    if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
-      return false;
+  if (!trainer_detail::zeroAccumulators(I, g, error))
+    return false;
 
   // Two contribution buffers: round j's fills buffer j % 2 while its
   // micro-batch runs, accumulator by accumulator as the step finishing each
@@ -316,9 +338,8 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
     return true;
   };
 
-  for (auto [result, arg] : I.accumulators)
-    if (!g.zeroBuffer(size_t(ap.arguments[arg]), error))
-      return false;
+  if (!trainer_detail::zeroAccumulators(I, g, error))
+    return false;
   for (int64_t j = 0; j < k; ++j) {
     if (!microBatch(j, error))
       return false;

@@ -90,7 +90,12 @@ std::string argText(const Buffer &b);
 /// Buffer `buffer` of `ex` into `out` (f32 storage; a host device's memory
 /// directly, another's through the host as doubles, exact for f32).
 bool gather(const Executor &ex, size_t buffer, float *out, std::string &error);
-/// Sets accOffsets, finishedBy and finalPrefix from the steps of `g`
+/// @accumulate_grad's accumulators (in `g`) := 0.
+bool zeroAccumulators(const Trainer::Impl &I, Executor &g, std::string &error);
+/// "" when `c.collectives` (if any) are the run's ranks on the programs'
+/// device; else why not.
+std::string collectivesProblem(const TrainConfig &c, const TrainPrograms &programs, int64_t global);
+/// Sets accOffsets, accCount, finishedBy and finalPrefix from the steps of `g`
 /// (@accumulate_grad): which step last writes each result's memory.
 void layOutByReadiness(Trainer::Impl &I, const Executor &g);
 } // namespace trainer_detail
