@@ -174,11 +174,12 @@ std::string Progress::line(const StepMetrics &m) const {
       s += " (above the profile's peak: rerun einc calibrate)";
   }
   if (opts.predictedStepSeconds > 0) {
+    // The prediction's MFU beside its step time, apart from the measured.
     s += " (predicted " + fmt("%.3g", opts.predictedStepSeconds) + " s/step";
-    if (m.stepSeconds > 0)
-      s += ", measured " + fmt("%.3g", m.stepSeconds);
     if (opts.predictedMfu > 0)
-      s += ", MFU " + fmt("%.1f%%", 100 * opts.predictedMfu);
+      s += " at MFU " + fmt("%.1f%%", 100 * opts.predictedMfu);
+    if (m.stepSeconds > 0)
+      s += "; measured " + fmt("%.3g", m.stepSeconds) + " s/step";
     s += ")";
   }
   if (opts.totalSteps > 0 && stepsTimed > 0 && m.step < opts.totalSteps)

@@ -16,6 +16,7 @@ config.test_exec_root = os.path.join(config.einc_obj_root, "test")
 config.substitutions.append(("%einc_src", config.einc_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%examples", os.path.join(config.einc_src_root, "examples")))
+config.substitutions.append(("%einc_build", config.einc_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -210,10 +210,11 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
      << (r.optimizerSlots == 1 ? "" : "s") << " per param)\n";
   if (r.fusion) {
     const mlir::ein::FusionSummary &f = r.fusionSummary;
-    os << "  fusion     on: " << withThousands(f.fusedOps) << " elementwise ops in "
-       << withThousands(f.fusedKernels) << " fused kernels, " << withThousands(f.foldedBroadcasts)
-       << " broadcasts read in place; " << formatBytes(double(f.bytesUnfused)) << " -> "
-       << formatBytes(double(f.bytes)) << " moved per step";
+    os << "  fusion     " << r.fusionSetting << ": " << withThousands(f.fusedOps)
+       << " elementwise ops in " << withThousands(f.fusedKernels) << " fused kernels, "
+       << withThousands(f.foldedBroadcasts) << " broadcasts read in place; "
+       << formatBytes(double(f.bytesUnfused)) << " -> " << formatBytes(double(f.bytes))
+       << " moved per step";
     if (f.epilogues > 0)
       os << "; " << withThousands(f.epilogues) << " contractions with epilogues ("
          << formatBytes(double(f.epilogueBytes)) << " of products read in cache)";

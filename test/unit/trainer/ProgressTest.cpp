@@ -138,7 +138,8 @@ TEST(Progress, PlainLines) {
   EXPECT_EQ(s.find('\r'), std::string::npos);
   EXPECT_NE(s.find("step 10/100 loss 1.2346 lr 1.00e-03 gnorm 0.5 20.5k tok/s"), std::string::npos)
       << s;
-  EXPECT_NE(s.find("MFU 10.0% (predicted 0.05 s/step, measured 0.1, MFU 25.0%)"), std::string::npos)
+  EXPECT_NE(s.find("MFU 10.0% (predicted 0.05 s/step at MFU 25.0%; measured 0.1 s/step)"),
+            std::string::npos)
       << s;
   EXPECT_NE(s.find("ETA 9s"), std::string::npos) << s; // 90 steps × 0.1 s
   EXPECT_EQ(s.back(), '\n');
