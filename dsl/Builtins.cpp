@@ -281,10 +281,11 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   Tensor total = E.emit.reduce(perPosition, mlir::ein::ReduceKind::sum, all);
   int64_t count = elementCount(positions).value_or(1);
   E.recordLossPositions(count);
-  if (count == 1)
-    return Value::ofTensor(total);
-  return Value::ofTensor(E.emit.binary<mlir::ein::MulOp>(
-      total, scalarLike(E, 1.0 / static_cast<double>(count), total)));
+  Tensor mean = count == 1 ? total
+                           : E.emit.binary<mlir::ein::MulOp>(
+                                 total, scalarLike(E, 1.0 / static_cast<double>(count), total));
+  E.recordCrossEntropy(mean.value);
+  return Value::ofTensor(mean);
 }
 
 const Builtin kBuiltins[] = {

@@ -404,6 +404,10 @@ void Elaborator::finish() {
   }
   if (lossPositions_ > 0) // tokens per step, for reports
     (*module_)->setAttr("ein.tokens", builder_.getI64IntegerAttr(lossPositions_));
+  // A loss that is more than one cross_entropy (a z-loss or a penalty beside
+  // it) is not in nats per token: the trainer prints no bits per byte then.
+  if (lossPositions_ > 0 && !crossEntropies_.contains(loss_->value))
+    (*module_)->setAttr("ein.loss", builder_.getStringAttr("objective"));
 
   // The IR is built to verify; a failure here is a bug in einc, reported
   // as such instead of aborting.

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <map>
 #include <optional>
@@ -102,6 +103,9 @@ public:
   /// Records how many positions a loss averages over (cross_entropy's
   /// targets): the tokens one step trains on, for reports.
   void recordLossPositions(int64_t n) { lossPositions_ += n; }
+  /// Records a cross_entropy's result: a loss that is one of them, and
+  /// nothing more, is in nats per token (bits per byte on byte tokens).
+  void recordCrossEntropy(mlir::Value v) { crossEntropies_.insert(v); }
   mlir::Type f32() { return builder_.getF32Type(); }
   mlir::Type i32() { return builder_.getI32Type(); }
 
@@ -181,6 +185,7 @@ private:
   std::map<std::string, SourceLoc> trainLocs_; // where the section sets each key
   bool sawTrain_ = false;
   int64_t lossPositions_ = 0;
+  llvm::DenseSet<mlir::Value> crossEntropies_;
 };
 
 // --- Einops.cpp ---------------------------------------------------------------

@@ -80,6 +80,10 @@ struct ModelBundle {
   /// How a token window maps onto the train step's inputs (set or
   /// inferred); absent without a train step.
   std::optional<WindowMapping> window;
+  /// What the loss is: "cross_entropy" (one cross_entropy and nothing more:
+  /// nats per token, bits per byte on byte tokens), "objective" (other terms
+  /// beside it, or no cross_entropy), "" (a file from before this member).
+  std::string loss;
   std::vector<BundledProgram> programs;    // one per function, names unique
   std::vector<KernelObject> kernelObjects; // names unique
   /// The CPU programs' kernel table rendered for CUDA (kernel i of both is
@@ -97,6 +101,7 @@ struct ModelBundle {
     visit("dims", self.dims);
     visit("settings", self.settings);
     visit("window", self.window);
+    visit("loss", self.loss);
     visit("programs", self.programs);
     visit("kernel_objects", self.kernelObjects);
     visit("cuda", self.cuda);

@@ -29,11 +29,17 @@ std::string Schedule::validate() const {
     return "the learning rate must be finite and >= 0";
   if (!std::isfinite(minLr) || minLr < 0)
     return "min_lr must be finite and >= 0";
+  if (kind == Kind::Cosine && minLr > lr)
+    return "min_lr " + formatShortest(minLr) + " is above lr " + formatShortest(lr) +
+           ": the cosine would climb from lr to min_lr (set min_lr <= lr)";
   if (warmup < 0)
     return "warmup must be >= 0";
   if (kind == Kind::Cosine && total <= warmup)
     return "the cosine schedule needs a length (total " + std::to_string(total) +
            ") above its warmup (" + std::to_string(warmup) + ")";
+  if (kind == Kind::Constant && total > 0 && warmup > total)
+    return "warmup " + std::to_string(warmup) + " is longer than the run (" +
+           std::to_string(total) + " steps): the lr would never reach " + formatShortest(lr);
   return "";
 }
 

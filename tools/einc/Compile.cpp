@@ -187,6 +187,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   b.settings = priced;
   for (size_t i = 0; i < request.functions.size(); ++i)
     b.programs.push_back(einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(programs[i])});
+  b.loss =
+      !module->hasAttr("ein.tokens") || module->hasAttr("ein.loss") ? "objective" : "cross_entropy";
   // How a token window maps onto the first train program's inputs: the
   // `data` setting, else inferred (absent when it cannot be: the runner
   // says why when asked to train).

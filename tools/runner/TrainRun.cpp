@@ -258,7 +258,10 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
   }
   schedule.warmup =
       s.warmup.value_or(recorded ? recorded->warmup : std::min<int64_t>(100, schedule.total / 10));
-  if (schedule.kind == einrt::Schedule::Kind::Cosine && schedule.warmup >= schedule.total)
+  // The default warmup fits any length; a warmup that was set and does not
+  // fit is refused below (Schedule::validate), not cut short.
+  if (!s.warmup && schedule.kind == einrt::Schedule::Kind::Cosine &&
+      schedule.warmup >= schedule.total)
     schedule.warmup = schedule.total - 1;
   const bool cosine = schedule.kind == einrt::Schedule::Kind::Cosine;
   auto n = [](int64_t v) { return std::to_string(v); };
@@ -396,6 +399,10 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << "; " << loaded.description;
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get()); cpu && cpu->bf16GemmPath())
     out << "; bf16 GEMMs: " << einrt::bf16GemmPathName(*cpu->bf16GemmPath());
+  if (backend.name == "cpu" &&
+      std::any_of(loaded.executors.begin(), loaded.executors.end(),
+                  [](const auto &ex) { return einrt::CpuDevice::f16GemmSteps(ex->program()) > 0; }))
+    out << "; f16 GEMMs: widened to f32";
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get());
       cpu && cpu->gemmChooser() && !cpu->gemmChooser()->isDefault())
     out << "; f32 GEMMs: " << cpu->gemmChooser()->describe();
@@ -505,12 +512,13 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     valLoss = v;
   }
   int64_t stepsRun = result.lastStep - result.startStep;
-  out << "trained steps " << result.startStep + 1 << ".." << result.lastStep << " in "
-      << fixed(runSeconds, 1) << " s";
   if (stepsRun > 0)
-    out << " (" << fixed(1000 * runSeconds / stepsRun, 1) << " ms/step, "
-        << fixed(stepsRun * tokensPerStep / runSeconds, 0) << " tokens/s)";
-  out << "\n";
+    out << "trained steps " << result.startStep + 1 << ".." << result.lastStep << " in "
+        << fixed(runSeconds, 1) << " s (" << fixed(1000 * runSeconds / stepsRun, 1) << " ms/step, "
+        << fixed(stepsRun * tokensPerStep / runSeconds, 0) << " tokens/s)\n";
+  else
+    out << "trained no steps: the checkpoint is at step " << result.lastStep
+        << ", where --steps stops (a larger --steps goes on)\n";
   out << "train loss " << fixed(result.lastLoss, 4) << "\n";
   if (trainer->gradientSumSteps() > 0)
     out << "gradient sum "
@@ -519,15 +527,22 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
         << (nccl ? "after the last micro-batch: its round, the all-gather"
                  : "ring rounds, broadcast")
         << ")\n";
+  // Tokens are bytes: nats per token / ln 2 = bits per byte, where the loss
+  // is the cross-entropy alone; a loss with other terms is only the loss.
+  const bool perToken = bundle.loss != "objective";
   if (valLoss) {
-    // Tokens are bytes: nats per token / ln 2 = bits per byte.
-    out << "val loss " << fixed(*valLoss, 4)
-        << " nats/token = " << fixed(*valLoss / std::log(2.0), 4) << " bits per byte\n";
+    out << "val loss " << fixed(*valLoss, 4);
+    if (perToken)
+      out << " nats/token = " << fixed(*valLoss / std::log(2.0), 4) << " bits per byte\n";
+    else
+      out << " (the whole objective: it is not the cross-entropy alone, so no bits per byte)\n";
   }
-  if (result.bestValLoss)
-    out << "best val loss " << fixed(*result.bestValLoss, 4) << " = "
-        << fixed(*result.bestValLoss / std::log(2.0), 4) << " bits per byte (" << ckDir
-        << "/best.safetensors)\n";
+  if (result.bestValLoss) {
+    out << "best val loss " << fixed(*result.bestValLoss, 4);
+    if (perToken)
+      out << " = " << fixed(*result.bestValLoss / std::log(2.0), 4) << " bits per byte";
+    out << " (" << ckDir << "/best.safetensors)\n";
+  }
   out << "checkpoint " << ckDir << "/last.safetensors\n";
   if (leader && !profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
     return fail(error);
