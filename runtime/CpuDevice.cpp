@@ -170,6 +170,14 @@ int64_t CpuDevice::bf16GemmSteps(const Program &program) {
   return count;
 }
 
+int64_t CpuDevice::f16GemmSteps(const Program &program) {
+  int64_t count = 0;
+  for (const Step &s : program.steps)
+    if (const auto *g = std::get_if<GemmDesc>(&s.payload))
+      count += g->a == DType::F16 || g->b == DType::F16;
+  return count;
+}
+
 bool CpuDevice::pickBf16Path(std::string &error) {
   if (bf16Path)
     return true;

@@ -72,6 +72,9 @@ public:
   /// `program`'s Matmul steps that bf16GemmPath() decides (bf16 A and B,
   /// f32 or bf16 C).
   static int64_t bf16GemmSteps(const Program &program);
+  /// `program`'s Matmul steps with an f16 operand: widened to f32 (exactly)
+  /// for the f32 GEMM, as there is no f16 GEMM path on the CPU.
+  static int64_t f16GemmSteps(const Program &program);
   bool runs(StepRunner) const override { return true; }
   /// Every Kernel step's kernel is in the table.
   std::string check(const Program &program) const override;

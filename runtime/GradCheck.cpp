@@ -47,6 +47,8 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
   RoundingOff forwardExact(forward), gradExact(grad);
   countLowPrecision(forward.program(), report);
   countLowPrecision(grad.program(), report);
+  for (const Step &s : forward.program().steps)
+    report.quantizations += std::holds_alternative<QuantizeSpec>(s.payload);
   if (!grad.run(error))
     return false;
   const Program &fp = forward.program();

@@ -76,6 +76,10 @@ struct GradCheckReport {
   /// held unrounded (forward and grad), casts to bf16/f16 taken as identity.
   int64_t unroundedBuffers = 0;
   int64_t identityCasts = 0;
+  /// fp8 fake quantisations in the forward: their gradient is
+  /// straight-through (the identity), the finite differences see the
+  /// rounding, so the two disagree by design.
+  int64_t quantizations = 0;
 };
 
 /// `forward` and `grad` must take the same arguments (inputs, params) with

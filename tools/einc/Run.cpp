@@ -40,6 +40,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 
 using namespace mlir;
 
@@ -159,6 +160,10 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   if (int64_t steps = cpu ? einrt::CpuDevice::bf16GemmSteps(*program) : 0)
     llvm::outs() << "cpu backend: @" << name << ": " << steps << " bf16 GEMM steps through "
                  << einrt::bf16GemmPathDescription(*backend->device->bf16GemmPath()) << "\n";
+  if (int64_t steps = cpu ? einrt::CpuDevice::f16GemmSteps(*program) : 0)
+    llvm::outs() << "cpu backend: @" << name << ": " << steps
+                 << " f16 GEMM steps widened to f32 (exactly) for cblas_sgemm: the CPU backend "
+                    "has no f16 GEMM\n";
   if (const einrt::GemmChooser *gemms = cpu ? backend->device->gemmChooser() : nullptr;
       gemms && !gemms->isDefault())
     llvm::outs() << "cpu backend: @" << name << ": f32 GEMMs on " << gemms->describe() << "\n";
@@ -212,20 +217,42 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
     return fail("cannot load '" + o.load + "': " + error), false;
   const einrt::Program &p = ex.program();
   int loaded = 0;
+  std::set<int32_t> given;
   for (const einrt::TensorData &t : *tensors) {
     int64_t found = -1;
     for (int32_t a : p.arguments)
       if (p.buffers[a].name == t.name)
         found = a;
     if (found < 0) {
+      // The nearest argument name, for a misspelling.
+      std::string nearest;
+      unsigned best = 3;
+      for (int32_t a : p.arguments)
+        if (unsigned d = llvm::StringRef(p.buffers[a].name).edit_distance(t.name); d < best)
+          best = d, nearest = p.buffers[a].name;
       llvm::errs() << "einc: warning: '" << o.load << "' has a tensor '" << t.name
-                   << "' that the model does not take\n";
+                   << "' that the model does not take"
+                   << (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") << "\n";
       continue;
     }
     if (!ex.importBuffer(found, t, error))
       return fail("cannot load '" + t.name + "' from '" + o.load + "': " + error), false;
+    given.insert(int32_t(found));
     ++loaded;
   }
+  // What the file did not give keeps its initialiser: say which params.
+  std::string missing;
+  int missingCount = 0;
+  for (int32_t a : p.arguments)
+    if (p.buffers[a].role == einrt::BufferRole::Param && !given.count(a)) {
+      missing += (missing.empty() ? "'" : ", '") + p.buffers[a].name + "'";
+      ++missingCount;
+    }
+  if (missingCount > 0)
+    llvm::errs() << "einc: warning: '" << o.load << "' has no " << missing
+                 << (missingCount == 1 ? ": that param keeps its initialiser"
+                                       : ": those params keep their initialisers")
+                 << "\n";
   llvm::outs() << "loaded " << loaded << " tensors from " << o.load << "\n";
   return true;
 }
@@ -361,11 +388,18 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
       llvm::outs() << "gradcheck: bf16/f16 computed in float64 without rounding ("
                    << report.unroundedBuffers << " buffers; " << report.identityCasts
                    << " casts to bf16/f16 taken as the identity)\n";
+    if (!report.passed && report.quantizations > 0)
+      llvm::outs() << "gradcheck: the model has " << report.quantizations
+                   << " fp8 quantisations: their gradient is straight-through (the identity, by "
+                      "design), while finite differences see the rounding to fp8; check the "
+                      "gradients with --set fp8=none\n";
+    llvm::outs().flush(); // the lines above before a failure's
     if (!report.passed)
+      // %g, not formatv's "{0:g}" (not a float style there: it printed 0.00).
       return fail("gradient check failed: relative error " +
-                  llvm::formatv("{0:g}", w.relativeError).str() + " at " + w.param + "[" +
-                  std::to_string(w.index) + "] is not below " +
-                  llvm::formatv("{0:g}", options.tolerance).str());
+                  llvm::formatv("{0}", llvm::format("%.3g", w.relativeError)).str() + " at " +
+                  w.param + "[" + std::to_string(w.index) + "] is not below " +
+                  llvm::formatv("{0}", llvm::format("%g", options.tolerance)).str());
   }
   return 0;
 }
