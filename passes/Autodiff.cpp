@@ -174,11 +174,22 @@ LogicalResult EinAutodiff::run() {
       DictionaryAttr::get(ctx, {b.getNamedAttr("ein.name", b.getStringAttr("loss"))})};
   for (auto [param, g] : llvm::zip_equal(params, paramGrads)) {
     unsigned argNo = cast<BlockArgument>(param).getArgNumber();
-    if (!g)
+    SmallVector<NamedAttribute> attrs;
+    if (!g) {
+      // The loss does not depend on it: as PyTorch leaves such a param's
+      // .grad None and its optimizers skip it, the optimizer step leaves it
+      // (and its state) as it is, weight decay included (ein-train-step
+      // reads `ein.unused`). Almost always a slip in the model: say so.
       g = buildSplat(b, oldReturn->getLoc(), param.getType(), 0.0,
                      GradientOpInterface::getAxisNames(param));
+      attrs.push_back(b.getNamedAttr(kUnusedGradient, b.getUnitAttr()));
+      auto name = grad.getArgAttrOfType<StringAttr>(argNo, "ein.name");
+      emitWarning(param.getLoc())
+          << "param '" << (name ? name.getValue() : StringRef("?"))
+          << "' does not reach the loss: its gradient is zero, and training leaves it as "
+             "initialised";
+    }
     results.push_back(g);
-    SmallVector<NamedAttribute> attrs;
     if (auto name = grad.getArgAttr(argNo, "ein.name"))
       attrs.push_back(b.getNamedAttr("ein.name", name));
     attrs.push_back(b.getNamedAttr("ein.kind", b.getStringAttr("grad")));

@@ -19,6 +19,10 @@ namespace mlir::ein {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// On a gradient result of @grad (ein-autodiff): the loss does not depend on
+/// that param; ein-train-step leaves it and its optimizer state unchanged.
+constexpr llvm::StringLiteral kUnusedGradient = "ein.unused";
+
 /// Options of the `ein-build-train-step` pipeline (those of ein-train-step).
 struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOptions> {
   Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("adamw | adam | sgd | adagrad"),

@@ -68,6 +68,7 @@ struct Param {
   RankedTensorType type;
   ArrayAttr axes; // its `ein.axes`, when it names every dim; else null
   bool decays = false;
+  bool unused = false; // the loss does not depend on it (kUnusedGradient)
 };
 
 /// The layer of a param: its name up to the last '.', or "" (top level).
@@ -226,6 +227,12 @@ Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block, ArrayRef
         e.mul(e.castTo(in.step, b.getI32Type(), none), e.constantI32(int32_t(params.size())), none);
 
   for (auto [k, p] : llvm::enumerate(params)) {
+    if (p.unused) { // as PyTorch's optimizers skip a param whose .grad is None
+      out.newParams.push_back(paramValues[k]);
+      for (size_t s = 0; s < o.slotCount; ++s)
+        out.newState.push_back(in.state[k * o.slotCount + s]);
+      continue;
+    }
     ParamUpdate u;
     Operation *before = entry->empty() ? nullptr : &entry->back();
     e.setLoc(p.loc);
@@ -386,6 +393,9 @@ void EinTrainStepPass::runOnOperation() {
           llvm::all_of(axes, [](Attribute a) { return isa<StringAttr>(a); }))
         p.axes = axes;
     p.decays = decay == "all" || p.type.getRank() >= 2;
+    unsigned gradResult = unsigned(params.size()) + 1;
+    p.unused = gradResult < grad.getNumResults() &&
+               grad.getResultAttr(gradResult, mlir::ein::kUnusedGradient) != nullptr;
     if (scaling && einrt::isLossScaleState(p.name.str())) {
       grad.emitError("ein-train-step: the param '")
           << p.name.getValue() << "' has the name of the loss scaler's state; rename it";

@@ -15,7 +15,7 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "input
   return %l, %o : tensor<f32>, tensor<4xf32>
 }
 // CHECK-LABEL: func.func @grad(
-// CHECK-SAME: -> (tensor<f32> {ein.name = "loss"}, tensor<3x4xf32> {ein.kind = "grad", ein.name = "w"}, tensor<4xf32> {ein.kind = "grad", ein.name = "u"})
+// CHECK-SAME: -> (tensor<f32> {ein.name = "loss"}, tensor<3x4xf32> {ein.kind = "grad", ein.name = "w"}, tensor<4xf32> {ein.kind = "grad", ein.name = "u", ein.unused})
 // CHECK-NOT: ein.exp
 // CHECK: %[[Y:.+]] = ein.mul %arg0, %arg1
 // CHECK-NEXT: %[[L:.+]] = ein.reduce sum %[[Y]]
