@@ -96,8 +96,10 @@ ExprPtr Parser::finish(ExprPtr expr) {
   for (const KeywordArg &kw : expr->kwargs)
     h = std::max(h, height(kw.value));
   ++h;
-  if (h > kMaxParseDepth) {
-    diags_.error(expr->loc, "expression nested too deeply");
+  if (h > kMaxExpressionHeight) {
+    diags_.error(expr->loc, "expression too long: more than " +
+                                std::to_string(kMaxExpressionHeight) +
+                                " operands or levels in one expression; split it into named parts");
     return nullptr;
   }
   // Children are never looked up again; keep the map small.

@@ -41,6 +41,12 @@ namespace ein::dsl {
 /// diagnostic "expression nested too deeply" instead of a stack overflow.
 constexpr unsigned kMaxParseDepth = 256;
 
+/// Height limit of an expression's tree. A chain `a + b + ... ` is a tree as
+/// deep as it is long (every later stage walks it recursively), so it has a
+/// limit of its own, well above any nesting a person writes: a longer chain
+/// gets "expression too long" instead of a stack overflow.
+constexpr unsigned kMaxExpressionHeight = 1024;
+
 /// Parses a whole model file. Never returns null; check diags.hasErrors().
 std::unique_ptr<Program> parseProgram(const SourceFile &file, DiagnosticEngine &diags);
 

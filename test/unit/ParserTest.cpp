@@ -446,14 +446,21 @@ TEST(ParserTest, DeepNestingIsAnErrorNotACrash) {
     ASSERT_TRUE(p.diags->hasErrors()) << open;
     EXPECT_EQ(p.firstMessage(), "expression nested too deeply") << open;
   }
-  // Long left-associative chains are deep trees too.
+  // Long left-associative chains are deep trees too: a limit of their own,
+  // and a message that says what is wrong.
   std::string chain = "x = a";
   for (int i = 0; i < 100000; ++i)
     chain += " + a";
   Parsed p = parse(chain + "\ny = 2\n");
-  EXPECT_EQ(p.firstMessage(), "expression nested too deeply");
+  EXPECT_EQ(p.firstMessage(), "expression too long: more than 1024 operands or levels in one "
+                              "expression; split it into named parts");
   ASSERT_EQ(p.program->stmts.size(), 1u);
   EXPECT_EQ(p.program->stmts[0]->targets[0].name, "y");
+  // A flat sum of 1,000 terms is a sum, not a nesting.
+  std::string sum = "x = a";
+  for (int i = 0; i < 999; ++i)
+    sum += (i % 2 ? " + a" : " * a");
+  EXPECT_FALSE(parse(sum + "\n").diags->hasErrors());
 
   // ... but 200 levels are fine.
   std::string ok = "x = ";
