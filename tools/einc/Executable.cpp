@@ -128,6 +128,23 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
                   "' exists and is not an executable of einc compile; remove it, pick "
                   "another -o, or pass --force to replace it");
   }
+  // The folder must take the file before anything is compiled (a link
+  // failing at the end with the linker's words is what this prevents).
+  {
+    llvm::StringRef parent = llvm::sys::path::parent_path(output);
+    std::string folder = parent.empty() ? "." : parent.str();
+    if (!llvm::sys::fs::is_directory(folder))
+      return fail("cannot write '" + output + "': " +
+                  (llvm::sys::fs::exists(folder) ? "'" + folder + "' is not a folder"
+                                                 : "no folder '" + folder + "'"));
+    llvm::SmallString<256> probe;
+    int fd = -1;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueFile(folder + "/.einc-compile-probe-%%%%%%", fd, probe))
+      return fail("cannot write '" + output + "': " + ec.message());
+    ::close(fd);
+    llvm::sys::fs::remove(probe);
+  }
   std::string error;
   std::string linker = findLinker(error);
   if (linker.empty())

@@ -204,17 +204,24 @@ void addSet(Command &c, Options &o,
 }
 
 /// `--remat POLICY`: the `remat` setting, as `--set remat=POLICY`.
+/// An executable takes it too, and refuses any value but the one compiled
+/// in with the words of `--set remat=...` (tools/runner/RunSettings.cpp).
 void addRemat(Command &c, Options &o) {
   c.value("--remat", "POLICY",
-          "activation checkpointing: none, full, every:K, sqrt, selective,\n"
-          "names:a,b, budget:SIZE (2GiB, 60%); the same as --set remat=POLICY",
+          c.tool->executable ? "activation checkpointing: compiled in; any other policy\n"
+                               "needs einc compile --remat POLICY"
+                             : "activation checkpointing: none, full, every:K, sqrt, selective,\n"
+                               "names:a,b, budget:SIZE (2GiB, 60%); the same as --set remat=POLICY",
           [&o](const std::string &v) { o.overrides.emplace_back("remat", v); });
 }
 
 void addPrecision(Command &c, Options &o) {
   c.value("--precision", "P",
-          "precision policy: fp32, bf16-mixed (alias mixed), fp16-mixed or bf16\n"
-          "(docs/precision.md); the same as --set precision=P",
+          c.tool->executable
+              ? "precision policy: compiled in; any other policy needs\n"
+                "einc compile --precision P"
+              : "precision policy: fp32, bf16-mixed (alias mixed), fp16-mixed or bf16\n"
+                "(docs/precision.md); the same as --set precision=P",
           [&o](const std::string &v) { o.overrides.emplace_back("precision", v); });
 }
 
@@ -484,16 +491,15 @@ void buildTrain(Command &c, Options &o) {
   else
     addExecutableBackend(c, o);
   addThreads(c, o, kThreadsHelp);
+  addPrecision(c, o);
+  addRemat(c, o);
   if (c.tool->executable)
     addSet(c, o,
            "override a run-time train setting (lr, min_lr, schedule, warmup,\n"
            "steps, eval_every, eval_steps, checkpoint_every, seed, data;\n"
            "repeatable); dims and the other settings are compiled in");
-  else {
-    addPrecision(c, o);
-    addRemat(c, o);
+  else
     addSet(c, o);
-  }
 }
 
 void buildSample(Command &c, Options &o) {
@@ -506,8 +512,13 @@ void buildSample(Command &c, Options &o) {
   c.value("--temperature", "T", "divide the logits by T > 0 (default 1); small T is nearly greedy",
           [&o](const std::string &v) {
             auto t = parseReal(v);
-            if (!t || !(*t > 0 && *t <= 1e6))
+            if (!t || !(*t > 0))
               bad("--temperature needs a positive number, got '" + v + "'");
+            // Past 1e6 every logit / T rounds to the same float: uniform
+            // sampling, which --temperature cannot mean.
+            if (*t > 1e6)
+              bad("--temperature must be at most 1e6 (larger samples every token alike), got '" +
+                  v + "'");
             o.temperature = *t;
           });
   c.value("--top-k", "K", "sample among the K most likely tokens only (default 0: all)",

@@ -29,7 +29,12 @@ std::string settingsOf(const einrt::TrainSettings &s, einrt::SettingTime time) {
 } // namespace
 
 int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle) {
-  const std::string &text = o.format == "json" ? bundle.reportJson : bundle.reportText;
+  std::string text = o.format == "json" ? bundle.reportJson : bundle.reportText;
+  // The text was printed by einc when it compiled this executable: its title
+  // names the executable, which has whatever name it has now.
+  const std::string einc = "einc report: ";
+  if (o.format != "json" && text.compare(0, einc.size(), einc) == 0)
+    text = context.tool + " report: " + text.substr(einc.size());
   if (text.empty()) {
     std::cerr << context.tool << " report: it was compiled without a report\n";
     return 1;
