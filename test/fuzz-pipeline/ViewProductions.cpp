@@ -241,8 +241,8 @@ std::optional<Val> reduction(Gen &g, const Axes &want, int depth) {
              want, r};
 }
 
-/// einsum(a, b, "..., ... -> want") over a dim `want` lacks; the view is
-/// one operand (`viewFirst`: the left one).
+/// The operands' axes of einsum(a, b, "a, b -> want") over a dim `c` that
+/// `want` lacks.
 struct Contraction {
   Axes a, b;
   std::string c;
