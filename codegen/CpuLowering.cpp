@@ -292,7 +292,10 @@ public:
         continue;
       }
       if (auto slice = dyn_cast<mlir::ein::SliceOp>(op)) {
-        lowerSliceAsView(program_, resolve(s.inputs[0]), s.output, slice.getOffset(), s.note);
+        // Rows of the input as typed: its buffer may be a reshape's source.
+        auto type = cast<RankedTensorType>(slice.getInput().getType());
+        int64_t row = type.getDimSize(0) > 0 ? type.getNumElements() / type.getDimSize(0) : 0;
+        lowerSliceAsView(program_, resolve(s.inputs[0]), s.output, slice.getOffset() * row, s.note);
         continue;
       }
       if (auto concat = dyn_cast<mlir::ein::ConcatOp>(op)) {

@@ -31,11 +31,10 @@ bool isViewed(const einrt::Program &program, int32_t buffer) {
 
 } // namespace
 
-void lowerSliceAsView(einrt::Program &program, int32_t input, int32_t output, int64_t row,
+void lowerSliceAsView(einrt::Program &program, int32_t input, int32_t output, int64_t offset,
                       const std::string &note) {
   const Buffer &src = program.buffers[input];
-  int64_t rowElements = src.shape[0] > 0 ? src.elementCount() / src.shape[0] : 0;
-  int64_t offset = src.viewOffset + row * rowElements;
+  offset += src.viewOffset;
   int32_t root = src.viewOf >= 0 ? src.viewOf : input;
   if (!llvm::is_contained(program.results, output)) {
     program.buffers[output].viewOf = root;

@@ -19,10 +19,13 @@
 
 namespace ein::codegen {
 
-/// Rows [row, ...) of buffer `input` (or of what it views) as buffer
-/// `output`: `output` becomes a view, or, when it is a result (which has
-/// storage of its own), a Copy step from a new view writes it.
-void lowerSliceAsView(einrt::Program &program, int32_t input, int32_t output, int64_t row,
+/// Buffer `output` as the elements of buffer `input` (or of what it views)
+/// from element `offset` on: `output` becomes a view, or, when it is a
+/// result (which has storage of its own), a Copy step from a new view
+/// writes it. `offset` is the slice's rows times its input type's row size:
+/// `input` may be a reshape's source (CpuLowering's aliases), whose shape
+/// has other rows.
+void lowerSliceAsView(einrt::Program &program, int32_t input, int32_t output, int64_t offset,
                       const std::string &note);
 
 /// `parts` one after the other in buffer `output`: part i becomes a view of

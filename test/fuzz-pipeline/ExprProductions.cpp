@@ -273,6 +273,7 @@ const Production kProductions[] = {
     {"fn", 2, false, fnCall},
     {"again", 2, false, again},
     {"statistic", 2, false, besideStatistic},
+    {"view", 4, false, viewRead},
 };
 
 } // namespace

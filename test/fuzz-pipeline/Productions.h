@@ -3,7 +3,9 @@
 // Each production makes a float tensor expression with exactly the axes it is
 // asked for (in order), or declines (std::nullopt) when it cannot. The table
 // that picks them is in ExprProductions.cpp; einops and composites (softmax,
-// attention, gathers, functions, ...) are in CompositeProductions.cpp.
+// attention, gathers, functions, ...) are in CompositeProductions.cpp; views
+// (pieces of unpackings, transposes, broadcasts) read by each kind of
+// consumer in ViewProductions.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TEST_FUZZ_PIPELINE_PRODUCTIONS_H
@@ -34,6 +36,8 @@ std::optional<Val> gather(Gen &g, const Axes &want, int depth);
 std::optional<Val> fnCall(Gen &g, const Axes &want, int depth);
 std::optional<Val> again(Gen &g, const Axes &want, int depth);
 std::optional<Val> besideStatistic(Gen &g, const Axes &want, int depth);
+/// A view (ViewProductions.cpp's table) read by a consumer (its other table).
+std::optional<Val> viewRead(Gen &g, const Axes &want, int depth);
 
 } // namespace einc::pipelinefuzz
 

@@ -44,12 +44,16 @@ void rebind(Gen &g, int depth) {
   std::vector<Var *> vars = assigned(g);
   if (vars.empty() || g.innermostLoop())
     return assign(g, depth);
-  Var &v = *g.pick(vars);
+  // A copy: the expression may add variables (an unpacking's pieces) to
+  // the scope, moving its vars.
+  const Var v = *g.pick(vars);
   g.budget = 8;
   Val e = g.expr(v.axes, depth); // may read v itself
   forget(g, v.name);
   g.emit(v.name + " = " + e.text);
-  v.range = e.range;
+  for (Var &w : g.scopes.back().vars)
+    if (w.name == v.name)
+      w.range = e.range;
   g.note("rebinding");
 }
 

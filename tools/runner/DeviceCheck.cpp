@@ -112,8 +112,10 @@ bool accumulates(const einrt::Step &s) {
 
 /// The Program of step `s` of `p` alone, `copies` times over: its inputs
 /// as arguments (constants stay constants), its outputs as results (an
-/// accumulating GEMM's C an argument too, since it is read). `source[i]`
-/// is new buffer i's index in `p`.
+/// accumulating GEMM's C an argument too, since it is read). A view (a
+/// slice's buffer, a concat's part: Buffer::viewOf) has storage of its own
+/// there, since the buffer it views is not in that Program; its values are
+/// the view's either way. `source[i]` is new buffer i's index in `p`.
 einrt::Program stepProgram(const einrt::Program &p, const einrt::Step &s, int copies,
                            std::vector<int32_t> &source) {
   einrt::Program out;
@@ -126,6 +128,8 @@ einrt::Program stepProgram(const einrt::Program &p, const einrt::Step &s, int co
     einrt::Buffer buf = p.buffers[size_t(b)];
     buf.role = buf.role == einrt::BufferRole::Constant ? buf.role : role;
     buf.init = {};
+    buf.viewOf = -1;
+    buf.viewOffset = 0;
     out.buffers.push_back(std::move(buf));
     source.push_back(b);
     int32_t n = int32_t(out.buffers.size() - 1);
