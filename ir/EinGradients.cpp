@@ -96,14 +96,38 @@ struct Emitter {
   Value broadcast(Value x, Type type, ArrayRef<int64_t> dims, ArrayAttr axes) {
     return b.create<BroadcastOp>(loc, type, x, dims, axes);
   }
-  /// Sum over `dims` (the result drops them).
+  /// Sum over `dims` (the result drops them), accumulated in f32 for a
+  /// narrow float: `x` widened, summed, and the sum rounded once to `x`'s
+  /// type. A narrow `sum` rounds after every addition (ir/EinOps.td), and
+  /// the sums a rule makes add up many terms (a gain's gradient, one per
+  /// row); the gradient keeps the type of its value (docs/autodiff.md).
   Value reduceSum(Value x, ArrayRef<int64_t> dims, ArrayAttr axes) {
     auto type = cast<RankedTensorType>(x.getType());
+    Type element = type.getElementType();
+    Value wide = castTo(x, accumulatorOf(element), namesOf(x));
     SmallVector<int64_t> shape;
     for (auto [i, size] : llvm::enumerate(type.getShape()))
       if (!llvm::is_contained(dims, static_cast<int64_t>(i)))
         shape.push_back(size);
-    return b.create<ReduceOp>(loc, type.clone(shape), x, ReduceKind::sum, dims, axes);
+    auto sumType = cast<RankedTensorType>(wide.getType()).clone(shape);
+    Value sum = b.create<ReduceOp>(loc, sumType, wide, ReduceKind::sum, dims, axes);
+    return castTo(sum, element, axes);
+  }
+  /// Rows of `updates` summed into a zero table of `type` at `indices`
+  /// (the gradient of a gather), accumulated in f32 for a narrow float as
+  /// reduceSum is.
+  Value scatterAdd(Value updates, Value indices, Type type, ArrayAttr axes) {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    Value wide = castTo(updates, accumulatorOf(element), namesOf(updates));
+    auto tableType = cast<RankedTensorType>(type).clone(accumulatorOf(element));
+    Value sum = b.create<ScatterAddOp>(loc, tableType, wide, indices, axes);
+    return castTo(sum, element, axes);
+  }
+  /// The type a rule's sums of `element` accumulate in: f32 for a float
+  /// narrower than 32 bits, else `element` itself.
+  Type accumulatorOf(Type element) {
+    auto f = dyn_cast<FloatType>(element);
+    return f && f.getWidth() < 32 ? Type(b.getF32Type()) : element;
   }
   /// Result dim i = x dim perm[i]; no op for the identity.
   Value transpose(Value x, ArrayRef<int64_t> perm, ArrayAttr axes) {
@@ -642,8 +666,7 @@ LogicalResult GatherOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> nee
                                       SmallVectorImpl<Value> &grads) {
   Emitter e = begin(*this, b, grads);
   if (need[0])
-    grads[0] =
-        b.create<ScatterAddOp>(e.loc, getTable().getType(), dY, getIndices(), namesOf(getTable()));
+    grads[0] = e.scatterAdd(dY, getIndices(), getTable().getType(), namesOf(getTable()));
   return success();
 }
 

@@ -135,13 +135,14 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
     if (g.nodeOf(op) < 0)
       late.push_back(op);
 
-  // Clones of one fusion group placed before the same op form a kernel of
-  // their own: a fresh group id (every id names one run of adjacent ops).
+  // The elementwise clones of one kernel's members that iterate one shape
+  // (RematNode::cloneKernel), placed before the same op, form a kernel of
+  // their own: a fresh group id.
   int64_t nextGroup = 0;
   for (Operation *op : g.ops())
     if (auto id = op->getAttrOfType<IntegerAttr>(kFusionAttr))
       nextGroup = std::max(nextGroup, id.getInt() + 1);
-  std::map<std::pair<int64_t, int64_t>, int64_t> cloneGroup; // (group, place) -> id
+  std::map<std::pair<int64_t, int64_t>, int64_t> cloneGroup; // (cloneKernel, place) -> id
   IRMapping clones;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!schedule.recompute[i])
@@ -156,8 +157,9 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
     // need not hold its reduction): their elementwise ops fuse as a group.
     c->removeAttr(kRowsAttr);
     c->removeAttr(kFusionAttr);
-    if (nodes[i].fusion >= 0 && nodes[i].fusible) {
-      auto [it, fresh] = cloneGroup.try_emplace({nodes[i].fusion, schedule.need[i]}, nextGroup);
+    if (nodes[i].cloneKernel >= 0) {
+      auto [it, fresh] =
+          cloneGroup.try_emplace({nodes[i].cloneKernel, schedule.need[i]}, nextGroup);
       if (fresh)
         ++nextGroup;
       c->setAttr(kFusionAttr, IntegerAttr::get(IntegerType::get(ctx, 64), it->second));

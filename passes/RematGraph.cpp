@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace mlir::ein {
 namespace {
@@ -81,6 +82,7 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     return it == kernelOf.end() ? -1 : it->second;
   };
   auto inGroup = [&](Operation *user, int64_t g) { return g >= 0 && groupOf(user) == g; };
+  std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t> cloneKernels;
 
   // Nodes: the forward ops with results.
   llvm::DenseMap<Value, int32_t> valueNode;
@@ -98,7 +100,11 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     n.elementwiseOrReduction =
         op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<OpTrait::ein::EinReduction>();
     n.fusion = groupOf(op);
-    n.fusible = isFusible(op);
+    if (n.fusion >= 0 && isFusible(op)) {
+      auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
+      auto key = std::make_pair(n.fusion, std::vector<int64_t>(shape.begin(), shape.end()));
+      n.cloneKernel = cloneKernels.try_emplace(key, int64_t(cloneKernels.size())).first->second;
+    }
     // A contraction's product is written (its epilogue reads it by blocks).
     n.forwardUsersInGroup =
         n.fusion >= 0 && !n.contraction && llvm::all_of(op->getUsers(), [&](Operation *user) {
@@ -342,9 +348,8 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
       if (!clone[i])
         continue;
       cloneAt[i] = slot[need[i]] + placed[need[i]]++;
-      bool joins = !run.empty() && nodes_[i].fusion >= 0 && nodes_[i].fusible &&
-                   nodes_[run[0]].fusible && nodes_[i].fusion == nodes_[run[0]].fusion &&
-                   need[i] == need[run[0]];
+      bool joins = !run.empty() && nodes_[i].cloneKernel >= 0 &&
+                   nodes_[i].cloneKernel == nodes_[run[0]].cloneKernel && need[i] == need[run[0]];
       if (!joins)
         close();
       run.push_back(i);
@@ -390,8 +395,8 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
         last = std::max(last, cloneAt[u]);
         if (!clone[w])
           readLate[r] = 1;
-        else if (r != w || node.fusion < 0 || !node.fusible || !nodes_[u].fusible ||
-                 nodes_[u].fusion != node.fusion || need[u] != need[w])
+        else if (r != w || node.cloneKernel < 0 || nodes_[u].cloneKernel != node.cloneKernel ||
+                 need[u] != need[w])
           cloneEscapes[r] = 1;
       }
   }
@@ -404,7 +409,7 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
     bool internal = node.forwardUsersInGroup && !readLate[r] && !viewed[r];
     if (!internal)
       live(def, lastOriginal[r], node.bytes);
-    if (clone[r] && (node.fusion < 0 || !node.fusible || cloneEscapes[r] || viewed[r]))
+    if (clone[r] && (node.cloneKernel < 0 || cloneEscapes[r] || viewed[r]))
       live(cloneAt[r], lastClone[r], node.bytes);
     if (readLate[r] && !node.free) {
       cost.savedBytes += node.bytes;

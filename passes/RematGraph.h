@@ -50,9 +50,13 @@ struct RematNode {
   /// when fusion ran before remat), -1 for none; and whether every forward
   /// op reading it is in that kernel (so that, read by nothing later, the
   /// kernel keeps it in registers; never a contraction's product).
-  /// Recomputed, only its fusible (elementwise) clones run as one kernel.
   int64_t fusion = -1;
-  bool fusible = false; // elementwise (passes/FuseElementwise.h isFusible)
+  /// Recomputed, which clones run as one kernel: the elementwise
+  /// (passes/FuseElementwise.h isFusible) clones of one kernel's members
+  /// that iterate one shape, placed before the same op. An id per (kernel,
+  /// result shape); -1 for none. A row kernel's members iterate two shapes
+  /// (a row's elements and the rows): their clones make two kernels.
+  int64_t cloneKernel = -1;
   bool forwardUsersInGroup = false;
   /// The forward nodes it reads, one entry per operand that is a node.
   llvm::SmallVector<int32_t, 4> operands;

@@ -6,8 +6,9 @@
                                          norm agree within TOL (relative)
   compare_backends.py steps CPU REF TOL  --step mode: every step's loss and
                                          grad_norm agree within TOL (relative)
-  compare_backends.py tensors CPU.safetensors REF.safetensors TOL
-                                         every tensor (F32, BF16, F16) agrees within TOL:
+  compare_backends.py tensors CPU.safetensors REF.safetensors TOL [NAME...]
+                                         every tensor (F32, BF16, F16), or each one
+                                         named, agrees within TOL:
                                          max |cpu - ref| / max |ref|
   compare_backends.py identical A.safetensors B.safetensors
                                          the same tensors, bit for bit (the
@@ -73,13 +74,13 @@ def read_safetensors(path):
     return tensors
 
 
-def compare_tensors(cpu_file, ref_file, tol):
+def compare_tensors(cpu_file, ref_file, tol, names):
     cpu, ref = read_safetensors(cpu_file), read_safetensors(ref_file)
-    if not ref or set(cpu) != set(ref):
+    if not ref or set(cpu) != set(ref) or not set(names) <= set(ref):
         print("the files hold different tensors: FAIL")
         return 1
     worst, worst_name = 0.0, None
-    for name in ref:
+    for name in names or ref:
         num = max((abs(a - b) for a, b in zip(cpu[name], ref[name])), default=0.0)
         den = max((abs(b) for b in ref[name]), default=0.0)
         err = num / den if den > 0 else num
@@ -87,7 +88,7 @@ def compare_tensors(cpu_file, ref_file, tol):
             worst, worst_name = err, name
     ok = worst <= tol
     print("%d tensors, worst relative error %.3g (%s) within %g: %s" %
-          (len(ref), worst, worst_name, tol, "OK" if ok else "FAIL"))
+          (len(names or ref), worst, worst_name, tol, "OK" if ok else "FAIL"))
     return 0 if ok else 1
 
 
@@ -132,7 +133,7 @@ def main():
         return compare_losses(sys.argv[2], float(sys.argv[3]), [float(v) for v in sys.argv[4:]])
     cpu_file, ref_file, tol = sys.argv[2], sys.argv[3], float(sys.argv[4])
     if what == "tensors":
-        return compare_tensors(cpu_file, ref_file, tol)
+        return compare_tensors(cpu_file, ref_file, tol, sys.argv[5:])
     parse = {"grad": grad_values, "steps": step_values}[what]
     cpu = parse(open(cpu_file).read())
     ref = parse(open(ref_file).read())

@@ -1,5 +1,6 @@
 //===- PipelineCheck.cpp - One program through every pass combination -----===//
 #include "PipelineCheck.h"
+#include "Combinations.h"
 #include "Compare.h"
 #include "Ledgers.h"
 #include "PassVerifier.h"
@@ -71,19 +72,6 @@ struct Failure {
 };
 using MaybeFailure = std::optional<Failure>;
 
-/// An optimizer configuration for the extra step (each in turn).
-struct OptimizerChoice {
-  const char *name;
-  double momentum;
-  std::string label() const {
-    return std::string(name) + (std::string(name) == "sgd"
-                                    ? momentum > 0 ? " with momentum" : " without momentum"
-                                    : "");
-  }
-};
-const OptimizerChoice kOptimizers[] = {
-    {"adamw", 0.9}, {"adam", 0.9}, {"sgd", 0.0}, {"sgd", 0.9}, {"adagrad", 0.9}};
-
 class Checker {
 public:
   Checker(const std::string &source, const CheckOptions &options)
@@ -102,11 +90,16 @@ private:
   MaybeFailure checkGrad(ModuleOp fused, ModuleOp unfused);
   MaybeFailure checkSteps(ModuleOp fused, ModuleOp unfused, const std::string &optimizer,
                           const std::string &label);
-  MaybeFailure checkRemat(ModuleOp fusedStep);
-  /// @train_step under a narrow precision policy, fused and not: the same
-  /// bits on the reference backend and on the CPU (docs/ir.md: every narrow
-  /// value is rounded once per op, in a fused kernel too).
-  MaybeFailure checkPrecision();
+  /// @train_step under the whole combination (Combinations.h), built as
+  /// einc builds it (the step, fusion, remat last), against the same step
+  /// with neither fusion nor remat: the same bits on the reference backend
+  /// and on the CPU. Fusion and remat change which kernels run and what is
+  /// kept, never a value (docs/ir.md: a narrow value is rounded once per op,
+  /// in a fused kernel too; a recompute clone is the same op on the same
+  /// values).
+  MaybeFailure checkCombination();
+  /// "fusion all" (the combination's fusion): the fused builds' tag.
+  std::string fusedTag() const { return "fusion " + combo.fusion; }
   /// The reference lowered from each of nudgeTranscendentals' copies of `module`.
   MaybeFailure lowerNudged(ModuleOp module, const std::vector<std::string> &names,
                            std::vector<Lowered> &out);
@@ -142,6 +135,7 @@ private:
   MLIRContext context;
   OwningOpRef<ModuleOp> base;
   einrt::TrainSettings settings;
+  Combination combo;        // drawn from the seed once the settings are read
   Values initial;           // params, inputs, zero optimizer state, step, lr
   int32_t vocab = 2;        // token ids are below the `vocab` dim
   Skips unstable;           // per param: gradient entries at float32's noise level
@@ -286,10 +280,10 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
   const std::vector<std::string> names = {"forward", "grad"};
   if (auto f = lower(unfused, names, false, "@grad, fusion off", ref))
     return f;
-  if (auto f = lower(fused, names, false, "@grad, fusion on", refFused))
+  if (auto f = lower(fused, names, false, "@grad, " + fusedTag(), refFused))
     return f;
   if (options.cpu)
-    if (auto f = lower(fused, names, true, "@grad, fusion on", cpuFused))
+    if (auto f = lower(fused, names, true, "@grad, " + fusedTag(), cpuFused))
       return f;
   if (options.cpu)
     if (auto f = lower(unfused, names, true, "@grad, fusion off", cpuUnfused))
@@ -338,12 +332,13 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
     }
     stats.tensorsCompared += int64_t(r64.names.size()) * 4;
     bool nonFinite = false;
-    for (auto [cpu, label] : {std::pair{&cf, "fusion on"}, std::pair{&cu, "fusion off"}})
+    for (auto [cpu, label] :
+         {std::pair{&cf, fusedTag()}, std::pair{&cu, std::string("fusion off")}})
       if (std::string d = compareWithReference(*cpu, r64, noise, nonFinite); !d.empty())
         return Failure{"@" + name + ", " + label + ": CPU backend vs reference backend", d,
                        nonFinite};
     if (std::string d = compareBits(cf, cu); !d.empty())
-      return Failure{"@" + name + ": CPU backend, fusion on vs off (bit-identical)", d};
+      return Failure{"@" + name + ": CPU backend, " + fusedTag() + " vs off (bit-identical)", d};
     if (name == "grad")
       unstable = unstableEntries(samples, {&cf, &cu}, gradientNoise);
   }
@@ -357,7 +352,8 @@ MaybeFailure Checker::checkSteps(ModuleOp fused, ModuleOp unfused, const std::st
   Lowered ref, cpuFused, cpuUnfused;
   if (auto f = lower(unfused, {"train_step"}, false, "@train_step, fusion off, " + label, ref))
     return f;
-  if (auto f = lower(fused, {"train_step"}, true, "@train_step, fusion on, " + label, cpuFused))
+  if (auto f =
+          lower(fused, {"train_step"}, true, "@train_step, " + fusedTag() + ", " + label, cpuFused))
     return f;
   if (auto f =
           lower(unfused, {"train_step"}, true, "@train_step, fusion off, " + label, cpuUnfused))
@@ -421,22 +417,23 @@ MaybeFailure Checker::checkSteps(ModuleOp fused, ModuleOp unfused, const std::st
     }
     stats.tensorsCompared += int64_t(r64.names.size()) * 3;
     bool nonFinite = false;
-    for (auto [cpu, tag] : {std::pair{&cf, "fusion on"}, std::pair{&cu, "fusion off"}})
+    for (auto [cpu, tag] : {std::pair{&cf, fusedTag()}, std::pair{&cu, std::string("fusion off")}})
       if (std::string d = compareWithReference((*cpu)[size_t(s)], r64, noise, nonFinite, &skips);
           !d.empty())
         return Failure{"@train_step, " + std::string(tag) + ", " + label + ": CPU vs reference" +
                            step,
                        d, nonFinite};
     if (std::string d = compareBits(cf[size_t(s)], cu[size_t(s)]); !d.empty())
-      return Failure{"@train_step, " + label + ": CPU, fusion on vs off (bit-identical)" + step, d};
+      return Failure{
+          "@train_step, " + label + ": CPU, " + fusedTag() + " vs off (bit-identical)" + step, d};
   }
   return std::nullopt;
 }
 
 MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
-  const std::string combination = "@grad + @apply_update, accumulate " +
-                                  std::to_string(settings.accumulate) + ", fusion " +
-                                  settings.fusion;
+  const std::string combination =
+      "@grad + @apply_update, accumulate " + std::to_string(settings.accumulate) + ", " +
+      (settings.fusion == "off" ? std::string("fusion off") : fusedTag());
   Lowered ref, cpu;
   const std::vector<std::string> names = {"grad", "apply_update", "train_step"};
   if (auto f = lower(unfusedStep, names, false, combination, ref))
@@ -506,22 +503,18 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
 }
 
 MaybeFailure Checker::extraOptimizer() {
-  // Each program also trains with one optimizer its settings did not pick,
-  // fused and not.
-  std::vector<OptimizerChoice> others;
-  for (const OptimizerChoice &o : kOptimizers)
-    if (o.name != settings.optimizer ||
-        (settings.optimizer == "sgd" && (o.momentum > 0) != (settings.momentum > 0)))
-      others.push_back(o);
-  const OptimizerChoice &choice = others[options.seed % others.size()];
+  // Each program also trains with the combination's optimizer, one its
+  // settings did not pick, in fp32, fused and not.
   einrt::TrainSettings s = settings;
-  s.optimizer = choice.name;
-  s.momentum = choice.momentum;
-  s.fusion = "on";
+  s.optimizer = combo.optimizer;
+  s.momentum = combo.momentum;
+  s.fusion = combo.fusion;
+  std::string label =
+      "optimizer " + combo.optimizer +
+      (combo.optimizer == "sgd" ? combo.momentum > 0 ? " with momentum" : " without momentum" : "");
   OwningOpRef<ModuleOp> step;
-  std::string label = "optimizer " + choice.label();
   if (auto f = build(
-          "@train_step, fusion on, " + label,
+          "@train_step, " + fusedTag() + ", " + label,
           [&](ModuleOp m, PassManagerHook hook) {
             if (failed(buildTrainStep(m, s, hook)))
               return failure();
@@ -534,90 +527,45 @@ MaybeFailure Checker::extraOptimizer() {
           "@train_step, fusion off, " + label,
           [&](ModuleOp m, PassManagerHook hook) { return buildTrainStep(m, s, hook); }, plain))
     return f;
-  return checkSteps(*step, *plain, choice.name, label);
+  return checkSteps(*step, *plain, combo.optimizer, label);
 }
 
-/// Remat policies the checker rotates through, one per program (by seed):
-/// each recomputes different values (contraction outputs kept, one layer in
-/// two, boundaries only, a budget the plan must fit).
-constexpr const char *kRematPolicies[] = {"full", "selective", "every:2", "sqrt", "budget:1MiB"};
-
-MaybeFailure Checker::checkRemat(ModuleOp fusedStep) {
-  // As einc compiles: the train step, fusion, then ein-remat last, with the
-  // verifier after each pass. Recompute is the same ops on the same values,
-  // so @train_step must give the bits it gives without remat, on the
-  // reference backend and on the CPU.
-  einrt::TrainSettings s = settings;
-  s.fusion = "on";
-  s.remat = kRematPolicies[options.seed % std::size(kRematPolicies)];
-  const std::string label = "@train_step, fusion on, remat " + s.remat;
-  OwningOpRef<ModuleOp> remat;
+MaybeFailure Checker::checkCombination() {
+  einrt::TrainSettings all = combo.applied(settings), plain = all;
+  plain.fusion = "off";
+  plain.remat = "none";
+  const std::string label = "@train_step, " + combo.label();
+  OwningOpRef<ModuleOp> step, baseline;
   if (auto f = build(
           label,
           [&](ModuleOp m, PassManagerHook hook) {
-            if (failed(buildTrainStep(m, s, hook)) || failed(applyFusion(m, s, hook)))
+            if (failed(buildTrainStep(m, all, hook)) || failed(applyFusion(m, all, hook)))
               return failure();
-            return applyRemat(m, s, /*device=*/nullptr, {}, hook);
+            return applyRemat(m, all, /*device=*/nullptr, {}, hook);
           },
-          remat))
+          step))
     return f;
-  ++stats.rematRuns;
+  const std::string plainLabel = "@train_step, precision " + all.precision + ", fp8 " + all.fp8 +
+                                 ", remat none, fusion off, optimizer " + all.optimizer;
+  if (auto f = build(
+          plainLabel,
+          [&](ModuleOp m, PassManagerHook hook) { return buildTrainStep(m, plain, hook); },
+          baseline))
+    return f;
+  ++stats.combinationRuns;
   for (bool cpu : {false, true}) {
     if (cpu && !options.cpu)
       break;
     Lowered with, without;
-    if (auto f = lower(*remat, {"train_step"}, cpu, label, with))
+    if (auto f = lower(*step, {"train_step"}, cpu, label, with))
       return f;
-    if (auto f = lower(fusedStep, {"train_step"}, cpu, "@train_step, fusion on", without))
+    if (auto f = lower(*baseline, {"train_step"}, cpu, plainLabel, without))
       return f;
     RunResults a, b;
     std::string error;
     int threads = cpu ? options.threads : 1;
     if (!runOnce(with, "train_step", einrt::Precision::F32, threads, initial, a, error) ||
         !runOnce(without, "train_step", einrt::Precision::F32, threads, initial, b, error))
-      return Failure{label, error};
-    stats.tensorsCompared += int64_t(a.names.size());
-    if (std::string d = compareBits(a, b); !d.empty())
-      return Failure{label + (cpu ? ": CPU" : ": reference") + ", remat vs none (bit-identical)",
-                     d};
-  }
-  return std::nullopt;
-}
-
-constexpr const char *kPrecisionPolicies[] = {"bf16-mixed", "fp16-mixed", "bf16"};
-
-MaybeFailure Checker::checkPrecision() {
-  einrt::TrainSettings s = settings;
-  s.precision = kPrecisionPolicies[options.seed % std::size(kPrecisionPolicies)];
-  OwningOpRef<ModuleOp> step[2];
-  for (int fused : {0, 1}) {
-    s.fusion = fused ? "on" : "off";
-    std::string label = "@train_step, precision " + s.precision + ", fusion " + s.fusion;
-    if (auto f = build(
-            label,
-            [&](ModuleOp m, PassManagerHook hook) {
-              if (failed(buildTrainStep(m, s, hook)))
-                return failure();
-              return fused ? applyFusion(m, s, hook) : success();
-            },
-            step[fused]))
-      return f;
-  }
-  ++stats.precisionRuns;
-  const std::string label = "@train_step, precision " + s.precision;
-  for (bool cpu : {false, true}) {
-    if (cpu && !options.cpu)
-      break;
-    Lowered fused, unfused;
-    if (auto f = lower(*step[1], {"train_step"}, cpu, label + ", fusion on", fused))
-      return f;
-    if (auto f = lower(*step[0], {"train_step"}, cpu, label + ", fusion off", unfused))
-      return f;
-    RunResults a, b;
-    std::string error;
-    int threads = cpu ? options.threads : 1;
-    if (!runOnce(fused, "train_step", einrt::Precision::F32, threads, initial, a, error) ||
-        !runOnce(unfused, "train_step", einrt::Precision::F32, 1, initial, b, error))
       return Failure{label, error};
     // A narrow step may overflow (fp16-mixed then skips it): NaNs are equal
     // whatever their sign and payload, which no op can observe (x86 makes
@@ -632,7 +580,8 @@ MaybeFailure Checker::checkPrecision() {
     }
     stats.tensorsCompared += int64_t(a.names.size());
     if (std::string d = compareBits(a, b); !d.empty())
-      return Failure{label + (cpu ? ": CPU" : ": reference") + ", fused vs unfused (bit-identical)",
+      return Failure{label + (cpu ? ": CPU" : ": reference") +
+                         ", vs fusion off and remat none (bit-identical)",
                      d};
   }
   return std::nullopt;
@@ -654,12 +603,14 @@ CheckResult Checker::run() {
     result.frontEndRejected = true;
     return finish(f);
   }
+  combo = options.combination ? *options.combination : drawCombination(options.seed, settings);
+  result.drawn = combo;
   einrt::TrainSettings on = settings, off = settings;
-  on.fusion = "on", off.fusion = "off";
+  on.fusion = combo.fusion, off.fusion = "off";
   OwningOpRef<ModuleOp> grad[2], step[2];
   for (int fuse = 0; fuse < 2; ++fuse) {
     const einrt::TrainSettings &s = fuse ? on : off;
-    std::string tag = fuse ? ", fusion on" : ", fusion off";
+    std::string tag = ", " + (fuse ? fusedTag() : std::string("fusion off"));
     if (auto f = build(
             "@grad" + tag,
             [&](ModuleOp m, PassManagerHook hook) {
@@ -684,8 +635,8 @@ CheckResult Checker::run() {
     auto fused = modules[1]->lookupSymbol<func::FuncOp>(name);
     auto unfused = modules[0]->lookupSymbol<func::FuncOp>(name);
     if (std::string d = compareLedgers(fused, unfused); !d.empty())
-      return finish(
-          Failure{std::string("@") + name + ", fusion on vs off: the report's ledgers", d});
+      return finish(Failure{
+          std::string("@") + name + ", " + fusedTag() + " vs off: the report's ledgers", d});
   }
   // The starting point every backend runs from.
   {
@@ -709,9 +660,7 @@ CheckResult Checker::run() {
     return finish(f);
   if (auto f = checkApply(*step[0], *step[settings.fusion == "off" ? 0 : 1]))
     return finish(f);
-  if (auto f = checkRemat(*step[1]))
-    return finish(f);
-  if (auto f = checkPrecision())
+  if (auto f = checkCombination())
     return finish(f);
   return finish(extraOptimizer());
 }

@@ -7,12 +7,14 @@
 //   einc-pipeline-fuzz --print --seed N
 //
 // Generates programs from seeds N, N+1, ... and checks each through every
-// pass combination (PipelineCheck.h). A failure prints the seed, the
-// combination, what differed and the program, and writes the program to
-// DIR/seed-N.ein (replay it with --replay). --reference-only leaves out the
+// pass combination, under the settings drawn for its seed (PipelineCheck.h,
+// Combinations.h). A failure prints the seed, the combination, what differed
+// and the program, and writes the program to DIR/seed-N.ein (replay it with
+// --replay). --reference-only leaves out the
 // CPU backend (whose JIT compiling is most of the time): the verifier, the
-// gradient check and the reference-backend checks remain. Prints the totals;
-// exit status 1 when any program failed, 2 on a bad command line.
+// gradient check and the reference-backend checks remain. Prints the totals
+// and how often each setting's values were drawn; exit status 1 when any
+// program failed, 2 on a bad command line.
 //
 //===----------------------------------------------------------------------===//
 #include "PipelineCheck.h"
@@ -111,8 +113,34 @@ bool parse(int argc, char **argv, Args &a, std::string &problem) {
 
 /// The report of a failure: what a person needs to reproduce and read it.
 std::string describe(const CheckResult &r) {
-  return "combination: " + r.combination + "\nwhat differed: " + r.what;
+  return "settings: " + r.drawn.label() + "\ncombination: " + r.combination +
+         "\nwhat differed: " + r.what;
 }
+
+/// How often each value of each drawn setting was checked, and the distinct
+/// combinations: "precision: bf16 12, fp32 9, ...".
+struct DrawCounts {
+  std::map<std::string, std::map<std::string, int64_t>> bySetting;
+  std::map<std::string, int64_t> combinations;
+  void add(const Combination &c) {
+    ++bySetting["precision"][c.precision];
+    ++bySetting["fp8"][c.fp8];
+    ++bySetting["remat"][c.remat];
+    ++bySetting["fusion"][c.fusion];
+    ++bySetting["optimizer"]
+               [c.optimizer + (c.optimizer == "sgd" && c.momentum > 0 ? "+momentum" : "")];
+    ++combinations[c.label()];
+  }
+  void print(std::ostream &os) const {
+    os << "settings drawn (" << combinations.size() << " distinct combinations):\n";
+    for (const auto &[setting, counts] : bySetting) {
+      os << "  " << setting << ":";
+      for (const auto &[value, n] : counts)
+        os << " " << value << " " << n;
+      os << "\n";
+    }
+  }
+};
 
 std::string commented(const std::string &text) {
   std::istringstream in(text);
@@ -152,9 +180,9 @@ int replay(const Args &a) {
     std::cout << a.replay << ": FAIL\n" << describe(r) << "\n";
     return 1;
   }
-  std::cout << a.replay << ": OK (" << r.stats.combinations << " pass combinations, "
-            << r.stats.gradEntries << " gradient entries, " << r.stats.tensorsCompared
-            << " tensors compared)\n";
+  std::cout << a.replay << ": OK (" << r.drawn.label() << "; " << r.stats.combinations
+            << " pass combinations, " << r.stats.gradEntries << " gradient entries, "
+            << r.stats.tensorsCompared << " tensors compared)\n";
   return 0;
 }
 
@@ -177,6 +205,7 @@ int main(int argc, char **argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   CheckStats total;
+  DrawCounts drawn;
   int64_t programs = 0, failures = 0, rejected = 0, nonFinite = 0;
   std::map<std::string, int64_t> features;
   for (uint64_t seed = a.seed;; ++seed) {
@@ -198,14 +227,15 @@ int main(int argc, char **argv) {
     total.kinkSkips += r.stats.kinkSkips;
     total.tensorsCompared += r.stats.tensorsCompared;
     total.oneStepOnly += r.stats.oneStepOnly;
-    total.rematRuns += r.stats.rematRuns;
-    total.precisionRuns += r.stats.precisionRuns;
+    total.combinationRuns += r.stats.combinationRuns;
+    if (!r.frontEndRejected)
+      drawn.add(r.drawn);
     total.kernelsCompiled += r.stats.kernelsCompiled;
     total.compileSeconds += r.stats.compileSeconds;
     if (a.verbose)
-      std::cout << "seed " << seed << ": " << (r.ok ? "ok" : "FAIL") << " ("
-                << r.stats.kernelsCompiled << " kernels compiled in " << r.stats.compileSeconds
-                << " s)\n"
+      std::cout << "seed " << seed << ": " << (r.ok ? "ok" : "FAIL") << " [" << r.drawn.label()
+                << "] (" << r.stats.kernelsCompiled << " kernels compiled in "
+                << r.stats.compileSeconds << " s)\n"
                 << std::flush;
     if (r.ok)
       continue;
@@ -219,6 +249,7 @@ int main(int argc, char **argv) {
               << program.text << "---\n"
               << std::flush;
   }
+  drawn.print(std::cout);
   if (a.features) {
     std::cout << "features (programs using each):\n";
     for (const auto &[name, n] : features)
@@ -231,10 +262,10 @@ int main(int argc, char **argv) {
             << total.passesRun << " passes verified after), " << total.gradEntries
             << " gradient entries checked (" << total.kinkSkips << " checks skipped at kinks), "
             << total.tensorsCompared << " tensors compared (" << total.oneStepOnly
-            << " adaptive-optimizer runs held to one step), " << total.rematRuns
-            << " remat policies and " << total.precisionRuns << " precision policies checked; "
-            << failures << " failures (" << rejected << " front-end rejections, " << nonFinite
-            << " non-finite references) in " << seconds << " s (" << total.kernelsCompiled
-            << " CPU kernels compiled in " << int(total.compileSeconds) << " s)\n";
+            << " adaptive-optimizer runs held to one step), " << total.combinationRuns
+            << " steps under their whole combination checked; " << failures << " failures ("
+            << rejected << " front-end rejections, " << nonFinite << " non-finite references) in "
+            << seconds << " s (" << total.kernelsCompiled << " CPU kernels compiled in "
+            << int(total.compileSeconds) << " s)\n";
   return failures ? 1 : 0;
 }

@@ -3,11 +3,12 @@
 // The verifier instrumentation names a pass that leaves invalid IR even when
 // the pass claims to preserve everything (MLIR's own verifier then skips);
 // fusion keeps the report's ledgers; the generator is deterministic and its
-// programs pass the front end; the bound of Compare.h; issue 9's reproducers
-// pass every check, and so do the programs of the corpus
-// (test/fuzz-pipeline/corpus).
+// programs pass the front end; the bound of Compare.h; the combinations of
+// settings cover every pair; issue 9's and issue 25's reproducers pass every
+// check, and so do the programs of the corpus (test/fuzz-pipeline/corpus).
 //
 //===----------------------------------------------------------------------===//
+#include "Combinations.h"
 #include "Compare.h"
 #include "Ledgers.h"
 #include "PassVerifier.h"
@@ -30,6 +31,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 using namespace mlir;
@@ -170,12 +173,69 @@ TEST(PipelineCheck, IssueReproducersPass) {
     ASSERT_FALSE(text.str().empty()) << name;
     CheckResult r = checkProgram(text.str(), {});
     EXPECT_TRUE(r.ok) << name << ": " << r.combination << "\n" << r.what;
-    // Six, @train_step under a remat policy, and under a precision policy
-    // fused and not.
-    EXPECT_EQ(r.stats.combinations, 9) << name;
-    EXPECT_EQ(r.stats.rematRuns, 1) << name;
-    EXPECT_EQ(r.stats.precisionRuns, 1) << name;
+    // @grad and @train_step fused and not, the extra optimizer's step fused
+    // and not, and the step under the whole combination and without fusion
+    // and remat.
+    EXPECT_EQ(r.stats.combinations, 8) << name;
+    EXPECT_EQ(r.stats.combinationRuns, 1) << name;
+    EXPECT_FALSE(r.drawn.precision.empty()) << name;
     EXPECT_GT(r.stats.gradEntries, 0) << name;
+  }
+}
+
+// The draws of 2,000 seeds: every value of each setting, and every pair of
+// values of two settings, meets; never the program's own optimizer; the
+// same seed, the same draw.
+TEST(Combinations, EveryPairOfSettingsMeets) {
+  einrt::TrainSettings program; // adamw
+  std::map<std::string, std::set<std::string>> values;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (uint64_t seed = 0; seed < 2000; ++seed) {
+    Combination c = drawCombination(seed, program);
+    EXPECT_EQ(c.label(), drawCombination(seed, program).label());
+    EXPECT_NE(c.optimizer, "adamw");
+    EXPECT_NE(c.fusion, "off");
+    std::string opt = c.optimizer + (c.momentum > 0 ? "+m" : "");
+    std::pair<std::string, std::string> settings[] = {{"precision", c.precision},
+                                                      {"fp8", c.fp8},
+                                                      {"remat", c.remat},
+                                                      {"fusion", c.fusion},
+                                                      {"optimizer", opt}};
+    for (auto &[key, value] : settings) {
+      values[key].insert(value);
+      for (auto &[key2, value2] : settings)
+        if (key < key2)
+          pairs.insert({key + "=" + value, key2 + "=" + value2});
+    }
+  }
+  EXPECT_EQ(values["precision"].size(), 4u); // fp32 bf16-mixed fp16-mixed bf16
+  EXPECT_EQ(values["fp8"].size(), 3u);
+  EXPECT_EQ(values["remat"].size(), 6u);
+  EXPECT_EQ(values["fusion"].size(), 3u);    // all on elementwise
+  EXPECT_EQ(values["optimizer"].size(), 4u); // adam, sgd with and without momentum, adagrad
+  size_t expected = 0;
+  for (auto &[key, set] : values)
+    for (auto &[key2, set2] : values)
+      if (key < key2)
+        expected += set.size() * set2.size();
+  EXPECT_EQ(pairs.size(), expected);
+}
+
+// Issue 25, item 4: one layer of a LayerNorm fn and a matmul with tied
+// embeddings, under bf16-mixed, selective remat and row kernels (the
+// clones of a row kernel's two shapes once shared a fusion group, and the
+// CPU lowering stopped with an internal error), through every check.
+TEST(PipelineCheck, NarrowRematOfRowKernelsPasses) {
+  std::ifstream in(std::string(EINC_SOURCE_DIR) + "/test/e2e/Inputs/remat-rows-narrow.ein");
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_FALSE(text.str().empty());
+  for (const char *precision : {"bf16-mixed", "fp16-mixed", "bf16"}) {
+    CheckOptions o;
+    o.combination = Combination{precision, "none", "selective", "all", "sgd", 0.9};
+    CheckResult r = checkProgram(text.str(), o);
+    EXPECT_TRUE(r.ok) << precision << ": " << r.combination << "\n" << r.what;
+    EXPECT_EQ(r.stats.combinationRuns, 1) << precision;
   }
 }
 

@@ -300,6 +300,24 @@ func.func @forward(%x: tensor<3x1xf32> {ein.axes = ["i", "j"], ein.kind = "param
 
 // -----
 
+// broadcast of a narrow value (a bf16 gain): the sum accumulates in f32 and
+// rounds once to the gradient's type (a bf16 sum would round after every
+// addition: ir/EinOps.td).
+func.func @forward(%g: tensor<4xbf16> {ein.axes = ["d"], ein.kind = "param", ein.name = "g"}) -> tensor<f32> {
+  %y = ein.broadcast %g dims [1] {axes = ["r", "d"]} : tensor<4xbf16> -> tensor<3x4xbf16>
+  %w = ein.cast %y {axes = ["r", "d"]} : tensor<3x4xbf16> -> tensor<3x4xf32>
+  %l = ein.reduce sum %w dims [0, 1] {axes = []} : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[DYH:.+]] = ein.cast %{{.+}} {axes = ["r", "d"]{{.*}}} : tensor<3x4xf32> -> tensor<3x4xbf16>
+// CHECK-NEXT: %[[DYW:.+]] = ein.cast %[[DYH]] {axes = ["r", "d"]{{.*}}} : tensor<3x4xbf16> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[S:.+]] = ein.reduce sum %[[DYW]] dims [0] {axes = ["d"]{{.*}}} : tensor<3x4xf32> -> tensor<4xf32>
+// CHECK-NEXT: %[[DG:.+]] = ein.cast %[[S]] {axes = ["d"]{{.*}}} : tensor<4xf32> -> tensor<4xbf16>
+// CHECK-NEXT: return %{{.+}}, %[[DG]] : tensor<f32>, tensor<4xbf16>
+
+// -----
+
 // broadcast without size-1 dims: the reduce alone.
 func.func @forward(%x: tensor<4xf32> {ein.axes = ["j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
   %y = ein.broadcast %x dims [1] {axes = ["i", "j"]} : tensor<4xf32> -> tensor<3x4xf32>
@@ -427,6 +445,24 @@ func.func @forward(%ids: tensor<2x3xi32> {ein.axes = ["b", "t"], ein.kind = "inp
 // CHECK-LABEL: func.func @grad(
 // CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims [] {axes = ["b", "t", "d"]{{.*}}}
 // CHECK-NEXT: %[[DW:.+]] = ein.scatter_add %[[DY]], %arg0 {axes = ["v", "d"]{{.*}}} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<10x4xf32>
+// CHECK-NEXT: return %{{.+}}, %[[DW]] :
+
+// -----
+
+// gather from a narrow table: the scatter_add accumulates in f32 and rounds
+// once to the table's type.
+func.func @forward(%ids: tensor<2x3xi32> {ein.axes = ["b", "t"], ein.kind = "input", ein.name = "ids"},
+                   %wte: tensor<10x4xf16> {ein.axes = ["v", "d"], ein.kind = "param", ein.name = "wte"}) -> tensor<f32> {
+  %e = ein.gather %wte, %ids {axes = ["b", "t", "d"]} : tensor<10x4xf16>, tensor<2x3xi32> -> tensor<2x3x4xf16>
+  %w = ein.cast %e {axes = ["b", "t", "d"]} : tensor<2x3x4xf16> -> tensor<2x3x4xf32>
+  %l = ein.reduce sum %w dims [0, 1, 2] {axes = []} : tensor<2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[DYH:.+]] = ein.cast %{{.+}} : tensor<2x3x4xf32> -> tensor<2x3x4xf16>
+// CHECK-NEXT: %[[DYW:.+]] = ein.cast %[[DYH]] {axes = ["b", "t", "d"]{{.*}}} : tensor<2x3x4xf16> -> tensor<2x3x4xf32>
+// CHECK-NEXT: %[[S:.+]] = ein.scatter_add %[[DYW]], %arg0 {axes = ["v", "d"]{{.*}}} : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<10x4xf32>
+// CHECK-NEXT: %[[DW:.+]] = ein.cast %[[S]] {axes = ["v", "d"]{{.*}}} : tensor<10x4xf32> -> tensor<10x4xf16>
 // CHECK-NEXT: return %{{.+}}, %[[DW]] :
 
 // -----

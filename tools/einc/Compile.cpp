@@ -10,7 +10,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/Diagnostics.h"
 
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -117,41 +116,27 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   // Program the CPU backend runs — the one just lowered where there is one;
   // else (reference backend, or a run of @accumulate_grad + @apply_update)
   // @train_step lowered for the CPU beside them, its kernels never compiled.
-  // A step the CPU backend cannot run (bf16/f16 tensors: it runs f32 only)
-  // is planned as the reference backend lowers it.
+  // A step the CPU backend cannot lower is no report: its diagnostic, as
+  // `einc run` gives it (the report never prices another Program instead).
   if (report) {
     auto at = std::find(request.functions.begin(), request.functions.end(), "train_step");
-    const einrt::Program *lowered =
-        at != request.functions.end() ? &programs[size_t(at - request.functions.begin())] : nullptr;
-    const einrt::Program *trainStep = cpu ? lowered : nullptr;
-    std::string plannedBackend = "cpu";
+    const einrt::Program *trainStep = cpu && at != request.functions.end()
+                                          ? &programs[size_t(at - request.functions.begin())]
+                                          : nullptr;
     std::optional<einrt::Program> priceOnly;
     if (!trainStep) {
       auto fn = module.lookupSymbol<func::FuncOp>("train_step");
       if (!fn)
         return fail("building the training step produced no @train_step");
       auto unused = ::ein::codegen::KernelCompiler::create();
-      FailureOr<einrt::Program> p = failure();
-      {
-        ScopedDiagnosticHandler quiet(module.getContext(), [](Diagnostic &) { return success(); });
-        p = ::ein::codegen::lowerToCpuProgram(fn, *unused);
-      }
-      if (failed(p)) {
-        plannedBackend = "reference";
-        if (!lowered)
-          p = ::ein::codegen::lowerToProgram(fn);
-      }
-      if (succeeded(p)) {
-        priceOnly = std::move(*p);
-        trainStep = &*priceOnly;
-      } else if (lowered) {
-        trainStep = lowered;
-      } else {
+      FailureOr<einrt::Program> p = ::ein::codegen::lowerToCpuProgram(fn, *unused);
+      if (failed(p))
         return false;
-      }
+      priceOnly = std::move(*p);
+      trainStep = &*priceOnly;
     }
     Report r;
-    r.plannedBackend = plannedBackend;
+    r.plannedBackend = "cpu";
     if (!reportOnStep(module, *trainStep, o, priced, request.reportDevice, r))
       return false;
     r.rematSweep = std::move(sweep);
