@@ -139,10 +139,27 @@ std::string hashText(const std::string &text) {
   return buf;
 }
 
+std::string missingChecksums(const std::string &path, const SafetensorsMetadata &metadata,
+                             bool checksummed) {
+  auto it = metadata.find("einc");
+  if (checksummed || it == metadata.end() || it->second == "checkpoint 1")
+    return "";
+  return "'" + path + "' (" + it->second +
+         ") carries no checksums: its header was changed, its tensors cannot be verified";
+}
+
+std::string uncheckedNote(const std::string &path, bool checksummed) {
+  if (checksummed)
+    return "";
+  return "note: '" + path +
+         "' carries no checksums (written by an einc before they were stored, or by another "
+         "writer): its tensors are read unverified";
+}
+
 SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
   SafetensorsMetadata m;
   m["format"] = "pt";
-  m["einc"] = "checkpoint 1";
+  m["einc"] = "checkpoint 2";
   m["step"] = std::to_string(info.step);
   m["optimizer_step"] = std::to_string(info.optimizerStep);
   m["sampler"] = info.sampler;
@@ -165,7 +182,7 @@ bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &ten
 
 std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error) {
   Checkpoint c;
-  auto tensors = readSafetensors(path, c.metadata, error);
+  auto tensors = readSafetensors(path, c.metadata, error, &c.checksummed);
   if (!tensors) {
     error = "cannot read checkpoint '" + path + "': " + error;
     return std::nullopt;
@@ -180,6 +197,12 @@ std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &e
             get(key.c_str()) + "')";
     return std::nullopt;
   };
+  // Format 2 and later always carry checksums: none means the header was
+  // rewritten, and the data can no longer be trusted.
+  if (std::string missing = missingChecksums(path, c.metadata, c.checksummed); !missing.empty()) {
+    error = "checkpoint " + missing;
+    return std::nullopt;
+  }
   if (!parseInt(get("step"), c.info.step))
     return bad("step");
   if (get("optimizer_step").empty())

@@ -6,7 +6,8 @@
 // (with loss scaling also the scaler's rank-0 `loss_scale`, `good_steps`,
 // `skipped_steps`: runtime/LossScaleState.h), and string metadata:
 //   format        "pt"
-//   einc          "checkpoint 1"
+//   einc          "checkpoint 2" (1: before checksums)
+//   crc32c.NAME   each tensor's checksum (runtime/Safetensors.h)
 //   step          the last completed step (decimal)
 //   optimizer_step the optimizer's update count t (differs from step only
 //                 after a resume with reset_optimizer)
@@ -45,10 +46,22 @@ struct CheckpointInfo {
 struct Checkpoint {
   CheckpointInfo info;
   std::vector<TensorData> tensors;
-  SafetensorsMetadata metadata; // everything, including unknown keys
+  SafetensorsMetadata metadata; // everything but the checksums, unknown keys included
+  bool checksummed = false;     // its tensors were verified (format 1: none to verify)
   /// The tensor named `name`, or null.
   const TensorData *find(const std::string &name) const;
 };
+
+/// For the loaders of einc's safetensors files (resume, sample, run
+/// --load), after readSafetensors verified the checksums that
+/// `path` carried: the refusal of an einc checkpoint of format 2 or later
+/// that carries none (its header was changed), else "".
+std::string missingChecksums(const std::string &path, const SafetensorsMetadata &metadata,
+                             bool checksummed);
+/// "" for a checksummed file; else a one-line note that `path`'s tensors
+/// were read unverified (a format-1 checkpoint, or another writer's file),
+/// for the loaders to print.
+std::string uncheckedNote(const std::string &path, bool checksummed);
 
 /// The metadata map for `info` (doubles printed with 17 significant digits).
 SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
@@ -57,8 +70,9 @@ SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
 bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error);
 
-/// Reads a checkpoint; fails (naming the file) on a corrupt file or missing
-/// or malformed `step` metadata. Other keys are optional.
+/// Reads a checkpoint; fails (naming the file) on a corrupt file (a tensor
+/// that fails its checksum named), a format-2 checkpoint without checksums,
+/// or missing or malformed `step` metadata. Other keys are optional.
 std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error);
 
 /// "" when `dir` holds no `last.safetensors`; else the refusal of a fresh run

@@ -78,6 +78,8 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   if (!ck)
     return false;
   Impl &I = *impl;
+  if (std::string note = uncheckedNote(path, ck->checksummed); !note.empty())
+    I.progress->message(note);
   std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout, I.unshardedArgs);
   if (!ck->info.configHash.empty() && ck->info.configHash != hash && !cfg.allowConfigChange) {
     error = "checkpoint '" + path + "' was written with other training settings (config hash " +
