@@ -1,8 +1,9 @@
 """Checks for the training tests (standard library only).
 
-  train_check.py same A.safetensors B.safetensors
+  train_check.py same A.safetensors B.safetensors [TENSOR...]
       every tensor of A is in B with the same dtype, shape and bytes (bit for
-      bit), and B has no other tensors; prints "identical: N tensors"
+      bit), and B has no other tensors; prints "identical: N tensors". With
+      TENSOR names, those alone are compared.
   train_check.py differ A.safetensors B.safetensors
       some tensor differs; prints "differ"
   train_check.py close A.safetensors B.safetensors TOL
@@ -44,10 +45,13 @@ def raw_tensors(path):
     return out
 
 
-def same(a, b):
+def same(a, b, names=None):
     ta, tb = raw_tensors(a), raw_tensors(b)
+    if names:
+        ta = {n: ta[n] for n in names if n in ta}
+        tb = {n: tb[n] for n in names if n in tb}
     # Also readable by the reference reader (F32 checkpoints).
-    assert set(safetensors_io.read(a)) == set(ta)
+    assert names or set(safetensors_io.read(a)) == set(ta)
     if set(ta) != set(tb):
         return "different names: %s" % sorted(set(ta) ^ set(tb))
     for name in sorted(ta):
@@ -59,11 +63,12 @@ def same(a, b):
 def main():
     cmd = sys.argv[1]
     if cmd == "same":
-        problem = same(sys.argv[2], sys.argv[3])
+        names = sys.argv[4:]
+        problem = same(sys.argv[2], sys.argv[3], names)
         if problem:
             print("NOT identical: " + problem)
             return 1
-        print("identical: %d tensors" % len(raw_tensors(sys.argv[2])))
+        print("identical: %d tensors" % (len(names) or len(raw_tensors(sys.argv[2]))))
         return 0
     if cmd == "differ":
         if same(sys.argv[2], sys.argv[3]) is None:
