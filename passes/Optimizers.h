@@ -21,9 +21,11 @@
 
 namespace mlir::ein::train {
 
-/// The optimizer hyper-parameters, as the pass options give them.
+/// The optimizer hyper-parameters, as the pass options give them (eps and
+/// weight decay resolved: the pass's -1 is torch's default for the
+/// optimizer, einrt::kOptimizerDefaults).
 struct Hyper {
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01, momentum = 0.9;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, momentum = 0;
 };
 
 /// Creates `ein` ops at one insertion point, each with an `axes` attribute.

@@ -30,12 +30,14 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<double> beta1{*this, "beta1", llvm::cl::desc("first-moment decay"), llvm::cl::init(0.9)};
   Option<double> beta2{*this, "beta2", llvm::cl::desc("second-moment decay"),
                        llvm::cl::init(0.999)};
-  Option<double> eps{*this, "eps", llvm::cl::desc("epsilon"), llvm::cl::init(1e-8)};
-  Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("weight decay"),
-                             llvm::cl::init(0.01)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("epsilon (-1: torch's for the optimizer)"),
+                     llvm::cl::init(-1)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("weight decay (-1: torch's for the optimizer)"),
+                             llvm::cl::init(-1)};
   Option<std::string> decay{*this, "decay", llvm::cl::desc("matrices | all"),
                             llvm::cl::init("matrices")};
-  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.9)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0)};
   Option<double> clip{*this, "clip", llvm::cl::desc("max gradient norm (0: off)"),
                       llvm::cl::init(1.0)};
   Option<std::string> narrowUpdate{

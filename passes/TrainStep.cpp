@@ -33,6 +33,7 @@
 #include "passes/LossScale.h"
 #include "passes/Optimizers.h"
 #include "runtime/LossScaleState.h"
+#include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -275,22 +276,32 @@ struct EinTrainStepPass : public mlir::ein::impl::EinTrainStepBase<EinTrainStepP
   void runOnOperation() override;
 
 private:
-  /// Checks the options; emits a diagnostic on `module` for the first bad one.
-  LogicalResult checkOptions(ModuleOp module, const OptimizerRule *&rule);
+  /// Checks the options and resolves them into `hyper`; emits a diagnostic
+  /// on `module` for the first bad one.
+  LogicalResult checkOptions(ModuleOp module, const OptimizerRule *&rule, Hyper &hyper);
 };
 
-LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRule *&rule) {
+LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRule *&rule,
+                                             Hyper &hyper) {
+  // -1 (the default): torch's value for the optimizer (docs/train-step.md).
+  hyper = Hyper{beta1, beta2, eps, weightDecay, momentum};
+  if (const einrt::OptimizerDefaults *d = einrt::findOptimizerDefaults(optimizer)) {
+    if (hyper.eps == -1)
+      hyper.eps = d->eps;
+    if (hyper.weightDecay == -1)
+      hyper.weightDecay = d->weightDecay;
+  }
   auto inUnit = [](double v) { return v >= 0 && v < 1; };
   auto nonNegative = [](double v) { return v >= 0; }; // false for NaN
   if (!inUnit(beta1))
     return module.emitError("ein-train-step: beta1 must be in [0, 1), got ") << fmtNumber(beta1);
   if (!inUnit(beta2))
     return module.emitError("ein-train-step: beta2 must be in [0, 1), got ") << fmtNumber(beta2);
-  if (!nonNegative(eps))
-    return module.emitError("ein-train-step: eps must be >= 0, got ") << fmtNumber(eps);
-  if (!nonNegative(weightDecay))
+  if (!nonNegative(hyper.eps))
+    return module.emitError("ein-train-step: eps must be >= 0, got ") << fmtNumber(hyper.eps);
+  if (!nonNegative(hyper.weightDecay))
     return module.emitError("ein-train-step: weight-decay must be >= 0, got ")
-           << fmtNumber(weightDecay);
+           << fmtNumber(hyper.weightDecay);
   if (!nonNegative(momentum))
     return module.emitError("ein-train-step: momentum must be >= 0, got ") << fmtNumber(momentum);
   if (!nonNegative(clip) || std::isinf(clip))
@@ -334,7 +345,8 @@ void EinTrainStepPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
   const OptimizerRule *rule = nullptr;
-  if (failed(checkOptions(module, rule)))
+  Hyper hyper;
+  if (failed(checkOptions(module, rule, hyper)))
     return signalPassFailure();
 
   auto grad = module.lookupSymbol<func::FuncOp>(gradName);
@@ -417,7 +429,6 @@ void EinTrainStepPass::runOnOperation() {
       return signalPassFailure();
     }
 
-  Hyper hyper{beta1, beta2, eps, weightDecay, momentum};
   SmallVector<StringRef> slots = rule->slots(hyper);
   LossScaleConfig scaleConfig{lossScaling == "dynamic", lossScaleInit, lossScaleGrowth,
                               lossScaleBackoff, lossScaleInterval};

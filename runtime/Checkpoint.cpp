@@ -1,11 +1,13 @@
 //===- Checkpoint.cpp - Training checkpoints in safetensors ---------------===//
 #include "runtime/Checkpoint.h"
 #include "runtime/LossScaleState.h"
+#include "runtime/StrictJson.h"
 
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <unistd.h>
 
 namespace einrt {
@@ -139,14 +141,72 @@ std::string hashText(const std::string &text) {
   return buf;
 }
 
+std::string missingChecksums(const std::string &path, const SafetensorsMetadata &metadata,
+                             bool checksummed) {
+  auto it = metadata.find("einc");
+  if (checksummed || it == metadata.end() || it->second == "checkpoint 1")
+    return "";
+  return "'" + path + "' (" + it->second +
+         ") carries no checksums: its header was changed, its tensors cannot be verified";
+}
+
+std::string uncheckedNote(const std::string &path, bool checksummed) {
+  if (checksummed)
+    return "";
+  return "note: '" + path +
+         "' carries no checksums (written by an einc before they were stored, or by another "
+         "writer): its tensors are read unverified";
+}
+
+std::string settingsText(const SettingsRecord &settings) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto &[name, value] : settings)
+    j[name] = value;
+  return dumpJson(j);
+}
+
+std::string settingsHash(const SettingsRecord &settings) {
+  return hashText(settingsText(settings));
+}
+
+std::string settingsDifference(const SettingsRecord &recorded, const SettingsRecord &now,
+                               size_t limit) {
+  std::map<std::string, std::string> before(recorded.begin(), recorded.end());
+  std::vector<std::string> changes;
+  auto change = [&](const std::string &name, const std::string *was, const std::string *is) {
+    changes.push_back(name + " " + (was ? "'" + *was + "'" : "(none)") + ", now " +
+                      (is ? "'" + *is + "'" : "(none)"));
+  };
+  std::set<std::string> seen;
+  for (const auto &[name, value] : now) {
+    seen.insert(name);
+    auto it = before.find(name);
+    if (it == before.end())
+      change(name, nullptr, &value);
+    else if (it->second != value)
+      change(name, &it->second, &value);
+  }
+  for (const auto &[name, value] : recorded)
+    if (!seen.count(name))
+      change(name, &value, nullptr);
+  std::string out;
+  for (size_t i = 0; i < changes.size() && i < limit; ++i)
+    out += (i ? "; " : "") + changes[i];
+  if (changes.size() > limit)
+    out += " and " + std::to_string(changes.size() - limit) + " more";
+  return out;
+}
+
 SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
   SafetensorsMetadata m;
   m["format"] = "pt";
-  m["einc"] = "checkpoint 1";
+  m["einc"] = "checkpoint 2";
   m["step"] = std::to_string(info.step);
   m["optimizer_step"] = std::to_string(info.optimizerStep);
   m["sampler"] = info.sampler;
   m["schedule"] = info.schedule;
+  if (info.settings)
+    m["settings"] = settingsText(*info.settings);
   m["config_hash"] = info.configHash;
   m["val_loss"] = info.valLoss ? num(*info.valLoss) : "";
   m["best_val_loss"] = info.bestValLoss ? num(*info.bestValLoss) : "";
@@ -165,7 +225,7 @@ bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &ten
 
 std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error) {
   Checkpoint c;
-  auto tensors = readSafetensors(path, c.metadata, error);
+  auto tensors = readSafetensors(path, c.metadata, error, &c.checksummed);
   if (!tensors) {
     error = "cannot read checkpoint '" + path + "': " + error;
     return std::nullopt;
@@ -180,8 +240,30 @@ std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &e
             get(key.c_str()) + "')";
     return std::nullopt;
   };
+  // Format 2 and later always carry checksums: none means the header was
+  // rewritten, and the data can no longer be trusted.
+  if (std::string missing = missingChecksums(path, c.metadata, c.checksummed); !missing.empty()) {
+    error = "checkpoint " + missing;
+    return std::nullopt;
+  }
   if (!parseInt(get("step"), c.info.step))
     return bad("step");
+  if (c.metadata.count("settings")) {
+    nlohmann::json j;
+    std::string jsonError;
+    std::vector<std::string> names; // in the file's order
+    const std::string &text = c.metadata["settings"];
+    if (!parseStrictJson(text.data(), text.size(), j, jsonError, &names) || !j.is_object())
+      return bad("settings");
+    SettingsRecord record;
+    for (const std::string &name : names) {
+      const nlohmann::json &value = j[name];
+      if (!value.is_string())
+        return bad("settings");
+      record.emplace_back(name, value.get<std::string>());
+    }
+    c.info.settings = std::move(record);
+  }
   if (get("optimizer_step").empty())
     c.info.optimizerStep = c.info.step;
   else if (!parseInt(get("optimizer_step"), c.info.optimizerStep))

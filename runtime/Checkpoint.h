@@ -6,13 +6,16 @@
 // (with loss scaling also the scaler's rank-0 `loss_scale`, `good_steps`,
 // `skipped_steps`: runtime/LossScaleState.h), and string metadata:
 //   format        "pt"
-//   einc          "checkpoint 1"
+//   einc          "checkpoint 2" (1: before checksums and settings)
+//   crc32c.NAME   each tensor's checksum (runtime/Safetensors.h)
 //   step          the last completed step (decimal)
 //   optimizer_step the optimizer's update count t (differs from step only
 //                 after a resume with reset_optimizer)
 //   sampler       the training window sampler's state (rows + Rng, hex)
 //   schedule      Schedule::describe()
-//   config_hash   16 hex digits: FNV-1a of the settings a resume must match
+//   settings      the settings a resume must match, by name: a JSON object
+//                 of strings ({"seed": "0", "lr": "0.001", ...})
+//   config_hash   16 hex digits: FNV-1a of `settings`
 //   val_loss      the last validation loss ("" if none)
 //   best_val_loss the lowest validation loss so far ("" if none)
 // Writes are atomic (writeSafetensors: temporary file, fsync, rename, fsync
@@ -32,12 +35,16 @@
 
 namespace einrt {
 
+/// Settings by name, in a fixed order (what a resume must keep).
+using SettingsRecord = std::vector<std::pair<std::string, std::string>>;
+
 struct CheckpointInfo {
   int64_t step = 0;
   int64_t optimizerStep = 0;
   std::string sampler;
   std::string schedule;
-  std::string configHash;
+  std::optional<SettingsRecord> settings; // none in a format-1 checkpoint
+  std::string configHash;                 // of `settings` (format 1: of other text)
   std::optional<double> valLoss;
   std::optional<double> bestValLoss;
 };
@@ -45,10 +52,34 @@ struct CheckpointInfo {
 struct Checkpoint {
   CheckpointInfo info;
   std::vector<TensorData> tensors;
-  SafetensorsMetadata metadata; // everything, including unknown keys
+  SafetensorsMetadata metadata; // everything but the checksums, unknown keys included
+  bool checksummed = false;     // its tensors were verified (format 1: none to verify)
   /// The tensor named `name`, or null.
   const TensorData *find(const std::string &name) const;
 };
+
+/// For the loaders of einc's safetensors files (resume, --init-from,
+/// sample, run --load), after readSafetensors verified the checksums that
+/// `path` carried: the refusal of an einc checkpoint of format 2 or later
+/// that carries none (its header was changed), else "".
+std::string missingChecksums(const std::string &path, const SafetensorsMetadata &metadata,
+                             bool checksummed);
+/// "" for a checksummed file; else a one-line note that `path`'s tensors
+/// were read unverified (a format-1 checkpoint, or another writer's file),
+/// for the loaders to print.
+std::string uncheckedNote(const std::string &path, bool checksummed);
+
+/// The settings record as the checkpoint stores it (a JSON object), and
+/// its config hash (FNV-1a of that text).
+std::string settingsText(const SettingsRecord &settings);
+std::string settingsHash(const SettingsRecord &settings);
+
+/// The settings of `recorded` (a checkpoint's) that `now` differs in, one
+/// "NAME OLD, now NEW" each ("(none)" where one side lacks it), in `now`'s
+/// order then the recorded-only ones; the first `limit`, then "and K more".
+/// "" when they agree.
+std::string settingsDifference(const SettingsRecord &recorded, const SettingsRecord &now,
+                               size_t limit = 8);
 
 /// The metadata map for `info` (doubles printed with 17 significant digits).
 SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
@@ -57,8 +88,10 @@ SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
 bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error);
 
-/// Reads a checkpoint; fails (naming the file) on a corrupt file or missing
-/// or malformed `step` metadata. Other keys are optional.
+/// Reads a checkpoint; fails (naming the file) on a corrupt file (a tensor
+/// that fails its checksum named), a format-2 checkpoint without checksums,
+/// missing or malformed `step` metadata or a malformed `settings`. Other
+/// keys are optional.
 std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error);
 
 /// "" when `dir` holds no `last.safetensors`; else the refusal of a fresh run

@@ -1,11 +1,13 @@
 //===- Safetensors.cpp - Read and write the safetensors format ------------===//
 #include "runtime/Safetensors.h"
+#include "runtime/Crc32c.h"
 #include "runtime/FloatFormats.h"
 #include "runtime/Memory.h"
 #include "runtime/StrictJson.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <limits>
@@ -132,6 +134,51 @@ namespace {
 
 constexpr uint64_t kMaxHeader = 100u << 20; // as the reference implementation
 
+/// The metadata key of a tensor's checksum.
+constexpr const char kDigestPrefix[] = "crc32c.";
+
+std::string digestKey(const std::string &tensor) { return kDigestPrefix + tensor; }
+bool isDigestKey(const std::string &key) { return key.rfind(kDigestPrefix, 0) == 0; }
+
+std::string hex32(uint32_t v) {
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+/// Checks every tensor against its checksum and takes the checksums out of
+/// `metadata`. "" when they hold (or the file has none); else the problem.
+std::string verifyDigests(const std::vector<TensorData> &tensors, SafetensorsMetadata &metadata,
+                          bool &checksummed) {
+  std::map<std::string, std::string> digests;
+  for (auto it = metadata.begin(); it != metadata.end();) {
+    if (!isDigestKey(it->first)) {
+      ++it;
+      continue;
+    }
+    digests[it->first.substr(sizeof kDigestPrefix - 1)] = it->second;
+    it = metadata.erase(it);
+  }
+  checksummed = !digests.empty();
+  if (!checksummed)
+    return "";
+  for (const TensorData &t : tensors) {
+    auto it = digests.find(t.name);
+    if (it == digests.end())
+      return "tensor \"" + t.name +
+             "\" has no checksum while the other tensors have one: the header was changed";
+    std::string computed = hex32(crc32c(t.bytes.data(), t.bytes.size()));
+    if (it->second != computed)
+      return "tensor \"" + t.name + "\": its data fails its checksum (CRC-32C " + computed +
+             ", recorded " + it->second + "): the file is damaged";
+    digests.erase(it);
+  }
+  if (!digests.empty())
+    return "a checksum for \"" + digests.begin()->first +
+           "\", which is no tensor of the file: the header was changed";
+  return "";
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -140,7 +187,7 @@ constexpr uint64_t kMaxHeader = 100u << 20; // as the reference implementation
 
 std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
                                                         SafetensorsMetadata &metadata,
-                                                        std::string &error) {
+                                                        std::string &error, bool *checksummed) {
   metadata.clear();
   if (size < 8) {
     error = "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length";
@@ -304,17 +351,25 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
             ") belong to no tensor";
     return std::nullopt;
   }
+  bool digests = false;
+  if (std::string problem = verifyDigests(tensors, metadata, digests); !problem.empty()) {
+    error = problem;
+    return std::nullopt;
+  }
+  if (checksummed)
+    *checksummed = digests;
   return tensors;
 }
 
-std::optional<std::vector<TensorData>>
-readSafetensors(const std::string &path, SafetensorsMetadata &metadata, std::string &error) {
+std::optional<std::vector<TensorData>> readSafetensors(const std::string &path,
+                                                       SafetensorsMetadata &metadata,
+                                                       std::string &error, bool *checksummed) {
   // The file's bytes, then the tensors copied out of them.
   std::vector<uint8_t> bytes;
   if (!readFileBytes(path, 2, bytes, error))
     return std::nullopt;
   std::string e;
-  auto result = parseSafetensors(bytes.data(), bytes.size(), metadata, e);
+  auto result = parseSafetensors(bytes.data(), bytes.size(), metadata, e, checksummed);
   if (!result)
     error = "'" + path + "': " + e;
   return result;
@@ -328,12 +383,19 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
                                                          const SafetensorsMetadata &metadata,
                                                          std::string &error) {
   std::set<std::string> names;
+  SafetensorsMetadata withDigests;
+  for (auto &[k, v] : metadata)
+    if (!isDigestKey(k))
+      withDigests[k] = v;
+  for (const TensorData &t : tensors)
+    if (validUtf8(t.name)) // an invalid name is refused below, as such
+      withDigests[digestKey(t.name)] = hex32(crc32c(t.bytes.data(), t.bytes.size()));
   // ordered_json: the header lists __metadata__, then the tensors in the
   // order given (the data follows in that order).
   nlohmann::ordered_json root = nlohmann::ordered_json::object();
-  if (!metadata.empty()) {
+  if (!withDigests.empty()) {
     nlohmann::ordered_json &md = root["__metadata__"] = nlohmann::ordered_json::object();
-    for (auto &[k, v] : metadata) {
+    for (auto &[k, v] : withDigests) {
       if (!validUtf8(k) || !validUtf8(v)) {
         error = "metadata key or value \"" + k + "\" is not valid UTF-8";
         return std::nullopt;

@@ -11,6 +11,13 @@
 // message, never a crash). Writing is atomic: `path.tmp.<pid>`, fsync, rename
 // over `path`, fsync the directory.
 //
+// Checksums: einc writes the CRC-32C (runtime/Crc32c.h) of every tensor's
+// bytes into the metadata, as `"crc32c.NAME": "8 hex digits"`, and reading
+// verifies them: a changed byte of tensor data is an error naming the tensor.
+// The keys are taken out of the metadata a reader gets. Files of other
+// writers (PyTorch's safetensors) carry none and are read unverified; a file
+// with a checksum for some tensors but not all is refused.
+//
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_SAFETENSORS_H
 #define EINC_RUNTIME_SAFETENSORS_H
@@ -50,16 +57,22 @@ const char *safetensorsDTypeName(DType t);
 std::optional<DType> parseSafetensorsDType(const std::string &name);
 
 /// Parses a whole file held in memory. Tensors come back in header order.
+/// `checksummed`, if given, says whether the file carried checksums (all
+/// verified, since the parse succeeded).
 std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
                                                         SafetensorsMetadata &metadata,
-                                                        std::string &error);
+                                                        std::string &error,
+                                                        bool *checksummed = nullptr);
 
-std::optional<std::vector<TensorData>>
-readSafetensors(const std::string &path, SafetensorsMetadata &metadata, std::string &error);
+std::optional<std::vector<TensorData>> readSafetensors(const std::string &path,
+                                                       SafetensorsMetadata &metadata,
+                                                       std::string &error,
+                                                       bool *checksummed = nullptr);
 
 /// The complete file contents (header + data) for `tensors`, in the order
-/// given. Fails on duplicate or empty names, the reserved name
-/// "__metadata__", or a byte length that disagrees with shape × dtype.
+/// given, with each tensor's checksum added to `metadata` (any `crc32c.*`
+/// key given is replaced). Fails on duplicate or empty names, the reserved
+/// name "__metadata__", or a byte length that disagrees with shape × dtype.
 std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
                                                          const SafetensorsMetadata &metadata,
                                                          std::string &error);

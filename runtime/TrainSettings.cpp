@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 
 namespace einrt {
@@ -83,8 +84,9 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"min_lr", &S::minLr, nullptr, 0, 10, "learning rate at the end of the schedule", Run},
       {"beta1", &S::beta1, nullptr, 0, 0.999999, "Adam first-moment decay", Compiled},
       {"beta2", &S::beta2, nullptr, 0, 0.999999999, "Adam second-moment decay", Compiled},
-      {"eps", &S::eps, nullptr, 0, 1, "Adam epsilon", Compiled},
-      {"weight_decay", &S::weightDecay, nullptr, 0, 10, "decoupled weight decay", Compiled},
+      {"eps", &S::eps, nullptr, 0, 1, "Adam and Adagrad epsilon", Compiled},
+      {"weight_decay", &S::weightDecay, nullptr, 0, 10,
+       "weight decay (adamw: decoupled; adam, sgd, adagrad: L2 added to the gradient)", Compiled},
       {"decay", &S::decay, "matrices all", 0, 0, "which params weight decay applies to", Compiled},
       {"momentum", &S::momentum, nullptr, 0, 0.999999, "SGD momentum", Compiled},
       {"clip", &S::clip, nullptr, 0, kInf, "global gradient-norm clip (0: off)", Compiled},
@@ -139,6 +141,31 @@ bool TrainSettings::isGiven(const std::string &key) const {
   return std::find(given.begin(), given.end(), key) != given.end();
 }
 
+const OptimizerDefaults *findOptimizerDefaults(const std::string &optimizer) {
+  for (const OptimizerDefaults &d : kOptimizerDefaults)
+    if (optimizer == d.optimizer)
+      return &d;
+  return nullptr;
+}
+
+namespace {
+/// The optimizer's defaults for the settings that depend on it and that
+/// were not given (a given value stands, whichever line came first).
+void applyOptimizerDefaults(S &s) {
+  const OptimizerDefaults *d = findOptimizerDefaults(s.optimizer);
+  if (!d)
+    return;
+  const std::pair<const char *, double S::*> dependent[] = {{"lr", &S::lr},
+                                                            {"eps", &S::eps},
+                                                            {"weight_decay", &S::weightDecay},
+                                                            {"momentum", &S::momentum}};
+  const double values[] = {d->lr, d->eps, d->weightDecay, d->momentum};
+  for (size_t i = 0; i < std::size(dependent); ++i)
+    if (!s.isGiven(dependent[i].first))
+      s.*dependent[i].second = values[i];
+}
+} // namespace
+
 std::string setTrainWord(S &s, const SettingInfo &info, const std::string &given) {
   std::string word = info.canonical ? info.canonical(given) : given;
   if (!info.isWord())
@@ -157,6 +184,8 @@ std::string setTrainWord(S &s, const SettingInfo &info, const std::string &given
   else
     s.*std::get<std::optional<std::string> S::*>(info.field) = word;
   markGiven(s, info);
+  if (std::string(info.key) == "optimizer")
+    applyOptimizerDefaults(s);
   return "";
 }
 

@@ -23,14 +23,33 @@
 
 namespace einrt {
 
+/// torch.optim's defaults of each optimizer for the settings whose default
+/// depends on it: what `lr`, `eps`, `weight_decay` and `momentum` are when
+/// neither the model nor --set gives them (setting `optimizer` applies its
+/// row to those not given). docs/training.md lists them beside torch's
+/// signatures. beta1 0.9 and beta2 0.999 are every Adam's. The first row is
+/// the default optimizer's, and TrainSettings' own initial values.
+struct OptimizerDefaults {
+  const char *optimizer;
+  double lr, eps, weightDecay, momentum;
+};
+inline constexpr OptimizerDefaults kOptimizerDefaults[] = {
+    {"adamw", 1e-3, 1e-8, 1e-2, 0}, // torch.optim.AdamW
+    {"adam", 1e-3, 1e-8, 0, 0},     // torch.optim.Adam
+    {"sgd", 1e-3, 1e-8, 0, 0},      // torch.optim.SGD (reads no eps)
+    {"adagrad", 1e-2, 1e-10, 0, 0}, // torch.optim.Adagrad
+};
+/// The row of `optimizer`, or null.
+const OptimizerDefaults *findOptimizerDefaults(const std::string &optimizer);
+
 struct TrainSettings {
-  std::string optimizer = "adamw"; // adamw | adam | sgd | adagrad
-  double lr = 1e-3;                // peak learning rate
-  std::optional<double> minLr;     // default: lr / 10
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  double weightDecay = 0.01;
+  std::string optimizer = kOptimizerDefaults[0].optimizer; // adamw | adam | sgd | adagrad
+  double lr = kOptimizerDefaults[0].lr;                    // peak learning rate
+  std::optional<double> minLr;                             // default: lr / 10
+  double beta1 = 0.9, beta2 = 0.999, eps = kOptimizerDefaults[0].eps;
+  double weightDecay = kOptimizerDefaults[0].weightDecay;
   std::string decay = "matrices"; // matrices | all
-  double momentum = 0.9;
+  double momentum = kOptimizerDefaults[0].momentum;
   double clip = 1.0;               // 0: off
   std::string schedule = "cosine"; // cosine | constant
   std::optional<int64_t> warmup;   // default: min(100, steps / 10)

@@ -543,16 +543,16 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       if (!error.empty())
         return false;
     }
-    if (writes) {
-      std::remove(last.c_str()); // --overwrite: no best of the old run stays
-      std::remove(best.c_str());
-    }
+    // --init-from: read before --overwrite removes `last`, which it may be.
+    std::optional<Checkpoint> init;
+    if (!cfg.initFrom.empty() && !(init = readCheckpoint(cfg.initFrom, error)))
+      return false;
     curStep = 0;
     optStep = 0;
     lastVal.reset();
     bestVal.reset();
     trainSampler->rewind();
-    if (cfg.initialize) {
+    if (cfg.initialize && !init) {
       // Init where the params' initialisers are: @train_step, or
       // @accumulate_grad (the model's own signature first)
       // model's own signature) when accumulating.
@@ -572,6 +572,12 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     for (size_t k = I.paramCount; k < I.slots.size(); ++k)
       if (!I.holder->zeroBuffer(I.holderBuf(I.slots[k]), error))
         return false;
+    if (init && !startFrom(*init, cfg.initFrom, error))
+      return false;
+    if (writes) { // the run can start: --overwrite keeps no best of the old run
+      std::remove(last.c_str());
+      std::remove(best.c_str());
+    }
     if (!syncParamsToGrad(I, progs.accumulate, error))
       return false;
   }

@@ -108,11 +108,21 @@ struct TrainConfig {
   /// Resume with the optimizer state zeroed and its update count restarted
   /// at 1; required when the checkpoint has no optimizer state.
   bool resetOptimizer = false;
-  /// Extra text hashed into config_hash (e.g. the model's train settings and
-  /// optimizer); a resume with a different hash is refused unless
+  /// The caller's settings a resume must keep (the model's dims and train
+  /// settings), recorded in the checkpoint with the trainer's own (seed,
+  /// accumulate, window shape, schedule, every argument's type); a resume
+  /// whose settings differ is refused, naming each change, unless
   /// allowConfigChange.
-  std::string configText;
+  SettingsRecord settings;
   bool allowConfigChange = false;
+  /// A fresh run's params from this checkpoint instead of the initialisers
+  /// (fine-tuning: step 0, this config's schedule, settings and data
+  /// stream); its tensors must be the model's params with their shapes
+  /// (optimizer state of any optimizer aside). With keepOptimizer also its
+  /// optimizer state (all of this optimizer's, or refused) and update
+  /// count, else the state starts at zero.
+  std::string initFrom;
+  bool keepOptimizer = false;
 
   std::string logPath; // JSON lines ("" : none); on resume cut back to the
                        // checkpoint's step, then appended to
@@ -173,6 +183,9 @@ public:
   /// Single pieces, for tests and tools:
   /// Resume from a checkpoint file (as run() does with `resume`).
   bool resumeFrom(const std::string &path, std::string &error);
+  /// A fresh run's state from checkpoint `ck`, read from `path` (as run()
+  /// does with `initFrom`): params, and with keepOptimizer optimizer state.
+  bool startFrom(const Checkpoint &ck, const std::string &path, std::string &error);
   /// One optimizer step (step() + 1); fills loss, grad_norm.
   bool trainStep(double &loss, double &gradNorm, std::string &error);
   /// Mean @forward loss over evalSteps batches of the validation file.

@@ -398,9 +398,10 @@ std::string Gen::trainSection() {
     lines.push_back("decay = " + word(pick(std::vector<std::string>{"matrices", "all"})));
   if (optimizer == "sgd") {
     std::string momentum = pick(std::vector<std::string>{"0", "0.9", "0.5"});
-    if (chance(0.8))
+    bool given = chance(0.8); // else torch's default, 0
+    if (given)
       lines.push_back("momentum = " + momentum);
-    note(momentum == "0" ? "sgd without momentum" : "sgd with momentum");
+    note(given && momentum != "0" ? "sgd with momentum" : "sgd without momentum");
   }
   if (chance(0.5))
     lines.push_back("clip = " + pick(std::vector<std::string>{"0", "0.5", "1", "1e3"}));

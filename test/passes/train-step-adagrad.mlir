@@ -1,7 +1,8 @@
-// RUN: ein-opt %s --ein-train-step="optimizer=adagrad eps=1e-10" | FileCheck %s
+// RUN: ein-opt %s --ein-train-step="optimizer=adagrad weight-decay=0.01" | FileCheck %s
 
 // Adagrad (torch.optim.Adagrad, lr_decay 0): L2 weight decay into the
-// gradient (matrices only), s <- s + g*g, p <- p - (lr * g) / (sqrt(s) + eps).
+// gradient (matrices only), s <- s + g*g, p <- p - (lr * g) / (sqrt(s) + eps),
+// eps torch's default 1e-10.
 
 func.func @grad(%x: tensor<2x3xf32> {ein.axes = ["b", "d"], ein.kind = "input", ein.name = "x"},
                 %w: tensor<3x4xf32> {ein.axes = ["d", "h"], ein.kind = "param", ein.name = "w"},

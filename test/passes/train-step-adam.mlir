@@ -1,4 +1,5 @@
-// RUN: ein-opt %s --ein-train-step=optimizer=adam | FileCheck %s
+// RUN: ein-opt %s --ein-train-step="optimizer=adam weight-decay=0.01" | FileCheck %s
+// RUN: ein-opt %s --ein-train-step=optimizer=adam | FileCheck %s --check-prefix=DEFAULTS
 // RUN: ein-opt %s --ein-train-step="optimizer=adam weight-decay=0 clip=0" | FileCheck %s --check-prefix=NOWD
 
 // Adam (torch.optim.Adam): L2 weight decay added to the gradient (matrices
@@ -92,3 +93,11 @@ func.func @grad(%x: tensor<2x3xf32> {ein.axes = ["b", "d"], ein.kind = "input", 
 // NOWD-NEXT: ein.div %{{.+}}, %{{.+}} {axes = []{{.*}}} : tensor<f32>
 // NOWD-NEXT: ein.sqrt %{{.+}} {axes = []{{.*}}} : tensor<f32>
 // NOWD-NEXT: ein.sub %{{.+}}, %{{.+}} {axes = ["d", "h"]{{.*}}}
+
+// Nothing but the optimizer given: torch.optim.Adam's defaults, no weight
+// decay at all and eps 1e-8.
+// DEFAULTS-LABEL: func.func @train_step(
+// DEFAULTS-NOT: dense<0.00999999977>
+// DEFAULTS: ein.constant {axes = []{{.*}}} dense<9.99999993E-9> : tensor<f32>
+// DEFAULTS-NOT: dense<0.00999999977>
+// DEFAULTS: return

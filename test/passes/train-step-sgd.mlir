@@ -1,6 +1,7 @@
-// RUN: ein-opt %s --ein-train-step=optimizer=sgd | FileCheck %s
-// RUN: ein-opt %s --ein-train-step="optimizer=sgd momentum=0" | FileCheck %s --check-prefix=PLAIN
-// RUN: ein-opt %s --ein-train-step="optimizer=sgd momentum=0 decay=all clip=0" | FileCheck %s --check-prefix=ALL
+// RUN: ein-opt %s --ein-train-step="optimizer=sgd momentum=0.9 weight-decay=0.01" | FileCheck %s
+// RUN: ein-opt %s --ein-train-step=optimizer=sgd | FileCheck %s --check-prefix=DEFAULTS
+// RUN: ein-opt %s --ein-train-step="optimizer=sgd momentum=0 weight-decay=0.01" | FileCheck %s --check-prefix=PLAIN
+// RUN: ein-opt %s --ein-train-step="optimizer=sgd momentum=0 weight-decay=0.01 decay=all clip=0" | FileCheck %s --check-prefix=ALL
 
 // SGD (torch.optim.SGD): L2 weight decay into the gradient (matrices only by
 // default), then the momentum buffer b <- momentum * b + g, then p - lr * b.
@@ -81,3 +82,11 @@ func.func @grad(%x: tensor<2x3xf32> {ein.axes = ["b", "d"], ein.kind = "input", 
 // ALL-NEXT: ein.broadcast
 // ALL-NEXT: ein.mul %{{.+}}, %[[GD]]
 // ALL-NEXT: ein.sub %[[B]]
+
+// Nothing but the optimizer given: torch.optim.SGD's defaults, momentum 0
+// (no state) and no weight decay.
+// DEFAULTS-LABEL: func.func @train_step(
+// DEFAULTS-NOT: opt_state
+// DEFAULTS-SAME: -> (tensor<f32> {ein.name = "loss"}, tensor<f32> {ein.name = "grad_norm"}, tensor<3x4xf32> {ein.kind = "param", ein.name = "w"}, tensor<4xf32> {ein.kind = "param", ein.name = "b"}) {
+// DEFAULTS-NOT: dense<0.00999999977>
+// DEFAULTS: return

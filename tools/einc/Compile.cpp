@@ -46,8 +46,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   // with it, so that the report describes the step that was built
   // (--precision is `--set precision=`, in `settings` already).
   einrt::TrainSettings priced = settings;
-  if (!o.optimizer.empty())
-    priced.optimizer = o.optimizer;
+  if (!o.optimizer.empty()) // with its defaults for what the model does not set
+    einrt::setTrainText(priced, "optimizer", o.optimizer);
   out.settings = priced;
 
   bool report = request.report;

@@ -451,6 +451,15 @@ void buildTrain(Command &c, Options &o) {
          "with --resume: allow a checkpoint without optimizer state\n"
          "(the state starts at zero)",
          o.resetOptimizer);
+  c.value("--init-from", "CKPT",
+          "start a new run (step 0, this run's settings: schedule, lr,\n"
+          "evaluation, optimizer) from the params of checkpoint CKPT, which\n"
+          "must fit the model; the optimizer state starts at zero",
+          [&o](const std::string &v) { o.initFrom = v; });
+  c.flag("--keep-optimizer",
+         "with --init-from: take CKPT's optimizer state and update count\n"
+         "too (the same optimizer's)",
+         o.keepOptimizer);
   c.value("--log", "FILE",
           "metrics as JSON lines: step, loss, lr, grad_norm,\n"
           "tokens_per_second, and val_loss where evaluated",
@@ -777,6 +786,11 @@ void checkCombination(const Tool &tool, Options &o) {
       bad("--reset-optimizer needs --resume");
     if (o.overwrite && o.resume)
       bad("--overwrite and --resume exclude each other (start over, or continue)");
+    if (!o.initFrom.empty() && o.resume)
+      bad("--init-from and --resume exclude each other (a new run from a checkpoint's params, "
+          "or the same run continued)");
+    if (o.keepOptimizer && o.initFrom.empty())
+      bad("--keep-optimizer needs --init-from");
     if (o.fastAllreduce && o.distributed.empty())
       bad("--allreduce needs --distributed mpi or nccl");
     if (o.shardOptimizer && o.distributed.empty())

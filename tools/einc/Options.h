@@ -65,6 +65,8 @@ struct Options {
   bool resume = false;         // --resume
   bool resetOptimizer = false; // --reset-optimizer
   bool overwrite = false;      // --overwrite (start over in a CK with a checkpoint)
+  std::string initFrom;        // --init-from CKPT (a new run from its params)
+  bool keepOptimizer = false;  // --keep-optimizer (with --init-from)
   std::string logFile;         // --log FILE (JSON lines)
   int64_t logEvery = 1;        // --log-every N (progress and log lines)
   std::string backend = "cpu"; // --backend cpu|reference|cuda

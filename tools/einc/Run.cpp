@@ -18,6 +18,7 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
+#include "runtime/Checkpoint.h"
 #include "runtime/CpuDevice.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/Executor.h"
@@ -212,9 +213,15 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
   if (o.load.empty())
     return true;
   einrt::SafetensorsMetadata metadata;
-  auto tensors = einrt::readSafetensors(o.load, metadata, error);
+  bool checksummed = false;
+  auto tensors = einrt::readSafetensors(o.load, metadata, error, &checksummed);
   if (!tensors)
     return fail("cannot load '" + o.load + "': " + error), false;
+  if (std::string missing = einrt::missingChecksums(o.load, metadata, checksummed);
+      !missing.empty())
+    return fail("cannot load " + missing), false;
+  if (std::string note = einrt::uncheckedNote(o.load, checksummed); !note.empty())
+    llvm::errs() << "einc: " << note << "\n";
   const einrt::Program &p = ex.program();
   int loaded = 0;
   std::set<int32_t> given;

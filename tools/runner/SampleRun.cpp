@@ -113,9 +113,15 @@ int sample(const RunContext &context, const Options &o, const einrt::ModelBundle
 
   // The params, by name, from the checkpoint.
   einrt::SafetensorsMetadata metadata;
-  auto tensors = einrt::readSafetensors(o.checkpoint, metadata, error);
+  bool checksummed = false;
+  auto tensors = einrt::readSafetensors(o.checkpoint, metadata, error, &checksummed);
   if (!tensors)
     return fail("cannot read '" + o.checkpoint + "': " + error);
+  if (std::string missing = einrt::missingChecksums(o.checkpoint, metadata, checksummed);
+      !missing.empty())
+    return fail(missing);
+  if (std::string note = einrt::uncheckedNote(o.checkpoint, checksummed); !note.empty())
+    std::cerr << context.tool << " sample: " << note << "\n";
   // Every param with its shape and nothing else but optimizer state: a
   // checkpoint of another model (other layers, other dims) is refused.
   std::vector<einrt::ParamShape> params;

@@ -165,27 +165,23 @@ bool printProfile(const std::vector<einrt::Executor *> &profiled, const Predicti
 
 std::string lrText(double lr) { return einrt::formatShortest(lr); }
 
-/// What a resume must keep (hashed into the checkpoint's config_hash): the
-/// dims, as MLIR prints the module's `ein.dims`, and the given settings but
-/// the schedule's length and the checkpoint interval (a resume may change
-/// them explicitly; the schedule's shape is hashed by the trainer).
-std::string settingsText(const einrt::ModelBundle &bundle, const einrt::TrainSettings &settings) {
-  std::string text;
-  if (!bundle.dims.empty()) {
-    text += "dims {";
-    bool first = true;
-    for (const auto &[name, size] : bundle.dims) {
-      text += (first ? "" : ", ") + name + " = " + std::to_string(size) + " : i64";
-      first = false;
-    }
-    text += "}\n";
+/// What a resume must keep, by name (recorded in the checkpoint): every
+/// dim, and every train setting's value (given or default) but the
+/// schedule's length and the checkpoint interval, which a resume may change
+/// explicitly, and those the trainer records as it runs them (seed,
+/// accumulate, data).
+einrt::SettingsRecord resumeSettings(const einrt::ModelBundle &bundle,
+                                     const einrt::TrainSettings &settings) {
+  einrt::SettingsRecord record;
+  for (const auto &[name, size] : bundle.dims)
+    record.emplace_back("dim " + name, std::to_string(size));
+  for (const einrt::SettingInfo &info : einrt::trainSettingTable()) {
+    std::string key = info.key;
+    if (key != "steps" && key != "checkpoint_every" && key != "seed" && key != "accumulate" &&
+        key != "data")
+      record.emplace_back(key, einrt::trainSettingValue(settings, info));
   }
-  einrt::TrainSettings hashed = settings;
-  hashed.given.erase(
-      std::remove_if(hashed.given.begin(), hashed.given.end(),
-                     [](const std::string &k) { return k == "steps" || k == "checkpoint_every"; }),
-      hashed.given.end());
-  return text + "train {" + hashed.describe() + "}\n";
+  return record;
 }
 
 std::string plural(int64_t n, const char *word) {
@@ -232,6 +228,8 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
   std::error_code ec;
   if (o.resume && !std::filesystem::exists(lastPath, ec))
     return r->fail("--resume: no checkpoint '" + lastPath + "' to resume from"), nullptr;
+  if (!o.initFrom.empty() && !std::filesystem::is_regular_file(o.initFrom, ec))
+    return r->fail("--init-from: no checkpoint file '" + o.initFrom + "'"), nullptr;
   if (!o.resume && !o.overwrite)
     if (std::string inTheWay = einrt::checkpointInTheWay(ckDir); !inTheWay.empty())
       return r->fail(inTheWay), nullptr;
@@ -270,8 +268,8 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
     stretched.total = o.steps;
     int64_t t = schedule.total + 1;
     return r->fail("--steps " + n(o.steps) + " runs past the end of the schedule recorded in '" +
-                   lastPath + "' (" + schedule.describe() + "): steps " + n(t) + ".." + n(o.steps) +
-                   " would all run at min_lr " + lrText(schedule.minLr) +
+                   lastPath + "' (" + recorded->describe() + "): steps " + n(t) + ".." +
+                   n(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
                    ". Say which you mean: --set steps=" + n(o.steps) +
                    " stretches the cosine to end at step " + n(o.steps) + " (the lr at step " +
                    n(t) + " becomes " + lrText(stretched.at(t)) + ", up from " +
@@ -362,7 +360,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   config.resume = o.resume;
   config.overwrite = o.overwrite;
   config.resetOptimizer = o.resetOptimizer;
-  config.configText = settingsText(bundle, s) + "schedule " + schedule.describeShape() + "\n";
+  config.settings = resumeSettings(bundle, s);
+  config.initFrom = o.initFrom;
+  config.keepOptimizer = o.keepOptimizer;
   config.logPath = o.logFile;
   config.logEvery = o.logEvery;
   int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
@@ -439,6 +439,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << "\n";
   }
   out << "  schedule  " << schedule.describe() << " (length from " << totalFrom << ")\n";
+  if (!o.initFrom.empty())
+    out << "  init      params from " << o.initFrom << " (a new run: step 0, this run's settings; "
+        << (o.keepOptimizer ? "its optimizer state kept" : "optimizer state from zero") << ")\n";
   out << "  steps     to " << o.steps << (o.resume ? " (resuming)" : "") << ", seed "
       << config.seed;
   if (config.evalEvery > 0)

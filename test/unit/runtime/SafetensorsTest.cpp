@@ -1,6 +1,7 @@
 //===- SafetensorsTest.cpp - Reading, writing and rejecting safetensors ---===//
 #include "runtime/Safetensors.h"
 
+#include "runtime/Crc32c.h"
 #include "runtime/FloatFormats.h"
 
 #include <gtest/gtest.h>
@@ -132,8 +133,11 @@ TEST(Safetensors, HeaderLayoutIsTheStandardOne) {
   auto bytes = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}, error);
   ASSERT_TRUE(bytes) << error;
   std::string header(bytes->begin() + 8, bytes->end() - 8);
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08x", crc32c(bytes->data() + bytes->size() - 8, 8));
   EXPECT_EQ(header.substr(0, header.find_last_not_of(' ') + 1),
-            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})");
+            std::string(R"({"__metadata__":{"crc32c.a":")") + crc +
+                R"("},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})");
   float f[2];
   std::memcpy(f, bytes->data() + bytes->size() - 8, 8);
   EXPECT_EQ(f[0], 1.0f);
@@ -151,8 +155,10 @@ TEST(Safetensors, ReadsHandWrittenFiles) {
   SafetensorsMetadata md;
   std::string error;
   auto file = rawFile(header, data);
-  auto ts = parseSafetensors(file.data(), file.size(), md, error);
+  bool checksummed = true;
+  auto ts = parseSafetensors(file.data(), file.size(), md, error, &checksummed);
   ASSERT_TRUE(ts) << error;
+  EXPECT_FALSE(checksummed); // another writer's file: read unverified
   ASSERT_EQ(ts->size(), 2u);
   EXPECT_EQ((*ts)[0].name, "b\xC3\xA9");
   EXPECT_EQ((*ts)[0].toDoubles(), (std::vector<double>{1, 0}));
@@ -272,6 +278,58 @@ TEST(Safetensors, MutatedFilesNeverCrash) {
     rejected += !parseSafetensors(f.data(), f.size(), md, error);
   }
   EXPECT_GT(rejected, 1000);
+}
+
+// Every tensor's CRC-32C is in the metadata einc writes; a changed byte of
+// any tensor's data is refused naming the tensor, and so are a header with
+// a checksum taken out or added.
+TEST(Safetensors, ChecksumsNameTheDamagedTensor) {
+  double v[] = {1, 2, 3, 4, 5, 6};
+  std::string error;
+  SafetensorsMetadata given = {{"step", "7"}, {"crc32c.a", "stale"}};
+  auto good = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
+                                    TensorData::fromDoubles("b", DType::F32, {4}, v + 2)},
+                                   given, error);
+  ASSERT_TRUE(good) << error;
+  SafetensorsMetadata md;
+  bool checksummed = false;
+  ASSERT_TRUE(parseSafetensors(good->data(), good->size(), md, error, &checksummed)) << error;
+  EXPECT_TRUE(checksummed);
+  EXPECT_EQ(md, (SafetensorsMetadata{{"step", "7"}})); // the checksums are taken out
+
+  // Each data byte of b, flipped: refused, naming b and both checksums.
+  const size_t end = good->size(), bStart = end - 16;
+  for (size_t at = bStart; at < end; ++at) {
+    std::vector<uint8_t> bad = *good;
+    bad[at] ^= 0x40;
+    std::string e = parseError(bad);
+    EXPECT_NE(e.find("tensor \"b\": its data fails its checksum (CRC-32C "), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("the file is damaged"), std::string::npos) << e;
+  }
+  std::vector<uint8_t> badA = *good;
+  badA[bStart - 1] ^= 1; // a's last byte
+  EXPECT_NE(parseError(badA).find("tensor \"a\": its data fails"), std::string::npos);
+
+  // The header edited: one checksum removed, one for no tensor added.
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | (*good)[i];
+  std::string header(good->begin() + 8, good->begin() + 8 + n);
+  std::vector<uint8_t> data(good->begin() + 8 + n, good->end());
+  size_t key = header.find("\"crc32c.a\"");
+  ASSERT_NE(key, std::string::npos);
+  std::string without = header;
+  without.erase(key, header.find(',', key) + 1 - key);
+  EXPECT_NE(parseError(rawFile(without, data))
+                .find("tensor \"a\" has no checksum while the other tensors have one"),
+            std::string::npos)
+      << parseError(rawFile(without, data));
+  std::string extra = header;
+  extra.insert(key, "\"crc32c.c\":\"00000000\",");
+  EXPECT_NE(parseError(rawFile(extra, data)).find("a checksum for \"c\", which is no tensor"),
+            std::string::npos)
+      << parseError(rawFile(extra, data));
 }
 
 TEST(Safetensors, WriterRejectsBadTensors) {

@@ -94,3 +94,59 @@ TEST(TrainSettings, PrecisionPolicies) {
   EXPECT_STREQ(einrt::findPrecisionPolicy("mixed")->name, "bf16-mixed");
   EXPECT_EQ(einrt::findPrecisionPolicy("half"), nullptr);
 }
+
+// The settings that depend on the optimizer default to torch.optim's
+// values (torch 2.15's signatures: AdamW(lr=1e-3, eps=1e-8,
+// weight_decay=1e-2), Adam(lr=1e-3, eps=1e-8, weight_decay=0),
+// SGD(lr=1e-3, momentum=0, weight_decay=0), Adagrad(lr=1e-2, eps=1e-10,
+// weight_decay=0)).
+TEST(TrainSettings, OptimizerDefaultsAreTorchs) {
+  struct Expected {
+    const char *optimizer;
+    double lr, eps, weightDecay, momentum;
+  };
+  const Expected torch[] = {{"adamw", 1e-3, 1e-8, 1e-2, 0},
+                            {"adam", 1e-3, 1e-8, 0, 0},
+                            {"sgd", 1e-3, 1e-8, 0, 0},
+                            {"adagrad", 1e-2, 1e-10, 0, 0}};
+  TrainSettings plain; // no optimizer given: adamw's
+  EXPECT_EQ(plain.optimizer, "adamw");
+  EXPECT_EQ(plain.lr, 1e-3);
+  EXPECT_EQ(plain.eps, 1e-8);
+  EXPECT_EQ(plain.weightDecay, 1e-2);
+  EXPECT_EQ(plain.momentum, 0);
+  EXPECT_EQ(plain.beta1, 0.9);
+  EXPECT_EQ(plain.beta2, 0.999);
+  for (const Expected &e : torch) {
+    TrainSettings s;
+    ASSERT_EQ(einrt::setTrainText(s, "optimizer", e.optimizer), "");
+    EXPECT_EQ(s.lr, e.lr) << e.optimizer;
+    if (std::string(e.optimizer) != "sgd") // SGD reads no eps
+      EXPECT_EQ(s.eps, e.eps) << e.optimizer;
+    EXPECT_EQ(s.weightDecay, e.weightDecay) << e.optimizer;
+    EXPECT_EQ(s.momentum, e.momentum) << e.optimizer;
+    EXPECT_EQ(s.given, std::vector<std::string>{"optimizer"}) << e.optimizer;
+  }
+}
+
+// A given value stands whether it comes before or after the optimizer;
+// another optimizer later (--set over the model's) brings its own defaults
+// for the rest.
+TEST(TrainSettings, GivenValuesStandOverOptimizerDefaults) {
+  TrainSettings before;
+  ASSERT_EQ(einrt::setTrainText(before, "weight_decay", "0.1"), "");
+  ASSERT_EQ(einrt::setTrainText(before, "optimizer", "adam"), "");
+  EXPECT_EQ(before.weightDecay, 0.1);
+  TrainSettings after;
+  ASSERT_EQ(einrt::setTrainText(after, "optimizer", "sgd"), "");
+  ASSERT_EQ(einrt::setTrainText(after, "momentum", "0.9"), "");
+  EXPECT_EQ(after.momentum, 0.9);
+  EXPECT_EQ(after.weightDecay, 0);
+  ASSERT_EQ(einrt::setTrainText(after, "optimizer", "adagrad"), "");
+  EXPECT_EQ(after.momentum, 0.9); // given
+  EXPECT_EQ(after.lr, 1e-2);
+  EXPECT_EQ(after.eps, 1e-10);
+  ASSERT_EQ(einrt::setTrainText(after, "optimizer", "adamw"), "");
+  EXPECT_EQ(after.lr, 1e-3);
+  EXPECT_EQ(after.weightDecay, 1e-2);
+}

@@ -148,3 +148,72 @@ TEST(Checkpoint, MismatchNamesMissingExtraAndShapes) {
   EXPECT_EQ(checkpointMismatch(ck, params), "  1 missing param: c [1]\n"
                                             "  1 shape mismatch: w: checkpoint [3], model [4]");
 }
+
+namespace {
+
+/// A checkpoint as an einc before checksums wrote it (`format` its `einc`
+/// metadata): one tensor w = [1, 2], step 3, no checksums.
+std::string uncheckedCheckpoint(const TempDir &d, const std::string &format) {
+  std::string header = "{\"__metadata__\":{\"einc\":\"" + format +
+                       "\",\"step\":\"3\"},\"w\":{\"dtype\":\"F32\",\"shape\":[2],"
+                       "\"data_offsets\":[0,8]}}";
+  std::vector<uint8_t> file;
+  for (int i = 0; i < 8; ++i)
+    file.push_back(uint8_t(uint64_t(header.size()) >> (8 * i)));
+  file.insert(file.end(), header.begin(), header.end());
+  const float w[2] = {1, 2};
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(w);
+  file.insert(file.end(), p, p + 8);
+  std::string path = d.file(format == "checkpoint 1" ? "old.safetensors" : "stripped.safetensors");
+  writeBytes(path, file);
+  return path;
+}
+
+} // namespace
+
+// Checkpoints carry checksums and the settings record (format 2); a format-1
+// checkpoint (none of either) is read with a note, a format-2 one stripped
+// of its checksums is refused.
+TEST(Checkpoint, FormatTwoCarriesChecksumsAndSettings) {
+  TempDir d;
+  CheckpointInfo info;
+  info.step = 4;
+  info.settings = SettingsRecord{{"seed", "1"}, {"dim d", "8"}, {"argument w", "f32[4]"}};
+  info.configHash = settingsHash(*info.settings);
+  std::string error;
+  ASSERT_TRUE(writeCheckpoint(d.file("c.safetensors"), {tensor("w", 4, 1.5)}, info, error));
+  auto c = readCheckpoint(d.file("c.safetensors"), error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_TRUE(c->checksummed);
+  EXPECT_EQ(c->metadata.at("einc"), "checkpoint 2");
+  EXPECT_EQ(c->info.settings, info.settings); // in the order written
+  EXPECT_EQ(uncheckedNote(d.file("c.safetensors"), c->checksummed), "");
+
+  std::string old = uncheckedCheckpoint(d, "checkpoint 1");
+  auto o = readCheckpoint(old, error);
+  ASSERT_TRUE(o) << error;
+  EXPECT_FALSE(o->checksummed);
+  EXPECT_FALSE(o->info.settings);
+  EXPECT_EQ(o->find("w")->toDoubles(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(uncheckedNote(old, false),
+            "note: '" + old +
+                "' carries no checksums (written by an einc before they were stored, or by "
+                "another writer): its tensors are read unverified");
+
+  std::string stripped = uncheckedCheckpoint(d, "checkpoint 2");
+  EXPECT_FALSE(readCheckpoint(stripped, error));
+  EXPECT_EQ(error, "checkpoint '" + stripped +
+                       "' (checkpoint 2) carries no checksums: its header was changed, its "
+                       "tensors cannot be verified");
+}
+
+TEST(Checkpoint, SettingsDifferenceNamesEachChange) {
+  SettingsRecord was = {{"seed", "0"}, {"lr", "0.001"}, {"dim d", "8"}, {"gone", "x"}};
+  SettingsRecord now = {{"seed", "0"}, {"lr", "0.003"}, {"dim d", "16"}, {"fusion", "off"}};
+  EXPECT_EQ(settingsDifference(was, was), "");
+  EXPECT_EQ(settingsDifference(was, now), "lr '0.001', now '0.003'; dim d '8', now '16'; fusion "
+                                          "(none), now 'off'; gone 'x', now (none)");
+  EXPECT_EQ(settingsDifference(was, now, 2),
+            "lr '0.001', now '0.003'; dim d '8', now '16' and 2 more");
+  EXPECT_NE(settingsHash(was), settingsHash(now));
+}
