@@ -166,6 +166,17 @@ private:
 
 bool launchedByMpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK"); }
 
+std::pair<int, std::string> launcherWorldSize() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE"})
+    if (const char *v = std::getenv(name); v && *v) {
+      char *end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (*end == '\0' && n > 1 && n < (1 << 24))
+        return {int(n), name};
+    }
+  return {1, ""};
+}
+
 int launcherLocalRank() {
   for (const char *name :
        {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "LOCAL_RANK"})

@@ -23,12 +23,18 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace einrt {
 
 /// Whether this process was started by an MPI launcher (Open MPI's
 /// OMPI_COMM_WORLD_SIZE, PMIx's PMIX_RANK in the environment).
 bool launchedByMpi();
+
+/// How many processes the MPI launcher that started this one started, and
+/// the variable that says so (Open MPI's OMPI_COMM_WORLD_SIZE, MPICH's and
+/// Intel MPI's PMI_SIZE, MVAPICH's MV2_COMM_WORLD_SIZE); {1, ""} when none.
+std::pair<int, std::string> launcherWorldSize();
 
 /// This process's rank among the ranks on its node, as the launcher says
 /// (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, MPICH's MPI_LOCALRANKID,

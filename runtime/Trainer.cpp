@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Trainer.h"
+#include "runtime/CheckpointDir.h"
 #include "runtime/DeviceOrderedSum.h"
 #include "runtime/Init.h"
 #include "runtime/LossScaleState.h"
@@ -18,7 +19,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <signal.h>
 #include <sys/stat.h>
 
 namespace einrt {
@@ -37,31 +37,6 @@ std::string num(double v) {
 bool fileExists(const std::string &path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
-}
-
-/// Removes `last.safetensors.tmp.PID` and `best.safetensors.tmp.PID` in
-/// `dir` whose writer (process PID) is gone: a kill between creating the
-/// temporary and renaming it leaves one (writeFileAtomically). A live
-/// process's file may be a write in flight and stays. Returns the names.
-std::vector<std::string> removeStaleTemporaries(const std::string &dir) {
-  std::vector<std::string> removed;
-  std::error_code ec;
-  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    size_t dot = std::string::npos;
-    for (const char *stem : {"last.safetensors.tmp.", "best.safetensors.tmp."})
-      if (name.rfind(stem, 0) == 0)
-        dot = std::strlen(stem);
-    if (dot == std::string::npos || dot == name.size() || name.size() > dot + 9 ||
-        name.find_first_not_of("0123456789", dot) != std::string::npos)
-      continue;
-    pid_t pid = pid_t(std::stol(name.substr(dot)));
-    if (pid > 0 && (::kill(pid, 0) == 0 || errno != ESRCH))
-      continue; // alive (or not ours to signal: alive)
-    if (std::filesystem::remove(entry.path(), ec))
-      removed.push_back(entry.path().string());
-  }
-  return removed;
 }
 
 int64_t findArg(const Program &p, const std::string &name, BufferRole role) {
@@ -523,6 +498,16 @@ bool Trainer::run(TrainResult &result, std::string &error) {
   const bool writes = !last.empty() && leader();
   nonFinite = false;
   result = TrainResult();
+  // A failed write leaves the file it would have replaced, if there was one.
+  auto saveOrSay = [&](const std::string &path) {
+    bool existed = fileExists(path);
+    if (saveCheckpoint(path, error))
+      return true;
+    error += existed        ? "; the previous checkpoint is intact"
+             : path == last ? "; there is no earlier checkpoint to resume from"
+                            : "; there is no earlier best checkpoint";
+    return false;
+  };
 
   if (cfg.resume) {
     if (last.empty()) {
@@ -629,6 +614,10 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       }
       return false;
     }
+    // A stop asked for (a signal) ends the run after this step, saved.
+    bool stopping = false;
+    if (!stopAgreed(stopping, error))
+      return false;
     secondsSinceReport += seconds;
     ++stepsSinceReport;
     result.lastStep = curStep;
@@ -667,10 +656,8 @@ bool Trainer::run(TrainResult &result, std::string &error) {
         bestVal = v;
         result.bestValLoss = v;
         improved = true;
-        if (!sharded() && !best.empty() && !saveCheckpoint(best, error)) {
-          error += "; the previous checkpoint is intact";
+        if (!sharded() && !best.empty() && !saveOrSay(best))
           return false;
-        }
       }
     }
     // ZeRO-1: the state is gathered from every rank, so each takes part in
@@ -679,19 +666,15 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       uint8_t flag = improved;
       if (!cfg.comm->broadcast(&flag, 1, 0, error))
         return false;
-      if (flag && !last.empty() &&
-          !saveCheckpoint(cfg.checkpointDir + "/best.safetensors", error)) {
-        error += "; the previous checkpoint is intact";
+      if (flag && !last.empty() && !saveOrSay(cfg.checkpointDir + "/best.safetensors"))
         return false;
-      }
     }
-    bool save = final || evalDue || (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
-    if (save && (writes || (sharded() && !last.empty())) && !saveCheckpoint(last, error)) {
-      error += "; the previous checkpoint is intact";
+    bool save = final || evalDue || stopping ||
+                (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
+    if (save && (writes || (sharded() && !last.empty())) && !saveOrSay(last))
       return false;
-    }
 
-    if (final || evaluated || curStep % cfg.logEvery == 0) {
+    if (final || evaluated || stopping || curStep % cfg.logEvery == 0) {
       m.stepSeconds = secondsSinceReport / double(stepsSinceReport);
       m.tokensPerSecond = m.stepSeconds > 0 ? tokens / m.stepSeconds : 0;
       secondsSinceReport = 0;
@@ -699,6 +682,14 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       if (!I.log.write(m, error))
         return false;
       I.progress->report(m);
+    }
+    if (stopping && !final) {
+      // No rank leaves before rank 0 has written the step: a launcher may
+      // end the job when the first rank exits.
+      if (ranks() > 1 && !cfg.comm->barrier(error))
+        return false;
+      result.stopped = true;
+      break;
     }
   }
   I.progress->finish();

@@ -25,6 +25,10 @@
 //     every checkpoint_every steps, at each evaluation and at the end:
 //       `last` written (a failed write stops the run; the previous file
 //       is intact)
+//     stopRequested (a signal, runtime/StopSignals.h) after a step: that
+//       step is saved to `last` and logged, and run() returns with
+//       result.stopped; with N > 1 ranks the ranks agree first (a sum over
+//       them), so all stop after the same step
 //
 // On start, temporaries of checkpoint writers that were killed
 // (`last.safetensors.tmp.PID` of a dead PID) are removed; on resume the log
@@ -124,6 +128,12 @@ struct TrainConfig {
   std::string initFrom;
   bool keepOptimizer = false;
 
+  /// Asked after each step whether this rank was told to stop (null: never).
+  /// With N > 1 ranks, every rank or none must have it: the answers are
+  /// summed across the ranks (a one-float sum per step), so any rank's yes
+  /// stops them all after the same step.
+  std::function<bool()> stopRequested;
+
   std::string logPath; // JSON lines ("" : none); on resume cut back to the
                        // checkpoint's step, then appended to
   int64_t logEvery = 1;
@@ -161,6 +171,7 @@ struct TrainResult {
   std::optional<double> lastValLoss;
   std::optional<double> bestValLoss;
   bool stoppedNonFinite = false;
+  bool stopped = false;            // stopRequested: ended after lastStep, `last` holds it
   std::optional<double> lossScale; // loss scaling: the scale after the last step
   int64_t skippedSteps = 0;        // loss scaling: steps skipped so far (all runs)
 };
@@ -228,6 +239,9 @@ private:
   /// with `collectives`, on the device (TrainerDistributed.cpp).
   bool distributedMicroBatches(double &loss, std::string &error);
   bool deviceMicroBatches(double &loss, std::string &error);
+  /// Whether any rank's stopRequested says stop (collective with N > 1
+  /// ranks and stopRequested set; TrainerDistributed.cpp).
+  bool stopAgreed(bool &stop, std::string &error);
   /// Round j's micro-batch of this rank through @accumulate_grad (with
   /// fastSum, added into the accumulators).
   bool microBatch(int64_t j, std::string &error, const std::function<void(size_t)> &afterStep = {});

@@ -375,4 +375,21 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
   return true;
 }
 
+bool Trainer::stopAgreed(bool &stop, std::string &error) {
+  stop = false;
+  if (!cfg.stopRequested)
+    return true;
+  stop = cfg.stopRequested();
+  if (ranks() == 1)
+    return true;
+  // Every rank asks after every step, so this sum pairs up across them: a
+  // rank told to stop stops the others after the same step (none waits in
+  // a collective for a rank that has left).
+  float votes = stop ? 1.0f : 0.0f;
+  if (!cfg.comm->sumFloats(&votes, 1, error))
+    return false;
+  stop = votes > 0;
+  return true;
+}
+
 } // namespace einrt

@@ -2,6 +2,7 @@
 #include "Distributed.h"
 
 #include "runtime/MpiCommunicator.h"
+#include "runtime/StopSignals.h"
 
 #include <iostream>
 
@@ -17,8 +18,19 @@ einrt::CudaDeviceOptions cudaOptions(const Options &o) {
 }
 
 Ranks::Ranks(const Options &o, const std::string &tool) {
-  if (o.distributed.empty())
+  if (o.distributed.empty()) {
+    // `mpirun -np N` without --distributed: N separate runs of one
+    // directory, each overwriting the others' checkpoints and log.
+    if (auto [size, variable] = einrt::launcherWorldSize(); size > 1) {
+      std::cerr << tool << " train: started as one of " << size << " processes by an MPI launcher ("
+                << variable << "=" << size
+                << ") without --distributed: each would train alone, into the same checkpoint "
+                   "directory; pass --distributed mpi (or nccl) to train as "
+                << size << " ranks of one run\n";
+      opened = false;
+    }
     return;
+  }
   std::string error;
   if (!einrt::launchedByMpi()) {
     std::cerr << tool << " train: note: --distributed " << o.distributed
@@ -40,7 +52,8 @@ Ranks::~Ranks() = default;
 int Ranks::finish(int status) {
   std::cout.flush();
   std::cerr.flush();
-  if (status != 0 && group && group->size() > 1)
+  // Stopped by a signal: every rank agreed on the step and returns it.
+  if (status != 0 && status != einrt::kStoppedBySignalStatus && group && group->size() > 1)
     group->abort(status);
   group.reset();
   return status;

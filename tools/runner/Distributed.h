@@ -27,7 +27,9 @@ einrt::CudaDeviceOptions cudaOptions(const Options &o);
 
 class Ranks {
 public:
-  /// Without --distributed: no ranks (ok() true, comm() null). With it:
+  /// Without --distributed: no ranks (ok() true, comm() null), or ok()
+  /// false after printing why when an MPI launcher started several
+  /// processes (launcherWorldSize). With it:
   /// MPI opened and initialised, or ok() false after printing why; with
   /// --distributed nccl outside a launcher, one rank without MPI.
   Ranks(const Options &o, const std::string &tool);
@@ -36,8 +38,9 @@ public:
   einrt::Communicator *comm() const { return group.get(); }
   int size() const { return group ? group->size() : 1; }
   bool leader() const { return !group || group->rank() == 0; }
-  /// The exit status: `status`, after finalising; a failure (status != 0)
-  /// with more than one rank aborts every rank instead.
+  /// The exit status: `status`, after finalising; a failure (status != 0
+  /// but a stop by signal, which all ranks agree on) with more than one rank
+  /// aborts every rank instead.
   int finish(int status);
 
 private:

@@ -17,6 +17,7 @@
 
 #include "tools/einc/Options.h"
 
+#include "runtime/CheckpointDir.h"
 #include "runtime/Communicator.h"
 #include "runtime/CudaDevice.h"
 #include "runtime/CudaKernels.h"
@@ -84,10 +85,11 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
 std::vector<std::string> trainFunctionNames(const einrt::TrainSettings &settings, bool withForward);
 
 /// `train`. prepare() comes first: it opens and checks the data (every token
-/// id against the vocab) and settles the learning-rate schedule (the
-/// settings, the checkpoint being resumed, --steps) — before einc spends
-/// time compiling. run() then loads the bundle's train functions and drives
-/// the runtime's Trainer: banner, progress, summary.
+/// id against the vocab), makes, checks and locks the checkpoint directory
+/// (runtime/CheckpointDir.h: writable, no other run in it) and settles the
+/// learning-rate schedule (the settings, the checkpoint being resumed,
+/// --steps) — before einc spends time compiling. run() then loads the bundle's train functions and
+/// drives the runtime's Trainer: banner, progress, summary.
 class TrainRun {
 public:
   /// Null after printing why (TOOL train: ...).
@@ -96,9 +98,10 @@ public:
   ~TrainRun();
   /// Whether there is validation data (the run needs @forward).
   bool withValidation() const { return valFile.has_value(); }
-  /// Trains; the exit status. `origin` is the banner's word on where the
-  /// Programs come from, after the backend: "compiled in 1.20 s; 12 kernels
-  /// compiled, 3 cached", or "x86-64-v3 kernels linked in".
+  /// Trains; the exit status: 0, 1, or einrt::kStoppedBySignalStatus when
+  /// SIGINT/SIGTERM stopped it after saving (runtime/StopSignals.h). `origin` is the banner's word
+  /// on where the Programs come from, after the backend: "compiled in 1.20 s; 12 kernels compiled,
+  /// 3 cached", or "x86-64-v3 kernels linked in".
   int run(const einrt::ModelBundle &bundle, const Backend &backend, const std::string &origin);
 
 private:
@@ -112,6 +115,8 @@ private:
   std::optional<einrt::TokenFile> trainFile, valFile;
   einrt::Schedule schedule;
   std::string totalFrom; // where the schedule's length comes from
+  /// Rank 0: the checkpoint directory's lock, held until the run ends.
+  std::unique_ptr<einrt::CheckpointDirLock> lock;
 };
 
 /// `sample`: the logits of `function` (a forward with batch 1, or the

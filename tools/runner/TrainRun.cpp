@@ -18,12 +18,14 @@
 #include "Runner.h"
 
 #include "runtime/Checkpoint.h"
+#include "runtime/CheckpointDir.h"
 #include "runtime/CpuDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/NcclCollectives.h"
 #include "runtime/Schedule.h"
 #include "runtime/StepPrediction.h"
 #include "runtime/StepProfile.h"
+#include "runtime/StopSignals.h"
 #include "runtime/StrictJson.h"
 #include "runtime/Trainer.h"
 
@@ -230,6 +232,15 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
     return r->fail("--resume: no checkpoint '" + lastPath + "' to resume from"), nullptr;
   if (!o.initFrom.empty() && !std::filesystem::is_regular_file(o.initFrom, ec))
     return r->fail("--init-from: no checkpoint file '" + o.initFrom + "'"), nullptr;
+  // The directory this run writes: made, shown writable and locked now, not
+  // found wanting at the first save (rank 0 alone writes it).
+  if (!context.comm || context.comm->rank() == 0) {
+    r->lock = einrt::CheckpointDirLock::acquire(ckDir, error);
+    if (!r->lock)
+      return r->fail(error), nullptr;
+    if (!r->lock->note().empty())
+      std::cerr << context.tool << " train: " << r->lock->note() << "\n";
+  }
   if (!o.resume && !o.overwrite)
     if (std::string inTheWay = einrt::checkpointInTheWay(ckDir); !inTheWay.empty())
       return r->fail(inTheWay), nullptr;
@@ -365,6 +376,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   config.keepOptimizer = o.keepOptimizer;
   config.logPath = o.logFile;
   config.logEvery = o.logEvery;
+  config.stopRequested = [] { return einrt::StopSignals::received() != 0; };
   int64_t tokensPerStep = layout->targetsPerBatch() * accumulate;
   config.progress.totalSteps = o.steps;
   static std::ostream silent(nullptr); // ranks other than 0 print nothing
@@ -499,7 +511,14 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   }
   einrt::TrainResult result;
   auto runStart = std::chrono::steady_clock::now();
-  bool ok = trainer->run(result, error);
+  int stopSignal = 0;
+  bool ok;
+  {
+    // SIGINT/SIGTERM while training: save after this step, then stop.
+    einrt::StopSignals signals(context.tool + " train: ", !leader);
+    ok = trainer->run(result, error);
+    stopSignal = einrt::StopSignals::received();
+  }
   out.flush();
   double runSeconds = seconds(runStart);
   if (!ok)
@@ -508,7 +527,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   // The trainer evaluates at the last step; a resume with nothing to do has
   // the checkpoint's validation loss, if any.
   std::optional<double> valLoss = result.lastValLoss;
-  if (config.evalEvery > 0 && !valLoss && leader) {
+  if (config.evalEvery > 0 && !valLoss && leader && !result.stopped) {
     double v;
     if (!trainer->evaluate(v, error))
       return fail(error);
@@ -550,7 +569,16 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (leader && !profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
     return fail(error);
   out.flush();
-  return 0;
+  if (!result.stopped)
+    return 0;
+  if (leader) // one write: a launcher forwarding stderr keeps the line whole
+    std::cerr << context.tool + " train: stopped by " +
+                     (stopSignal ? einrt::StopSignals::name(stopSignal) : "another rank's signal") +
+                     " after step " + std::to_string(result.lastStep) + " of " +
+                     std::to_string(o.steps) + ", saved in '" + ckDir +
+                     "/last.safetensors' (continue with --resume); exit status " +
+                     std::to_string(einrt::kStoppedBySignalStatus) + "\n";
+  return einrt::kStoppedBySignalStatus;
 }
 
 } // namespace einc::runner
