@@ -5,6 +5,7 @@
 // params first, then optimizer state all or nothing (docs/training.md).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/TerminalText.h"
 #include "runtime/TrainerImpl.h"
 
 namespace einrt {
@@ -80,8 +81,9 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   Impl &I = *impl;
   std::string hash = configHash(cfg, I.holder->program(), *I.trainLayout, I.unshardedArgs);
   if (!ck->info.configHash.empty() && ck->info.configHash != hash && !cfg.allowConfigChange) {
-    error = "checkpoint '" + path + "' was written with other training settings (config hash " +
-            ck->info.configHash + ", now " + hash +
+    error = "checkpoint " + einrt::quoted(path) +
+            " was written with other training settings (config hash " + ck->info.configHash +
+            ", now " + hash +
             "; seed, batch, accumulation, schedule, optimizer or model "
             "changed): a resume would not continue the same run";
     return false;
@@ -99,12 +101,13 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
         missingOpt.push_back(s.name);
         continue;
       }
-      error = "checkpoint '" + path + "' has no param '" + s.name + "'";
+      error = "checkpoint " + einrt::quoted(path) + " has no param " + einrt::quoted(s.name);
       return false;
     }
   }
   if (!missingOpt.empty()) {
-    error = "checkpoint '" + path + "' has no optimizer state ('" + missingOpt.front() + "'" +
+    error = "checkpoint " + einrt::quoted(path) + " has no optimizer state (" +
+            einrt::quoted(missingOpt.front()) +
             (missingOpt.size() > 1 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
                                    : std::string()) +
             "); resuming without it restarts the optimizer from zero "
@@ -120,12 +123,13 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
       continue;
     }
     if (!I.holder->importBuffer(buf, *ck->find(s.name), error)) {
-      error = "checkpoint '" + path + "', tensor '" + s.name + "': " + error;
+      error =
+          "checkpoint " + einrt::quoted(path) + ", tensor " + einrt::quoted(s.name) + ": " + error;
       return false;
     }
   }
   if (!trainSampler->restoreState(ck->info.sampler, error)) {
-    error = "checkpoint '" + path + "': " + error;
+    error = "checkpoint " + einrt::quoted(path) + ": " + error;
     return false;
   }
   curStep = ck->info.step;

@@ -7,6 +7,7 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -41,7 +42,7 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
                   const std::string &source, const CompileRequest &request, CompiledModel &out) {
   auto start = std::chrono::steady_clock::now();
   if (request.backend != "cpu" && request.backend != "reference" && request.backend != "cuda")
-    return fail("unknown backend '" + request.backend + "' (cpu, reference, cuda)");
+    return fail("unknown backend " + einrt::quoted(request.backend) + " (cpu, reference, cuda)");
 
   // The report's --optimizer prices another optimizer: the step is built
   // with it, so that the report describes the step that was built

@@ -20,6 +20,7 @@
 #include "Sample.h"
 #include "Stages.h"
 
+#include "runtime/TerminalText.h"
 #include "tools/exe/EmbeddedModel.h"
 #include "tools/runner/Runner.h"
 
@@ -75,7 +76,7 @@ bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &erro
     ec = out.error();
   }
   if (ec)
-    error = "cannot write '" + path + "': " + ec.message();
+    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
   return !ec;
 }
 
@@ -122,10 +123,10 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   // Never clobber a file that is not one of ours.
   if (llvm::sys::fs::exists(output)) {
     if (llvm::sys::fs::is_directory(output))
-      return fail("'" + output + "' is a folder");
+      return fail(einrt::quoted(output) + " is a folder");
     if (!o.force && !isEincExecutable(output))
-      return fail("'" + output +
-                  "' exists and is not an executable of einc compile; remove it, pick "
+      return fail(einrt::quoted(output) +
+                  " exists and is not an executable of einc compile; remove it, pick "
                   "another -o, or pass --force to replace it");
   }
   std::string error;
@@ -218,7 +219,7 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   }
   if (std::error_code ec = llvm::sys::fs::rename(partial, output)) {
     llvm::sys::fs::remove(partial);
-    return fail("cannot write '" + output + "': " + ec.message());
+    return fail("cannot write " + einrt::quoted(output) + ": " + ec.message());
   }
   uint64_t size = 0;
   llvm::sys::fs::file_size(output, size);
@@ -226,10 +227,10 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   std::string programs;
   for (const einrt::BundledProgram &p : bundle.programs)
     programs += (programs.empty() ? "@" : ", @") + p.program.name;
-  llvm::outs() << "einc compile: " << o.input << " -> " << output << " ("
-               << einrt::formatBytes(int64_t(size)) << "; " << programs << "; "
-               << compiled.kernels->kernelCount() << " kernels for " << targets.size()
-               << " targets";
+  llvm::outs() << "einc compile: " << einrt::terminalSafe(o.input) << " -> "
+               << einrt::terminalSafe(output) << " (" << einrt::formatBytes(int64_t(size)) << "; "
+               << programs << "; " << compiled.kernels->kernelCount() << " kernels for "
+               << targets.size() << " targets";
   if (cuda) {
     llvm::outs() << "; cuda: " << cuda->kernels << " kernels, " << std::size(kCudaImageArchs)
                  << " images (";

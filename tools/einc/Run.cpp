@@ -26,6 +26,7 @@
 #include "runtime/LossScaleState.h"
 #include "runtime/Safetensors.h"
 #include "runtime/StepProfile.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -209,7 +210,7 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
   einrt::SafetensorsMetadata metadata;
   auto tensors = einrt::readSafetensors(o.load, metadata, error);
   if (!tensors)
-    return fail("cannot load '" + o.load + "': " + error), false;
+    return fail("cannot load " + einrt::quoted(o.load) + ": " + error), false;
   const einrt::Program &p = ex.program();
   int loaded = 0;
   for (const einrt::TensorData &t : *tensors) {
@@ -218,15 +219,17 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
       if (p.buffers[a].name == t.name)
         found = a;
     if (found < 0) {
-      llvm::errs() << "einc: warning: '" << o.load << "' has a tensor '" << t.name
-                   << "' that the model does not take\n";
+      llvm::errs() << "einc: warning: " << einrt::quoted(o.load) << " has a tensor "
+                   << einrt::quoted(t.name) << " that the model does not take\n";
       continue;
     }
     if (!ex.importBuffer(found, t, error))
-      return fail("cannot load '" + t.name + "' from '" + o.load + "': " + error), false;
+      return fail("cannot load " + einrt::quoted(t.name) + " from " + einrt::quoted(o.load) + ": " +
+                  error),
+             false;
     ++loaded;
   }
-  llvm::outs() << "loaded " << loaded << " tensors from " << o.load << "\n";
+  llvm::outs() << "loaded " << loaded << " tensors from " << einrt::terminalSafe(o.load) << "\n";
   return true;
 }
 
@@ -318,9 +321,9 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
       out.push_back(std::move(t));
     }
     if (!einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}, error))
-      return fail("cannot write '" + o.saveGrads + "': " + error);
-    llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to " << o.saveGrads
-                 << "\n";
+      return fail("cannot write " + einrt::quoted(o.saveGrads) + ": " + error);
+    llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to "
+                 << einrt::terminalSafe(o.saveGrads) << "\n";
   }
 
   if (o.gradcheck) {
@@ -460,8 +463,9 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     }
     if (!einrt::writeSafetensors(o.saveParams, out,
                                  {{"format", "pt"}, {"step", std::to_string(o.steps)}}, error))
-      return fail("cannot write '" + o.saveParams + "': " + error);
-    llvm::outs() << "wrote " << out.size() << " tensors to " << o.saveParams << "\n";
+      return fail("cannot write " + einrt::quoted(o.saveParams) + ": " + error);
+    llvm::outs() << "wrote " << out.size() << " tensors to " << einrt::terminalSafe(o.saveParams)
+                 << "\n";
   }
   return 0;
 }

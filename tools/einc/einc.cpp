@@ -25,6 +25,7 @@
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Elaborator.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,14 +55,15 @@ template <typename Fn> bool writeOutput(const Options &o, Fn write) {
   std::error_code ec;
   llvm::ToolOutputFile out(o.output, ec, llvm::sys::fs::OF_Text);
   if (ec) {
-    llvm::errs() << "einc: cannot write '" << o.output << "': " << ec.message() << "\n";
+    llvm::errs() << "einc: cannot write " << einrt::quoted(o.output) << ": " << ec.message()
+                 << "\n";
     return false;
   }
   write(out.os());
   out.os().flush();
   if (out.os().has_error()) {
-    llvm::errs() << "einc: cannot write '" << o.output << "': " << out.os().error().message()
-                 << "\n";
+    llvm::errs() << "einc: cannot write " << einrt::quoted(o.output) << ": "
+                 << out.os().error().message() << "\n";
     out.os().clear_error();
     return false;
   }
