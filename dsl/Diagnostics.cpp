@@ -225,7 +225,9 @@ void DiagnosticEngine::note(SourceLoc loc, const llvm::Twine &message) {
 }
 
 void DiagnosticEngine::print(llvm::raw_ostream &os, const Diagnostic &diag) const {
-  const char *kind = diag.severity == Diagnostic::Severity::Error ? "error" : "note";
+  const char *kind = diag.severity == Diagnostic::Severity::Error     ? "error"
+                     : diag.severity == Diagnostic::Severity::Warning ? "warning"
+                                                                      : "note";
   std::string message = escapeForTerminal(diag.message, kMaxMessageColumns);
   os << escapeForTerminal(file_.path(), kMaxMessageColumns);
   if (!diag.loc.isValid()) {

@@ -75,7 +75,7 @@ SourceExcerpt excerptLine(llvm::StringRef line, uint32_t col,
                           unsigned maxColumns = kMaxExcerptColumns);
 
 struct Diagnostic {
-  enum class Severity { Error, Note };
+  enum class Severity { Error, Warning, Note };
   Severity severity = Severity::Error;
   SourceLoc loc;
   std::string message;

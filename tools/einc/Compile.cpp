@@ -7,6 +7,7 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
+#include "runtime/Memory.h"
 #include "runtime/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,6 +33,15 @@ bool fail(const llvm::Twine &message) {
 bool needsTrainStep(const std::string &function) { return function != "forward"; }
 
 } // namespace
+
+std::optional<RematDevice> thisMachineForRemat(const RematDevice *rates) {
+  einrt::MemoryAvailable memory = einrt::availableMemory();
+  if (memory.bytes == INT64_MAX)
+    return std::nullopt;
+  RematDevice device = rates ? *rates : RematDevice{};
+  device.memoryBytes = double(memory.bytes);
+  return device;
+}
 
 const einrt::Program *CompiledModel::program(const std::string &function) const {
   const einrt::BundledProgram *p = bundle.find(function);
@@ -74,8 +84,9 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   bool cpu = request.backend == "cpu" || cuda;
   if ((cpu || report) && failed(applyFusion(module, priced)))
     return false;
-  // Remat last; `budget:` prices recompute time on (and takes N% of) the
-  // report's device when there is a profile of it.
+  // Remat last; `budget:` prices recompute time on the report's device when
+  // there is a profile of it, and takes N% of its memory — or, for what runs
+  // here on the CPU (train, sample, an executable), of this machine's.
   std::optional<RematDevice> rematDevice;
   if (haveDeviceProfile(o, request.reportDevice))
     if (auto profile = findDeviceProfile(o, request.reportDevice)) {
@@ -86,6 +97,9 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
       rematDevice = RematDevice{profile->memoryBytes, f32(profile->matmulFlops),
                                 f32(profile->vectorFlops), profile->bandwidth};
     }
+  if (!request.functions.empty() && !cuda)
+    if (auto here = thisMachineForRemat(rematDevice ? &*rematDevice : nullptr))
+      rematDevice = here;
   // The report's remat trade-off is of the step before its policy.
   std::optional<ReportRematSweep> sweep;
   if (report)

@@ -88,7 +88,7 @@ bool addSampleProgram(const Options &o, ModuleOp module, const einrt::TrainSetti
   auto batch = compiled.bundle.dims.find("batch");
   if (batch == compiled.bundle.dims.end() || batch->second == 1)
     return true;
-  MLIRContext context;
+  MLIRContext &context = *module->getContext(); // its diagnostics print as einc's
   OwningOpRef<ModuleOp> one = sampleModule(o, module, context);
   if (!one)
     return false;

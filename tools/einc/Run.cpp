@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
+#include "Compile.h"
 #include "CudaBackend.h"
 #include "Stages.h"
 
@@ -98,7 +99,10 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   bool cuda = backend && backend->cuda;
   if ((cpu || cuda) && failed(applyFusion(module, *backend->settings)))
     return std::nullopt;
-  if (backend && backend->settings && failed(applyRemat(module, *backend->settings)))
+  // `budget:N%` on the cpu and reference backends: N% of this machine's memory.
+  std::optional<RematDevice> here = cuda ? std::nullopt : thisMachineForRemat(nullptr);
+  if (backend && backend->settings &&
+      failed(applyRemat(module, *backend->settings, here ? &*here : nullptr)))
     return std::nullopt;
   auto program = cpu || cuda ? ::ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
                              : ::ein::codegen::lowerToProgram(fn);

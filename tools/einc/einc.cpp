@@ -17,6 +17,7 @@
 #include "Executable.h"
 #include "Frontend.h"
 #include "Options.h"
+#include "PassDiagnostics.h"
 #include "Report.h"
 #include "Run.h"
 #include "Sample.h"
@@ -96,6 +97,7 @@ int run(const Options &o) {
   }
   mlir::MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
+  PassDiagnostics passDiagnostics(context, *fe.file); // every pass's errors, as the front end's
   auto module = fe.lower(context, o);
   fe.printDiagnostics();
   if (!module)
