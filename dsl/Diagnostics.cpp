@@ -1,9 +1,9 @@
 //===- Diagnostics.cpp - Errors with file:line:col and a caret ------------===//
 
 #include "dsl/Diagnostics.h"
+#include "runtime/TerminalText.h"
 
 #include "llvm/ADT/Twine.h"
-#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/Unicode.h"
 
 #include <algorithm>
@@ -28,26 +28,16 @@ struct Piece {
 };
 
 Piece pieceAt(llvm::StringRef text, size_t i) {
-  unsigned char c = text[i];
-  if (c == '\t')
+  if (text[i] == '\t')
     return {i, i + 1, Piece::Tab, kTabStop};
-  if (c >= 0x20 && c < 0x7f)
-    return {i, i + 1, Piece::Char, 1};
-  if (c >= 0x80) {
-    unsigned n = llvm::getNumBytesForUTF8(c);
-    auto *first = reinterpret_cast<const llvm::UTF8 *>(text.data() + i);
-    if (n >= 2 && n <= 4 && i + n <= text.size() && llvm::isLegalUTF8Sequence(first, first + n)) {
-      const llvm::UTF8 *cursor = first;
-      llvm::UTF32 cp = 0;
-      (void)llvm::convertUTF8Sequence(&cursor, first + n, &cp, llvm::strictConversion);
-      // Format characters (bidi overrides, zero-width joiners) can reorder
-      // or hide what the terminal shows: escape them like control bytes.
-      int width = llvm::sys::unicode::columnWidthUTF8(text.substr(i, n));
-      if (width >= 0 && !llvm::sys::unicode::isFormatting(int(cp)))
-        return {i, i + n, Piece::Char, unsigned(width)};
-    }
-  }
-  return {i, i + 1, Piece::Byte, 4};
+  // What may be printed is runtime/TerminalText.h's rule; LLVM gives the
+  // display width (0 for a combining mark, 2 for CJK; an unassigned code
+  // point, which LLVM does not know, takes one column).
+  size_t n = einrt::printableLength(text, i);
+  if (n == 0)
+    return {i, i + 1, Piece::Byte, 4};
+  int width = n == 1 ? 1 : llvm::sys::unicode::columnWidthUTF8(text.substr(i, n));
+  return {i, i + n, Piece::Char, unsigned(width < 0 ? 1 : width)};
 }
 
 /// Appends `piece` of `text` to `out`, a tab as \t (tabAsSpaces false) or as
@@ -91,6 +81,8 @@ unsigned messageCost(const Piece &piece) { return piece.kind == Piece::Tab ? 2 :
 } // namespace
 
 std::string escapeForTerminal(llvm::StringRef text, unsigned maxColumns) {
+  if (maxColumns == 0)
+    return einrt::terminalSafe(text);
   size_t total = 0;
   for (size_t i = 0; i < text.size();) {
     Piece p = pieceAt(text, i);
@@ -233,7 +225,9 @@ void DiagnosticEngine::note(SourceLoc loc, const llvm::Twine &message) {
 }
 
 void DiagnosticEngine::print(llvm::raw_ostream &os, const Diagnostic &diag) const {
-  const char *kind = diag.severity == Diagnostic::Severity::Error ? "error" : "note";
+  const char *kind = diag.severity == Diagnostic::Severity::Error     ? "error"
+                     : diag.severity == Diagnostic::Severity::Warning ? "warning"
+                                                                      : "note";
   std::string message = escapeForTerminal(diag.message, kMaxMessageColumns);
   os << escapeForTerminal(file_.path(), kMaxMessageColumns);
   if (!diag.loc.isValid()) {

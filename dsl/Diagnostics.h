@@ -12,8 +12,9 @@
 // What reaches the terminal is safe and bounded whatever the file holds: the
 // source line is cut to a window around the caret ("..." marks a cut side),
 // and bytes that are not printable UTF-8 (control bytes such as NUL, ESC and
-// CR, invalid UTF-8, bidi and other format characters) are shown as \xNN, one
-// escape per byte. Tabs become spaces up to the next multiple of 8 columns.
+// CR, invalid UTF-8, bidi and other format characters: runtime/TerminalText.h,
+// the rule for everything einc prints of a user's text) are shown as \xNN,
+// one escape per byte. Tabs become spaces up to the next multiple of 8 columns.
 // The caret sits under its character by display columns (a CJK character is
 // two columns, an escape four). The column in `file:line:col` counts bytes.
 // Messages, notes and the file name get the same escaping, and a message
@@ -74,7 +75,7 @@ SourceExcerpt excerptLine(llvm::StringRef line, uint32_t col,
                           unsigned maxColumns = kMaxExcerptColumns);
 
 struct Diagnostic {
-  enum class Severity { Error, Note };
+  enum class Severity { Error, Warning, Note };
   Severity severity = Severity::Error;
   SourceLoc loc;
   std::string message;

@@ -47,6 +47,10 @@ Elaborator::Elaborator(const SourceFile &file, DiagnosticEngine &diags, MLIRCont
     : diags(diags), emit(builder_), context_(context), file_(file), options_(options),
       builder_(&context) {}
 
+Location wholeFileLocation(MLIRContext &context, const SourceFile &file) {
+  return FileLineColLoc::get(&context, file.path(), 1, 1);
+}
+
 Location Elaborator::mlirLoc(SourceLoc loc) {
   return FileLineColLoc::get(&context_, file_.path(), loc.line, loc.col);
 }
@@ -61,14 +65,14 @@ SourceLoc Elaborator::locInString(const Expr &str, unsigned offset) const {
 
 OwningOpRef<ModuleOp> Elaborator::run(const Program &program) {
   registerElaboratorDialects(context_);
-  module_ = ModuleOp::create(mlirLoc({1, 1}));
+  Location wholeFile = wholeFileLocation(context_, file_);
+  module_ = ModuleOp::create(wholeFile);
   builder_.setInsertionPointToEnd(module_->getBody());
-  forward_ =
-      builder_.create<func::FuncOp>(mlirLoc({1, 1}), "forward", builder_.getFunctionType({}, {}));
+  forward_ = builder_.create<func::FuncOp>(wholeFile, "forward", builder_.getFunctionType({}, {}));
   body_ = forward_.addEntryBlock();
   builder_.setInsertionPointToEnd(body_);
   builder_.setListener(&layerTagger_);
-  emit.setLoc(mlirLoc({1, 1}));
+  emit.setLoc(wholeFile);
   scopes_.emplace_back();
 
   declareDims(program);

@@ -38,6 +38,10 @@ struct ElaborateOptions {
 /// Registers the dialects the elaborator emits (ein, func) in `context`.
 void registerElaboratorDialects(mlir::MLIRContext &context);
 
+/// Where the module and its functions are: the whole file (`file:1:1`; ops
+/// are at their expression). A diagnostic there points at no line.
+mlir::Location wholeFileLocation(mlir::MLIRContext &context, const SourceFile &file);
+
 /// Returns the module, or null when `diags` holds errors.
 mlir::OwningOpRef<mlir::ModuleOp> elaborate(const Program &program, const SourceFile &file,
                                             DiagnosticEngine &diags, mlir::MLIRContext &context,

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/LossScale.h"
 #include "passes/Optimizers.h"
+#include "passes/TrainEntryLoc.h"
 #include "runtime/LossScaleState.h"
 #include "runtime/TrainSettings.h"
 
@@ -95,18 +96,6 @@ struct SharedLocs {
   Location norm;      // the global gradient norm and the clipping scalars
   Location optimizer; // the optimizer's shared scalars and every constant
 };
-
-/// The location of the `train { }` entry `key`: the module's location is
-/// fused[..., "key"(FILE:L:C), ...] when the front end recorded it. Else
-/// `fallback`.
-Location trainEntryLoc(ModuleOp module, StringRef key, Location fallback) {
-  if (auto fused = dyn_cast<FusedLoc>(module.getLoc()))
-    for (Location part : fused.getLocations())
-      if (auto named = dyn_cast<NameLoc>(part))
-        if (named.getName() == key)
-          return named.getChildLoc();
-  return fallback;
-}
 
 /// `type` with f32 elements: the type of a param's update and state.
 RankedTensorType f32Like(RankedTensorType type) {
@@ -508,8 +497,8 @@ void EinTrainStepPass::runOnOperation() {
   Block *entry = fn.addEntryBlock();
   Operation *terminator = gradBody.getTerminator();
   Location minimize = terminator->getLoc();
-  SharedLocs locs{trainEntryLoc(module, "clip", minimize),
-                  trainEntryLoc(module, "optimizer", minimize)};
+  SharedLocs locs{ein::trainEntryLoc(module, "clip", minimize),
+                  ein::trainEntryLoc(module, "optimizer", minimize)};
 
   // The arguments' locations: @grad's, each state slot at its param, the
   // scaler, step and lr at the optimizer.

@@ -2,6 +2,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/LossScaleState.h"
 #include "runtime/StrictJson.h"
+#include "runtime/TerminalText.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -56,7 +57,7 @@ std::string checkpointInTheWay(const std::string &dir) {
   std::string error, step = "unreadable";
   if (auto ck = readCheckpoint(path, error))
     step = "step " + std::to_string(ck->info.step);
-  return "'" + path + "' holds a checkpoint (" + step +
+  return einrt::quoted(path) + " holds a checkpoint (" + step +
          ") that this run would overwrite: continue it with --resume, or "
          "start over with --overwrite";
 }
@@ -216,8 +217,8 @@ SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
 bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error) {
   if (!writeSafetensors(path, tensors, checkpointMetadata(info), error)) {
-    error = "cannot write checkpoint '" + path + "' at step " + std::to_string(info.step) + ": " +
-            error;
+    error = "cannot write checkpoint " + einrt::quoted(path) + " at step " +
+            std::to_string(info.step) + ": " + error;
     return false;
   }
   return true;
@@ -227,7 +228,7 @@ std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &e
   Checkpoint c;
   auto tensors = readSafetensors(path, c.metadata, error, &c.checksummed);
   if (!tensors) {
-    error = "cannot read checkpoint '" + path + "': " + error;
+    error = "cannot read checkpoint " + einrt::quoted(path) + ": " + error;
     return std::nullopt;
   }
   c.tensors = std::move(*tensors);
@@ -236,8 +237,8 @@ std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &e
     return it == c.metadata.end() ? std::string() : it->second;
   };
   auto bad = [&](const std::string &key) {
-    error = "checkpoint '" + path + "': malformed or missing metadata '" + key + "' ('" +
-            get(key.c_str()) + "')";
+    error = "checkpoint " + einrt::quoted(path) + ": malformed or missing metadata " +
+            einrt::quoted(key) + " (" + einrt::quoted(get(key.c_str())) + ")";
     return std::nullopt;
   };
   // Format 2 and later always carry checksums: none means the header was

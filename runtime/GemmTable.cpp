@@ -1,5 +1,6 @@
 //===- GemmTable.cpp - GEMM shapes to libraries, measured and kept --------===//
 #include "runtime/GemmTable.h"
+#include "runtime/TerminalText.h"
 
 #include "runtime/Safetensors.h"
 
@@ -112,7 +113,7 @@ bool readGemmTable(const std::string &path, GemmTable &out, std::string &error) 
     return true; // no table yet
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const std::string &what) {
-    error = "the GEMM table '" + path + "' is damaged (" + what +
+    error = "the GEMM table " + einrt::quoted(path) + " is damaged (" + what +
             "): remove it, or measure again with einc calibrate --gemm";
     return false;
   };
@@ -165,7 +166,7 @@ bool writeGemmTable(const std::string &path, const GemmTable &table, std::string
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   if (ec) {
-    error = "cannot create the folder of '" + path + "': " + ec.message();
+    error = "cannot create the folder of " + einrt::quoted(path) + ": " + ec.message();
     return false;
   }
   return writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()), error);

@@ -10,6 +10,7 @@
 #include "runtime/FieldsJson.h"
 #include "runtime/Memory.h"
 #include "runtime/Safetensors.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <cstring>
@@ -153,12 +154,11 @@ uint64_t get64(const uint8_t *p) { return uint64_t(get32(p)) | uint64_t(get32(p 
 
 size_t align8(size_t n) { return (n + 7) / 8 * 8; }
 
-/// A message holding names from a crafted file: control bytes as '?', cut
-/// (at a UTF-8 boundary) when past 500 bytes, so that it stays one line.
-std::string oneLine(std::string m) {
-  for (char &c : m)
-    if ((unsigned char)c < 0x20 || c == 0x7f)
-      c = '?';
+/// A message holding names from a crafted file: terminal-safe (control
+/// bytes as \xNN, runtime/TerminalText.h), cut (at a UTF-8 boundary) when
+/// past 500 bytes, so that it stays one short line.
+std::string oneLine(const std::string &message) {
+  std::string m = terminalSafe(message);
   if (m.size() > 500) {
     size_t cut = 500;
     while (cut > 0 && ((unsigned char)m[cut] & 0xC0) == 0x80)
@@ -166,14 +166,6 @@ std::string oneLine(std::string m) {
     m = m.substr(0, cut) + "...";
   }
   return m;
-}
-
-/// Text from a file for a message: printable ASCII kept, the rest '?'.
-std::string printable(const uint8_t *p, size_t n) {
-  std::string out;
-  for (size_t i = 0; i < n; ++i)
-    out += p[i] >= 0x20 && p[i] < 0x7f ? char(p[i]) : '?';
-  return out;
 }
 
 std::string checkSettings(const TrainSettings &s) {
@@ -200,9 +192,9 @@ std::string checkSettings(const TrainSettings &s) {
   std::set<std::string> given;
   for (const std::string &key : s.given) {
     if (!findTrainSetting(key))
-      return "settings: '" + key + "' is given but is no setting";
+      return "settings: " + einrt::quoted(key) + " is given but is no setting";
     if (!given.insert(key).second)
-      return "settings: '" + key + "' is given twice";
+      return "settings: " + einrt::quoted(key) + " is given twice";
   }
   return "";
 }
@@ -215,12 +207,12 @@ std::string checkPrograms(const ModelBundle &b) {
     if (name.empty())
       return "program " + std::to_string(i) + " has no function name";
     if (!names.insert(name).second)
-      return "two programs of function '" + name + "'";
+      return "two programs of function " + einrt::quoted(name);
     if (std::find(std::begin(kBackends), std::end(kBackends), bp.backend) == std::end(kBackends))
-      return "program '" + name + "': unknown backend '" + bp.backend +
-             "' (expected reference or cpu)";
+      return "program " + einrt::quoted(name) + ": unknown backend " + einrt::quoted(bp.backend) +
+             " (expected reference or cpu)";
     if (std::string problem = bp.program.validate(); !problem.empty())
-      return "program '" + name + "': " + problem;
+      return "program " + einrt::quoted(name) + ": " + problem;
   }
   return "";
 }
@@ -230,11 +222,11 @@ std::string checkKernelObjects(const ModelBundle &b) {
   for (const KernelObject &k : b.kernelObjects) {
     size_t slash = k.name.find('/');
     if (slash == 0 || slash == std::string::npos || slash + 1 == k.name.size())
-      return "kernel object '" + k.name + "': the name is not <backend>/<target>";
+      return "kernel object " + einrt::quoted(k.name) + ": the name is not <backend>/<target>";
     if (!names.insert(k.name).second)
-      return "two kernel objects named '" + k.name + "'";
+      return "two kernel objects named " + einrt::quoted(k.name);
     if (k.kernelCount < 0)
-      return "kernel object '" + k.name + "': negative kernel count";
+      return "kernel object " + einrt::quoted(k.name) + ": negative kernel count";
   }
   // Every target's object holds the backend's whole kernel table.
   for (const BundledProgram &bp : b.programs)
@@ -245,9 +237,9 @@ std::string checkKernelObjects(const ModelBundle &b) {
       for (size_t i = 0; i < steps.size(); ++i)
         if (const auto *launch = std::get_if<KernelLaunch>(&steps[i].payload))
           if (launch->kernel >= k.kernelCount)
-            return "program '" + bp.program.name + "' step " + std::to_string(i) +
-                   " launches kernel " + std::to_string(launch->kernel) + "; '" + k.name +
-                   "' holds " + std::to_string(k.kernelCount);
+            return "program " + einrt::quoted(bp.program.name) + " step " + std::to_string(i) +
+                   " launches kernel " + std::to_string(launch->kernel) + "; " +
+                   einrt::quoted(k.name) + " holds " + std::to_string(k.kernelCount);
     }
   return "";
 }
@@ -262,8 +254,8 @@ std::string checkCudaKernels(const ModelBundle &b) {
   const int64_t count = int64_t(b.cuda->kernels.size());
   for (const KernelObject &k : b.kernelObjects)
     if (k.backend() == "cpu" && k.kernelCount != count)
-      return "cuda: " + std::to_string(count) + " kernels, but '" + k.name + "' holds " +
-             std::to_string(k.kernelCount);
+      return "cuda: " + std::to_string(count) + " kernels, but " + einrt::quoted(k.name) +
+             " holds " + std::to_string(k.kernelCount);
   for (const BundledProgram &bp : b.programs) {
     if (bp.backend != "cpu")
       continue;
@@ -271,14 +263,14 @@ std::string checkCudaKernels(const ModelBundle &b) {
     for (size_t i = 0; i < steps.size(); ++i)
       if (const auto *launch = std::get_if<KernelLaunch>(&steps[i].payload)) {
         if (launch->kernel >= count)
-          return "program '" + bp.program.name + "' step " + std::to_string(i) +
+          return "program " + einrt::quoted(bp.program.name) + " step " + std::to_string(i) +
                  " launches kernel " + std::to_string(launch->kernel) + "; cuda holds " +
                  std::to_string(count);
         const CudaKernelInfo &k = b.cuda->kernels[size_t(launch->kernel)];
         size_t buffers = steps[i].inputs.size() + 1 + launch->extraOutputs.size();
         if (size_t(k.params) != buffers)
-          return "program '" + bp.program.name + "' step " + std::to_string(i) + " passes " +
-                 std::to_string(buffers) + " buffers to cuda kernel " +
+          return "program " + einrt::quoted(bp.program.name) + " step " + std::to_string(i) +
+                 " passes " + std::to_string(buffers) + " buffers to cuda kernel " +
                  std::to_string(launch->kernel) + " (" + k.entry + "), which takes " +
                  std::to_string(k.params);
       }
@@ -313,7 +305,8 @@ std::string checkModelBundle(const ModelBundle &b) {
     return "window: unknown mapping " + std::to_string(int(*b.window));
   for (const auto &[dim, size] : b.dims)
     if (dim.empty() || size < 1)
-      return "dims: '" + dim + "' = " + std::to_string(size) + " (a dim is a name and a size >= 1)";
+      return "dims: " + einrt::quoted(dim) + " = " + std::to_string(size) +
+             " (a dim is a name and a size >= 1)";
   if (std::string problem = checkSettings(b.settings); !problem.empty())
     return problem;
   if (std::string problem = checkPrograms(b); !problem.empty())
@@ -362,7 +355,7 @@ std::optional<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b, s
 
 std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
                                             const std::string &name, std::string &error) {
-  const std::string file = "'" + name + "'";
+  const std::string file = einrt::quoted(name);
   auto fail = [&](const std::string &message) { // every message starts with `file`
     error = file + oneLine(message.substr(file.size()));
     return std::nullopt;
@@ -381,7 +374,9 @@ std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
     return fail(file + " is corrupt: a writer's name of " + std::to_string(writerBytes) + " bytes");
   if (version != kProgramFormatVersion)
     return fail(file + " was written by " +
-                (writerBytes ? printable(data + kPreamble, writerBytes) : "an unnamed einc") +
+                (writerBytes ? terminalSafe(std::string_view(
+                                   reinterpret_cast<const char *>(data + kPreamble), writerBytes))
+                             : "an unnamed einc") +
                 " (program format " + std::to_string(version) + "); this einc reads format " +
                 std::to_string(kProgramFormatVersion) + ": recompile the model");
 

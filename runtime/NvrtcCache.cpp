@@ -2,6 +2,7 @@
 #include "runtime/NvrtcCache.h"
 #include "runtime/Crc32c.h"
 #include "runtime/Nvrtc.h"
+#include "runtime/TerminalText.h"
 
 #include <atomic>
 #include <cerrno>
@@ -43,7 +44,7 @@ bool makeDirs(const std::string &dir, std::string &error) {
     if (path.empty() || path == "/")
       continue;
     if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-      error = "cannot create " + path + ": " + std::strerror(errno);
+      error = "cannot create " + quoted(path) + ": " + std::strerror(errno);
       return false;
     }
   }
@@ -143,7 +144,7 @@ bool write(const std::string &dir, const std::string &file, uint32_t check, cons
     }
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename " + temp + " to " + path + ": " + std::strerror(errno);
+    error = "cannot rename " + quoted(temp) + " to " + quoted(path) + ": " + std::strerror(errno);
     std::remove(temp.c_str());
     return false;
   }

@@ -1,7 +1,9 @@
 //===- Progress.cpp - The live progress line and the JSON-lines log -------===//
 #include "runtime/Progress.h"
 #include "runtime/LossScaleState.h"
+#include "runtime/MpiCommunicator.h"
 #include "runtime/StrictJson.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -63,7 +65,7 @@ bool MetricsLog::open(const std::string &path, bool append, std::string &error) 
   close();
   file = std::fopen(path.c_str(), append ? "a" : "w");
   if (!file) {
-    error = "cannot open the log '" + path + "': " + std::strerror(errno);
+    error = "cannot open the log " + einrt::quoted(path) + ": " + std::strerror(errno);
     return false;
   }
   filePath = path;
@@ -86,8 +88,8 @@ bool MetricsLog::openResumed(const std::string &path, int64_t step, std::string 
   }
   in.close();
   if (::truncate(path.c_str(), off_t(keep)) != 0 && errno != ENOENT) {
-    error = "cannot cut the log '" + path + "' back to step " + std::to_string(step) + ": " +
-            std::strerror(errno);
+    error = "cannot cut the log " + einrt::quoted(path) + " back to step " + std::to_string(step) +
+            ": " + std::strerror(errno);
     return false;
   }
   return open(path, /*append=*/true, error);
@@ -98,7 +100,7 @@ bool MetricsLog::write(const StepMetrics &m, std::string &error) {
     return true;
   std::string line = metricsJson(m) + "\n";
   if (std::fwrite(line.data(), 1, line.size(), file) != line.size() || std::fflush(file) != 0) {
-    error = "cannot write the log '" + filePath + "': " + std::strerror(errno);
+    error = "cannot write the log " + einrt::quoted(filePath) + ": " + std::strerror(errno);
     return false;
   }
   return true;
@@ -135,12 +137,16 @@ Progress::Progress(ProgressOptions options) : opts(options) {
     break;
   case ProgressStyle::Plain:
     break;
-  case ProgressStyle::Auto:
-    if (out == &std::cout)
-      isLive = isatty(STDOUT_FILENO);
-    else if (out == &std::cerr || out == &std::clog)
-      isLive = isatty(STDERR_FILENO);
+  case ProgressStyle::Auto: {
+    // Only a terminal gets \r and escapes. Under an MPI launcher a rank's
+    // stdout is the launcher's pseudo-terminal even when mpirun's own output
+    // goes to a file or a pipe: plain lines there.
+    int fd = out == &std::cout                        ? STDOUT_FILENO
+             : out == &std::cerr || out == &std::clog ? STDERR_FILENO
+                                                      : -1;
+    isLive = fd >= 0 && isatty(fd) && !launchedByMpi();
     break;
+  }
   }
 }
 

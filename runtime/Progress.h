@@ -1,8 +1,10 @@
 //===- Progress.h - The live progress line and the JSON-lines log ---------===//
 //
-// Progress prints one line per reported step: on a terminal (isatty) it is
-// rewritten in place with a carriage return and carries a bar; otherwise
-// (a pipe, a log file) each report is a plain line. A line shows
+// Progress prints one line per reported step: on a terminal (isatty, and
+// not a rank of an MPI launcher, whose pseudo-terminal may lead to a file)
+// it is rewritten in place with a carriage return and carries a bar;
+// otherwise (a pipe, a log file) each report is a plain line without \r or
+// escapes. A line shows
 //   step 120/1000 [####......] loss 2.3451 lr 6.00e-04 gnorm 0.812
 //   12.3k tok/s MFU 21.0% (predicted 0.041 s/step, measured 0.045,
 //   MFU 24.0%) ETA 1m48s                                  (one line)
@@ -78,7 +80,8 @@ enum class ProgressStyle { Auto, Live, Plain, Quiet };
 
 struct ProgressOptions {
   std::ostream *out = nullptr; // null: std::cout
-  /// Auto: Live when `out` is std::cout/std::cerr and that fd is a terminal.
+  /// Auto: Live when `out` is std::cout/std::cerr, that fd is a terminal and
+  /// no MPI launcher started this process.
   ProgressStyle style = ProgressStyle::Auto;
   int64_t totalSteps = 0;          // where the run stops
   double flopsPerStep = 0;         // model flops of one optimizer step (0: no MFU)

@@ -4,6 +4,7 @@
 #include "runtime/FloatFormats.h"
 #include "runtime/Memory.h"
 #include "runtime/StrictJson.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -244,7 +245,7 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
       }
       continue;
     }
-    std::string where = "tensor \"" + name + "\": ";
+    std::string where = "tensor " + einrt::quoted(name) + ": ";
     if (!v.is_object()) {
       error = where + "entry is " + jsonKindName(v) + ", expected an object";
       return std::nullopt;
@@ -334,7 +335,7 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
   int64_t cursor = 0;
   for (size_t i : order) {
     if (ranges[i].first < cursor) {
-      error = "tensor \"" + tensors[i].name + "\": data_offsets [" +
+      error = "tensor " + einrt::quoted(tensors[i].name) + ": data_offsets [" +
               std::to_string(ranges[i].first) + ", " + std::to_string(ranges[i].second) +
               "] overlaps another tensor";
       return std::nullopt;
@@ -371,7 +372,7 @@ std::optional<std::vector<TensorData>> readSafetensors(const std::string &path,
   std::string e;
   auto result = parseSafetensors(bytes.data(), bytes.size(), metadata, e, checksummed);
   if (!result)
-    error = "'" + path + "': " + e;
+    error = einrt::quoted(path) + ": " + e;
   return result;
 }
 
@@ -406,23 +407,23 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
   uint64_t offset = 0;
   for (const TensorData &t : tensors) {
     if (t.name.empty() || t.name == "__metadata__" || !validUtf8(t.name)) {
-      error = "invalid tensor name \"" + t.name + "\"";
+      error = "invalid tensor name " + einrt::quoted(t.name);
       return std::nullopt;
     }
     if (!names.insert(t.name).second) {
-      error = "duplicate tensor name \"" + t.name + "\"";
+      error = "duplicate tensor name " + einrt::quoted(t.name);
       return std::nullopt;
     }
     uint64_t count = 1;
     for (int64_t d : t.shape) {
       if (d < 0 || (d != 0 && count > (uint64_t(1) << 62) / uint64_t(d))) {
-        error = "tensor \"" + t.name + "\": invalid shape";
+        error = "tensor " + einrt::quoted(t.name) + ": invalid shape";
         return std::nullopt;
       }
       count *= uint64_t(d);
     }
     if (count * uint64_t(dtypeSize(t.dtype)) != t.bytes.size()) {
-      error = "tensor \"" + t.name + "\": shape and dtype need " +
+      error = "tensor " + einrt::quoted(t.name) + ": shape and dtype need " +
               std::to_string(count * dtypeSize(t.dtype)) + " bytes, got " +
               std::to_string(t.bytes.size());
       return std::nullopt;
@@ -452,16 +453,17 @@ bool readFileBytes(const std::string &path, int64_t copies, std::vector<uint8_t>
                    std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
+    error = "cannot open " + einrt::quoted(path) + ": " + std::strerror(errno);
     return false;
   }
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = "'" + path + "' is not a regular file";
+    error = einrt::quoted(path) + " is not a regular file";
     ::close(fd);
     return false;
   }
-  std::string shortfall = memoryShortfall(copies * int64_t(st.st_size), "reading '" + path + "'");
+  std::string shortfall =
+      memoryShortfall(copies * int64_t(st.st_size), "reading " + einrt::quoted(path));
   if (!shortfall.empty()) {
     error = shortfall;
     ::close(fd);
@@ -474,8 +476,8 @@ bool readFileBytes(const std::string &path, int64_t copies, std::vector<uint8_t>
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0) {
-      error = "cannot read '" + path +
-              "': " + (r < 0 ? std::strerror(errno) : "unexpected end of file");
+      error = "cannot read " + einrt::quoted(path) + ": " +
+              (r < 0 ? std::strerror(errno) : "unexpected end of file");
       ::close(fd);
       return false;
     }
@@ -490,11 +492,11 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    error = "cannot create '" + tmp + "': " + std::strerror(errno);
+    error = "cannot create " + einrt::quoted(tmp) + ": " + std::strerror(errno);
     return false;
   }
   auto failWith = [&](const std::string &what) {
-    error = what + " '" + tmp + "': " + std::strerror(errno);
+    error = what + " " + einrt::quoted(tmp) + ": " + std::strerror(errno);
     ::close(fd);
     ::unlink(tmp.c_str());
     return false;
@@ -514,12 +516,13 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
   if (::fsync(fd) != 0)
     return failWith("cannot fsync");
   if (::close(fd) != 0) {
-    error = "cannot close '" + tmp + "': " + std::strerror(errno);
+    error = "cannot close " + einrt::quoted(tmp) + ": " + std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
+    error = "cannot rename " + einrt::quoted(tmp) + " to " + einrt::quoted(path) + ": " +
+            std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;
   }
@@ -529,7 +532,7 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
     dir = slash == 0 ? "/" : path.substr(0, slash);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) {
-    error = "cannot open directory '" + dir + "': " + std::strerror(errno);
+    error = "cannot open directory " + einrt::quoted(dir) + ": " + std::strerror(errno);
     return false;
   }
   int rc = ::fsync(dfd);
@@ -537,7 +540,7 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
   ::close(dfd);
   // Some filesystems do not support fsync on directories; that is no error.
   if (rc != 0 && savedErrno != EINVAL && savedErrno != ENOTSUP) {
-    error = "cannot fsync directory '" + dir + "': " + std::strerror(savedErrno);
+    error = "cannot fsync directory " + einrt::quoted(dir) + ": " + std::strerror(savedErrno);
     return false;
   }
   return true;

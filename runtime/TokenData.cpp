@@ -1,5 +1,6 @@
 //===- TokenData.cpp - Token files and random training windows ------------===//
 #include "runtime/TokenData.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -66,12 +67,12 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
+    error = "cannot open " + einrt::quoted(path) + ": " + std::strerror(errno);
     return std::nullopt;
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = "'" + path + "' is not a regular file";
+    error = einrt::quoted(path) + " is not a regular file";
     ::close(fd);
     return std::nullopt;
   }
@@ -81,7 +82,7 @@ std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &e
   if (f.mapBytes > 0) {
     void *m = mmap(nullptr, f.mapBytes, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
-      error = "cannot map '" + path + "': " + std::strerror(errno);
+      error = "cannot map " + einrt::quoted(path) + ": " + std::strerror(errno);
       ::close(fd);
       return std::nullopt;
     }
@@ -93,13 +94,14 @@ std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &e
   if (bytes >= 4 && readI32(f.map) == kLlmcMagic) {
     f.fmt = Format::LlmC;
     if (bytes < kLlmcHeaderBytes) {
-      error = path + ": llm.c token file (magic 20240520) of " + std::to_string(bytes) +
-              " bytes is shorter than its " + std::to_string(kLlmcHeaderBytes) + "-byte header";
+      error = einrt::terminalSafe(path) + ": llm.c token file (magic 20240520) of " +
+              std::to_string(bytes) + " bytes is shorter than its " +
+              std::to_string(kLlmcHeaderBytes) + "-byte header";
       return std::nullopt;
     }
     int32_t version = readI32(f.map + 4);
     if (version != 1) {
-      error = path + ": llm.c token file version " + std::to_string(version) +
+      error = einrt::terminalSafe(path) + ": llm.c token file version " + std::to_string(version) +
               " (header[1], byte 4) is not supported: only version 1 "
               "(uint16 tokens)";
       return std::nullopt;
@@ -107,14 +109,15 @@ std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &e
     int32_t declared = readI32(f.map + 8);
     int64_t body = bytes - kLlmcHeaderBytes;
     if (body % 2 != 0) {
-      error = path + ": odd byte count after the 1024-byte llm.c header (" + std::to_string(body) +
+      error = einrt::terminalSafe(path) + ": odd byte count after the 1024-byte llm.c header (" +
+              std::to_string(body) +
               " bytes): not a whole number of uint16 tokens (the last byte, "
               "at offset " +
               std::to_string(bytes - 1) + ", is left over)";
       return std::nullopt;
     }
     if (declared < 0 || int64_t(declared) != body / 2) {
-      error = path +
+      error = einrt::terminalSafe(path) +
               ": the llm.c header's token count (header[2], byte 8) "
               "is " +
               std::to_string(declared) + " but the file holds " + std::to_string(body / 2) +
@@ -126,7 +129,7 @@ std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &e
     return f;
   }
   if (bytes % 2 != 0) {
-    error = path + ": odd byte count (" + std::to_string(bytes) +
+    error = einrt::terminalSafe(path) + ": odd byte count (" + std::to_string(bytes) +
             " bytes): not a whole number of uint16 tokens (the last byte, at "
             "offset " +
             std::to_string(bytes - 1) + ", is left over)";
@@ -203,8 +206,9 @@ std::string TokenFile::badTokenMessage(int64_t i, int32_t vocab) const {
 bool TokenFile::read(int64_t start, int64_t n, int32_t vocab, int32_t *out,
                      std::string &error) const {
   if (start < 0 || n < 0 || start + n > count) {
-    error = filePath + ": tokens [" + std::to_string(start) + ", " + std::to_string(start + n) +
-            ") are outside the file's " + std::to_string(count) + " tokens";
+    error = einrt::terminalSafe(filePath) + ": tokens [" + std::to_string(start) + ", " +
+            std::to_string(start + n) + ") are outside the file's " + std::to_string(count) +
+            " tokens";
     return false;
   }
   for (int64_t i = 0; i < n; ++i) {
@@ -316,7 +320,7 @@ std::optional<WindowSampler> WindowSampler::create(const TokenFile &file,
                                                    const WindowLayout &layout, uint64_t seed,
                                                    int32_t vocab, std::string &error) {
   if (file.size() < layout.span()) {
-    error = file.path() + ": " + std::to_string(file.size()) +
+    error = einrt::terminalSafe(file.path()) + ": " + std::to_string(file.size()) +
             " tokens, too short for one window of " + std::to_string(layout.span()) + " tokens (" +
             std::to_string(layout.context) + " of context and the " +
             (layout.mapping == WindowMapping::NextToken ? "next token" : "shifted target") + ")";
@@ -374,14 +378,14 @@ bool WindowSampler::restoreState(const std::string &state, std::string &error) {
   size_t semi = state.find(';');
   if (state.compare(0, 5, "rows:") != 0 || semi == std::string::npos ||
       state.compare(semi + 1, 4, "rng:") != 0) {
-    error = "malformed sampler state '" + state + "'";
+    error = "malformed sampler state " + einrt::quoted(state);
     return false;
   }
   std::string count = state.substr(5, semi - 5);
   Rng::State st;
   if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos ||
       count.size() > 19 || !rngStateFromHex(state.substr(semi + 5), st)) {
-    error = "malformed sampler state '" + state + "'";
+    error = "malformed sampler state " + einrt::quoted(state);
     return false;
   }
   rows = std::stoull(count);

@@ -1,6 +1,7 @@
 //===- TrainSettings.cpp - The table of train settings --------------------===//
 #include "runtime/TrainSettings.h"
 #include "runtime/RematPolicy.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <charconv>
@@ -173,11 +174,12 @@ std::string setTrainWord(S &s, const SettingInfo &info, const std::string &given
   if (info.check) {
     std::string problem = info.check(word);
     if (!problem.empty())
-      return std::string(info.key) + " '" + word + "': " + problem;
+      return std::string(info.key) + " " + einrt::quoted(word) + ": " + problem;
   } else {
     std::vector<std::string> choices = words(info.choices);
     if (std::find(choices.begin(), choices.end(), word) == choices.end())
-      return "'" + word + "' is not a valid " + info.key + "; expected one of: " + info.choices;
+      return einrt::quoted(word) + " is not a valid " + info.key +
+             "; expected one of: " + info.choices;
   }
   if (auto *f = std::get_if<std::string S::*>(&info.field))
     s.*(*f) = word;
@@ -215,7 +217,8 @@ std::string setTrainNumber(S &s, const SettingInfo &info, double value) {
 std::string setTrainText(S &s, const std::string &key, const std::string &text) {
   const SettingInfo *info = findTrainSetting(key);
   if (!info)
-    return "unknown train setting '" + key + "'; known settings: " + trainSettingKeys();
+    return "unknown train setting " + einrt::quoted(key) +
+           "; known settings: " + trainSettingKeys();
   if (info->isWord())
     return setTrainWord(s, *info, text);
   // The whole text must be a number (strtod accepts what the language's
@@ -224,7 +227,7 @@ std::string setTrainText(S &s, const std::string &key, const std::string &text) 
   char *end = nullptr;
   double v = std::strtod(begin, &end);
   if (text.empty() || end != begin + text.size() || !std::isfinite(v))
-    return "'" + key + "' takes a number";
+    return einrt::quoted(key) + " takes a number";
   return setTrainNumber(s, *info, v);
 }
 
@@ -273,8 +276,8 @@ std::string unsupportedSetting(const S &s, SettingsUse use, std::string &key) {
                !unimplemented(info.key, w, SettingsUse::Report))
         priced += (priced.empty() ? "" : " and ") + w;
     }
-    std::string message = std::string(info.key) + " '" + value + "' is not implemented yet (" +
-                          u->why + "); valid here: " + valid;
+    std::string message = std::string(info.key) + " " + einrt::quoted(value) +
+                          " is not implemented yet (" + u->why + "); valid here: " + valid;
     if (!priced.empty())
       message += " (`einc report` prices " + priced + ")";
     return message;

@@ -10,6 +10,7 @@
 #include "runtime/Init.h"
 #include "runtime/LossScaleState.h"
 #include "runtime/Memory.h"
+#include "runtime/TerminalText.h"
 #include "runtime/TrainerImpl.h"
 
 #include <algorithm>
@@ -515,12 +516,13 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       return false;
     }
     if (!fileExists(last)) {
-      error = "nothing to resume: '" + last + "' does not exist";
+      error = "nothing to resume: " + einrt::quoted(last) + " does not exist";
       return false;
     }
     if (!resumeFrom(last, error))
       return false;
-    I.progress->message("resumed from " + last + " at step " + std::to_string(curStep) +
+    I.progress->message("resumed from " + einrt::terminalSafe(last) + " at step " +
+                        std::to_string(curStep) +
                         (cfg.resetOptimizer ? " (optimizer state reset)" : ""));
   } else {
     if (!last.empty() && !cfg.overwrite) {
@@ -575,11 +577,13 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     std::error_code ec;
     std::filesystem::create_directories(cfg.checkpointDir, ec);
     if (ec) {
-      error = "cannot create the checkpoint directory '" + cfg.checkpointDir + "': " + ec.message();
+      error = "cannot create the checkpoint directory " + einrt::quoted(cfg.checkpointDir) + ": " +
+              ec.message();
       return false;
     }
     for (const std::string &f : removeStaleTemporaries(cfg.checkpointDir))
-      I.progress->message("removed '" + f + "', left by a checkpoint writer that was killed");
+      I.progress->message("removed " + einrt::quoted(f) +
+                          ", left by a checkpoint writer that was killed");
   }
   if (leader() && !cfg.logPath.empty() &&
       !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)

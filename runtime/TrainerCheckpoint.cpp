@@ -6,6 +6,7 @@
 // run from another's params, --init-from (docs/training.md).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/TerminalText.h"
 #include "runtime/TrainerImpl.h"
 
 #include <map>
@@ -152,12 +153,13 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
         missingOpt.push_back(s.name);
         continue;
       }
-      error = "checkpoint '" + path + "' has no param '" + s.name + "'";
+      error = "checkpoint " + einrt::quoted(path) + " has no param " + einrt::quoted(s.name);
       return false;
     }
   }
   if (!missingOpt.empty()) {
-    error = "checkpoint '" + path + "' has no optimizer state ('" + missingOpt.front() + "'" +
+    error = "checkpoint " + einrt::quoted(path) + " has no optimizer state (" +
+            einrt::quoted(missingOpt.front()) +
             (missingOpt.size() > 1 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
                                    : std::string()) +
             "); resuming without it restarts the optimizer from zero "
@@ -173,12 +175,13 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
       continue;
     }
     if (!I.holder->importBuffer(buf, *ck->find(s.name), error)) {
-      error = "checkpoint '" + path + "', tensor '" + s.name + "': " + error;
+      error =
+          "checkpoint " + einrt::quoted(path) + ", tensor " + einrt::quoted(s.name) + ": " + error;
       return false;
     }
   }
   if (!trainSampler->restoreState(ck->info.sampler, error)) {
-    error = "checkpoint '" + path + "': " + error;
+    error = "checkpoint " + einrt::quoted(path) + ": " + error;
     return false;
   }
   curStep = ck->info.step;

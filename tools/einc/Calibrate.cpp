@@ -19,6 +19,7 @@
 
 #include "passes/DeviceProfile.h"
 
+#include "runtime/TerminalText.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -302,7 +303,7 @@ bool writeAtomically(const std::string &path, const std::string &text, std::stri
   int fd;
   llvm::SmallString<256> temp;
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp)) {
-    error = "cannot write '" + path + "': " + ec.message();
+    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
     return false;
   }
   {
@@ -310,14 +311,14 @@ bool writeAtomically(const std::string &path, const std::string &text, std::stri
     os << text;
     os.close();
     if (os.has_error()) {
-      error = "cannot write '" + path + "': " + os.error().message();
+      error = "cannot write " + einrt::quoted(path) + ": " + os.error().message();
       os.clear_error();
       llvm::sys::fs::remove(temp);
       return false;
     }
   }
   if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    error = "cannot write '" + path + "': " + ec.message();
+    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
     llvm::sys::fs::remove(temp);
     return false;
   }
@@ -369,7 +370,8 @@ int calibrate(const Options &o) {
     llvm::SmallString<256> dir(path);
     llvm::sys::path::remove_filename(dir);
     if (!dir.empty() && !llvm::sys::fs::is_directory(dir)) {
-      llvm::errs() << "einc: cannot write '" << path << "': no folder '" << dir << "'\n";
+      llvm::errs() << "einc: cannot write " << einrt::quoted(path) << ": no folder "
+                   << einrt::quoted(dir.str()) << "\n";
       return 1;
     }
   }
@@ -380,13 +382,15 @@ int calibrate(const Options &o) {
   if (llvm::sys::fs::exists(path)) {
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer) {
-      llvm::errs() << "einc: cannot read '" << path << "': " << buffer.getError().message() << "\n";
+      llvm::errs() << "einc: cannot read " << einrt::quoted(path) << ": "
+                   << buffer.getError().message() << "\n";
       return 1;
     }
     std::string error;
     auto existing = mlir::ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
     if (!existing) {
-      llvm::errs() << "einc: '" << path << "' exists but is not a device profiles file (" << error
+      llvm::errs() << "einc: " << einrt::quoted(path)
+                   << " exists but is not a device profiles file (" << error
                    << "); not overwriting it (remove it or pass -o FILE)\n";
       return 1;
     }
@@ -442,7 +446,8 @@ int calibrate(const Options &o) {
     llvm::SmallString<256> dir(path);
     llvm::sys::path::remove_filename(dir);
     if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-      llvm::errs() << "einc: cannot create '" << dir << "': " << ec.message() << "\n";
+      llvm::errs() << "einc: cannot create " << einrt::quoted(dir.str()) << ": " << ec.message()
+                   << "\n";
       return 1;
     }
   }
@@ -450,7 +455,7 @@ int calibrate(const Options &o) {
     llvm::errs() << "einc: " << error << "\n";
     return 1;
   }
-  llvm::outs() << "wrote profile 'cpu' to " << path;
+  llvm::outs() << "wrote profile 'cpu' to " << einrt::terminalSafe(path);
   if (profiles.size() > 1)
     llvm::outs() << " (kept " << profiles.size() - 1 << " other profile"
                  << (profiles.size() > 2 ? "s" : "") << ")";

@@ -12,6 +12,7 @@
 #include "Compile.h"
 
 #include "runtime/GemmTable.h"
+#include "runtime/TerminalText.h"
 #include "runtime/ThreadPool.h"
 
 #include "llvm/Support/Format.h"
@@ -52,7 +53,7 @@ int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSet
         entry.second += g->matrices();
       }
   if (calls.empty())
-    return fail(o.input + " has no GEMMs to time");
+    return fail(einrt::terminalSafe(o.input) + " has no GEMMs to time");
   std::vector<einrt::GemmShape> shapes;
   for (const auto &[key, entry] : calls)
     shapes.push_back(entry.first);
@@ -63,7 +64,7 @@ int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSet
   std::vector<einrt::GemmMeasurement> measured = einrt::measureGemmShapes(shapes, perCall);
 
   llvm::raw_ostream &out = llvm::outs();
-  out << "einc calibrate --gemm: " << o.input << ": " << shapes.size()
+  out << "einc calibrate --gemm: " << einrt::terminalSafe(o.input) << ": " << shapes.size()
       << " GEMM shapes, one thread, GFLOP/s (median)\n";
   out << "  machine " << einrt::gemmMachineKey() << "\n";
   out << llvm::format("  %-52s", static_cast<const char *>("shape (calls per step)"));
@@ -102,7 +103,7 @@ int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSet
     table.shapes[m.shape.key()] = m;
   if (!einrt::writeGemmTable(path, table, error))
     return fail(error);
-  out << "wrote " << path << " (" << table.shapes.size()
+  out << "wrote " << einrt::terminalSafe(path) << " (" << table.shapes.size()
       << " shapes): the cpu backend runs each on its chosen library from now on "
          "(EINC_GEMM=openblas ignores the table)\n";
   return 0;

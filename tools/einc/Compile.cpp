@@ -7,6 +7,8 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
+#include "runtime/Memory.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -31,6 +33,15 @@ bool needsTrainStep(const std::string &function) { return function != "forward";
 
 } // namespace
 
+std::optional<RematDevice> thisMachineForRemat(const RematDevice *rates) {
+  einrt::MemoryAvailable memory = einrt::availableMemory();
+  if (memory.bytes == INT64_MAX)
+    return std::nullopt;
+  RematDevice device = rates ? *rates : RematDevice{};
+  device.memoryBytes = double(memory.bytes);
+  return device;
+}
+
 const einrt::Program *CompiledModel::program(const std::string &function) const {
   const einrt::BundledProgram *p = bundle.find(function);
   return p ? &p->program : nullptr;
@@ -40,7 +51,7 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
                   const std::string &source, const CompileRequest &request, CompiledModel &out) {
   auto start = std::chrono::steady_clock::now();
   if (request.backend != "cpu" && request.backend != "reference" && request.backend != "cuda")
-    return fail("unknown backend '" + request.backend + "' (cpu, reference, cuda)");
+    return fail("unknown backend " + einrt::quoted(request.backend) + " (cpu, reference, cuda)");
 
   // The report's --optimizer prices another optimizer: the step is built
   // with it, so that the report describes the step that was built
@@ -72,8 +83,9 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   bool cpu = request.backend == "cpu" || cuda;
   if ((cpu || report) && failed(applyFusion(module, priced)))
     return false;
-  // Remat last; `budget:` prices recompute time on (and takes N% of) the
-  // report's device when there is a profile of it.
+  // Remat last; `budget:` prices recompute time on the report's device when
+  // there is a profile of it, and takes N% of its memory — or, for what runs
+  // here on the CPU (train, sample, an executable), of this machine's.
   std::optional<RematDevice> rematDevice;
   if (haveDeviceProfile(o, request.reportDevice))
     if (auto profile = findDeviceProfile(o, request.reportDevice)) {
@@ -84,6 +96,9 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
       rematDevice = RematDevice{profile->memoryBytes, f32(profile->matmulFlops),
                                 f32(profile->vectorFlops), profile->bandwidth};
     }
+  if (!request.functions.empty() && !cuda)
+    if (auto here = thisMachineForRemat(rematDevice ? &*rematDevice : nullptr))
+      rematDevice = here;
   // The report's remat trade-off is of the step before its policy.
   std::optional<ReportRematSweep> sweep;
   if (report)

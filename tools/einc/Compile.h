@@ -21,6 +21,7 @@
 
 #include "Options.h"
 #include "Report.h"
+#include "Stages.h"
 
 #include "codegen/CpuKernels.h"
 #include "runtime/ModelBundle.h"
@@ -79,6 +80,13 @@ struct CompiledModel {
   /// The program of `function` in the bundle (null: not lowered).
   const einrt::Program *program(const std::string &function) const;
 };
+
+/// This machine as ein-remat's device for a run on the cpu or reference
+/// backend: the memory the process can still allocate (runtime/Memory.h,
+/// what `budget:N%` takes N% of) with `rates`' flop rates and bandwidth (the
+/// cpu profile's, when there is one; else the pass's defaults). nullopt when
+/// no bound on memory is known.
+std::optional<RematDevice> thisMachineForRemat(const RematDevice *rates);
 
 /// Compiles `module` (the front end's, changed in place) as `request` asks.
 /// `o` supplies the model's file name and the report's flags (--device-file,

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Data.h"
 
+#include "runtime/TerminalText.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,13 +38,13 @@ int fail(const std::string &message) {
 bool readAll(const std::string &path, std::vector<unsigned char> &bytes, std::string &error) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
-    error = "cannot read '" + path + "': " + std::strerror(errno);
+    error = "cannot read " + einrt::quoted(path) + ": " + std::strerror(errno);
     return false;
   }
   struct stat st;
   if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
     std::fclose(f);
-    error = "cannot read '" + path + "': it is a directory";
+    error = "cannot read " + einrt::quoted(path) + ": it is a directory";
     return false;
   }
   unsigned char buffer[1 << 16];
@@ -52,7 +54,7 @@ bool readAll(const std::string &path, std::vector<unsigned char> &bytes, std::st
   bool bad = std::ferror(f);
   std::fclose(f);
   if (bad) {
-    error = "cannot read '" + path + "': read error";
+    error = "cannot read " + einrt::quoted(path) + ": read error";
     return false;
   }
   return true;
@@ -67,7 +69,7 @@ bool writeTokens(const std::string &dir, const std::string &name, const unsigned
   std::string tmp = dir + "/." + name + ".tmp." + std::to_string(getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
+    error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
     return false;
   }
   std::vector<unsigned char> out;
@@ -82,7 +84,7 @@ bool writeTokens(const std::string &dir, const std::string &name, const unsigned
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
-      error = "cannot write '" + path + "': " + std::strerror(errno);
+      error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
       ::close(fd);
       ::unlink(tmp.c_str());
       return false;
@@ -90,12 +92,12 @@ bool writeTokens(const std::string &dir, const std::string &name, const unsigned
     done += w;
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
+    error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
+    error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;
   }
@@ -113,11 +115,11 @@ bool makeDirs(const std::string &dir, std::string &error) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    error = "cannot create the folder '" + dir + "': " + ec.message();
+    error = "cannot create the folder " + einrt::quoted(dir) + ": " + ec.message();
     return false;
   }
   if (!std::filesystem::is_directory(dir, ec)) {
-    error = "'" + dir + "' is not a folder";
+    error = einrt::quoted(dir) + " is not a folder";
     return false;
   }
   return true;
@@ -140,13 +142,13 @@ int prepareData(const Options &o) {
   if (!readAll(o.input, bytes, error))
     return fail(error);
   if (bytes.empty())
-    return fail("'" + o.input + "' is empty: no tokens to write");
+    return fail(einrt::quoted(o.input) + " is empty: no tokens to write");
   uint64_t n = bytes.size();
   uint64_t val = static_cast<uint64_t>(std::llround(static_cast<double>(n) * o.valFraction));
   if (o.valFraction > 0 && val == 0)
     val = 1;
   if (val >= n)
-    return fail("'" + o.input + "' has " + std::to_string(n) +
+    return fail(einrt::quoted(o.input) + " has " + std::to_string(n) +
                 " bytes: too few to hold out a validation split of " +
                 llvm::formatv("{0}", o.valFraction).str());
   uint64_t train = n - val;
@@ -159,12 +161,13 @@ int prepareData(const Options &o) {
     return fail(error);
   if (val > 0 && !writeTokens(dir, "val.bin", bytes.data() + train, bytes.data() + n, error))
     return fail(error);
-  llvm::outs() << "read " << withCommas(n) << " bytes from " << o.input
+  llvm::outs() << "read " << withCommas(n) << " bytes from " << einrt::terminalSafe(o.input)
                << " (byte-level tokens, vocab 256)\n";
-  llvm::outs() << "  " << dir << "/train.bin  " << withCommas(train) << " tokens\n";
+  llvm::outs() << "  " << einrt::terminalSafe(dir) << "/train.bin  " << withCommas(train)
+               << " tokens\n";
   if (val > 0)
-    llvm::outs() << "  " << dir << "/val.bin    " << withCommas(val) << " tokens ("
-                 << llvm::format("%.3g", 100.0 * val / n) << "%, the tail)\n";
+    llvm::outs() << "  " << einrt::terminalSafe(dir) << "/val.bin    " << withCommas(val)
+                 << " tokens (" << llvm::format("%.3g", 100.0 * val / n) << "%, the tail)\n";
   return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "Sample.h"
 #include "Stages.h"
 
+#include "runtime/TerminalText.h"
 #include "tools/exe/EmbeddedModel.h"
 #include "tools/runner/Runner.h"
 
@@ -75,7 +76,7 @@ bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &erro
     ec = out.error();
   }
   if (ec)
-    error = "cannot write '" + path + "': " + ec.message();
+    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
   return !ec;
 }
 
@@ -87,7 +88,7 @@ bool addSampleProgram(const Options &o, ModuleOp module, const einrt::TrainSetti
   auto batch = compiled.bundle.dims.find("batch");
   if (batch == compiled.bundle.dims.end() || batch->second == 1)
     return true;
-  MLIRContext context;
+  MLIRContext &context = *module->getContext(); // its diagnostics print as einc's
   OwningOpRef<ModuleOp> one = sampleModule(o, module, context);
   if (!one)
     return false;
@@ -122,10 +123,10 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   // Never clobber a file that is not one of ours.
   if (llvm::sys::fs::exists(output)) {
     if (llvm::sys::fs::is_directory(output))
-      return fail("'" + output + "' is a folder");
+      return fail(einrt::quoted(output) + " is a folder");
     if (!o.force && !isEincExecutable(output))
-      return fail("'" + output +
-                  "' exists and is not an executable of einc compile; remove it, pick "
+      return fail(einrt::quoted(output) +
+                  " exists and is not an executable of einc compile; remove it, pick "
                   "another -o, or pass --force to replace it");
   }
   // The folder must take the file before anything is compiled (a link
@@ -134,14 +135,14 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
     llvm::StringRef parent = llvm::sys::path::parent_path(output);
     std::string folder = parent.empty() ? "." : parent.str();
     if (!llvm::sys::fs::is_directory(folder))
-      return fail("cannot write '" + output + "': " +
-                  (llvm::sys::fs::exists(folder) ? "'" + folder + "' is not a folder"
-                                                 : "no folder '" + folder + "'"));
+      return fail("cannot write " + einrt::quoted(output) + ": " +
+                  (llvm::sys::fs::exists(folder) ? einrt::quoted(folder) + " is not a folder"
+                                                 : "no folder " + einrt::quoted(folder)));
     llvm::SmallString<256> probe;
     int fd = -1;
     if (std::error_code ec =
             llvm::sys::fs::createUniqueFile(folder + "/.einc-compile-probe-%%%%%%", fd, probe))
-      return fail("cannot write '" + output + "': " + ec.message());
+      return fail("cannot write " + einrt::quoted(output) + ": " + ec.message());
     ::close(fd);
     llvm::sys::fs::remove(probe);
   }
@@ -235,7 +236,7 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   }
   if (std::error_code ec = llvm::sys::fs::rename(partial, output)) {
     llvm::sys::fs::remove(partial);
-    return fail("cannot write '" + output + "': " + ec.message());
+    return fail("cannot write " + einrt::quoted(output) + ": " + ec.message());
   }
   uint64_t size = 0;
   llvm::sys::fs::file_size(output, size);
@@ -243,10 +244,10 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   std::string programs;
   for (const einrt::BundledProgram &p : bundle.programs)
     programs += (programs.empty() ? "@" : ", @") + p.program.name;
-  llvm::outs() << "einc compile: " << o.input << " -> " << output << " ("
-               << einrt::formatBytes(int64_t(size)) << "; " << programs << "; "
-               << compiled.kernels->kernelCount() << " kernels for " << targets.size()
-               << " targets";
+  llvm::outs() << "einc compile: " << einrt::terminalSafe(o.input) << " -> "
+               << einrt::terminalSafe(output) << " (" << einrt::formatBytes(int64_t(size)) << "; "
+               << programs << "; " << compiled.kernels->kernelCount() << " kernels for "
+               << targets.size() << " targets";
   if (cuda) {
     llvm::outs() << "; cuda: " << cuda->kernels << " kernels, " << std::size(kCudaImageArchs)
                  << " images (";

@@ -3,6 +3,7 @@
 
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
+#include "runtime/TerminalText.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -12,7 +13,8 @@ namespace einc {
 bool Frontend::load(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
   if (!buffer) {
-    llvm::errs() << "einc: cannot read '" << path << "': " << buffer.getError().message() << "\n";
+    llvm::errs() << "einc: cannot read " << einrt::quoted(path) << ": "
+                 << buffer.getError().message() << "\n";
     return false;
   }
   std::string name = path == "-" ? "<stdin>" : path;

@@ -1,6 +1,7 @@
 //===- Link.cpp - How einc compile links an executable --------------------===//
 #include "Link.h"
 
+#include "runtime/TerminalText.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -23,8 +24,8 @@ std::string findLinker(std::string &error) {
     why = llvm::sys::fs::exists(*found) ? "not executable" : "no such file";
   if (why.empty())
     return *found;
-  error = cxx && *cxx ? "no linker: CXX is '" + name + "', which is not a program (" + why +
-                            "); install g++ or set CXX"
+  error = cxx && *cxx ? "no linker: CXX is " + einrt::quoted(name) + ", which is not a program (" +
+                            why + "); install g++ or set CXX"
                       : "no linker: cannot find c++ on PATH; install g++ or set CXX";
   return "";
 }
@@ -39,7 +40,8 @@ bool kitArguments(std::string &kitDir, std::vector<std::string> &args, std::stri
   llvm::sys::path::append(linkFile, "link.txt");
   auto text = llvm::MemoryBuffer::getFile(linkFile);
   if (!text) {
-    error = "cannot read '" + linkFile.str().str() + "' (" + text.getError().message() +
+    error = "cannot read " + einrt::quoted(linkFile.str().str()) + " (" +
+            text.getError().message() +
             "): einc's executable kit is built beside einc (the CMake target einc-exe-kit)";
     return false;
   }
@@ -60,7 +62,7 @@ bool kitArguments(std::string &kitDir, std::vector<std::string> &args, std::stri
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, line);
     if (!llvm::sys::fs::exists(path)) {
-      error = "einc's executable kit lacks '" + path.str().str() + "' (rebuild einc)";
+      error = "einc's executable kit lacks " + einrt::quoted(path.str().str()) + " (rebuild einc)";
       return false;
     }
     args.push_back(path.str().str());
@@ -86,8 +88,9 @@ bool runProgram(const std::string &program, const std::vector<std::string> &args
   llvm::sys::fs::remove(output);
   if (status == 0)
     return true;
-  error = status < 0 ? "cannot run '" + program + "': " + why
-                     : "'" + program + "' failed (exit status " + std::to_string(status) + ")";
+  error = status < 0
+              ? "cannot run " + einrt::quoted(program) + ": " + why
+              : einrt::quoted(program) + " failed (exit status " + std::to_string(status) + ")";
   if (!text.empty())
     error += ":\n" + text;
   return false;

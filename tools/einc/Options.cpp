@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Options.h"
 
+#include "runtime/TerminalText.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -67,7 +69,7 @@ int64_t count(const std::string &flag, const std::string &v, int64_t min) {
   auto n = parseInteger(v, min);
   if (!n)
     bad(flag + (min > 0 ? " needs a positive integer" : " needs a non-negative integer") +
-        ", got '" + v + "'");
+        ", got " + einrt::quoted(v));
   return *n;
 }
 
@@ -112,7 +114,7 @@ std::string choice(const std::string &what, const std::string &v,
     list += std::string(i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + c;
     ++i;
   }
-  bad("unknown " + what + " '" + v + "'; expected " + list);
+  bad("unknown " + what + " " + einrt::quoted(v) + "; expected " + list);
 }
 
 /// einc's help layout: the command's prose, then each group of flags as
@@ -198,7 +200,7 @@ void addSet(Command &c, Options &o,
   c.value("--set", "NAME=VALUE", description, [&o](const std::string &v) {
     size_t eq = v.find('=');
     if (eq == std::string::npos || eq == 0)
-      bad("--set needs NAME=VALUE, got '" + v + "'");
+      bad("--set needs NAME=VALUE, got " + einrt::quoted(v));
     o.overrides.emplace_back(v.substr(0, eq), v.substr(eq + 1));
   });
 }
@@ -240,7 +242,7 @@ void addThreads(Command &c, Options &o, const char *description) {
   c.value("--threads", "N", description, [&o](const std::string &v) {
     auto n = parseInteger(v, 1);
     if (!n || *n > 1024)
-      bad("--threads needs an integer in [1, 1024], got '" + v + "'");
+      bad("--threads needs an integer in [1, 1024], got " + einrt::quoted(v));
     o.threads = *n;
   });
 }
@@ -283,7 +285,8 @@ void buildEmit(Command &c, Options &o) {
           [&o](const std::string &v) {
             if (v != "ast" && v != "ir" && v != "grad" && v != "step" && v != "fused" &&
                 v != "cuda")
-              bad("unknown stage '" + v + "'; expected ast, ir, grad, step, fused or cuda");
+              bad("unknown stage " + einrt::quoted(v) +
+                  "; expected ast, ir, grad, step, fused or cuda");
             o.stage = v;
           });
   addOutput(c, o, "write to FILE instead of standard output");
@@ -348,7 +351,7 @@ void buildCalibrate(Command &c, Options &o) {
           [&o](const std::string &v) {
             auto s = parseReal(v);
             if (!s || !(*s > 0 && *s <= 60))
-              bad("--seconds needs a number of seconds in (0, 60], got '" + v + "'");
+              bad("--seconds needs a number of seconds in (0, 60], got " + einrt::quoted(v));
             o.seconds = *s;
           });
   c.flag("--gemm",
@@ -391,14 +394,14 @@ void buildReport(Command &c, Options &o) {
           [&o](const std::string &v) {
             auto q = parseQuantity(v);
             if (!q)
-              bad("--tokens needs a positive number such as 15e12 or 15T, got '" + v + "'");
+              bad("--tokens needs a positive number such as 15e12 or 15T, got " + einrt::quoted(v));
             o.clusterTokens = *q;
           });
   c.value("--mfu", "M", "assumed MFU for the cluster time (default: the predicted MFU)",
           [&o](const std::string &v) {
             auto m = parseReal(v);
             if (!m || !(*m > 0 && *m <= 1))
-              bad("--mfu needs a fraction in (0, 1], got '" + v + "'");
+              bad("--mfu needs a fraction in (0, 1], got " + einrt::quoted(v));
             o.mfu = *m;
           });
   c.flag("--kernels",
@@ -422,7 +425,7 @@ void buildData(Command &c, Options &o) {
           [&o](const std::string &v) {
             auto f = parseReal(v);
             if (!f || !(*f >= 0 && *f < 1))
-              bad("--val-fraction needs a fraction in [0, 1), got '" + v + "'");
+              bad("--val-fraction needs a fraction in [0, 1), got " + einrt::quoted(v));
             o.valFraction = *f;
           });
 }
@@ -522,12 +525,12 @@ void buildSample(Command &c, Options &o) {
           [&o](const std::string &v) {
             auto t = parseReal(v);
             if (!t || !(*t > 0))
-              bad("--temperature needs a positive number, got '" + v + "'");
+              bad("--temperature needs a positive number, got " + einrt::quoted(v));
             // Past 1e6 every logit / T rounds to the same float: uniform
             // sampling, which --temperature cannot mean.
             if (*t > 1e6)
-              bad("--temperature must be at most 1e6 (larger samples every token alike), got '" +
-                  v + "'");
+              bad("--temperature must be at most 1e6 (larger samples every token alike), got " +
+                  einrt::quoted(v));
             o.temperature = *t;
           });
   c.value("--top-k", "K", "sample among the K most likely tokens only (default 0: all)",
@@ -594,7 +597,7 @@ void buildExecutableCheck(Command &c, Options &o) {
             for (size_t at = 0; at <= v.size();) {
               size_t comma = std::min(v.find(',', at), v.size());
               if (comma == at)
-                bad("--functions needs names separated by commas, got '" + v + "'");
+                bad("--functions needs names separated by commas, got " + einrt::quoted(v));
               o.checkFunctions.push_back(v.substr(at, comma - at));
               at = comma + 1;
             }
@@ -726,7 +729,7 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
     std::string what = e.what();
     bad(what.substr(0, what.find(':')) + " needs a value");
   } catch (const CLI::ParseError &e) {
-    bad(e.what());
+    bad(einrt::terminalSafe(e.what())); // it may quote a value given
   }
   for (const std::string &extra : c.app->remaining()) {
     if (extra.size() < 2 || extra[0] != '-')
@@ -735,7 +738,7 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
     std::string takers = commandsTaking(*c.tool, name);
     if (!takers.empty())
       bad(name + " applies to " + takers + " only");
-    bad("unknown option '" + extra + "'");
+    bad("unknown option " + einrt::quoted(extra));
   }
   for (const std::string &extra : c.app->remaining())
     c.files.push_back(extra); // CLI11 keeps words after an unknown one here
@@ -744,12 +747,14 @@ void parseCommand(Command &c, Options &o, std::vector<std::string> words) {
     apply();
   for (const std::string &file : c.files) {
     if (c.tool->executable)
-      bad("unexpected argument '" + file + "' (the model is compiled into " + c.tool->name + ")");
+      bad("unexpected argument " + einrt::quoted(file) + " (the model is compiled into " +
+          c.tool->name + ")");
     if (o.command == "calibrate" && !o.calibrateGemm)
-      bad("'einc calibrate' takes no input file, got '" + file +
-          "' (--gemm FILE.ein times the model's GEMMs)");
+      bad("'einc calibrate' takes no input file, got " + einrt::quoted(file) +
+          " (--gemm FILE.ein times the model's GEMMs)");
     if (!o.input.empty())
-      bad("more than one input file ('" + o.input + "' and '" + file + "')");
+      bad("more than one input file (" + einrt::quoted(o.input) + " and " + einrt::quoted(file) +
+          ")");
     o.input = file;
   }
 }
@@ -841,7 +846,7 @@ CommandLine parse(const Tool &tool, const std::vector<std::string> &args) {
       return result;
     }
     if (!findCommand(tool, args[0]))
-      bad("unknown command '" + args[0] + "'; expected " + commandList(tool));
+      bad("unknown command " + einrt::quoted(args[0]) + "; expected " + commandList(tool));
     o.command = args[0];
     auto command = makeCommand(tool, o.command, o);
     parseCommand(*command, o, std::vector<std::string>(args.begin() + 1, args.end()));
@@ -854,7 +859,7 @@ CommandLine parse(const Tool &tool, const std::vector<std::string> &args) {
   } catch (const UsageError &e) {
     result.action = CommandLine::Action::Error;
     result.text = tool.name + ": " + e.message + " (see '" + tool.name + " " +
-                  (o.command.empty() ? "" : o.command + " ") + "--help')";
+                  (o.command.empty() ? "" : einrt::terminalSafe(o.command) + " ") + "--help')";
   } catch (const std::exception &e) {
     // Not expected from CLI11 once parsed; still no exception leaves here.
     result.action = CommandLine::Action::Error;

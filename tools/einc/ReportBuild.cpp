@@ -15,6 +15,7 @@
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
 #include "runtime/Arena.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -44,11 +45,12 @@ bool fail(const llvm::Twine &message) {
 bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &profiles) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
-    return fail("cannot read device file '" + path + "': " + buffer.getError().message());
+    return fail("cannot read device file " + einrt::quoted(path) + ": " +
+                buffer.getError().message());
   std::string error;
   auto parsed = ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
   if (!parsed)
-    return fail("device file '" + path + "': " + error);
+    return fail("device file " + einrt::quoted(path) + ": " + error);
   for (ein::DeviceProfile &p : *parsed) {
     auto same = std::find_if(profiles.begin(), profiles.end(),
                              [&](const ein::DeviceProfile &q) { return q.name == p.name; });
@@ -83,7 +85,8 @@ std::optional<ein::DeviceProfile> findDevice(const Options &o, const std::string
   for (const ein::DeviceProfile &p : profiles)
     names.push_back(p.name);
   std::string hint = user.empty() ? "; `einc calibrate` measures this machine as \"cpu\"" : "";
-  fail("unknown device '" + name + "'; known devices: " + llvm::join(names, ", ") + hint);
+  fail("unknown device " + einrt::quoted(name) + "; known devices: " + llvm::join(names, ", ") +
+       hint);
   return std::nullopt;
 }
 

@@ -8,6 +8,7 @@
 #include "Report.h"
 
 #include "passes/StepKernels.h"
+#include "runtime/TerminalText.h"
 
 #include "llvm/Support/Format.h"
 
@@ -193,7 +194,7 @@ std::string fusionStopMeaning(const std::string &name) {
 } // namespace
 
 void printReportText(const Report &r, llvm::raw_ostream &os) {
-  os << "einc report: " << r.model << "\n";
+  os << "einc report: " << einrt::terminalSafe(r.model) << "\n";
   os << "  device     " << r.device << " (" << r.deviceDescription << "): matrix "
      << formatRate(r.matrixPeak, "FLOP") << " " << r.computeDtype << ", vector "
      << formatRate(r.vectorPeak, "FLOP") << ", " << formatRate(r.bandwidth, "B") << ", "
@@ -296,7 +297,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
                               " backend's Program)");
   if (r.peakOpIndex >= 0)
     m.add("most temporaries live",
-          "at step #" + std::to_string(r.peakOpIndex) + (r.peakOp.empty() ? "" : " " + r.peakOp));
+          "at step #" + std::to_string(r.peakOpIndex) +
+              (r.peakOp.empty() ? "" : " " + einrt::terminalSafe(r.peakOp)));
   m.add("device memory", formatBytes(r.deviceMemory) + ": " +
                              (r.fits ? "fits, margin " + formatBytes(r.marginBytes)
                                      : "DOES NOT FIT, short by " + formatBytes(-r.marginBytes)) +
@@ -310,11 +312,11 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
             std::to_string(fit.accumulate) + " × " + std::to_string(fit.microBatch) +
                 " rows (accumulate = " + std::to_string(fit.accumulate) +
                 (fit.remat.empty() ? "" : ", remat " + fit.remat) + "): peak " +
-                formatBytes(double(fit.peak)) + "; " + fit.command);
+                formatBytes(double(fit.peak)) + "; " + einrt::terminalSafe(fit.command));
     else
       m.add("fits with remat", fit.remat + ": peak " + formatBytes(double(fit.peak)) +
                                    ", recompute " + formatSeconds(fit.recomputeSeconds) +
-                                   " a step; " + fit.command);
+                                   " a step; " + einrt::terminalSafe(fit.command));
   }
   m.print(os);
 
@@ -433,13 +435,14 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
       {}};
   for (size_t i : top) {
     const ReportOp &op = r.ops[i];
-    ops.rows.push_back(
-        {std::to_string(op.index), op.name, op.phase, op.layer, formatFlops(double(op.flops)),
-         formatBytes(double(op.bytes)), fixed(op.intensity, op.intensity >= 10 ? 0 : 2),
-         op.flops == 0 && op.bytes == 0 ? "—"
-         : op.computeBound              ? "compute"
-                                        : "memory",
-         formatSeconds(op.seconds), percent(op.seconds, r.stepSeconds), op.location});
+    ops.rows.push_back({std::to_string(op.index), op.name, op.phase, op.layer,
+                        formatFlops(double(op.flops)), formatBytes(double(op.bytes)),
+                        fixed(op.intensity, op.intensity >= 10 ? 0 : 2),
+                        op.flops == 0 && op.bytes == 0 ? "—"
+                        : op.computeBound              ? "compute"
+                                                       : "memory",
+                        formatSeconds(op.seconds), percent(op.seconds, r.stepSeconds),
+                        einrt::terminalSafe(op.location)});
   }
   ops.print(os);
   if (r.kernelTable)
@@ -484,7 +487,7 @@ void printKernelTable(const Report &r, llvm::raw_ostream &os) {
           {true, false, false, false, false, true, true, true, true, false, true, false, false},
           {}};
   for (const ReportKernel &k : r.kernels) {
-    std::string source = k.locations.empty() ? "" : k.locations.front();
+    std::string source = k.locations.empty() ? "" : einrt::terminalSafe(k.locations.front());
     if (k.locations.size() > 1)
       source += " +" + std::to_string(k.locations.size() - 1);
     t.rows.push_back({std::to_string(k.index), k.kind, k.phase, k.layer, opsSummary(k.ops),

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
+#include "Compile.h"
 #include "CudaBackend.h"
 #include "Stages.h"
 
@@ -27,6 +28,7 @@
 #include "runtime/LossScaleState.h"
 #include "runtime/Safetensors.h"
 #include "runtime/StepProfile.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -99,7 +101,10 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   bool cuda = backend && backend->cuda;
   if ((cpu || cuda) && failed(applyFusion(module, *backend->settings)))
     return std::nullopt;
-  if (backend && backend->settings && failed(applyRemat(module, *backend->settings)))
+  // `budget:N%` on the cpu and reference backends: N% of this machine's memory.
+  std::optional<RematDevice> here = cuda ? std::nullopt : thisMachineForRemat(nullptr);
+  if (backend && backend->settings &&
+      failed(applyRemat(module, *backend->settings, here ? &*here : nullptr)))
     return std::nullopt;
   auto program = cpu || cuda ? ::ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
                              : ::ein::codegen::lowerToProgram(fn);
@@ -216,7 +221,7 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
   bool checksummed = false;
   auto tensors = einrt::readSafetensors(o.load, metadata, error, &checksummed);
   if (!tensors)
-    return fail("cannot load '" + o.load + "': " + error), false;
+    return fail("cannot load " + einrt::quoted(o.load) + ": " + error), false;
   if (std::string missing = einrt::missingChecksums(o.load, metadata, checksummed);
       !missing.empty())
     return fail("cannot load " + missing), false;
@@ -237,13 +242,16 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
       for (int32_t a : p.arguments)
         if (unsigned d = llvm::StringRef(p.buffers[a].name).edit_distance(t.name); d < best)
           best = d, nearest = p.buffers[a].name;
-      llvm::errs() << "einc: warning: '" << o.load << "' has a tensor '" << t.name
-                   << "' that the model does not take"
-                   << (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)") << "\n";
+      llvm::errs() << "einc: warning: " << einrt::quoted(o.load) << " has a tensor "
+                   << einrt::quoted(t.name) << " that the model does not take"
+                   << (nearest.empty() ? "" : " (did you mean " + einrt::quoted(nearest) + "?)")
+                   << "\n";
       continue;
     }
     if (!ex.importBuffer(found, t, error))
-      return fail("cannot load '" + t.name + "' from '" + o.load + "': " + error), false;
+      return fail("cannot load " + einrt::quoted(t.name) + " from " + einrt::quoted(o.load) +
+                  ": " + error),
+             false;
     given.insert(int32_t(found));
     ++loaded;
   }
@@ -252,15 +260,15 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
   int missingCount = 0;
   for (int32_t a : p.arguments)
     if (p.buffers[a].role == einrt::BufferRole::Param && !given.count(a)) {
-      missing += (missing.empty() ? "'" : ", '") + p.buffers[a].name + "'";
+      missing += (missing.empty() ? "" : ", ") + einrt::quoted(p.buffers[a].name);
       ++missingCount;
     }
   if (missingCount > 0)
-    llvm::errs() << "einc: warning: '" << o.load << "' has no " << missing
+    llvm::errs() << "einc: warning: " << einrt::quoted(o.load) << " has no " << missing
                  << (missingCount == 1 ? ": that param keeps its initialiser"
                                        : ": those params keep their initialisers")
                  << "\n";
-  llvm::outs() << "loaded " << loaded << " tensors from " << o.load << "\n";
+  llvm::outs() << "loaded " << loaded << " tensors from " << einrt::terminalSafe(o.load) << "\n";
   return true;
 }
 
@@ -352,9 +360,9 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
       out.push_back(std::move(t));
     }
     if (!einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}, error))
-      return fail("cannot write '" + o.saveGrads + "': " + error);
-    llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to " << o.saveGrads
-                 << "\n";
+      return fail("cannot write " + einrt::quoted(o.saveGrads) + ": " + error);
+    llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to "
+                 << einrt::terminalSafe(o.saveGrads) << "\n";
   }
 
   if (o.gradcheck) {
@@ -501,8 +509,9 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     }
     if (!einrt::writeSafetensors(o.saveParams, out,
                                  {{"format", "pt"}, {"step", std::to_string(o.steps)}}, error))
-      return fail("cannot write '" + o.saveParams + "': " + error);
-    llvm::outs() << "wrote " << out.size() << " tensors to " << o.saveParams << "\n";
+      return fail("cannot write " + einrt::quoted(o.saveParams) + ": " + error);
+    llvm::outs() << "wrote " << out.size() << " tensors to " << einrt::terminalSafe(o.saveParams)
+                 << "\n";
   }
   return 0;
 }

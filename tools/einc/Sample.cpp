@@ -44,7 +44,8 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
   std::shared_ptr<einrt::CudaDevice> gpu;
   if (o.backend == "cuda" && !(gpu = openCudaBackend()))
     return 1;
-  MLIRContext context;
+  // The model's context: its diagnostics print as einc prints them.
+  MLIRContext &context = *original->getContext();
   OwningOpRef<ModuleOp> module = sampleModule(o, original, context);
   if (!module)
     return 1;

@@ -3,6 +3,7 @@
 
 #include "passes/Fp8Contractions.h"
 #include "passes/Passes.h"
+#include "passes/TrainEntryLoc.h"
 #include "runtime/RematPolicy.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -98,11 +99,14 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
 LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
                          const RematDevice *device, const std::vector<std::string> &mustFit,
                          PassManagerHook hook) {
-  // The remat setting (validated by the settings table) as ein-remat's options.
+  // The remat setting (validated by the settings table) as ein-remat's
+  // options; its errors point at `train { remat = ... }`, or name no line
+  // when --set gave it.
+  Location where = ein::trainEntryLoc(module, "remat", UnknownLoc::get(module.getContext()));
   std::string error;
   std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, error);
   if (!remat)
-    return module.emitError() << "remat: " << error;
+    return emitError(where) << "remat: " << error;
   if (remat->kind == einrt::RematPolicy::Kind::None)
     return success();
   ein::EinRematOptions options;
@@ -112,9 +116,11 @@ LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
   options.mustFit = mustFit;
   if (remat->kind == einrt::RematPolicy::Kind::Budget) {
     if (remat->budgetPercent > 0 && !device)
-      return module.emitError() << "remat: " << settings.remat
-                                << " needs a device's memory: give the budget in bytes "
-                                   "(budget:2GiB), or report on a device (einc report --device)";
+      return emitError(where) << "remat: " << settings.remat
+                              << " is a share of the device's memory, which is not known here: "
+                                 "give the budget in bytes (budget:2GiB), or run it on the cpu "
+                                 "backend (einc train, einc run: this machine's memory), or "
+                                 "price it on a device (einc report --device h100)";
     options.budget = remat->budgetOn(device ? device->memoryBytes : 0);
     if (device) {
       options.matrixFlops = device->matrixFlops;

@@ -59,9 +59,9 @@ struct RematDevice {
   double matrixFlops = 0, vectorFlops = 0, bandwidth = 0;
 };
 /// Without `device`, time is predicted on the built-in h100 and a
-/// percentage is an error. `mustFit` (for `budget:`): the functions that
-/// will run, which a plan must fit (empty: all); the others take the plan
-/// of least peak when none fits.
+/// percentage is an error (at `train { remat = ... }` when the file sets it). `mustFit` (for
+/// `budget:`): the functions that will run, which a plan must fit (empty: all); the others take the
+/// plan of least peak when none fits.
 mlir::LogicalResult applyRemat(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                const RematDevice *device = nullptr,
                                const std::vector<std::string> &mustFit = {},

@@ -17,6 +17,7 @@
 #include "Executable.h"
 #include "Frontend.h"
 #include "Options.h"
+#include "PassDiagnostics.h"
 #include "Report.h"
 #include "Run.h"
 #include "Sample.h"
@@ -25,6 +26,7 @@
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Elaborator.h"
+#include "runtime/TerminalText.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -54,14 +56,15 @@ template <typename Fn> bool writeOutput(const Options &o, Fn write) {
   std::error_code ec;
   llvm::ToolOutputFile out(o.output, ec, llvm::sys::fs::OF_Text);
   if (ec) {
-    llvm::errs() << "einc: cannot write '" << o.output << "': " << ec.message() << "\n";
+    llvm::errs() << "einc: cannot write " << einrt::quoted(o.output) << ": " << ec.message()
+                 << "\n";
     return false;
   }
   write(out.os());
   out.os().flush();
   if (out.os().has_error()) {
-    llvm::errs() << "einc: cannot write '" << o.output << "': " << out.os().error().message()
-                 << "\n";
+    llvm::errs() << "einc: cannot write " << einrt::quoted(o.output) << ": "
+                 << out.os().error().message() << "\n";
     out.os().clear_error();
     return false;
   }
@@ -94,6 +97,7 @@ int run(const Options &o) {
   }
   mlir::MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
+  PassDiagnostics passDiagnostics(context, *fe.file); // every pass's errors, as the front end's
   auto module = fe.lower(context, o);
   fe.printDiagnostics();
   if (!module)

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "EmbeddedModel.h"
 
+#include "runtime/TerminalText.h"
 #include "tools/einc/Options.h"
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
@@ -107,6 +108,7 @@ int main(int argc, char **argv) {
   std::string name = argc > 0 ? argv[0] : "model";
   if (size_t slash = name.rfind('/'); slash != std::string::npos)
     name = name.substr(slash + 1);
+  name = einrt::terminalSafe(name); // every message starts with it
 
   CommandLine line =
       parseExecutableCommandLine(name, std::vector<std::string>(argv + 1, argv + argc));
@@ -127,8 +129,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (line.action == CommandLine::Action::Version) {
-    std::cout << name << ": the model " << bundle->modelName << " compiled by " << bundle->writtenBy
-              << "\n";
+    std::cout << name << ": the model " << einrt::terminalSafe(bundle->modelName) << " compiled by "
+              << bundle->writtenBy << "\n";
     return 0;
   }
 

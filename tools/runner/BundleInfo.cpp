@@ -5,6 +5,7 @@
 #include "runtime/CudaDevice.h"
 #include "runtime/Memory.h"
 #include "runtime/Safetensors.h"
+#include "runtime/TerminalText.h"
 
 #include <iostream>
 
@@ -56,8 +57,8 @@ int report(const RunContext &context, const Options &o, const einrt::ModelBundle
 int info(const RunContext &context, const einrt::ModelBundle &bundle, const LinkedKernels &linked,
          int64_t programFileBytes, int64_t fileBytes) {
   std::ostream &out = std::cout;
-  out << context.tool << ": the model " << bundle.modelName << " (" << bundle.sourceName
-      << "), compiled by " << bundle.writtenBy << "\n";
+  out << context.tool << ": the model " << einrt::terminalSafe(bundle.modelName) << " ("
+      << einrt::terminalSafe(bundle.sourceName) << "), compiled by " << bundle.writtenBy << "\n";
   std::string dims;
   for (const auto &[name, size] : bundle.dims)
     dims += (dims.empty() ? "" : " ") + name + "=" + std::to_string(size);

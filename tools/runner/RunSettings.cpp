@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
+#include "runtime/TerminalText.h"
 
 namespace einc::runner {
 namespace {
@@ -29,13 +30,13 @@ bool runSettings(const einrt::ModelBundle &bundle, const Options &o, einrt::Trai
     if (dim != bundle.dims.end()) {
       if (value == std::to_string(dim->second))
         continue;
-      error = flag + "the dim '" + key + "' is compiled into this executable (" + key + "=" +
-              std::to_string(dim->second) + ")" + recompile(key, value);
+      error = flag + "the dim " + einrt::quoted(key) + " is compiled into this executable (" + key +
+              "=" + std::to_string(dim->second) + ")" + recompile(key, value);
       return false;
     }
     const einrt::SettingInfo *info = einrt::findTrainSetting(key);
     if (!info) {
-      error = flag + "no dim or train setting named '" + key + "'";
+      error = flag + "no dim or train setting named " + einrt::quoted(key);
       return false;
     }
     einrt::TrainSettings changed = out;
@@ -47,8 +48,8 @@ bool runSettings(const einrt::ModelBundle &bundle, const Options &o, einrt::Trai
     std::string was = einrt::trainSettingValue(out, *info);
     if (info->time == einrt::SettingTime::Compiled &&
         einrt::trainSettingValue(changed, *info) != was) {
-      error = flag + "the setting '" + key + "' is compiled into this executable (" + key + "=" +
-              was + ")" + recompile(key, value);
+      error = flag + "the setting " + einrt::quoted(key) + " is compiled into this executable (" +
+              key + "=" + was + ")" + recompile(key, value);
       return false;
     }
     out = std::move(changed);

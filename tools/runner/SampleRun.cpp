@@ -22,6 +22,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/Init.h"
 #include "runtime/Safetensors.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <cmath>
@@ -116,7 +117,7 @@ int sample(const RunContext &context, const Options &o, const einrt::ModelBundle
   bool checksummed = false;
   auto tensors = einrt::readSafetensors(o.checkpoint, metadata, error, &checksummed);
   if (!tensors)
-    return fail("cannot read '" + o.checkpoint + "': " + error);
+    return fail("cannot read " + einrt::quoted(o.checkpoint) + ": " + error);
   if (std::string missing = einrt::missingChecksums(o.checkpoint, metadata, checksummed);
       !missing.empty())
     return fail(missing);
@@ -130,8 +131,8 @@ int sample(const RunContext &context, const Options &o, const einrt::ModelBundle
       params.push_back({p.buffers[a].name, p.buffers[a].shape});
   std::string mismatch = einrt::checkpointMismatch(*tensors, params);
   if (!mismatch.empty())
-    return fail("'" + o.checkpoint +
-                "' does not fit the model (is it a checkpoint of it? --set the dims it was "
+    return fail(einrt::quoted(o.checkpoint) +
+                " does not fit the model (is it a checkpoint of it? --set the dims it was "
                 "trained with):\n" +
                 mismatch);
   for (int32_t a : p.arguments) {
@@ -141,7 +142,8 @@ int sample(const RunContext &context, const Options &o, const einrt::ModelBundle
     auto t = std::find_if(tensors->begin(), tensors->end(),
                           [&](const einrt::TensorData &t) { return t.name == b.name; });
     if (!ex.importBuffer(a, *t, error))
-      return fail("cannot load '" + b.name + "' from '" + o.checkpoint + "': " + error);
+      return fail("cannot load " + einrt::quoted(b.name) + " from " + einrt::quoted(o.checkpoint) +
+                  ": " + error);
   }
 
   int64_t ctx = layout->context, batch = layout->batch;

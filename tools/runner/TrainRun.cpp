@@ -27,6 +27,7 @@
 #include "runtime/StepProfile.h"
 #include "runtime/StopSignals.h"
 #include "runtime/StrictJson.h"
+#include "runtime/TerminalText.h"
 #include "runtime/Trainer.h"
 
 #include <algorithm>
@@ -159,7 +160,7 @@ bool printProfile(const std::vector<einrt::Executor *> &profiled, const Predicti
   log << nlohmann::json({{"profile", functions}}).dump() << "\n";
   log.flush();
   if (!log) {
-    error = "cannot append the profile to '" + logFile + "'";
+    error = "cannot append the profile to " + einrt::quoted(logFile);
     return false;
   }
   return true;
@@ -229,9 +230,10 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
   std::string lastPath = ckDir + "/last.safetensors";
   std::error_code ec;
   if (o.resume && !std::filesystem::exists(lastPath, ec))
-    return r->fail("--resume: no checkpoint '" + lastPath + "' to resume from"), nullptr;
+    return r->fail("--resume: no checkpoint " + einrt::quoted(lastPath) + " to resume from"),
+           nullptr;
   if (!o.initFrom.empty() && !std::filesystem::is_regular_file(o.initFrom, ec))
-    return r->fail("--init-from: no checkpoint file '" + o.initFrom + "'"), nullptr;
+    return r->fail("--init-from: no checkpoint file " + einrt::quoted(o.initFrom)), nullptr;
   // The directory this run writes: made, shown writable and locked now, not
   // found wanting at the first save (rank 0 alone writes it).
   if (!context.comm || context.comm->rank() == 0) {
@@ -278,8 +280,8 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
     einrt::Schedule stretched = schedule;
     stretched.total = o.steps;
     int64_t t = schedule.total + 1;
-    return r->fail("--steps " + n(o.steps) + " runs past the end of the schedule recorded in '" +
-                   lastPath + "' (" + recorded->describe() + "): steps " + n(t) + ".." +
+    return r->fail("--steps " + n(o.steps) + " runs past the end of the schedule recorded in " +
+                   einrt::quoted(lastPath) + " (" + recorded->describe() + "): steps " + n(t) + ".." +
                    n(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
                    ". Say which you mean: --set steps=" + n(o.steps) +
                    " stretches the cosine to end at step " + n(o.steps) + " (the lr at step " +
@@ -402,7 +404,8 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     programs.forward = &*loaded.executors[next++];
 
   std::ostream &out = leader ? std::cout : silent;
-  out << context.tool << " train: " << context.model << "  (" << backend.name << " backend";
+  out << context.tool << " train: " << einrt::terminalSafe(context.model) << "  (" << backend.name
+      << " backend";
   if (!origin.empty())
     out << ", " << origin;
   if (backend.name == "cpu")
@@ -428,10 +431,10 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << "  memory    arena " << fixed(arena / 1048576.0, 1) << " MiB (+ "
         << fixed(owned / 1048576.0, 1) << " MiB params, inputs, state, results)\n";
   }
-  out << "  data      " << o.trainData << ": " << trainFile->size() << " tokens ("
-      << trainFile->formatName() << ")";
+  out << "  data      " << einrt::terminalSafe(o.trainData) << ": " << trainFile->size()
+      << " tokens (" << trainFile->formatName() << ")";
   if (valFile)
-    out << "; val " << o.valData << ": " << valFile->size() << " tokens";
+    out << "; val " << einrt::terminalSafe(o.valData) << ": " << valFile->size() << " tokens";
   out << "\n  windows   " << einrt::windowMappingName(config.mapping) << ", " << layout->batch
       << " rows x " << layout->context << " tokens"
       << (accumulate > 1 ? " x " + std::to_string(accumulate) + " micro-batches" : "") << " = "
@@ -563,9 +566,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << "best val loss " << fixed(*result.bestValLoss, 4);
     if (perToken)
       out << " = " << fixed(*result.bestValLoss / std::log(2.0), 4) << " bits per byte";
-    out << " (" << ckDir << "/best.safetensors)\n";
+    out << " (" << einrt::terminalSafe(ckDir) << "/best.safetensors)\n";
   }
-  out << "checkpoint " << ckDir << "/last.safetensors\n";
+  out << "checkpoint " << einrt::terminalSafe(ckDir) << "/last.safetensors\n";
   if (leader && !profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
     return fail(error);
   out.flush();

@@ -151,10 +151,10 @@ TEST(CorruptFile, AnotherFormatVersionNamesTheWriter) {
   parts.version = kProgramFormatVersion + 1;
   parts.writer = "einc 9.0\x01";
   parts.header = "not JSON at all";
-  EXPECT_EQ(errorOf(joinFile(parts)), "'" + kName + "' was written by einc 9.0? (program format " +
-                                          std::to_string(kProgramFormatVersion + 1) +
-                                          "); this einc reads format " + reads +
-                                          ": recompile the model");
+  EXPECT_EQ(errorOf(joinFile(parts)),
+            "'" + kName + "' was written by einc 9.0\\x01 (program format " +
+                std::to_string(kProgramFormatVersion + 1) + "); this einc reads format " + reads +
+                ": recompile the model");
 }
 
 TEST(CorruptFile, OtherFilesAreNotProgramFiles) {
@@ -347,7 +347,7 @@ TEST(CorruptFile, CheckedBundlesGiveTheirProblem) {
     h["programs"][1]["program"]["name"] = "a\nb" + std::string(1000, 'x');
     h["programs"][1]["backend"] = "cuda";
   });
-  EXPECT_EQ(longName.rfind(file + "program 'a?bxxx", 0), 0u) << longName;
+  EXPECT_EQ(longName.rfind(file + "program 'a\\x0abxxx", 0), 0u) << longName;
   EXPECT_EQ(longName.find('\n'), std::string::npos);
   EXPECT_EQ(longName.size(), file.size() - 2 + 503);
   // The report must be JSON: point it at the model's source.
