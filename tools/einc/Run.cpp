@@ -402,7 +402,8 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
     if (report.unroundedBuffers > 0)
       llvm::outs() << "gradcheck: bf16/f16 computed in float64 without rounding ("
                    << report.unroundedBuffers << " buffers; " << report.identityCasts
-                   << " casts to bf16/f16 taken as the identity)\n";
+                   << (report.identityCasts == 1 ? " cast" : " casts")
+                   << " to bf16/f16 taken as the identity)\n";
     if (!report.passed && report.quantizations > 0)
       llvm::outs() << "gradcheck: the model has " << report.quantizations
                    << " fp8 quantisations: their gradient is straight-through (the identity, by "

@@ -251,7 +251,9 @@ minimize reduce(tanh(x * w) * v, "n m -> ", sum)
                                  << c.report.worst.numeric;
     EXPECT_EQ(c.report.checked, 4 + 8);
     EXPECT_GT(c.report.unroundedBuffers, 0);
-    EXPECT_EQ(c.report.identityCasts, 0);
+    // The program has no cast; the backward's sum of w's gradient over n
+    // accumulates in f32 and is rounded once to bf16 (docs/autodiff.md).
+    EXPECT_EQ(c.report.identityCasts, 1);
   }
 }
 
