@@ -249,8 +249,8 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
       continue;
     }
     if (!ex.importBuffer(found, t, error))
-      return fail("cannot load " + einrt::quoted(t.name) + " from " + einrt::quoted(o.load) +
-                  ": " + error),
+      return fail("cannot load " + einrt::quoted(t.name) + " from " + einrt::quoted(o.load) + ": " +
+                  error),
              false;
     given.insert(int32_t(found));
     ++loaded;

@@ -281,8 +281,8 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
     stretched.total = o.steps;
     int64_t t = schedule.total + 1;
     return r->fail("--steps " + n(o.steps) + " runs past the end of the schedule recorded in " +
-                   einrt::quoted(lastPath) + " (" + recorded->describe() + "): steps " + n(t) + ".." +
-                   n(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
+                   einrt::quoted(lastPath) + " (" + recorded->describe() + "): steps " + n(t) +
+                   ".." + n(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
                    ". Say which you mean: --set steps=" + n(o.steps) +
                    " stretches the cosine to end at step " + n(o.steps) + " (the lr at step " +
                    n(t) + " becomes " + lrText(stretched.at(t)) + ", up from " +
