@@ -276,6 +276,14 @@ private:
 
 LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRule *&rule,
                                              Hyper &hyper) {
+  rule = findOptimizer(optimizer);
+  if (!rule) {
+    SmallVector<StringRef> names;
+    for (const OptimizerRule &r : optimizerRules())
+      names.push_back(r.name);
+    return module.emitError("ein-train-step: unknown optimizer '")
+           << optimizer << "' (valid: " << llvm::join(names, ", ") << ")";
+  }
   // -1 (the default): torch's value for the optimizer (docs/train-step.md).
   hyper = Hyper{beta1, beta2, eps, weightDecay, momentum};
   if (const einrt::OptimizerDefaults *d = einrt::findOptimizerDefaults(optimizer)) {
@@ -323,14 +331,6 @@ LogicalResult EinTrainStepPass::checkOptions(ModuleOp module, const OptimizerRul
   if (lossScaleInterval < 1)
     return module.emitError("ein-train-step: loss-scale-interval must be >= 1, got ")
            << int64_t(lossScaleInterval);
-  rule = findOptimizer(optimizer);
-  if (!rule) {
-    SmallVector<StringRef> names;
-    for (const OptimizerRule &r : optimizerRules())
-      names.push_back(r.name);
-    return module.emitError("ein-train-step: unknown optimizer '")
-           << optimizer << "' (valid: " << llvm::join(names, ", ") << ")";
-  }
   return success();
 }
 
