@@ -1,5 +1,6 @@
 //===- CheckpointDir.cpp - The directory a training run writes ------------===//
 #include "runtime/CheckpointDir.h"
+#include "runtime/TerminalText.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -49,14 +50,16 @@ std::string holder(int fd) {
 std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string &dir,
                                                               std::string &error) {
   std::error_code ec;
+  const bool existed = std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir, ec)) {
-    error = "cannot create the checkpoint directory '" + dir +
-            "': " + (ec ? ec.message() : "a file of that name is in the way");
+    error = "cannot create the checkpoint directory " + einrt::quoted(dir) + ": " +
+            (ec ? ec.message() : "a file of that name is in the way");
     return nullptr;
   }
   auto unwritable = [&](int err) {
-    error = "cannot write in the checkpoint directory '" + dir + "': " + std::strerror(err);
+    error = "cannot write in the checkpoint directory " + einrt::quoted(dir) + ": " +
+            std::strerror(err);
     return nullptr;
   };
   std::string path = dir + "/" + kCheckpointLockName;
@@ -72,15 +75,16 @@ std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string 
     int err = errno;
     if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS) {
       // No locks here (NFS without lockd): train, but say so.
-      unlocked = "note: the checkpoint directory '" + dir + "' cannot be locked (" +
+      unlocked = "note: the checkpoint directory " + einrt::quoted(dir) + " cannot be locked (" +
                  std::strerror(err) + "): nothing stops a second run from writing into it";
     } else if (err == EACCES || err == EAGAIN) {
-      error = "the checkpoint directory '" + dir + "' is in use by another training run (" +
-              holder(fd) + " holds its lock, " + kCheckpointLockName +
+      error = "the checkpoint directory " + einrt::quoted(dir) +
+              " is in use by another training run (" + holder(fd) + " holds its lock, " +
+              kCheckpointLockName +
               "): wait for it to end, stop it (SIGINT or SIGTERM saves and stops it), or choose "
               "another --checkpoint-dir";
     } else {
-      error = "cannot lock '" + path + "': " + std::strerror(err);
+      error = "cannot lock " + einrt::quoted(path) + ": " + std::strerror(err);
     }
     if (unlocked.empty()) {
       ::close(fd);
@@ -108,10 +112,22 @@ std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string 
   }
   std::unique_ptr<CheckpointDirLock> held(new CheckpointDirLock(fd));
   held->unlockedNote = unlocked;
+  if (!existed)
+    held->createdDir = dir;
   return held;
 }
 
-CheckpointDirLock::~CheckpointDirLock() { ::close(fd); }
+CheckpointDirLock::~CheckpointDirLock() {
+  ::close(fd);
+  if (createdDir.empty())
+    return;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(createdDir, ec))
+    if (entry.path().filename() != kCheckpointLockName)
+      return; // the run wrote here: it all stays
+  if (!ec && std::filesystem::remove(createdDir + "/" + kCheckpointLockName, ec))
+    std::filesystem::remove(createdDir, ec);
+}
 
 std::vector<std::string> removeStaleTemporaries(const std::string &dir) {
   std::vector<std::string> removed;

@@ -30,7 +30,10 @@ public:
   /// it cannot be created or written, or another process holds the lock
   /// (its pid, and host when another).
   static std::unique_ptr<CheckpointDirLock> acquire(const std::string &dir, std::string &error);
-  ~CheckpointDirLock(); // releases the lock (the file stays)
+  /// Releases the lock (the file stays); a directory this lock created and
+  /// nothing else wrote into (a run refused before its first checkpoint)
+  /// is removed with its lock file, as if the run had not started.
+  ~CheckpointDirLock();
   /// "" when locked; else a note that the filesystem has no locks (the
   /// run goes on unlocked).
   const std::string &note() const { return unlockedNote; }
@@ -41,6 +44,7 @@ private:
   explicit CheckpointDirLock(int fd) : fd(fd) {}
   int fd;
   std::string unlockedNote;
+  std::string createdDir; // the directory, when acquire created it
 };
 
 /// Removes `last.safetensors.tmp.PID` and `best.safetensors.tmp.PID` in

@@ -9,7 +9,7 @@ func.func @loss_fn(%w: tensor<f32> {ein.kind = "param", ein.name = "w"},
 }
 // CHECK-LABEL: func.func @loss_fn(
 // CHECK-LABEL: func.func @loss_grad(
-// CHECK-SAME: -> (tensor<f32> {ein.name = "loss"}, tensor<f32> {ein.kind = "grad", ein.name = "w"}, tensor<2xf32> {ein.kind = "grad", ein.name = "v"})
+// CHECK-SAME: -> (tensor<f32> {ein.name = "loss"}, tensor<f32> {ein.kind = "grad", ein.name = "w"}, tensor<2xf32> {ein.kind = "grad", ein.name = "v", ein.unused})
 // CHECK-NEXT: %[[ONE:.+]] = ein.constant {axes = [], ein.phase = "backward"} dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[C0:.+]] = ein.constant {axes = [], ein.phase = "backward"} dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[DV:.+]] = ein.broadcast %[[C0]] dims [] {ein.phase = "backward"} : tensor<f32> -> tensor<2xf32>
