@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FuseElementwise.h"
+#include "passes/Analysis.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -31,6 +32,32 @@ using namespace mlir::ein;
 
 namespace mlir::ein {
 
+/// Whether reading the forward broadcast `b` in place from the backward
+/// would keep more bytes alive than writing it: its input is a view
+/// (reshape, slice) of a buffer larger than the broadcast's result, and a
+/// backward or recompute op reads it, so folding it saves the whole buffer
+/// for the backward where materialising saves only the result.
+static bool foldingKeepsLargerBuffer(BroadcastOp b) {
+  if (opPhase(b) != "forward")
+    return false;
+  bool readLater = llvm::any_of(b->getUsers(), [](Operation *user) {
+    StringRef phase = opPhase(user);
+    return phase == "backward" || phase == "recompute";
+  });
+  if (!readLater)
+    return false;
+  Value root = b.getInput();
+  while (Operation *def = root.getDefiningOp()) {
+    if (!isa<ReshapeOp, SliceOp>(def))
+      break;
+    root = def->getOperand(0);
+  }
+  auto rootType = dyn_cast<ShapedType>(root.getType());
+  auto outType = cast<ShapedType>(b.getResult().getType());
+  return rootType && rootType.hasStaticShape() &&
+         rootType.getNumElements() > outType.getNumElements();
+}
+
 BroadcastReadInfo classifyBroadcastRead(Value value) {
   auto b = value.getDefiningOp<BroadcastOp>();
   if (!b)
@@ -39,6 +66,8 @@ BroadcastReadInfo classifyBroadcastRead(Value value) {
   auto out = cast<RankedTensorType>(b.getResult().getType());
   int64_t r = in.getRank(), rank = out.getRank();
   if (!in.hasStaticShape() || !out.hasStaticShape())
+    return {};
+  if (foldingKeepsLargerBuffer(b))
     return {};
   if (r == 0)
     return {BroadcastRead::Scalar, 1};
