@@ -234,6 +234,10 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
         return failure();
       graphOptions.seconds = *seconds;
       graph.emplace(fn, graphOptions);
+      // Nothing the forward computes is read by the backward (a loss that
+      // no param reaches): no plan to choose, and nothing to hold.
+      if (graph->nodes().empty())
+        return success();
       auto start = std::chrono::steady_clock::now();
       RematFrontier frontier = solveRematFrontier(*graph);
       const RematPoint *pick = pickForBudget(*graph, frontier, int64_t(budget));
