@@ -41,6 +41,22 @@ PLACEHOLDER = re.compile(r"\b(FILE|NAME|CK|DIR|OUT|OUTDIR|TEXT|N|K|S|F|P|B|T|SEE
                          r"(\.(ein|bin))?")
 TIMEOUT = 240
 TRAIN_CAP = 60  # seconds of a training run before it is stopped (see run)
+SHORT_RUN_STEPS = 100  # a run of at most this many steps is waited for: later commands read its files
+
+
+def train_cap(words):
+    """The cap of a training run: none for a short one (`--steps 50`, whose
+    best.safetensors the next command samples from, however loaded the
+    machine is), TRAIN_CAP for a run the docs show at full length."""
+    if "train" not in words[1:2]:
+        return None
+    if "--steps" in words[:-1]:
+        try:
+            if int(words[words.index("--steps") + 1]) <= SHORT_RUN_STEPS:
+                return None
+        except ValueError:
+            pass
+    return TRAIN_CAP
 
 
 def fenced_blocks(path):
@@ -224,7 +240,7 @@ def main():
                                           " ".join(shlex.quote(w) if w != "|" else "|" for w in words)],
                                          work, env)
                 else:
-                    status, output = run(words, work, env, TRAIN_CAP if "train" in words[1:2] else None)
+                    status, output = run(words, work, env, train_cap(words))
                 ran += 1
                 if listing:
                     print(f"ran       {where(offset)}: {text} -> {status}")
