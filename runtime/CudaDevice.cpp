@@ -425,15 +425,16 @@ bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan>
     params[i] = &pointers[i];
   }
   // Shared memory is static in the rendered kernels: none is passed.
-  const std::string what = "kernel '" + kernel->entry + "' (grid " +
-                           std::to_string(kernel->shape.grid) + ", block " +
-                           std::to_string(kernel->shape.block) + ")";
+  auto what = [&] {
+    return "kernel '" + kernel->entry + "' (grid " + std::to_string(kernel->shape.grid) +
+           ", block " + std::to_string(kernel->shape.block) + ")";
+  };
   if (!EINC_CU(cu, cuLaunchKernel(kernel->function, kernel->shape.grid, 1, 1, kernel->shape.block,
                                   1, 1, 0, stream, params.data(), nullptr))) {
-    error = what + ": " + error;
+    error = what() + ": " + error;
     return false;
   }
-  return finishStep(what, error);
+  return !options.syncEveryStep || finishStep(what(), error);
 }
 
 bool CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
