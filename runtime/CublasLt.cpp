@@ -2,6 +2,7 @@
 #include "runtime/CublasLt.h"
 
 #include "runtime/CudaDriver.h"
+#include "runtime/CudaLibraries.h"
 
 #include <dlfcn.h>
 
@@ -109,25 +110,12 @@ bool CublasLt::check(cublasStatus_t s, const char *call, const char *file, int l
 }
 
 std::unique_ptr<CublasLt> CublasLt::load(const CublasLtOptions &options, std::string &error) {
-  const std::string name = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-  std::vector<std::string> tries = {name};
-#ifdef EINC_CUDA_LIBRARY_DIR
-  tries.push_back(std::string(EINC_CUDA_LIBRARY_DIR) + "/" + name);
-#endif
-  void *lib = nullptr;
-  std::string why;
-  for (const std::string &file : tries) {
-    dlerror();
-    lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib)
-      break;
-    const char *e = dlerror();
-    why += (why.empty() ? "" : "; ") + std::string(e ? e : file + ": dlopen failed");
-  }
-  if (!lib) {
-    error = "no cuBLASLt (" + name + " not found: " + why + ")";
+  static_assert(CUBLAS_VER_MAJOR == 13, "cublasLtLibrary() names libcublasLt.so.13");
+  OpenedCudaLibrary opened;
+  if (!openCudaLibrary(cublasLtLibrary(), cudaLibrarySearch(cublasLtLibrary()), opened, error))
     return nullptr;
-  }
+  void *lib = opened.handle;
+  const std::string &name = opened.file;
   std::unique_ptr<CublasLt> lt(new CublasLt());
   lt->opts = options;
   lt->api = std::make_unique<Api>();

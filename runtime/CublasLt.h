@@ -32,8 +32,8 @@ struct CublasLtEpilogueAddresses {
 
 class CublasLt {
 public:
-  /// Opens libcublasLt.so.<major of the headers> (then the toolkit's copy
-  /// CMake found) and creates a handle; null with `error`.
+  /// Opens libcublasLt.so.13 (found as runtime/CudaLibraries.h says) and
+  /// creates a handle; null with `error` ("einc: cuBLASLt not found ...").
   static std::unique_ptr<CublasLt> load(const CublasLtOptions &options, std::string &error);
   ~CublasLt();
   CublasLt(const CublasLt &) = delete;

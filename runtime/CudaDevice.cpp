@@ -89,8 +89,11 @@ public:
 private:
   /// The device's context on the calling thread.
   bool current(std::string &error) { return EINC_CU(cu, cuCtxSetCurrent(context)); }
-  /// Waits until the staging buffer is free and makes it hold `bytes`.
-  bool reserveStaging(int64_t bytes, std::string &error);
+  /// Waits until the previous copy through the staging buffer is done.
+  bool waitForStaging(std::string &error) { return EINC_CU(cu, cuEventSynchronize(stagingFree)); }
+  /// EINC_CUDA_SYNC=1: after a step's work is issued, waits for it and
+  /// names `what` (the kernel, the GEMM) in its error.
+  bool finishStep(const std::string &what, std::string &error);
   /// C := 0 for a Store GEMM of k = 0 (no product to compute).
   bool zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c, std::string &error);
 
@@ -157,6 +160,17 @@ bool CudaDeviceImpl::open(std::string &error) {
   if (!EINC_CU(cu, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)) ||
       !EINC_CU(cu, cuEventCreate(&stagingFree, CU_EVENT_DISABLE_TIMING)))
     return false;
+  // One pinned staging buffer of a fixed size, allocated now and never
+  // regrown: freeing pinned memory synchronises the device, and what a
+  // Program uploads is known only per executor, later. Copies go through
+  // it in parts; pinned copies of tens of MiB already run at the link's
+  // speed, so the default 64 MiB costs no bandwidth. Pinned memory is the
+  // host's (never swapped out): checked against the host's, not the GPU's.
+  stagingCapacity = std::max<int64_t>(1, options.stagingBytes);
+  if (error = cudaStagingProblem(stagingCapacity); !error.empty())
+    return false;
+  if (!EINC_CU(cu, cuMemHostAlloc(&staging, size_t(stagingCapacity), 0)))
+    return false;
 
   CublasLtOptions gemm;
   gemm.tf32 = options.tf32;
@@ -207,7 +221,7 @@ std::string CudaDeviceImpl::describe() const {
   return deviceName + " (sm_" + std::to_string(props.major * 10 + props.minor) + ", " +
          std::to_string(props.multiprocessors) + " multiprocessors, " + memory + "; CUDA " +
          std::to_string(cu.version / 1000) + "." + std::to_string(cu.version % 1000 / 10) +
-         " driver, cuBLASLt " + std::to_string(lt->version()) + ")";
+         " driver, cuBLASLt " + std::to_string(lt->version()) + cudaSwitchesText(options) + ")";
 }
 
 bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
@@ -284,38 +298,14 @@ void CudaDeviceImpl::release(DeviceMemory &memory) {
   memory = {};
 }
 
-bool CudaDeviceImpl::reserveStaging(int64_t bytes, std::string &error) {
-  // The previous copy through staging has finished with it.
-  if (!EINC_CU(cu, cuEventSynchronize(stagingFree)))
-    return false;
-  if (bytes <= stagingCapacity)
-    return true;
-  int64_t grown = std::min(std::max(bytes, 2 * stagingCapacity),
-                           std::max<int64_t>(options.stagingBytes, bytes));
-  if (staging && !EINC_CU(cu, cuMemFreeHost(staging)))
-    return false;
-  staging = nullptr;
-  stagingCapacity = 0;
-  if (std::string shortfall = memoryShortfall(grown, "the cuda device's pinned staging buffer");
-      !shortfall.empty()) {
-    error = shortfall;
-    return false;
-  }
-  if (!EINC_CU(cu, cuMemHostAlloc(&staging, size_t(grown), 0)))
-    return false;
-  stagingCapacity = grown;
-  return true;
-}
-
 bool CudaDeviceImpl::upload(void *dst, const void *src, int64_t bytes, std::string &error) {
   if (bytes <= 0)
     return true;
   if (!current(error))
     return false;
-  const int64_t part = std::max<int64_t>(1, options.stagingBytes);
   for (int64_t done = 0; done < bytes;) {
-    int64_t n = std::min(bytes - done, part);
-    if (!reserveStaging(n, error))
+    int64_t n = std::min(bytes - done, stagingCapacity);
+    if (!waitForStaging(error))
       return false;
     std::memcpy(staging, static_cast<const uint8_t *>(src) + done, size_t(n));
     // Asynchronous: the host goes on; the stream orders the copy before
@@ -334,10 +324,9 @@ bool CudaDeviceImpl::download(void *dst, const void *src, int64_t bytes, std::st
     return true;
   if (!current(error))
     return false;
-  const int64_t part = std::max<int64_t>(1, options.stagingBytes);
   for (int64_t done = 0; done < bytes;) {
-    int64_t n = std::min(bytes - done, part);
-    if (!reserveStaging(n, error) ||
+    int64_t n = std::min(bytes - done, stagingCapacity);
+    if (!waitForStaging(error) ||
         !EINC_CU(cu,
                  cuMemcpyDtoHAsync(staging, dptr(src) + CUdeviceptr(done), size_t(n), stream)) ||
         !EINC_CU(cu, cuEventRecord(stagingFree, stream)) ||
@@ -389,7 +378,8 @@ bool CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void 
     return false;
   if (plan.emptySum)
     return g.epilogue == GemmEpilogue::Accumulate || zeroMatrices(g, plan, c, error);
-  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error);
+  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error) &&
+         finishStep("the cuBLASLt GEMM", error);
 }
 
 bool CudaDeviceImpl::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
@@ -408,7 +398,8 @@ bool CudaDeviceImpl::gemmPost(const GemmDesc &g, const void *a, const void *b, v
   addresses.c = at(plan.pointers.c);
   addresses.bias = plan.pointers.bias < 0 ? 0 : at(plan.pointers.bias);
   addresses.aux = plan.pointers.aux < 0 ? 0 : at(plan.pointers.aux);
-  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error, &addresses);
+  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error, &addresses) &&
+         finishStep("the cuBLASLt GEMM and its epilogue", error);
 }
 
 bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
@@ -434,13 +425,16 @@ bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan>
     params[i] = &pointers[i];
   }
   // Shared memory is static in the rendered kernels: none is passed.
+  auto what = [&] {
+    return "kernel '" + kernel->entry + "' (grid " + std::to_string(kernel->shape.grid) +
+           ", block " + std::to_string(kernel->shape.block) + ")";
+  };
   if (!EINC_CU(cu, cuLaunchKernel(kernel->function, kernel->shape.grid, 1, 1, kernel->shape.block,
                                   1, 1, 0, stream, params.data(), nullptr))) {
-    error = "kernel '" + kernel->entry + "' (grid " + std::to_string(kernel->shape.grid) +
-            ", block " + std::to_string(kernel->shape.block) + "): " + error;
+    error = what() + ": " + error;
     return false;
   }
-  return true;
+  return !options.syncEveryStep || finishStep(what(), error);
 }
 
 bool CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
@@ -450,7 +444,8 @@ bool CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inp
             "' steps (check() refuses such a Program)";
     return false;
   }
-  return copy(output.data, inputs[0].data, output.count * storageBytes(output.storage), error);
+  return copy(output.data, inputs[0].data, output.count * storageBytes(output.storage), error) &&
+         finishStep("the copy", error);
 }
 
 bool CudaDeviceImpl::addInOrder(float *sum, const float *parts, int64_t partCount,
@@ -476,8 +471,19 @@ bool CudaDeviceImpl::addInOrder(float *sum, const float *parts, int64_t partCoun
   long long n = count, partsN = partCount, stride = partStride;
   void *params[] = {&s, &p, &partsN, &stride, &n};
   return EINC_CU(cu, cuLaunchKernel(addFunction, unsigned(blocks), 1, 1, unsigned(block), 1, 1, 0,
-                                    stream, params, nullptr));
+                                    stream, params, nullptr)) &&
+         finishStep("the ordered add (einc_add_in_order)", error);
 #endif
+}
+
+bool CudaDeviceImpl::finishStep(const std::string &what, std::string &error) {
+  if (!options.syncEveryStep || capturing)
+    return true;
+  if (!EINC_CU(cu, cuStreamSynchronize(stream))) {
+    error = what + " failed while running (EINC_CUDA_SYNC=1 checks after every step): " + error;
+    return false;
+  }
+  return true;
 }
 
 bool CudaDeviceImpl::synchronize(std::string &error) {
@@ -494,7 +500,7 @@ Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
   // The steps that follow may come from another thread than the last run's.
   if (!current(error))
     return RunStart::Failed;
-  if (!options.graphs || key == 0)
+  if (!options.capturesGraphs() || key == 0)
     return RunStart::Steps;
   RecordedRun &run = recordedRuns[key];
   if (run.graph) {
@@ -513,7 +519,7 @@ Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
 }
 
 Device::RunEnd CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::string &error) {
-  if (!options.graphs || key == 0)
+  if (!options.capturesGraphs() || key == 0)
     return RunEnd::Done;
   RecordedRun &run = recordedRuns[key];
   if (capturing != key) { // an uncaptured run
@@ -558,7 +564,10 @@ void CudaDeviceImpl::forgetRun(uint64_t key) {
 
 bool cudaBuiltIn() { return true; }
 
-std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, std::string &error) {
+std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &given, std::string &error) {
+  CudaDeviceOptions options = given;
+  if (!readCudaDebugSwitches(options, error))
+    return nullptr;
   std::shared_ptr<const CudaDriver> driver = CudaDriver::load(error, options.driver);
   if (!driver)
     return nullptr;

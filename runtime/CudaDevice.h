@@ -5,9 +5,10 @@
 // CUDA (runtime/CudaKernels.h):
 //   memory    one cuMemAlloc per Executor (its arena and resident block),
 //             after cuMemGetInfo says it fits; one stream for everything;
-//             uploads and downloads through a pinned staging buffer
-//             (cuMemHostAlloc, cuMemcpy*Async); copies and zeroing on the
-//             stream
+//             uploads and downloads through one pinned staging buffer
+//             (cuMemHostAlloc at open, checked against the host's
+//             available memory; cuMemcpy*Async in parts of its size);
+//             copies and zeroing on the stream
 //   gemm      cuBLASLt (runtime/CublasLt.h), algorithms chosen once per
 //             call shape in prepare()
 //   launch    the bundle's kernels (its cubin for this device's sm_XY, else
@@ -19,7 +20,8 @@
 //             every kernel), its second is captured as a CUDA graph
 //             (cuStreamBeginCapture ... cuGraphInstantiate) and launched,
 //             and every later run replays the graph (Device::beginRun);
-//             while profiling, steps are issued one by one
+//             while profiling, with EINC_CUDA_GRAPHS=0 or EINC_CUDA_SYNC=1
+//             (readCudaDebugSwitches), steps are issued one by one
 // Storage as on the CPU: f32, bf16 and f16 as themselves, i32, i1 as bytes.
 // Deterministic: the kernels use no atomics (the renderer's rule) and each
 // GEMM shape runs one algorithm.
@@ -52,12 +54,20 @@ struct CudaDeviceOptions {
   bool wrapOrdinal = false;
   bool tf32 = false;  // f32 GEMMs with CUBLAS_COMPUTE_32F_FAST_TF32
   bool graphs = true; // record and replay whole runs as CUDA graphs
+  /// Synchronise and check the stream after every step, the failing step
+  /// and its kernel named: a fault is located, not reported by a later
+  /// synchronize or graph replay. No graphs then (a capture cannot wait).
+  bool syncEveryStep = false;
   std::string driver; // "" : $EINC_CUDA_DRIVER, else libcuda.so.1
   // Not hardware numbers: how much memory the device sets aside for
   // itself. cuBLASLt's workspace (NVIDIA's advice for Hopper is 32 MiB);
-  // the pinned staging buffer's largest size (bigger copies go in parts).
+  // the pinned staging buffer, allocated once at open (bigger copies go
+  // through it in parts).
   int64_t gemmWorkspaceBytes = int64_t(32) << 20;
   int64_t stagingBytes = int64_t(64) << 20;
+
+  /// Whether runs are captured and replayed as CUDA graphs.
+  bool capturesGraphs() const { return graphs && !syncEveryStep; }
 };
 
 class CudaDevice : public Device {
@@ -83,6 +93,23 @@ public:
   /// or why the driver could not tell.
   virtual std::string memoryShortfall(int64_t bytes, const std::string &what) = 0;
 };
+
+/// The debug switches, read here and nowhere else (createCudaDevice calls
+/// it): EINC_CUDA_GRAPHS=0 runs every step by plain launches instead of
+/// capturing and replaying CUDA graphs (1: graphs, the default);
+/// EINC_CUDA_SYNC=1 sets syncEveryStep (0: the default). Unset or empty
+/// leaves `options` as they are; any other value is an error naming it.
+bool readCudaDebugSwitches(CudaDeviceOptions &options, std::string &error);
+/// What describe() adds for switches away from the defaults: "" or
+/// "; graphs off (EINC_CUDA_GRAPHS=0)", "; synchronised after every step
+/// (EINC_CUDA_SYNC=1)".
+std::string cudaSwitchesText(const CudaDeviceOptions &options);
+
+/// "" when a pinned staging buffer of `bytes` fits the memory the host
+/// has available (runtime/Memory.h: ulimits, MemAvailable, cgroup; pinned
+/// memory is the host's, never the GPU's); else what it needs and what is
+/// available.
+std::string cudaStagingProblem(int64_t bytes);
 
 /// Whether this einc was built with the CUDA headers (else there is never
 /// a cuda device).

@@ -91,41 +91,61 @@ std::string checkCudaKernelBundle(const CudaKernelBundle &bundle) {
   return "";
 }
 
+namespace {
+
+/// An image's architecture number (90 of "sm_90a" and "compute_90"), and
+/// whether it is architecture-specific ("a"); -1 when it has none.
+int archNumber(const std::string &arch, bool &specific) {
+  size_t digits = arch.find_first_of("0123456789");
+  int n = -1;
+  for (size_t i = digits; i < arch.size() && std::isdigit((unsigned char)arch[i]); ++i)
+    n = (n < 0 ? 0 : n * 10) + (arch[i] - '0');
+  specific = !arch.empty() && arch.back() == 'a';
+  return n;
+}
+
+} // namespace
+
 const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
                               std::string &why) {
   const int wanted = major * 10 + minor;
-  const std::string cubin = "sm_" + std::to_string(wanted);
-  const CudaImage *ptx = nullptr, *specific = nullptr;
-  int ptxArch = -1;
+  // Ranks, best first: the cubin for exactly this sm_XY; its
+  // architecture-specific sm_XYa (which runs on sm_XY alone); a cubin of
+  // the same major and a lower minor, the highest (a cubin for sm_XY runs
+  // on every sm_XZ with Z >= Y, never across majors); the newest PTX not
+  // newer than the device (the driver compiles it).
+  const CudaImage *best = nullptr;
+  int bestRank = 0, bestArch = -1;
   std::string archs;
   for (const CudaImage &image : bundle.images) {
     archs += (archs.empty() ? "" : ", ") + image.arch + (image.ptx ? " (PTX)" : "");
-    if (!image.ptx && image.arch == cubin)
-      return &image;
-    // "sm_90a": the architecture-specific cubin, which runs on sm_90 only.
-    if (!image.ptx && image.arch == cubin + "a")
-      specific = &image;
-    // "compute_90" (or a PTX image named "sm_90"): its architecture number.
-    size_t digits = image.arch.find_first_of("0123456789");
-    if (!image.ptx || digits == std::string::npos)
-      continue;
-    int arch = 0;
-    for (size_t i = digits; i < image.arch.size() && std::isdigit((unsigned char)image.arch[i]);
-         ++i)
-      arch = arch * 10 + (image.arch[i] - '0');
-    if (arch <= wanted && arch > ptxArch) {
-      ptx = &image;
-      ptxArch = arch;
+    bool specific = false;
+    int arch = archNumber(image.arch, specific);
+    int rank = 0;
+    if (arch < 0 || arch > wanted)
+      rank = 0;
+    else if (specific) // sm_90a, compute_90a: sm_90 alone
+      rank = arch != wanted ? 0 : image.ptx ? 1 : 3;
+    else if (image.ptx)
+      rank = 1;
+    else if (arch == wanted)
+      rank = 4;
+    else if (arch / 10 == major)
+      rank = 2;
+    if (rank > bestRank || (rank == bestRank && rank > 0 && arch > bestArch)) {
+      best = &image;
+      bestRank = rank;
+      bestArch = arch;
     }
   }
-  if (specific)
-    return specific;
-  if (ptx)
-    return ptx;
+  if (best)
+    return best;
+  const std::string cubin = "sm_" + std::to_string(wanted);
   why = "the kernels were compiled for " +
         (archs.empty() ? std::string("no architecture") : archs) + ", none of which runs on this " +
-        cubin + " device (a cubin for " + cubin + " or PTX for compute_" + std::to_string(wanted) +
-        " or older is needed)";
+        cubin + " device (a cubin for " +
+        (minor == 0 ? cubin : "sm_" + std::to_string(major * 10) + " to " + cubin) +
+        ", or PTX for compute_" + std::to_string(wanted) + " or older, is needed)";
   return nullptr;
 }
 

@@ -126,9 +126,12 @@ struct CudaLaunchShape {
 };
 
 /// The image of `bundle` a device of compute capability major.minor loads:
-/// the cubin for exactly its sm_XY (else for sm_XYa), else the newest PTX
-/// not newer than it (the driver compiles PTX for newer devices), else null
-/// with `why` naming the architectures the bundle has. Pure: unit-tested.
+/// the cubin for exactly its sm_XY, else for sm_XYa (architecture-specific:
+/// that architecture only), else the highest cubin sm_XW of the same major
+/// with W < Y (a cubin runs on later minors of its major, never across
+/// majors: sm_80's on sm_86 and sm_89), else the newest PTX not newer than
+/// it (the driver compiles PTX for newer devices), else null with `why`
+/// naming the architectures the bundle has. Pure: unit-tested.
 const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
                               std::string &why);
 

@@ -18,11 +18,9 @@ bool CudaModules::load(const CudaDriver &driver, const CudaKernelBundle &bundle,
     const std::string arch = "sm_" + std::to_string(device.major * 10 + device.minor);
     std::string nvrtcError;
     const Nvrtc *nvrtc = Nvrtc::load(nvrtcError);
-    if (!nvrtc) {
-      error = "cannot load the cuda kernels: " +
-              (bundle.images.empty() ? std::string("the bundle has no compiled image") : why) +
-              ", and NVRTC, which would compile its source for " + arch +
-              ", is not available: " + nvrtcError;
+    if (!nvrtc) { // the lookup's one line first, then what it was needed for
+      error = nvrtcError + " (needed to compile the cuda kernels' source for " + arch + ": " +
+              (bundle.images.empty() ? std::string("the bundle has no compiled image") : why) + ")";
       return false;
     }
     NvrtcOptions options;

@@ -1,7 +1,8 @@
 //===- CudaModule.h - A kernel bundle loaded on one GPU ----------*- C++ -*-===//
 //
 // The cuda device's kernels: the bundle's image for the device
-// (cudaImageFor: its cubin, else its PTX, which the driver compiles; else
+// (cudaImageFor: its cubin for the device's architecture or an earlier
+// minor of its major, else its PTX, which the driver compiles; else
 // its source compiled by NVRTC for the device, runtime/Nvrtc.h;
 // cuModuleLoadDataEx with the JIT's error log in any failure), and for each
 // kernel a Program launches, its function and its launch shape

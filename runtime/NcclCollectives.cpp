@@ -3,6 +3,7 @@
 
 #include "runtime/Communicator.h"
 #include "runtime/CudaDevice.h"
+#include "runtime/CudaLibraries.h"
 #include "runtime/NcclAbi.h"
 
 #include <dlfcn.h>
@@ -43,33 +44,12 @@ template <class T> bool load(void *lib, const char *name, T &out) {
 /// Opens and resolves NCCL into `api` (the library stays loaded: NCCL is
 /// never unloaded while the process lives).
 bool openLibrary(NcclApi &api, std::string &error) {
-  std::vector<std::string> files;
-  if (const char *env = std::getenv("EINC_NCCL_LIBRARY"); env && *env) {
-    files.push_back(env); // that library and no other
-  } else {
-    files.push_back("libnccl.so.2");
-#ifdef EINC_CUDA_LIBRARY_DIR
-    files.push_back(std::string(EINC_CUDA_LIBRARY_DIR) + "/libnccl.so.2");
-#endif
-  }
-  std::string why;
-  void *lib = nullptr;
-  for (const std::string &file : files) {
-    // RTLD_LOCAL: NCCL's own copy of the CUDA runtime stays its own.
-    lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      api.file = file;
-      break;
-    }
-    const char *e = dlerror();
-    why += (why.empty() ? "" : "; ") + std::string(e ? e : file + ": dlopen failed");
-  }
-  if (!lib) {
-    error = "--distributed nccl needs NCCL's libnccl.so.2 (the CUDA toolkit's, PyTorch's "
-            "nvidia-nccl package, or EINC_NCCL_LIBRARY naming the file): " +
-            why;
+  OpenedCudaLibrary opened;
+  if (!openCudaLibrary(ncclLibrary(), cudaLibrarySearch(ncclLibrary()), opened, error))
     return false;
-  }
+  // RTLD_LOCAL (openCudaLibrary's): NCCL's own copy of the CUDA runtime stays its own.
+  void *lib = opened.handle;
+  api.file = opened.file;
   bool found =
       load(lib, "ncclGetVersion", api.getVersion) &&
       load(lib, "ncclGetUniqueId", api.getUniqueId) &&

@@ -34,10 +34,11 @@ struct NcclLibraryInfo {
   int version = 0;
 };
 
-/// Opens libnccl (EINC_NCCL_LIBRARY alone when set; else libnccl.so.2,
-/// then the CUDA toolkit's) and reads its version; needs no GPU. False
-/// with `error`: none found (where to get one), a library without NCCL's
-/// functions, or an NCCL older than nccl_abi::kOldestVersion.
+/// Opens libnccl.so.2 (found as runtime/CudaLibraries.h says:
+/// EINC_NCCL_LIBRARY alone when set, else the loader, the toolkit, the
+/// nvidia-nccl wheel) and reads its version; needs no GPU. False with
+/// `error`: none found ("einc: NCCL not found ..."), a library without
+/// NCCL's functions, or an NCCL older than nccl_abi::kOldestVersion.
 bool findNccl(NcclLibraryInfo &out, std::string &error);
 
 /// "2.28.9" of an NCCL_VERSION_CODE.

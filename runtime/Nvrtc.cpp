@@ -1,5 +1,6 @@
 //===- Nvrtc.cpp - CUDA C++ to cubin / PTX through NVRTC, cached ----------===//
 #include "runtime/Nvrtc.h"
+#include "runtime/CudaLibraries.h"
 #include "runtime/NvrtcCache.h"
 
 #include <chrono>
@@ -91,25 +92,16 @@ const Nvrtc *Nvrtc::load(std::string &error) {
   static Loaded loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    void *lib = nullptr;
-    std::string why;
-    for (const char *file : {"libnvrtc.so.13", "libnvrtc.so"}) {
-      lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-      if (lib)
-        break;
-      const char *e = dlerror();
-      why += (why.empty() ? "" : "; ") + std::string(e ? e : file);
-    }
-    if (!lib) {
-      loaded.error = "NVRTC is not available (" + why + ")";
+    OpenedCudaLibrary opened;
+    if (!openCudaLibrary(nvrtcLibrary(), cudaLibrarySearch(nvrtcLibrary()), opened, loaded.error))
       return;
-    }
+    void *lib = opened.handle;
     auto *api = new Api();
     bool ok = true;
     auto sym = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
       if (!fn) {
-        loaded.error = std::string("NVRTC is not available (") + name + " is missing)";
+        loaded.error = opened.file + " is not NVRTC (" + name + " is missing)";
         ok = false;
       }
     };
@@ -131,7 +123,7 @@ const Nvrtc *Nvrtc::load(std::string &error) {
     int major = 0, minor = 0;
     std::string e;
     if (!EINC_NVRTC_CHECK(api, api->version(&major, &minor), "nvrtcVersion", e)) {
-      loaded.error = "NVRTC is not available (" + e + ")";
+      loaded.error = opened.file + ": " + e;
       return;
     }
     n->version_ = std::to_string(major) + "." + std::to_string(minor);

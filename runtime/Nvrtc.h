@@ -1,9 +1,10 @@
 //===- Nvrtc.h - CUDA C++ to cubin / PTX through NVRTC, cached -*- C++ -*-===//
 //
 // NVRTC (the CUDA runtime compiler) loaded with dlopen — libnvrtc.so.13,
-// else libnvrtc.so — never linked: a build and a binary without CUDA work,
-// and Nvrtc::load then says NVRTC is not available. No CUDA headers at build
-// time: the few entry points are declared here.
+// found as runtime/CudaLibraries.h says (EINC_NVRTC_LIBRARY, the loader, the
+// toolkit, PyTorch's wheels) — never linked: a build and a binary without
+// CUDA work, and Nvrtc::load then says "einc: NVRTC not found (...)". No
+// CUDA headers at build time: the few entry points are declared here.
 //
 // compile() turns a translation unit (codegen/CudaRenderer.h's bundle
 // source) into a cubin for an architecture ("sm_90") or PTX for a virtual
@@ -79,8 +80,9 @@ std::string defaultNvrtcCacheDir();
 
 class Nvrtc {
 public:
-  /// The process's NVRTC, loaded on first use; null with `error` (why it is
-  /// not available) when it cannot be loaded.
+  /// The process's NVRTC, loaded on first use; null with `error` (the
+  /// one-line "einc: NVRTC not found ..." of runtime/CudaLibraries.h, or why
+  /// the library found is no NVRTC) when it cannot be loaded.
   static const Nvrtc *load(std::string &error);
 
   /// "13.0"

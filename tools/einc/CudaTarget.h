@@ -4,8 +4,9 @@
 // the bundle rendered as one translation unit (codegen/CudaRenderer.h) and
 // compiled by NVRTC (runtime/Nvrtc.h) for each of kCudaImageArchs, so that
 // the GPU machine compiles nothing: cubins for the architectures einc is
-// tested on, and PTX for the newest of them, which the driver compiles for
-// newer GPUs (runtime/CudaKernels.h's cudaImageFor picks one).
+// tested on, which also run on later minors of their major (sm_80's on
+// sm_86 and sm_89 cards), and PTX for the newest of them, which the driver
+// compiles for newer majors (runtime/CudaKernels.h's cudaImageFor picks one).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_EINC_CUDATARGET_H
@@ -18,7 +19,8 @@
 
 namespace einc {
 
-/// What `--target cuda` compiles: A100 and H100/H200 cubins, compute_90 PTX.
+/// What `--target cuda` compiles: cubins for sm_8x (A100, and sm_86/sm_89
+/// cards) and sm_9x (H100/H200), compute_90 PTX for newer majors.
 inline constexpr const char *kCudaImageArchs[] = {"sm_80", "sm_90", "compute_90"};
 
 /// What addCudaKernels did, for einc compile's summary line.

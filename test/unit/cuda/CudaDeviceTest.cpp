@@ -2,12 +2,14 @@
 //
 // What only a GPU can check, skipped (with the reason) where the device
 // does not open: buffers of every storage type through upload, copy and
-// download (staged in parts), zeroed allocations, GEMMs of every transpose,
+// download (staged in parts through a buffer allocated at open, and one
+// larger than the host refused), zeroed allocations, GEMMs of every transpose,
 // batch and outer-loop layout against the CPU device (f32, bf16 -> f32,
 // bf16 -> bf16), kernels from a cubin, from PTX and from source through
 // NVRTC (TestKernels.cu, built by nvcc and copied beside this binary) with
-// their launch shapes, whole runs replayed
-// as CUDA graphs with new inputs each time, and the errors: a Program
+// their launch shapes, whole runs replayed as CUDA graphs with new inputs
+// each time (and issued step by step under EINC_CUDA_GRAPHS=0 and
+// EINC_CUDA_SYNC=1), and the errors: a Program
 // larger than the GPU's memory, a refused reference step.
 //
 //===----------------------------------------------------------------------===//
@@ -257,6 +259,43 @@ TEST_F(CudaDeviceTest, KernelsFromCubinAndPtxReplayedAsGraphs) {
     expectKernelResults(*ex);
     EXPECT_EQ(ex->profiledRuns(), 1);
   }
+}
+
+// The debug switches (EINC_CUDA_GRAPHS=0, EINC_CUDA_SYNC=1): the same
+// results, no graph recorded, and describe() says so.
+TEST_F(CudaDeviceTest, DebugSwitchesRunStepByStep) {
+  auto bundle = std::make_shared<CudaKernelBundle>();
+  std::string error;
+  if (!readKernels(*bundle, Images::All, error))
+    GTEST_SKIP() << error;
+  for (const char *variable : {"EINC_CUDA_GRAPHS", "EINC_CUDA_SYNC"}) {
+    SCOPED_TRACE(variable);
+    setenv(variable, variable == std::string("EINC_CUDA_GRAPHS") ? "0" : "1", 1);
+    auto dev = createCudaDevice({}, error);
+    unsetenv(variable);
+    ASSERT_TRUE(dev) << error;
+    EXPECT_NE(dev->describe().find(std::string(variable) + "="), std::string::npos)
+        << dev->describe();
+    dev->setKernels(bundle);
+    auto ex = Executor::create(kernelProgram(), dev, error);
+    ASSERT_TRUE(ex) << error;
+    for (int run = 0; run < 3; ++run) {
+      setInputs(*ex, 17 + run);
+      ASSERT_TRUE(ex->run(error)) << error;
+      expectKernelResults(*ex);
+    }
+    EXPECT_EQ(dev->graphsRecorded(), 0);
+  }
+}
+
+// The staging buffer is allocated at open, against the host's memory.
+TEST_F(CudaDeviceTest, StagingLargerThanTheHostIsRefusedAtOpen) {
+  CudaDeviceOptions options;
+  options.stagingBytes = int64_t(1) << 60;
+  std::string error;
+  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_EQ(error.rfind("the cuda device's pinned staging buffer (host memory) needs ", 0), 0u)
+      << error;
 }
 
 TEST_F(CudaDeviceTest, NoImageForTheDeviceIsAnError) {

@@ -185,12 +185,62 @@ TEST(CudaImage, ArchitectureSpecificCubinBeforePtx) {
 TEST(CudaImage, NewestPtxNotNewerThanTheDevice) {
   CudaKernelBundle b = bundleWith({{"sm_80", false}, {"compute_80", true}, {"compute_90", true}});
   std::string why;
-  const CudaImage *i = cudaImageFor(b, 10, 0, why); // sm_100: no cubin
+  const CudaImage *i = cudaImageFor(b, 10, 0, why); // sm_100: no cubin of major 10
   ASSERT_TRUE(i) << why;
   EXPECT_EQ(i->arch, "compute_90");
-  i = cudaImageFor(b, 8, 6, why); // sm_86: a cubin for sm_80 does not load; PTX 80 does
+  i = cudaImageFor(b, 9, 0, why); // sm_80's cubin does not run across majors
+  ASSERT_TRUE(i) << why;
+  EXPECT_EQ(i->arch, "compute_90");
+  b = bundleWith({{"sm_90", false}, {"compute_80", true}});
+  i = cudaImageFor(b, 8, 6, why); // sm_86: sm_90's cubin is newer; PTX 80 runs
   ASSERT_TRUE(i) << why;
   EXPECT_EQ(i->arch, "compute_80");
+}
+
+// What `einc compile --target cuda` makes (tools/einc/CudaTarget.h), on
+// every card: sm_86 and sm_89 take sm_80's cubin, not NVRTC.
+TEST(CudaImage, ACubinRunsOnLaterMinorsOfItsMajor) {
+  CudaKernelBundle b = bundleWith({{"sm_80", false}, {"sm_90", false}, {"compute_90", true}});
+  std::string why;
+  auto chosen = [&](int major, int minor) {
+    const CudaImage *i = cudaImageFor(b, major, minor, why);
+    return i ? i->arch : "none: " + why;
+  };
+  EXPECT_EQ(chosen(8, 0), "sm_80");
+  EXPECT_EQ(chosen(8, 6), "sm_80");
+  EXPECT_EQ(chosen(8, 9), "sm_80");
+  EXPECT_EQ(chosen(9, 0), "sm_90");
+  EXPECT_EQ(chosen(10, 0), "compute_90"); // not sm_90's cubin: another major
+  EXPECT_EQ(chosen(12, 0), "compute_90");
+  EXPECT_EQ(chosen(7, 5).rfind("none: ", 0), 0u);
+  // The highest compatible minor; the exact one before it; never a newer one.
+  b = bundleWith({{"sm_80", false}, {"sm_86", false}, {"sm_89", false}, {"compute_80", true}});
+  EXPECT_EQ(chosen(8, 7), "sm_86");
+  EXPECT_EQ(chosen(8, 9), "sm_89");
+  EXPECT_EQ(chosen(8, 6), "sm_86");
+  EXPECT_EQ(chosen(8, 0), "sm_80");
+  // Majors of two digits: sm_100's cubin on sm_103, not on sm_120.
+  b = bundleWith({{"sm_100", false}, {"compute_90", true}});
+  EXPECT_EQ(chosen(10, 3), "sm_100");
+  EXPECT_EQ(chosen(12, 0), "compute_90");
+}
+
+TEST(CudaImage, ArchitectureSpecificImagesOnlyOnTheirArchitecture) {
+  // sm_90a (and compute_90a) run on sm_90 alone: not on a later minor, not
+  // across majors; a plain lower cubin of the major runs instead.
+  CudaKernelBundle b = bundleWith({{"sm_100a", false}, {"sm_100", false}, {"compute_90a", true}});
+  std::string why;
+  const CudaImage *i = cudaImageFor(b, 10, 3, why);
+  ASSERT_TRUE(i) << why;
+  EXPECT_EQ(i->arch, "sm_100");
+  EXPECT_FALSE(cudaImageFor(b, 9, 2, why)); // compute_90a is sm_90's alone
+  i = cudaImageFor(b, 9, 0, why);
+  ASSERT_TRUE(i) << why;
+  EXPECT_EQ(i->arch, "compute_90a");
+  b = bundleWith({{"sm_120", false}, {"sm_121a", false}});
+  i = cudaImageFor(b, 12, 1, why); // the exact specific one before the lower minor
+  ASSERT_TRUE(i) << why;
+  EXPECT_EQ(i->arch, "sm_121a");
 }
 
 TEST(CudaImage, NoImageNamesTheArchitectures) {
@@ -198,7 +248,11 @@ TEST(CudaImage, NoImageNamesTheArchitectures) {
   std::string why;
   EXPECT_FALSE(cudaImageFor(b, 8, 0, why));
   EXPECT_NE(why.find("sm_90, compute_90 (PTX)"), std::string::npos) << why;
-  EXPECT_NE(why.find("sm_80 device"), std::string::npos) << why;
+  EXPECT_NE(why.find("sm_80 device (a cubin for sm_80, or PTX for compute_80 or older, is needed)"),
+            std::string::npos)
+      << why;
+  EXPECT_FALSE(cudaImageFor(b, 8, 9, why));
+  EXPECT_NE(why.find("(a cubin for sm_80 to sm_89, or PTX"), std::string::npos) << why;
   CudaKernelBundle none;
   EXPECT_FALSE(cudaImageFor(none, 9, 0, why));
   EXPECT_NE(why.find("no architecture"), std::string::npos) << why;
