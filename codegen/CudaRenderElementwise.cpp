@@ -4,8 +4,9 @@
 // each narrow value rounded where it is made, as the CPU kernel and so the
 // unfused kernels do), called by a grid-stride loop over work items: a
 // vector of `V` elements (16 bytes of the widest Full operand or result,
-// loaded and stored as one access each: the arena aligns every buffer to 64
-// bytes) or, for the last n % V elements, one element each. Scalar operands
+// loaded and stored as one access each where the buffer starts 16-byte
+// aligned: ein_load / ein_store, the prelude's) or, for the last n % V
+// elements, one element each. Scalar operands
 // are read once per thread, Prefix / Suffix operands in place (element
 // i / inner, i % inner).
 //
