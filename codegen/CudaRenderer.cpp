@@ -301,33 +301,13 @@ EIN_DEVICE void ein_put(__half &e, float v) { e = __float2half_rn(v); }
 EIN_DEVICE float ein_round_f16(float v) { return __half2float(__float2half_rn(v)); }
 )";
   p += R"(
-// `V` consecutive elements, loaded and stored as one (16-byte) access
-// where the address allows it, else one element at a time. A view sits at
-// any element offset of its root (runtime/Arena.h), so a buffer may start
-// off a 16-byte boundary; a kernel's vectors all start a multiple of V
-// elements from its buffer's start, so the choice is the same for every
-// thread of a launch (docs/decisions.md: unaligned views).
+// `V` consecutive elements, loaded and stored as one (16-byte) access.
 template <class T, int V> struct alignas(sizeof(T) * V) ein_vec { T v[V]; };
-template <int V, class T> EIN_DEVICE bool ein_vec_aligned(const T *p) {
-  return (reinterpret_cast<unsigned long long>(p) & (sizeof(T) * V - 1)) == 0;
-}
 template <int V, class T> EIN_DEVICE ein_vec<T, V> ein_load(const T *p) {
-  if (ein_vec_aligned<V>(p))
-    return *reinterpret_cast<const ein_vec<T, V> *>(p);
-  ein_vec<T, V> x;
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    x.v[e] = p[e];
-  return x;
+  return *reinterpret_cast<const ein_vec<T, V> *>(p);
 }
 template <int V, class T> EIN_DEVICE void ein_store(T *p, const ein_vec<T, V> &x) {
-  if (ein_vec_aligned<V>(p)) {
-    *reinterpret_cast<ein_vec<T, V> *>(p) = x;
-    return;
-  }
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    p[e] = x.v[e];
+  *reinterpret_cast<ein_vec<T, V> *>(p) = x;
 }
 
 // The reference's scalar ops (runtime/ScalarOps.h): i32 wraps; max / min

@@ -230,7 +230,9 @@ bool CudaDeviceImpl::bind(const Program &program, const std::vector<const void *
                           std::string &error) {
   // Each GEMM's plan for where its buffers are (bind's addresses are those
   // every run passes): its algorithms picked now, or its epilogue left to
-  // its kernel where none fuses it.
+  // its kernel where none fuses it. Then every kernel that will run, its
+  // vector accesses against its buffers' addresses.
+  std::vector<bool> epilogueLaunched(program.steps.size(), false);
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const Step &s = program.steps[i];
     const auto *g = std::get_if<GemmDesc>(&s.payload);
@@ -253,8 +255,10 @@ bool CudaDeviceImpl::bind(const Program &program, const std::vector<const void *
               "): " + error;
       return false;
     }
+    epilogueLaunched[i] = plan.epilogueKernel && g->post.present();
   }
-  return true;
+  error = bundle ? cudaAlignmentProblem(program, *bundle, addresses, epilogueLaunched) : "";
+  return error.empty();
 }
 
 std::string CudaDeviceImpl::memoryShortfall(int64_t bytes, const std::string &what) {
