@@ -4,10 +4,10 @@
 // each narrow value rounded where it is made, as the CPU kernel and so the
 // unfused kernels do), called by a grid-stride loop over work items: a
 // vector of `V` elements (16 bytes of the widest Full operand or result,
-// loaded and stored as one access each: the arena aligns every buffer to 64
-// bytes) or, for the last n % V elements, one element each. Scalar operands
-// are read once per thread, Prefix / Suffix operands in place (element
-// i / inner, i % inner).
+// loaded and stored as one access each: such buffers must start 16-byte
+// aligned, CudaKernelInfo::aligned) or, for the last n % V elements, one
+// element each. Scalar operands are read once per thread, Prefix / Suffix
+// operands in place (element i / inner, i % inner).
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderInternal.h"
@@ -95,6 +95,11 @@ void renderElementwise(Kernel &k) {
   k.out.info.kind = einrt::CudaLaunchKind::Elements;
   k.out.info.work = work;
   k.out.info.vector = v;
+  for (size_t j = 0; v > 1 && j < s.operands.size(); ++j)
+    if (s.operands[j].access == Access::Full)
+      k.out.info.aligned.push_back(int32_t(j));
+  for (size_t t = 0; v > 1 && t < body.outputs.size(); ++t)
+    k.out.info.aligned.push_back(int32_t(s.operands.size() + t));
 
   // The element function: operands' values in, results' values out.
   std::vector<bool> usedByNode(body.nodes.size(), false);
@@ -218,6 +223,8 @@ void renderReshape(Kernel &k) {
   k.out.info.kind = einrt::CudaLaunchKind::Elements;
   k.out.info.work = work;
   k.out.info.vector = v;
+  if (v > 1)
+    k.out.info.aligned = {0, 1};
   k.openEntry();
   k.src.open("for (long long w = ein_thread(); w < " + ll(work) + "; w += ein_threads())");
   std::string vs = std::to_string(v);

@@ -58,6 +58,8 @@ void renderGatherLoop(Kernel &k, const std::vector<int64_t> &stride) {
   k.out.info.kind = einrt::CudaLaunchKind::Elements;
   k.out.info.work = n / v;
   k.out.info.vector = v;
+  if (v > 1)
+    k.out.info.aligned = {0, 1};
   k.openEntry();
   std::string vs = std::to_string(v);
   if (v == 1) {
@@ -130,6 +132,8 @@ void renderGather(Kernel &k) {
   k.out.info.kind = einrt::CudaLaunchKind::Elements;
   k.out.info.work = n / v;
   k.out.info.vector = v;
+  if (v > 1)
+    k.out.info.aligned = {0, 2}; // the table and the result
   k.src.line("// " + std::to_string(ids) + " rows of " + std::to_string(rowSize) +
              " elements from a table of " + std::to_string(rows) +
              "; an index out of range gives zeros");

@@ -79,6 +79,8 @@ void renderRows(Kernel &k, int64_t rows, int64_t rowLength) {
   k.out.info.kind = block ? einrt::CudaLaunchKind::BlockRows : einrt::CudaLaunchKind::WarpRows;
   k.out.info.work = rows;
   k.out.info.rowLength = rowLength;
+  if (v > 1)
+    k.out.info.aligned = {0};
   k.src.line("// " + std::to_string(rows) + (rows == 1 ? " row of " : " rows of ") +
              std::to_string(rowLength) + " elements, " + (block ? "a block" : "a warp") +
              " per row, " + std::to_string(v * storageBytes(s.operands[0].elem)) + "-byte loads");

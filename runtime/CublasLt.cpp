@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <vector>
 
 namespace einrt {
@@ -90,11 +92,16 @@ bool hasBias(LtEpilogue e) {
 }
 bool hasAux(LtEpilogue e) { return e == LtEpilogue::GeluAux || e == LtEpilogue::GeluAuxBias; }
 
-std::string describeCall(const CublasLtCall &c) {
-  return std::string("cuBLASLt ") + (c.transA ? "T" : "N") + (c.transB ? "T" : "N") +
-         " m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
-         " batch=" + std::to_string(c.batch) + " " + ltTypeName(c.typeA) + "·" +
-         ltTypeName(c.typeB) + "->" + ltTypeName(c.typeC);
+/// A device address of exactly `align` bytes' alignment, never dereferenced:
+/// the heuristic reads the bias and aux pointers' alignment from their
+/// values, and the real ones are set by run().
+void *standIn(int32_t align) { return reinterpret_cast<void *>((uintptr_t(1) << 40) + align); }
+
+/// EINC_CUBLASLT_NO_EPILOGUE_ALGORITHMS=1: the heuristic is taken to have no
+/// algorithm for any fused epilogue (to try the fallback on a GPU).
+bool noEpilogueAlgorithms() {
+  const char *v = std::getenv("EINC_CUBLASLT_NO_EPILOGUE_ALGORITHMS");
+  return v && std::string(v) == "1";
 }
 
 } // namespace
@@ -156,31 +163,40 @@ CublasLt::~CublasLt() {
 
 size_t CublasLt::version() const { return api->cublasLtGetVersion(); }
 
-bool CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
+LtHeuristic CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
+  if (call.epilogue != LtEpilogue::Default && noEpilogueAlgorithms())
+    return LtHeuristic::None;
   if (!EINC_LT(cublasLtMatmulDescCreate(&p.op, computeType(call.compute), CUDA_R_32F)))
-    return false;
+    return LtHeuristic::Failed;
   cublasOperation_t ta = call.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t tb = call.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasLtEpilogue_t ep = epilogue(call.epilogue);
   if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) ||
       !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) ||
       !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep)))
-    return false;
-  // The bias and aux pointers are set by run(); their types, the aux's
-  // leading dimension and batch stride are the descriptor's.
+    return LtHeuristic::Failed;
+  // The bias and aux pointers: stand-ins of their alignment for the
+  // heuristic, the real ones set by run(); their types, the aux's leading
+  // dimension and batch stride are the descriptor's.
   if (hasBias(call.epilogue)) {
     int32_t type = int32_t(cudaType(call.typeBias));
+    void *bias = standIn(call.alignBias);
     if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
-                                                sizeof type)))
-      return false;
+                                                sizeof type)) ||
+        !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                sizeof bias)))
+      return LtHeuristic::Failed;
   }
   if (hasAux(call.epilogue)) {
     int64_t ld = call.auxLd, stride = call.auxStride;
+    void *aux = standIn(call.alignAux);
     if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld,
                                                 sizeof ld)) ||
         !EINC_LT(cublasLtMatmulDescSetAttribute(
-            p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride, sizeof stride)))
-      return false;
+            p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride, sizeof stride)) ||
+        !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                                &aux, sizeof aux)))
+      return LtHeuristic::Failed;
   }
   auto layout = [&](cublasLtMatrixLayout_t &l, LtType t, int64_t rows, int64_t cols, int64_t ld,
                     int64_t stride) {
@@ -197,11 +213,11 @@ bool CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
   if (!layout(p.a, call.typeA, call.rowsA, call.colsA, call.lda, call.strideA) ||
       !layout(p.b, call.typeB, call.rowsB, call.colsB, call.ldb, call.strideB) ||
       !layout(p.c, call.typeC, call.rowsC, call.colsC, call.ldc, call.strideC))
-    return false;
+    return LtHeuristic::Failed;
 
   cublasLtMatmulPreference_t pref = nullptr;
   if (!EINC_LT(cublasLtMatmulPreferenceCreate(&pref)))
-    return false;
+    return LtHeuristic::Failed;
   uint64_t bytes = workspaceBytes;
   uint32_t alignA = uint32_t(call.alignA), alignB = uint32_t(call.alignB),
            alignC = uint32_t(call.alignC);
@@ -222,48 +238,39 @@ bool CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
                                              &found));
   api->cublasLtMatmulPreferenceDestroy(pref);
   if (!ok)
-    return false;
-  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS) {
-    error = "cuBLASLt's heuristic found no algorithm for " + describeCall(call) + " within " +
-            std::to_string(workspaceBytes) + " bytes of workspace";
-    return false;
-  }
+    return LtHeuristic::Failed;
+  if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+    return LtHeuristic::None;
   p.algo = result.algo;
   p.workspace = result.workspaceSize;
-  return true;
+  return LtHeuristic::Found;
 }
 
-bool CublasLt::prepare(const GemmDesc &g, std::string &error, const std::vector<DType> *postTypes) {
-  CublasLtPlan plan;
-  if (!mapGemmToCublasLt(g, opts, plan, error, postTypes))
-    return false;
-  if (plan.emptySum)
+LtHeuristic CublasLt::ask(const CublasLtCall &call, std::string &error) {
+  auto p = std::make_unique<Prepared>();
+  LtHeuristic answer = make(call, *p, error);
+  if (answer == LtHeuristic::Found)
+    cache.emplace(call.key(), std::move(p));
+  else
+    release(*p); // what was made before the failure
+  return answer;
+}
+
+bool CublasLt::plan(const GemmDesc &g, CublasLtPlan &out, std::string &error,
+                    const std::vector<DType> *postTypes, const LtAlignments *bases) {
+  if (planner.plan(g, opts, out, error, postTypes, bases))
     return true;
-  for (const CublasLtCall &call : plan.calls) {
-    std::string key = call.key();
-    if (cache.count(key))
-      continue;
-    auto p = std::make_unique<Prepared>();
-    if (!make(call, *p, error)) {
-      release(*p); // what was made before the failure
-      return false;
-    }
-    cache.emplace(key, std::move(p));
-  }
-  return true;
+  if (error.rfind("cuBLASLt's heuristic found no algorithm", 0) == 0)
+    error += " within " + std::to_string(workspaceBytes) + " bytes of workspace";
+  return false;
 }
 
 const CublasLt::Prepared *CublasLt::find(const CublasLtCall &call, std::string &error) {
-  std::string key = call.key();
-  auto it = cache.find(key);
+  auto it = cache.find(call.key());
   if (it != cache.end())
     return it->second.get();
-  auto p = std::make_unique<Prepared>();
-  if (!make(call, *p, error)) {
-    release(*p);
-    return nullptr;
-  }
-  return cache.emplace(key, std::move(p)).first->second.get();
+  error = "internal error: " + describeLtCall(call) + " was not planned (CublasLt::plan)";
+  return nullptr;
 }
 
 bool CublasLt::run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b,
@@ -303,7 +310,7 @@ bool CublasLt::run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, C
     if (!EINC_LT(cublasLtMatmul(handle, p.op, &call.alpha, pa, p.a, pb, p.b, &call.beta, pc, p.c,
                                 pd, p.c, &p.algo, reinterpret_cast<void *>(workspace),
                                 workspaceBytes, stream))) {
-      error += " (" + describeCall(call) + ")";
+      error += " (" + describeLtCall(call) + ")";
       return false;
     }
   }

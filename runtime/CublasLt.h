@@ -3,9 +3,12 @@
 // The cuda device's GEMM library: libcublasLt.so.13 opened at run time (never
 // linked), one handle, and for every call a GemmDesc maps to
 // (runtime/CublasLtMapping.h) its descriptors and the algorithm cuBLASLt's
-// heuristic picks for them with the device's workspace, made once per
-// distinct call (prepare, from Executor::create) and reused: the same
-// algorithm every run, so a GEMM's bits do not change between steps.
+// heuristic picks for them with the device's workspace and the alignments
+// of the step's buffers, made once per distinct call (plan, first from
+// Executor::create once the buffers have addresses) and reused: the same
+// algorithm every run, so a GEMM's bits do not change between steps. A
+// fused epilogue the heuristic has no algorithm for falls back to the plain
+// product and the epilogue's kernel (CublasLtPlanner), remembered per call.
 //
 // Included only where CMake found the CUDA headers (EINC_HAVE_CUDA).
 //
@@ -49,13 +52,14 @@ public:
     workspaceBytes = bytes;
   }
 
-  /// Maps `g` (its epilogue given `postTypes`, mapGemmToCublasLt's) and
-  /// picks an algorithm for each of its calls not seen yet.
-  bool prepare(const GemmDesc &g, std::string &error,
-               const std::vector<DType> *postTypes = nullptr);
+  /// The plan of `g` (its epilogue given `postTypes`, its buffers starting
+  /// at `bases`: CublasLtPlanner's), an algorithm picked for each of its
+  /// calls not seen yet; false with `error` where the heuristic has none.
+  bool plan(const GemmDesc &g, CublasLtPlan &out, std::string &error,
+            const std::vector<DType> *postTypes = nullptr, const LtAlignments *bases = nullptr);
   /// Enqueues `plan` (of `g`) on `stream` (A, B, C at the step's device
-  /// addresses; `post` where its calls fuse an epilogue); the plan's
-  /// emptySum and epilogueKernel are the caller's.
+  /// addresses; `post` where its calls fuse an epilogue), a plan that
+  /// plan() made; the plan's emptySum and epilogueKernel are the caller's.
   bool run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
            CUstream stream, std::string &error, const CublasLtEpilogueAddresses *post = nullptr);
   /// Distinct calls prepared (descriptors and algorithms cached).
@@ -67,8 +71,10 @@ private:
   CublasLt() = default;
   bool check(cublasStatus_t s, const char *call, const char *file, int line,
              std::string &error) const;
-  bool make(const CublasLtCall &call, Prepared &out, std::string &error);
-  /// The prepared call for `call`, made now if it is not cached.
+  LtHeuristic make(const CublasLtCall &call, Prepared &out, std::string &error);
+  /// The planner's question: make(), the call cached where it has an algorithm.
+  LtHeuristic ask(const CublasLtCall &call, std::string &error);
+  /// The prepared call for `call` (plan() made it).
   const Prepared *find(const CublasLtCall &call, std::string &error);
   void release(Prepared &p);
 
@@ -78,6 +84,7 @@ private:
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
   std::map<std::string, std::unique_ptr<Prepared>> cache; // by CublasLtCall::key()
+  CublasLtPlanner planner{[this](const CublasLtCall &c, std::string &e) { return ask(c, e); }};
 };
 
 } // namespace einrt

@@ -58,7 +58,8 @@ int32_t postSpan(const GemmPost &p, int32_t b) {
 
 /// Makes `out`'s calls compute g.post's typed reading; false (the calls
 /// untouched) with out.unfusedWhy where cuBLASLt has no such epilogue.
-bool fuseEpilogue(const GemmDesc &g, const std::vector<DType> *postTypes, CublasLtPlan &out) {
+bool fuseEpilogue(const GemmDesc &g, const std::vector<DType> *postTypes, const LtAlignments &bases,
+                  CublasLtPlan &out) {
   const GemmPost &p = g.post;
   auto refuse = [&](std::string why) {
     out.unfusedWhy = std::move(why);
@@ -121,7 +122,15 @@ bool fuseEpilogue(const GemmDesc &g, const std::vector<DType> *postTypes, Cublas
   LtType biasType = LtType::F32;
   if (bias)
     ltType(typeOf(at.bias), biasType);
+  auto base = [&](int32_t span) {
+    return span < 0 ? bases.c : size_t(span) < bases.post.size() ? bases.post[size_t(span)] : 256;
+  };
   for (CublasLtCall &call : out.calls) {
+    // C, D and aux at the product's offsets in their own buffers.
+    int32_t offsetC = operandAlignment(call.offsetC, call.strideC, call.batch, call.typeC);
+    call.alignC = std::min({offsetC, base(at.c), base(at.d)});
+    call.alignBias = bias ? base(at.bias) : 256;
+    call.alignAux = aux ? std::min(offsetC, base(at.aux)) : 256;
     call.epilogue = e;
     call.alpha = alpha;
     call.beta = p.residual >= 0 ? 1.0f : 0.0f;
@@ -137,6 +146,18 @@ bool fuseEpilogue(const GemmDesc &g, const std::vector<DType> *postTypes, Cublas
 }
 
 } // namespace
+
+int32_t addressAlignment(const void *address) {
+  return alignmentOf(int64_t(reinterpret_cast<uintptr_t>(address) % 256));
+}
+
+std::string describeLtCall(const CublasLtCall &c) {
+  return std::string("cuBLASLt ") + (c.transA ? "T" : "N") + (c.transB ? "T" : "N") +
+         " m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+         " batch=" + std::to_string(c.batch) + " " + ltTypeName(c.typeA) + "·" +
+         ltTypeName(c.typeB) + "->" + ltTypeName(c.typeC) +
+         (c.epilogue == LtEpilogue::Default ? "" : std::string(" ") + ltEpilogueName(c.epilogue));
+}
 
 const char *ltEpilogueName(LtEpilogue e) {
   static const char *names[] = {"DEFAULT", "BIAS",      "RELU",     "RELU_BIAS",
@@ -183,14 +204,19 @@ std::string CublasLtCall::key() const {
                     auxStride,
                     int64_t(alignA),
                     int64_t(alignB),
-                    int64_t(alignC)})
+                    int64_t(alignC),
+                    int64_t(alignBias),
+                    int64_t(alignAux)})
     add(v);
   return text;
 }
 
 bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                       std::string &error, const std::vector<DType> *postTypes) {
+                       std::string &error, const std::vector<DType> *postTypes,
+                       const LtAlignments *bases) {
   out = {};
+  const LtAlignments aligned;
+  const LtAlignments &at0 = bases ? *bases : aligned;
   LtType ta, tb, tc;
   if (!ltType(g.a, ta) || !ltType(g.b, tb) || !ltType(g.c, tc)) {
     error = std::string("cuBLASLt runs GEMMs of f32, bf16 and f16 matrices, not A '") +
@@ -304,9 +330,13 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
       call.offsetB += at[d] * loops[d].strideA;
       call.offsetC += at[d] * loops[d].strideC;
     }
-    call.alignA = operandAlignment(call.offsetA, call.strideA, call.batch, call.typeA);
-    call.alignB = operandAlignment(call.offsetB, call.strideB, call.batch, call.typeB);
-    call.alignC = operandAlignment(call.offsetC, call.strideC, call.batch, call.typeC);
+    // cuBLASLt's A is the step's B, its B the step's A.
+    call.alignA =
+        std::min(at0.b, operandAlignment(call.offsetA, call.strideA, call.batch, call.typeA));
+    call.alignB =
+        std::min(at0.a, operandAlignment(call.offsetB, call.strideB, call.batch, call.typeB));
+    call.alignC =
+        std::min(at0.c, operandAlignment(call.offsetC, call.strideC, call.batch, call.typeC));
     out.calls.push_back(call);
     for (size_t d = loops.size(); d-- > 0;) { // the innermost loop moves fastest
       if (++at[d] < loops[d].count)
@@ -314,9 +344,58 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
       at[d] = 0;
     }
   }
-  if (g.post.present() && !fuseEpilogue(g, postTypes, out))
+  if (g.post.present() && !fuseEpilogue(g, postTypes, at0, out))
     out.epilogueKernel = true;
   return true;
+}
+
+bool CublasLtPlanner::algorithms(const CublasLtPlan &plan, std::string &error) {
+  error.clear();
+  if (plan.emptySum)
+    return true;
+  for (const CublasLtCall &call : plan.calls) {
+    std::string key = call.key();
+    auto known = found_.find(key);
+    if (known == found_.end()) {
+      LtHeuristic answer = ask_(call, error);
+      if (answer == LtHeuristic::Failed)
+        return false;
+      known = found_.emplace(key, answer == LtHeuristic::Found).first;
+    }
+    if (!known->second)
+      return false;
+  }
+  return true;
+}
+
+bool CublasLtPlanner::plan(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
+                           std::string &error, const std::vector<DType> *postTypes,
+                           const LtAlignments *bases) {
+  if (!mapGemmToCublasLt(g, options, out, error, postTypes, bases))
+    return false;
+  if (algorithms(out, error))
+    return true;
+  if (!error.empty())
+    return false;
+  if (!out.epilogueKernel && g.post.present()) {
+    // No algorithm fuses this epilogue here: the plain product, then the
+    // epilogue's kernel.
+    LtEpilogue fused = out.calls.front().epilogue;
+    if (!mapGemmToCublasLt(g, options, out, error, nullptr, bases))
+      return false;
+    out.unfusedWhy = std::string("cuBLASLt's heuristic has no algorithm for its ") +
+                     ltEpilogueName(fused) + " epilogue on this call";
+    if (algorithms(out, error))
+      return true;
+    if (!error.empty())
+      return false;
+  }
+  for (const CublasLtCall &call : out.calls)
+    if (auto it = found_.find(call.key()); it != found_.end() && !it->second) {
+      error = "cuBLASLt's heuristic found no algorithm for " + describeLtCall(call);
+      break;
+    }
+  return false;
 }
 
 } // namespace einrt

@@ -22,6 +22,8 @@
 #include "runtime/StepPayloads.h"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,14 +77,20 @@ struct CublasLtCall {
   /// leading dimension and batch stride (multiples of 8).
   int64_t auxLd = 0, auxStride = 0;
   /// The largest power of two (bytes, at most 256) dividing every address
-  /// of each operand the call touches, given allocations aligned to it
-  /// (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES).
-  int32_t alignA = 256, alignB = 256, alignC = 256;
+  /// of each operand the call touches: its buffer's own alignment
+  /// (LtAlignments) and the offsets and batch strides from there
+  /// (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES; C's is D's too). The bias
+  /// and aux pointers' likewise: the heuristic reads their alignment from
+  /// the pointers themselves (CublasLt asks it with stand-ins of these).
+  int32_t alignA = 256, alignB = 256, alignC = 256, alignBias = 256, alignAux = 256;
 
   /// Every field, for caching an algorithm per descriptor (the offsets
   /// are left out: they change no descriptor, only the alignments do).
   std::string key() const;
 };
+
+/// "cuBLASLt NT m=64 n=32 k=16 batch=1 bf16·bf16->f32 GELU_BIAS": for messages.
+std::string describeLtCall(const CublasLtCall &call);
 
 /// Where a GEMM-with-epilogue's calls find their pointers: indices into
 /// the step's epilogue buffers (GemmPost::operands, then ::outputs, as the
@@ -104,6 +112,18 @@ struct CublasLtPlan {
   LtPostPointers pointers; // where the calls fuse the epilogue
 };
 
+/// Where a step's buffers start, as alignments (bytes, a power of two, at
+/// most 256: what cuBLASLt may assume): A, B, C and the epilogue's buffers
+/// (GemmPost::operands, then ::outputs). A view sits at any element offset
+/// of its root (runtime/Arena.h), so a buffer may be aligned to as little
+/// as its element.
+struct LtAlignments {
+  int32_t a = 256, b = 256, c = 256;
+  std::vector<int32_t> post; // empty: 256 each
+};
+/// The alignment of a device address (256 for null).
+int32_t addressAlignment(const void *address);
+
 struct CublasLtOptions {
   bool tf32 = false; // f32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32
 };
@@ -113,9 +133,42 @@ struct CublasLtOptions {
 /// with a typed reading (library) becomes the calls' epilogue where
 /// cuBLASLt has it, given `postTypes`: the dtypes of the epilogue buffers
 /// (operands, then outputs); otherwise, or without `postTypes`, the plan
-/// says epilogueKernel.
+/// says epilogueKernel. `bases`: where the buffers start (null: every one
+/// 256-byte aligned).
 bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                       std::string &error, const std::vector<DType> *postTypes = nullptr);
+                       std::string &error, const std::vector<DType> *postTypes = nullptr,
+                       const LtAlignments *bases = nullptr);
+
+/// What cuBLASLt's heuristic (cublasLtMatmulAlgoGetHeuristic) answers for
+/// one call: an algorithm, none, or a failure (with an error).
+enum class LtHeuristic : uint8_t { Found, None, Failed };
+
+/// The plans the cuda device runs: mapGemmToCublasLt's, except that a fused
+/// epilogue for one of whose calls the heuristic has no algorithm falls
+/// back to the plain product and the epilogue's rendered kernel after it
+/// (epilogueKernel, unfusedWhy says so). The heuristic is asked once per
+/// distinct call (CublasLtCall::key(): shape, types, epilogue, alignments);
+/// its answers are remembered, so every later plan of the same call shape
+/// is the same. Pure given `ask`: unit-tested with a heuristic that has no
+/// algorithm for fused epilogues.
+class CublasLtPlanner {
+public:
+  using Ask = std::function<LtHeuristic(const CublasLtCall &call, std::string &error)>;
+  explicit CublasLtPlanner(Ask ask) : ask_(std::move(ask)) {}
+  bool plan(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
+            std::string &error, const std::vector<DType> *postTypes = nullptr,
+            const LtAlignments *bases = nullptr);
+  /// Distinct calls the heuristic was asked about.
+  size_t asked() const { return found_.size(); }
+
+private:
+  /// Whether every call of `plan` has an algorithm (asking where not known);
+  /// false with `error` empty where one has none, set where asking failed.
+  bool algorithms(const CublasLtPlan &plan, std::string &error);
+
+  Ask ask_;
+  std::map<std::string, bool> found_; // by CublasLtCall::key()
+};
 
 } // namespace einrt
 

@@ -65,6 +65,8 @@ public:
     return cudaProgramProblem(program, bundle.get(), lt->options());
   }
   bool prepare(const Program &program, std::string &error) override;
+  bool bind(const Program &program, const std::vector<const void *> &addresses,
+            std::string &error) override;
   bool allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
                 std::string &error) override;
   void release(DeviceMemory &memory) override;
@@ -230,26 +232,47 @@ bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
   std::vector<int64_t> used;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const Step &s = program.steps[i];
-    if (const auto *k = std::get_if<KernelLaunch>(&s.payload)) {
+    if (const auto *k = std::get_if<KernelLaunch>(&s.payload))
       used.push_back(k->kernel);
-    } else if (const auto *g = std::get_if<GemmDesc>(&s.payload)) {
-      // An epilogue: its kernel, run where cuBLASLt cannot fuse it.
-      std::vector<DType> postTypes;
-      if (g->post.present()) {
-        used.push_back(g->post.kernel);
-        for (int32_t b : g->post.operands)
-          postTypes.push_back(program.buffers[size_t(b)].dtype);
-        for (int32_t b : g->post.outputs)
-          postTypes.push_back(program.buffers[size_t(b)].dtype);
-      }
-      if (!lt->prepare(*g, error, g->post.present() ? &postTypes : nullptr)) {
-        error = "step " + std::to_string(i) + " (matmul" + (s.note.empty() ? "" : ", " + s.note) +
-                "): " + error;
-        return false;
-      }
-    }
+    else if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && g->post.present())
+      used.push_back(g->post.kernel); // run where cuBLASLt does not fuse it
   }
   return modules.prepare(cu, bundle, props, used, error);
+}
+
+bool CudaDeviceImpl::bind(const Program &program, const std::vector<const void *> &addresses,
+                          std::string &error) {
+  // Each GEMM's plan for where its buffers are (bind's addresses are those
+  // every run passes): its algorithms picked now, or its epilogue left to
+  // its kernel where none fuses it. Then every kernel that will run, its
+  // vector accesses against its buffers' addresses.
+  std::vector<bool> epilogueLaunched(program.steps.size(), false);
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step &s = program.steps[i];
+    const auto *g = std::get_if<GemmDesc>(&s.payload);
+    if (!g)
+      continue;
+    auto at = [&](int32_t b) { return addresses[size_t(b)]; };
+    LtAlignments bases{addressAlignment(at(s.inputs[0])),
+                       addressAlignment(at(s.inputs[1])),
+                       addressAlignment(at(s.output)),
+                       {}};
+    std::vector<DType> postTypes;
+    for (const std::vector<int32_t> *list : {&g->post.operands, &g->post.outputs})
+      for (int32_t b : *list) {
+        postTypes.push_back(program.buffers[size_t(b)].dtype);
+        bases.post.push_back(addressAlignment(at(b)));
+      }
+    CublasLtPlan plan;
+    if (!lt->plan(*g, plan, error, g->post.present() ? &postTypes : nullptr, &bases)) {
+      error = "step " + std::to_string(i) + " (matmul" + (s.note.empty() ? "" : ", " + s.note) +
+              "): " + error;
+      return false;
+    }
+    epilogueLaunched[i] = plan.epilogueKernel && g->post.present();
+  }
+  error = bundle ? cudaAlignmentProblem(program, *bundle, addresses, epilogueLaunched) : "";
+  return error.empty();
 }
 
 std::string CudaDeviceImpl::memoryShortfall(int64_t bytes, const std::string &what) {
@@ -374,7 +397,8 @@ bool CudaDeviceImpl::zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, v
 bool CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void *c,
                           std::string &error) {
   CublasLtPlan plan;
-  if (!mapGemmToCublasLt(g, lt->options(), plan, error))
+  LtAlignments bases{addressAlignment(a), addressAlignment(b), addressAlignment(c), {}};
+  if (!lt->plan(g, plan, error, nullptr, &bases))
     return false;
   if (plan.emptySum)
     return g.epilogue == GemmEpilogue::Accumulate || zeroMatrices(g, plan, c, error);
@@ -385,10 +409,13 @@ bool CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void 
 bool CudaDeviceImpl::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
                               const std::vector<DeviceSpan> &post, std::string &error) {
   std::vector<DType> types;
-  for (const DeviceSpan &span : post)
+  LtAlignments bases{addressAlignment(a), addressAlignment(b), addressAlignment(c), {}};
+  for (const DeviceSpan &span : post) {
     types.push_back(span.dtype);
+    bases.post.push_back(addressAlignment(span.data));
+  }
   CublasLtPlan plan;
-  if (!mapGemmToCublasLt(g, lt->options(), plan, error, &types))
+  if (!lt->plan(g, plan, error, &types, &bases))
     return false;
   if (plan.epilogueKernel) // the product, then the rendered kernel
     return Device::gemmPost(g, a, b, c, post, error);

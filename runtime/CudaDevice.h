@@ -10,7 +10,7 @@
 //             available memory; cuMemcpy*Async in parts of its size);
 //             copies and zeroing on the stream
 //   gemm      cuBLASLt (runtime/CublasLt.h), algorithms chosen once per
-//             call shape in prepare()
+//             call shape and alignment in bind()
 //   launch    the bundle's kernels (its cubin for this device's sm_XY, else
 //             its PTX), grid and block from cudaLaunchShape with the
 //             driver's occupancy, computed once per kernel in prepare()
@@ -125,6 +125,16 @@ std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, s
 /// cuBLASLt cannot run. Pure: unit-tested without a GPU.
 std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
                                const CublasLtOptions &gemm);
+
+/// "" when every buffer a rendered kernel moves in 16-byte vectors
+/// (CudaKernelInfo::aligned) starts 16-byte aligned at `addresses` (per
+/// buffer), for the Kernel steps and the Matmul steps whose epilogue kernel
+/// runs (`epilogueLaunched[step]`); else the first that does not, naming the
+/// step, the kernel and the buffer. Checked once the executor's buffers have
+/// addresses (bind): a view sits at any element offset of its root. Pure.
+std::string cudaAlignmentProblem(const Program &program, const CudaKernelBundle &bundle,
+                                 const std::vector<const void *> &addresses,
+                                 const std::vector<bool> &epilogueLaunched = {});
 
 /// How the cuda device stores `t` (the CPU device's choice).
 StorageType cudaStorageOf(DType t);

@@ -74,6 +74,10 @@ std::string checkCudaKernelBundle(const CudaKernelBundle &bundle) {
       return at + " (" + k.entry + "): " + std::to_string(k.params) + " parameters";
     if (k.vector < 1 || k.vector > 16)
       return at + " (" + k.entry + "): a vector of " + std::to_string(k.vector);
+    for (int32_t p : k.aligned)
+      if (p < 0 || p >= k.params)
+        return at + " (" + k.entry + "): aligned parameter " + std::to_string(p) + " of " +
+               std::to_string(k.params);
   }
   std::set<std::string> archs;
   for (const CudaImage &image : bundle.images) {
@@ -105,6 +109,20 @@ int archNumber(const std::string &arch, bool &specific) {
 }
 
 } // namespace
+
+std::string cudaMisalignedParameter(const CudaKernelInfo &kernel,
+                                    const std::vector<const void *> &params) {
+  for (int32_t p : kernel.aligned) {
+    if (p < 0 || size_t(p) >= params.size())
+      continue;
+    int64_t past = int64_t(reinterpret_cast<uintptr_t>(params[size_t(p)]) % kCudaVectorBytes);
+    if (past == 0)
+      continue;
+    return "parameter " + std::to_string(p) + " starts " + std::to_string(past) + " bytes past a " +
+           std::to_string(kCudaVectorBytes) + "-byte boundary";
+  }
+  return "";
+}
 
 const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
                               std::string &why) {

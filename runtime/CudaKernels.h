@@ -58,6 +58,9 @@ struct CudaKernelInfo {
   int32_t vector = 1;    // elements per work item (Elements)
   int32_t params = 0;    // pointer parameters: inputs, output, extra outputs
   std::string note;      // the ops it computes and their .ein locations
+  /// The parameters it reads or writes as 16-byte vectors (ein_load,
+  /// ein_store): each must start 16-byte aligned (cudaMisalignedParameter).
+  std::vector<int32_t> aligned;
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("entry", self.entry);
     visit("kind", self.kind);
@@ -66,6 +69,7 @@ struct CudaKernelInfo {
     visit("vector", self.vector);
     visit("params", self.params);
     visit("note", self.note);
+    visit("aligned", self.aligned);
   }
 };
 
@@ -97,11 +101,22 @@ struct CudaKernelBundle {
   }
 };
 
+/// The alignment in bytes that CudaKernelInfo::aligned parameters need.
+constexpr int64_t kCudaVectorBytes = 16;
+
+/// "" when every parameter `kernel` accesses as 16-byte vectors starts
+/// 16-byte aligned at `params` (the launch's pointers, in parameter order);
+/// else the first that does not: "parameter 1 starts 4 bytes past a
+/// 16-byte boundary". A view sits at any element offset of its root
+/// (runtime/Arena.h), and such an access there would kill the context.
+std::string cudaMisalignedParameter(const CudaKernelInfo &kernel,
+                                    const std::vector<const void *> &params);
+
 /// "" when `bundle` is well-formed: every kernel named (a C identifier,
 /// names unique), its kind's work and row length in range, 1 to 512
-/// parameters, a vector of 1 to 16; every image's architecture "sm_XY",
-/// "sm_XYa" or "compute_XY", each at most once, with bytes. Else the first
-/// problem. (The program file's reader runs it.)
+/// parameters, a vector of 1 to 16, aligned parameters among them; every image's architecture
+/// "sm_XY", "sm_XYa" or "compute_XY", each at most once, with bytes. Else the first problem. (The
+/// program file's reader runs it.)
 std::string checkCudaKernelBundle(const CudaKernelBundle &bundle);
 
 /// What cudaLaunchShape needs of a device (read through the driver).

@@ -93,6 +93,55 @@ std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *b
   return "";
 }
 
+std::string cudaAlignmentProblem(const Program &program, const CudaKernelBundle &bundle,
+                                 const std::vector<const void *> &addresses,
+                                 const std::vector<bool> &epilogueLaunched) {
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const Step &s = program.steps[i];
+    int64_t kernel = -1;
+    std::vector<int32_t> buffers;
+    if (const auto *launch = std::get_if<KernelLaunch>(&s.payload)) {
+      kernel = launch->kernel;
+      buffers = s.inputs;
+      for (int32_t b : s.outputs())
+        buffers.push_back(b);
+    } else if (const auto *g = std::get_if<GemmDesc>(&s.payload);
+               g && g->post.present() && i < epilogueLaunched.size() && epilogueLaunched[i]) {
+      kernel = g->post.kernel;
+      buffers = g->post.operands;
+      buffers.insert(buffers.end(), g->post.outputs.begin(), g->post.outputs.end());
+    }
+    if (kernel < 0 || size_t(kernel) >= bundle.kernels.size())
+      continue;
+    const CudaKernelInfo &info = bundle.kernels[size_t(kernel)];
+    std::vector<const void *> params;
+    for (int32_t b : buffers)
+      params.push_back(b >= 0 && size_t(b) < addresses.size() ? addresses[size_t(b)] : nullptr);
+    if (cudaMisalignedParameter(info, params).empty())
+      continue;
+    for (int32_t p : info.aligned) {
+      if (p < 0 || size_t(p) >= buffers.size())
+        continue;
+      int64_t past = int64_t(reinterpret_cast<uintptr_t>(params[size_t(p)]) % kCudaVectorBytes);
+      if (past == 0)
+        continue;
+      const Buffer &buffer = program.buffers[size_t(buffers[size_t(p)])];
+      std::string where = buffer.viewOf < 0
+                              ? ""
+                              : " (a view " + std::to_string(buffer.viewOffset) +
+                                    " elements into buffer " + std::to_string(buffer.viewOf) + ")";
+      return "step " + std::to_string(i) + " (" + stepKindName(s.kind) +
+             (s.note.empty() ? "" : ", " + s.note) + "): kernel '" + info.entry +
+             "' moves buffer " + std::to_string(buffers[size_t(p)]) + " ('" + buffer.name +
+             "') in " + std::to_string(kCudaVectorBytes) + "-byte vectors, but it starts " +
+             std::to_string(past) + " bytes past a " + std::to_string(kCudaVectorBytes) +
+             "-byte boundary" + where +
+             "; the cuda device does not run this program (the cpu backend does)";
+    }
+  }
+  return "";
+}
+
 #ifndef EINC_HAVE_CUDA
 bool cudaBuiltIn() { return false; }
 

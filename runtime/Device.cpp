@@ -43,6 +43,10 @@ std::string Device::check(const Program &) const { return ""; }
 
 bool Device::prepare(const Program &, std::string &) { return true; }
 
+bool Device::bind(const Program &, const std::vector<const void *> &, std::string &) {
+  return true;
+}
+
 bool Device::gemm(const GemmDesc &, const void *, const void *, void *, std::string &error) {
   error = "the " + name() + " device has no GEMM library";
   return false;

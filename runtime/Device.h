@@ -67,6 +67,12 @@ public:
   /// steps need on the device beyond buffers (the cpu device's f32
   /// workspace for GEMMs of bf16/f16 operands), so no step allocates.
   virtual bool prepare(const Program &program, std::string &error);
+  /// Called by Executor::create once the buffers have their addresses
+  /// (`addresses[b]` of buffer b; null where it has no storage): what
+  /// depends on where they are (the cuda device's GEMM algorithms, picked
+  /// for the alignment of each operand).
+  virtual bool bind(const Program &program, const std::vector<const void *> &addresses,
+                    std::string &error);
 
   /// `bytes` of zeroed memory. Host devices check availableMemory() first
   /// (runtime/Memory.h): too large is an error with the bytes needed and

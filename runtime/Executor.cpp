@@ -134,6 +134,13 @@ std::optional<Executor> Executor::create(const Program &program, std::shared_ptr
   ex.plan = planMemory(program, StorageSizes::of(*ex.dev), useArena);
   if (!ex.allocate(error))
     return std::nullopt;
+  std::vector<const void *> addresses;
+  for (size_t b = 0; b < program.buffers.size(); ++b)
+    addresses.push_back(ex.deviceData(b));
+  if (!ex.dev->bind(program, addresses, error)) {
+    error = "program '" + program.name + "': " + error;
+    return std::nullopt;
+  }
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const Buffer &src = program.buffers[b];
     if (src.role != BufferRole::Constant || src.constant.empty() || !ex.deviceData(b))

@@ -8,7 +8,10 @@
 // on small integers: the row-major bias over C's rows is cuBLASLt's bias
 // over the rows of column-major D (one value per row of D^T's m = the
 // GemmDesc's n). The epilogue each typed reading maps to, and what cuBLASLt
-// cannot fuse (the device then runs the epilogue's kernel).
+// cannot fuse (the device then runs the epilogue's kernel); a fused
+// epilogue that cuBLASLt's heuristic has no algorithm for (a heuristic made
+// to answer so) falls back to the plain product and the epilogue's kernel,
+// computing the same, asked once per call shape.
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
@@ -75,10 +78,9 @@ bool columnMajorFused(const CublasLtPlan &plan, GemmActivation act,
   return inside;
 }
 
-/// The typed reading on row-major storage: C = the product, then the rest.
-void rowMajorTyped(const GemmDesc &g, const std::vector<double> &a, const std::vector<double> &b,
-                   std::vector<std::vector<double>> &spans, int32_t cSpan,
-                   const std::vector<int32_t> &buffers) {
+/// What the epilogue's kernel computes over a product already in C.
+void epilogueKernel(const GemmDesc &g, std::vector<std::vector<double>> &spans, int32_t cSpan,
+                    const std::vector<int32_t> &buffers) {
   auto spanOf = [&](int32_t buffer) {
     for (size_t i = 0; i < buffers.size(); ++i)
       if (buffers[i] == buffer)
@@ -86,9 +88,7 @@ void rowMajorTyped(const GemmDesc &g, const std::vector<double> &a, const std::v
     return int32_t(-1);
   };
   const GemmPost &p = g.post;
-  std::vector<double> product(spans[cSpan].size(), 0.0);
-  rowMajorGemm(g, a, b, product);
-  spans[cSpan] = product;
+  const std::vector<double> product = spans[cSpan];
   for (size_t e = 0; e < product.size(); ++e) {
     double pre = p.alpha * product[e];
     if (p.residual >= 0)
@@ -99,6 +99,16 @@ void rowMajorTyped(const GemmDesc &g, const std::vector<double> &a, const std::v
     if (p.aux >= 0)
       spans[spanOf(p.aux)][e] = pre;
   }
+}
+
+/// The typed reading on row-major storage: C = the product, then the rest.
+void rowMajorTyped(const GemmDesc &g, const std::vector<double> &a, const std::vector<double> &b,
+                   std::vector<std::vector<double>> &spans, int32_t cSpan,
+                   const std::vector<int32_t> &buffers) {
+  std::vector<double> product(spans[cSpan].size(), 0.0);
+  rowMajorGemm(g, a, b, product);
+  spans[cSpan] = product;
+  epilogueKernel(g, spans, cSpan, buffers);
 }
 
 /// A dense row-major GEMM of `matrices` (a batch) m x n x k.
@@ -273,6 +283,76 @@ TEST(CublasLtEpilogue, KeysAndNames) {
   EXPECT_NE(plain.calls[0].key(), fused.calls[0].key());
   EXPECT_STREQ(ltEpilogueName(LtEpilogue::GeluAuxBias), "GELU_AUX_BIAS");
   EXPECT_STREQ(ltEpilogueName(LtEpilogue::Default), "DEFAULT");
+}
+
+TEST(CublasLtEpilogue, NoAlgorithmForTheEpilogueFallsBackToItsKernel) {
+  // A heuristic with algorithms for plain products only (as
+  // EINC_CUBLASLT_NO_EPILOGUE_ALGORITHMS=1 makes cuBLASLt's answer).
+  std::vector<std::string> asked;
+  CublasLtPlanner planner([&](const CublasLtCall &call, std::string &) {
+    asked.push_back(call.key());
+    return call.separateD ? LtHeuristic::None : LtHeuristic::Found;
+  });
+  GemmDesc g = dense(3, 4, 8, 5);
+  g.post = library({kC, kBias}, {kOut, kAux});
+  g.post.bias = kBias;
+  g.post.activation = GemmActivation::Gelu;
+  g.post.aux = kAux;
+  std::vector<int32_t> buffers = {kC, kBias, kOut, kAux};
+  std::vector<DType> types(buffers.size(), DType::F32);
+  CublasLtPlan plan;
+  std::string error;
+  ASSERT_TRUE(planner.plan(g, {}, plan, error, &types)) << error;
+  EXPECT_TRUE(plan.epilogueKernel);
+  EXPECT_EQ(plan.unfusedWhy,
+            "cuBLASLt's heuristic has no algorithm for its GELU_AUX_BIAS epilogue on this call");
+  ASSERT_EQ(plan.calls.size(), 1u);
+  EXPECT_EQ(plan.calls[0].epilogue, LtEpilogue::Default);
+  EXPECT_FALSE(plan.calls[0].separateD);
+  EXPECT_EQ(asked.size(), 2u); // the fused call, then the plain one
+
+  // The plain calls into C, then the epilogue's kernel over it: the typed
+  // reading, as the fused plan computes it.
+  std::mt19937_64 rng(11);
+  test::GemmSpans s = spansOf(g);
+  std::vector<double> a = smallIntegers(s.a, rng), b = smallIntegers(s.b, rng);
+  std::vector<std::vector<double>> want;
+  for (int32_t buffer : buffers)
+    want.push_back(smallIntegers(buffer == kBias ? g.n : s.c, rng));
+  std::vector<std::vector<double>> got = want;
+  rowMajorTyped(g, a, b, want, 0, buffers);
+  ASSERT_TRUE(test::columnMajorCalls(g, plan, a, b, got[0]));
+  epilogueKernel(g, got, 0, buffers);
+  EXPECT_EQ(got, want);
+
+  // The same shape again (another step, a later run): the same plan, the
+  // heuristic not asked again; another shape is asked about.
+  CublasLtPlan again;
+  ASSERT_TRUE(planner.plan(g, {}, again, error, &types)) << error;
+  EXPECT_TRUE(again.epilogueKernel);
+  EXPECT_EQ(asked.size(), 2u);
+  EXPECT_EQ(planner.asked(), 2u);
+  GemmDesc h = dense(1, 4, 16, 5);
+  h.post = g.post;
+  ASSERT_TRUE(planner.plan(h, {}, again, error, &types)) << error;
+  EXPECT_EQ(asked.size(), 4u);
+
+  // A heuristic that fuses: the fused plan; one with no algorithm at all:
+  // the step's error names the call; one that fails: its error.
+  CublasLtPlanner fusing([](const CublasLtCall &, std::string &) { return LtHeuristic::Found; });
+  ASSERT_TRUE(fusing.plan(g, {}, plan, error, &types)) << error;
+  EXPECT_FALSE(plan.epilogueKernel);
+  EXPECT_EQ(plan.calls[0].epilogue, LtEpilogue::GeluAuxBias);
+  CublasLtPlanner none([](const CublasLtCall &, std::string &) { return LtHeuristic::None; });
+  EXPECT_FALSE(none.plan(g, {}, plan, error, &types));
+  EXPECT_EQ(error, "cuBLASLt's heuristic found no algorithm for cuBLASLt NN m=8 n=4 k=5 batch=3 "
+                   "f32·f32->f32");
+  CublasLtPlanner failing([](const CublasLtCall &, std::string &e) {
+    e = "cublasLtMatmulAlgoGetHeuristic failed";
+    return LtHeuristic::Failed;
+  });
+  EXPECT_FALSE(failing.plan(g, {}, plan, error, &types));
+  EXPECT_EQ(error, "cublasLtMatmulAlgoGetHeuristic failed");
 }
 
 } // namespace

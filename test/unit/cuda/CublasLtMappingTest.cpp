@@ -311,6 +311,54 @@ TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
   EXPECT_EQ(plan.calls[1].alignB, 4);
 }
 
+TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
+  // A view sits at its root's address plus offset × size (runtime/Arena.h):
+  // a bf16 view 3 elements into a 256-byte-aligned root starts 2-byte
+  // aligned, an f32 one 3 elements in 4-byte aligned.
+  const uintptr_t root = uintptr_t(1) << 32;
+  EXPECT_EQ(addressAlignment(reinterpret_cast<void *>(root + 3 * 2)), 2);
+  EXPECT_EQ(addressAlignment(reinterpret_cast<void *>(root + 3 * 4)), 4);
+  EXPECT_EQ(addressAlignment(reinterpret_cast<void *>(root + 64)), 64);
+  EXPECT_EQ(addressAlignment(reinterpret_cast<void *>(root + 512)), 256);
+  EXPECT_EQ(addressAlignment(nullptr), 256);
+
+  GemmDesc g = plain(8, 8, 8);
+  g.a = g.b = DType::BF16;
+  LtAlignments bases{2, 8, 64, {}}; // A, B, C
+  CublasLtPlan plan;
+  std::string error;
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error, nullptr, &bases)) << error;
+  EXPECT_EQ(plan.calls[0].alignA, 8); // the step's B
+  EXPECT_EQ(plan.calls[0].alignB, 2); // the step's A
+  EXPECT_EQ(plan.calls[0].alignC, 64);
+  std::string key = plan.calls[0].key();
+  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  EXPECT_EQ(plan.calls[0].alignB, 256);
+  EXPECT_NE(plan.calls[0].key(), key); // another algorithm may be picked
+
+  // A fused epilogue: C and D (the residual and the result), the bias and
+  // the aux at their own buffers' alignments; the offsets still count.
+  GemmDesc f = plain(4, 8, 8);
+  f.batch = 2, f.strideA = 32, f.strideB = 64, f.strideC = 32;
+  f.outer.push_back({2, 64, 128, 66}); // C 66 floats on, not 64: two calls
+  f.post.kernel = 0;
+  f.post.library = true;
+  f.post.operands = {2, 3, 4}; // C, bias, residual
+  f.post.outputs = {5, 6};     // result, aux
+  f.post.bias = 3, f.post.residual = 4, f.post.result = 5, f.post.aux = 6;
+  f.post.activation = GemmActivation::Gelu;
+  std::vector<DType> types(5, DType::F32);
+  LtAlignments post{256, 256, 256, {256, 4, 32, 16, 32}};
+  ASSERT_TRUE(mapGemmToCublasLt(f, {}, plan, error, &types, &post)) << error;
+  ASSERT_FALSE(plan.epilogueKernel) << plan.unfusedWhy;
+  ASSERT_EQ(plan.calls.size(), 2u);
+  EXPECT_EQ(plan.calls[0].alignC, 16); // the residual 32, the result 16
+  EXPECT_EQ(plan.calls[0].alignBias, 4);
+  EXPECT_EQ(plan.calls[0].alignAux, 32);
+  EXPECT_EQ(plan.calls[1].alignC, 8); // 66 floats on: 8 bytes
+  EXPECT_EQ(plan.calls[1].alignAux, 8);
+}
+
 TEST(CublasLtMapping, KeysNameDescriptors) {
   std::set<std::string> keys;
   CublasLtPlan plan;

@@ -138,6 +138,40 @@ TEST(CudaProgramCheck, EpilogueKernelsMustBeInTheBundle) {
       << why;
   CudaKernelBundle three = bundleOf({3});
   EXPECT_EQ(cudaProgramProblem(b.p, &three, {}), "");
+
+  // Where the epilogue's kernel runs (cuBLASLt did not fuse it), the
+  // buffers it moves in 16-byte vectors must start 16-byte aligned.
+  three.kernels[0].aligned = {0, 2}; // C and the result, not the bias
+  std::vector<const void *> at(b.p.buffers.size());
+  for (size_t i = 0; i < at.size(); ++i)
+    at[i] = reinterpret_cast<const void *>(uintptr_t(0x10000) * (i + 1));
+  at[size_t(bias)] = reinterpret_cast<const void *>(uintptr_t(0x50004)); // read element-wise
+  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {true}), "");
+  at[size_t(out)] = reinterpret_cast<const void *>(uintptr_t(0x60008));
+  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {false}), ""); // fused: no kernel runs
+  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {true}),
+            "step 0 (matmul, test matmul): kernel 'kernel_0' moves buffer " + std::to_string(out) +
+                " ('" + b.p.buffers[size_t(out)].name +
+                "') in 16-byte vectors, but it starts 8 bytes past a 16-byte boundary; the cuda "
+                "device does not run this program (the cpu backend does)");
+}
+
+TEST(CudaProgramCheck, VectorParametersStartAligned) {
+  CudaKernelInfo k;
+  k.entry = "k0_add";
+  k.params = 3;
+  k.work = 4;
+  k.aligned = {0, 2};
+  auto p = [](uintptr_t a) { return reinterpret_cast<const void *>(a); };
+  EXPECT_EQ(cudaMisalignedParameter(k, {p(0x100), p(0x204), p(0x310)}), "");
+  EXPECT_EQ(cudaMisalignedParameter(k, {p(0x100), p(0x200), p(0x306)}),
+            "parameter 2 starts 6 bytes past a 16-byte boundary");
+  CudaKernelBundle b;
+  b.kernels = {k};
+  b.source = "x";
+  EXPECT_EQ(checkCudaKernelBundle(b), "");
+  b.kernels[0].aligned = {3};
+  EXPECT_EQ(checkCudaKernelBundle(b), "kernel 0 (k0_add): aligned parameter 3 of 3");
 }
 
 } // namespace

@@ -140,6 +140,9 @@ TEST(CudaRenderer, BroadcastsAreReadInPlace) {
                         tensor(f, {32, 768})));
   EXPECT_EQ(bias.info.vector, 4);
   EXPECT_TRUE(has(bias.text, "in1[(unsigned)(i + e) % 768u]")) << bias.text;
+  // Moved in 16-byte vectors, so to start 16-byte aligned: the full
+  // operand and the result, not the bias.
+  EXPECT_EQ(bias.info.aligned, (std::vector<int32_t>{0, 2}));
   auto mean = render(
       op("ein.sub", {tensor(f, {32, 768}), tensor(f, {32}, Access::Prefix)}, tensor(f, {32, 768})));
   EXPECT_TRUE(has(mean.text, "in1[(unsigned)(i + e) / 768u]")) << mean.text;
