@@ -92,6 +92,7 @@ const std::map<std::string, std::string> kChanged = {
     {"remat", "full"},
     {"fusion", "off"},
     {"fp8", "block"},
+    {"tf32", "on"},
 };
 
 std::string changed(const Model &m, const std::string &key) {
