@@ -48,7 +48,10 @@ void renderChunkedRows(Kernel &k, const ChunkedRows &c) {
              "-element vectors: a warp per chunk; the row's last warp combines the chunks");
   k.src.line("__device__ " + acc + " " + slots + "[" + ll(items) + "];");
   k.src.line("__device__ unsigned int " + done + "[" + ll(c.rows) + "];");
-  k.openEntry();
+  // One block per SM at least, as the row kernels: without it ptxas aimed
+  // the chunks' loops at 32 registers and spilled (the fp16-mixed unfused
+  // sums of squares on sm_80 and sm_90).
+  k.openEntry(1);
   k.src.line("const int lane = threadIdx.x % 32;");
   k.src.open("for (long long w = ein_warp(); w < " + ll(items) + "; w += ein_warps())");
   k.src.line("const long long row = w / " + ll(chunks) + ", chunk = w % " + ll(chunks) + ";");
