@@ -436,9 +436,11 @@ bool rowNeedsScratch(llvm::StringRef kind, ElemKind k, int64_t length);
 /// value; `scratch`: a memref<kRowScratch x f32> where rowNeedsScratch.
 Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t length,
                 const std::function<Value(Value)> &element, Value scratch);
-/// The f32 elements reduceRow's scratch holds: a block's partials and its
-/// warps' results.
-inline constexpr int64_t kRowScratch = 1024 + 32;
+/// The f32 elements reduceRow's scratch holds: a block's partials, its
+/// warps' results, and the chunks' results of a chunked row
+/// (codegen/RowOrder.h), from kChunksAt.
+inline constexpr int64_t kChunksAt = 1024 + 32;
+inline constexpr int64_t kRowScratch = kChunksAt + 2048;
 
 /// Whether an "ein.rows" kernel needs reduceRow's scratch.
 bool rowsNeedScratch(const KernelSpec &spec);

@@ -53,7 +53,8 @@ Value reduceCombineValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k, Val
   return kind == "max" ? g.maxOf(acc, x, k) : g.minOf(acc, x, k);
 }
 
-static_assert(kRowScratch == kRowBlockPartials + 32, "a block's partials and its warps' results");
+static_assert(kChunksAt == kRowBlockPartials + 32 && kRowScratch == kChunksAt + kRowChunks,
+              "a block's partials, its warps' results, the chunks' results");
 
 bool rowNeedsScratch(llvm::StringRef kind, ElemKind k, int64_t length) {
   return k == ElemKind::F32 && kind == "sum" && !rowOrder(length, k, kind).inOrder;
@@ -74,6 +75,33 @@ void partialTree(KernelBuilder &g, Value scratch, Value base) {
     });
 }
 
+/// Partials scratch[0, P), set to 0, then partial p combining vectors
+/// first + p, first + p + P, ... of `count` vectors of `v` elements (each
+/// vector's elements in order): whole rounds of P, then the rest.
+void combineInPartials(KernelBuilder &g, Value scratch, int64_t P, int64_t v, Value first,
+                       int64_t count, const std::function<Value(Value)> &element) {
+  OpBuilder &b = g.b;
+  Location loc = g.loc;
+  g.loop(P, [&](Value p) { g.store(g.f32c(0.0f), scratch, ElemKind::F32, p); });
+  auto round = [&](Value firstVector, int64_t n) {
+    g.loop(n, [&](Value p) {
+      Value q = b.create<arith::AddIOp>(loc, firstVector, p);
+      Value base = b.create<arith::MulIOp>(loc, q, g.idx(v));
+      Value acc = g.load(scratch, ElemKind::F32, p);
+      for (int64_t e = 0; e < v; ++e)
+        acc = b.create<arith::AddFOp>(loc, acc,
+                                      element(b.create<arith::AddIOp>(loc, base, g.idx(e))));
+      g.store(acc, scratch, ElemKind::F32, p);
+    });
+  };
+  if (count / P > 0)
+    g.loop(count / P, [&](Value r) {
+      round(b.create<arith::AddIOp>(loc, first, b.create<arith::MulIOp>(loc, r, g.idx(P))), P);
+    });
+  if (count % P)
+    round(b.create<arith::AddIOp>(loc, first, g.idx(count / P * P)), count % P);
+}
+
 } // namespace
 
 Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t length,
@@ -86,23 +114,35 @@ Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t leng
     });
   RowOrder order = rowOrder(length, k, kind);
   const int64_t P = order.partials, v = order.vector, vectors = length / v;
-  g.loop(P, [&](Value p) { g.store(g.f32c(0.0f), scratch, ElemKind::F32, p); });
-  // Partial p takes vectors p, p + P, ...: whole rounds of P, then the rest.
-  auto round = [&](Value firstVector, int64_t count) {
-    g.loop(count, [&](Value p) {
-      Value q = b.create<arith::AddIOp>(loc, firstVector, p);
-      Value base = b.create<arith::MulIOp>(loc, q, g.idx(v));
-      Value acc = g.load(scratch, ElemKind::F32, p);
-      for (int64_t e = 0; e < v; ++e)
-        acc = b.create<arith::AddFOp>(loc, acc,
-                                      element(b.create<arith::AddIOp>(loc, base, g.idx(e))));
-      g.store(acc, scratch, ElemKind::F32, p);
-    });
-  };
-  if (vectors / P > 0)
-    g.loop(vectors / P, [&](Value r) { round(b.create<arith::MulIOp>(loc, r, g.idx(P)), P); });
-  if (vectors % P)
-    round(g.idx(vectors / P * P), vectors % P);
+  if (order.chunks > 0) {
+    // Chunk c: vectors [c·Q, (c + 1)·Q) as 32 partials and a warp's tree,
+    // its result at scratch[kChunksAt + c]; then those results as a row.
+    const int64_t Q = order.chunkVectors, full = vectors / Q, rest = vectors % Q;
+    auto chunk = [&](Value c, int64_t count) {
+      combineInPartials(g, scratch, 32, v, b.create<arith::MulIOp>(loc, c, g.idx(Q)), count,
+                        element);
+      partialTree(g, scratch, g.idx(0));
+      g.store(g.load(scratch, ElemKind::F32, g.idx(0)), scratch, ElemKind::F32,
+              b.create<arith::AddIOp>(loc, c, g.idx(kChunksAt)));
+    };
+    if (full > 0)
+      g.loop(full, [&](Value c) { chunk(c, Q); });
+    if (rest > 0)
+      chunk(g.idx(full), rest);
+    int64_t filled = full + (rest > 0);
+    if (filled < order.chunks) // empty chunks: a sum of nothing
+      g.loop(order.chunks - filled, [&](Value c) {
+        g.store(g.f32c(0.0f), scratch, ElemKind::F32,
+                b.create<arith::AddIOp>(loc, c, g.idx(kChunksAt + filled)));
+      });
+    return reduceRow(
+        g, kind, k, order.chunks,
+        [&](Value j) {
+          return g.load(scratch, ElemKind::F32, b.create<arith::AddIOp>(loc, j, g.idx(kChunksAt)));
+        },
+        scratch);
+  }
+  combineInPartials(g, scratch, P, v, g.idx(0), vectors, element);
   if (P == 32) {
     partialTree(g, scratch, g.idx(0));
     return g.load(scratch, ElemKind::F32, g.idx(0));

@@ -14,6 +14,7 @@
 #include "codegen/CudaRenderer.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,24 @@ void renderBroadcast(Kernel &k);
 void renderIota(Kernel &k);
 void renderGather(Kernel &k);
 void renderScatterAdd(Kernel &k);
+
+/// A reduction of rows long enough to be combined in chunks
+/// (codegen/RowOrder.h), as renderChunkedRows writes it: the renderer's
+/// parts of the loop. Inside them `row`, `base` (row × length) and `acc`
+/// are in scope.
+struct ChunkedRows {
+  int64_t rows = 0, length = 0;
+  std::string kind;              // "sum", "max", "min"
+  ElemKind elem = ElemKind::F32; // the result's (acc's) kind
+  ElemKind operandElem = ElemKind::F32;
+  std::function<void()> rowPrologue; // per-row values (may be empty)
+  std::function<void(const std::string &q)>
+      combineVector;            // acc = combine(acc, vector q's elements)
+  std::function<void()> finish; // lane 0: store `acc`, the row's result
+};
+/// A warp per chunk over rows × kRowChunks work items; the row's last warp
+/// combines the chunks' results (CudaRenderChunks.cpp).
+void renderChunkedRows(Kernel &k, const ChunkedRows &c);
 
 /// Elements per thread of an elementwise kernel: 16 bytes of its widest
 /// Full operand or result (1 where that is not worth it: fewer elements).

@@ -12,6 +12,10 @@
 //              partials threadIdx.x, threadIdx.x + blockDim.x, ...: whatever
 //              the block size, the same partials are combined the same way.
 //
+//   chunked    rows of kChunkedRowsFrom elements or more: a warp per chunk
+//              across the device, the last chunk's warp combines the row
+//              (CudaRenderChunks.cpp).
+//
 // So the order of the combination depends on the row length alone. Vectors
 // are 16 bytes where the row length allows (every row then starts 16-byte
 // aligned), else single elements. This reassociates f32 sums (ir/EinOps.td
@@ -48,21 +52,27 @@ void shuffleTree(Source &src, const KernelSpec &s) {
            ";");
 }
 
+/// acc combined with vector j of the row at x (its elements in order).
+void combineVector(Kernel &k, int32_t v, const std::string &j) {
+  const KernelSpec &s = k.spec;
+  std::string t = storageType(s.operands[0].elem), vs = std::to_string(v);
+  if (v == 1) {
+    k.src.line("acc = " + reduceCombine(s.kind, s.result.elem, "acc", "ein_val(x[" + j + "])") +
+               ";");
+    return;
+  }
+  k.src.line("const ein_vec<" + t + ", " + vs + "> c = ein_load<" + vs + ">(x + " + j + " * " + vs +
+             ");");
+  k.src.line("#pragma unroll");
+  k.src.line("for (int e = 0; e < " + vs + "; ++e)");
+  k.src.line("  acc = " + reduceCombine(s.kind, s.result.elem, "acc", "ein_val(c.v[e])") + ";");
+}
+
 /// The loop combining a row's vectors j = first, first + step, ... into acc.
 void rowLoop(Kernel &k, int64_t rowLength, int32_t v, const std::string &first,
              const std::string &step) {
-  const KernelSpec &s = k.spec;
-  std::string t = storageType(s.operands[0].elem), vs = std::to_string(v);
   k.src.open("for (long long j = " + first + "; j < " + ll(rowLength / v) + "; j += " + step + ")");
-  if (v == 1) {
-    k.src.line("acc = " + reduceCombine(s.kind, s.result.elem, "acc", "ein_val(x[j])") + ";");
-  } else {
-    k.src.line("const ein_vec<" + t + ", " + vs + "> c = ein_load<" + vs + ">(x + j * " + vs +
-               ");");
-    k.src.line("#pragma unroll");
-    k.src.line("for (int e = 0; e < " + vs + "; ++e)");
-    k.src.line("  acc = " + reduceCombine(s.kind, s.result.elem, "acc", "ein_val(c.v[e])") + ";");
-  }
+  combineVector(k, v, "j");
   k.src.close();
 }
 
@@ -75,6 +85,18 @@ void renderRows(Kernel &k, int64_t rows, int64_t rowLength) {
   // CPU kernels and the row kernels.
   RowOrder order = rowOrder(rowLength, s.operands[0].elem, s.kind);
   int32_t v = int32_t(order.vector);
+  if (order.chunks > 0) {
+    ChunkedRows c;
+    c.rows = rows;
+    c.length = rowLength;
+    c.kind = s.kind;
+    c.elem = e;
+    c.operandElem = s.operands[0].elem;
+    c.rowPrologue = [&] { k.src.line("const " + t + " *x = in0 + base;"); };
+    c.combineVector = [&](const std::string &q) { combineVector(k, v, q); };
+    c.finish = [&] { k.src.line("ein_put(out0[row], acc);"); };
+    return renderChunkedRows(k, c);
+  }
   bool block = order.partials > 32;
   k.out.info.kind = block ? einrt::CudaLaunchKind::BlockRows : einrt::CudaLaunchKind::WarpRows;
   k.out.info.work = rows;

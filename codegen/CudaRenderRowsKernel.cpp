@@ -17,6 +17,9 @@
 #include "codegen/CudaRenderInternal.h"
 #include "codegen/RowOrder.h"
 
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+
 #include <set>
 
 namespace ein::codegen::cuda {
@@ -31,6 +34,10 @@ public:
 
   void run() {
     const int64_t rows = s.outer, L = s.inner;
+    for (size_t i = 0; i < s.body.size(); ++i)
+      if (s.body[i].op == "ein.reduce" &&
+          rowOrder(L, s.body[i].operandElem, s.body[i].kind).chunks > 0)
+        return runChunked(int32_t(i));
     shape = L < 32 ? Shape::Thread : L >= kBlockRowsFrom ? Shape::Block : Shape::Warp;
     k.out.info.kind = shape == Shape::Thread  ? einrt::CudaLaunchKind::Elements
                       : shape == Shape::Block ? einrt::CudaLaunchKind::BlockRows
@@ -123,6 +130,47 @@ public:
   }
 
 private:
+  /// Rows long enough to combine in chunks (renderChunkedRows): row fusion
+  /// gives such a kernel only its reduction and the reduction's producers
+  /// (passes/FuseRows.h rowKernelTakesProducersOnly), so the row's last warp
+  /// has nothing to do but store the sum.
+  void runChunked(int32_t reduction) {
+    const FusedNode &n = s.body[size_t(reduction)];
+    bool producersOnly = s.outputNodes.size() == 1 && s.outputNodes[0] == reduction;
+    for (size_t i = 0; i < s.body.size(); ++i)
+      producersOnly &= int32_t(i) == reduction || !s.body[i].perRow;
+    if (!producersOnly)
+      llvm::report_fatal_error("einc: internal error: a row kernel of rows of " +
+                               llvm::Twine(s.inner) +
+                               " elements holds more than a reduction and its producers");
+    RowOrder order = rowOrder(s.inner, n.operandElem, n.kind);
+    ChunkedRows c;
+    c.rows = s.outer;
+    c.length = s.inner;
+    c.kind = n.kind;
+    c.elem = n.elem;
+    c.operandElem = n.operandElem;
+    c.rowPrologue = [&] {
+      for (size_t j = 0; j < s.operands.size(); ++j) {
+        const KernelTensor &t = s.operands[j];
+        if (t.access == Access::Prefix || t.access == Access::Scalar)
+          k.src.line("const " + std::string(valueType(t.elem)) + " p" + std::to_string(j) +
+                     " = ein_val(in" + std::to_string(j) + "[" +
+                     (t.access == Access::Prefix ? "row" : "0") + "]);");
+      }
+    };
+    c.combineVector = [&](const std::string &q) {
+      k.src.line("#pragma unroll");
+      k.src.open("for (int e = 0; e < " + std::to_string(order.vector) + "; ++e)");
+      k.src.line("const long long j = " + q + " * " + std::to_string(order.vector) + " + e;");
+      emitElement({n.args[0]});
+      k.src.line("acc = " + reduceCombine(n.kind, n.elem, "acc", nameOf(n.args[0])) + ";");
+      k.src.close();
+    };
+    c.finish = [&] { k.src.line("ein_put(out0[row], acc);"); };
+    renderChunkedRows(k, c);
+  }
+
   std::string rounded(const FusedNode &n, const std::string &e) {
     if (n.op == "ein.select" || n.op == "ein.stochastic_round" || n.op == "ein.broadcast")
       return e;

@@ -265,7 +265,8 @@ std::string cudaPrelude(bool bf16, bool f16) {
   p += R"(// The einc CUDA kernels (codegen/CudaRenderer.h): every kernel runs for any
 // launch shape (grid-stride loops, blockDim a multiple of 32 up to 1024) and
 // gives the same bits for all of them; f32 arithmetic is explicitly rounded
-// (never contracted to FMA); no atomics.
+// (never contracted to FMA); no value goes through an atomic (a chunked
+// row's counter only picks the warp that combines its chunks).
 )";
   if (bf16)
     p += "#include <cuda_bf16.h>\n";

@@ -7,7 +7,8 @@
 // pointer parameter per buffer of the step (inputs, output, extra outputs),
 // shapes compiled in, grid-stride loops valid for any launch shape (blockDim
 // a multiple of 32 up to 1024), results independent of the launch shape, no
-// atomics.
+// value through an atomic (a chunked row's counter only picks which warp
+// combines: CudaRenderChunks.cpp).
 //
 // Kernel families (docs/cuda-backend.md):
 //   elementwise  unary, binary, cmp, select, cast, stochastic_round, reshape

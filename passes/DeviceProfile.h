@@ -18,8 +18,9 @@ namespace mlir::ein {
 struct DeviceProfile {
   std::string name;        // "h100"
   std::string description; // "NVIDIA H100 SXM5 80GB"
-  /// Dense peak FLOP/s of matrix units (tensor cores) per dtype: "f32"
-  /// (TF32 on GPUs), "bf16", "f16".
+  /// Dense peak FLOP/s of contractions per dtype: "f32" (the FP32 rate an
+  /// f32 GEMM runs at: on NVIDIA GPUs not the tensor cores), "tf32" (f32
+  /// operands on TF32 tensor cores, the `tf32` setting), "bf16", "f16", "fp8".
   std::map<std::string, double> matmulFlops;
   /// Peak FLOP/s of the vector units (elementwise work) per dtype.
   std::map<std::string, double> vectorFlops;
@@ -44,6 +45,14 @@ std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string 
                                                               std::string &error);
 /// Serialises profiles back to that format (einc calibrate writes one).
 std::string printDeviceProfiles(const std::vector<DeviceProfile> &profiles);
+
+/// The `matmulFlops` key a contraction of `dtype` operands runs at on
+/// `device`: "tf32" for f32 operands when the `tf32` setting is on and the
+/// device has TF32 units (a tf32 entry; the CPU has none), else dtype.
+inline std::string contractionDtype(const DeviceProfile &device, const std::string &dtype,
+                                    bool tf32) {
+  return tf32 && dtype == "f32" && device.matmulFlops.count("tf32") ? "tf32" : dtype;
+}
 
 /// Roofline of one op on `device` for element type `dtype` ("f32", "bf16").
 struct Roofline {

@@ -37,7 +37,7 @@ std::optional<RowShape> rowReductionShape(Operation *op) {
   if (!r)
     return std::nullopt;
   auto in = cast<RankedTensorType>(r.getInput().getType());
-  if (!in.hasStaticShape() || in.getRank() < 2)
+  if (!in.hasStaticShape() || in.getRank() < 1)
     return std::nullopt;
   Type e = in.getElementType();
   bool sum = r.getKind() == ReduceKind::sum;
@@ -45,7 +45,7 @@ std::optional<RowShape> rowReductionShape(Operation *op) {
     return std::nullopt;
   ArrayRef<int64_t> dims = r.getDimensions();
   int64_t rank = in.getRank(), lead = rank - int64_t(dims.size());
-  if (lead < 1)
+  if (lead < 0)
     return std::nullopt;
   for (size_t k = 0; k < dims.size(); ++k)
     if (dims[k] != lead + int64_t(k))
@@ -206,6 +206,8 @@ private:
     const RowGroup &group = groups[g];
     if (unit.epilogue)
       return false;
+    if (rowKernelTakesProducersOnly(group.shape))
+      return producesOnlyFor(g, u);
     for (Operation *op : unit.ops) {
       if (op->getAttr("ein.phase") != group.phase)
         return false;
@@ -218,6 +220,20 @@ private:
         if (!def || def->getBlock() != &block || units[unitOf[def]].rowGroup != g)
           return false;
       }
+    }
+    return true;
+  }
+
+  /// Whether unit `u` computes, per element, only what row group `g` reads.
+  bool producesOnlyFor(int64_t g, int64_t u) {
+    for (Operation *op : units[u].ops) {
+      if (op->getAttr("ein.phase") != groups[g].phase || isa<ReduceOp, BroadcastOp>(op) ||
+          rowLevel(op, groups[g].shape) != RowLevel::Element)
+        return false;
+      for (Operation *user : op->getUsers())
+        if (user->getBlock() != &block || user->hasTrait<OpTrait::IsTerminator>() ||
+            (unitOf[user] != u && units[unitOf[user]].rowGroup != g))
+          return false;
     }
     return true;
   }

@@ -34,9 +34,26 @@ struct RowShape {
 };
 
 /// The row shape of a reduction over the trailing dims [k, rank) of its
-/// input (1 <= k < rank), static, of kind sum (f32 or i32: a narrow sum is a
-/// fold in order, kept apart), max or min; nullopt for any other op.
+/// input (0 <= k < rank; k = 0: the whole tensor, one row, a rank-0
+/// result), static, of kind sum (f32 or i32: a narrow sum is a fold in
+/// order, kept apart), max or min; nullopt for any other op.
 std::optional<RowShape> rowReductionShape(Operation *op);
+
+/// Row length from which the backends combine a row in chunks spread over
+/// the device (codegen/RowOrder.h; CUDA: a warp per chunk, the chunks'
+/// results combined by the row's last warp).
+inline constexpr int64_t kChunkedRowsFrom = int64_t(1) << 17;
+
+/// Whether a row kernel of `shape` holds only its reduction and the
+/// reduction's producers (ops whose every result is read inside the
+/// kernel), writing one value per row: a whole-tensor reduction (a
+/// gradient's sum of squares: the square is fused, the scalars after it
+/// are not) and rows of kChunkedRowsFrom or more, whose chunks CUDA spreads
+/// over the device and combines after the last one: nothing can follow the
+/// reduction inside the kernel.
+inline bool rowKernelTakesProducersOnly(const RowShape &shape) {
+  return shape.lead == 0 || shape.length >= kChunkedRowsFrom;
+}
 
 /// Where a member of a row kernel computes: once per element of the row
 /// (Element) or once per row (Row).

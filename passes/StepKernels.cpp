@@ -288,12 +288,24 @@ private:
     for (const Side *s : {&a, &b})
       if (s->reduction) {
         if (!s->rowShape)
-          return stop(FusionStop::Reduction, "not over trailing dims of a rank >= 2 f32/i32 input");
+          return stop(FusionStop::Reduction, "not over trailing dims of an f32/i32 input");
         if (!policy.rows)
           return stop(FusionStop::Policy, "row kernels need fusion = all");
       }
     if (ka.kind == KernelKind::Rows && !policy.rows)
       return stop(FusionStop::Policy, "row kernels need fusion = all");
+    // A reduction to a scalar or of chunked rows ends its kernel, which
+    // takes only producers the reduction alone reads (FuseRows.h).
+    if (a.rowShape && rowKernelTakesProducersOnly(*a.rowShape))
+      return stop(FusionStop::Reduction,
+                  a.rowShape->lead == 0
+                      ? std::string("a reduction to a scalar ends its kernel")
+                      : "a reduction of rows of " + std::to_string(kChunkedRowsFrom) +
+                            " or more elements ends its kernel");
+    if (b.rowShape && rowKernelTakesProducersOnly(*b.rowShape))
+      return stop(FusionStop::Reduction,
+                  "a reduction to a scalar or of rows of " + std::to_string(kChunkedRowsFrom) +
+                      " or more takes only elementwise producers that it alone reads");
     // ein-fuse-rows leaves a contraction's epilogue to it.
     if ((ka.kind == KernelKind::Epilogue && b.rowShape) ||
         (kb.kind == KernelKind::Epilogue && a.rowShape))

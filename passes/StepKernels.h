@@ -64,7 +64,8 @@ enum class FusionStop : uint8_t {
   Contraction, // a library GEMM reads it (no prologues), or writes it to a consumer no epilogue
                // takes
   Movement,  // a data-movement op (transpose, gather, scatter_add, iota, a materialised broadcast)
-  Reduction, // a reduction no row kernel takes (over leading dims, to a scalar, a narrow sum)
+  Reduction, // a reduction no row kernel takes (over leading dims, a narrow sum), or one that
+             // ends its kernel (to a scalar, of long rows: FuseRows.h)
   Phase,     // forward / backward / optimizer: fusing would keep a value alive across phases
   Shape,     // the kernels iterate different shapes
   Cycle,     // a path leaves one and enters the other: as one kernel they would wait on themselves

@@ -29,7 +29,9 @@
 //             each warp, then the warps' partials through shared memory
 //
 // Results do not depend on the launch shape: reductions combine partials in
-// an order fixed by the row length alone, and no kernel uses atomics.
+// an order fixed by the row length alone, and no value goes through an
+// atomic (a long row's chunks, a WarpRows work item each, count themselves
+// done on a per-row counter: the last one's warp combines them).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_CUDAKERNELS_H

@@ -115,6 +115,10 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"fp8", &S::fp8, "none block tensor", 0, 0,
        "fp8 contractions: E4M3 operands, E5M2 gradients, scaled per block of 32 or per tensor",
        Compiled},
+      {"tf32", &S::tf32, "off on", 0, 0,
+       "f32 contractions on TF32 tensor cores (CUDA: cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32; "
+       "the report prices them at the device's tf32 peak); read when the device opens",
+       Run},
   };
   return table;
 }

@@ -65,6 +65,7 @@ struct TrainSettings {
   std::string remat = "none";      // runtime/RematPolicy.h: none | full | every:K | ...
   std::string fusion = "all";      // all | on | elementwise | off (docs/fusion.md)
   std::string fp8 = "none";        // none | block | tensor (passes/Fp8Contractions.h)
+  std::string tf32 = "off";        // off | on: f32 contractions on TF32 tensor cores (CUDA)
 
   /// The keys given (by the model or --set), in the table's order.
   std::vector<std::string> given;

@@ -174,3 +174,22 @@ func.func @shared_broadcast(%x: tensor<4x32xf32>, %g: tensor<4x32xf32>) -> (tens
   %b = ein.mul %g, %sb {ein.phase = "backward"} : tensor<4x32xf32>
   return %p, %b : tensor<4x32xf32>, tensor<4x32xf32>
 }
+
+// A gradient's part of the global norm (passes/TrainStep.cpp): the square
+// joins its sum to a scalar, a row kernel of one row (the whole tensor);
+// the scalars after the sum do not (such a kernel takes only producers the
+// reduction alone reads), nor does a square read elsewhere too.
+// CHECK-LABEL: func.func @grad_norm
+// CHECK:      ein.mul %arg0, %arg0 {{.*}}ein.rows = [[G:[0-9]+]] : i64
+// CHECK-NEXT: ein.reduce sum {{.*}}ein.rows = [[G]] : i64
+// CHECK-NOT:  ein.rows
+// CHECK:      return
+func.func @grad_norm(%g: tensor<64x32xf32>, %h: tensor<16xf32>) -> (tensor<f32>, tensor<16xf32>) {
+  %sq = ein.mul %g, %g : tensor<64x32xf32>
+  %s = ein.reduce sum %sq dims [0, 1] : tensor<64x32xf32> -> tensor<f32>
+  %hq = ein.mul %h, %h : tensor<16xf32>
+  %t = ein.reduce sum %hq dims [0] : tensor<16xf32> -> tensor<f32>
+  %sum = ein.add %s, %t : tensor<f32>
+  %n = ein.sqrt %sum : tensor<f32>
+  return %n, %hq : tensor<f32>, tensor<16xf32>
+}

@@ -89,12 +89,15 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   std::optional<RematDevice> rematDevice;
   if (haveDeviceProfile(o, request.reportDevice))
     if (auto profile = findDeviceProfile(o, request.reportDevice)) {
-      auto f32 = [](const std::map<std::string, double> &rates) {
-        auto it = rates.find("f32");
+      auto at = [](const std::map<std::string, double> &rates, const std::string &dtype) {
+        auto it = rates.count(dtype) ? rates.find(dtype) : rates.find("f32");
         return it == rates.end() ? 0.0 : it->second;
       };
-      rematDevice = RematDevice{profile->memoryBytes, f32(profile->matmulFlops),
-                                f32(profile->vectorFlops), profile->bandwidth};
+      rematDevice =
+          RematDevice{profile->memoryBytes,
+                      at(profile->matmulFlops,
+                         mlir::ein::contractionDtype(*profile, "f32", priced.tf32 == "on")),
+                      at(profile->vectorFlops, "f32"), profile->bandwidth};
     }
   if (!request.functions.empty() && !cuda)
     if (auto here = thisMachineForRemat(rematDevice ? &*rematDevice : nullptr))

@@ -274,11 +274,17 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
 
   // The dtype model FLOPs run at (MFU's denominator): the operand type of
   // the most model FLOPs (bf16 under bf16-mixed, f32 under fp32 unless the
-  // model declares bf16/f16 tensors).
+  // model declares bf16/f16 tensors), an f32 contraction's tf32 under the
+  // tf32 setting.
+  bool tf32 = priced.tf32 == "on";
+  auto rateDtype = [&](const ein::OpCost &c) {
+    std::string dtype = dtypeName(computeType(c.op));
+    return c.kind == "contraction" ? ein::contractionDtype(*device, dtype, tf32) : dtype;
+  };
   std::map<std::string, int64_t> modelByDtype;
   for (const ein::OpCost &c : costs)
     if (c.isModelFlop)
-      modelByDtype[dtypeName(computeType(c.op))] += c.flops;
+      modelByDtype[rateDtype(c)] += c.flops;
   r.computeDtype = "f32";
   int64_t best = -1;
   for (auto &[dtype, flops] : modelByDtype)
@@ -309,8 +315,9 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
     op.modelFlop = c.isModelFlop;
     op.matrixUnits = c.kind == "contraction";
     op.bytes = c.bytesRead + c.bytesWritten;
-    // The op's operand type: a contraction runs at the matrix peak of it.
-    op.dtype = dtypeName(computeType(c.op));
+    // The op's operand type: a contraction runs at the matrix peak of it
+    // (of tf32 for f32 operands under the tf32 setting).
+    op.dtype = rateDtype(c);
     if (c.fp8) // at the fp8 peak; a device without one (a100) runs it at bf16
       op.dtype = device->matmulFlops.count("fp8") ? "fp8" : "bf16";
     ein::Roofline roof =

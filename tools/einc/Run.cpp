@@ -15,6 +15,8 @@
 #include "CudaBackend.h"
 #include "Stages.h"
 
+#include "tools/runner/Distributed.h"
+
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderer.h"
@@ -73,7 +75,7 @@ struct Backend {
   }
 };
 
-Backend makeBackend(const Options &o) {
+Backend makeBackend(const Options &o, const einrt::TrainSettings &settings) {
   Backend b;
   b.cpu = o.backend == "cpu";
   b.cuda = o.backend == "cuda";
@@ -84,7 +86,7 @@ Backend makeBackend(const Options &o) {
   }
   if (b.cuda) {
     b.kernels = ::ein::codegen::KernelCompiler::create();
-    b.cudaDevice = openCudaBackend(); // null after printing why
+    b.cudaDevice = openCudaBackend(runner::cudaOptions(Options{}, settings)); // null: said why
   }
   return b;
 }
@@ -521,7 +523,7 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
 
 int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
-  Backend backend = makeBackend(o);
+  Backend backend = makeBackend(o, settings);
   backend.settings = &settings;
   if ((backend.cpu || backend.cuda) && !backend.kernels)
     return fail("cannot start the CPU backend's kernel compiler");

@@ -10,6 +10,7 @@
 #include "CudaBackend.h"
 #include "Frontend.h"
 
+#include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
 #include "dsl/Elaborator.h"
@@ -42,7 +43,7 @@ OwningOpRef<ModuleOp> sampleModule(const Options &o, ModuleOp module, MLIRContex
 int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp original,
                 const std::string &source) {
   std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend()))
+  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(Options{}, settings))))
     return 1;
   // The model's context: its diagnostics print as einc prints them.
   MLIRContext &context = *original->getContext();

@@ -27,7 +27,7 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
                  const std::string &source, einrt::Communicator *comm) {
   // The GPU first: a machine without one fails before compiling.
   std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(o))))
+  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(o, s))))
     return 1;
   int32_t vocab = 0;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))

@@ -150,6 +150,10 @@ int main(int argc, char **argv) {
     std::cerr << name << " " << o.command << ": " << message << "\n";
     return 1;
   };
+  // The settings with --set applied (the device reads tf32 when it opens).
+  einrt::TrainSettings settings;
+  if (!runner::runSettings(*bundle, o, settings, error))
+    return fail(error);
   // The backend: --backend, else cuda where the model was compiled for it.
   runner::Backend backend;
   backend.threads = o.threads;
@@ -162,7 +166,7 @@ int main(int argc, char **argv) {
     std::string why;
     // --distributed: the rank's GPU (the launcher's local rank).
     backend.cudaDevice = einrt::createCudaDevice(
-        o.command == "train" ? runner::cudaOptions(o) : einrt::CudaDeviceOptions{}, why);
+        runner::cudaOptions(o.command == "train" ? o : Options{}, settings), why);
     if (!backend.cudaDevice)
       return fail("--backend cuda: " + why +
                   (o.backendGiven ? ""
@@ -212,9 +216,6 @@ int main(int argc, char **argv) {
     return runner::check(context, o, *bundle, reference, tested);
   }
 
-  einrt::TrainSettings settings;
-  if (!runner::runSettings(*bundle, o, settings, error))
-    return fail(error);
   if (o.command == "sample")
     return runner::sample(context, o, *bundle, settings,
                           bundle->find("sample") ? "sample" : "forward", backend);

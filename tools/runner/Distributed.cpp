@@ -8,8 +8,9 @@
 
 namespace einc::runner {
 
-einrt::CudaDeviceOptions cudaOptions(const Options &o) {
+einrt::CudaDeviceOptions cudaOptions(const Options &o, const einrt::TrainSettings &settings) {
   einrt::CudaDeviceOptions options;
+  options.tf32 = settings.tf32 == "on";
   if (!o.distributed.empty()) {
     options.ordinal = einrt::launcherLocalRank();
     options.wrapOrdinal = o.distributed != "nccl";

@@ -14,6 +14,7 @@
 
 #include "runtime/Communicator.h"
 #include "runtime/CudaDevice.h"
+#include "runtime/TrainSettings.h"
 
 #include <memory>
 #include <string>
@@ -22,8 +23,9 @@ namespace einc::runner {
 
 /// The GPU this process runs on: GPU 0 without --distributed; with it,
 /// the launcher's local rank (one GPU per rank on a node; with mpi, ranks
-/// beyond the GPUs share them round-robin, NCCL cannot).
-einrt::CudaDeviceOptions cudaOptions(const Options &o);
+/// beyond the GPUs share them round-robin, NCCL cannot); f32 GEMMs on TF32
+/// tensor cores under the `tf32` setting.
+einrt::CudaDeviceOptions cudaOptions(const Options &o, const einrt::TrainSettings &settings);
 
 class Ranks {
 public:

@@ -6,7 +6,9 @@
 // correctly rounded host operations under -ffp-contract=off; bf16 and f16
 // conversions to nearest even, a bf16 NaN canonical as cvt.rn.bf16.f32
 // makes it), __shfl_xor_sync and __syncthreads over real threads (one host
-// thread per CUDA thread of a block, warps exchanging through barriers), and
+// thread per CUDA thread of a block, warps exchanging through barriers),
+// __threadfence and atomicAdd (a chunked row's counter: module globals are
+// host globals), and
 // a launcher: einc_emulate(entry, params, grid, block) runs every block of
 // the grid in turn. Used by CudaHostEmulationTest.cpp; the math functions
 // are the host's libm, not CUDA's, so this checks the kernels' structure
@@ -22,6 +24,7 @@ namespace einc::cudatest {
 /// Goes before the rendered source (its #include <cuda_*.h> lines removed).
 inline const char *kHostShimPrologue = R"(
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -110,6 +113,8 @@ template <class T> static T __shfl_sync(unsigned, T v, int src) {
   return r;
 }
 static void __syncthreads() { ein_block_barrier.wait(); }
+static void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+static unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 )";
 
 /// Goes after it, with `kernels` the entries: the launcher.

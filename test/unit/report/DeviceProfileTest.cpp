@@ -59,9 +59,13 @@ TEST(DeviceProfile, BuiltinsParse) {
     for (const char *dtype : {"f32", "bf16", "f16"}) {
       EXPECT_GT(p->matmulFlops.at(dtype), 1e13) << name << " " << dtype;
       EXPECT_GT(p->vectorFlops.at(dtype), 1e12) << name << " " << dtype;
-      // Tensor cores beat the vector units for every type.
-      EXPECT_GT(p->matmulFlops.at(dtype), p->vectorFlops.at(dtype));
     }
+    // Tensor cores beat the vector units for every type they take; an f32
+    // GEMM (CUBLAS_COMPUTE_32F) runs on the FP32 units, at their peak.
+    for (const char *dtype : {"bf16", "f16"})
+      EXPECT_GT(p->matmulFlops.at(dtype), p->vectorFlops.at(dtype)) << name << " " << dtype;
+    EXPECT_EQ(p->matmulFlops.at("f32"), p->vectorFlops.at("f32")) << name;
+    EXPECT_GT(p->matmulFlops.at("tf32"), 5 * p->matmulFlops.at("f32")) << name;
     EXPECT_GT(p->bandwidth, 1e12);
     EXPECT_GE(p->memoryBytes, 8e10);
   }
@@ -77,7 +81,8 @@ TEST(DeviceProfile, BuiltinH100Numbers) {
   EXPECT_EQ(h100->description, "NVIDIA H100 SXM5 80GB");
   EXPECT_DOUBLE_EQ(h100->matmulFlops.at("bf16"), 989.5e12);
   EXPECT_DOUBLE_EQ(h100->matmulFlops.at("f16"), 989.5e12);
-  EXPECT_DOUBLE_EQ(h100->matmulFlops.at("f32"), 494.7e12);
+  EXPECT_DOUBLE_EQ(h100->matmulFlops.at("f32"), 66.9e12); // FP32: CUBLAS_COMPUTE_32F
+  EXPECT_DOUBLE_EQ(h100->matmulFlops.at("tf32"), 494.7e12);
   EXPECT_DOUBLE_EQ(h100->vectorFlops.at("f32"), 66.9e12);
   EXPECT_DOUBLE_EQ(h100->bandwidth, 3.35e12);
   EXPECT_DOUBLE_EQ(h100->memoryBytes, 80e9);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/einc/Compile.h"
 #include "tools/einc/Frontend.h"
+#include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
 #include "dsl/Elaborator.h"
@@ -92,6 +93,7 @@ const std::map<std::string, std::string> kChanged = {
     {"remat", "full"},
     {"fusion", "off"},
     {"fp8", "block"},
+    {"tf32", "on"},
 };
 
 std::string changed(const Model &m, const std::string &key) {
@@ -149,6 +151,16 @@ TEST(RunSettings, CompiledSettingsChangeThePrograms) {
     ++compared;
   }
   EXPECT_GE(compared, 10);
+}
+
+TEST(RunSettings, Tf32ReachesTheCudaDevice) {
+  // The setting is read where the device opens (einc run, train, sample and
+  // the executables): f32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32 only when on.
+  einrt::TrainSettings s;
+  EXPECT_FALSE(einc::runner::cudaOptions(einc::Options{}, s).tf32);
+  ASSERT_EQ(einrt::setTrainText(s, "tf32", "on"), "");
+  EXPECT_TRUE(einc::runner::cudaOptions(einc::Options{}, s).tf32);
+  EXPECT_NE(einrt::setTrainText(s, "tf32", "fast"), "");
 }
 
 einrt::ModelBundle smallBundle() {
