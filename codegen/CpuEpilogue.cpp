@@ -141,8 +141,9 @@ void classifyEpilogue(einrt::Step &matmul, Value product, ArrayRef<Operation *> 
   while (Operation *op = nextUser(v)) {
     auto o = other(op, v);
     Operation *def = o ? o->getDefiningOp() : nullptr;
-    if (!o || *o == v || (def && left.count(def)))
-      break; // the other operand must come from outside the group
+    if (!o || *o == v || (def && left.count(def)) || mlir::ein::classifyIndexRead(*o))
+      break; // the other operand must be a buffer from outside the group (not
+             // an iota the kernel computes)
     std::optional<double> c = scalarConstant(*o);
     mlir::ein::BroadcastReadInfo read = mlir::ein::classifyBroadcastRead(*o);
     if (!scaled && v == product && typed.residual < 0 && typed.bias < 0 && c &&

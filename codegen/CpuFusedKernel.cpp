@@ -4,7 +4,9 @@
 // FuseElementwise.h) become one KernelSpec of op "ein.fused": its operands
 // are the values the group reads from outside (a broadcast whose input is a
 // scalar or a leading / trailing block of the result is read in place), its
-// body one node per member, its results the members used outside the group.
+// body one node per member (and one per iota it computes from the element's
+// index instead of reading it), its results the members used outside the
+// group.
 // The loop nest is generated in CpuKernelGen.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -31,6 +33,15 @@ const char *elemName(ElemKind k) {
 
 } // namespace
 
+FusedNode indexNode(const mlir::ein::IndexRead &index, ElemKind elem) {
+  FusedNode n;
+  n.op = "ein.iota";
+  n.elem = n.operandElem = elem;
+  n.stride = index.stride;
+  n.size = index.size;
+  return n;
+}
+
 FailureOr<FusedKernel> describeFusedKernel(ArrayRef<Operation *> members) {
   if (members.empty())
     return failure();
@@ -45,6 +56,7 @@ FailureOr<FusedKernel> describeFusedKernel(ArrayRef<Operation *> members) {
 
   llvm::DenseMap<Operation *, int32_t> nodeOf;
   llvm::DenseMap<std::pair<Value, int>, int32_t> operandOf;
+  llvm::DenseMap<Value, int32_t> indexNodeOf; // iotas computed in the kernel
   for (Operation *op : members) {
     if (!mlir::ein::isFusible(op) ||
         cast<RankedTensorType>(op->getResult(0).getType()).getShape() != shape)
@@ -62,6 +74,14 @@ FailureOr<FusedKernel> describeFusedKernel(ArrayRef<Operation *> members) {
       Operation *def = use.get().getDefiningOp();
       if (def && nodeOf.count(def)) {
         node.args.push_back(-(nodeOf[def] + 1));
+        continue;
+      }
+      if (auto index = mlir::ein::classifyIndexRead(use.get())) {
+        auto [it, fresh] = indexNodeOf.try_emplace(use.get(), int32_t(spec.body.size()));
+        if (fresh)
+          spec.body.push_back(indexNode(*index, own->operands[use.getOperandNumber()].elem));
+        node.args.push_back(-(it->second + 1));
+        fk.indexReads.push_back(&use);
         continue;
       }
       mlir::ein::BroadcastReadInfo read = mlir::ein::classifyBroadcastRead(use.get());
@@ -118,6 +138,8 @@ FailureOr<FusedKernel> describeFusedKernel(ArrayRef<Operation *> members) {
   os << "){";
   for (const FusedNode &n : spec.body) {
     os << n.op << "." << n.kind << ":" << elemName(n.elem) << elemName(n.operandElem) << "(";
+    if (n.op == "ein.iota")
+      os << n.stride << "%" << n.size;
     for (int32_t a : n.args)
       os << a << ",";
     os << ");";

@@ -170,6 +170,26 @@ public:
     return x;
   }
 
+  /// An iota's value at element `index` (an index value below `count`):
+  /// (index / stride) % size, as i32 or, for a float kind, as f32 (not yet
+  /// rounded to `k`). 32-bit arithmetic where `count` allows: a cheaper
+  /// division by a constant.
+  Value indexValue(Value index, int64_t stride, int64_t size, int64_t count, ElemKind k) {
+    bool narrow = count <= int64_t(std::numeric_limits<uint32_t>::max());
+    Type t = narrow ? i32() : Type(b.getI64Type());
+    auto constant = [&](int64_t v) -> Value {
+      return narrow ? i32c(uint32_t(v))
+                    : Value(b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v)));
+    };
+    Value v = b.create<arith::IndexCastUIOp>(loc, t, index);
+    if (stride != 1)
+      v = b.create<arith::DivUIOp>(loc, v, constant(stride));
+    v = b.create<arith::RemUIOp>(loc, v, constant(size));
+    if (isFloatKind(k))
+      return b.create<arith::SIToFPOp>(loc, f32(), v);
+    return narrow ? v : Value(b.create<arith::TruncIOp>(loc, i32(), v));
+  }
+
   /// murmur3's 32-bit finaliser.
   Value mix32(Value h) {
     auto xorShift = [&](Value v, int s) {

@@ -212,6 +212,8 @@ void genFused(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRe
         v = b.create<arith::SelectOp>(loc, arg(n, 0), arg(n, 1), arg(n, 2));
       else if (op == "ein.stochastic_round")
         v = g.stochasticRound(arg(n, 0), arg(n, 1), i, n.elem);
+      else if (op == "ein.iota")
+        v = g.indexValue(i, n.stride, n.size, s.result.count(), n.elem);
       else // ein.cast
         v = g.cast(arg(n, 0), n.operandElem, n.elem);
       // Every narrow value rounded where it is made, as the unfused kernel

@@ -64,6 +64,10 @@ struct FusedNode {
   // "ein.rows": computed once per row (a reduction, `kind` its kind, and
   // what reads only per-row values).
   bool perRow = false;
+  // "ein.iota" (no args): an iota, or a view of one, computed from the index
+  // i of the kernel's element (of the row, for a per-row node) instead of
+  // read: (i / stride) % size (passes/FuseElementwise.h, IndexRead).
+  int64_t stride = 0, size = 0;
 };
 
 struct KernelSpec {
@@ -103,7 +107,14 @@ struct FusedKernel {
   std::vector<mlir::Operation *> outputs;
   /// Every member operand read in place through a broadcast.
   std::vector<mlir::OpOperand *> inPlaceReads;
+  /// Every member operand computed from the element's index (an "ein.iota"
+  /// node): no buffer is read for it.
+  std::vector<mlir::OpOperand *> indexReads;
 };
+
+/// The body node computing `index` (an iota or a view of one) from the
+/// kernel's element index, as kind `elem`.
+FusedNode indexNode(const mlir::ein::IndexRead &index, ElemKind elem);
 
 /// Describes `members` (adjacent ops of one fusion group, in order; see
 /// passes/FuseElementwise.h) as one kernel. Errors are diagnostics.

@@ -20,6 +20,9 @@
 //                    the result's rows for each other input;
 //   ein.quantize   → its reference step (runtime/Fp8Quantize.h), as is;
 //   a fusion group → one Kernel step (describeFusedKernel) at its last op;
+//   ein.iota       → nothing where every reader is a fused or row kernel
+//                    computing it from its index (and so for reshapes and
+//                    broadcasts of one read only so);
 //   any other op   → a Kernel step launching KernelCompiler::add(op).
 //
 // The Matmul plan. The contraction's result is (batch..., lhs free...,
@@ -257,6 +260,9 @@ public:
       return fn_.emitError("internal error: the reference lowering has steps without ops");
     if (failed(collectFusionRuns(body)))
       return failure();
+    // Iotas every reader computes from its index: no step writes them.
+    computedIndex_ = mlir::ein::indexOpsComputedInKernels(
+        body, [&](OpOperand &use) { return indexReads_.count(&use); });
     for (Operation &op : body.without_terminator()) {
       if (auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr))
         epilogueOps_[id.getInt()].push_back(&op);
@@ -268,6 +274,8 @@ public:
       if (isa<mlir::ein::ConstantOp>(op))
         continue;
       const Step &s = *stepOf_.lookup(&op);
+      if (computedIndex_.count(&op))
+        continue;
       // A broadcast that every user reads in place (see operandAccess and
       // the fused kernels' reads) is never materialised.
       // (A row kernel's own broadcast is its kernel's: that kernel runs at
@@ -359,6 +367,7 @@ private:
         runEndingAt_[run.back()] = index;
         for (OpOperand *use : fk->inPlaceReads)
           inPlace_.insert(use);
+        indexReads_.insert(fk->indexReads.begin(), fk->indexReads.end());
         fused_.push_back(std::move(*fk));
       }
       run.clear();
@@ -379,6 +388,7 @@ private:
           runEndingAt_[run.back()] = index;
           for (OpOperand *use : fk->inPlaceReads)
             inPlace_.insert(use);
+          indexReads_.insert(fk->indexReads.begin(), fk->indexReads.end());
           fused_.push_back(std::move(*fk));
           rowsMembers_[index] = run;
         }
@@ -710,15 +720,17 @@ private:
   func::FuncOp fn_;
   KernelCompiler &kernels_;
   einrt::Program ref_;
-  llvm::DenseMap<Operation *, const Step *> stepOf_;              // op -> its reference step
-  std::vector<FusedKernel> fused_;                                // the fused runs
-  llvm::DenseMap<Operation *, int64_t> runOf_;                    // member -> its run
-  llvm::DenseMap<Operation *, int64_t> runEndingAt_;              // last member -> its run
-  llvm::DenseSet<OpOperand *> inPlace_;                           // fused reads of broadcasts
-  llvm::DenseMap<int32_t, int32_t> alias_;                        // reshape result -> its input
-  std::vector<int64_t> runIds_;                                   // the fusion group of each run
-  std::map<int64_t, SmallVector<Operation *>> rowsMembers_;       // row kernel run -> its ops
-  std::map<int64_t, Step> pending_;                               // group -> the Matmul it ends
+  llvm::DenseMap<Operation *, const Step *> stepOf_;        // op -> its reference step
+  std::vector<FusedKernel> fused_;                          // the fused runs
+  llvm::DenseMap<Operation *, int64_t> runOf_;              // member -> its run
+  llvm::DenseMap<Operation *, int64_t> runEndingAt_;        // last member -> its run
+  llvm::DenseSet<OpOperand *> inPlace_;                     // fused reads of broadcasts
+  llvm::DenseSet<OpOperand *> indexReads_;                  // fused reads of iotas
+  llvm::DenseSet<Operation *> computedIndex_;               // iotas (and views) no step writes
+  llvm::DenseMap<int32_t, int32_t> alias_;                  // reshape result -> its input
+  std::vector<int64_t> runIds_;                             // the fusion group of each run
+  std::map<int64_t, SmallVector<Operation *>> rowsMembers_; // row kernel run -> its ops
+  std::map<int64_t, Step> pending_;                         // group -> the Matmul it ends
   llvm::DenseMap<int64_t, SmallVector<Operation *>> epilogueOps_; // group -> its ops
   llvm::DenseMap<int64_t, Value> products_; // epilogue group -> the product it reads
   einrt::Program program_;

@@ -183,6 +183,7 @@ FailureOr<FusedKernel> describeRowsKernel(ArrayRef<Operation *> members) {
   spec.op = "ein.rows";
   llvm::DenseMap<Operation *, int32_t> nodeOf;
   llvm::DenseMap<std::pair<Value, int>, int32_t> operandOf;
+  llvm::DenseMap<Value, int32_t> indexNodeOf; // iotas computed in the kernel
   for (Operation *op : members) {
     mlir::ein::RowLevel level = mlir::ein::rowLevel(op, *shape);
     if (level == mlir::ein::RowLevel::None)
@@ -212,6 +213,19 @@ FailureOr<FusedKernel> describeRowsKernel(ArrayRef<Operation *> members) {
       Operation *def = use.get().getDefiningOp();
       if (def && nodeOf.count(def)) {
         node.args.push_back(-(nodeOf[def] + 1));
+        continue;
+      }
+      // An iota: computed at each element of the row, or once per row (a
+      // per-row node reads a value of the rows' shape; a reduction reads
+      // the row's elements).
+      if (auto index = mlir::ein::classifyIndexRead(use.get())) {
+        auto [it, fresh] = indexNodeOf.try_emplace(use.get(), int32_t(spec.body.size()));
+        if (fresh) {
+          spec.body.push_back(indexNode(*index, own->operands[use.getOperandNumber()].elem));
+          spec.body.back().perRow = node.perRow && !reduce;
+        }
+        node.args.push_back(-(it->second + 1));
+        fk.indexReads.push_back(&use);
         continue;
       }
       mlir::ein::BroadcastRead read = reduce ? mlir::ein::BroadcastRead::Full
@@ -287,6 +301,8 @@ FailureOr<FusedKernel> describeRowsKernel(ArrayRef<Operation *> members) {
   for (const FusedNode &n : spec.body) {
     os << (n.perRow ? "row:" : "") << n.op << "." << n.kind << ":" << elemName(n.elem)
        << elemName(n.operandElem) << "(";
+    if (n.op == "ein.iota")
+      os << n.stride << "%" << n.size;
     for (int32_t a : n.args)
       os << a << ",";
     os << ");";
@@ -447,6 +463,8 @@ private:
       v = g.b.create<arith::SelectOp>(g.loc, args[0], args[1], args[2]);
     else if (op == "ein.stochastic_round")
       v = g.stochasticRound(args[0], args[1], index, n.elem);
+    else if (op == "ein.iota") // at the row's index for a per-row node
+      v = g.indexValue(index, n.stride, n.size, n.perRow ? s.outer : s.outer * s.inner, n.elem);
     else // ein.cast
       v = g.cast(args[0], n.operandElem, n.elem);
     if (op != "ein.select" && op != "ein.stochastic_round")

@@ -7,7 +7,8 @@
 // loaded and stored as one access each: such buffers must start 16-byte
 // aligned, CudaKernelInfo::aligned) or, for the last n % V elements, one
 // element each. Scalar operands are read once per thread, Prefix / Suffix
-// operands in place (element i / inner, i % inner).
+// operands in place (element i / inner, i % inner); an iota node is
+// computed from i.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderInternal.h"
@@ -108,7 +109,7 @@ void renderElementwise(Kernel &k) {
     for (int32_t a : node.args)
       if (a < 0)
         usedByNode[size_t(-a - 1)] = true;
-    needsIndex |= node.op == "ein.stochastic_round";
+    needsIndex |= node.op == "ein.stochastic_round" || node.op == "ein.iota";
   }
   std::string fn = k.name + "_element";
   std::string params = needsIndex ? "long long i" : "long long /*i*/";
@@ -122,7 +123,7 @@ void renderElementwise(Kernel &k) {
     std::vector<std::string> args;
     for (int32_t a : node.args)
       args.push_back(a >= 0 ? "a" + std::to_string(a) : "v" + std::to_string(-a - 1));
-    std::string e = scalarExpr(node, args, "i");
+    std::string e = scalarExpr(node, args, "i", n);
     // Every narrow value rounded where it is made (a select picks values
     // already rounded; a stochastic rounding is one); an output is rounded
     // by its store.

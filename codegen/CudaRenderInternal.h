@@ -70,9 +70,11 @@ std::string ll(int64_t v); // "123LL" / "123" literals
 
 /// A scalar op of the CPU kernels as an expression of the operands' value
 /// expressions: op is "ein.add", "ein.cmp" (with predicate `kind`), ...;
-/// `elem` the result's kind, `operandElem` the first operand's.
+/// `elem` the result's kind, `operandElem` the first operand's. `index` is
+/// the element's index (of `indexCount`): stochastic rounding's and an
+/// "ein.iota" node's input.
 std::string scalarExpr(const FusedNode &node, const std::vector<std::string> &args,
-                       const std::string &index);
+                       const std::string &index, int64_t indexCount);
 /// `v` rounded to what kind `k` holds (identity but for bf16 / f16).
 std::string roundTo(ElemKind k, const std::string &v);
 

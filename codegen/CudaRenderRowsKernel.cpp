@@ -94,7 +94,7 @@ public:
       for (int32_t a : n.args)
         args.push_back(a >= 0 ? "p" + std::to_string(a) : "r" + std::to_string(-a - 1));
       k.src.line("const " + std::string(valueType(n.elem)) + " r" + std::to_string(i) + " = " +
-                 rounded(n, scalarExpr(n, args, "row")) + "; // " + n.op);
+                 rounded(n, scalarExpr(n, args, "row", rows)) + "; // " + n.op);
     }
     // Per-row results, then the per-element ones in a last pass.
     std::vector<size_t> elementOutputs;
@@ -218,7 +218,8 @@ private:
       std::vector<std::string> args;
       for (int32_t a : n.args)
         args.push_back(nameOf(a));
-      std::string e = n.op == "ein.broadcast" ? args[0] : scalarExpr(n, args, "(base + j)");
+      std::string e =
+          n.op == "ein.broadcast" ? args[0] : scalarExpr(n, args, "(base + j)", s.outer * s.inner);
       k.src.line("const " + std::string(valueType(n.elem)) + " v" + std::to_string(i) + " = " +
                  rounded(n, e) + "; // " + n.op);
     }

@@ -153,7 +153,7 @@ const char *cmpOperator(const std::string &pred) {
 } // namespace
 
 std::string scalarExpr(const FusedNode &n, const std::vector<std::string> &a,
-                       const std::string &index) {
+                       const std::string &index, int64_t indexCount) {
   const std::string &op = n.op;
   std::string bare = op.substr(4); // "ein.add" → "add"
   if (isUnary(op) || isBinary(op)) {
@@ -166,6 +166,10 @@ std::string scalarExpr(const FusedNode &n, const std::vector<std::string> &a,
     return "(" + a[0] + " " + cmpOperator(n.kind) + " " + a[1] + ")";
   if (op == "ein.select")
     return "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
+  if (op == "ein.iota") { // (i / stride) % size, as the iota kernel converts it
+    std::string c = modIndex(divIndex(index, n.stride, indexCount), n.size, indexCount);
+    return isFloatKind(n.elem) ? "__ll2float_rn((long long)(" + c + "))" : "(int)(" + c + ")";
+  }
   if (op == "ein.stochastic_round")
     return std::string(n.elem == ElemKind::BF16 ? "ein_sround_bf16(" : "ein_sround_f16(") + a[0] +
            ", ein_stochastic_bits(" + a[1] + ", " + index + "))";

@@ -71,6 +71,8 @@ struct MemoryLedger {
 struct FusedValues {
   llvm::DenseSet<Value> internal;         // fusion-group results read only inside the group
   llvm::DenseSet<Value> foldedBroadcasts; // broadcasts every user reads in place
+  llvm::DenseSet<Value> computedIndices;  // iotas (and views of them) every reader computes
+                                          // from its index (computedIndexOps)
 };
 
 /// The ledger of `fn` (a @train_step, @grad or @forward). Arguments and
@@ -89,6 +91,7 @@ struct FusionSummary {
   int64_t rowKernels = 0;       // row groups (`ein.rows`): reductions with their
   int64_t rowOps = 0;           // producers and consumers, and their ops
   int64_t foldedBroadcasts = 0; // broadcasts every user reads in place
+  int64_t indexOpsComputed = 0; // iotas every reader computes from its index (no bytes)
   int64_t epilogues = 0;        // contractions with an epilogue (`ein.epilogue`)
   int64_t epilogueBytes = 0;    // their products' bytes, read by it from cache
   int64_t bytesUnfused = 0;     // Σ bytes read + written before
@@ -102,7 +105,8 @@ struct FusionSummary {
 /// broadcast's input size) and writes only the results read after it; the
 /// group's bytes are shared among its ops in proportion to their unfused
 /// bytes, so that sums by op, layer and kind stay consistent. A broadcast
-/// whose every user reads it in place moves nothing. A contraction's
+/// whose every user reads it in place moves nothing, nor does an iota every
+/// reader computes from its index (computedIndexOps). A contraction's
 /// epilogue (`ein.epilogue`, ein-fuse-epilogues) reads the product while it
 /// is in cache: its reads of the product move nothing. FLOPs are unchanged.
 FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,

@@ -85,6 +85,82 @@ BroadcastReadInfo classifyBroadcastRead(Value value) {
   return {prefix ? BroadcastRead::Prefix : BroadcastRead::Suffix, in.getNumElements()};
 }
 
+/// Row-major strides of a static shape, in elements.
+static SmallVector<int64_t, 4> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t, 4> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+std::optional<IndexRead> classifyIndexRead(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  Operation *def = value.getDefiningOp();
+  if (!type || !type.hasStaticShape() || !def)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  if (auto iota = dyn_cast<IotaOp>(def)) {
+    int64_t d = int64_t(iota.getDimension());
+    if (d < 0 || d >= type.getRank())
+      return std::nullopt;
+    return IndexRead{rowMajorStrides(shape)[d], shape[d]};
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(def)) // the same row-major elements
+    return classifyIndexRead(reshape.getInput());
+  auto b = dyn_cast<BroadcastOp>(def);
+  if (!b)
+    return std::nullopt;
+  std::optional<IndexRead> in = classifyIndexRead(b.getInput());
+  if (!in)
+    return std::nullopt;
+  if (in->size == 1)
+    return IndexRead{}; // always 0
+  // The input dims the index runs over: those with a stride in
+  // [stride, stride · size) (size-1 dims aside), covering exactly that range.
+  ArrayRef<int64_t> inShape = cast<RankedTensorType>(b.getInput().getType()).getShape();
+  ArrayRef<int64_t> dims = b.getDimensions();
+  SmallVector<int64_t, 4> inStrides = rowMajorStrides(inShape), outStrides = rowMajorStrides(shape);
+  SmallVector<int64_t, 4> group;
+  int64_t count = 1;
+  for (size_t k = 0; k < inShape.size(); ++k)
+    if (inShape[k] > 1 && inStrides[k] >= in->stride && inStrides[k] < in->stride * in->size) {
+      group.push_back(int64_t(k));
+      count *= inShape[k];
+    }
+  if (group.empty() || count != in->size || inStrides[group.back()] != in->stride)
+    return std::nullopt;
+  // Their result dims: unexpanded, and consecutive in the result's memory
+  // (so that the same mixed-radix number is read off the result's index).
+  for (size_t g = 0; g < group.size(); ++g) {
+    int64_t k = group[g];
+    if (shape[dims[k]] != inShape[k])
+      return std::nullopt;
+    if (g + 1 < group.size() &&
+        outStrides[dims[k]] != outStrides[dims[group[g + 1]]] * shape[dims[group[g + 1]]])
+      return std::nullopt;
+  }
+  return IndexRead{outStrides[dims[group.back()]], in->size};
+}
+
+llvm::DenseSet<Operation *>
+indexOpsComputedInKernels(Block &body, llvm::function_ref<bool(OpOperand &)> computes) {
+  llvm::DenseSet<Operation *> computed;
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  // Users come after their operands' producers: decided first.
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isa<IotaOp, ReshapeOp, BroadcastOp>(op) || op->getNumResults() != 1 || op->use_empty() ||
+        !classifyIndexRead(op->getResult(0)))
+      continue;
+    if (llvm::all_of(op->getUses(), [&](OpOperand &use) {
+          return computed.count(use.getOwner()) || computes(use);
+        }))
+      computed.insert(op);
+  }
+  return computed;
+}
+
 bool isFusible(Operation *op) {
   if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1)
     return false;
@@ -173,6 +249,8 @@ private:
       Operation *def = v.getDefiningOp();
       if (def && groupOf.count(def) && groupOf.lookup(def) == gi)
         continue;
+      if (classifyIndexRead(v))
+        continue; // computed from the element's index: no buffer, no dependency
       BroadcastReadInfo read = classifyBroadcastRead(v);
       Value source = v;
       if (read.read != BroadcastRead::Full) {
@@ -201,6 +279,8 @@ private:
     g.first = g.last = index[op];
     g.split.elements = cast<RankedTensorType>(op->getResult(0).getType()).getNumElements();
     for (Value v : op->getOperands()) {
+      if (classifyIndexRead(v))
+        continue;
       BroadcastReadInfo read = classifyBroadcastRead(v);
       if (read.read != BroadcastRead::Full && g.split.admit(read))
         g.inputs.insert(v.getDefiningOp<BroadcastOp>().getInput());

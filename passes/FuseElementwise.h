@@ -9,9 +9,12 @@
 #define EINC_PASSES_FUSEELEMENTWISE_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir::ein {
 
@@ -38,6 +41,25 @@ struct BroadcastReadInfo {
 
 /// How `value` (an operand of an elementwise op) can be read in place.
 BroadcastReadInfo classifyBroadcastRead(mlir::Value value);
+
+/// A value a kernel can compute from the row-major index `i` of the element
+/// it reads instead of loading it: element i is (i / stride) % size. Iotas
+/// and what is only reshapes and broadcasts of one (exact integers, so the
+/// same bits as the materialised tensor).
+struct IndexRead {
+  int64_t stride = 1, size = 1;
+};
+
+/// `value` as an index expression: an ein.iota, a reshape of one (the same
+/// row-major elements), or a broadcast of one that keeps the dims the
+/// iota's index runs over together and unexpanded; nullopt otherwise.
+std::optional<IndexRead> classifyIndexRead(mlir::Value value);
+
+/// The iotas, and reshapes / broadcasts of them (classifyIndexRead), that
+/// no step of `body` needs written: every use is one `computes` accepts (a
+/// kernel computing the value from its index) or is by another such op.
+llvm::DenseSet<mlir::Operation *>
+indexOpsComputedInKernels(mlir::Block &body, llvm::function_ref<bool(mlir::OpOperand &)> computes);
 
 /// Ops a fusion group may hold: elementwise (unary, binary, cmp, select,
 /// cast), one ranked result of static shape.

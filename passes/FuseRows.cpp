@@ -262,6 +262,8 @@ private:
           Operation *def = v.getDefiningOp();
           if (def && def->getBlock() == &block && in.count(unitOf[def]))
             continue;
+          if (!isa<BroadcastOp>(op) && classifyIndexRead(v))
+            continue; // computed from the element's (or row's) index
           BroadcastRead read =
               isa<ReduceOp>(op) ? BroadcastRead::Full : rowOperandRead(v, level, shape);
           inputs.insert(read == BroadcastRead::Full ? v

@@ -23,16 +23,14 @@ namespace mlir::ein {
 namespace {
 
 /// The kernels that compute elementwise or by rows (passes/StepKernels.h),
-/// an epilogue without its contraction: what the byte rules below price.
-std::vector<SmallVector<Operation *>> kernelsOf(Block &body) {
-  std::vector<SmallVector<Operation *>> kernels;
-  for (const StepKernel &k : stepKernels(body)) {
-    bool elementwise = k.kind == KernelKind::Fused || k.kind == KernelKind::Rows ||
-                       k.kind == KernelKind::Epilogue ||
-                       (k.kind == KernelKind::Op && isFusible(k.members.front()));
-    if (elementwise)
-      kernels.emplace_back(k.elementwiseMembers().begin(), k.elementwiseMembers().end());
-  }
+/// an epilogue with its contraction: what the byte rules below price.
+std::vector<StepKernel> kernelsOf(const std::vector<StepKernel> &all) {
+  std::vector<StepKernel> kernels;
+  for (const StepKernel &k : all)
+    if (k.kind == KernelKind::Fused || k.kind == KernelKind::Rows ||
+        k.kind == KernelKind::Epilogue ||
+        (k.kind == KernelKind::Op && isFusible(k.members.front())))
+      kernels.push_back(k);
   return kernels;
 }
 
@@ -57,15 +55,18 @@ llvm::DenseMap<int64_t, Value> epilogueProducts(Block &body) {
 }
 
 /// Every kernel of `body` (kernelsOf) with its reads and writes; `inPlace`
-/// gets every operand read in place through a broadcast. An epilogue's
-/// reads of its product come from cache: `fromCache` gets their bytes.
-std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
-                               llvm::DenseSet<OpOperand *> &inPlace, int64_t *fromCache = nullptr) {
+/// gets every operand read in place through a broadcast. An operand the
+/// kernel computes from its index (computesIndex) moves nothing. An
+/// epilogue's reads of its product come from cache: `fromCache` gets their
+/// bytes.
+std::vector<KernelIO> kernelIO(Block &body, const std::vector<StepKernel> &all,
+                               const ByteWidth &width, llvm::DenseSet<OpOperand *> &inPlace,
+                               int64_t *fromCache = nullptr) {
   std::vector<KernelIO> out;
   const llvm::DenseMap<int64_t, Value> products = epilogueProducts(body);
-  for (SmallVector<Operation *> &kernel : kernelsOf(body)) {
+  for (const StepKernel &kernel : kernelsOf(all)) {
     KernelIO io;
-    io.members = std::move(kernel);
+    io.members.assign(kernel.elementwiseMembers().begin(), kernel.elementwiseMembers().end());
     Value product;
     if (auto id = io.members.front()->getAttrOfType<IntegerAttr>(kFusionAttr))
       product = products.lookup(id.getInt());
@@ -83,6 +84,8 @@ std::vector<KernelIO> kernelIO(Block &body, const ByteWidth &width,
       for (OpOperand &use : op->getOpOperands()) {
         Operation *def = use.get().getDefiningOp();
         if (def && members.count(def))
+          continue;
+        if (computesIndex(kernel, use))
           continue;
         Value source = use.get();
         bool through = false;
@@ -149,9 +152,10 @@ FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
     return summary;
   }
   Block &body = fn.getBody().front();
+  const std::vector<StepKernel> all = stepKernels(body);
   llvm::DenseSet<OpOperand *> inPlace;
   summary.epilogues = int64_t(epilogueProducts(body).size());
-  for (const KernelIO &kernel : kernelIO(body, width, inPlace, &summary.epilogueBytes)) {
+  for (const KernelIO &kernel : kernelIO(body, all, width, inPlace, &summary.epilogueBytes)) {
     if (kernel.members.size() > 1 && kernel.members.front()->hasAttr(kRowsAttr)) {
       ++summary.rowKernels;
       summary.rowOps += static_cast<int64_t>(kernel.members.size());
@@ -187,6 +191,12 @@ FusionSummary applyFusionToCosts(func::FuncOp fn, std::vector<OpCost> &costs,
     if (auto it = indexOf.find(op); it != indexOf.end())
       costs[it->second].bytesRead = costs[it->second].bytesWritten = 0;
   }
+  // Iotas every reader computes from its index.
+  for (Operation *op : computedIndexOps(all)) {
+    summary.indexOpsComputed += isa<IotaOp>(op);
+    if (auto it = indexOf.find(op); it != indexOf.end())
+      costs[it->second].bytesRead = costs[it->second].bytesWritten = 0;
+  }
   for (const OpCost &c : costs)
     summary.bytes += c.bytesRead + c.bytesWritten;
   return summary;
@@ -197,13 +207,16 @@ FusedValues fusedValues(func::FuncOp fn) {
   if (fn.isExternal() || !fn.getBody().hasOneBlock())
     return values;
   Block &body = fn.getBody().front();
+  const std::vector<StepKernel> all = stepKernels(body);
   llvm::DenseSet<OpOperand *> inPlace;
-  for (const KernelIO &kernel : kernelIO(body, irByteWidth, inPlace))
+  for (const KernelIO &kernel : kernelIO(body, all, irByteWidth, inPlace))
     for (Operation *op : kernel.members)
       if (!llvm::is_contained(kernel.outputs, op->getResult(0)))
         values.internal.insert(op->getResult(0));
   for (Operation *op : foldedBroadcastsOf(body, inPlace))
     values.foldedBroadcasts.insert(op->getResult(0));
+  for (Operation *op : computedIndexOps(all))
+    values.computedIndices.insert(op->getResult(0));
   return values;
 }
 

@@ -28,13 +28,14 @@ StringRef kindOf(DictionaryAttr attrs) {
 
 } // namespace
 
-/// Constants and broadcasts / reshapes / slices of them: known without running the
-/// forward, so not activations (a backend materialises them at no cost).
+/// Constants, iotas and broadcasts / reshapes / slices of them: known without
+/// running the forward, so not activations (a backend materialises them at no
+/// cost, or computes an iota in the kernel reading it).
 static bool isConstantDerived(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)
     return false;
-  if (isa<ConstantOp>(def))
+  if (isa<ConstantOp, IotaOp>(def))
     return true;
   if (isa<BroadcastOp, ReshapeOp, SliceOp>(def))
     return isConstantDerived(def->getOperand(0));
@@ -171,7 +172,7 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
   for (int64_t i = 0; i < n; ++i)
     for (Value result : ops[i]->getResults()) {
       if (aliasOf.count(result) || pinned.contains(result) ||
-          (fused && fused->internal.count(result)))
+          (fused && (fused->internal.count(result) || fused->computedIndices.count(result))))
         continue;
       int64_t bytes = valueBytes(result.getType(), width);
       int64_t last = lastUse.lookup(result);

@@ -59,6 +59,10 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
   // Kernels of several ops (a fusion group, a row group, a contraction with
   // its epilogue: passes/StepKernels.h) run as one step at the last of them.
   const std::vector<StepKernel> kernels = stepKernels(body);
+  // Iotas every reader computes from its index have no storage (as views
+  // of nothing: no root).
+  const llvm::DenseSet<Operation *> computed = computedIndexOps(kernels);
+  auto isView = [&](Operation *op) { return isViewOp(op) || computed.count(op); };
   llvm::DenseMap<Operation *, int64_t> kernelOf;
   const int64_t numOps = int64_t(ops_.size());
   runStart_.resize(numOps);
@@ -95,7 +99,7 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     n.op = op;
     n.position = position[op];
     n.recomputable = op->getNumResults() == 1 && op->getNumRegions() == 0;
-    n.view = isViewOp(op);
+    n.view = isView(op);
     n.contraction = op->hasTrait<OpTrait::ein::EinContraction>();
     n.elementwiseOrReduction =
         op->hasTrait<OpTrait::Elementwise>() || op->hasTrait<OpTrait::ein::EinReduction>();
@@ -108,7 +112,7 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
     // A contraction's product is written (its epilogue reads it by blocks).
     n.forwardUsersInGroup =
         n.fusion >= 0 && !n.contraction && llvm::all_of(op->getUsers(), [&](Operation *user) {
-          return inGroup(user, n.fusion) || (opPhase(user) != "forward" && !isViewOp(user));
+          return inGroup(user, n.fusion) || (opPhase(user) != "forward" && !isView(user));
         });
     if (auto cost = dyn_cast<CostOpInterface>(op))
       n.flops = cost.getFlops();
@@ -162,6 +166,8 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
   llvm::DenseSet<Value> pinned;
   for (Operation *op : ops_) {
     if (nodeIndex_.count(op))
+      continue;
+    if (computed.count(op))
       continue;
     if (isViewOp(op)) {
       Value in = op->getOperand(0);
@@ -245,7 +251,7 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
         residentBuffer(op->getResult(0));
       continue;
     }
-    if (nodeIndex_.count(op) || isViewOp(op))
+    if (nodeIndex_.count(op) || isView(op))
       continue;
     int64_t p = position[op];
     int64_t g = groupOf(op);

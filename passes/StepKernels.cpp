@@ -141,7 +141,37 @@ std::vector<StepKernel> stepKernels(Block &body) {
       kind = KernelKind::View;
     start(kind, &op, p);
   }
+  // Iotas every reader computes from its index are no step.
+  llvm::DenseSet<Operation *> computed = computedIndexOps(kernels);
+  for (StepKernel &k : kernels)
+    if (k.members.size() == 1 && computed.count(k.members.front()))
+      k.kind = KernelKind::View;
   return kernels;
+}
+
+llvm::DenseSet<Operation *> computedIndexOps(ArrayRef<StepKernel> kernels) {
+  if (kernels.empty())
+    return {};
+  llvm::DenseMap<Operation *, size_t> kernelOf;
+  for (size_t k = 0; k < kernels.size(); ++k)
+    for (Operation *op : kernels[k].members)
+      kernelOf[op] = k;
+  return indexOpsComputedInKernels(
+      *kernels.front().members.front()->getBlock(), [&](OpOperand &use) {
+        auto it = kernelOf.find(use.getOwner());
+        return it != kernelOf.end() && computesIndex(kernels[it->second], use);
+      });
+}
+
+bool computesIndex(const StepKernel &k, OpOperand &use) {
+  bool body =
+      k.kind == KernelKind::Fused || k.kind == KernelKind::Rows || k.kind == KernelKind::Epilogue;
+  Operation *owner = use.getOwner();
+  if (!body || k.elementwiseMembers().size() < 2 ||
+      !llvm::is_contained(k.elementwiseMembers(), owner))
+    return false;
+  // A row kernel's broadcast spreads a per-row value the kernel computes.
+  return !isa<BroadcastOp>(owner) && classifyIndexRead(use.get()).has_value();
 }
 
 namespace {

@@ -18,6 +18,7 @@
 
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -33,7 +34,8 @@ enum class KernelKind : uint8_t {
   Epilogue,    // a contraction (first member) and its epilogue group
   Contraction, // a contraction alone (a library GEMM)
   Op,          // any other op alone
-  View,        // no step: a reshape or a slice (views) or a constant (resident)
+  View,        // no step: a reshape or a slice (views), a constant (resident), or an iota
+               // (and views of it) that every reader computes from its index
 };
 
 /// The kind's name in reports: fused, rows, matmul+epilogue, matmul, op, view.
@@ -57,6 +59,18 @@ struct StepKernel {
 /// member of exactly one. Members of a kernel are adjacent in `body` (the
 /// fusion passes reorder them so).
 std::vector<StepKernel> stepKernels(Block &body);
+
+/// Whether kernel `k` computes the value `use` (an operand of one of its
+/// members) from the element's index instead of reading it: an iota or a
+/// view of one (classifyIndexRead) read by an elementwise member of a fused
+/// kernel, an epilogue or a row kernel of two or more ops (the kernels the
+/// backends describe as one body: codegen/CpuKernelGen.h).
+bool computesIndex(const StepKernel &k, OpOperand &use);
+
+/// The iotas, and reshapes / broadcasts of them, among `kernels`' ops that
+/// no step writes: every reader computes them (computesIndex), directly or
+/// through another such op. stepKernels makes each a View.
+llvm::DenseSet<Operation *> computedIndexOps(llvm::ArrayRef<StepKernel> kernels);
 
 /// Why two kernels stayed apart: the first rule that applies.
 enum class FusionStop : uint8_t {

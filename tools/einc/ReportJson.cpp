@@ -37,6 +37,7 @@ Json fusionJson(const Report &r) {
   j["row_kernels"] = r.fusionSummary.rowKernels;
   j["fused_ops"] = r.fusionSummary.fusedOps;
   j["folded_broadcasts"] = r.fusionSummary.foldedBroadcasts;
+  j["iotas_in_kernels"] = r.fusionSummary.indexOpsComputed;
   j["gemm_epilogues"] = r.fusionSummary.epilogues;
   j["epilogue_bytes_from_cache"] = r.fusionSummary.epilogueBytes;
   j["bytes_unfused"] = r.fusionSummary.bytesUnfused;

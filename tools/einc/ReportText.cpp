@@ -213,7 +213,8 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
     const mlir::ein::FusionSummary &f = r.fusionSummary;
     os << "  fusion     " << r.fusionSetting << ": " << withThousands(f.fusedOps)
        << " elementwise ops in " << withThousands(f.fusedKernels) << " fused kernels, "
-       << withThousands(f.foldedBroadcasts) << " broadcasts read in place; "
+       << withThousands(f.foldedBroadcasts) << " broadcasts read in place, "
+       << withThousands(f.indexOpsComputed) << " iotas computed in kernels; "
        << formatBytes(double(f.bytesUnfused)) << " -> " << formatBytes(double(f.bytes))
        << " moved per step";
     if (f.epilogues > 0)

@@ -3,7 +3,8 @@
 // The functions FusionRandomTest runs through fusion and the CPU lowering
 // (and KernelObjectTest compiles to object code): elementwise ops over one
 // shape, with every kind of broadcast operand (scalar, leading rows,
-// trailing bias, a middle dim), reductions whose results come back through
+// trailing bias, a middle dim), iotas (through reshapes and broadcasts),
+// reductions whose results come back through
 // broadcasts, cmp / select, casts, reshapes and a contraction, ops tagged
 // with random phases, values returned from the middle of chains.
 //
@@ -32,9 +33,52 @@ inline std::string randomFunction(unsigned seed, int ops) {
     static const char *phases[] = {"forward", "backward", "optimizer"};
     return std::string(" {ein.phase = \"") + phases[pick(3)] + "\"}";
   };
-  // An operand: a full value, or a broadcast of a smaller one.
+  // An f32 iota of the full shape, directly or through reshapes and
+  // broadcasts (kernels compute most from the element index; the last
+  // splits the iota's dims and is materialised).
+  auto index = [&]() -> std::string {
+    std::string a = fresh(), b = fresh();
+    switch (pick(6)) {
+    case 0:
+      body << "  " << a << " = ein.iota dim " << pick(3) << " : " << kFull << "\n";
+      return a;
+    case 1: // rows of 8: element i is i / 8 % 24
+      body << "  " << a << " = ein.iota dim 0 : tensor<24x8xf32>\n";
+      body << "  " << b << " = ein.reshape " << a << " : tensor<24x8xf32> -> " << kFull << "\n";
+      return b;
+    case 2: // a trailing block
+      body << "  " << a << " = ein.iota dim 0 : tensor<8xf32>\n";
+      body << "  " << b << " = ein.broadcast " << a << " dims [2] : tensor<8xf32> -> " << kFull
+           << "\n";
+      return b;
+    case 3: // a middle dim
+      body << "  " << a << " = ein.iota dim 0 : tensor<6xf32>\n";
+      body << "  " << b << " = ein.broadcast " << a << " dims [1] : tensor<6xf32> -> " << kFull
+           << "\n";
+      return b;
+    case 4: { // leading dims of a reshaped iota
+      std::string c = fresh();
+      body << "  " << a << " = ein.iota dim 0 : tensor<24xf32>\n";
+      body << "  " << b << " = ein.reshape " << a << " : tensor<24xf32> -> tensor<4x6xf32>\n";
+      body << "  " << c << " = ein.broadcast " << b << " dims [0, 1] : tensor<4x6xf32> -> " << kFull
+           << "\n";
+      return c;
+    }
+    default: { // dims 0 and 2 of a 4x8 index running over both: materialised
+      std::string c = fresh();
+      body << "  " << a << " = ein.iota dim 0 : tensor<32xf32>\n";
+      body << "  " << b << " = ein.reshape " << a << " : tensor<32xf32> -> tensor<4x8xf32>\n";
+      body << "  " << c << " = ein.broadcast " << b << " dims [0, 2] : tensor<4x8xf32> -> " << kFull
+           << "\n";
+      return c;
+    }
+    }
+  };
+  // An operand: a full value, a broadcast of a smaller one, or an iota.
   auto operand = [&]() -> std::string {
-    int k = pick(8);
+    int k = pick(9);
+    if (k == 8)
+      return index();
     if (k >= 4)
       return full[size_t(pick(int(full.size())))];
     std::string b = fresh();

@@ -2,7 +2,9 @@
 //
 // The renderer's kernels executed without a GPU: every distinct kernel of
 // small versions of both examples' @train_step (fp32, bf16-mixed, fp16-mixed
-// and bf16; fused and unfused; a vocabulary long enough for BlockRows) is
+// and bf16; fused and unfused, gpt also under `fusion = on`, whose causal
+// mask is a fused kernel computing its iotas from the element index; a
+// vocabulary long enough for BlockRows) is
 // rendered, compiled as host C++ with CudaHostShim.h's built-ins and
 // intrinsics (threads for warps and blocks), run on random inputs and held
 // against the CPU backend's JIT-compiled kernel of the same KernelSpec:
@@ -26,6 +28,7 @@
 #include "dsl/Elaborator.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <gtest/gtest.h>
 
@@ -69,6 +72,11 @@ std::vector<Config> configs() {
     }
   for (std::string precision : {"fp32", "bf16-mixed"})
     all.push_back({"mlp_lm", {{"precision", precision}}});
+  // Elementwise groups without row kernels: the causal mask's iotas are
+  // computed by a fused kernel (under `all`, by the softmax's row kernel).
+  Config on{"gpt", gpt};
+  on.overrides.push_back({"fusion", "on"});
+  all.push_back(on);
   return all;
 }
 
@@ -299,8 +307,12 @@ TEST(CudaHostEmulation, RenderedKernelsMatchTheCpuKernels) {
 
   std::mt19937 gen(13);
   int exact = 0, loose = 0, rows = 0;
+  int fusedIota = 0, rowsIota = 0; // kernels computing an iota from the index
   for (Kernel *k : kernels) {
     const KernelSpec &s = *k->spec;
+    bool iota = llvm::any_of(s.body, [](const auto &n) { return n.op == "ein.iota"; });
+    fusedIota += iota && s.op == "ein.fused";
+    rowsIota += iota && s.op == "ein.rows";
     SCOPED_TRACE(k->info.entry + " " + s.key);
     std::vector<std::vector<uint8_t>> in;
     for (size_t j = 0; j < s.operands.size(); ++j) {
@@ -360,8 +372,13 @@ TEST(CudaHostEmulation, RenderedKernelsMatchTheCpuKernels) {
     }
   }
   std::printf("[cuda-host] %zu kernels: %d bit for bit with the CPU kernels, %d within rounding "
-              "(f32 row sums, transcendentals); %d row kernels the same under two launch shapes\n",
-              kernels.size(), exact, loose, rows);
+              "(f32 row sums, transcendentals); %d row kernels the same under two launch shapes; "
+              "%d fused and %d row kernels computing an iota from the index\n",
+              kernels.size(), exact, loose, rows, fusedIota, rowsIota);
+  // gpt's causal masks (fused under `on`, in the softmax's row kernel
+  // under `all`) and cross-entropy's class index (a row kernel).
+  EXPECT_GE(fusedIota, 1);
+  EXPECT_GE(rowsIota, 2);
   dlclose(handle);
   std::string rm = "rm -rf '" + std::string(dir) + "'";
   EXPECT_EQ(std::system(rm.c_str()), 0);
