@@ -238,8 +238,7 @@ class Check:
                         continue
         with open(logname, errors="replace") as f:
             text = f.read()
-        if code is None:
-            text += f"\n(timed out after {timeout:.0f} s)\n"
+        if code is None:  # said in the log; the caller says it in its note
             with open(logname, "a") as f:
                 f.write(f"\n(timed out after {timeout:.0f} s)\n")
         if einc:
