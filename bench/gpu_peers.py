@@ -23,11 +23,14 @@ warm-up). Also measured: device-to-device copy bandwidth (a 1 GiB copy), and
 torch.matmul TFLOP/s on each --gemm shape in bf16 and fp32 (TF32 off), so
 that einc's cuBLASLt numbers have a same-run anchor.
 
-Writes one JSON document; prints a short table. Needs only PyTorch.
+Writes one JSON document, again after each measurement (the ceilings first, so that a
+caller's timeout during torch.compile keeps them and eager); prints a short table. Needs only
+PyTorch.
 """
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -219,14 +222,21 @@ def main():
               "steps": a.steps, "warmup": a.warmup, "modes": []}
     if a.device.startswith("cuda"):
         result["device_name"] = torch.cuda.get_device_name()
+
+    def save():  # after each measurement: a caller's timeout keeps what was measured
+        with open(a.out + ".tmp", "w") as f:
+            json.dump(result, f, indent=1)
+        os.replace(a.out + ".tmp", a.out)
+
+    # The ceilings first (seconds), torch.compile's compilation last.
+    result["ceilings"] = ceilings(torch, a, a.device)
+    save()
     for mode in filter(None, a.modes.split(",")):
         try:
             result["modes"].append(train_mode(torch, a, a.device, mode))
         except Exception as e:  # one failing peer must not lose the others' numbers
             result["modes"].append({"mode": mode, "error": f"{type(e).__name__}: {e}"})
-    result["ceilings"] = ceilings(torch, a, a.device)
-    with open(a.out, "w") as f:
-        json.dump(result, f, indent=1)
+        save()
     for m in result["modes"]:
         if "error" in m:
             print(f"{m['mode']:8s} error: {m['error']}")

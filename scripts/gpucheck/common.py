@@ -7,6 +7,7 @@ OpenBLAS, so everything einc-made travels as executables of `einc compile`.
 import hashlib
 import json
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -17,8 +18,16 @@ MANIFEST_FORMAT = 1
 # The training-curve comparison: steps of both examples at fp32, and the bound per step.
 TRAIN_STEPS = 20
 LOSS_RELATIVE_BOUND = 1e-4
-# The device profile every report is built on (its peaks are the MFU's denominator).
+# The device profiles of the cards a GPU machine may have (passes/devices.json): gpu-prepare
+# compiles GPT-2 small once per profile (the same sm_90 cubins, the report of each), gpu-check
+# takes the one of the card it finds. The other models' reports are not read: DEVICE_PROFILE.
+PROFILES = ("h100", "h200")
 DEVICE_PROFILE = "h200"
+
+# compute-sanitizer travels as gpu/compute-sanitizer.tar.xz: this wheel's tool folder (the
+# 13.0 wheel lacks the TreeLauncherSubreaper its launcher runs). 4.5 MiB after xz -9e.
+SANITIZER_WHEEL = "nvidia-cuda-sanitizer-api==13.4.92"
+SANITIZER_ARCHIVE = "compute-sanitizer.tar.xz"
 
 # GPT-2 small as issue 13 sizes it (d 768, 12 layers, 12 heads, ctx 1024, vocab 50304) and a
 # batch of 8 sequences: bench/gpu_peers.py's defaults, so that both sides train the same model.
@@ -31,12 +40,15 @@ class Model:
 
     uses: "check" (every kernel and GEMM against the CPU), "train" (the loss curve against
     the CPU reference), "copy", "elementwise", "softmax", "gemm", "gpt2" (speed rows),
-    "nccl" (one rank through NCCL against no NCCL, bit for bit).
+    "nccl" (one rank through NCCL against no NCCL, bit for bit). profile: the device profile
+    its report is built on.
     """
 
-    def __init__(self, name, source, precision, uses, gpu_dims=None, cpu_dims=None):
+    def __init__(self, name, source, precision, uses, gpu_dims=None, cpu_dims=None,
+                 profile=DEVICE_PROFILE):
         self.name, self.source, self.precision, self.uses = name, source, precision, uses
         self.gpu_dims, self.cpu_dims = gpu_dims or {}, cpu_dims or {}
+        self.profile = profile
 
     def dims(self, cpu):
         return self.cpu_dims if cpu else self.gpu_dims
@@ -53,7 +65,11 @@ MODELS = [
           cpu_dims={"rows": 256, "cols": 64}),
     Model("matmul", "bench/gpu/matmul.ein", "bf16-mixed", ["gemm"],
           cpu_dims={"m": 128, "n": 128, "k": 128}),
-    Model("gpt2", "examples/gpt.ein", "bf16-mixed", ["gpt2"], gpu_dims=GPT2, cpu_dims=GPT2_CPU),
+] + [
+    # GPT-2 small once per profile: its report's per-class predictions and MFU are the card's.
+    Model(f"gpt2-{p}", "examples/gpt.ein", "bf16-mixed", ["gpt2"], gpu_dims=GPT2,
+          cpu_dims=GPT2_CPU, profile=p) for p in PROFILES
+] + [
     # Two micro-batches a step, so that the gradients are summed: with --distributed nccl
     # through NCCL and the ordered add on the GPU, without it in compiled code.
     Model("mlp_dp", "examples/mlp_lm.ein", "fp32", ["nccl"], gpu_dims={"accumulate": 2},
@@ -66,6 +82,13 @@ def model(name):
         if m.name == name:
             return m
     raise KeyError(name)
+
+
+def profile_for(gpu_name):
+    """The profile of PROFILES whose name is a word of the GPU's name ("NVIDIA H100 80GB HBM3"
+    -> "h100"), as the trainer matches a report to its device; None for another card."""
+    words = re.sub(r"[^a-z0-9]+", " ", (gpu_name or "").lower()).split()
+    return next((p for p in PROFILES if p in words), None)
 
 
 def sha256(path):

@@ -7,8 +7,8 @@ import statistics
 import common
 
 CLASSES = ("contraction", "reduction", "elementwise", "data")
-CORRECTNESS = ("check mlp_lm", "check gpt", "train mlp_lm", "train gpt", "nccl", "elementwise", "softmax",
-               "gemm")
+CORRECTNESS = ("open", "open, synchronised", "memcheck", "racecheck", "check mlp_lm", "check gpt",
+               "train mlp_lm", "train gpt", "nccl", "elementwise", "softmax", "gemm")
 
 
 def gb(bytes_, seconds):
@@ -84,25 +84,26 @@ def speed_row(data, kind):
     return r
 
 
-def peak_flops(dtype):
-    """The h200 profile's matrix peak for dtype, from passes/devices.json (never a literal)."""
+def peak_flops(dtype, profile):
+    """The profile's matrix peak for dtype, from passes/devices.json (never a literal)."""
     with open(os.path.join(common.ROOT, "passes", "devices.json")) as f:
         profiles = json.load(f)["profiles"]
     for p in profiles:
-        if p["name"] == common.DEVICE_PROFILE:
+        if p["name"] == profile:
             return p["matmulFlops"].get(dtype, p["matmulFlops"]["f32"])
     return None
 
 
-def step_row(data):
-    """GPT-2 small's training step from `gpt2 check --no-compare --functions train_step`."""
+def step_row(data, profile):
+    """GPT-2 small's training step from `gpt2 check --no-compare --functions train_step`, its
+    report (and so the MFU's peak) of the card's profile."""
     f = next((f for f in data.get("functions", []) if f["name"] == "train_step"), None)
     pred = data.get("prediction") or {}
     if not f or f["run_seconds"] <= 0:
         return {"note": (f or {}).get("error", "no train_step timing")}
     t = f["run_seconds"]
     tokens = pred.get("tokens_per_step", 0)
-    peak = peak_flops("bf16")
+    peak = peak_flops("bf16", profile)
     r = {"step_seconds": t, "tokens_per_step": tokens,
          "tokens_per_second": tokens / t if tokens else None,
          "model_flops": pred.get("model_flops"), "peak_flops": peak,
@@ -140,12 +141,12 @@ def peers_row(peers):
     return r
 
 
-def goals(results, manifest):
+def goals(results, manifest, profile):
     """Issue 13's Goals, each {goal, measured, against, ratio, pass, note}; pass is None where
     a side is missing."""
     parts = results["parts"]
     peers = parts.get("peers", {})
-    modes = peers.get("modes", {}) if peers.get("status") == "measured" else {}
+    modes = peers.get("modes", {}) if peers.get("status") in ("measured", "timeout") else {}
     out = []
 
     def goal(name, measured, against, want, note):
@@ -171,9 +172,10 @@ def goals(results, manifest):
     goal("GPT-2 small step >= PyTorch eager", tps, eager, 1.0, "tokens/s")
     goal("GPT-2 small step >= 0.9x torch.compile", tps, compiled, 0.9, "tokens/s")
     mfu = step.get("mfu")
-    out.append({"goal": "MFU >= 40% on H200", "measured": mfu, "against": 0.4,
+    out.append({"goal": "MFU >= 40%", "measured": mfu, "against": 0.4,
                 "ratio": mfu / 0.4 if mfu else None, "pass": None if mfu is None else mfu >= 0.4,
-                "note": f"model FLOPs / (step time x the {common.DEVICE_PROFILE} profile's bf16 peak)"})
+                "note": f"model FLOPs / (step time x the {step.get('profile') or profile} "
+                        "profile's bf16 peak)"})
     classes = step.get("classes", [])
     if classes:
         bad = [c["class"] for c in classes if c["measured"] > 0 and c["predicted"] is not None
@@ -211,16 +213,22 @@ def markdown(results):
     p = results["parts"]
     env = results["environment"]
     m = results["manifest"]
-    lines = [f"# gpu-check ({results['mode']} mode, backend {results['backend']})", "",
-             f"GPU: {env.get('gpu') or 'none'}; torch: {env.get('torch') or 'none'}; "
-             f"{env.get('cpus')} CPUs; executables of {m['einc']} ({m['git']}, {m['created']}, "
-             f"target {m['target']}); reports on the {m['device_profile']} profile; "
-             f"{results['seconds']:.0f} s in all.", ""]
+    lines = [f"# gpu-check ({results['mode']} mode, backend {results['backend']})", ""]
+    for missing in results["missing"]:
+        lines += [f"**{blocker(missing['library'])}**: `{missing['line']}`", ""]
+    san = results.get("sanitizer") or {}
+    lines += [f"GPU: {env.get('gpu') or 'none'}; profile {results.get('profile') or 'unknown'}; "
+              f"torch: {env.get('torch') or 'none'}; {env.get('cpus')} CPUs; executables of "
+              f"{m['einc']} ({m['git']}, {m['created']}, target {m['target']}); "
+              f"compute-sanitizer: {san.get('path') or 'none'} ({san.get('why', '')}); "
+              f"{results['seconds']:.0f} s in all.", ""]
     for n in results["notes"]:
         lines.append(f"- note: {n}")
-    lines += ["", "| part | status | result | s |", "|---|---|---|---:|"]
+    lines += [""] if results["notes"] else []
+    lines += ["| part | status | result | s | budget s |", "|---|---|---|---:|---:|"]
     for name, r in p.items():
-        lines.append(f"| {name} | {r['status']} | {summary(name, r)} | {r.get('seconds', '')} |")
+        lines.append(f"| {name} | {r['status']} | {summary(name, r)} | {r.get('seconds', '')} | "
+                     f"{results['budgets'].get(name, '')} |")
 
     lines += ["", "## Correctness", "",
               "| model | distinct steps | kernels | GEMMs | same bits | within bound | worst error/bound |",
@@ -291,9 +299,24 @@ def markdown(results):
     return "\n".join(lines)
 
 
+def blocker(what):
+    return "no GPU" if what == "GPU" else f"library missing: {what}"
+
+
+def console(results):
+    """The short table gpu-check prints last (the device tool returns the output's tail)."""
+    lines = [blocker(m["library"]) + f" ({m['line']})" for m in results["missing"]]
+    for name, r in results["parts"].items():
+        lines.append(f"  {name:20s} {r['status']:9s} {str(r.get('seconds', '')):>6s} "
+                     f"{summary(name, r)[:110]}")
+    return "\n".join(lines)
+
+
 def summary(name, r):
     if r["status"] == "skipped":
         return r.get("note", "")
+    if name in ("open", "open, synchronised") and r.get("device"):
+        return f"{r['device']}; {r.get('note', '')}"
     if "distinct_steps" in r:
         return (f"{r['within_bound']}/{r['distinct_steps']} distinct steps within their bounds "
                 f"({r['same_bits']} same bits)" + (f"; {r['note']}" if r.get("note") else ""))
