@@ -45,8 +45,12 @@ FusedNode indexNode(const mlir::ein::IndexRead &index, ElemKind elem) {
 FailureOr<FusedKernel> describeFusedKernel(ArrayRef<Operation *> members) {
   if (members.empty())
     return failure();
-  if (members.size() < 2)
-    return members[0]->emitError("internal error: a fused kernel needs two or more ops");
+  bool readsIndex = llvm::any_of(members[0]->getOperands(), [](Value v) {
+    return mlir::ein::classifyIndexRead(v).has_value();
+  });
+  if (members.size() < 2 && !readsIndex)
+    return members[0]->emitError("internal error: a fused kernel needs two or more ops (or one "
+                                 "computing an iota)");
   FusedKernel fk;
   KernelSpec &spec = fk.spec;
   spec.op = "ein.fused";

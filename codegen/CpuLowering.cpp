@@ -415,7 +415,31 @@ private:
       if (joins)
         run.push_back(&op);
     }
-    return close();
+    if (failed(close()))
+      return failure();
+    // Where fusion ran, an elementwise op alone reading an iota: a fused
+    // kernel of one op, computing the iota from the element's index
+    // (passes/StepKernels.h, computesIndex).
+    if (!mlir::ein::fusionMarked(body))
+      return success();
+    for (Operation &op : body.without_terminator()) {
+      bool readsIndex = llvm::any_of(
+          op.getOperands(), [](Value v) { return mlir::ein::classifyIndexRead(v).has_value(); });
+      if (runOf_.count(&op) || !mlir::ein::isFusible(&op) || !readsIndex)
+        continue;
+      auto fk = describeFusedKernel({&op});
+      if (failed(fk))
+        return failure();
+      auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr);
+      int64_t index = int64_t(fused_.size());
+      runIds_.push_back(id ? id.getInt() : -1);
+      runOf_[&op] = index;
+      runEndingAt_[&op] = index;
+      inPlace_.insert(fk->inPlaceReads.begin(), fk->inPlaceReads.end());
+      indexReads_.insert(fk->indexReads.begin(), fk->indexReads.end());
+      fused_.push_back(std::move(*fk));
+    }
+    return success();
   }
 
   /// The buffer holding `buffer`'s bytes (itself, unless it is an aliased

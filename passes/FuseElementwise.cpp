@@ -161,6 +161,12 @@ indexOpsComputedInKernels(Block &body, llvm::function_ref<bool(OpOperand &)> com
   return computed;
 }
 
+bool fusionMarked(Block &body) {
+  return llvm::any_of(body.without_terminator(), [](Operation &op) {
+    return op.hasAttr(kFusionAttr) || op.hasAttr(kEpilogueAttr) || op.hasAttr("ein.rows");
+  });
+}
+
 bool isFusible(Operation *op) {
   if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1)
     return false;

@@ -61,6 +61,11 @@ std::optional<IndexRead> classifyIndexRead(mlir::Value value);
 llvm::DenseSet<mlir::Operation *>
 indexOpsComputedInKernels(mlir::Block &body, llvm::function_ref<bool(mlir::OpOperand &)> computes);
 
+/// Whether the fusion passes marked `body` (an op carries ein.fusion,
+/// ein.epilogue or ein.rows): an elementwise op alone then computes the
+/// iotas it reads too (passes/StepKernels.h, computesIndex).
+bool fusionMarked(mlir::Block &body);
+
 /// Ops a fusion group may hold: elementwise (unary, binary, cmp, select,
 /// cast), one ranked result of static shape.
 bool isFusible(mlir::Operation *op);

@@ -164,14 +164,14 @@ llvm::DenseSet<Operation *> computedIndexOps(ArrayRef<StepKernel> kernels) {
 }
 
 bool computesIndex(const StepKernel &k, OpOperand &use) {
-  bool body =
-      k.kind == KernelKind::Fused || k.kind == KernelKind::Rows || k.kind == KernelKind::Epilogue;
   Operation *owner = use.getOwner();
-  if (!body || k.elementwiseMembers().size() < 2 ||
-      !llvm::is_contained(k.elementwiseMembers(), owner))
-    return false;
   // A row kernel's broadcast spreads a per-row value the kernel computes.
-  return !isa<BroadcastOp>(owner) && classifyIndexRead(use.get()).has_value();
+  if (isa<BroadcastOp>(owner) || !classifyIndexRead(use.get()))
+    return false;
+  bool body = k.kind == KernelKind::Fused || k.kind == KernelKind::Rows ||
+              k.kind == KernelKind::Epilogue ||
+              (k.kind == KernelKind::Op && isFusible(owner) && fusionMarked(*owner->getBlock()));
+  return body && llvm::is_contained(k.elementwiseMembers(), owner);
 }
 
 namespace {

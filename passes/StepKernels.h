@@ -63,8 +63,9 @@ std::vector<StepKernel> stepKernels(Block &body);
 /// Whether kernel `k` computes the value `use` (an operand of one of its
 /// members) from the element's index instead of reading it: an iota or a
 /// view of one (classifyIndexRead) read by an elementwise member of a fused
-/// kernel, an epilogue or a row kernel of two or more ops (the kernels the
-/// backends describe as one body: codegen/CpuKernelGen.h).
+/// kernel, an epilogue, a row kernel or, where fusion ran (fusionMarked), an
+/// elementwise op alone (which the backends then describe as a fused kernel
+/// of one op: codegen/CpuKernelGen.h).
 bool computesIndex(const StepKernel &k, OpOperand &use);
 
 /// The iotas, and reshapes / broadcasts of them, among `kernels`' ops that

@@ -57,8 +57,8 @@ TEST(FusionRandom, FusedProgramsMatchTheReference) {
 TEST(FusionRandom, FusedAndUnfusedAreBitIdentical) {
   // Iota steps: unfused every iota is one; fused, those every reader
   // computes from its index are none (an iota read through a broadcast
-  // splitting its dims, or by an op alone — another phase, another shape, a
-  // reduction, a contraction — is still written).
+  // splitting its dims, by a reduction alone or by a contraction is still
+  // written).
   int iotaStepsFused = 0, iotaStepsUnfused = 0;
   auto iotaSteps = [](const einrt::Program &p) {
     return int(llvm::count_if(
