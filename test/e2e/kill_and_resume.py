@@ -66,8 +66,11 @@ def kill(log, ck, cmd):
         return 1
     p.send_signal(signal.SIGKILL)
     p.wait()
-    killed = last_logged_step(log)
     saved = checkpoint_step(last)
+    # The trainer writes a step's checkpoint before its log line: killed
+    # between the two, the log ends one step before the checkpoint, and the
+    # run had completed the checkpoint's step.
+    killed = max(last_logged_step(log), saved)
     print("killed at step %d, checkpoint at step %d, lost %d steps"
           % (killed, saved, killed - saved))
     return 0
