@@ -20,25 +20,26 @@ namespace einrt {
 
 namespace {
 
-/// Rows [r0, r1) of C = op(A)·op(B) (or C += ..., as the epilogue says) for
-/// one matrix of `g`.
-void gemmRows(const GemmLibrary &lib, const GemmDesc &g, const float *a, const float *b, float *c,
-              int64_t r0, int64_t r1) {
-  const int64_t m = r1 - r0, n = g.n, k = g.k;
+/// Rows [r0, r1) and columns [c0, c1) of C = op(A)·op(B) (or C += ..., as
+/// the epilogue says) for one matrix of `g`.
+void gemmTile(const GemmLibrary &lib, const GemmDesc &g, const float *a, const float *b, float *c,
+              const MatmulChunks::Chunk &t) {
+  const int64_t m = t.r1 - t.r0, n = t.c1 - t.c0, k = g.k;
   const bool accumulate = g.epilogue == GemmEpilogue::Accumulate;
-  if (m <= 0 || n == 0)
+  if (m <= 0 || n <= 0)
     return;
-  // Rows [r0, r1) of op(A) and C: op(A)'s rows are A's columns when A is
-  // stored transposed.
-  const float *ar = a + (g.transA ? r0 : r0 * g.lda);
-  float *cr = c + r0 * g.ldc;
+  // Rows [r0, r1) of op(A) and columns [c0, c1) of op(B): op(A)'s rows are
+  // A's columns when A is stored transposed, op(B)'s columns B's rows.
+  const float *ar = a + (g.transA ? t.r0 : t.r0 * g.lda);
+  const float *bc = b + (g.transB ? t.c0 * g.ldb : t.c0);
+  float *ct = c + t.r0 * g.ldc + t.c0;
   if (k == 0) { // an empty sum: BLAS implementations differ, so zero here
     if (!accumulate)
       for (int64_t r = 0; r < m; ++r)
-        std::fill(cr + r * g.ldc, cr + r * g.ldc + n, 0.0f);
+        std::fill(ct + r * g.ldc, ct + r * g.ldc + n, 0.0f);
     return;
   }
-  lib.sgemm(g.transA, g.transB, m, n, k, 1.0f, ar, g.lda, b, g.ldb, accumulate ? 1.0f : 0.0f, cr,
+  lib.sgemm(g.transA, g.transB, m, n, k, 1.0f, ar, g.lda, bc, g.ldb, accumulate ? 1.0f : 0.0f, ct,
             g.ldc);
 }
 
@@ -248,7 +249,7 @@ void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
 }
 
 bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                               const RowsDone *done, std::string &error) {
+                               const TileDone *done, std::string &error) {
   const int64_t total = g.matrices();
   if (total == 0 || g.m == 0 || g.n == 0)
     return true;
@@ -263,7 +264,8 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
   const Bf16Kernel kernel =
       *bf16Path == Bf16GemmPath::Avx512Bf16 ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Model;
   const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
-  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
+  // Row blocks only: the kernel runs rows of a packed matrix.
+  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k, /*columns=*/false);
   // Pack every matrix's A and B once (moving bits: any split gives the same
   // words), then run the chunks on the packed operands.
   const int packChunks = chunks.count() == 1 ? 1 : int(std::min<int64_t>(total, kMaxChunks));
@@ -286,7 +288,7 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
                              : static_cast<void *>(static_cast<float *>(cv) + oc);
       bf16GemmRows(kernel, s, pa, pa + wordsA, c, part.r0, part.r1);
       if (done)
-        (*done)(i, part.r0, part.r1);
+        (*done)(i, part);
     }
   });
   return true;
@@ -298,11 +300,11 @@ bool CpuDevice::pickGemmChooser(std::string &error) {
 
 bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
                      std::string &error) {
-  return gemmRowsDone(g, av, bv, cv, nullptr, error);
+  return gemmTilesDone(g, av, bv, cv, nullptr, /*columns=*/true, error);
 }
 
-bool CpuDevice::gemmRowsDone(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                             const RowsDone *done, std::string &error) {
+bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                              const TileDone *done, bool columns, std::string &error) {
   if (bf16Operands(g)) {
     if (!pickBf16Path(error))
       return false;
@@ -331,7 +333,7 @@ bool CpuDevice::gemmRowsDone(const GemmDesc &g, const void *av, const void *bv, 
     float *a = stage(g.a, av, e[0]), *b = stage(g.b, bv, e[1]), *c = stage(g.c, cv, e[2]);
     GemmDesc wide = g;
     wide.a = wide.b = wide.c = DType::F32;
-    if (!gemmRowsDone(wide, a, b, c, nullptr, error))
+    if (!gemmTilesDone(wide, a, b, c, nullptr, columns, error))
       return false;
     if (g.c == DType::BF16)
       narrowToBF16(c, static_cast<uint16_t *>(cv), e[2]);
@@ -349,15 +351,15 @@ bool CpuDevice::gemmRowsDone(const GemmDesc &g, const void *av, const void *bv, 
   if (!pickGemmChooser(error))
     return false;
   const GemmLibrary &lib = gemmChoice->forShape(shapeOf(g));
-  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
+  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k, columns);
   forEachChunk(chunks.count(), [&](int chunk) {
     MatmulChunks::Chunk part = chunks.chunk(chunk);
     for (int64_t i = part.first; i < part.last; ++i) {
       int64_t oa, ob, oc;
       matrixOffsets(g, i, oa, ob, oc);
-      gemmRows(lib, g, a + oa, b + ob, c + oc, part.r0, part.r1);
+      gemmTile(lib, g, a + oa, b + ob, c + oc, part);
       if (done)
-        (*done)(i, part.r0, part.r1);
+        (*done)(i, part);
     }
   });
   return true;
@@ -395,22 +397,30 @@ bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *
     k.kernel = index;
     return gemm(g, a, b, c, error) && launch(k, post, error);
   }
-  // Rows [r0, r1) of matrix i are iterations [(i·m + r0)·n, (i·m + r1)·n)
-  // / per of the kernel; computed in the chunk that made them.
+  // Element (r, col) of matrix i is iteration ((i·m + r)·n + col) / per
+  // of the kernel: a tile's rows are one range when the tile is whole
+  // rows, else one range per row. Computed in the chunk that made them.
   std::vector<void *> data(post.size());
   for (size_t i = 0; i < post.size(); ++i)
     data[i] = post[i].data;
   const int64_t per = g.matrices() * g.m * g.n / kernel.extent;
-  RowsDone done = [&](int64_t i, int64_t r0, int64_t r1) {
-    int64_t range[2] = {(i * g.m + r0) * g.n / per, (i * g.m + r1) * g.n / per};
+  TileDone done = [&](int64_t i, const MatmulChunks::Chunk &t) {
+    int64_t range[2];
     std::vector<void *> args(data.size() + 2);
     for (size_t j = 0; j < data.size(); ++j)
       args[j] = &data[j];
     args[data.size()] = &range[0];
     args[data.size() + 1] = &range[1];
-    kernel.fn(args.data());
+    const bool wholeRows = t.c0 == 0 && t.c1 == g.n;
+    for (int64_t r = t.r0; r < t.r1; r = wholeRows ? t.r1 : r + 1) {
+      const int64_t last = wholeRows ? t.r1 - 1 : r;
+      range[0] = ((i * g.m + r) * g.n + t.c0) / per;
+      range[1] = ((i * g.m + last) * g.n + t.c1) / per;
+      kernel.fn(args.data());
+    }
   };
-  return gemmRowsDone(g, a, b, c, &done, error);
+  // Column tiles where their edges are whole iterations.
+  return gemmTilesDone(g, a, b, c, &done, kMatmulColAlign % per == 0, error);
 }
 
 bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan> &buffers,

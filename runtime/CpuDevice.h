@@ -28,6 +28,7 @@
 #include "runtime/Bf16Gemm.h"
 #include "runtime/GemmTable.h"
 #include "runtime/HostDevice.h"
+#include "runtime/ParallelChunks.h"
 #include "runtime/ThreadPool.h"
 
 #include <functional>
@@ -79,11 +80,12 @@ public:
   /// Every Kernel step's kernel is in the table.
   std::string check(const Program &program) const override;
   bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error) override;
-  /// The epilogue's kernel on each block of C's rows right after the
-  /// block's product (in the same chunk, while it is in cache), where C is
-  /// dense and every row is whole iterations of the kernel's parallel
-  /// loop; else over the whole of C after the product (narrow operands
-  /// widened for sgemm, too: their C is rounded whole first).
+  /// The epilogue's kernel on each tile of C right after the tile's
+  /// product (in the same chunk, while it is in cache), where C is dense
+  /// and every row is whole iterations of the kernel's parallel loop (and
+  /// columns are tiled only where a tile's edges are); else over the whole
+  /// of C after the product (narrow operands widened for sgemm, too: their
+  /// C is rounded whole first).
   bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
                 const std::vector<DeviceSpan> &post, std::string &error) override;
   bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
@@ -106,14 +108,15 @@ private:
   bool pickBf16Path(std::string &error);
   /// gemmChoice, made now if it is not yet.
   bool pickGemmChooser(std::string &error);
-  /// Called by a GEMM's chunk after computing rows [r0, r1) of matrix i.
-  using RowsDone = std::function<void(int64_t i, int64_t r0, int64_t r1)>;
-  /// gemm(), with `done` (if set) after each chunk's rows of each matrix.
-  bool gemmRowsDone(const GemmDesc &g, const void *a, const void *b, void *c, const RowsDone *done,
-                    std::string &error);
+  /// Called by a GEMM's chunk after computing its tile of matrix i.
+  using TileDone = std::function<void(int64_t i, const MatmulChunks::Chunk &tile)>;
+  /// gemm(), with `done` (if set) after each chunk's tile of each matrix;
+  /// `columns` false: tiles are whole rows of C.
+  bool gemmTilesDone(const GemmDesc &g, const void *a, const void *b, void *c, const TileDone *done,
+                     bool columns, std::string &error);
   /// A bf16 x bf16 GEMM through runtime/Bf16Gemm.h (path Avx512Bf16 or Model).
   bool packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
-                      const RowsDone *done, std::string &error);
+                      const TileDone *done, std::string &error);
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread

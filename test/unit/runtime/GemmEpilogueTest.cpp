@@ -1,9 +1,9 @@
 //===- GemmEpilogueTest.cpp - Matmul steps with an epilogue (GemmPost) ----===//
 //
-// The cpu device runs a Matmul step's epilogue kernel on each block of C's
-// rows right after the block's product: its results must be the bits of the
+// The cpu device runs a Matmul step's epilogue kernel on each tile of C
+// right after the tile's product: its results must be the bits of the
 // unfused path (the product, then the kernel as its own step) at every
-// thread count, for single matrices cut into row blocks, batches and outer
+// thread count, for single matrices cut into tiles, batches and outer
 // loops, kernels whose iterations are rows or elements, and (whole-C
 // fallback) kernels whose iterations span rows. The kernels are written
 // here in C++ against the KernelFn ABI (runtime/Program.h). Validation of
@@ -15,6 +15,7 @@
 #include "runtime/CpuDevice.h"
 #include "runtime/Executor.h"
 #include "runtime/ModelBundle.h"
+#include "runtime/ParallelChunks.h"
 
 #include <gtest/gtest.h>
 
@@ -167,6 +168,36 @@ TEST(GemmEpilogue, RowBlocksGiveTheUnfusedBits) {
         EXPECT_GT(gCalls.load(), 1);
       }
     }
+  }
+}
+
+// A matrix wide enough to be cut into column tiles too (300 x 640: 2 x 2
+// tiles of ParallelChunks.h). A kernel whose iterations are elements runs
+// on each tile, one range per row of it; one whose iterations are rows
+// cannot run on part of a row, so the device cuts that GEMM into whole rows.
+TEST(GemmEpilogue, ColumnTilesGiveTheUnfusedBits) {
+  const Shape s = {1, 1, 300, 640, 64};
+  gColumns = s.n;
+  MatmulChunks plan = planMatmulChunks(1, s.m, s.n, s.k);
+  ASSERT_EQ(plan.rowBlocks, 2);
+  ASSERT_EQ(plan.colBlocks, 2);
+  std::vector<KernelEntry> flat = {KernelEntry(&squarePlus, s.m * s.n)};
+  Program fused = matmulProgram(s, true, 0, {1, s.m, s.n}, 1);
+  Program unfused = matmulProgram(s, false, 0, {1, s.m, s.n}, 1);
+  std::vector<std::vector<float>> want = run(unfused, flat, 1, 5);
+  for (int threads : {1, 2, 3}) {
+    gCalls = 0;
+    EXPECT_TRUE(sameBits(run(fused, flat, threads, 5), want)) << threads << " threads";
+    EXPECT_EQ(gCalls.load(), 2 * s.m) << "one call per row of each of the two columns of tiles";
+  }
+  std::vector<KernelEntry> rows = {KernelEntry(&biasTanh, s.m)};
+  Program fusedRows = matmulProgram(s, true, 0, {s.n}, 2);
+  Program unfusedRows = matmulProgram(s, false, 0, {s.n}, 2);
+  std::vector<std::vector<float>> wantRows = run(unfusedRows, rows, 1, 5);
+  for (int threads : {1, 2}) {
+    gCalls = 0;
+    EXPECT_TRUE(sameBits(run(fusedRows, rows, threads, 5), wantRows)) << threads << " threads";
+    EXPECT_EQ(gCalls.load(), 2) << "two blocks of whole rows";
   }
 }
 

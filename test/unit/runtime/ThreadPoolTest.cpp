@@ -125,27 +125,29 @@ struct SplitProgram {
     x = pb.arg(DType::F32, {n});
     pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {n}, {}, 0));
     // Matmuls above kParallelMatmulFlops: 6 matrices of 100x100·100x100;
-    // one 200x100·100x150 with A stored transposed; one 203x100·100x150
-    // with B stored transposed (rows not a multiple of anything); 40
+    // one 300x50·50x600 with A stored transposed (2 x 2 tiles); two
+    // 263x40·40x530 with B stored transposed (rows and columns not a
+    // multiple of anything: two column tiles each); 40
     // matrices of 40x40·40x40 (split by whole matrices).
     int32_t a = pb.arg(DType::F32, {6, 100, 100});
     int32_t b = pb.arg(DType::F32, {6, 100, 100});
     pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {6, 100, 100},
                       {{6, 100, 100, 100, 0, 0, 100, 100, 100, 10000, 10000, 10000}}));
-    int32_t at = pb.arg(DType::F32, {100, 200});
-    int32_t bt = pb.arg(DType::F32, {100, 150});
-    pb.result(pb.step(StepKind::Matmul, {at, bt}, DType::F32, {200, 150},
-                      {{1, 200, 150, 100, 1, 0, 200, 150, 150, 0, 0, 0}}));
-    int32_t a2 = pb.arg(DType::F32, {203, 100});
-    int32_t b2 = pb.arg(DType::F32, {150, 100});
-    pb.result(pb.step(StepKind::Matmul, {a2, b2}, DType::F32, {203, 150},
-                      {{1, 203, 150, 100, 0, 1, 100, 100, 150, 0, 0, 0}}));
+    int32_t at = pb.arg(DType::F32, {50, 300});
+    int32_t bt = pb.arg(DType::F32, {50, 600});
+    pb.result(pb.step(StepKind::Matmul, {at, bt}, DType::F32, {300, 600},
+                      {{1, 300, 600, 50, 1, 0, 300, 600, 600, 0, 0, 0}}));
+    int32_t a2 = pb.arg(DType::F32, {2, 263, 40});
+    int32_t b2 = pb.arg(DType::F32, {2, 530, 40});
+    pb.result(pb.step(StepKind::Matmul, {a2, b2}, DType::F32, {2, 263, 530},
+                      {{2, 263, 530, 40, 0, 1, 40, 40, 530, 263 * 40, 530 * 40, 263 * 530}}));
     int32_t a3 = pb.arg(DType::F32, {40, 40, 40});
     int32_t b3 = pb.arg(DType::F32, {40, 40, 40});
     pb.result(pb.step(StepKind::Matmul, {a3, b3}, DType::F32, {40, 40, 40},
                       {{40, 40, 40, 40, 0, 0, 40, 40, 40, 1600, 1600, 1600}}));
     static_assert(6 * 2.0 * 100 * 100 * 100 > kParallelMatmulFlops &&
-                      2.0 * 200 * 150 * 100 > kParallelMatmulFlops &&
+                      2.0 * 300 * 600 * 50 > kParallelMatmulFlops &&
+                      2 * 2.0 * 263 * 530 * 40 > kParallelMatmulFlops &&
                       40 * 2.0 * 40 * 40 * 40 > kParallelMatmulFlops,
                   "the matmuls must be large enough to be split");
     EXPECT_EQ(pb.p.validate(), "");
