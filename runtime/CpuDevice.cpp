@@ -195,8 +195,21 @@ bool CpuDevice::prepare(const Program &program, std::string &error) {
   bool matmuls = std::any_of(program.steps.begin(), program.steps.end(), [](const Step &s) {
     return std::holds_alternative<GemmDesc>(s.payload);
   });
-  if (matmuls && !pickGemmChooser(error))
-    return false;
+  if (matmuls && !gemmChoiceFixed) {
+    // The library of each f32 GEMM shape: measured now where this
+    // machine's table lacks it (runtime/GemmTable.h). Each program the
+    // device prepares may add shapes; a shape's library never changes.
+    std::vector<GemmShape> shapes;
+    const Bf16GemmPath path = bf16Path.value_or(Bf16GemmPath::Emulate);
+    for (const Step &s : program.steps)
+      if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && !takesPacked(*g, path))
+        shapes.push_back(shapeOf(*g));
+    std::string measured;
+    if (!GemmChooser::forShapes(shapes, gemmChoice, error, &measured))
+      return false;
+    if (!measured.empty())
+      gemmMeasured = measured;
+  }
   std::array<int64_t, 2> need = workspaceNeeds(program, bf16Path.value_or(Bf16GemmPath::Emulate));
   if (need[0] <= int64_t(workspace.size()) && need[1] <= int64_t(packed.size()))
     return true;

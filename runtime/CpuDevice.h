@@ -63,13 +63,18 @@ public:
   /// The path picked (nullopt before any bf16 GEMM was prepared or run).
   std::optional<Bf16GemmPath> bf16GemmPath() const { return bf16Path; }
   /// Which library runs each f32 GEMM shape (runtime/GemmTable.h): fixed
-  /// here (tests), else GemmChooser::fromEnvironment (EINC_GEMM, this
-  /// machine's measured table) on first use.
+  /// here (tests), else by prepare() (GemmChooser::forShapes: EINC_GEMM,
+  /// this machine's table, extended by timing the program's shapes it
+  /// lacks), else GemmChooser::fromEnvironment on first use.
   void setGemmChooser(std::shared_ptr<const GemmChooser> chooser) {
     gemmChoice = std::move(chooser);
+    gemmChoiceFixed = gemmChoice != nullptr;
   }
   /// The chooser in use (null before the first f32 GEMM was prepared or run).
   const GemmChooser *gemmChooser() const { return gemmChoice.get(); }
+  /// What the last prepare() that timed anything timed to extend this
+  /// machine's GEMM table: "" when none did (GemmChooser::forShapes).
+  const std::string &gemmMeasurement() const { return gemmMeasured; }
   /// `program`'s Matmul steps that bf16GemmPath() decides (bf16 A and B,
   /// f32 or bf16 C).
   static int64_t bf16GemmSteps(const Program &program);
@@ -124,6 +129,8 @@ private:
   std::vector<uint32_t> packed;     // packed bf16 GEMM operands (prepare)
   std::optional<Bf16GemmPath> bf16Path;
   std::shared_ptr<const GemmChooser> gemmChoice;
+  bool gemmChoiceFixed = false; // setGemmChooser: prepare() keeps it
+  std::string gemmMeasured;
 };
 
 } // namespace einrt

@@ -7,11 +7,19 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace einrt {
 
@@ -46,6 +54,61 @@ double seconds() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
+/// This thread's CPU time: a call's time without what other processes on
+/// the machine took from it (they still share caches and memory).
+double threadSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+/// The CPU's ISA flags a GEMM library's kernels depend on, as
+/// /proc/cpuinfo names them ("avx2 avx512f avx512_bf16 amx_bf16").
+std::string cpuIsaFlags() {
+  static const char *const kFlags[] = {"avx2",        "fma",         "avx512f",
+                                       "avx512bw",    "avx512_vnni", "avx512_bf16",
+                                       "avx512_fp16", "amx_bf16",    "amx_tile"};
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0) {
+      std::set<std::string> have;
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;)
+        have.insert(w);
+      std::string out;
+      for (const char *f : kFlags)
+        if (have.count(f))
+          out += (out.empty() ? "" : " ") + std::string(f);
+      return out;
+    }
+  return "";
+}
+
+/// An exclusive lock on `path` + ".lock" for this object's life (none
+/// where the file cannot be made: then measuring is unsynchronised, and a
+/// shape another process wrote first still wins on the re-read).
+class TableLock {
+public:
+  explicit TableLock(const std::string &path) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    fd = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~TableLock() {
+    if (fd >= 0)
+      ::close(fd); // releases the lock
+  }
+  TableLock(const TableLock &) = delete;
+  TableLock &operator=(const TableLock &) = delete;
+
+private:
+  int fd = -1;
+};
+
 /// Median seconds of one call of `lib` on `s`, over operands filled with
 /// small values (no denormals, no overflow).
 double timeCall(const GemmLibrary &lib, const GemmShape &s, double budget) {
@@ -60,15 +123,15 @@ double timeCall(const GemmLibrary &lib, const GemmShape &s, double budget) {
               c.data(), s.ldc);
   };
   call(); // warm-up: packing buffers, first-touch pages, code
-  double t0 = seconds();
+  double t0 = threadSeconds();
   call();
-  double once = std::max(seconds() - t0, 1e-7);
+  double once = std::max(threadSeconds() - t0, 1e-7);
   int reps = int(std::clamp(budget / once, 3.0, 50.0));
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) {
-    double s0 = seconds();
+    double s0 = threadSeconds();
     call();
-    times.push_back(seconds() - s0);
+    times.push_back(std::max(threadSeconds() - s0, 1e-9));
   }
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
@@ -85,7 +148,7 @@ std::string GemmShape::key() const {
 }
 
 std::string gemmMachineKey() {
-  std::string key = cpuModelName();
+  std::string key = cpuModelName() + " (" + cpuIsaFlags() + ")";
   for (const GemmLibrary *lib : availableGemmLibraries())
     key += " | " + (lib->name == "openblas" ? lib->version : lib->name + " " + lib->version);
   return key;
@@ -214,6 +277,14 @@ GemmChooser::GemmChooser(const GemmTable &table) {
 }
 
 bool GemmChooser::fromEnvironment(std::shared_ptr<const GemmChooser> &out, std::string &error) {
+  return forShapes({}, out, error);
+}
+
+bool GemmChooser::forShapes(const std::vector<GemmShape> &shapes,
+                            std::shared_ptr<const GemmChooser> &out, std::string &error,
+                            std::string *measured) {
+  if (measured)
+    measured->clear();
   std::string forced = env("EINC_GEMM");
   if (!forced.empty() && forced != "table") {
     const GemmLibrary *lib = gemmLibrary(forced, error);
@@ -230,9 +301,43 @@ bool GemmChooser::fromEnvironment(std::shared_ptr<const GemmChooser> &out, std::
   std::string path = gemmTablePath();
   if (!path.empty() && !readGemmTable(path, table, error))
     return false;
-  if (table.shapes.empty() || table.machine != gemmMachineKey()) {
+  const std::string machine = gemmMachineKey();
+  auto missing = [&] {
+    std::vector<GemmShape> todo;
+    std::set<std::string> seen;
+    for (const GemmShape &s : shapes)
+      if (2.0 * double(s.m) * double(s.n) * double(s.k) >= kMeasuredGemmFlops &&
+          (table.machine != machine || !table.shapes.count(s.key())) && seen.insert(s.key()).second)
+        todo.push_back(s);
+    return todo;
+  };
+  if (!path.empty() && !missing().empty()) {
+    // Measure under the lock, on the table as it is now: another process
+    // may have added these shapes since the read above.
+    TableLock lock(path);
+    if (!readGemmTable(path, table, error))
+      return false;
+    if (table.machine != machine)
+      table = GemmTable{machine, {}};
+    std::vector<GemmShape> todo = missing();
+    if (!todo.empty()) {
+      double t0 = seconds();
+      for (GemmMeasurement &m : measureGemmShapes(todo, 0.02))
+        table.shapes[m.shape.key()] = m;
+      if (!writeGemmTable(path, table, error))
+        return false;
+      if (measured) {
+        char text[64];
+        std::snprintf(text, sizeof text, " in %.1f s", seconds() - t0);
+        *measured = "timed " + std::to_string(todo.size()) + " GEMM shape" +
+                    (todo.size() == 1 ? "" : "s") + " on each library" + text +
+                    " (once per machine: " + path + ")";
+      }
+    }
+  }
+  if (table.shapes.empty() || table.machine != machine) {
     auto c = std::make_shared<GemmChooser>(gemmLibrary("openblas", error));
-    c->description_ = "openblas (no measured table: einc calibrate --gemm MODEL.ein)";
+    c->description_ = "openblas (no measured table)";
     c->default_ = true;
     out = c;
     return true;

@@ -2,13 +2,18 @@
 //
 // GEMM by measurement: for each call shape the CPU device issues (op(A),
 // op(B), m, n, k, leading dimensions), the library (runtime/GemmLibrary.h)
-// that ran it fastest here, measured by `einc calibrate --gemm MODEL.ein`
-// (measureGemmShapes) and kept on disk, keyed by the machine: the CPU's
-// model name, OpenBLAS's configuration (its core type) and every library's
-// version. A shape not in the table, or no table, runs on OpenBLAS. So the
-// choice — and so every result bit — is a function of the table: the same
-// on every run, in einc and in its executables, until the table is
-// measured again.
+// that ran it fastest here (measureGemmShapes), kept on disk, keyed by the
+// machine: the CPU's model name and ISA flags, OpenBLAS's configuration
+// (its core type) and every library's version. The table is built on first
+// use: when an executor is created, each of its program's GEMM shapes of
+// at least kMeasuredGemmFlops that the table lacks is timed then and added
+// (GemmChooser::forShapes; `einc calibrate --gemm MODEL.ein` re-measures a
+// model's shapes on demand). A shape once in the table keeps its library —
+// a process that measured a shape another wrote first takes the other's
+// choice — so the choice, and so every result bit, is a function of the
+// table: the same on every run, in einc and in its executables, until the
+// table is measured again. Smaller shapes, and every shape without a cache
+// folder, run on OpenBLAS.
 //
 // The table lives in $EINC_CACHE_DIR/gemm, else $XDG_CACHE_HOME/einc/gemm,
 // else ~/.cache/einc/gemm (none: no table), one JSON file per machine key.
@@ -71,12 +76,24 @@ bool writeGemmTable(const std::string &path, const GemmTable &table, std::string
 std::vector<GemmMeasurement> measureGemmShapes(const std::vector<GemmShape> &shapes,
                                                double secondsPerCall = 0.05, double tie = 0.03);
 
+/// Shapes below this many FLOPs are not measured (they run on OpenBLAS
+/// unless `einc calibrate --gemm` put them in the table).
+constexpr double kMeasuredGemmFlops = 1e6;
+
 /// What the CPU device calls for each shape.
 class GemmChooser {
 public:
   /// EINC_GEMM and this machine's table; false with `error` for an
   /// EINC_GEMM naming no library that loads, or a damaged table.
   static bool fromEnvironment(std::shared_ptr<const GemmChooser> &out, std::string &error);
+  /// fromEnvironment(), first adding to the table every shape of `shapes`
+  /// of at least kMeasuredGemmFlops it lacks, timed now (with the table
+  /// locked against other processes; unless EINC_GEMM forces a library or
+  /// there is no cache folder). `measured` (if given) says what was timed:
+  /// "" when nothing was.
+  static bool forShapes(const std::vector<GemmShape> &shapes,
+                        std::shared_ptr<const GemmChooser> &out, std::string &error,
+                        std::string *measured = nullptr);
   /// Every shape on one library.
   explicit GemmChooser(const GemmLibrary *only) : only_(only), description_(only->name) {}
   /// The table's choices (a library that does not load: OpenBLAS).

@@ -175,6 +175,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   if (const einrt::GemmChooser *gemms = cpu ? backend->device->gemmChooser() : nullptr;
       gemms && !gemms->isDefault())
     llvm::outs() << "cpu backend: @" << name << ": f32 GEMMs on " << gemms->describe() << "\n";
+  if (cpu && !backend->device->gemmMeasurement().empty())
+    llvm::outs() << "cpu backend: @" << name << ": " << backend->device->gemmMeasurement() << "\n";
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
                                ex->arenaBytes() / 1048576.0, ex->residentBytes() / 1048576.0);

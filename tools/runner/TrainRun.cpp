@@ -421,6 +421,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get());
       cpu && cpu->gemmChooser() && !cpu->gemmChooser()->isDefault())
     out << "; f32 GEMMs: " << cpu->gemmChooser()->describe();
+  if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get());
+      cpu && !cpu->gemmMeasurement().empty())
+    out << "; " << cpu->gemmMeasurement();
   out << ")\n";
   {
     int64_t arena = 0, owned = 0; // over every function

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <thread>
 #include <unistd.h>
 
 using namespace einrt;
@@ -220,6 +221,72 @@ TEST(GemmTable, TheChooserFollowsEincGemmThenThisMachinesTable) {
   ASSERT_TRUE(GemmChooser::fromEnvironment(chooser, error)) << error;
   EXPECT_TRUE(chooser->isDefault());
   EXPECT_EQ(chooser->forShape(shape).name, "openblas");
+}
+
+// Built on first use, never a manual step: the shapes a program runs that
+// the table lacks are timed and added; a shape already there keeps its
+// library (another process's choice wins), small shapes are not timed, and
+// processes racing to measure the same shapes end with one choice.
+TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
+  TempCache cache;
+  ScopedEnv unset("EINC_GEMM", nullptr);
+  std::string error, measured;
+  std::shared_ptr<const GemmChooser> chooser;
+  const GemmShape big{false, true, 96, 80, 256, 256, 256, 80}; // 3.9 MFLOP
+  const GemmShape bigger{true, false, 128, 96, 200, 128, 96, 96};
+  const GemmShape small{false, false, 8, 8, 8, 8, 8, 8}; // below kMeasuredGemmFlops
+  ASSERT_TRUE(GemmChooser::forShapes({big, small, big}, chooser, error, &measured)) << error;
+  EXPECT_EQ(measured.rfind("timed 1 GEMM shape on each library in ", 0), 0u) << measured;
+  EXPECT_NE(measured.find(gemmTablePath()), std::string::npos) << measured;
+  GemmTable t;
+  ASSERT_TRUE(readGemmTable(gemmTablePath(), t, error)) << error;
+  EXPECT_EQ(t.machine, gemmMachineKey());
+  ASSERT_EQ(t.shapes.size(), 1u);
+  ASSERT_TRUE(t.shapes.count(big.key()));
+  EXPECT_EQ(t.shapes[big.key()].gflops.size(), availableGemmLibraries().size());
+  EXPECT_EQ(chooser->forShape(big).name, t.shapes[big.key()].chosen);
+  EXPECT_FALSE(chooser->isDefault());
+  // Once there, a shape is not timed again and keeps the table's library,
+  // whatever a new measurement would say.
+  std::string last = availableGemmLibraries().back()->name;
+  t.shapes[big.key()].chosen = last;
+  ASSERT_TRUE(writeGemmTable(gemmTablePath(), t, error)) << error;
+  ASSERT_TRUE(GemmChooser::forShapes({big, small}, chooser, error, &measured)) << error;
+  EXPECT_EQ(measured, "");
+  EXPECT_EQ(chooser->forShape(big).name, last);
+  EXPECT_EQ(chooser->forShape(small).name, "openblas");
+  // Racing processes (each its own lock file descriptor, as two processes
+  // have): each measures what is missing when it holds the lock, so the
+  // second finds the first's shape and takes its choice.
+  std::vector<std::shared_ptr<const GemmChooser>> racers(4);
+  std::vector<std::string> errors(racers.size()), timed(racers.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < racers.size(); ++i)
+    threads.emplace_back(
+        [&, i] { GemmChooser::forShapes({bigger, big}, racers[i], errors[i], &timed[i]); });
+  for (std::thread &th : threads)
+    th.join();
+  int timers = 0;
+  for (size_t i = 0; i < racers.size(); ++i) {
+    ASSERT_TRUE(racers[i]) << errors[i];
+    EXPECT_EQ(racers[i]->forShape(bigger).name, racers[0]->forShape(bigger).name);
+    EXPECT_EQ(racers[i]->forShape(big).name, last);
+    timers += !timed[i].empty();
+  }
+  EXPECT_EQ(timers, 1) << "one of them timed the new shape, the others read it";
+  // Forced, or without a cache folder: nothing is timed.
+  {
+    ScopedEnv forced("EINC_GEMM", "openblas");
+    const GemmShape other{false, false, 200, 64, 64, 64, 64, 64};
+    ASSERT_TRUE(GemmChooser::forShapes({other}, chooser, error, &measured)) << error;
+    EXPECT_EQ(measured, "");
+    ScopedEnv noDir("EINC_CACHE_DIR", nullptr), noXdg("XDG_CACHE_HOME", nullptr),
+        noHome("HOME", nullptr);
+    ScopedEnv table("EINC_GEMM", "table");
+    ASSERT_TRUE(GemmChooser::forShapes({other}, chooser, error, &measured)) << error;
+    EXPECT_EQ(measured, "");
+    EXPECT_TRUE(chooser->isDefault());
+  }
 }
 
 TEST(GemmTable, MeasuringPicksALibraryThatLoads) {
