@@ -89,7 +89,7 @@ def main():
         flops = report["flops"]["by_kind"].get("contraction", 0)
         rows = []
         for t in threads:
-            for lib in ["openblas", "onednn", "blis", "table"]:
+            for lib in ["openblas", "onednn", "onednn-sgemm", "blis", "table"]:
                 e = dict(env)
                 if lib != "table":
                     e["EINC_GEMM"] = lib

@@ -28,9 +28,11 @@
 #include "runtime/Bf16Gemm.h"
 #include "runtime/GemmTable.h"
 #include "runtime/HostDevice.h"
+#include "runtime/OneDnnMatmul.h"
 #include "runtime/ThreadPool.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -114,6 +116,14 @@ private:
   /// A bf16 x bf16 GEMM through runtime/Bf16Gemm.h (path Avx512Bf16 or Model).
   bool packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
                       const RowsDone *done, std::string &error);
+  /// A bf16 x bf16 GEMM through oneDNN (path OneDnn): one matmul call per
+  /// chunk and matrix, on the chunk's rows.
+  bool oneDnnBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
+                      const RowsDone *done, std::string &error);
+  /// The oneDNN primitive of each block height (rows) of `g`'s chunks,
+  /// created (or found in oneDNN's cache) now.
+  using OneDnnChunkMatmuls = std::map<int64_t, const OneDnnMatmul *>;
+  static bool oneDnnChunkMatmuls(const GemmDesc &g, OneDnnChunkMatmuls &out, std::string &error);
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread
