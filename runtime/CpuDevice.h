@@ -10,11 +10,13 @@
 //           bf16/f16 operands are first widened (exactly) into an f32
 //           workspace, a bf16/f16 result computed there and rounded once
 //           (ir/EinOps.td's contraction: f32 sums). bf16 A and B with an
-//           f32 or bf16 C take runtime/Bf16Gemm.h's VDPBF16PS kernel
-//           instead where the CPU has AVX-512 BF16 (Bf16GemmPath): each
-//           matrix packed once, its row blocks as the chunks. The
-//           workspaces are sized by prepare() from the program's GEMMs,
-//           never per call;
+//           f32 or bf16 C take another path where the CPU has one
+//           (Bf16GemmPath): oneDNN's matmul primitive, one single-threaded
+//           call per chunk on the operands in place (its primitives
+//           created by prepare()), or runtime/Bf16Gemm.h's VDPBF16PS
+//           kernel, each matrix packed once and its row blocks as the
+//           chunks. The workspaces are sized by prepare() from the
+//           program's GEMMs, never per call;
 //   launch  calls of a compiled kernel (its table: JIT-compiled by
 //           codegen/CpuKernels.h, or linked into an executable) over ranges
 //           of its parallel loop.
