@@ -10,7 +10,7 @@ For each model it runs, in one invocation:
      call shape of the model's step timed on each library, one thread (the
      per-shape table, printed as einc prints it);
   2. `einc run MODEL --step --steps N --profile --threads T` with
-     EINC_GEMM=openblas, onednn, blis, and with the table just measured: the
+     EINC_GEMM=openblas, onednn, onednn-sgemm, blis, and with the table just measured: the
      matmul steps' time per step (the profile's `matmul` and
      `matmul+epilogue` groups), their GFLOP/s (the report's contraction
      FLOPs / that time), and the step;
@@ -89,7 +89,7 @@ def main():
         flops = report["flops"]["by_kind"].get("contraction", 0)
         rows = []
         for t in threads:
-            for lib in ["openblas", "onednn", "blis", "table"]:
+            for lib in ["openblas", "onednn", "onednn-sgemm", "blis", "table"]:
                 e = dict(env)
                 if lib != "table":
                     e["EINC_GEMM"] = lib

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Bf16Gemm.h"
+#include "runtime/OneDnnMatmul.h"
 
 #include "runtime/CpuTarget.h"
 #include "runtime/FloatFormats.h"
@@ -223,17 +224,29 @@ const char *bf16GemmPathName(Bf16GemmPath path) {
     return "emulate";
   case Bf16GemmPath::Avx512Bf16:
     return "avx512bf16";
+  case Bf16GemmPath::OneDnn:
+    return "onednn";
   case Bf16GemmPath::Model:
     return "model";
   }
   return "?";
 }
 
+std::string bf16GemmPathLabel(Bf16GemmPath path) {
+  std::string label = bf16GemmPathName(path);
+  std::string ignored;
+  if (path == Bf16GemmPath::OneDnn)
+    label += " " + oneDnnBf16Isa(ignored);
+  return label;
+}
+
 std::string bf16GemmPathDescription(Bf16GemmPath path) {
-  const char *what = path == Bf16GemmPath::Emulate      ? "widened to f32, cblas_sgemm"
-                     : path == Bf16GemmPath::Avx512Bf16 ? "the VDPBF16PS kernel"
-                                                        : "the VDPBF16PS kernel's scalar model";
-  return std::string(bf16GemmPathName(path)) + " (" + what + ")";
+  const std::string what = path == Bf16GemmPath::Emulate      ? "widened to f32, cblas_sgemm"
+                           : path == Bf16GemmPath::Avx512Bf16 ? "the VDPBF16PS kernel"
+                           : path == Bf16GemmPath::OneDnn
+                               ? "oneDNN " + oneDnnVersion() + " matmul primitives"
+                               : "the VDPBF16PS kernel's scalar model";
+  return bf16GemmPathLabel(path) + " (" + what + ")";
 }
 
 bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error) {
@@ -241,10 +254,14 @@ bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error) {
   const char *env = std::getenv("EINC_CPU_BF16");
   const std::string want = env ? env : "";
   if (want.empty()) {
-    path = has ? Bf16GemmPath::Avx512Bf16 : Bf16GemmPath::Emulate;
+    std::string ignored;
+    path = !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
+           : has                           ? Bf16GemmPath::Avx512Bf16
+                                           : Bf16GemmPath::Emulate;
     return true;
   }
-  for (Bf16GemmPath p : {Bf16GemmPath::Emulate, Bf16GemmPath::Avx512Bf16, Bf16GemmPath::Model})
+  for (Bf16GemmPath p :
+       {Bf16GemmPath::Emulate, Bf16GemmPath::Avx512Bf16, Bf16GemmPath::OneDnn, Bf16GemmPath::Model})
     if (want == bf16GemmPathName(p)) {
       if (p == Bf16GemmPath::Avx512Bf16 && !has) {
         error = "EINC_CPU_BF16=avx512bf16, but this CPU (or its OS) does not run AVX-512 BF16 "
@@ -252,10 +269,15 @@ bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error) {
                 "saved); unset it, or use EINC_CPU_BF16=emulate";
         return false;
       }
+      std::string why;
+      if (p == Bf16GemmPath::OneDnn && oneDnnBf16Isa(why).empty()) {
+        error = "EINC_CPU_BF16=onednn, but " + why + "; unset it, or use EINC_CPU_BF16=emulate";
+        return false;
+      }
       path = p;
       return true;
     }
-  error = "EINC_CPU_BF16=" + want + ": expected emulate, avx512bf16 or model";
+  error = "EINC_CPU_BF16=" + want + ": expected emulate, avx512bf16, onednn or model";
   return false;
 }
 

@@ -105,18 +105,26 @@ bool cpuHasAvx512Bf16();
 /// How CpuDevice runs a GEMM whose A and B are bf16:
 ///   Emulate     widen both (exactly) to f32 and run cblas_sgemm;
 ///   Avx512Bf16  bf16Gemm's kernel;
+///   OneDnn      oneDNN's matmul primitive (runtime/OneDnnMatmul.h) per
+///               chunk, where its kernel is a brgemm of a bf16 ISA
+///               (AVX512-BF16 or AMX: oneDnnBf16Isa);
 ///   Model       bf16GemmModel (slow; for tests: the instruction path's
 ///               bits on a CPU without it).
-enum class Bf16GemmPath : uint8_t { Emulate, Avx512Bf16, Model };
+enum class Bf16GemmPath : uint8_t { Emulate, Avx512Bf16, OneDnn, Model };
 
-/// "emulate", "avx512bf16", "model".
+/// "emulate", "avx512bf16", "onednn", "model": EINC_CPU_BF16's values.
 const char *bf16GemmPathName(Bf16GemmPath path);
-/// The name and what it runs, for the tools' info lines.
+/// The name and the engine's ISA where there is one ("onednn
+/// avx512_core_amx_bf16"), for the tools' banner lines.
+std::string bf16GemmPathLabel(Bf16GemmPath path);
+/// The label and what it runs, for the tools' info lines.
 std::string bf16GemmPathDescription(Bf16GemmPath path);
 
 /// This machine's path: EINC_CPU_BF16 when set (one of the names above;
-/// "avx512bf16" on a CPU without it is an error), else Avx512Bf16 where the
-/// CPU has it and Emulate elsewhere. False with `error` set on a bad value.
+/// "avx512bf16" on a CPU without it, or "onednn" where oneDNN is missing or
+/// its bf16 kernel is not a bf16 ISA's brgemm, is an error), else OneDnn
+/// where oneDNN runs bf16 on such a kernel, else Avx512Bf16 where the CPU
+/// has it, else Emulate. False with `error` set on a bad value.
 bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error);
 
 } // namespace einrt

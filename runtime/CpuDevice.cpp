@@ -9,12 +9,14 @@
 
 #include "runtime/FloatFormats.h"
 #include "runtime/Memory.h"
+#include "runtime/OneDnnMatmul.h"
 #include "runtime/ParallelChunks.h"
 
 #include <cblas.h>
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 
 namespace einrt {
 
@@ -82,8 +84,12 @@ std::array<int64_t, 3> extents(const GemmDesc &g) {
 bool bf16Operands(const GemmDesc &g) {
   return g.a == DType::BF16 && g.b == DType::BF16 && (g.c == DType::F32 || g.c == DType::BF16);
 }
-bool takesPacked(const GemmDesc &g, Bf16GemmPath path) {
+/// Whether `g` runs on `path` without widening (packed, or on oneDNN).
+bool bf16Direct(const GemmDesc &g, Bf16GemmPath path) {
   return bf16Operands(g) && path != Bf16GemmPath::Emulate;
+}
+bool takesPacked(const GemmDesc &g, Bf16GemmPath path) {
+  return bf16Direct(g, path) && path != Bf16GemmPath::OneDnn;
 }
 
 /// `g`'s matrices as runtime/Bf16Gemm.h sees one.
@@ -98,9 +104,9 @@ Bf16GemmShape bf16Shape(const GemmDesc &g) {
 }
 
 /// f32 elements of workspace one GEMM needs on `path`: its narrow operands
-/// widened (none when it takes the packed path).
+/// widened (none when it takes the packed path or oneDNN).
 int64_t workspaceOf(const GemmDesc &g, Bf16GemmPath path = Bf16GemmPath::Emulate) {
-  if (takesPacked(g, path))
+  if (bf16Direct(g, path))
     return 0;
   std::array<int64_t, 3> e = extents(g);
   return (narrow(g.a) ? e[0] : 0) + (narrow(g.b) ? e[1] : 0) + (narrow(g.c) ? e[2] : 0);
@@ -192,6 +198,13 @@ bool CpuDevice::pickBf16Path(std::string &error) {
 bool CpuDevice::prepare(const Program &program, std::string &error) {
   if (bf16GemmSteps(program) > 0 && !pickBf16Path(error))
     return false;
+  if (bf16Path == Bf16GemmPath::OneDnn) // create the primitives now, not in the first step
+    for (const Step &s : program.steps)
+      if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && bf16Operands(*g)) {
+        OneDnnChunkMatmuls ignored;
+        if (!oneDnnChunkMatmuls(*g, /*columns=*/true, ignored, error))
+          return false;
+      }
   bool matmuls = std::any_of(program.steps.begin(), program.steps.end(), [](const Step &s) {
     return std::holds_alternative<GemmDesc>(s.payload);
   });
@@ -307,6 +320,80 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
   return true;
 }
 
+namespace {
+/// A tile of rows x cols of one matrix of `g` as one oneDNN call: its shape.
+MatmulShape oneDnnShape(const GemmDesc &g, int64_t rows, int64_t cols) {
+  MatmulShape s;
+  s.m = rows, s.n = cols, s.k = g.k;
+  s.transA = g.transA, s.transB = g.transB;
+  s.lda = g.lda, s.ldb = g.ldb, s.ldc = g.ldc;
+  s.ab = MatmulType::BF16;
+  s.c = g.c == DType::BF16 ? MatmulType::BF16 : MatmulType::F32;
+  s.accumulate = g.epilogue == GemmEpilogue::Accumulate;
+  return s;
+}
+} // namespace
+
+bool CpuDevice::oneDnnChunkMatmuls(const GemmDesc &g, bool columns, OneDnnChunkMatmuls &out,
+                                   std::string &error) {
+  out.clear();
+  if (g.matrices() == 0 || g.m == 0 || g.n == 0)
+    return true;
+  const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k, columns);
+  for (int c = 0; c < chunks.count(); ++c) {
+    const MatmulChunks::Chunk part = chunks.chunk(c);
+    const std::pair<int64_t, int64_t> tile{part.r1 - part.r0, part.c1 - part.c0};
+    if (tile.first <= 0 || tile.second <= 0 || out.count(tile))
+      continue;
+    const OneDnnMatmul *mm = OneDnnMatmul::get(oneDnnShape(g, tile.first, tile.second), error);
+    if (!mm)
+      return false;
+    out[tile] = mm;
+  }
+  return true;
+}
+
+bool CpuDevice::oneDnnBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                               const TileDone *done, bool columns, std::string &error) {
+  // One primitive per tile shape (a function of the step's shape), looked
+  // up once here; the chunks call them on their own threads.
+  OneDnnChunkMatmuls matmuls;
+  if (!oneDnnChunkMatmuls(g, columns, matmuls, error))
+    return false;
+  if (matmuls.empty())
+    return true;
+  const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
+  const int64_t cBytes = g.c == DType::BF16 ? 2 : 4;
+  const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k, columns);
+  std::mutex failed;
+  std::string failure;
+  forEachChunk(chunks.count(), [&](int chunk) {
+    MatmulChunks::Chunk part = chunks.chunk(chunk);
+    const OneDnnMatmul &mm = *matmuls.at({part.r1 - part.r0, part.c1 - part.c0});
+    for (int64_t i = part.first; i < part.last; ++i) {
+      int64_t oa, ob, oc;
+      matrixOffsets(g, i, oa, ob, oc);
+      // Rows [r0, r1) of op(A), columns [c0, c1) of op(B) and that tile of
+      // C: op(A)'s rows are A's columns when A is stored transposed,
+      // op(B)'s columns B's rows.
+      const uint16_t *ar = a + oa + (g.transA ? part.r0 : part.r0 * g.lda);
+      const uint16_t *bc = b + ob + (g.transB ? part.c0 * g.ldb : part.c0);
+      void *ct = static_cast<char *>(cv) + (oc + part.r0 * g.ldc + part.c0) * cBytes;
+      std::string why;
+      if (!mm.run(ar, bc, ct, why)) {
+        std::lock_guard<std::mutex> lock(failed);
+        failure = why;
+        return;
+      }
+      if (done)
+        (*done)(i, part);
+    }
+  });
+  if (!failure.empty())
+    error = failure;
+  return failure.empty();
+}
+
 bool CpuDevice::pickGemmChooser(std::string &error) {
   return gemmChoice || GemmChooser::fromEnvironment(gemmChoice, error);
 }
@@ -321,6 +408,8 @@ bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv,
   if (bf16Operands(g)) {
     if (!pickBf16Path(error))
       return false;
+    if (*bf16Path == Bf16GemmPath::OneDnn)
+      return oneDnnBf16Gemm(g, av, bv, cv, done, columns, error);
     if (*bf16Path != Bf16GemmPath::Emulate)
       return packedBf16Gemm(g, av, bv, cv, done, error);
   }
@@ -404,8 +493,8 @@ bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *
   }
   const KernelEntry &kernel = kernels[size_t(index)];
   const bool wide = !narrow(g.a) && !narrow(g.b) && !narrow(g.c);
-  const bool packedPath = bf16Operands(g) && bf16Path && *bf16Path != Bf16GemmPath::Emulate;
-  if (!(wide || packedPath) || !rowsAreIterations(g, kernel.extent)) {
+  const bool direct = bf16Path && bf16Direct(g, *bf16Path);
+  if (!(wide || direct) || !rowsAreIterations(g, kernel.extent)) {
     KernelLaunch k;
     k.kernel = index;
     return gemm(g, a, b, c, error) && launch(k, post, error);

@@ -10,11 +10,13 @@
 //           bf16/f16 operands are first widened (exactly) into an f32
 //           workspace, a bf16/f16 result computed there and rounded once
 //           (ir/EinOps.td's contraction: f32 sums). bf16 A and B with an
-//           f32 or bf16 C take runtime/Bf16Gemm.h's VDPBF16PS kernel
-//           instead where the CPU has AVX-512 BF16 (Bf16GemmPath): each
-//           matrix packed once, its row blocks as the chunks. The
-//           workspaces are sized by prepare() from the program's GEMMs,
-//           never per call;
+//           f32 or bf16 C take another path where the CPU has one
+//           (Bf16GemmPath): oneDNN's matmul primitive, one single-threaded
+//           call per chunk on the operands in place (its primitives
+//           created by prepare()), or runtime/Bf16Gemm.h's VDPBF16PS
+//           kernel, each matrix packed once and its row blocks as the
+//           chunks. The workspaces are sized by prepare() from the
+//           program's GEMMs, never per call;
 //   launch  calls of a compiled kernel (its table: JIT-compiled by
 //           codegen/CpuKernels.h, or linked into an executable) over ranges
 //           of its parallel loop.
@@ -28,10 +30,12 @@
 #include "runtime/Bf16Gemm.h"
 #include "runtime/GemmTable.h"
 #include "runtime/HostDevice.h"
+#include "runtime/OneDnnMatmul.h"
 #include "runtime/ParallelChunks.h"
 #include "runtime/ThreadPool.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -122,6 +126,15 @@ private:
   /// A bf16 x bf16 GEMM through runtime/Bf16Gemm.h (path Avx512Bf16 or Model).
   bool packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
                       const TileDone *done, std::string &error);
+  /// A bf16 x bf16 GEMM through oneDNN (path OneDnn): one matmul call per
+  /// chunk and matrix, on the chunk's tile.
+  bool oneDnnBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
+                      const TileDone *done, bool columns, std::string &error);
+  /// The oneDNN primitive of each tile shape (rows, columns) of `g`'s
+  /// chunks, created (or found in oneDNN's cache) now.
+  using OneDnnChunkMatmuls = std::map<std::pair<int64_t, int64_t>, const OneDnnMatmul *>;
+  static bool oneDnnChunkMatmuls(const GemmDesc &g, bool columns, OneDnnChunkMatmuls &out,
+                                 std::string &error);
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread

@@ -1,5 +1,6 @@
 //===- GemmLibrary.cpp - OpenBLAS, oneDNN and BLIS behind one sgemm -------===//
 #include "runtime/GemmLibrary.h"
+#include "runtime/OneDnnMatmul.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -19,22 +20,17 @@ void openblasSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, fl
               int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
 
-// ----- oneDNN (dlopen) -------------------------------------------------------
-// dnnl_sgemm is row-major, with 64-bit dims; it returns a status that is
-// success for valid arguments (the CPU device passes only valid ones).
+// ----- oneDNN (dlopen, runtime/OneDnnMatmul.h) ------------------------------
+// onednn-sgemm: dnnl_sgemm (row-major, 64-bit dims; it returns a status that
+// is success for valid arguments, and the CPU device passes only valid ones).
 using DnnlSgemm = int (*)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t,
                           const float *, int64_t, float, float *, int64_t);
-struct DnnlVersion {
-  int major, minor, patch;
-  const char *hash;
-  unsigned cpuRuntime, gpuRuntime;
-};
 DnnlSgemm dnnlSgemm = nullptr;
 void (*ompSetNumThreads)(int) = nullptr;
 
-void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
-                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                 int64_t ldc) {
+void onednnDnnlSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                     int64_t ldc) {
   // Debian's oneDNN runs on OpenMP: one thread on each calling thread.
   thread_local bool single = false;
   if (!single && ompSetNumThreads) {
@@ -42,6 +38,25 @@ void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, floa
     single = true;
   }
   dnnlSgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// onednn: C = op(A)·op(B) and C += op(A)·op(B), the calls the CPU device
+// makes, on the matmul primitive of their shape (created on first use and
+// cached); any other alpha or beta, or a shape oneDNN refuses, on dnnl_sgemm.
+void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                 int64_t ldc) {
+  if (alpha == 1.0f && (beta == 0.0f || beta == 1.0f)) {
+    MatmulShape s;
+    s.m = m, s.n = n, s.k = k;
+    s.transA = transA, s.transB = transB;
+    s.lda = lda, s.ldb = ldb, s.ldc = ldc;
+    s.accumulate = beta == 1.0f;
+    std::string error;
+    if (const OneDnnMatmul *mm = OneDnnMatmul::get(s, error); mm && mm->run(a, b, c, error))
+      return;
+  }
+  onednnDnnlSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // ----- BLIS (dlopen) ---------------------------------------------------------
@@ -74,21 +89,15 @@ void *open(const char *file, std::string &error) {
   return lib;
 }
 
-bool loadOneDnn(GemmLibrary &out, std::string &error) {
-  void *lib = open("libdnnl.so.2", error);
+bool loadOneDnn(GemmLibrary &out, std::string &error, bool primitive) {
+  void *lib = oneDnnLibrary(error);
   if (!lib || !symbol(lib, "dnnl_sgemm", dnnlSgemm, error))
     return false;
-  const DnnlVersion *(*version)() = nullptr;
-  if (symbol(lib, "dnnl_version", version, error) && version()) {
-    const DnnlVersion *v = version();
-    out.version =
-        std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
-  }
-  // The OpenMP runtime oneDNN was built against (libgomp on Debian), if any.
+  out.version = oneDnnVersion() + (primitive ? " matmul" : " sgemm");
   ompSetNumThreads = reinterpret_cast<void (*)(int)>(dlsym(lib, "omp_set_num_threads"));
   if (!ompSetNumThreads)
     ompSetNumThreads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  out.sgemm = onednnSgemm;
+  out.sgemm = primitive ? onednnSgemm : onednnDnnlSgemm;
   error.clear();
   return true;
 }
@@ -118,7 +127,7 @@ struct Loaded {
 } // namespace
 
 const std::vector<std::string> &gemmLibraryNames() {
-  static const std::vector<std::string> names = {"openblas", "onednn", "blis"};
+  static const std::vector<std::string> names = {"openblas", "onednn", "onednn-sgemm", "blis"};
   return names;
 }
 
@@ -135,8 +144,8 @@ const GemmLibrary *gemmLibrary(const std::string &name, std::string &error) {
       const char *config = openblas_get_config();
       l.library.version = config ? config : "";
       l.ok = true;
-    } else if (name == "onednn") {
-      l.ok = loadOneDnn(l.library, l.error);
+    } else if (name == "onednn" || name == "onednn-sgemm") {
+      l.ok = loadOneDnn(l.library, l.error, name == "onednn");
       if (!l.ok)
         l.error = "oneDNN is not available (" + l.error + "; Debian: apt-get install libdnnl-dev)";
     } else if (name == "blis") {
@@ -144,7 +153,7 @@ const GemmLibrary *gemmLibrary(const std::string &name, std::string &error) {
       if (!l.ok)
         l.error = "BLIS is not available (" + l.error + "; Debian: apt-get install libblis-dev)";
     } else {
-      l.error = "no GEMM library named '" + name + "' (openblas, onednn, blis)";
+      l.error = "no GEMM library named '" + name + "' (openblas, onednn, onednn-sgemm, blis)";
     }
   }
   if (!l.ok)

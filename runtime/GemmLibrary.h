@@ -6,9 +6,11 @@
 // CPUs the environment pins OpenBLAS to kernels at half the FMA peak, and
 // oneDNN or BLIS do better. Each library here is behind one function type:
 //
-//   openblas  cblas_sgemm of the OpenBLAS einc links (always there)
-//   onednn    dnnl_sgemm of libdnnl.so.2 (oneDNN; Debian: libdnnl-dev)
-//   blis      cblas_sgemm of libblis.so.4 (BLIS; Debian: libblis-dev)
+//   openblas      cblas_sgemm of the OpenBLAS einc links (always there)
+//   onednn        oneDNN's matmul primitive, one per shape
+//                 (runtime/OneDnnMatmul.h; libdnnl.so.2, Debian: libdnnl-dev)
+//   onednn-sgemm  dnnl_sgemm of the same library
+//   blis          cblas_sgemm of libblis.so.4 (BLIS; Debian: libblis-dev)
 //
 // The others are opened with dlopen on first use (RTLD_LOCAL: their CBLAS
 // symbols never replace OpenBLAS's), so einc and its executables run where
@@ -33,13 +35,13 @@ using SgemmFunction = void (*)(bool transA, bool transB, int64_t m, int64_t n, i
                                int64_t ldb, float beta, float *c, int64_t ldc);
 
 struct GemmLibrary {
-  std::string name;    // "openblas", "onednn", "blis"
-  std::string version; // as the library reports it ("0.3.21", "2.6.3", "0.9.0")
+  std::string name;    // "openblas", "onednn", "onednn-sgemm", "blis"
+  std::string version; // as the library reports it ("0.3.21", "2.6.3 matmul", "0.9.0")
   SgemmFunction sgemm = nullptr;
 };
 
 /// The library names einc knows, in order of preference when measurements
-/// tie: openblas, onednn, blis.
+/// tie: openblas, onednn, onednn-sgemm, blis.
 const std::vector<std::string> &gemmLibraryNames();
 
 /// The library `name`, loaded on first use; null with `error` when it is

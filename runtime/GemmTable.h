@@ -17,7 +17,7 @@
 //
 // The table lives in $EINC_CACHE_DIR/gemm, else $XDG_CACHE_HOME/einc/gemm,
 // else ~/.cache/einc/gemm (none: no table), one JSON file per machine key.
-// EINC_GEMM=openblas|onednn|blis forces one library for every shape;
+// EINC_GEMM=openblas|onednn|onednn-sgemm|blis forces one library for every shape;
 // EINC_GEMM=table (the default) uses the table.
 //
 //===----------------------------------------------------------------------===//

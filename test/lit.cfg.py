@@ -50,6 +50,18 @@ except OSError:
 if all(f in flags for f in ["avx512f", "avx512bw", "avx512vl", "avx512_bf16"]):
     config.available_features.add("cpu-avx512bf16")
 
+# oneDNN (libdnnl.so.2, runtime/OneDnnMatmul.h) loads: `onednn`; on a CPU
+# with AVX-512 BF16 (AMX CPUs have it too) its bf16 matmul is a bf16 ISA's
+# brgemm, the CPU device's default bf16 path: `onednn-bf16`.
+import ctypes
+try:
+    ctypes.CDLL("libdnnl.so.2")
+    config.available_features.add("onednn")
+    if "cpu-avx512bf16" in config.available_features:
+        config.available_features.add("onednn-bf16")
+except OSError:
+    pass
+
 # The cuda device (docs/cuda-backend.md): `cuda-headers` where einc was built
 # with the CUDA toolkit's headers, `cuda-driver` where this machine has a
 # driver (libcuda.so.1), %cuda_stub_driver the toolkit's stub driver.

@@ -413,7 +413,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (!loaded.description.empty())
     out << "; " << loaded.description;
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get()); cpu && cpu->bf16GemmPath())
-    out << "; bf16 GEMMs: " << einrt::bf16GemmPathName(*cpu->bf16GemmPath());
+    out << "; bf16 GEMMs: " << einrt::bf16GemmPathLabel(*cpu->bf16GemmPath());
   if (backend.name == "cpu" &&
       std::any_of(loaded.executors.begin(), loaded.executors.end(),
                   [](const auto &ex) { return einrt::CpuDevice::f16GemmSteps(ex->program()) > 0; }))

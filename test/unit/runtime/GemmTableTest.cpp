@@ -104,7 +104,7 @@ TEST(GemmLibrary, OpenBlasIsAlwaysThereAndUnknownNamesAreErrors) {
   EXPECT_NE(openblas->version.find("OpenBLAS"), std::string::npos) << openblas->version;
   EXPECT_EQ(availableGemmLibraries().front(), openblas);
   EXPECT_FALSE(gemmLibrary("mkl", error));
-  EXPECT_EQ(error, "no GEMM library named 'mkl' (openblas, onednn, blis)");
+  EXPECT_EQ(error, "no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
 }
 
 TEST(GemmLibrary, EveryLibraryComputesRowMajorSgemm) {
@@ -194,7 +194,8 @@ TEST(GemmTable, TheChooserFollowsEincGemmThenThisMachinesTable) {
   {
     ScopedEnv bad("EINC_GEMM", "mkl");
     EXPECT_FALSE(GemmChooser::fromEnvironment(chooser, error));
-    EXPECT_EQ(error, "EINC_GEMM=mkl: no GEMM library named 'mkl' (openblas, onednn, blis)");
+    EXPECT_EQ(error,
+              "EINC_GEMM=mkl: no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
   }
   // A table choosing the last library that loads for `shape`.
   std::string last = availableGemmLibraries().back()->name;
