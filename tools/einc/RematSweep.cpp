@@ -134,7 +134,10 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const Options &o,
   ReportRematSweep sweep;
   sweep.ladder = ladder;
   pe::RematFrontier frontier = pe::solveRematFrontier(graph);
-  pe::placeFrontier(graph, frontier);
+  // The ladder draws every point; the fit advice places only those
+  // pickForBudget looks at (placing one is a first-fit plan of the step).
+  if (ladder)
+    pe::placeFrontier(graph, frontier);
   sweep.frontierPoints = int64_t(frontier.points.size());
   sweep.candidates = frontier.candidates;
   if (ladder && !frontier.points.empty()) {
