@@ -59,31 +59,6 @@ ReportRematPlan planOf(std::string label, int64_t budget, int64_t peak, const pe
   return p;
 }
 
-/// A floor under every split's @accumulate_grad peak plus @apply_update
-/// peak, whatever the micro-batch: a function's arguments are resident
-/// (RematGraph), both take the params and @apply_update the optimizer state
-/// too, typed as @train_step's arguments of those kinds are (one sized by
-/// the batch is left out: a split shrinks it). No split fits in less.
-int64_t splitResidentFloor(func::FuncOp trainStep, const pe::ByteWidth &width) {
-  int64_t floor = 0;
-  for (BlockArgument arg : trainStep.getArguments()) {
-    auto kind = trainStep.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
-    auto axes = trainStep.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "ein.axes");
-    bool byBatch = axes && llvm::any_of(axes, [](Attribute a) {
-                     auto s = dyn_cast<StringAttr>(a);
-                     return !s || s.getValue().contains("batch");
-                   });
-    if (!kind || byBatch)
-      continue;
-    int64_t bytes = einrt::alignArena(pe::valueBytes(arg.getType(), width));
-    if (kind.getValue() == "param")
-      floor += 2 * bytes; // in both functions
-    else if (kind.getValue() == "opt_state")
-      floor += bytes;
-  }
-  return floor;
-}
-
 /// The first split of the batch into 2, 4, 8, ... micro-batches whose
 /// @accumulate_grad (with the plan of least recompute that fits beside it)
 /// and @apply_update fit `memory` together, as a training run allocates
@@ -98,6 +73,8 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
     return fit;
   }
   int64_t batch = batchAttr.getInt();
+  // Each split tried is the model built again; none is when even the bytes
+  // every split holds do not fit.
   auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
   bool noSplitFits = trainStep && splitResidentFloor(trainStep, onDevice(device).width) > memory;
   for (int64_t k = 2; !noSplitFits && k <= batch && batch % k == 0; k *= 2) {
@@ -214,6 +191,26 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const Options &o,
   sweep.solverSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return sweep;
+}
+
+int64_t splitResidentFloor(func::FuncOp trainStep, const pe::ByteWidth &width) {
+  int64_t floor = 0;
+  for (BlockArgument arg : trainStep.getArguments()) {
+    auto kind = trainStep.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
+    auto axes = trainStep.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "ein.axes");
+    bool byBatch = axes && llvm::any_of(axes, [](Attribute a) {
+                     auto s = dyn_cast<StringAttr>(a);
+                     return !s || s.getValue().contains("batch");
+                   });
+    if (!kind || byBatch)
+      continue;
+    int64_t bytes = einrt::alignArena(pe::valueBytes(arg.getType(), width));
+    if (kind.getValue() == "param")
+      floor += 2 * bytes; // in both functions
+    else if (kind.getValue() == "opt_state")
+      floor += bytes;
+  }
+  return floor;
 }
 
 void fillSweepStepTimes(Report &r) {
