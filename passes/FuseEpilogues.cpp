@@ -90,6 +90,16 @@ struct EinFuseEpilogues : public ein::impl::EinFuseEpiloguesBase<EinFuseEpilogue
         contractions.push_back(c);
     }
     llvm::DenseSet<Operation *> taken; // first members of groups already heads' epilogues
+    // The block's order, kept here: each move below invalidates the block's
+    // own, which isBeforeInBlock would then renumber for every contraction
+    // (quadratic on a large step). A moved contraction takes a number
+    // between its new neighbours' (each group's first member is moved
+    // before at most once, so a gap is split once).
+    llvm::DenseMap<Operation *, int64_t> position;
+    int64_t next = 0;
+    for (Operation &op : block)
+      position[&op] = (next += 1024);
+    auto isBefore = [&](Operation *a, Operation *b) { return position[a] < position[b]; };
     Builder builder(fn.getContext());
     for (ContractOp c : contractions) {
       Value product = c.getResult();
@@ -101,7 +111,7 @@ struct EinFuseEpilogues : public ein::impl::EinFuseEpiloguesBase<EinFuseEpilogue
         if (user->getBlock() == &block && isFusible(user) &&
             sameShape(user->getResult(0), product) &&
             user->getAttr("ein.phase") == c->getAttr("ein.phase") &&
-            (!first || user->isBeforeInBlock(first)))
+            (!first || isBefore(user, first)))
           first = user;
       if (!first)
         continue;
@@ -114,7 +124,7 @@ struct EinFuseEpilogues : public ein::impl::EinFuseEpiloguesBase<EinFuseEpilogue
       llvm::SmallPtrSet<Operation *, 16> inGroup(members.begin(), members.end());
       bool after = llvm::all_of(product.getUsers(), [&](Operation *u) {
         return inGroup.count(u) || u->hasTrait<OpTrait::IsTerminator>() ||
-               (u->getBlock() == &block && members.back()->isBeforeInBlock(u));
+               (u->getBlock() == &block && isBefore(members.back(), u));
       });
       // Each row of the product must be whole iterations of the kernel.
       if (!after || contractionColumns(c) % epilogueRowElements(members) != 0)
@@ -125,6 +135,10 @@ struct EinFuseEpilogues : public ein::impl::EinFuseEpiloguesBase<EinFuseEpilogue
       }
       taken.insert(members.front());
       c->setAttr(kEpilogueAttr, id);
+      Operation *prev = members.front()->getPrevNode();
+      int64_t to = position[members.front()];
+      if (prev != c.getOperation())
+        position[c] = ((prev ? position[prev] : to - 1024) + to) / 2;
       c->moveBefore(members.front());
     }
   }

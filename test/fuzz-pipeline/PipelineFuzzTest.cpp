@@ -1,7 +1,8 @@
 //===- PipelineFuzzTest.cpp - The pipeline fuzzer's own tests -------------===//
 //
 // The verifier instrumentation names a pass that leaves invalid IR even when
-// the pass claims to preserve everything (MLIR's own verifier then skips);
+// the pass claims to preserve everything (MLIR's own verifier then skips),
+// and einc's stages verify their result once, after their last pass;
 // fusion keeps the report's ledgers; the generator is deterministic and its
 // programs pass the front end; the bound of Compare.h; the combinations of
 // settings cover every pair; issue 9's and issue 25's reproducers pass every
@@ -18,6 +19,7 @@
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
 #include "passes/Passes.h"
+#include "tools/einc/Stages.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -93,6 +95,69 @@ TEST(PassVerifier, MLIRAloneMissesIt) {
   pm.addNestedPass<func::FuncOp>(std::make_unique<BreakDominance>());
   EXPECT_TRUE(succeeded(pm.run(*module)));
   EXPECT_TRUE(failed(verify(*module)));
+}
+
+/// BreakDominance, without claiming to preserve anything: MLIR's per-pass
+/// verifier would stop the pipeline after it.
+struct BreakDominanceHonestly
+    : public PassWrapper<BreakDominanceHonestly, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BreakDominanceHonestly)
+  StringRef getArgument() const override { return "test-break-dominance-honestly"; }
+  void runOnOperation() override {
+    Block &block = getOperation().getBody().front();
+    block.getTerminator()->getPrevNode()->moveBefore(&block.front());
+  }
+};
+
+/// Counts the functions it runs on.
+struct CountRuns : public PassWrapper<CountRuns, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CountRuns)
+  explicit CountRuns(int &runs) : runs(runs) {}
+  void runOnOperation() override { ++runs; }
+  int &runs;
+};
+
+// einc's stages (tools/einc/Stages.h) verify their result once, at the end,
+// not after each pass (on a large model that cost as much as the passes):
+// a pass after one that left invalid IR still runs, and the stage fails all
+// the same — also where the bad pass claims to preserve everything, which
+// MLIR's per-pass verifier lets through (MLIRAloneMissesIt). The pipeline
+// fuzzer's hook turns the per-pass verifier back on and names the pass.
+TEST(Stages, VerifyTheirResultOnce) {
+  einrt::TrainSettings settings; // fusion all
+  for (bool claimsPreserved : {false, true}) {
+    SCOPED_TRACE(claimsPreserved ? "claims to preserve all" : "preserves nothing");
+    MLIRContext context;
+    auto module = parse(context);
+    ASSERT_TRUE(module);
+    std::string diagnostics;
+    DiagnosticCapture capture(context, diagnostics);
+    int runs = 0;
+    auto breakIt = [&](PassManager &pm) {
+      if (claimsPreserved)
+        pm.addNestedPass<func::FuncOp>(std::make_unique<BreakDominance>());
+      else
+        pm.addNestedPass<func::FuncOp>(std::make_unique<BreakDominanceHonestly>());
+      pm.addNestedPass<func::FuncOp>(std::make_unique<CountRuns>(runs));
+    };
+    EXPECT_TRUE(failed(einc::applyFusion(*module, settings, breakIt)));
+    EXPECT_EQ(runs, 1);
+    EXPECT_NE(diagnostics.find("does not dominate this use"), std::string::npos) << diagnostics;
+  }
+
+  MLIRContext context;
+  auto module = parse(context);
+  ASSERT_TRUE(module);
+  PassLog log;
+  DiagnosticCapture capture(context, log.diagnostics);
+  int runs = 0;
+  EXPECT_TRUE(failed(einc::applyFusion(*module, settings, [&](PassManager &pm) {
+    pm.addNestedPass<func::FuncOp>(std::make_unique<BreakDominanceHonestly>());
+    pm.addNestedPass<func::FuncOp>(std::make_unique<CountRuns>(runs));
+    instrument(pm, log);
+  })));
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(log.failedPass, "test-break-dominance-honestly (left invalid IR)");
 }
 
 // Fusion keeps the ledgers; a function with one more op does not.

@@ -159,9 +159,11 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
       return false;
     r.rematSweep = std::move(sweep);
     fillSweepStepTimes(r);
-    llvm::raw_string_ostream json(out.bundle.reportJson), text(out.reportText);
-    printReportJson(r, json);
-    printReportText(r, text);
+    if (request.renderReport) {
+      llvm::raw_string_ostream json(out.bundle.reportJson), text(out.reportText);
+      printReportJson(r, json);
+      printReportText(r, text);
+    }
     out.report = std::move(r);
   }
 
@@ -218,6 +220,7 @@ bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &
   request.jit = false;
   request.report = true;
   request.reportDevice = o.device;
+  request.renderReport = false; // the caller prints the format asked for
   CompiledModel compiled;
   if (!compileModel(module, o, settings, /*source=*/"", request, compiled))
     return false;

@@ -55,6 +55,10 @@ struct CompileRequest {
   bool report = false;
   std::string reportDevice = "cpu";
   bool reportOptional = false;
+  /// Render the report into the bundle (JSON) and CompiledModel::reportText,
+  /// as an executable carries it; off for `einc report`, which prints the one
+  /// format it was asked for.
+  bool renderReport = true;
   /// ZeRO-1 (train --shard-optimizer): @apply_update keeps rank
   /// `shardRank`'s share of `shardRanks` (1: everything).
   int64_t shardRank = 0, shardRanks = 1;

@@ -3,10 +3,12 @@
 #include "Frontend.h"
 
 #include "dsl/Elaborator.h"
+#include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
 #include "passes/Remat.h"
 #include "passes/RematGraph.h"
 #include "passes/RematSolver.h"
+#include "runtime/FirstFit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -71,7 +73,11 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
     return fit;
   }
   int64_t batch = batchAttr.getInt();
-  for (int64_t k = 2; k <= batch && batch % k == 0; k *= 2) {
+  // Each split tried is the model built again; none is when even the bytes
+  // every split holds do not fit.
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  bool noSplitFits = trainStep && splitResidentFloor(trainStep, onDevice(device).width) > memory;
+  for (int64_t k = 2; !noSplitFits && k <= batch && batch % k == 0; k *= 2) {
     MLIRContext context;
     ::ein::dsl::registerElaboratorDialects(context);
     Options split = o;
@@ -82,11 +88,18 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
     if (!fe.load(split.input) || !fe.parse())
       break;
     OwningOpRef<ModuleOp> m = fe.lower(context, split);
-    if (!m || failed(buildTrainStep(*m, fe.settings)) || failed(applyFusion(*m, fe.settings)))
+    ++fit.splitsBuilt;
+    if (!m || failed(buildTrainStep(*m, fe.settings)))
       break;
     auto accumulate = m->lookupSymbol<func::FuncOp>("accumulate_grad");
     auto apply = m->lookupSymbol<func::FuncOp>("apply_update");
     if (!accumulate || !apply)
+      break;
+    // Fusion is per function: only the two priced here are fused.
+    for (auto fn : llvm::make_early_inc_range(m->getOps<func::FuncOp>()))
+      if (fn != accumulate && fn != apply)
+        fn.erase();
+    if (failed(applyFusion(*m, fe.settings)))
       break;
     pe::RematEvalOptions placed;
     placed.arena = true;
@@ -134,7 +147,10 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const Options &o,
   ReportRematSweep sweep;
   sweep.ladder = ladder;
   pe::RematFrontier frontier = pe::solveRematFrontier(graph);
-  pe::placeFrontier(graph, frontier);
+  // The ladder draws every point; the fit advice places only those
+  // pickForBudget looks at (placing one is a first-fit plan of the step).
+  if (ladder)
+    pe::placeFrontier(graph, frontier);
   sweep.frontierPoints = int64_t(frontier.points.size());
   sweep.candidates = frontier.candidates;
   if (ladder && !frontier.points.empty()) {
@@ -175,6 +191,26 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const Options &o,
   sweep.solverSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return sweep;
+}
+
+int64_t splitResidentFloor(func::FuncOp trainStep, const pe::ByteWidth &width) {
+  int64_t floor = 0;
+  for (BlockArgument arg : trainStep.getArguments()) {
+    auto kind = trainStep.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
+    auto axes = trainStep.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(), "ein.axes");
+    bool byBatch = axes && llvm::any_of(axes, [](Attribute a) {
+                     auto s = dyn_cast<StringAttr>(a);
+                     return !s || s.getValue().contains("batch");
+                   });
+    if (!kind || byBatch)
+      continue;
+    int64_t bytes = einrt::alignArena(pe::valueBytes(arg.getType(), width));
+    if (kind.getValue() == "param")
+      floor += 2 * bytes; // in both functions
+    else if (kind.getValue() == "opt_state")
+      floor += bytes;
+  }
+  return floor;
 }
 
 void fillSweepStepTimes(Report &r) {

@@ -16,6 +16,9 @@
 #include "Report.h"
 #include "Stages.h"
 
+#include "passes/Analysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
@@ -27,6 +30,16 @@ namespace einc {
 /// are left to fillSweepStepTimes, which needs the report's prediction.
 std::optional<ReportRematSweep> sweepRemat(mlir::ModuleOp module, const Options &o,
                                            const RematDevice *device, bool ladder);
+
+/// A floor under every split of the batch into micro-batches: its
+/// @accumulate_grad peak plus its @apply_update peak, whatever the
+/// micro-batch. A function's arguments are resident (RematGraph); both take
+/// the params and @apply_update the optimizer state too, typed as
+/// `trainStep`'s arguments of those kinds are (one sized by the batch is
+/// left out: a split shrinks it). The advice builds no split when this
+/// exceeds the device.
+int64_t splitResidentFloor(mlir::func::FuncOp trainStep,
+                           const mlir::ein::ByteWidth &width = mlir::ein::irByteWidth);
 
 /// Each plan's predicted step: the report's step time without the
 /// recompute its own policy added, plus the plan's recompute time.

@@ -100,8 +100,9 @@ struct ReportFitAdvice {
   int64_t microBatch = 0; // rows per micro-batch (with accumulate > 1)
   int64_t peak = 0;       // its planned peak (with a split: @accumulate_grad's + @apply_update's)
   double recomputeSeconds = 0;
-  std::string command; // the command line that applies it
-  std::string why;     // when nothing was found
+  std::string command;     // the command line that applies it
+  std::string why;         // when nothing was found
+  int64_t splitsBuilt = 0; // micro-batch splits of the model built to find it (not printed)
 };
 
 /// `--remat-sweep`, and the plans a report that does not fit looks at:

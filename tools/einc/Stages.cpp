@@ -7,6 +7,7 @@
 #include "runtime/RematPolicy.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -14,10 +15,16 @@ using namespace mlir;
 
 namespace einc {
 namespace {
+/// The verifier runs once, on the stage's result, not after every pass (on
+/// a large model it cost as much as the passes); a hook may turn the
+/// per-pass verifier back on (the pipeline fuzzer's VerifyEachPass).
 LogicalResult runWith(PassManager &pm, ModuleOp module, PassManagerHook hook) {
+  pm.enableVerifier(false);
   if (hook)
     hook(pm);
-  return pm.run(module);
+  if (failed(pm.run(module)))
+    return failure();
+  return verify(module);
 }
 } // namespace
 

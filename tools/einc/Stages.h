@@ -9,6 +9,7 @@
 // A library (EincStages) so that tests run exactly einc's stages: the
 // pipeline fuzzer (test/fuzz-pipeline) passes a hook that instruments each
 // stage's PassManager (a verifier after every pass, naming the pass).
+// Without one, a stage verifies its result once, at its end.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_EINC_STAGES_H
