@@ -145,8 +145,11 @@ def main():
     @jax.jit
     def step(p, s, inputs, targets):
         ls = s["loss_scale"]
-        loss, g = jax.value_and_grad(lambda *x: loss_fn(*x) * ls)(p, inputs, targets)
-        loss, g = loss / ls, {k: x / ls for k, x in g.items()}
+        if half == jnp.float16:
+            loss, g = jax.value_and_grad(lambda *x: loss_fn(*x) * ls)(p, inputs, targets)
+            loss, g = loss / ls, {k: x / ls for k, x in g.items()}
+        else:
+            loss, g = jax.value_and_grad(loss_fn)(p, inputs, targets)
         norm = jnp.sqrt(sum(jnp.sum(x * x) for x in jax.tree_util.tree_leaves(g)))
         scale = jnp.minimum(1.0, 1.0 / (norm + 1e-6))
         t = s["t"] + 1
