@@ -2,13 +2,23 @@
 examples/gpt.ein written in JAX, the whole training step (forward, backward,
 global-norm clipping at 1.0, AdamW with einc's defaults) one jax.jit.
 
-    python3 bench/jax_worker.py MODEL --data FILE --steps N --warmup W --threads T --seed S
+    python3 bench/jax_worker.py MODEL --data FILE [--precision P] --steps N --warmup W
+                                --threads T --seed S
 
 Run by train_step.py in a child process (the virtual environment's Python,
 where `pip install jax` put jaxlib's CPU build); prints one JSON line:
 {"times": [...], "losses": [...], "grad_norms": [...], "params": N}. The
 shapes, initialiser distributions and optimizer are train_step.py's torch
 worker's (and so einc's); the values differ (another generator).
+
+--precision bf16-mixed / fp16-mixed: einc's mixed policies (docs/precision.md)
+written out, as JAX has no autocast: params, grads and AdamW state f32 (the
+master copy); the forward casts the params to bf16/f16 once at its top and
+computes in that type, with layer norm's statistics, softmax and the
+cross-entropy in f32 (their results cast back); fp16-mixed scales the loss
+dynamically inside the jit (2^16, halve and skip the update on a
+non-finite gradient, double after 2000 good steps: einc's and GradScaler's
+rule).
 """
 import argparse
 import json
@@ -26,6 +36,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--precision", choices=["fp32", "bf16-mixed", "fp16-mixed"], default="fp32")
     a = ap.parse_args()
     # XLA's CPU thread pool: the cores this process may use (the driver sets
     # the affinity to --threads cores), and Eigen off at one thread.
@@ -37,6 +48,7 @@ def main():
     import jax.numpy as jnp
     import numpy as np
 
+    half = {"bf16-mixed": jnp.bfloat16, "fp16-mixed": jnp.float16}.get(a.precision)
     key = jax.random.PRNGKey(a.seed)
     params = {}
 
@@ -51,12 +63,18 @@ def main():
             params[name] = std * jax.random.truncated_normal(sub, -clip, clip, shape, jnp.float32)
 
     def layer_norm(x, g, b):
+        dtype = x.dtype  # statistics in f32 under the mixed policies
+        x = x.astype(jnp.float32)
         mu = jnp.mean(x, -1, keepdims=True)
         xc = x - mu
         var = jnp.mean(xc * xc, -1, keepdims=True)
-        return xc * jax.lax.rsqrt(var + 1e-5) * g + b
+        return (xc * jax.lax.rsqrt(var + 1e-5)).astype(dtype) * g + b
+
+    def softmax(x):
+        return jax.nn.softmax(x.astype(jnp.float32), -1).astype(x.dtype)
 
     def cross_entropy(logits, targets):
+        logits = logits.astype(jnp.float32)
         lse = jax.nn.logsumexp(logits, -1)
         picked = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
         return jnp.mean(lse - picked)
@@ -70,6 +88,7 @@ def main():
         context, shifted = window, False
 
         def loss_fn(p, tokens, targets):
+            p = working_copy(p)
             x = p["wte"][tokens].reshape(batch, window * embed)
             h = jax.nn.relu(x @ p["w1"] + p["b1"])
             return cross_entropy(h @ p["w2"], targets)
@@ -94,13 +113,14 @@ def main():
         context, shifted = ctx, True
 
         def loss_fn(p, idx, targets):
+            p = working_copy(p)
             x = p["wte"][idx] + p["wpe"]
             for i in range(layers):
                 q = f"layer.{i}."
                 h = layer_norm(x, p[q + "ln1_g"], p[q + "ln1_b"])
                 qkv = (h @ p[q + "w_qkv"]).reshape(batch, ctx, 3, heads, hd).transpose(2, 0, 3, 1, 4)
                 att = (qkv[0] @ jnp.swapaxes(qkv[1], -1, -2)) / math.sqrt(hd)
-                att = jax.nn.softmax(jnp.where(mask, -jnp.inf, att), -1)
+                att = softmax(jnp.where(mask, -jnp.inf, att))
                 y = (att @ qkv[2]).transpose(0, 2, 1, 3).reshape(batch, ctx, heads * hd)
                 x = x + y @ p[q + "w_o"]
                 h = layer_norm(x, p[q + "ln2_g"], p[q + "ln2_b"])
@@ -108,16 +128,28 @@ def main():
             logits = layer_norm(x, p["lnf_g"], p["lnf_b"]) @ p["wte"].T
             return cross_entropy(logits, targets)
 
+    # The mixed policies' working copy: every param cast once (its VJP casts
+    # the gradient back to f32).
+    def working_copy(p):
+        return p if half is None else {k: v.astype(half) for k, v in p.items()}
+
     # einc's defaults: AdamW β 0.9/0.999, eps 1e-8, weight decay 0.01 on
     # rank >= 2 params, clipping at global norm 1.0, lr 1e-3.
     lr, b1, b2, eps = 1e-3, 0.9, 0.999, 1e-8
     decay = {k: (0.01 if v.ndim >= 2 else 0.0) for k, v in params.items()}
     state = {"m": jax.tree_util.tree_map(jnp.zeros_like, params),
-             "v": jax.tree_util.tree_map(jnp.zeros_like, params), "t": jnp.zeros((), jnp.float32)}
+             "v": jax.tree_util.tree_map(jnp.zeros_like, params), "t": jnp.zeros((), jnp.float32),
+             "loss_scale": jnp.float32(2.0 ** 16 if half == jnp.float16 else 1.0),
+             "good": jnp.zeros((), jnp.int32)}
 
     @jax.jit
     def step(p, s, inputs, targets):
-        loss, g = jax.value_and_grad(loss_fn)(p, inputs, targets)
+        ls = s["loss_scale"]
+        if half == jnp.float16:
+            loss, g = jax.value_and_grad(lambda *x: loss_fn(*x) * ls)(p, inputs, targets)
+            loss, g = loss / ls, {k: x / ls for k, x in g.items()}
+        else:
+            loss, g = jax.value_and_grad(loss_fn)(p, inputs, targets)
         norm = jnp.sqrt(sum(jnp.sum(x * x) for x in jax.tree_util.tree_leaves(g)))
         scale = jnp.minimum(1.0, 1.0 / (norm + 1e-6))
         t = s["t"] + 1
@@ -125,7 +157,15 @@ def main():
         v = {k: b2 * s["v"][k] + (1 - b2) * jnp.square(g[k] * scale) for k in p}
         new = {k: p[k] - lr * (decay[k] * p[k] + (m[k] / (1 - b1 ** t)) /
                                (jnp.sqrt(v[k] / (1 - b2 ** t)) + eps)) for k in p}
-        return new, {"m": m, "v": v, "t": t}, loss, norm
+        out = {"m": m, "v": v, "t": t, "loss_scale": ls, "good": s["good"] + 1}
+        if half == jnp.float16:  # a non-finite gradient skips the update, halves the scale
+            finite = jnp.isfinite(norm)
+            keep = lambda a, b: jax.tree_util.tree_map(lambda x, y: jnp.where(finite, x, y), a, b)
+            new, out = keep(new, p), keep(out, s)
+            grow = finite & (out["good"] >= 2000)
+            out["loss_scale"] = jnp.where(finite, jnp.where(grow, 2 * ls, ls), ls / 2)
+            out["good"] = jnp.where(finite & ~grow, s["good"] + 1, 0)
+        return new, out, loss, norm
 
     data = np.memmap(a.data, dtype="<u2", mode="r")
     rng = np.random.default_rng(a.seed)

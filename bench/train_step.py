@@ -1,35 +1,39 @@
 #!/usr/bin/python3
-"""Training-step time: einc's CPU backend against PyTorch eager, side by side.
+"""Training-step time: einc's CPU backend against PyTorch and JAX, side by side.
 
-    /usr/bin/python3 bench/train_step.py [--threads N] [--steps N] [--warmup N]
-                                         [--rounds R] [--models mlp_lm,gpt] [--einc PATH]
+    python3 bench/train_step.py [--precision fp32,bf16-mixed,fp16-mixed] [--threads 1,2]
+        [--peers eager,compile,jax|none] [--steps N] [--warmup N] [--rounds R]
+        [--models mlp_lm,gpt] [--einc PATH] [--json FILE]
 
-For each model (examples/mlp_lm.ein, examples/gpt.ein) it runs, in one
-invocation and back to back (round after round with --rounds):
+For each model (examples/mlp_lm.ein, examples/gpt.ein), precision and thread
+count it runs, in one invocation and back to back (round after round with
+--rounds):
 
-  einc    `einc train MODEL --data train.bin --steps W+S --log-every 1 --log L`
-          in a child process; a step's time is tokens / tokens_per_second of
-          its log line (the trainer times each step: drawing the batch, the
-          compiled @train_step, carrying params and optimizer state over).
-  torch   the same model written in PyTorch (same shapes, same initialisers,
-          AdamW with einc's defaults, clipping) in a child process of this
-          script; a step is drawing the batch, forward, backward, clipping,
+  einc    `einc train MODEL --data train.bin --steps W+S --log-every 1 --log L
+          --precision P --threads T` in a child process; a step's time is
+          tokens / tokens_per_second of its log line (the trainer times each
+          step: drawing the batch, the compiled @train_step, carrying params
+          and optimizer state over).
+  peers   the same model in PyTorch eager and torch.compile
+          (bench/torch_worker.py: the forward under torch.autocast at the
+          mixed precisions) and JAX (bench/jax_worker.py), each in a child
+          process; a step is drawing the batch, forward, backward, clipping,
           optimizer step, timed with time.perf_counter.
 
-Both read random windows of the same token file (the bundled corpus, turned
+All read random windows of the same token file (the bundled corpus, turned
 into byte tokens by `einc data`), with the same thread count: OMP_NUM_THREADS,
-OPENBLAS_NUM_THREADS and torch.set_num_threads all set to --threads (default:
-every core). The first --warmup steps are dropped; medians are over --steps
-steps (every round's steps pooled). Peak memory is the child's ru_maxrss
-(os.wait4). The predicted step time is `einc report MODEL --device cpu
---format json`'s predicted.step_seconds (`einc calibrate` is run first when
-there is no cpu profile).
+OPENBLAS_NUM_THREADS, einc's --threads and the peers' thread settings. The
+first --warmup steps are dropped; medians are over --steps steps (every
+round's steps pooled). Peak memory is the child's ru_maxrss (os.wait4). The
+predicted step time and einc's saved activations are from `einc report MODEL
+--device cpu --precision P --format json` (`einc calibrate` is run first when
+there is no cpu profile); PyTorch eager's saved activations are counted with
+saved_tensors_hooks in an untimed step. step_table.py prints the tables.
 
 Not a test: a measurement. See bench/README.md.
 """
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
@@ -38,128 +42,11 @@ import sys
 import tempfile
 import time
 
+import step_table
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {"mlp_lm": "examples/mlp_lm.ein", "gpt": "examples/gpt.ein"}
-
-
-# ---------------------------------------------------------------- torch side
-def torch_worker(args):
-    """Runs in a child process: trains one model, prints one JSON line."""
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-
-    def trunc_normal(shape, std, clip=None):
-        t = torch.empty(shape)
-        if clip is None:
-            return torch.nn.init.normal_(t, 0.0, std)
-        # einc: resample until within mean ± clip·std (trunc_normal_'s bounds)
-        return torch.nn.init.trunc_normal_(t, 0.0, std, -clip * std, clip * std)
-
-    params = {}
-
-    def param(name, tensor):
-        params[name] = torch.nn.Parameter(tensor)
-        return params[name]
-
-    if args.torch_worker == "mlp_lm":
-        # examples/mlp_lm.ein
-        batch, vocab, window, embed, hidden = 256, 256, 8, 64, 512
-        wte = param("wte", trunc_normal((vocab, embed), 1.0, 3))
-        w1 = param("w1", trunc_normal((window * embed, hidden), 1 / math.sqrt(window * embed), 3))
-        b1 = param("b1", torch.zeros(hidden))
-        w2 = param("w2", trunc_normal((hidden, vocab), 1 / math.sqrt(hidden), 3))
-        context, shifted = window, False
-
-        def loss_fn(tokens, targets):
-            x = wte[tokens].reshape(batch, window * embed)
-            h = torch.relu(x @ w1 + b1)
-            logits = h @ w2
-            return F.cross_entropy(logits, targets)
-    else:
-        # examples/gpt.ein
-        batch, vocab, ctx, d, heads, layers = 16, 256, 128, 256, 4, 4
-        hd, ff = d // heads, 4 * d
-        wte = param("wte", trunc_normal((vocab, d), 0.02))
-        wpe = param("wpe", trunc_normal((ctx, d), 0.02))
-        L = []
-        for i in range(layers):
-            p = f"layer.{i}."
-            L.append(dict(
-                ln1_g=param(p + "ln1_g", torch.ones(d)),
-                ln1_b=param(p + "ln1_b", torch.zeros(d)),
-                w_qkv=param(p + "w_qkv", trunc_normal((d, 3 * heads * hd), 0.02)),
-                w_o=param(p + "w_o", trunc_normal((heads * hd, d), 0.02 / math.sqrt(2 * layers))),
-                ln2_g=param(p + "ln2_g", torch.ones(d)),
-                ln2_b=param(p + "ln2_b", torch.zeros(d)),
-                w_fc=param(p + "w_fc", trunc_normal((d, ff), 0.02)),
-                w_pr=param(p + "w_pr", trunc_normal((ff, d), 0.02 / math.sqrt(2 * layers)))))
-        lnf_g = param("lnf_g", torch.ones(d))
-        lnf_b = param("lnf_b", torch.zeros(d))
-        mask = torch.ones(ctx, ctx, dtype=torch.bool).triu(1)  # s > t
-        context, shifted = ctx, True
-
-        def loss_fn(idx, targets):
-            x = wte[idx] + wpe
-            for l in L:
-                h = F.layer_norm(x, (d,), l["ln1_g"], l["ln1_b"], 1e-5)
-                qkv = (h @ l["w_qkv"]).view(batch, ctx, 3, heads, hd).permute(2, 0, 3, 1, 4)
-                q, k, v = qkv[0], qkv[1], qkv[2]
-                att = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
-                att = torch.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
-                y = (att @ v).transpose(1, 2).reshape(batch, ctx, heads * hd)
-                x = x + y @ l["w_o"]
-                h = F.layer_norm(x, (d,), l["ln2_g"], l["ln2_b"], 1e-5)
-                x = x + F.gelu(h @ l["w_fc"], approximate="tanh") @ l["w_pr"]
-            logits = F.layer_norm(x, (d,), lnf_g, lnf_b, 1e-5) @ wte.t()
-            return F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
-
-    if args.torch_mode == "compile":
-        # Inductor: forward and backward of the loss compiled (AOTAutograd);
-        # the optimizer and clipping stay eager. The first (warm-up) steps
-        # pay for compiling.
-        loss_fn = torch.compile(loss_fn)
-
-    # einc's defaults (docs/training.md, docs/train-step.md): AdamW β 0.9/0.999,
-    # eps 1e-8, weight decay 0.01 on matrices (rank ≥ 2) only, clip 1.0, lr 1e-3.
-    decay = [p for p in params.values() if p.dim() >= 2]
-    no_decay = [p for p in params.values() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=1e-3, betas=(0.9, 0.999), eps=1e-8)
-    all_params = list(params.values())
-
-    data = np.memmap(args.data, dtype="<u2", mode="r")
-    rng = np.random.default_rng(args.seed)
-    span = context + 1
-
-    def draw():
-        starts = rng.integers(0, len(data) - span + 1, size=batch)
-        rows = np.stack([np.asarray(data[s:s + span], dtype=np.int64) for s in starts])
-        rows = torch.from_numpy(rows)
-        if shifted:
-            return rows[:, :-1], rows[:, 1:]
-        return rows[:, :-1], rows[:, -1]
-
-    times, losses, norms = [], [], []
-    total = args.warmup + args.steps
-    for _ in range(total):
-        start = time.perf_counter()
-        inputs, targets = draw()
-        loss = loss_fn(inputs, targets)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(all_params, 1.0)
-        opt.step()
-        times.append(time.perf_counter() - start)
-        losses.append(loss.item())
-        norms.append(float(norm))
-    print(json.dumps({"times": times, "losses": losses, "grad_norms": norms,
-                      "threads": torch.get_num_threads(),
-                      "params": sum(p.numel() for p in all_params)}))
+PRECISIONS = ["fp32", "bf16-mixed", "fp16-mixed"]
 
 
 # ----------------------------------------------------------------- driver
@@ -190,15 +77,17 @@ def tokens_per_step(model):
     return 256 if model == "mlp_lm" else 16 * 128  # mlp_lm: batch; gpt: batch × ctx
 
 
-def run_einc(args, model, data, work, round_):
-    ck = os.path.join(work, f"ck-{model}-{round_}")
-    log = os.path.join(work, f"{model}-{round_}.jsonl")
-    out = os.path.join(work, f"einc-{model}-{round_}.out")
+def run_einc(args, job, data, work, round_):
+    """job = (model, precision, threads): einc train's step times from its log."""
+    model, precision, threads = job
+    tag = f"{model}-{precision}-{threads}-{round_}"
+    ck, log = os.path.join(work, f"ck-{tag}"), os.path.join(work, f"{tag}.jsonl")
+    out = os.path.join(work, f"einc-{tag}.out")
     total = args.warmup + args.steps
     cmd = [args.einc, "train", MODELS[model], "--data", data, "--steps", str(total),
-           "--checkpoint-dir", ck, "--log", log, "--log-every", "1",
-           "--set", f"seed={args.seed}", "--threads", str(args.threads)]
-    rc, _, peak = run_child(cmd, child_env(args.threads), out)
+           "--checkpoint-dir", ck, "--log", log, "--log-every", "1", "--precision", precision,
+           "--set", f"seed={args.seed}", "--threads", str(threads)]
+    rc, _, peak = run_child(cmd, child_env(threads), out)
     if rc != 0:
         sys.exit(f"einc train failed ({rc}):\n{tail(out)}")
     tokens = tokens_per_step(model)
@@ -211,49 +100,55 @@ def run_einc(args, model, data, work, round_):
             norms.append(m["grad_norm"])
     if len(times) != total:
         sys.exit(f"einc train logged {len(times)} steps, expected {total} ({log})")
-    compile_s = None  # "einc train: MODEL  (cpu backend, compiled in X s; ...)"
+    compile_s, banner = None, ""  # "einc train: MODEL  (cpu backend, compiled in X s; ...)"
     with open(out) as f:
         for line in f:
             if "compiled in " in line:
+                banner = line.strip()
                 try:
                     compile_s = float(line.split("compiled in ", 1)[1].split()[0])
                 except (IndexError, ValueError):
                     pass
                 break
     return {"times": times[args.warmup:], "losses": losses, "grad_norms": norms,
-            "peak_mib": peak, "compile_s": compile_s}
+            "peak_mib": peak, "compile_s": compile_s, "banner": banner}
 
 
-def run_worker(args, cmd, out, what):
-    """A peer's child process: its last JSON line, warm-up steps dropped."""
-    rc, _, peak = run_child(cmd, child_env(args.threads), out)
+def run_worker(args, cmd, threads, out, what):
+    """A peer's child process: its last JSON line, warm-up steps dropped;
+    {"na": why} where the peer cannot run this precision here."""
+    rc, _, peak = run_child(cmd, child_env(threads), out)
     if rc != 0:
         sys.exit(f"{what} failed ({rc}):\n{tail(out)}")
     with open(out) as f:
         result = json.loads([l for l in f if l.startswith("{")][-1])
-    result["times"] = result["times"][args.warmup:]
-    result["peak_mib"] = peak
+    if "na" not in result:
+        result["times"] = result["times"][args.warmup:]
+        result["peak_mib"] = peak
     return result
 
 
-def run_torch(args, model, data, work, round_, mode="eager"):
-    out = os.path.join(work, f"torch-{mode}-{model}-{round_}.out")
-    cmd = [args.python, os.path.abspath(__file__), "--torch-worker", model, "--torch-mode", mode,
-           "--data", data, "--steps", str(args.steps), "--warmup", str(args.warmup),
-           "--threads", str(args.threads), "--seed", str(args.seed)]
-    return run_worker(args, cmd, out, f"torch worker ({mode})")
+def worker_args(args, job, data):
+    model, precision, threads = job
+    return [model, "--data", data, "--precision", precision, "--steps", str(args.steps),
+            "--warmup", str(args.warmup), "--threads", str(threads), "--seed", str(args.seed)]
 
 
-def run_jax(args, model, data, work, round_):
-    out = os.path.join(work, f"jax-{model}-{round_}.out")
-    cmd = [args.python, os.path.join(ROOT, "bench", "jax_worker.py"), model, "--data", data,
-           "--steps", str(args.steps), "--warmup", str(args.warmup),
-           "--threads", str(args.threads), "--seed", str(args.seed)]
-    return run_worker(args, cmd, out, "jax worker")
+def run_torch(args, job, data, work, round_, mode):
+    out = os.path.join(work, f"torch-{mode}-{'-'.join(map(str, job))}-{round_}.out")
+    cmd = [args.python, os.path.join(ROOT, "bench", "torch_worker.py"), "--mode", mode] + \
+        worker_args(args, job, data)
+    return run_worker(args, cmd, job[2], out, f"torch worker ({mode})")
 
 
-PEERS = {"eager": lambda a, m, d, w, r: run_torch(a, m, d, w, r, "eager"),
-         "compile": lambda a, m, d, w, r: run_torch(a, m, d, w, r, "compile"),
+def run_jax(args, job, data, work, round_):
+    out = os.path.join(work, f"jax-{'-'.join(map(str, job))}-{round_}.out")
+    cmd = [args.python, os.path.join(ROOT, "bench", "jax_worker.py")] + worker_args(args, job, data)
+    return run_worker(args, cmd, job[2], out, "jax worker")
+
+
+PEERS = {"eager": lambda *a: run_torch(*a, "eager"),
+         "compile": lambda *a: run_torch(*a, "compile"),
          "jax": run_jax}
 VENV = os.path.join(ROOT, "bench", ".venv")
 
@@ -290,14 +185,15 @@ def has_cpu_profile():
         return False
 
 
-def predicted(args, model):
-    cmd = [args.einc, "report", MODELS[model], "--device", "cpu", "--format", "json"]
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=child_env(args.threads))
+def einc_report(args, model, precision):
+    """`einc report MODEL --device cpu --precision P --format json`, or None."""
+    cmd = [args.einc, "report", MODELS[model], "--device", "cpu", "--precision", precision,
+           "--format", "json"]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=child_env(1))
     if res.returncode != 0:
         print(f"warning: einc report failed: {res.stderr.strip()}", file=sys.stderr)
-        return None, None
-    report = json.loads(res.stdout)
-    return report["predicted"]["step_seconds"], report
+        return None
+    return json.loads(res.stdout)
 
 
 def breakdown(report, top=8):
@@ -329,13 +225,66 @@ def find_einc():
     return None
 
 
+def parse_list(text, what, valid=None):
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    for x in items:
+        if valid is not None and x not in valid:
+            sys.exit(f"unknown {what} '{x}' (valid: {', '.join(valid)})")
+    if not items:
+        sys.exit(f"no {what} given")
+    return items
+
+
+def parse_threads(text):
+    try:
+        threads = [int(x) for x in parse_list(text, "thread count")]
+    except ValueError:
+        sys.exit(f"--threads takes counts like 1,2, not '{text}'")
+    if any(t < 1 for t in threads):
+        sys.exit(f"--threads: a count is at least 1, not '{text}'")
+    return threads
+
+
+def measure(args, job, peers, data, work):
+    """einc and every peer on one (model, precision, threads), --rounds times."""
+    model, precision, threads = job
+    e_runs, p_runs = [], {p: [] for p in peers}
+    for r in range(args.rounds):
+        print(f"  {model} {precision} {threads} thread(s): einc", file=sys.stderr)
+        e_runs.append(run_einc(args, job, data, work, r))
+        for p in peers:
+            print(f"  {model} {precision} {threads} thread(s): {p}", file=sys.stderr)
+            p_runs[p].append(PEERS[p](args, job, data, work, r))
+    tok = tokens_per_step(model)
+    e_times = [t for run in e_runs for t in run["times"]]
+    row = {"model": model, "precision": precision, "threads": threads, "tokens_per_step": tok,
+           "einc_s": statistics.median(e_times), "einc_times_s": e_times,
+           "einc_peak_mib": max(r["peak_mib"] for r in e_runs),
+           "einc_compile_s": e_runs[0]["compile_s"], "einc_banner": e_runs[0]["banner"],
+           "einc_loss_first_last": [e_runs[0]["losses"][0], e_runs[0]["losses"][-1]],
+           "peers": {}}
+    for p, runs in p_runs.items():
+        if "na" in runs[0]:
+            row["peers"][p] = {"na": runs[0]["na"]}
+            continue
+        times = [t for run in runs for t in run["times"]]
+        row["peers"][p] = {"median_s": statistics.median(times), "times_s": times,
+                           "peak_mib": max(r["peak_mib"] for r in runs),
+                           "loss_first_last": [runs[0]["losses"][0], runs[0]["losses"][-1]],
+                           "saved": runs[0].get("saved")}
+    return row
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--einc", default=find_einc(), help="the einc binary (default: build-bench/bin/einc, else build/bin/einc)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="threads for both (default: every core)")
+    ap.add_argument("--threads", default=str(os.cpu_count()),
+                    help="comma-separated thread counts, each measured in turn (default: every core)")
+    ap.add_argument("--precision", default="fp32",
+                    help=f"comma-separated: {', '.join(PRECISIONS)} (default fp32)")
     ap.add_argument("--steps", type=int, default=30, help="timed steps per run (default 30)")
     ap.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
-    ap.add_argument("--rounds", type=int, default=1, help="einc then torch, this many times per model (default 1)")
+    ap.add_argument("--rounds", type=int, default=1, help="einc then the peers, this many times per row (default 1)")
     ap.add_argument("--models", default="mlp_lm,gpt", help="comma-separated (default mlp_lm,gpt)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", help="a token file (default: einc data examples/data/kjv.txt into a temp dir)")
@@ -344,29 +293,22 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, checkpoints, child output)")
     ap.add_argument("--peers", default="eager",
                     help="comma-separated: eager (PyTorch), compile (torch.compile, Inductor), jax "
-                         "(jax.jit); default eager")
+                         "(jax.jit), or none (einc alone); default eager")
     ap.add_argument("--python", help="the peers' Python (default: bench/.venv's, else this one)")
     ap.add_argument("--make-venv", action="store_true",
                     help="create bench/.venv with PyTorch 2.x and JAX from PyPI first")
-    ap.add_argument("--torch-worker", help=argparse.SUPPRESS)
-    ap.add_argument("--torch-mode", default="eager", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
-    if args.torch_worker:
-        return torch_worker(args)
     if not args.einc:
         sys.exit("no einc binary: build it (see bench/README.md) or pass --einc")
+    if args.steps < 1 or args.warmup < 0 or args.rounds < 1:
+        sys.exit("--steps and --rounds are at least 1, --warmup at least 0")
     if args.steps < 20:
         print("note: fewer than 20 timed steps: the medians are noisy", file=sys.stderr)
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
-    for m in models:
-        if m not in MODELS:
-            sys.exit(f"unknown model '{m}' (valid: {', '.join(MODELS)})")
-
-    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    for p in peers:
-        if p not in PEERS:
-            sys.exit(f"unknown peer '{p}' (valid: {', '.join(PEERS)})")
+    models = parse_list(args.models, "model", MODELS)
+    precisions = parse_list(args.precision, "precision", PRECISIONS)
+    threads = parse_threads(args.threads)
+    peers = [] if args.peers.strip() == "none" else parse_list(args.peers, "peer", PEERS)
     if args.make_venv:
         args.python = make_venv()
     if not args.python:
@@ -390,19 +332,31 @@ def main():
         data = os.path.join(work, "train.bin")
     if not has_cpu_profile():
         print("no cpu profile: running einc calibrate", file=sys.stderr)
-        subprocess.run([args.einc, "calibrate"], check=True, cwd=ROOT)
+        subprocess.run([args.einc, "calibrate"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
 
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    print(f"einc train-step benchmark  {time.strftime('%Y-%m-%d %H:%M')}  {cpu}, "
-          f"{os.cpu_count()} cpus, threads {args.threads}; torch {versions.get('torch', '-')}, "
-          f"jax {versions.get('jax', '-')} ({args.python}); "
-          f"{args.warmup} warm-up + {args.steps} timed steps x {args.rounds} round(s)")
-    print(f"  einc: {args.einc}; data: {data}")
+    rows = [measure(args, (m, p, t), peers, data, work)
+            for m in models for p in precisions for t in threads]
+    reports = {(m, p): einc_report(args, m, p) for m in models for p in precisions}
+    saved = {}
+    for r in rows:
+        report = reports[(r["model"], r["precision"])]
+        r["predicted_s"] = report["predicted"]["step_seconds"] if report else None
+        mem = report["memory"] if report else {}
+        eager = r["peers"].get("eager") or {}
+        entry = saved.setdefault((r["model"], r["precision"]), {
+            "einc": {"activations": mem.get("activations"),
+                     "param_copies": mem.get("param_copies")} if mem else None})
+        entry.setdefault("eager", eager.get("saved"))
+
+    name, flags = step_table.cpu_info(open("/proc/cpuinfo").read())
+    gemms = []
+    for r in rows:
+        gemms += [g for g in step_table.gemm_parts(r["einc_banner"]) if g not in gemms]
+    print(f"einc train-step benchmark  {time.strftime('%Y-%m-%d %H:%M')}; "
+          f"{args.warmup} warm-up + {args.steps} timed steps x {args.rounds} round(s), medians")
+    print(f"  {step_table.cpu_line(name, flags)}; {os.cpu_count()} cpus")
+    print(f"  PyTorch {versions.get('torch', '-')}, JAX {versions.get('jax', '-')} ({args.python})")
+    print(f"  einc ({args.einc}) GEMMs, from its banner: {'; '.join(gemms) or '-'}")
     try:  # the machine's ceilings, as einc calibrate measured them (every thread)
         with open(cpu_profile_path()) as f:
             cpu_prof = next(x for x in json.load(f)["profiles"] if x["name"] == "cpu")
@@ -412,76 +366,51 @@ def main():
               f"{cpu_prof['bandwidth'] / 1e9:.1f} GB/s")
     except (OSError, ValueError, KeyError, StopIteration):
         pass
-
-    results = {}
-    for model in models:
-        e_runs, p_runs = [], {p: [] for p in peers}
-        for r in range(args.rounds):
-            e_runs.append(run_einc(args, model, data, work, r))
-            for p in peers:
-                p_runs[p].append(PEERS[p](args, model, data, work, r))
-        pred, report = predicted(args, model)
-        tok = tokens_per_step(model)
-        e_med = statistics.median([t for run in e_runs for t in run["times"]])
-        results[model] = {
-            "tokens_per_step": tok,
-            "einc_median_s": e_med, "einc_tokens_per_s": tok / e_med,
-            "einc_peak_mib": max(r["peak_mib"] for r in e_runs),
-            "predicted_s": pred,
-            "einc_compile_s": e_runs[0]["compile_s"],
-            "einc_loss_first_last": [e_runs[0]["losses"][0], e_runs[0]["losses"][-1]],
-            "einc_times_s": [t for run in e_runs for t in run["times"]],
-            "peers": {},
-        }
-        for p, runs in p_runs.items():
-            med = statistics.median([t for run in runs for t in run["times"]])
-            results[model]["peers"][p] = {
-                "median_s": med, "ratio": med / e_med, "tokens_per_s": tok / med,
-                "peak_mib": max(r["peak_mib"] for r in runs),
-                "loss_first_last": [runs[0]["losses"][0], runs[0]["losses"][-1]],
-                "times_s": [t for run in runs for t in run["times"]]}
-        results[model]["_report"] = report
-
     print()
-    head = f"{'model':8s} {'einc ms':>9s} {'einc tok/s':>11s} {'einc MiB':>9s} {'pred ms':>8s}"
-    for p in peers:
-        head += f" {p + ' ms':>11s} {'ratio':>6s} {p + ' MiB':>10s}"
-    print(head)
-    print("-" * len(head))
-    for model, r in results.items():
-        pred = f"{r['predicted_s'] * 1e3:8.2f}" if r["predicted_s"] is not None else f"{'-':>8s}"
-        line = (f"{model:8s} {r['einc_median_s'] * 1e3:9.2f} {r['einc_tokens_per_s']:11.0f} "
-                f"{r['einc_peak_mib']:9.0f} {pred}")
-        for p in peers:
-            q = r["peers"][p]
-            line += f" {q['median_s'] * 1e3:11.2f} {q['ratio']:6.2f} {q['peak_mib']:10.0f}"
-        print(line)
-    print("ratio = peer / einc median step time (> 1: einc faster); pred = einc report --device cpu")
-    print("peers: eager = PyTorch eager, compile = torch.compile (Inductor), jax = jax.jit of the step")
-    for model, r in results.items():
+    print("\n".join(step_table.step_table(rows, peers)))
+    print("peer cells: median ms (peer / einc: above 1, einc is faster); eager = PyTorch eager, "
+          "torch.compile = Inductor, JAX = jax.jit of the step; mixed precisions under "
+          "torch.autocast / bf16/f16 casts in JAX")
+    for note in step_table.na_notes(rows, peers):
+        print(note)
+    print()
+    print("\n".join(step_table.detail_table(rows, peers)))
+    print("pred = einc report --device cpu --precision P (the every-thread cpu profile); "
+          "MiB = peak resident memory of the process")
+    print()
+    print("Activations saved for backward, one step (einc: its report's memory.activations and "
+          "param_copies; eager: saved_tensors_hooks over unique storages, params and the batch "
+          "left out, casts of params apart):")
+    print("\n".join(step_table.saved_table(saved)))
+    print()
+    for r in rows:
         el = r["einc_loss_first_last"]
         comp = f"; einc kernel compile {r['einc_compile_s']:.2f} s (not in step time)" \
             if r["einc_compile_s"] is not None else ""
         losses = ", ".join(f"{p} {q['loss_first_last'][0]:.3f}/{q['loss_first_last'][1]:.3f}"
-                           for p, q in r["peers"].items())
-        print(f"  {model}: loss first/last einc {el[0]:.3f}/{el[1]:.3f}, {losses}{comp}")
+                           for p, q in r["peers"].items() if "loss_first_last" in q)
+        print(f"  {r['model']} {r['precision']} {r['threads']}: loss first/last einc "
+              f"{el[0]:.3f}/{el[1]:.3f}{', ' + losses if losses else ''}{comp}")
     if args.breakdown:
-        for model, r in results.items():
-            if r["_report"]:
-                print(f"\n{model}: predicted {r['predicted_s'] * 1e3:.2f} ms")
-                print(breakdown(r["_report"]))
+        for (model, precision), report in reports.items():
+            if report:
+                print(f"\n{model} {precision}: predicted "
+                      f"{report['predicted']['step_seconds'] * 1e3:.2f} ms")
+                print(breakdown(report))
     for p in peers:
-        verdict = all(r["peers"][p]["ratio"] >= 1 for r in results.values())
-        print(f"\nbar (einc not slower than {p} on every model): {'met' if verdict else 'NOT met'}", end="")
-    print()
+        timed = [r for r in rows if "median_s" in r["peers"][p]]
+        wins = sum(r["peers"][p]["median_s"] >= r["einc_s"] for r in timed)
+        print(f"einc not slower than {step_table.PEER_TITLES[p]}: {wins} of {len(timed)} rows")
     if args.keep:
         print(f"kept {work}")
     else:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({m: {k: v for k, v in r.items() if k != "_report"} for m, r in results.items()},
-                      f, indent=1)
+            json.dump({"cpu": name, "cpu_flags": flags, "versions": versions,
+                       "einc_gemms": gemms, "rows": rows,
+                       "saved": [{"model": m, "precision": p, **s}
+                                 for (m, p), s in saved.items()]}, f, indent=1)
 
 
 if __name__ == "__main__":
