@@ -48,8 +48,12 @@ void ThreadPool::work() {
   uint32_t seen = 0;
   for (;;) {
     // Spin briefly first: steps follow each other within microseconds, and
-    // a sleeping thread takes tens of them to wake.
-    for (int spin = 0; spin < 20000 && generation.load(std::memory_order_acquire) == seen; ++spin)
+    // a sleeping thread takes tens of them to wake. A pool being destroyed
+    // stops spinning at once (on a loaded machine each yield can take a
+    // whole time slice, and the destructor waits for every worker).
+    for (int spin = 0; spin < 20000 && generation.load(std::memory_order_acquire) == seen &&
+                       !stopping.load(std::memory_order_relaxed);
+         ++spin)
       std::this_thread::yield();
     Job job;
     {

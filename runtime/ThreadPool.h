@@ -49,9 +49,9 @@ private:
   std::condition_variable wake, finished;
   Job current; // under mutex
   std::atomic<uint32_t> generation{0};
-  std::atomic<uint64_t> claim{0}; // generation << 32 | next chunk
-  int pending = 0;                // chunks not finished (under mutex)
-  bool stopping = false;
+  std::atomic<uint64_t> claim{0};    // generation << 32 | next chunk
+  int pending = 0;                   // chunks not finished (under mutex)
+  std::atomic<bool> stopping{false}; // also read while spinning, unlocked
 };
 
 /// The thread count einc uses when none is given: EINC_NUM_THREADS, else
