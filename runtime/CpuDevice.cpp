@@ -202,7 +202,7 @@ bool CpuDevice::prepare(const Program &program, std::string &error) {
     for (const Step &s : program.steps)
       if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && bf16Operands(*g)) {
         OneDnnChunkMatmuls ignored;
-        if (!oneDnnChunkMatmuls(*g, /*columns=*/true, ignored, error))
+        if (!oneDnnChunkMatmuls(*g, ignored, error))
           return false;
       }
   bool matmuls = std::any_of(program.steps.begin(), program.steps.end(), [](const Step &s) {
@@ -291,7 +291,7 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
       *bf16Path == Bf16GemmPath::Avx512Bf16 ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Model;
   const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
   // Row blocks only: the kernel runs rows of a packed matrix.
-  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k, /*columns=*/false);
+  const MatmulChunks chunks = chunksOf(g);
   // Pack every matrix's A and B once (moving bits: any split gives the same
   // words), then run the chunks on the packed operands.
   const int packChunks = chunks.count() == 1 ? 1 : int(std::min<int64_t>(total, kMaxChunks));
@@ -334,12 +334,11 @@ MatmulShape oneDnnShape(const GemmDesc &g, int64_t rows, int64_t cols) {
 }
 } // namespace
 
-bool CpuDevice::oneDnnChunkMatmuls(const GemmDesc &g, bool columns, OneDnnChunkMatmuls &out,
-                                   std::string &error) {
+bool CpuDevice::oneDnnChunkMatmuls(const GemmDesc &g, OneDnnChunkMatmuls &out, std::string &error) {
   out.clear();
   if (g.matrices() == 0 || g.m == 0 || g.n == 0)
     return true;
-  const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k, columns);
+  const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k);
   for (int c = 0; c < chunks.count(); ++c) {
     const MatmulChunks::Chunk part = chunks.chunk(c);
     const std::pair<int64_t, int64_t> tile{part.r1 - part.r0, part.c1 - part.c0};
@@ -354,17 +353,17 @@ bool CpuDevice::oneDnnChunkMatmuls(const GemmDesc &g, bool columns, OneDnnChunkM
 }
 
 bool CpuDevice::oneDnnBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                               const TileDone *done, bool columns, std::string &error) {
+                               const TileDone *done, std::string &error) {
   // One primitive per tile shape (a function of the step's shape), looked
   // up once here; the chunks call them on their own threads.
   OneDnnChunkMatmuls matmuls;
-  if (!oneDnnChunkMatmuls(g, columns, matmuls, error))
+  if (!oneDnnChunkMatmuls(g, matmuls, error))
     return false;
   if (matmuls.empty())
     return true;
   const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
   const int64_t cBytes = g.c == DType::BF16 ? 2 : 4;
-  const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k, columns);
+  const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k);
   std::mutex failed;
   std::string failure;
   forEachChunk(chunks.count(), [&](int chunk) {
@@ -394,22 +393,28 @@ bool CpuDevice::oneDnnBf16Gemm(const GemmDesc &g, const void *av, const void *bv
   return failure.empty();
 }
 
+MatmulChunks CpuDevice::chunksOf(const GemmDesc &g) const {
+  const bool rowsOnly = bf16Operands(g) && bf16Path && *bf16Path != Bf16GemmPath::Emulate &&
+                        *bf16Path != Bf16GemmPath::OneDnn;
+  return planMatmulChunks(g.matrices(), g.m, g.n, g.k, /*columns=*/!rowsOnly);
+}
+
 bool CpuDevice::pickGemmChooser(std::string &error) {
   return gemmChoice || GemmChooser::fromEnvironment(gemmChoice, error);
 }
 
 bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
                      std::string &error) {
-  return gemmTilesDone(g, av, bv, cv, nullptr, /*columns=*/true, error);
+  return gemmTilesDone(g, av, bv, cv, nullptr, error);
 }
 
 bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                              const TileDone *done, bool columns, std::string &error) {
+                              const TileDone *done, std::string &error) {
   if (bf16Operands(g)) {
     if (!pickBf16Path(error))
       return false;
     if (*bf16Path == Bf16GemmPath::OneDnn)
-      return oneDnnBf16Gemm(g, av, bv, cv, done, columns, error);
+      return oneDnnBf16Gemm(g, av, bv, cv, done, error);
     if (*bf16Path != Bf16GemmPath::Emulate)
       return packedBf16Gemm(g, av, bv, cv, done, error);
   }
@@ -435,7 +440,7 @@ bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv,
     float *a = stage(g.a, av, e[0]), *b = stage(g.b, bv, e[1]), *c = stage(g.c, cv, e[2]);
     GemmDesc wide = g;
     wide.a = wide.b = wide.c = DType::F32;
-    if (!gemmTilesDone(wide, a, b, c, nullptr, columns, error))
+    if (!gemmTilesDone(wide, a, b, c, nullptr, error))
       return false;
     if (g.c == DType::BF16)
       narrowToBF16(c, static_cast<uint16_t *>(cv), e[2]);
@@ -453,7 +458,7 @@ bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv,
   if (!pickGemmChooser(error))
     return false;
   const GemmLibrary &lib = gemmChoice->forShape(shapeOf(g));
-  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k, columns);
+  const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
   forEachChunk(chunks.count(), [&](int chunk) {
     MatmulChunks::Chunk part = chunks.chunk(chunk);
     for (int64_t i = part.first; i < part.last; ++i) {
@@ -494,7 +499,14 @@ bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *
   const KernelEntry &kernel = kernels[size_t(index)];
   const bool wide = !narrow(g.a) && !narrow(g.b) && !narrow(g.c);
   const bool direct = bf16Path && bf16Direct(g, *bf16Path);
-  if (!(wide || direct) || !rowsAreIterations(g, kernel.extent)) {
+  // The cut is the step's own (chunksOf); where its column tiles would
+  // split an iteration of the kernel, the kernel runs after the product.
+  const MatmulChunks chunks = chunksOf(g);
+  const bool tilesAreIterations =
+      rowsAreIterations(g, kernel.extent) &&
+      (chunks.colBlocks == 1 ||
+       chunks.colsPerBlock % (g.matrices() * g.m * g.n / kernel.extent) == 0);
+  if (!(wide || direct) || !tilesAreIterations) {
     KernelLaunch k;
     k.kernel = index;
     return gemm(g, a, b, c, error) && launch(k, post, error);
@@ -521,8 +533,7 @@ bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *
       kernel.fn(args.data());
     }
   };
-  // Column tiles where their edges are whole iterations.
-  return gemmTilesDone(g, a, b, c, &done, kMatmulColAlign % per == 0, error);
+  return gemmTilesDone(g, a, b, c, &done, error);
 }
 
 bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan> &buffers,

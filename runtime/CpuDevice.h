@@ -92,7 +92,7 @@ public:
   /// The epilogue's kernel on each tile of C right after the tile's
   /// product (in the same chunk, while it is in cache), where C is dense
   /// and every row is whole iterations of the kernel's parallel loop (and
-  /// columns are tiled only where a tile's edges are); else over the whole
+  /// the step is cut into whole rows or tiles whose edges are); else over the whole
   /// of C after the product (narrow operands widened for sgemm, too: their
   /// C is rounded whole first).
   bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
@@ -119,22 +119,25 @@ private:
   bool pickGemmChooser(std::string &error);
   /// Called by a GEMM's chunk after computing its tile of matrix i.
   using TileDone = std::function<void(int64_t i, const MatmulChunks::Chunk &tile)>;
-  /// gemm(), with `done` (if set) after each chunk's tile of each matrix;
-  /// `columns` false: tiles are whole rows of C.
+  /// gemm(), with `done` (if set) after each chunk's tile of each matrix.
   bool gemmTilesDone(const GemmDesc &g, const void *a, const void *b, void *c, const TileDone *done,
-                     bool columns, std::string &error);
+                     std::string &error);
+  /// How `g` is cut into chunks: planMatmulChunks, with tiles of whole rows
+  /// on the packed bf16 path (its kernel runs row blocks). A function of
+  /// the shape and the path only, so a GEMM is cut the same with an
+  /// epilogue or without (the same bits fused and unfused).
+  MatmulChunks chunksOf(const GemmDesc &g) const;
   /// A bf16 x bf16 GEMM through runtime/Bf16Gemm.h (path Avx512Bf16 or Model).
   bool packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
                       const TileDone *done, std::string &error);
   /// A bf16 x bf16 GEMM through oneDNN (path OneDnn): one matmul call per
   /// chunk and matrix, on the chunk's tile.
   bool oneDnnBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
-                      const TileDone *done, bool columns, std::string &error);
+                      const TileDone *done, std::string &error);
   /// The oneDNN primitive of each tile shape (rows, columns) of `g`'s
   /// chunks, created (or found in oneDNN's cache) now.
   using OneDnnChunkMatmuls = std::map<std::pair<int64_t, int64_t>, const OneDnnMatmul *>;
-  static bool oneDnnChunkMatmuls(const GemmDesc &g, bool columns, OneDnnChunkMatmuls &out,
-                                 std::string &error);
+  static bool oneDnnChunkMatmuls(const GemmDesc &g, OneDnnChunkMatmuls &out, std::string &error);
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread

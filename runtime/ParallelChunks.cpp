@@ -59,7 +59,12 @@ MatmulChunks planMatmulChunks(int64_t matrices, int64_t m, int64_t n, int64_t k,
       const int64_t rs = blockSize(m, r, kMatmulRowAlign), cs = blockSize(n, c, kMatmulColAlign);
       const int64_t gr = blocksOf(m, r, kMatmulRowAlign), gc = blocksOf(n, c, kMatmulColAlign);
       const double cost = 1.0 / double(rs) + 1.0 / double(cs);
-      if (gr * gc > p.tiles() || (gr * gc == p.tiles() && cost < bestCost)) {
+      // Of grids as square, the one of whole rows: an epilogue whose
+      // iterations are rows runs on whole-row tiles only.
+      const bool squarer = cost < bestCost * (1 - 1e-9);
+      const bool asSquare = !squarer && cost <= bestCost * (1 + 1e-9);
+      if (gr * gc > p.tiles() ||
+          (gr * gc == p.tiles() && (squarer || (asSquare && gc < p.colBlocks)))) {
         p.rowsPerBlock = rs, p.rowBlocks = gr, p.colsPerBlock = cs, p.colBlocks = gc;
         bestCost = cost;
       }

@@ -174,7 +174,8 @@ TEST(GemmEpilogue, RowBlocksGiveTheUnfusedBits) {
 // A matrix wide enough to be cut into column tiles too (300 x 640: 2 x 2
 // tiles of ParallelChunks.h). A kernel whose iterations are elements runs
 // on each tile, one range per row of it; one whose iterations are rows
-// cannot run on part of a row, so the device cuts that GEMM into whole rows.
+// cannot run on part of a row, so it runs over C after the product — the
+// GEMM cut as without an epilogue, so fused and unfused are the same bits.
 TEST(GemmEpilogue, ColumnTilesGiveTheUnfusedBits) {
   const Shape s = {1, 1, 300, 640, 64};
   gColumns = s.n;
@@ -194,11 +195,8 @@ TEST(GemmEpilogue, ColumnTilesGiveTheUnfusedBits) {
   Program fusedRows = matmulProgram(s, true, 0, {s.n}, 2);
   Program unfusedRows = matmulProgram(s, false, 0, {s.n}, 2);
   std::vector<std::vector<float>> wantRows = run(unfusedRows, rows, 1, 5);
-  for (int threads : {1, 2}) {
-    gCalls = 0;
+  for (int threads : {1, 2})
     EXPECT_TRUE(sameBits(run(fusedRows, rows, threads, 5), wantRows)) << threads << " threads";
-    EXPECT_EQ(gCalls.load(), 2) << "two blocks of whole rows";
-  }
 }
 
 TEST(GemmEpilogue, ElementIterationsAndWholeCFallback) {

@@ -102,6 +102,10 @@ TEST(ParallelChunks, LargeMatmulsAreCutIntoFewLargeTiles) {
   EXPECT_EQ(square.colBlocks, 2);
   EXPECT_EQ(square.rowsPerBlock, 512);
   EXPECT_EQ(square.colsPerBlock, 512);
+  // As square either way (512 x 1024 or 1024 x 512): whole rows.
+  MatmulChunks gelu = planMatmulChunks(1, 2048, 1024, 256);
+  EXPECT_EQ(gelu.rowBlocks, 4);
+  EXPECT_EQ(gelu.colBlocks, 1);
   // Two matrices: two tiles each.
   EXPECT_EQ(planMatmulChunks(2, 1024, 1024, 64).count(), 4);
   // Many matrices stay whole.
