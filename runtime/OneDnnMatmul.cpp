@@ -20,33 +20,37 @@ namespace einrt {
 
 namespace {
 
+/// Every oneDNN function einc calls, for X(name) expansions below.
+#define EINC_DNNL_FUNCTIONS(X)                                                                     \
+  X(dnnl_version)                                                                                  \
+  X(dnnl_engine_create)                                                                            \
+  X(dnnl_stream_create)                                                                            \
+  X(dnnl_stream_destroy)                                                                           \
+  X(dnnl_memory_desc_init_by_strides)                                                              \
+  X(dnnl_matmul_desc_init)                                                                         \
+  X(dnnl_primitive_attr_create)                                                                    \
+  X(dnnl_primitive_attr_destroy)                                                                   \
+  X(dnnl_primitive_attr_set_scratchpad_mode)                                                       \
+  X(dnnl_primitive_attr_set_post_ops)                                                              \
+  X(dnnl_post_ops_create)                                                                          \
+  X(dnnl_post_ops_destroy)                                                                         \
+  X(dnnl_post_ops_append_sum)                                                                      \
+  X(dnnl_primitive_desc_create)                                                                    \
+  X(dnnl_primitive_desc_destroy)                                                                   \
+  X(dnnl_primitive_desc_query)                                                                     \
+  X(dnnl_primitive_desc_query_md)                                                                  \
+  X(dnnl_memory_desc_get_size)                                                                     \
+  X(dnnl_primitive_create)                                                                         \
+  X(dnnl_memory_create)                                                                            \
+  X(dnnl_memory_destroy)                                                                           \
+  X(dnnl_memory_set_data_handle)                                                                   \
+  X(dnnl_primitive_execute)
+
 /// The functions einc calls, each as dnnl.h declares it.
 struct Api {
-#define EINC_DNNL_FUNCTION(name) decltype(&::name) name = nullptr;
-  EINC_DNNL_FUNCTION(dnnl_version)
-  EINC_DNNL_FUNCTION(dnnl_engine_create)
-  EINC_DNNL_FUNCTION(dnnl_stream_create)
-  EINC_DNNL_FUNCTION(dnnl_stream_destroy)
-  EINC_DNNL_FUNCTION(dnnl_memory_desc_init_by_strides)
-  EINC_DNNL_FUNCTION(dnnl_matmul_desc_init)
-  EINC_DNNL_FUNCTION(dnnl_primitive_attr_create)
-  EINC_DNNL_FUNCTION(dnnl_primitive_attr_destroy)
-  EINC_DNNL_FUNCTION(dnnl_primitive_attr_set_scratchpad_mode)
-  EINC_DNNL_FUNCTION(dnnl_primitive_attr_set_post_ops)
-  EINC_DNNL_FUNCTION(dnnl_post_ops_create)
-  EINC_DNNL_FUNCTION(dnnl_post_ops_destroy)
-  EINC_DNNL_FUNCTION(dnnl_post_ops_append_sum)
-  EINC_DNNL_FUNCTION(dnnl_primitive_desc_create)
-  EINC_DNNL_FUNCTION(dnnl_primitive_desc_destroy)
-  EINC_DNNL_FUNCTION(dnnl_primitive_desc_query)
-  EINC_DNNL_FUNCTION(dnnl_primitive_desc_query_md)
-  EINC_DNNL_FUNCTION(dnnl_memory_desc_get_size)
-  EINC_DNNL_FUNCTION(dnnl_primitive_create)
-  EINC_DNNL_FUNCTION(dnnl_memory_create)
-  EINC_DNNL_FUNCTION(dnnl_memory_destroy)
-  EINC_DNNL_FUNCTION(dnnl_memory_set_data_handle)
-  EINC_DNNL_FUNCTION(dnnl_primitive_execute)
-#undef EINC_DNNL_FUNCTION
+#define EINC_DNNL_MEMBER(name) decltype(&::name) name = nullptr;
+  EINC_DNNL_FUNCTIONS(EINC_DNNL_MEMBER)
+#undef EINC_DNNL_MEMBER
   void (*ompSetNumThreads)(int) = nullptr; // null: a sequential oneDNN
   dnnl_engine_t engine = nullptr;
   std::string version;
@@ -78,31 +82,9 @@ Loaded &load() {
         ok = false;
       }
     };
-#define EINC_DNNL_FUNCTION(name) symbol(#name, api.name);
-    EINC_DNNL_FUNCTION(dnnl_version)
-    EINC_DNNL_FUNCTION(dnnl_engine_create)
-    EINC_DNNL_FUNCTION(dnnl_stream_create)
-    EINC_DNNL_FUNCTION(dnnl_stream_destroy)
-    EINC_DNNL_FUNCTION(dnnl_memory_desc_init_by_strides)
-    EINC_DNNL_FUNCTION(dnnl_matmul_desc_init)
-    EINC_DNNL_FUNCTION(dnnl_primitive_attr_create)
-    EINC_DNNL_FUNCTION(dnnl_primitive_attr_destroy)
-    EINC_DNNL_FUNCTION(dnnl_primitive_attr_set_scratchpad_mode)
-    EINC_DNNL_FUNCTION(dnnl_primitive_attr_set_post_ops)
-    EINC_DNNL_FUNCTION(dnnl_post_ops_create)
-    EINC_DNNL_FUNCTION(dnnl_post_ops_destroy)
-    EINC_DNNL_FUNCTION(dnnl_post_ops_append_sum)
-    EINC_DNNL_FUNCTION(dnnl_primitive_desc_create)
-    EINC_DNNL_FUNCTION(dnnl_primitive_desc_destroy)
-    EINC_DNNL_FUNCTION(dnnl_primitive_desc_query)
-    EINC_DNNL_FUNCTION(dnnl_primitive_desc_query_md)
-    EINC_DNNL_FUNCTION(dnnl_memory_desc_get_size)
-    EINC_DNNL_FUNCTION(dnnl_primitive_create)
-    EINC_DNNL_FUNCTION(dnnl_memory_create)
-    EINC_DNNL_FUNCTION(dnnl_memory_destroy)
-    EINC_DNNL_FUNCTION(dnnl_memory_set_data_handle)
-    EINC_DNNL_FUNCTION(dnnl_primitive_execute)
-#undef EINC_DNNL_FUNCTION
+#define EINC_DNNL_SYMBOL(name) symbol(#name, api.name);
+    EINC_DNNL_FUNCTIONS(EINC_DNNL_SYMBOL)
+#undef EINC_DNNL_SYMBOL
     if (!ok)
       return l;
     const dnnl_version_t *v = api.dnnl_version();
