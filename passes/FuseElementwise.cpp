@@ -5,9 +5,13 @@
 // cycle, split and input budget kept) among those producing its operands,
 // then those already reading one of its operands; else it starts its own. A
 // value read from outside a group must not depend on the group: checked by a
-// walk back from the value over the groups (`dependsOn`). The groups are then
-// scheduled in a topological order; a cycle left there is an internal error,
-// never invalid IR.
+// walk back from the value over the groups (`dependsOn`). Greedy grouping
+// can leave a producer and its reader apart where an op with no grouped
+// operand started a group that a later op joined first (AdamW's `v * beta2`
+// before `+ (1 - beta2) * g * g`): a second walk merges each group into the
+// groups whose values it reads, where the merged group keeps the same rules.
+// The groups are then scheduled in a topological order; a cycle left there
+// is an internal error, never invalid IR.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FuseElementwise.h"
@@ -232,6 +236,7 @@ public:
       for (Value v : op.getOperands())
         readBy[v] = g;
     }
+    mergeReaders();
     return annotateAndReorder();
   }
 
@@ -274,9 +279,56 @@ private:
     g.split = split;
     g.inputs = std::move(inputs);
     g.members.push_back(op);
-    g.last = index[op];
+    g.first = std::min(g.first, index[op]);
+    g.last = std::max(g.last, index[op]);
     groupOf[op] = gi;
     return true;
+  }
+
+  /// Merges each group into a group whose value it reads (same shape and
+  /// phase), in program order, until no merge applies: the reader's members
+  /// join the producer's one by one under tryJoin's rules, and the merged
+  /// group must read nothing that depends on it. A refused merge leaves
+  /// both groups as they were.
+  void mergeReaders() {
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (Operation &op : block.without_terminator()) {
+        auto own = groupOf.find(&op);
+        if (own == groupOf.end())
+          continue;
+        for (Value v : op.getOperands()) {
+          Operation *def = v.getDefiningOp();
+          auto producer = def ? groupOf.find(def) : groupOf.end();
+          if (producer == groupOf.end() || producer->second == groupOf[&op])
+            continue;
+          if (tryMerge(producer->second, groupOf[&op]))
+            merged = true;
+        }
+      }
+    }
+  }
+
+  /// Moves group `ci`'s members into group `pi` if every one can join it
+  /// and the merged group reads nothing that depends on it.
+  bool tryMerge(int64_t pi, int64_t ci) {
+    Group savedP = groups[pi], savedC = groups[ci];
+    SmallVector<Operation *> moving = savedC.members;
+    llvm::sort(moving, [&](Operation *a, Operation *b) { return index[a] < index[b]; });
+    for (Operation *m : moving)
+      groupOf.erase(m);
+    groups[ci] = Group(); // empty: no path through it
+    bool ok = llvm::all_of(moving, [&](Operation *m) { return tryJoin(m, pi); });
+    // tryJoin checks the joining op's reads only: a member of `pi` may read
+    // a value computed outside from one of `ci`'s members.
+    ok = ok && llvm::none_of(groups[pi].inputs, [&](Value v) { return dependsOn(v, pi); });
+    if (ok)
+      return true;
+    groups[pi] = std::move(savedP);
+    groups[ci] = std::move(savedC);
+    for (Operation *m : moving)
+      groupOf[m] = ci;
+    return false;
   }
 
   void startGroup(Operation *op) {

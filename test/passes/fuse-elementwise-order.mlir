@@ -11,21 +11,22 @@
 // reproducer 2). The backward group {%8 .. %11} reads %13's group through
 // %15; %12 reduces %10, so %17 (reading %12's broadcast) must not join %13's
 // group {%13, %14}: that group would then read %12, which reads a group that
-// reads it.
+// reads it. The merge walk then makes {%8 .. %11} and {%13, %14} one kernel
+// (%15 reads both; nothing outside them lies between).
 // CHECK-LABEL: func.func @tanh_twice
 // CHECK:      %[[T:.*]] = ein.tanh %arg0
 // CHECK:      %[[T2:.*]] = ein.tanh %{{.*}} {axes = ["b", "e"], ein.fusion = 0
-// CHECK:      %[[SQ:.*]] = ein.mul %[[T]], %[[T]] {{{.*}}ein.fusion = 1
+// CHECK:      ein.mul %[[T2]], %[[T2]] {{{.*}}ein.fusion = 1
+// CHECK-NEXT: ein.sub {{.*}}ein.fusion = 1
+// CHECK-NEXT: %[[G:.*]] = ein.mul {{.*}}ein.fusion = 1
+// CHECK-NEXT: ein.neg %[[G]] {{{.*}}ein.fusion = 1
+// CHECK-NEXT: %[[SQ:.*]] = ein.mul %[[T]], %[[T]] {{{.*}}ein.fusion = 1
 // CHECK-NEXT: %[[D:.*]] = ein.sub %{{.*}}, %[[SQ]] {{{.*}}ein.fusion = 1
-// CHECK-NEXT: ein.mul %[[T2]], %[[T2]] {{{.*}}ein.fusion = 2
-// CHECK-NEXT: ein.sub {{.*}}ein.fusion = 2
-// CHECK-NEXT: %[[G:.*]] = ein.mul {{.*}}ein.fusion = 2
-// CHECK-NEXT: ein.neg %[[G]] {{{.*}}ein.fusion = 2
-// CHECK-NEXT: ein.mul %{{.*}}, %[[D]] {{{.*}}ein.fusion = 2
+// CHECK-NEXT: ein.mul %{{.*}}, %[[D]] {{{.*}}ein.fusion = 1
 // CHECK-NEXT: %[[R:.*]] = ein.reduce sum %[[G]]
 // CHECK-NEXT: %[[B:.*]] = ein.broadcast %[[R]]
-// CHECK-NEXT: ein.mul %[[B]], %[[D]] {{{.*}}ein.fusion = 3
-// CHECK-NEXT: ein.add {{.*}}ein.fusion = 3
+// CHECK-NEXT: ein.mul %[[B]], %[[D]] {{{.*}}ein.fusion = 2
+// CHECK-NEXT: ein.add {{.*}}ein.fusion = 2
 // CHECK-NEXT: return
 func.func @tanh_twice(%arg0: tensor<2x2xf32>) -> (tensor<f32>, tensor<2x2xf32>) {
   %0 = ein.constant {axes = [], ein.phase = "backward"} dense<1.000000e+00> : tensor<f32>
@@ -170,4 +171,43 @@ func.func @grad(%arg0: tensor<3xf32>, %arg1: tensor<1xf32>) -> (tensor<f32>, ten
   %56 = ein.add %34, %54 {axes = ["1"], ein.phase = "backward"} : tensor<1xf32>
   %57 = ein.add %51, %55 {axes = ["a"], ein.phase = "backward"} : tensor<3xf32>
   return %26, %57, %56 : tensor<f32>, tensor<3xf32>, tensor<1xf32>
+}
+
+// -----
+
+// One AdamW update (mlp_lm's step, simplified): `v * beta2` and `p * decay`
+// read no grouped value, so the greedy walk starts a group at each, and
+// `v * beta2 + (1 - beta2) * g * g` joins the first of its producers' groups.
+// The merge walk makes the whole update one kernel: it reads g, m, v and p
+// and writes m', v' and p' (before it, three kernels wrote and read two
+// temporaries).
+// CHECK-LABEL: func.func @adamw_update
+// CHECK-COUNT-13: ein.fusion = 0
+// CHECK-NOT:  ein.fusion = 1
+// CHECK:      return
+func.func @adamw_update(%g: tensor<4x8xf32>, %m: tensor<4x8xf32>, %v: tensor<4x8xf32>, %p: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c0 = ein.constant {axes = [], ein.phase = "optimizer"} dense<1.000000e-01> : tensor<f32>
+  %c1 = ein.constant {axes = [], ein.phase = "optimizer"} dense<9.990000e-01> : tensor<f32>
+  %c2 = ein.constant {axes = [], ein.phase = "optimizer"} dense<1.000000e-03> : tensor<f32>
+  %c3 = ein.constant {axes = [], ein.phase = "optimizer"} dense<9.99999993E-9> : tensor<f32>
+  %c4 = ein.constant {axes = [], ein.phase = "optimizer"} dense<0.99999> : tensor<f32>
+  %b0 = ein.broadcast %c0 dims [] {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<f32> -> tensor<4x8xf32>
+  %b1 = ein.broadcast %c1 dims [] {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<f32> -> tensor<4x8xf32>
+  %b2 = ein.broadcast %c2 dims [] {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<f32> -> tensor<4x8xf32>
+  %b3 = ein.broadcast %c3 dims [] {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<f32> -> tensor<4x8xf32>
+  %b4 = ein.broadcast %c4 dims [] {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<f32> -> tensor<4x8xf32>
+  %0 = ein.sub %g, %m {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %1 = ein.mul %0, %b0 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %2 = ein.add %m, %1 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %3 = ein.mul %b2, %g {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %4 = ein.mul %3, %g {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %5 = ein.mul %b2, %2 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %6 = ein.mul %v, %b1 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %7 = ein.add %6, %4 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %8 = ein.sqrt %7 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %9 = ein.add %8, %b3 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %10 = ein.div %5, %9 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %11 = ein.mul %p, %b4 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  %12 = ein.sub %11, %10 {axes = ["a", "b"], ein.phase = "optimizer"} : tensor<4x8xf32>
+  return %12, %2, %7 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }

@@ -25,12 +25,15 @@ for name in ("all", "on"):
 
 r = reports["all"]
 kernels = r["kernels"]["list"]
-causal = [k for k in kernels if k["kind"] == "rows" and k["ops"][:2] == ["ein.cmp", "ein.select"]]
-# The masked scores: the scores (f32) and the scalar -inf; no index arrays.
-reads_scores = sum(k["bytes_read"] == mask_elements * 4 + 4 for k in causal)
-print("all: the causal rows kernels read the scores and -inf only: %d of %d" % (reads_scores, L))
-ce = [k for k in kernels if k["kind"] == "rows" and "ein.cmp" in k["ops"] and k["phase"] == "forward"
-      and k not in causal]
+# The causal mask is computed in the epilogue of the scores GEMM (scale,
+# compare, select): the kernel reads q and k and the scalars 1/sqrt(hd) and
+# -inf; no index arrays.
+hd = d["hd"]
+causal = [k for k in kernels if k["kind"] == "matmul+epilogue" and k["phase"] == "forward"
+          and k["ops"][1:] == ["ein.div", "ein.cmp", "ein.select"]]
+reads_qk = sum(k["bytes_read"] == 2 * B * H * T * hd * 4 + 2 * 4 for k in causal)
+print("all: the causal kernels read q, k and two scalars only: %d of %d" % (reads_qk, L))
+ce = [k for k in kernels if k["kind"] == "rows" and "ein.cmp" in k["ops"] and k["phase"] == "forward"]
 print("all: the cross-entropy rows kernel reads logits, targets and a scalar only: %s"
       % (len(ce) == 1 and ce[0]["bytes_read"] == ce_elements * 4 + B * T * 4 + 4))
 print("all: bytes = sum of op bytes: %s"
