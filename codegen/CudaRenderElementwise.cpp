@@ -169,7 +169,12 @@ void renderElementwise(Kernel &k) {
       k.src.line("ein_put(out" + std::to_string(t) + "[i], r" + std::to_string(t) + ");");
   };
 
-  k.openEntry();
+  // A fused kernel asks for one block per SM at least, as the row kernels:
+  // without it ptxas aimed its loop at 32 registers and spilled where an
+  // f32 division's slow-path call or a 64-bit index (an iota computed in
+  // the kernel) kept more values live (the scores' scale and causal mask,
+  // one kernel: 16 bytes; a 29-op AdamW of two params under bf16: 16).
+  k.openEntry(s.op == "ein.fused" ? 1 : 0);
   for (size_t j = 0; j < s.operands.size(); ++j)
     if (s.operands[j].access == Access::Scalar)
       k.src.line("const " + std::string(valueType(s.operands[j].elem)) + " s" + std::to_string(j) +
