@@ -4,8 +4,11 @@
 // untimed warm-up, sized from the --seconds budget, all on every hardware
 // thread (as OpenBLAS does by default), so that the profile describes the
 // whole machine:
-//   - matmul: OpenBLAS cblas_sgemm on square matrices (2048, or 1024 when one
-//     call is slow), 2·n³ FLOPs per call;
+//   - matmul: one Matmul step of square matrices (2048, or 1024 when one
+//     call is slow; 2·n³ FLOPs) run by the cpu backend's device, f32 and
+//     bf16 × bf16 → f32: the engines, tiles and threads a training step's
+//     GEMMs get (the GEMM table's library, the bf16 path of
+//     EINC_CPU_BF16 / the CPU), so that the report predicts what runs;
 //   - vector: a chain of dependent multiply-adds over a float array that
 //     stays in L1, compiled for the best of AVX-512 / AVX2+FMA / the baseline
 //     that the CPU supports (chosen at run time, so the binary runs on any
@@ -19,6 +22,8 @@
 
 #include "passes/DeviceProfile.h"
 
+#include "runtime/CpuDevice.h"
+#include "runtime/Executor.h"
 #include "runtime/TerminalText.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -37,10 +42,6 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
-
-#if EINC_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
 
 namespace einc {
 
@@ -97,44 +98,76 @@ struct Measurement {
 };
 
 //===----------------------------------------------------------------------===//
-// Matmul: OpenBLAS sgemm
+// Matmul: one Matmul step through the CPU backend's device
 //===----------------------------------------------------------------------===//
 
-bool measureSgemm(double budget, Measurement &m, std::string &error) {
-#if EINC_HAVE_OPENBLAS
-  int n = 2048;
-  std::vector<float> a(size_t(n) * n), b(size_t(n) * n), c(size_t(n) * n);
-  for (size_t i = 0; i < a.size(); ++i) {
-    a[i] = float(i % 17) * 0.01f;
-    b[i] = float(i % 13) * 0.01f;
-  }
-  auto gemm = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
-                0.0f, c.data(), n);
+/// C = A · B of n × n matrices as one Matmul step of a Program run by the
+/// cpu backend's device on `threads` threads: the engine, the cut into
+/// tiles and the thread pool of a training step's GEMMs, for f32 × f32 →
+/// f32 (fp32) or bf16 × bf16 → f32 (the contractions of bf16-mixed).
+bool measureMatmulStep(einrt::DType operands, int threads, double budget, Measurement &m,
+                       std::string &error) {
+  using namespace einrt;
+  auto run = [&](int64_t n, int minReps, int &reps, double &seconds, std::string &engine) -> bool {
+    Program p;
+    auto buffer = [&](DType t, BufferRole role, const char *name) {
+      Buffer b;
+      b.name = name;
+      b.dtype = t;
+      b.shape = {n, n};
+      b.role = role;
+      p.buffers.push_back(b);
+      return int32_t(p.buffers.size() - 1);
+    };
+    int32_t a = buffer(operands, BufferRole::Input, "a"),
+            b = buffer(operands, BufferRole::Input, "b");
+    int32_t c = buffer(DType::F32, BufferRole::Temp, "c");
+    p.arguments = {a, b};
+    GemmDesc g;
+    g.a = g.b = operands;
+    g.m = g.n = g.k = n;
+    g.lda = g.ldb = g.ldc = n;
+    p.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{a, b}, c, g, "calibrate matmul");
+    p.results = {c};
+    p.resultNames = {"c"};
+    auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{}, threads);
+    std::optional<Executor> ex = Executor::create(p, device, error);
+    if (!ex)
+      return false;
+    std::vector<float> av(size_t(n * n)), bv(size_t(n * n));
+    for (size_t i = 0; i < av.size(); ++i) {
+      av[i] = float(i % 17) * 0.01f;
+      bv[i] = float(i % 13) * 0.01f;
+    }
+    if (!ex->setArgument(0, av.data(), av.size(), error) ||
+        !ex->setArgument(1, bv.data(), bv.size(), error))
+      return false;
+    bool ok = true;
+    seconds = timeMedian(budget, minReps, 25, reps, [&] { ok = ok && ex->run(error); });
+    if (!ok)
+      return false;
+    if (operands == DType::BF16 && device->bf16GemmPath())
+      engine = bf16GemmPathLabel(*device->bf16GemmPath());
+    else if (const GemmChooser *chooser = device->gemmChooser())
+      engine = chooser->forShape(GemmShape{false, false, n, n, n, n, n, n}).name;
+    return true;
   };
-  // One untimed call loads the kernels and starts the threads; on a slow
-  // machine it also tells us to use a smaller problem.
-  double t0 = now();
-  gemm();
-  if (now() - t0 > 0.5)
-    n = 1024;
+  int64_t n = 2048;
   int reps = 0;
-  double t = timeMedian(budget, 3, 25, reps, gemm);
-  m.value = 2.0 * n * double(n) * n / t;
-  const char *coretypeEnv = std::getenv("OPENBLAS_CORETYPE");
-  std::string coretype = coretypeEnv ? std::string("OPENBLAS_CORETYPE=") + coretypeEnv
-                                     : std::string("OPENBLAS_CORETYPE unset");
-  m.detail = "OpenBLAS cblas_sgemm " + std::to_string(n) + "^3, kernel " + openblas_get_corename() +
-             " (" + coretype + "), " + threadsText(openblas_get_num_threads()) + ", median of " +
+  double seconds = 0;
+  std::string engine;
+  // One probe call: on a slow machine (or engine), a smaller problem.
+  if (!run(n, 1, reps, seconds, engine))
+    return false;
+  if (seconds > 0.5)
+    n = 1024;
+  if (!run(n, 3, reps, seconds, engine))
+    return false;
+  m.value = 2.0 * double(n) * double(n) * double(n) / seconds;
+  m.detail = std::string("a Matmul step ") + (operands == DType::BF16 ? "bf16" : "f32") + " " +
+             std::to_string(n) + "^3 on " + engine + ", " + threadsText(threads) + ", median of " +
              std::to_string(reps);
   return true;
-#else
-  (void)budget;
-  (void)m;
-  error = "this einc was built without OpenBLAS (install libopenblas-dev, e.g. with "
-          "scripts/setup, and rebuild); cannot measure sgemm";
-  return false;
-#endif
 }
 
 //===----------------------------------------------------------------------===//
@@ -407,12 +440,18 @@ int calibrate(const Options &o) {
   llvm::outs().flush();
 
   std::string error;
-  Measurement sgemm, vector, copy, triad;
-  if (!measureSgemm(o.seconds * 0.5, sgemm, error)) {
-    llvm::errs() << "einc: " << error << "\n";
+  Measurement sgemm, bf16, vector, copy, triad;
+  if (!measureMatmulStep(einrt::DType::F32, threadCount(), o.seconds * 0.3, sgemm, error)) {
+    llvm::errs() << "einc: cannot measure the f32 matmul: " << error << "\n";
     return 1;
   }
   llvm::outs() << "matmul f32:  " << gflops(sgemm.value) << "  (" << sgemm.detail << ")\n";
+  llvm::outs().flush();
+  if (!measureMatmulStep(einrt::DType::BF16, threadCount(), o.seconds * 0.2, bf16, error)) {
+    llvm::errs() << "einc: cannot measure the bf16 matmul: " << error << "\n";
+    return 1;
+  }
+  llvm::outs() << "matmul bf16: " << gflops(bf16.value) << "  (" << bf16.detail << ")\n";
   llvm::outs().flush();
   measureVector(o.seconds * 0.15, vector);
   llvm::outs() << "vector f32:  " << gflops(vector.value) << "  (" << vector.detail << ")\n";
@@ -433,13 +472,13 @@ int calibrate(const Options &o) {
   mlir::ein::DeviceProfile cpu;
   cpu.name = "cpu";
   cpu.description = model;
-  cpu.matmulFlops = {{"f32", sgemm.value}, {"bf16", sgemm.value}};
+  cpu.matmulFlops = {{"f32", sgemm.value}, {"bf16", bf16.value}};
   cpu.vectorFlops = {{"f32", vector.value}, {"bf16", vector.value}};
   cpu.bandwidth = bandwidth;
   cpu.memoryBytes = memory;
-  cpu.source = "measured by einc calibrate on " + today() + "; matmul: " + sgemm.detail +
-               " (bf16 = the f32 figure: no bf16 BLAS path); vector: " + vector.detail +
-               " (bf16 = f32); bandwidth: max of " + copy.detail + " and " + triad.detail;
+  cpu.source = "measured by einc calibrate on " + today() + "; matmul: " + sgemm.detail + "; " +
+               bf16.detail + "; vector: " + vector.detail + " (bf16 = f32); bandwidth: max of " +
+               copy.detail + " and " + triad.detail;
   profiles.push_back(cpu);
 
   if (o.output.empty()) {
