@@ -49,6 +49,16 @@ void foldsUnder(Value v, const llvm::DenseSet<Operation *> &folds,
   foldsUnder(def->getOperand(0), folds, out);
 }
 
+/// Whether `contract` is an f32 GEMM: operands and result f32. Narrow
+/// operands keep their transposes: the emulating path would widen a
+/// strided operand's whole extent, and oneDNN's bf16 brgemm ran gpt's
+/// attention GEMMs slower on strided operands than the transposes cost.
+bool f32Gemm(mlir::ein::ContractOp contract) {
+  return llvm::all_of(contract->getOperandTypes(),
+                      [](Type t) { return cast<ShapedType>(t).getElementType().isF32(); }) &&
+         cast<ShapedType>(contract->getResult(0).getType()).getElementType().isF32();
+}
+
 } // namespace
 
 LayoutFolds::LayoutFolds(Block &body, function_ref<bool(Operation *)> standalone,
@@ -66,7 +76,7 @@ LayoutFolds::LayoutFolds(Block &body, function_ref<bool(Operation *)> standalone
       v = v.getDefiningOp()->getOperand(0);
     }
     auto contract = v.getDefiningOp<mlir::ein::ContractOp>();
-    if (!contract || !v.hasOneUse() || !standalone(contract) ||
+    if (!contract || !v.hasOneUse() || !standalone(contract) || !f32Gemm(contract) ||
         contract->hasAttr(mlir::ein::kEpilogueAttr) || contract->hasAttr(mlir::ein::kFusionAttr))
       continue;
     // C as the transpose's input lies in its row-major result.
@@ -116,7 +126,7 @@ LayoutFolds::LayoutFolds(Block &body, function_ref<bool(Operation *)> standalone
       for (OpOperand *use : readers) {
         auto contract = cast<mlir::ein::ContractOp>(use->getOwner());
         std::optional<StridedLayout> layouts[2];
-        bool ok = true, through[2] = {false, false};
+        bool ok = f32Gemm(contract), through[2] = {false, false};
         for (int i = 0; i < 2; ++i) {
           Value operand = contract->getOperand(i);
           auto source = trace(operand, through[i]);

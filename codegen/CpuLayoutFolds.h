@@ -2,8 +2,9 @@
 //
 // Which ein.transpose ops the CPU lowering (codegen/CpuLowering.cpp) folds
 // into the strided operands and results of its Matmul steps instead of
-// running a transpose kernel. One rule, for every GEMM library alike (each
-// reads GemmDesc's leading dimensions and batch strides):
+// running a transpose kernel. One rule, for f32 GEMMs on every library
+// alike (each reads GemmDesc's leading dimensions and batch strides;
+// narrow GEMMs keep their transposes: CpuLayoutFolds.cpp, f32Gemm):
 //
 //  - read fold: a transpose whose every reader, through reshapes and
 //    slices, is a contraction that reads it in place: its GEMM, planned on

@@ -148,4 +148,24 @@ func.func @f(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3x4xf32>, %d
   expectLikeReference(l);
 }
 
+/// bf16 GEMMs keep their transposes (codegen/CpuLayoutFolds.h: narrow
+/// operands are read dense).
+TEST(CpuLayoutFolds, NarrowGemmsKeepTheirTransposes) {
+  Lowered l = lowered(R"(
+func.func @f(%d: tensor<2x6x8xbf16>, %w: tensor<8x8xbf16>, %a: tensor<2x2x6x6xbf16>) -> tensor<2x2x6x4xbf16> {
+  %dy = ein.contract %d, %w batch [], [] contract [2], [1] : tensor<2x6x8xbf16>, tensor<8x8xbf16> -> tensor<2x6x8xbf16>
+  %r = ein.reshape %dy : tensor<2x6x8xbf16> -> tensor<2x6x2x4xbf16>
+  %t = ein.transpose %r [0, 2, 1, 3] : tensor<2x6x2x4xbf16> -> tensor<2x2x6x4xbf16>
+  %dv = ein.contract %a, %t batch [0, 1], [0, 1] contract [2], [2] : tensor<2x2x6x6xbf16>, tensor<2x2x6x4xbf16> -> tensor<2x2x6x4xbf16>
+  %o = ein.contract %a, %dv batch [0, 1], [0, 1] contract [3], [2] : tensor<2x2x6x6xbf16>, tensor<2x2x6x4xbf16> -> tensor<2x2x6x4xbf16>
+  %ot = ein.transpose %o [0, 2, 1, 3] : tensor<2x2x6x4xbf16> -> tensor<2x6x2x4xbf16>
+  %back = ein.transpose %ot [0, 2, 1, 3] : tensor<2x6x2x4xbf16> -> tensor<2x2x6x4xbf16>
+  return %back : tensor<2x2x6x4xbf16>
+}
+)");
+  ASSERT_TRUE(l.cpu && l.reference) << l.errors;
+  EXPECT_EQ(stepsOf(*l.cpu, StepKind::Kernel).size(), 3u);
+  EXPECT_EQ(stepsOf(*l.cpu, StepKind::Matmul).size(), 3u);
+}
+
 } // namespace
