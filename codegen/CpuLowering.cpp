@@ -6,9 +6,13 @@
 // the same order:
 //
 //   ein.contract   → a Matmul step (cblas_sgemm per batch matrix), planned
-//                    from the operands' row-major layouts; an operand BLAS
+//                    from the operands' layouts (row-major, or strided
+//                    through folded transposes); an operand BLAS
 //                    cannot read in place is first permuted by a transpose
 //                    kernel into a temporary (the plan is a GemmDesc);
+//   ein.transpose  → nothing where codegen/CpuLayoutFolds.h folds it into
+//                    the strides of the GEMMs reading or writing it (the
+//                    plan on strided layouts: codegen/CpuGemmPlan.h);
 //   ein.reshape    → nothing: later steps read the input buffer (the same
 //                    row-major bytes), unless the result is returned;
 //   ein.slice      → nothing: its buffer is a view of the input's at the
@@ -27,7 +31,8 @@
 //
 // The Matmul plan. The contraction's result is (batch..., lhs free...,
 // rhs free...) row-major, i.e. dense M x N matrices C (ldc = N, stride
-// M·N). The lhs dims form three groups — batch (in lhs_batch order), M (its
+// M·N), or in the layout of a transpose folded into it (ldc and C's batch
+// strides that layout's). The lhs dims form three groups — batch (in lhs_batch order), M (its
 // free dims, ascending), K (its contracted dims) — and the rhs's batch, K
 // and N likewise. A group is readable when its dims, in the group's order
 // and ignoring size-1 dims, are consecutive in memory (each dim's stride is
@@ -41,7 +46,7 @@
 // readable, the order needing the fewest transposed elements is taken and
 // the unreadable operand(s) are transposed to (batch, M, K) / (batch, K, N).
 // Batch dims need no copy: consecutive batch pairs that collapse into one
-// stride in both operands form a run; the innermost run is the Matmul's
+// stride in both operands and in C form a run; the innermost run is the Matmul's
 // batch (one stride per operand), the others are outer loops (GemmLoop),
 // e.g. attention's (batch, heads) over a (batch, seq, heads, hd) tensor.
 //
