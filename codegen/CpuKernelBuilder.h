@@ -137,33 +137,55 @@ public:
       v = b.create<arith::TruncFOp>(loc, b.getF16Type(), v);
     b.create<memref::StoreOp>(loc, v, mem, ValueRange{at});
   }
+  /// Stores `v`, already a value of kind `k` (roundTo's result: a bf16's
+  /// low half is clear and a NaN is the quiet one), as store(v) would
+  /// store it: a bf16 as its high half, without rounding it again.
+  void storeRounded(Value v, Value mem, ElemKind k, Value at) {
+    if (k != ElemKind::BF16)
+      return store(v, mem, k, at);
+    Value high = b.create<arith::ShRUIOp>(loc, b.create<arith::BitcastOp>(loc, i32(), v), i32c(16));
+    b.create<memref::StoreOp>(loc, b.create<arith::TruncIOp>(loc, b.getI16Type(), high), mem,
+                              ValueRange{at});
+  }
   /// Element `at` copied as stored (data movement: no conversion).
   void move(Value from, Value fromAt, Value to, Value toAt) {
     Value v = b.create<memref::LoadOp>(loc, from, ValueRange{fromAt});
     b.create<memref::StoreOp>(loc, v, to, ValueRange{toAt});
   }
 
-  /// The bf16 encoding of f32 `x` (in the low 16 bits of an i32): round to
-  /// nearest even on the bits (u + 0x7FFF + lsb, then the high half; an
-  /// overflow carries into the exponent and gives infinity), NaN as the
+  /// 0x7FFF + lsb, lsb bit 16 of `u`: 0x8000 where it is set, else 0x7FFF
+  /// (a test and a blend: one vector operation fewer than shift and mask
+  /// then add).
+  Value roundingBias(Value u) {
+    Value odd = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                        b.create<arith::AndIOp>(loc, u, i32c(0x10000)), i32c(0));
+    return b.create<arith::SelectOp>(loc, odd, i32c(0x8000), i32c(0x7FFF));
+  }
+  /// The bf16 encoding of f32 `x` in the high half of an i32 (the low half
+  /// is not cleared): round to nearest even on the bits (u + 0x7FFF + lsb;
+  /// an overflow carries into the exponent and gives infinity), NaN as the
   /// quiet NaN with x's sign: runtime/FloatFormats' bf16Bits.
-  Value bf16Bits(Value x) {
+  Value bf16InHighHalf(Value x) {
     Value u = b.create<arith::BitcastOp>(loc, i32(), x);
-    Value high = b.create<arith::ShRUIOp>(loc, u, i32c(16));
-    Value lsb = b.create<arith::AndIOp>(loc, high, i32c(1));
-    Value sum = b.create<arith::AddIOp>(loc, b.create<arith::AddIOp>(loc, u, i32c(0x7FFF)), lsb);
-    Value rounded = b.create<arith::ShRUIOp>(loc, sum, i32c(16));
-    Value quiet =
-        b.create<arith::OrIOp>(loc, b.create<arith::AndIOp>(loc, high, i32c(0x8000)), i32c(0x7FC0));
+    Value sum = b.create<arith::AddIOp>(loc, u, roundingBias(u));
+    Value quiet = b.create<arith::OrIOp>(loc, b.create<arith::AndIOp>(loc, u, i32c(0x80000000u)),
+                                         i32c(0x7FC00000u));
     Value isNan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
-    return b.create<arith::SelectOp>(loc, isNan, quiet, rounded);
+    return b.create<arith::SelectOp>(loc, isNan, quiet, sum);
+  }
+  /// The bf16 encoding of f32 `x`, in the low 16 bits of an i32 (a store).
+  Value bf16Bits(Value x) { return b.create<arith::ShRUIOp>(loc, bf16InHighHalf(x), i32c(16)); }
+  /// The f32 that bf16Bits(x) is (every bf16 value a fused kernel makes):
+  /// the low half cleared, never shifted down and back up.
+  Value bf16Rounded(Value x) {
+    return b.create<arith::BitcastOp>(
+        loc, f32(), b.create<arith::AndIOp>(loc, bf16InHighHalf(x), i32c(0xFFFF0000u)));
   }
   /// An f32 rounded to what kind `k` holds, still as f32 (identity for f32):
   /// every narrow-typed value a fused kernel makes goes through this.
   Value roundTo(Value x, ElemKind k) {
     if (k == ElemKind::BF16)
-      return b.create<arith::BitcastOp>(loc, f32(),
-                                        b.create<arith::ShLIOp>(loc, bf16Bits(x), i32c(16)));
+      return bf16Rounded(x);
     if (k == ElemKind::F16)
       return b.create<arith::ExtFOp>(loc, f32(),
                                      Value(b.create<arith::TruncFOp>(loc, b.getF16Type(), x)));
@@ -443,6 +465,16 @@ public:
   }
 };
 
+/// Whether node `n`'s value is rounded to its kind where it is computed
+/// (KernelBuilder::roundTo), so that storing it needs no second rounding:
+/// every elementwise node but a select (which may pick a loaded value) and
+/// a stochastic rounding; not a reduction (a bf16 max is a loaded value) or
+/// a broadcast.
+inline bool roundedWhereMade(const FusedNode &n) {
+  return n.op != "ein.select" && n.op != "ein.stochastic_round" && n.op != "ein.reduce" &&
+         n.op != "ein.broadcast";
+}
+
 /// The initial value of a `kind` reduction ("sum", "max", "min") of `k`.
 Value reduceInitValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k);
 /// `acc` combined with `x` by a `kind` reduction of `k`: exact (never
@@ -454,13 +486,22 @@ bool rowNeedsScratch(llvm::StringRef kind, ElemKind k, int64_t length);
 /// One row of `length` elements (`element(j)` the j-th, j an index)
 /// combined in codegen/RowOrder.h's order from the reduction's initial
 /// value; `scratch`: a memref<kRowScratch x f32> where rowNeedsScratch.
+/// With `stage` (a memref<kRowStage x f32>), each round of the partials
+/// first computes its elements in order into `stage`, then combines them
+/// from there: the same values in the same order, but the elements are
+/// computed in a loop over consecutive elements, which the vectoriser
+/// widens with whole-vector loads, where the partials' loop reads every
+/// `vector`-th element (narrow and i1 operands: one scalar load per lane).
 Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t length,
-                const std::function<Value(Value)> &element, Value scratch);
+                const std::function<Value(Value)> &element, Value scratch, Value stage = {});
 /// The f32 elements reduceRow's scratch holds: a block's partials, its
 /// warps' results, and the chunks' results of a chunked row
 /// (codegen/RowOrder.h), from kChunksAt.
 inline constexpr int64_t kChunksAt = 1024 + 32;
 inline constexpr int64_t kRowScratch = kChunksAt + 2048;
+/// The f32 elements of reduceRow's `stage`: one round of a block's
+/// partials (kRowBlockPartials vectors of up to 4 f32 elements).
+inline constexpr int64_t kRowStage = 1024 * 4;
 
 /// Whether an "ein.rows" kernel needs reduceRow's scratch.
 bool rowsNeedScratch(const KernelSpec &spec);

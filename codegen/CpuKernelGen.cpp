@@ -224,7 +224,11 @@ void genFused(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRe
     }
     for (size_t t = 0; t < s.outputNodes.size(); ++t) {
       const KernelTensor &r = t == 0 ? s.result : s.extraResults[t - 1];
-      g.store(nodeValues[s.outputNodes[t]], outs[t], r.elem, i);
+      Value v = nodeValues[s.outputNodes[t]];
+      if (roundedWhereMade(s.body[s.outputNodes[t]]))
+        g.storeRounded(v, outs[t], r.elem, i);
+      else // a select may pick a loaded bf16 NaN with a payload: store rounds it
+        g.store(v, outs[t], r.elem, i);
     }
   };
   g.armParallel();

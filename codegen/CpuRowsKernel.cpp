@@ -55,6 +55,7 @@ Value reduceCombineValue(KernelBuilder &g, llvm::StringRef kind, ElemKind k, Val
 
 static_assert(kChunksAt == kRowBlockPartials + 32 && kRowScratch == kChunksAt + kRowChunks,
               "a block's partials, its warps' results, the chunks' results");
+static_assert(kRowStage == kRowBlockPartials * 4, "a round of a block's f32 vectors");
 
 bool rowNeedsScratch(llvm::StringRef kind, ElemKind k, int64_t length) {
   return k == ElemKind::F32 && kind == "sum" && !rowOrder(length, k, kind).inOrder;
@@ -79,18 +80,27 @@ void partialTree(KernelBuilder &g, Value scratch, Value base) {
 /// first + p, first + p + P, ... of `count` vectors of `v` elements (each
 /// vector's elements in order): whole rounds of P, then the rest.
 void combineInPartials(KernelBuilder &g, Value scratch, int64_t P, int64_t v, Value first,
-                       int64_t count, const std::function<Value(Value)> &element) {
+                       int64_t count, const std::function<Value(Value)> &element, Value stage) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   g.loop(P, [&](Value p) { g.store(g.f32c(0.0f), scratch, ElemKind::F32, p); });
   auto round = [&](Value firstVector, int64_t n) {
+    if (stage) { // the round's n·v elements, in order, into stage[0, n·v)
+      Value start = b.create<arith::MulIOp>(loc, firstVector, g.idx(v));
+      g.loop(n * v, [&](Value i) {
+        g.store(element(b.create<arith::AddIOp>(loc, start, i)), stage, ElemKind::F32, i);
+      });
+    }
     g.loop(n, [&](Value p) {
-      Value q = b.create<arith::AddIOp>(loc, firstVector, p);
+      // Vector firstVector + p: from the stage at p·v, else from the row.
+      Value q = stage ? p : Value(b.create<arith::AddIOp>(loc, firstVector, p));
       Value base = b.create<arith::MulIOp>(loc, q, g.idx(v));
       Value acc = g.load(scratch, ElemKind::F32, p);
-      for (int64_t e = 0; e < v; ++e)
+      for (int64_t e = 0; e < v; ++e) {
+        Value at = b.create<arith::AddIOp>(loc, base, g.idx(e));
         acc = b.create<arith::AddFOp>(loc, acc,
-                                      element(b.create<arith::AddIOp>(loc, base, g.idx(e))));
+                                      stage ? g.load(stage, ElemKind::F32, at) : element(at));
+      }
       g.store(acc, scratch, ElemKind::F32, p);
     });
   };
@@ -105,7 +115,7 @@ void combineInPartials(KernelBuilder &g, Value scratch, int64_t P, int64_t v, Va
 } // namespace
 
 Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t length,
-                const std::function<Value(Value)> &element, Value scratch) {
+                const std::function<Value(Value)> &element, Value scratch, Value stage) {
   OpBuilder &b = g.b;
   Location loc = g.loc;
   if (!rowNeedsScratch(kind, k, length)) // a fold in order (exact in any order but sums)
@@ -120,7 +130,7 @@ Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t leng
     const int64_t Q = order.chunkVectors, full = vectors / Q, rest = vectors % Q;
     auto chunk = [&](Value c, int64_t count) {
       combineInPartials(g, scratch, 32, v, b.create<arith::MulIOp>(loc, c, g.idx(Q)), count,
-                        element);
+                        element, stage);
       partialTree(g, scratch, g.idx(0));
       g.store(g.load(scratch, ElemKind::F32, g.idx(0)), scratch, ElemKind::F32,
               b.create<arith::AddIOp>(loc, c, g.idx(kChunksAt)));
@@ -142,7 +152,7 @@ Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t leng
         },
         scratch);
   }
-  combineInPartials(g, scratch, P, v, g.idx(0), vectors, element);
+  combineInPartials(g, scratch, P, v, g.idx(0), vectors, element, stage);
   if (P == 32) {
     partialTree(g, scratch, g.idx(0));
     return g.load(scratch, ElemKind::F32, g.idx(0));
@@ -324,8 +334,8 @@ namespace {
 class RowsGen {
 public:
   RowsGen(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRef<Value> outs,
-          Value scratch)
-      : g(g), s(s), in(in), outs(outs), scratch(scratch) {}
+          Value scratch, Value stage)
+      : g(g), s(s), in(in), outs(outs), scratch(scratch), stage(stage) {}
 
   void run() {
     g.armParallel();
@@ -353,8 +363,13 @@ public:
         ensurePerRowInputs(-(s.outputNodes[t] + 1));
       g.loop(s.inner, [&](Value j) {
         Element e = element(j);
-        for (size_t t : elementOutputs)
-          g.store(elementValue(-(s.outputNodes[t] + 1), e), outs[t], resultOf(t).elem, e.flat);
+        for (size_t t : elementOutputs) {
+          Value v = elementValue(-(s.outputNodes[t] + 1), e);
+          if (roundedWhereMade(s.body[s.outputNodes[t]]))
+            g.storeRounded(v, outs[t], resultOf(t).elem, e.flat);
+          else
+            g.store(v, outs[t], resultOf(t).elem, e.flat);
+        }
       });
     });
   }
@@ -409,7 +424,7 @@ private:
             Element e = element(j);
             return elementValue(n.args[0], e);
           },
-          scratch);
+          scratch, stage);
       v = reduceCombineValue(g, n.kind, n.elem, reduceInitValue(g, n.kind, n.elem), r);
     } else {
       SmallVector<Value, 3> args;
@@ -475,7 +490,7 @@ private:
   KernelBuilder &g;
   const KernelSpec &s;
   ArrayRef<Value> in, outs;
-  Value scratch;
+  Value scratch, stage;
   Value row, rowBase;
   std::vector<Value> perRow, rowOperands;
   std::vector<char> ensured;
@@ -491,7 +506,17 @@ bool rowsNeedScratch(const KernelSpec &s) {
 
 void genRows(KernelBuilder &g, const KernelSpec &s, ArrayRef<Value> in, ArrayRef<Value> outs,
              Value scratch) {
-  RowsGen(g, s, in, outs, scratch).run();
+  // Elements read from 16-bit or byte operands are staged (reduceRow): the
+  // loop vectoriser loads every 4th one of them a lane at a time, while
+  // f32 and i32 ones it loads as whole vectors and deinterleaves.
+  Value stage;
+  bool narrowReads = llvm::any_of(s.operands, [](const KernelTensor &t) {
+    return t.access != Access::Prefix && t.access != Access::Scalar &&
+           (isNarrowKind(t.elem) || t.elem == ElemKind::I1);
+  });
+  if (scratch && narrowReads)
+    stage = g.b.create<memref::AllocaOp>(g.loc, MemRefType::get({kRowStage}, g.f32()));
+  RowsGen(g, s, in, outs, scratch, stage).run();
 }
 
 } // namespace ein::codegen
