@@ -77,19 +77,12 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
                              llvm::cl::init(0)};
   ListOption<std::string> rematNames{*this, "remat-names",
                                      llvm::cl::desc("names: the let-bound values to keep")};
-  // ein-recompute-in-kernels (the default plan; a named remat policy, which
-  // plans every value itself, turns it off).
-  Option<bool> recomputeInKernels{
-      *this, "recompute-in-kernels",
-      llvm::cl::desc("recompute in the backward's kernels what they can rebuild"),
-      llvm::cl::init(true)};
 };
 
 /// ein-mixed-precision with the precision policy (unless fp32), then
 /// @forward → @grad → @train_step (+ @apply_update; with micro-batches > 1
-/// also @accumulate_grad), then canonicalize and CSE, then the default plan
-/// (ein-recompute-in-kernels, unless turned off), then ein-remat with the
-/// remat options (unless `none`).
+/// also @accumulate_grad), then canonicalize and CSE, then ein-remat with
+/// the remat options (unless `none`).
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &options);
 
 /// Registers every einc pass and pipeline (for ein-opt and einc).

@@ -98,12 +98,6 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   const einrt::PrecisionPolicy *policy = einrt::findPrecisionPolicy(settings.precision);
   if (policy && policy->lossScaling)
     options.lossScaling = "dynamic";
-  // A named remat policy plans every forward value itself (docs/remat.md):
-  // the default plan runs without one and under a budget.
-  std::string rematError;
-  std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, rematError);
-  options.recomputeInKernels = !remat || remat->kind == einrt::RematPolicy::Kind::None ||
-                               remat->kind == einrt::RematPolicy::Kind::Budget;
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);
   return runWith(pm, module, hook);
