@@ -3,7 +3,9 @@
 // `ein-autodiff` clones `@forward(inputs..., params...) -> (loss, outputs...)`
 // into `@grad(inputs..., params...) -> (loss, d loss / d param...)` and
 // appends the backward: the ops of the forward in reverse, each
-// differentiated by its GradientOpInterface rule (ir/EinGradients.cpp).
+// differentiated by its GradientOpInterface rule (ir/EinGradients.cpp); a
+// softmax, decomposed by the front end, is differentiated whole from its
+// output (passes/SoftmaxGradient.h).
 //
 // Activity analysis decides which gradients exist: a value is active when it
 // is a float tensor that depends on a param ("varied") and the loss depends
@@ -27,6 +29,7 @@
 #include "passes/Passes.h"
 
 #include "ir/EinBuilders.h"
+#include "passes/SoftmaxGradient.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -256,6 +259,16 @@ LogicalResult EinAutodiff::buildBackward(func::FuncOp grad, ArrayRef<Value> para
       need.push_back(active.contains(operand));
     if (!llvm::is_contained(need, true))
       continue;
+    // A softmax is differentiated whole, from its output (SoftmaxGradient.h):
+    // the ops inside it get no gradient, so their rules never run.
+    if (std::optional<SoftmaxMatch> softmax = matchSoftmax(op)) {
+      if (!active.contains(softmax->input))
+        continue;
+      Operation *before = terminator->getPrevNode();
+      accumulate(softmax->input, buildSoftmaxGradient(b, op->getLoc(), *softmax, dY));
+      tagLayer(body, before, terminator, op->getAttr(kLayer));
+      continue;
+    }
     auto rule = dyn_cast<GradientOpInterface>(op);
     if (!rule)
       return op->emitError() << "ein-autodiff: no gradient rule for '" << op->getName() << "'";

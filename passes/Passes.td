@@ -256,6 +256,29 @@ def EinRemat : Pass<"ein-remat", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinRecomputeInKernels : Pass<"ein-recompute-in-kernels", "mlir::func::FuncOp"> {
+  let summary = "The default plan: the backward recomputes, inside its own kernels, "
+                "the elementwise values it can rebuild from what it keeps anyway";
+  let description = [{
+    A forward value the backward reads is kept from the forward to the
+    backward (a saved activation). When that value is elementwise (a
+    GELU's tanh, a LayerNorm's normalised input, a causal mask, a cast)
+    and every backward op reading it is elementwise of its shape, the pass
+    has the backward compute it again instead: the value's op, and the
+    elementwise ops and broadcasts between it and values that stay saved
+    (or constants, iotas, arguments), are cloned just before the first
+    backward reader, tagged `ein.phase = "backward"`, and the backward
+    reads the clones. Fusion, which runs later, puts the clones in the
+    reader's kernel: they are computed in registers, and the forward no
+    longer writes what they replace. Nothing new is saved: a clone reads
+    only values saved anyway, constants, iotas and arguments. Random ops
+    (stochastic_round) are never cloned. The clones compute what the
+    originals computed, so the gradients keep their bits. docs/remat.md,
+    "The default plan".
+  }];
+  let dependentDialects = ["mlir::ein::EinDialect"];
+}
+
 def EinPrintCosts : Pass<"ein-print-costs", "mlir::ModuleOp"> {
   let summary = "Test pass: print the FLOP, byte and memory ledgers of a function";
   let description = [{

@@ -54,6 +54,9 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The default plan: what the backward's own kernels can recompute is not
+  // saved (before fusion, which gives the clones to those kernels).
+  pm.addNestedPass<func::FuncOp>(createEinRecomputeInKernels());
   // Last: the plan is made on the IR the backends compile (fusion aside).
   if (o.remat != "none") {
     EinRematOptions remat;
