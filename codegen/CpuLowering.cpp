@@ -6,13 +6,9 @@
 // the same order:
 //
 //   ein.contract   → a Matmul step (cblas_sgemm per batch matrix), planned
-//                    from the operands' layouts (row-major, or strided
-//                    through folded transposes); an operand BLAS
+//                    from the operands' row-major layouts; an operand BLAS
 //                    cannot read in place is first permuted by a transpose
 //                    kernel into a temporary (the plan is a GemmDesc);
-//   ein.transpose  → nothing where codegen/CpuLayoutFolds.h folds it into
-//                    the strides of the GEMMs reading or writing it (the
-//                    plan on strided layouts: codegen/CpuGemmPlan.h);
 //   ein.reshape    → nothing: later steps read the input buffer (the same
 //                    row-major bytes), unless the result is returned;
 //   ein.slice      → nothing: its buffer is a view of the input's at the
@@ -31,8 +27,7 @@
 //
 // The Matmul plan. The contraction's result is (batch..., lhs free...,
 // rhs free...) row-major, i.e. dense M x N matrices C (ldc = N, stride
-// M·N), or in the layout of a transpose folded into it (ldc and C's batch
-// strides that layout's). The lhs dims form three groups — batch (in lhs_batch order), M (its
+// M·N). The lhs dims form three groups — batch (in lhs_batch order), M (its
 // free dims, ascending), K (its contracted dims) — and the rhs's batch, K
 // and N likewise. A group is readable when its dims, in the group's order
 // and ignoring size-1 dims, are consecutive in memory (each dim's stride is
@@ -46,16 +41,14 @@
 // readable, the order needing the fewest transposed elements is taken and
 // the unreadable operand(s) are transposed to (batch, M, K) / (batch, K, N).
 // Batch dims need no copy: consecutive batch pairs that collapse into one
-// stride in both operands and in C form a run; the innermost run is the Matmul's
+// stride in both operands form a run; the innermost run is the Matmul's
 // batch (one stride per operand), the others are outer loops (GemmLoop),
 // e.g. attention's (batch, heads) over a (batch, seq, heads, hd) tensor.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuEpilogue.h"
-#include "codegen/CpuGemmPlan.h"
 #include "codegen/CpuKernelGen.h"
-#include "codegen/CpuLayoutFolds.h"
 #include "codegen/CpuViews.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -86,6 +79,130 @@ using einrt::StepKind;
 
 namespace ein::codegen {
 namespace {
+
+using Dims = std::vector<int64_t>;
+
+Dims rowMajorStrides(const Dims &shape) {
+  Dims strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// A group of dims acting as one: `size` elements `stride` apart (stride is
+/// 0 when the group has at most one element: any stride will do).
+struct Group {
+  int64_t size = 1;
+  int64_t stride = 0;
+};
+
+/// The dims `dims` (in this order) of a row-major tensor as one dim, or
+/// nullopt when they are not consecutive in memory.
+std::optional<Group> collapse(const Dims &shape, const Dims &dims) {
+  Dims strides = rowMajorStrides(shape);
+  Group g;
+  int64_t prev = -1;
+  for (int64_t d : dims) {
+    g.size *= shape[d];
+    if (shape[d] == 1)
+      continue;
+    if (prev >= 0 && strides[prev] != strides[d] * shape[d])
+      return std::nullopt;
+    prev = d;
+  }
+  if (g.size <= 1)
+    return Group{g.size, 0};
+  g.stride = strides[prev];
+  return g;
+}
+
+/// How BLAS reads one operand: a row-major rows x cols matrix (stored as
+/// such, or as cols x rows with op = transpose).
+struct View {
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+/// The operand as rows x cols matrices, op(X) in BLAS's terms, or nullopt
+/// when BLAS cannot read it in place.
+std::optional<View> viewOf(const Dims &shape, const Dims &rowDims, const Dims &colDims) {
+  auto rows = collapse(shape, rowDims);
+  auto cols = collapse(shape, colDims);
+  if (!rows || !cols)
+    return std::nullopt;
+  View v;
+  auto unit = [](const Group &g) { return g.size <= 1 || g.stride == 1; };
+  // Stored rows x cols: cols contiguous, rows `ld` apart.
+  if (unit(*cols)) {
+    int64_t minLd = std::max<int64_t>(1, cols->size);
+    v.ld = rows->size <= 1 ? minLd : rows->stride;
+    if (v.ld >= minLd)
+      return v;
+  }
+  // Stored cols x rows (op = transpose): rows contiguous, cols `ld` apart.
+  if (unit(*rows)) {
+    int64_t minLd = std::max<int64_t>(1, rows->size);
+    v.trans = true;
+    v.ld = cols->size <= 1 ? minLd : cols->stride;
+    if (v.ld >= minLd)
+      return v;
+  }
+  return std::nullopt;
+}
+
+/// The batch dims as loops: runs of consecutive batch pairs that collapse
+/// into one stride in both operands (C's batch dims are always dense), each
+/// {count, strideA, strideB, strideC}, outermost first.
+std::vector<std::array<int64_t, 4>> batchLoops(const Dims &aShape, const Dims &ab,
+                                               const Dims &bShape, const Dims &bb,
+                                               int64_t matrixC) {
+  Dims as = rowMajorStrides(aShape), bs = rowMajorStrides(bShape);
+  std::vector<std::array<int64_t, 4>> runs;
+  int64_t prev = -1;
+  for (size_t k = 0; k < ab.size(); ++k) {
+    int64_t size = aShape[ab[k]];
+    if (size == 1)
+      continue;
+    bool extends =
+        prev >= 0 && as[ab[prev]] == as[ab[k]] * size && bs[bb[prev]] == bs[bb[k]] * size;
+    if (extends) {
+      runs.back()[0] *= size;
+      runs.back()[1] = as[ab[k]];
+      runs.back()[2] = bs[bb[k]];
+    } else {
+      runs.push_back({size, as[ab[k]], bs[bb[k]], 0});
+    }
+    prev = k;
+  }
+  int64_t inner = matrixC; // C is dense: strides from the inside out
+  for (size_t r = runs.size(); r-- > 0;) {
+    runs[r][3] = inner;
+    inner *= runs[r][0];
+  }
+  return runs;
+}
+
+Dims freeDims(int64_t rank, const Dims &a, const Dims &b) {
+  Dims f;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end())
+      f.push_back(d);
+  return f;
+}
+
+int64_t product(const Dims &shape, const Dims &dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= shape[d];
+  return n;
+}
+
+Dims concat(std::initializer_list<const Dims *> parts) {
+  Dims r;
+  for (const Dims *p : parts)
+    r.insert(r.end(), p->begin(), p->end());
+  return r;
+}
 
 bool isF64(Type t) {
   if (auto shaped = dyn_cast<ShapedType>(t))
@@ -153,15 +270,11 @@ public:
         products_[head.getInt()] = op.getResult(0);
     }
 
-    folds_.emplace(
-        body, [&](Operation *op) { return !runOf_.count(op) && !computedIndex_.count(op); },
-        [&](mlir::ein::ContractOp c) { return stepOf_.lookup(c)->as<einrt::ContractDims>(); });
-
     for (Operation &op : body.without_terminator()) {
       if (isa<mlir::ein::ConstantOp>(op))
         continue;
       const Step &s = *stepOf_.lookup(&op);
-      if (computedIndex_.count(&op) || folds_->folded(&op))
+      if (computedIndex_.count(&op))
         continue;
       // A broadcast that every user reads in place (see operandAccess and
       // the fused kernels' reads) is never materialised.
@@ -223,16 +336,6 @@ public:
     if (!pending_.empty())
       return fn_.emitError("internal error: the epilogue of a contraction (group ")
              << pending_.begin()->first << ") does not follow it";
-    // A view an operand reads whose storage became a view later (a
-    // concat's input written in place) views that storage instead.
-    for (const auto &entry : offsetViews_) {
-      Buffer &view = program_.buffers[entry.second];
-      const Buffer &storage = program_.buffers[view.viewOf];
-      if (storage.viewOf >= 0) {
-        view.viewOffset += storage.viewOffset;
-        view.viewOf = storage.viewOf;
-      }
-    }
     for (Step &step : program_.steps) {
       for (int32_t &in : step.inputs)
         in = resolve(in);
@@ -482,89 +585,117 @@ private:
     return success();
   }
 
-  /// A GEMM operand or result: a buffer and the tensor's layout in it.
-  struct Placed {
-    int32_t buffer = -1;
-    StridedLayout layout;
+  /// One operand's part of the plan for a given K order.
+  struct OperandPlan {
+    std::optional<View> view; // nullopt: needs a transpose
+    Dims transposed;          // the permutation to (batch, rows, cols)
+    int64_t elements = 0;
   };
 
-  /// Contraction operand `index` (its reference step reads `buffer`): that
-  /// buffer, row-major, or where folded transposes lead, the buffer they
-  /// permute (a view from the elements' offset on).
-  Placed operandOf(mlir::ein::ContractOp op, unsigned index, int32_t buffer) {
-    Value operand = op->getOperand(index);
-    auto source = folds_->sourceOf(operand);
-    if (!source)
-      return Placed{buffer, rowMajorLayout(program_.buffers[buffer].shape)};
-    int32_t base = resolve(stepOf_.lookup(source->reader)->inputs[0]);
-    return Placed{offsetView(base, source->offset), source->layout};
-  }
-
-  /// Buffer `base` from element `offset` on: itself at 0, else a view of
-  /// its storage (one per storage and offset).
-  int32_t offsetView(int32_t base, int64_t offset) {
-    const Buffer &b = program_.buffers[base];
-    if (b.viewOf >= 0) {
-      offset += b.viewOffset;
-      base = b.viewOf;
-    }
-    if (offset == 0)
-      return base;
-    auto [it, added] = offsetViews_.try_emplace({base, offset}, -1);
-    if (added)
-      it->second = newOperandView(program_, base, offset);
-    return it->second;
-  }
-
   LogicalResult lowerContract(mlir::ein::ContractOp op, const Step &s) {
+    const Buffer &lhs = program_.buffers[s.inputs[0]];
+    const Buffer &rhs = program_.buffers[s.inputs[1]];
     const einrt::ContractDims &dims = s.as<einrt::ContractDims>();
-    Placed lhs = operandOf(op, 0, s.inputs[0]), rhs = operandOf(op, 1, s.inputs[1]);
-    ContractPlan plan = planContract(lhs.layout, rhs.layout, dims);
+    const Dims lb = dims.lhsBatch, rb = dims.rhsBatch, lc = dims.lhsContract, rc = dims.rhsContract;
+    const Dims lf = freeDims(lhs.shape.size(), lb, lc);
+    const Dims rf = freeDims(rhs.shape.size(), rb, rc);
+    const int64_t m = product(lhs.shape, lf), n = product(rhs.shape, rf),
+                  k = product(lhs.shape, lc);
+
+    // K orders to try: the pairs sorted by lhs position, then by rhs position.
+    std::vector<size_t> byLhs(lc.size()), byRhs(lc.size());
+    std::iota(byLhs.begin(), byLhs.end(), 0);
+    std::iota(byRhs.begin(), byRhs.end(), 0);
+    std::stable_sort(byLhs.begin(), byLhs.end(), [&](size_t a, size_t b) { return lc[a] < lc[b]; });
+    std::stable_sort(byRhs.begin(), byRhs.end(), [&](size_t a, size_t b) { return rc[a] < rc[b]; });
+
+    auto plan = [&](const std::vector<size_t> &order) {
+      Dims lk, rk;
+      for (size_t i : order) {
+        lk.push_back(lc[i]);
+        rk.push_back(rc[i]);
+      }
+      OperandPlan a, b;
+      a.view = viewOf(lhs.shape, lf, lk);
+      a.transposed = concat({&lb, &lf, &lk});
+      a.elements = lhs.elementCount();
+      b.view = viewOf(rhs.shape, rk, rf);
+      b.transposed = concat({&rb, &rk, &rf});
+      b.elements = rhs.elementCount();
+      return std::make_pair(a, b);
+    };
+    auto cost = [](const std::pair<OperandPlan, OperandPlan> &p) {
+      return (p.first.view ? 0 : p.first.elements) + (p.second.view ? 0 : p.second.elements);
+    };
+    auto chosen = plan(byLhs);
+    if (cost(chosen) > 0) {
+      auto other = plan(byRhs);
+      if (cost(other) < cost(chosen))
+        chosen = other;
+    }
 
     // A transposed operand is (batch, rows, cols): its batch dims lead.
-    Dims ab = dims.lhsBatch, bb = dims.rhsBatch;
-    auto leading = [](const Dims &batch) {
-      Dims r(batch.size());
+    int32_t aBuf = s.inputs[0], bBuf = s.inputs[1];
+    Dims aShape = lhs.shape, bShape = rhs.shape, ab = lb, bb = rb;
+    auto leading = [](const Dims &dims) {
+      Dims r(dims.size());
       std::iota(r.begin(), r.end(), 0);
       return r;
     };
-    auto transposed = [&](Value operand, Placed &placed, const OperandPlan &p, Dims &batch,
-                          int64_t cols, const char *which) -> FailureOr<MatrixView> {
-      if (p.view)
-        return *p.view;
-      auto t = transposeKernel(op, operand, placed.buffer, p.perm, which);
+    View a, b;
+    if (chosen.first.view) {
+      a = *chosen.first.view;
+    } else {
+      auto t = transposeKernel(op, op.getLhs(), aBuf, chosen.first.transposed, "lhs");
       if (failed(t))
         return failure();
-      placed = Placed{*t, rowMajorLayout(program_.buffers[*t].shape)};
-      batch = leading(batch);
-      return MatrixView{false, std::max<int64_t>(1, cols)};
-    };
-    auto a = transposed(op.getLhs(), lhs, plan.a, ab, plan.k, "lhs");
-    if (failed(a))
-      return failure();
-    auto b = transposed(op.getRhs(), rhs, plan.b, bb, plan.n, "rhs");
-    if (failed(b))
-      return failure();
+      aBuf = *t;
+      aShape = program_.buffers[aBuf].shape;
+      ab = leading(lb);
+      a = View{false, std::max<int64_t>(1, k)};
+    }
+    if (chosen.second.view) {
+      b = *chosen.second.view;
+    } else {
+      auto t = transposeKernel(op, op.getRhs(), bBuf, chosen.second.transposed, "rhs");
+      if (failed(t))
+        return failure();
+      bBuf = *t;
+      bShape = program_.buffers[bBuf].shape;
+      bb = leading(rb);
+      b = View{false, std::max<int64_t>(1, n)};
+    }
 
-    // C: the step's own buffer, or the buffer of the transpose laying it out.
-    Placed c{s.output, rowMajorLayout(program_.buffers[s.output].shape)};
-    if (auto target = folds_->targetOf(op))
-      c = Placed{stepOf_.lookup(target->transpose)->output, target->layout};
-    const int64_t nb = int64_t(dims.lhsBatch.size());
-    const int64_t nm = int64_t(lhs.layout.shape.size()) - nb - int64_t(dims.lhsContract.size());
-    auto ldc = resultLd(c.layout, nb, nm, plan.n);
-    if (!ldc)
-      return op.emitError("internal error: the contraction's result layout is not a GEMM's");
-
+    // The innermost run of batch dims is the Matmul's batch; the others
+    // become outer loops.
+    auto loops = batchLoops(aShape, ab, bShape, bb, m * n);
+    std::array<int64_t, 4> inner = {1, 0, 0, 0};
+    if (!loops.empty()) {
+      inner = loops.back();
+      loops.pop_back();
+    }
     // Narrow operands and results: the device converts them to f32 around
     // its f32 GEMM (f32 sums, one rounding of the result: ir/EinOps.td).
     einrt::GemmDesc g;
-    g.a = program_.buffers[lhs.buffer].dtype;
-    g.b = program_.buffers[rhs.buffer].dtype;
-    g.c = program_.buffers[c.buffer].dtype;
-    describeGemm(g, plan, lhs.layout, ab, *a, rhs.layout, bb, *b, c.layout, *ldc);
-    program_.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{lhs.buffer, rhs.buffer},
-                                c.buffer, std::move(g), s.note);
+    g.a = program_.buffers[aBuf].dtype;
+    g.b = program_.buffers[bBuf].dtype;
+    g.c = program_.buffers[s.output].dtype;
+    g.batch = inner[0];
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.transA = a.trans;
+    g.transB = b.trans;
+    g.lda = a.ld;
+    g.ldb = b.ld;
+    g.ldc = std::max<int64_t>(1, n);
+    g.strideA = inner[1];
+    g.strideB = inner[2];
+    g.strideC = inner[3];
+    for (const auto &loop : loops)
+      g.outer.push_back({loop[0], loop[1], loop[2], loop[3]});
+    program_.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{aBuf, bBuf}, s.output,
+                                std::move(g), s.note);
     return success();
   }
 
@@ -626,8 +757,6 @@ private:
   std::map<int64_t, Step> pending_;                         // group -> the Matmul it ends
   llvm::DenseMap<int64_t, SmallVector<Operation *>> epilogueOps_; // group -> its ops
   llvm::DenseMap<int64_t, Value> products_; // epilogue group -> the product it reads
-  std::optional<LayoutFolds> folds_;        // transposes the GEMMs' layouts fold
-  std::map<std::pair<int32_t, int64_t>, int32_t> offsetViews_; // (storage, offset) -> view
   einrt::Program program_;
 };
 

@@ -31,12 +31,6 @@ bool isViewed(const einrt::Program &program, int32_t buffer) {
 
 } // namespace
 
-int32_t newOperandView(einrt::Program &program, int32_t storage, int64_t offset) {
-  Buffer like = program.buffers[storage];
-  like.shape = {like.elementCount() - offset};
-  return newView(program, storage, offset, like);
-}
-
 void lowerSliceAsView(einrt::Program &program, int32_t input, int32_t output, int64_t offset,
                       const std::string &note) {
   const Buffer &src = program.buffers[input];

@@ -28,11 +28,6 @@ namespace ein::codegen {
 void lowerSliceAsView(einrt::Program &program, int32_t input, int32_t output, int64_t offset,
                       const std::string &note);
 
-/// A new temporary viewing buffer `storage` (no view) from element
-/// `offset` to its end, as one dim: where a strided GEMM operand starts
-/// (codegen/CpuLayoutFolds.h).
-int32_t newOperandView(einrt::Program &program, int32_t storage, int64_t offset);
-
 /// `parts` one after the other in buffer `output`: part i becomes a view of
 /// its rows when `inPlace[i]` and it is a temporary that `written` (a step
 /// already lowered writes it), that is no view and no result and that

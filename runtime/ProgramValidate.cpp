@@ -533,18 +533,30 @@ private:
     // Outer loops: their reach is added to the inner batch's (offsets of
     // the last iteration; every stride is >= 0).
     __int128 matrices = g.batch, reachA = 0, reachB = 0, reachC = 0;
-    for (size_t i = g.outer.size(); i-- > 0;) {
-      const GemmLoop &l = g.outer[i];
-      if (l.count < 0 || l.strideA < 0 || l.strideB < 0 || l.strideC < 0)
-        return plan + ": outer loop " + std::to_string(i) + ": counts and strides must be >= 0";
-      if (l.count > 0) {
-        reachA += __int128(l.count - 1) * l.strideA;
-        reachB += __int128(l.count - 1) * l.strideB;
-        reachC += __int128(l.count - 1) * l.strideC;
+    if (!g.outer.empty()) {
+      // C must be dense row-major: each loop's strideC the product of the
+      // sizes inside it.
+      if (g.ldc != std::max<int64_t>(1, g.n) || (g.batch > 1 && g.strideC != g.m * g.n))
+        return plan + ": with outer loops, C must be dense (ldc = N, strideC = M*N)";
+      __int128 inner = __int128(g.batch) * g.m * g.n;
+      for (size_t i = g.outer.size(); i-- > 0;) {
+        const GemmLoop &l = g.outer[i];
+        if (l.count < 0 || l.strideA < 0 || l.strideB < 0 || l.strideC < 0)
+          return plan + ": outer loop " + std::to_string(i) + ": counts and strides must be >= 0";
+        if (l.count > 1 && l.strideC != inner)
+          return plan + ": outer loop " + std::to_string(i) + ": strideC " +
+                 std::to_string(l.strideC) + " is not the dense stride " +
+                 std::to_string(int64_t(inner));
+        if (l.count > 0) {
+          reachA += __int128(l.count - 1) * l.strideA;
+          reachB += __int128(l.count - 1) * l.strideB;
+          reachC += __int128(l.count - 1) * l.strideC;
+        }
+        inner *= l.count;
+        matrices *= l.count;
+        if (matrices > (__int128(1) << 62))
+          return plan + ": too many matrices";
       }
-      matrices *= l.count;
-      if (matrices > (__int128(1) << 62))
-        return plan + ": too many matrices";
     }
     if (matrices > 0) {
       if (auto e =
@@ -565,32 +577,9 @@ private:
       return plan + ": writes " + std::to_string(int64_t(matrices * g.m * g.n)) +
              " elements but the result " + shapeStr(out().shape) + " has " +
              std::to_string(out().elementCount());
-    if (auto e = cDisjoint(g); !e.empty())
-      return plan + ": " + e;
-    return "";
-  }
-
-  /// C's elements are all distinct: C's axes (columns, rows, the batch,
-  /// the outer loops), those of more than one element sorted by stride,
-  /// each step past everything the smaller ones reach (C may be strided,
-  /// e.g. written in a transpose's layout: codegen/CpuGemmPlan.h).
-  static std::string cDisjoint(const GemmDesc &g) {
-    if (g.m == 0 || g.n == 0)
-      return "";
-    std::vector<std::pair<__int128, __int128>> axes = {
-        {1, g.n}, {g.ldc, g.m}, {g.strideC, g.batch}}; // {stride, count}
-    for (const GemmLoop &l : g.outer)
-      axes.push_back({l.strideC, l.count});
-    std::sort(axes.begin(), axes.end());
-    __int128 reach = 0; // the largest offset the smaller axes make
-    for (const auto &[stride, count] : axes) {
-      if (count <= 1)
-        continue;
-      if (stride <= reach)
-        return "C's strides (ldc " + std::to_string(g.ldc) + ", batch " +
-               std::to_string(g.strideC) + ", outer loops) make its elements overlap";
-      reach += (count - 1) * stride;
-    }
+    if (g.batch > 1 && g.m > 0 && g.n > 0 && __int128(g.strideC) < __int128(g.m - 1) * g.ldc + g.n)
+      return plan + ": strideC " + std::to_string(g.strideC) +
+             " makes the batch's result matrices overlap";
     return "";
   }
 
