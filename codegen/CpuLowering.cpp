@@ -59,6 +59,7 @@
 #include "passes/ConcatInPlace.h"
 #include "passes/FuseElementwise.h"
 #include "passes/FuseRows.h"
+#include "passes/StepKernels.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -351,72 +352,48 @@ public:
   }
 
 private:
-  /// Adjacent ops with the same `ein.fusion` group (passes/FuseElementwise.h)
-  /// become one fused kernel; a group of one op runs as that op's kernel.
+  /// The kernels of the step partition (passes/StepKernels.h, the one the
+  /// report and remat price): each row group and each fusion group of two
+  /// or more elementwise ops (an epilogue's included) becomes one fused
+  /// kernel; a group of one op runs as that op's kernel. A row group that
+  /// cannot be described is an error, never lowered op by op.
   LogicalResult collectFusionRuns(Block &body) {
-    SmallVector<Operation *> run;
-    auto close = [&]() -> LogicalResult {
-      if (run.size() >= 2) {
-        auto fk = describeFusedKernel(run);
-        if (failed(fk))
-          return failure();
-        int64_t index = int64_t(fused_.size());
-        runIds_.push_back(run.front()->getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr).getInt());
-        for (Operation *m : run)
-          runOf_[m] = index;
-        runEndingAt_[run.back()] = index;
-        for (OpOperand *use : fk->inPlaceReads)
-          inPlace_.insert(use);
-        indexReads_.insert(fk->indexReads.begin(), fk->indexReads.end());
-        fused_.push_back(std::move(*fk));
-      }
-      run.clear();
-      return success();
+    auto add = [&](FusedKernel fk, ArrayRef<Operation *> members, int64_t runId) {
+      int64_t index = int64_t(fused_.size());
+      runIds_.push_back(runId);
+      for (Operation *m : members)
+        runOf_[m] = index;
+      runEndingAt_[members.back()] = index;
+      inPlace_.insert(fk.inPlaceReads.begin(), fk.inPlaceReads.end());
+      indexReads_.insert(fk.indexReads.begin(), fk.indexReads.end());
+      fused_.push_back(std::move(fk));
+      return index;
     };
-    // Row groups (passes/FuseRows.h): adjacent ops of one `ein.rows` group
-    // are one row kernel; ops that do not make one (a part of a group
-    // cloned by remat) are lowered one by one.
-    std::optional<int64_t> rowGroup;
-    auto closeRows = [&]() {
-      if (run.size() >= 2) {
-        auto fk = describeRowsKernel(run);
-        if (succeeded(fk)) {
-          int64_t index = int64_t(fused_.size());
-          runIds_.push_back(-1); // never an epilogue
-          for (Operation *m : run)
-            runOf_[m] = index;
-          runEndingAt_[run.back()] = index;
-          for (OpOperand *use : fk->inPlaceReads)
-            inPlace_.insert(use);
-          indexReads_.insert(fk->indexReads.begin(), fk->indexReads.end());
-          fused_.push_back(std::move(*fk));
-          rowsMembers_[index] = run;
-        }
-      }
-      run.clear();
-    };
-    for (Operation &op : body.without_terminator()) {
-      auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kRowsAttr);
-      if (!id || !rowGroup || *rowGroup != id.getInt())
-        closeRows();
-      rowGroup = id ? std::optional<int64_t>(id.getInt()) : std::nullopt;
-      if (id)
-        run.push_back(&op);
+    std::vector<mlir::ein::StepKernel> kernels = mlir::ein::stepKernels(body);
+    // Row kernels first, then fusion groups: the kernels' numbering.
+    for (const mlir::ein::StepKernel &k : kernels) {
+      if (k.kind != mlir::ein::KernelKind::Rows || k.members.size() < 2)
+        continue;
+      auto fk = describeRowsKernel(k.members);
+      if (failed(fk))
+        return k.members.front()->emitError("internal error: row group ")
+               << k.members.front()->getAttrOfType<IntegerAttr>(mlir::ein::kRowsAttr).getInt()
+               << " of " << k.members.size() << " ops is no row kernel";
+      int64_t index = add(std::move(*fk), k.members, -1); // never an epilogue
+      rowsMembers_[index] = SmallVector<Operation *>(k.members.begin(), k.members.end());
     }
-    closeRows();
-    std::optional<int64_t> current;
-    for (Operation &op : body.without_terminator()) {
-      auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr);
-      bool joins = id && mlir::ein::isFusible(&op);
-      if (!joins || !current || *current != id.getInt())
-        if (failed(close()))
-          return failure();
-      current = joins ? std::optional<int64_t>(id.getInt()) : std::nullopt;
-      if (joins)
-        run.push_back(&op);
+    for (const mlir::ein::StepKernel &k : kernels) {
+      if (k.kind != mlir::ein::KernelKind::Fused && k.kind != mlir::ein::KernelKind::Epilogue)
+        continue;
+      ArrayRef<Operation *> members = k.elementwiseMembers();
+      if (members.size() < 2)
+        continue;
+      auto fk = describeFusedKernel(members);
+      if (failed(fk))
+        return failure();
+      add(std::move(*fk), members,
+          members.front()->getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr).getInt());
     }
-    if (failed(close()))
-      return failure();
     // Where fusion ran, an elementwise op alone reading an iota: a fused
     // kernel of one op, computing the iota from the element's index
     // (passes/StepKernels.h, computesIndex).
@@ -431,13 +408,7 @@ private:
       if (failed(fk))
         return failure();
       auto id = op.getAttrOfType<IntegerAttr>(mlir::ein::kFusionAttr);
-      int64_t index = int64_t(fused_.size());
-      runIds_.push_back(id ? id.getInt() : -1);
-      runOf_[&op] = index;
-      runEndingAt_[&op] = index;
-      inPlace_.insert(fk->inPlaceReads.begin(), fk->inPlaceReads.end());
-      indexReads_.insert(fk->indexReads.begin(), fk->indexReads.end());
-      fused_.push_back(std::move(*fk));
+      add(std::move(*fk), {&op}, id ? id.getInt() : -1);
     }
     return success();
   }
