@@ -17,6 +17,7 @@
 #include "passes/RematSolver.h"
 
 #include "ir/EinOps.h"
+#include "runtime/RematPolicy.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -35,7 +36,7 @@ namespace mlir::ein {
 #define GEN_PASS_DEF_EINREMAT
 #include "passes/Passes.h.inc"
 
-const char *rematPolicyNames() { return "none, full, every, sqrt, selective, names, budget"; }
+const char *rematPolicyNames() { return einrt::rematKindNames(); }
 
 int64_t sqrtSpacing(int64_t iterations) {
   int64_t k = std::max<int64_t>(1, int64_t(std::sqrt(double(iterations))));
@@ -73,20 +74,26 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
                                 std::string &error) {
   const std::vector<RematNode> &nodes = g.nodes();
   const int64_t iterations = int64_t(g.iterations().size());
-  if (c.policy == "none")
+  using Kind = einrt::RematPolicy::Kind;
+  std::optional<Kind> kind = einrt::rematKindNamed(c.policy);
+  if (!kind) {
+    error = "unknown policy '" + c.policy + "' (valid: " + rematPolicyNames() + ")";
+    return {};
+  }
+  switch (*kind) {
+  case Kind::None:
     return g.keepAll();
-  if (c.policy == "full")
+  case Kind::Full:
     return keepRegionBoundaries(g, 1);
-  if (c.policy == "sqrt")
+  case Kind::Sqrt:
     return keepRegionBoundaries(g, sqrtSpacing(iterations));
-  if (c.policy == "every") {
+  case Kind::Every:
     if (c.every < 1) {
       error = "every needs a spacing of at least 1 iteration, got " + std::to_string(c.every);
       return {};
     }
     return keepRegionBoundaries(g, c.every);
-  }
-  if (c.policy == "selective") {
+  case Kind::Selective: {
     // Contraction outputs and what crosses an iteration's boundary stay;
     // elementwise ops, reductions and data movement are recomputed.
     std::vector<char> keep = keepRegionBoundaries(g, 1);
@@ -94,7 +101,7 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
       keep[i] = nodes[i].contraction || (keep[i] && nodes[i].iteration >= 0);
     return keep;
   }
-  if (c.policy == "names") {
+  case Kind::Names: {
     std::set<std::string> known;
     for (const RematNode &n : nodes)
       known.insert(n.lets.begin(), n.lets.end());
@@ -114,7 +121,10 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
       }
     return keep;
   }
-  error = "unknown policy '" + c.policy + "' (valid: " + rematPolicyNames() + ")";
+  case Kind::Budget:
+    break;
+  }
+  error = "'budget' is no named plan: the solver chooses it (passes/RematSolver.h)";
   return {};
 }
 
@@ -225,7 +235,9 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
     SmallVector<NamedAttribute> extra;
     std::vector<char> keep;
     std::optional<RematGraph> graph;
-    if (choice.policy == "budget") {
+    using Kind = einrt::RematPolicy::Kind;
+    std::optional<Kind> kind = einrt::rematKindNamed(choice.policy);
+    if (kind == Kind::Budget) {
       if (!(budget > 0))
         return fn.emitError() << "ein-remat: budget needs a positive number of bytes, got "
                               << budget.getValue();
@@ -297,9 +309,9 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
         b.getNamedAttr("kept", b.getI64IntegerAttr(cost.keptCount)),
         b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(cost.savedBytes)),
         b.getNamedAttr("predicted_peak", b.getI64IntegerAttr(cost.peakBytes))};
-    if (choice.policy == "every" || choice.policy == "sqrt")
+    if (kind == Kind::Every || kind == Kind::Sqrt)
       record.push_back(b.getNamedAttr(
-          "every", b.getI64IntegerAttr(choice.policy == "every"
+          "every", b.getI64IntegerAttr(kind == Kind::Every
                                            ? choice.every
                                            : sqrtSpacing(int64_t(graph->iterations().size())))));
     record.append(extra.begin(), extra.end());

@@ -26,6 +26,7 @@
 #include "passes/Remat.h"
 
 #include "ir/EinOps.h"
+#include "runtime/RematPolicy.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -332,7 +333,7 @@ RematFrontier solveRematFrontier(const RematGraph &g, const RematSolverOptions &
   const auto &nodes = g.nodes();
 
   // The named plans.
-  for (const char *policy : {"none", "full", "sqrt", "selective"}) {
+  for (const char *policy : einrt::rematPlainPolicies()) {
     std::string error;
     RematPolicyChoice choice;
     choice.policy = policy;

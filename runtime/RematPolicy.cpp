@@ -69,29 +69,68 @@ bool parseSize(const std::string &text, RematPolicy &p, std::string &error) {
 
 } // namespace
 
+const std::vector<RematPolicyForm> &rematPolicyTable() {
+  using Kind = RematPolicy::Kind;
+  static const std::vector<RematPolicyForm> table = {
+      {Kind::None, "none", "none", nullptr},
+      {Kind::Full, "full", "full", nullptr},
+      {Kind::Every, "every", "every:K", "every:K"},
+      {Kind::Sqrt, "sqrt", "sqrt", nullptr},
+      {Kind::Selective, "selective", "selective", nullptr},
+      {Kind::Names, "names", "names:a,b,...", "names:a,b"},
+      {Kind::Budget, "budget",
+       "budget:BYTES (2GiB, 512MiB, 1e9) or budget:N% of the device's memory", "budget:2GiB"},
+  };
+  return table;
+}
+
+namespace {
+
+const RematPolicyForm *formNamed(const std::string &name) {
+  for (const RematPolicyForm &f : rematPolicyTable())
+    if (name == f.name)
+      return &f;
+  return nullptr;
+}
+
+std::string joined(const char *RematPolicyForm::*column) {
+  std::string text;
+  for (const RematPolicyForm &f : rematPolicyTable())
+    text += (text.empty() ? "" : ", ") + std::string(f.*column);
+  return text;
+}
+
+} // namespace
+
 const char *RematPolicy::kindName() const {
-  switch (kind) {
-  case Kind::None:
-    return "none";
-  case Kind::Full:
-    return "full";
-  case Kind::Every:
-    return "every";
-  case Kind::Sqrt:
-    return "sqrt";
-  case Kind::Selective:
-    return "selective";
-  case Kind::Names:
-    return "names";
-  case Kind::Budget:
-    return "budget";
-  }
-  return "none";
+  for (const RematPolicyForm &f : rematPolicyTable())
+    if (f.kind == kind)
+      return f.name;
+  return "none"; // every kind has a row
+}
+
+std::optional<RematPolicy::Kind> rematKindNamed(const std::string &name) {
+  if (const RematPolicyForm *f = formNamed(name))
+    return f->kind;
+  return std::nullopt;
+}
+
+std::vector<const char *> rematPlainPolicies() {
+  std::vector<const char *> names;
+  for (const RematPolicyForm &f : rematPolicyTable())
+    if (!f.argument)
+      names.push_back(f.name);
+  return names;
+}
+
+const char *rematKindNames() {
+  static const std::string text = joined(&RematPolicyForm::name);
+  return text.c_str();
 }
 
 const char *rematPolicyForms() {
-  return "none, full, every:K, sqrt, selective, names:a,b,..., budget:BYTES (2GiB, 512MiB, 1e9) "
-         "or budget:N% of the device's memory";
+  static const std::string text = joined(&RematPolicyForm::form);
+  return text.c_str();
 }
 
 std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string &error) {
@@ -99,31 +138,25 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
   size_t colon = text.find(':');
   std::string head = text.substr(0, colon);
   std::string arg = colon == std::string::npos ? "" : text.substr(colon + 1);
-  auto plain = [&](RematPolicy::Kind kind) -> std::optional<RematPolicy> {
+  const RematPolicyForm *form = formNamed(head);
+  if (form && !form->argument) {
     if (colon != std::string::npos) {
       error = "'" + head + "' takes no argument, got '" + text + "'";
       return std::nullopt;
     }
-    p.kind = kind;
+    p.kind = form->kind;
     return p;
-  };
-  if (head == "none")
-    return plain(RematPolicy::Kind::None);
-  if (head == "full")
-    return plain(RematPolicy::Kind::Full);
-  if (head == "sqrt")
-    return plain(RematPolicy::Kind::Sqrt);
-  if (head == "selective")
-    return plain(RematPolicy::Kind::Selective);
-  if (colon == std::string::npos && (head == "every" || head == "names" || head == "budget")) {
-    error = "'" + head + "' needs an argument (" +
-            (head == "every"   ? "every:K"
-             : head == "names" ? "names:a,b"
-                               : "budget:2GiB") +
-            ")";
+  }
+  if (!form) {
+    error = "unknown policy '" + text + "'; valid: " + rematPolicyForms();
     return std::nullopt;
   }
-  if (head == "every") {
+  if (colon == std::string::npos) {
+    error = "'" + head + "' needs an argument (" + form->argument + ")";
+    return std::nullopt;
+  }
+  switch (form->kind) {
+  case RematPolicy::Kind::Every: {
     char *end = nullptr;
     long long k = std::strtoll(arg.c_str(), &end, 10);
     if (arg.empty() || *end != '\0' || k < 1 || k > 1000000) {
@@ -134,7 +167,7 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
     p.every = k;
     return p;
   }
-  if (head == "names") {
+  case RematPolicy::Kind::Names: {
     size_t start = 0;
     while (start <= arg.size()) {
       size_t comma = arg.find(',', start);
@@ -151,14 +184,18 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
     p.kind = RematPolicy::Kind::Names;
     return p;
   }
-  if (head == "budget") {
+  case RematPolicy::Kind::Budget:
     if (!parseSize(arg, p, error))
       return std::nullopt;
     p.kind = RematPolicy::Kind::Budget;
     return p;
+  case RematPolicy::Kind::None:
+  case RematPolicy::Kind::Full:
+  case RematPolicy::Kind::Sqrt:
+  case RematPolicy::Kind::Selective:
+    break; // no argument: returned above
   }
-  error = "unknown policy '" + text + "'; valid: " + rematPolicyForms();
-  return std::nullopt;
+  return p;
 }
 
 } // namespace einrt

@@ -39,6 +39,27 @@ struct RematPolicy {
   }
 };
 
+/// One row per kind: the one list of policy names that the parser, the
+/// remat pass (passes/Remat.cpp), the solver's named plans and the sweep read.
+struct RematPolicyForm {
+  RematPolicy::Kind kind;
+  const char *name;     // "every"
+  const char *form;     // as rematPolicyForms lists it: "every:K"
+  const char *argument; // its example where one is missing ("every:K"); nullptr: takes none
+};
+/// Every kind, in the order messages list them.
+const std::vector<RematPolicyForm> &rematPolicyTable();
+
+/// The kind called `name` ("sqrt"), without its argument.
+std::optional<RematPolicy::Kind> rematKindNamed(const std::string &name);
+
+/// The kinds that take no argument — none, full, sqrt, selective — in the
+/// table's order: the named plans a sweep and the solver price.
+std::vector<const char *> rematPlainPolicies();
+
+/// The kinds' names, for messages: "none, full, every, sqrt, ...".
+const char *rematKindNames();
+
 /// The valid forms, for messages: "none, full, every:K, ...".
 const char *rematPolicyForms();
 

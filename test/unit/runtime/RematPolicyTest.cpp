@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 namespace {
 
 using einrt::RematPolicy;
@@ -88,6 +92,39 @@ TEST(RematPolicy, TheSettingsTableChecksWithIt) {
   ASSERT_NE(info, nullptr);
   std::string choices = info->choices;
   EXPECT_EQ(einrt::setTrainText(s, "remat", choices.substr(choices.rfind(' ') + 1)), "");
+}
+
+// The table is the one list of policy names: every row parses back to its
+// kind (with an argument where it takes one, and says so where it is
+// missing), and the plain plans are those that take none.
+TEST(RematPolicy, EveryTableRowParsesToItsKind) {
+  std::set<RematPolicy::Kind> kinds;
+  for (const einrt::RematPolicyForm &f : einrt::rematPolicyTable()) {
+    EXPECT_TRUE(kinds.insert(f.kind).second) << f.name << " is listed twice";
+    std::string error;
+    if (f.argument) {
+      EXPECT_FALSE(einrt::parseRematPolicy(f.name, error));
+      EXPECT_NE(error.find(f.argument), std::string::npos) << error;
+    }
+    std::string valid = f.name;
+    if (f.argument)
+      valid += f.kind == RematPolicy::Kind::Every   ? ":2"
+               : f.kind == RematPolicy::Kind::Names ? ":x,y"
+                                                    : ":1GiB";
+    auto p = einrt::parseRematPolicy(valid, error);
+    ASSERT_TRUE(p) << f.name << ": " << error;
+    EXPECT_EQ(p->kind, f.kind);
+    EXPECT_STREQ(p->kindName(), f.name);
+    EXPECT_EQ(einrt::rematKindNamed(f.name), f.kind);
+    EXPECT_NE(std::string(einrt::rematPolicyForms()).find(f.form), std::string::npos);
+  }
+  EXPECT_EQ(kinds.size(), 7u);
+  EXPECT_FALSE(einrt::rematKindNamed("every:2"));
+  std::vector<std::string> plain;
+  for (const char *name : einrt::rematPlainPolicies())
+    plain.push_back(name);
+  EXPECT_EQ(plain, (std::vector<std::string>{"none", "full", "sqrt", "selective"}));
+  EXPECT_STREQ(einrt::rematKindNames(), "none, full, every, sqrt, selective, names, budget");
 }
 
 } // namespace
