@@ -64,13 +64,6 @@ std::string checkpointInTheWay(const std::string &dir) {
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// "  N <what>: a, b, ... and K more" (the first 16 items).
 std::string listLine(const std::vector<std::string> &items, const char *one, const char *many,
                      const char *separator) {

@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "runtime/TerminalText.h"
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
 
 namespace einrt {
 
@@ -24,14 +24,7 @@ constexpr int64_t kMaxElements = int64_t(1) << 48; // sane upper bound
 
 bool isNumeric(DType t) { return isFloat(t) || t == DType::I32; }
 
-std::string shapeStr(const std::vector<int64_t> &shape) {
-  std::ostringstream os;
-  os << '[';
-  for (size_t i = 0; i < shape.size(); ++i)
-    os << (i ? ", " : "") << shape[i];
-  os << ']';
-  return os.str();
-}
+std::string shapeStr(const std::vector<int64_t> &shape) { return shapeText(shape); }
 
 std::string listStr(const std::vector<int64_t> &l) { return shapeStr(l); }
 

@@ -83,4 +83,11 @@ std::string terminalSafe(std::string_view text) {
 
 std::string quoted(std::string_view text) { return "'" + terminalSafe(text) + "'"; }
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 } // namespace einrt

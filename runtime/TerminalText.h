@@ -18,8 +18,10 @@
 #define EINC_RUNTIME_TERMINALTEXT_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace einrt {
 
@@ -34,6 +36,10 @@ std::string terminalSafe(std::string_view text);
 /// 'text', terminal-safe: how every message quotes a path, a name or a
 /// value a user gave (`cannot read 'a\x1bb.ein': ...`).
 std::string quoted(std::string_view text);
+
+/// A shape (or any list of extents) as every runtime message prints one:
+/// "[16, 128, 256]".
+std::string shapeText(const std::vector<int64_t> &shape);
 
 } // namespace einrt
 

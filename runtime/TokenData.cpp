@@ -51,13 +51,6 @@ bool parseHex64(const std::string &s, uint64_t &v) {
   return true;
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//

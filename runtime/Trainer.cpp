@@ -24,7 +24,6 @@
 
 namespace einrt {
 
-using trainer_detail::shapeText;
 using trainer_detail::syncParamsToGrad;
 
 namespace {

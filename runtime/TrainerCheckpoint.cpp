@@ -14,18 +14,11 @@
 namespace einrt {
 
 namespace trainer_detail {
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 std::string argText(const Buffer &b) {
   return b.name + ":" + dtypeName(b.dtype) + shapeText(b.shape) + ",";
 }
 } // namespace trainer_detail
 
-using trainer_detail::shapeText;
 using trainer_detail::syncParamsToGrad;
 
 bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) const {

@@ -81,7 +81,6 @@ struct Trainer::Impl {
 
 namespace trainer_detail {
 /// "[2, 3]".
-std::string shapeText(const std::vector<int64_t> &shape);
 /// Copies the holder's params (and the loss scale) into @accumulate_grad's
 /// arguments; a no-op when the holder computes the gradient itself.
 bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error);
