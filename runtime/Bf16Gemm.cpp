@@ -194,8 +194,7 @@ void wholeGemm(Bf16Kernel kernel, const Bf16GemmShape &s, const uint16_t *a, con
 bool bf16Gemm(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
               uint32_t *workspace, std::string &error) {
   if (!cpuHasAvx512Bf16()) {
-    error = "the AVX-512 BF16 GEMM kernel cannot run on this CPU (it lacks avx512f, avx512bw, "
-            "avx512vl or avx512_bf16, or the OS does not save the zmm state)";
+    error = "the AVX-512 BF16 GEMM kernel cannot run here: " + whyNoAvx512Bf16();
     return false;
   }
   wholeGemm(Bf16Kernel::Avx512Bf16, s, a, b, c, workspace);
@@ -207,7 +206,8 @@ void bf16GemmModel(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b,
   wholeGemm(Bf16Kernel::Model, s, a, b, c, workspace);
 }
 
-bool cpuHasAvx512Bf16() {
+namespace {
+bool hardwareRunsAvx512Bf16() {
 #ifdef EINC_BF16_KERNEL
   // cpuRuns initialises the CPU model; x86-64-v4 covers AVX-512 F/BW/VL
   // and the OS-saved zmm state, libgcc's avx512bf16 bit the instruction.
@@ -216,6 +216,25 @@ bool cpuHasAvx512Bf16() {
 #else
   return false;
 #endif
+}
+
+// EINC_JIT_CPU when it names a target other than x86-64-v4 (read on every
+// call: tests set it for a scope), else null.
+const char *jitTargetBelowV4() {
+  const char *jit = std::getenv("EINC_JIT_CPU");
+  return jit && *jit && std::strcmp(jit, "x86-64-v4") != 0 ? jit : nullptr;
+}
+} // namespace
+
+bool cpuHasAvx512Bf16() { return hardwareRunsAvx512Bf16() && !jitTargetBelowV4(); }
+
+std::string whyNoAvx512Bf16() {
+  if (!hardwareRunsAvx512Bf16())
+    return "this CPU (or its OS) does not run AVX-512 BF16 (it needs avx512f, avx512bw, avx512vl "
+           "and avx512_bf16, with the zmm state saved)";
+  if (const char *jit = jitTargetBelowV4())
+    return std::string("EINC_JIT_CPU=") + jit + " runs no AVX-512 code";
+  return "";
 }
 
 const char *bf16GemmPathName(Bf16GemmPath path) {
@@ -255,23 +274,29 @@ bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error) {
   const std::string want = env ? env : "";
   if (want.empty()) {
     std::string ignored;
-    path = !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
-           : has                           ? Bf16GemmPath::Avx512Bf16
-                                           : Bf16GemmPath::Emulate;
+    // oneDNN's bf16 brgemm is AVX-512 code too (AVX512-BF16 or AMX, whose
+    // CPUs have AVX512_BF16): not where EINC_JIT_CPU rules that out.
+    path = has && !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
+           : has                                  ? Bf16GemmPath::Avx512Bf16
+                                                  : Bf16GemmPath::Emulate;
     return true;
   }
   for (Bf16GemmPath p :
        {Bf16GemmPath::Emulate, Bf16GemmPath::Avx512Bf16, Bf16GemmPath::OneDnn, Bf16GemmPath::Model})
     if (want == bf16GemmPathName(p)) {
       if (p == Bf16GemmPath::Avx512Bf16 && !has) {
-        error = "EINC_CPU_BF16=avx512bf16, but this CPU (or its OS) does not run AVX-512 BF16 "
-                "(it needs avx512f, avx512bw, avx512vl and avx512_bf16, with the zmm state "
-                "saved); unset it, or use EINC_CPU_BF16=emulate";
+        error = "EINC_CPU_BF16=avx512bf16, but " + whyNoAvx512Bf16() +
+                "; unset it, or use EINC_CPU_BF16=emulate";
         return false;
       }
       std::string why;
       if (p == Bf16GemmPath::OneDnn && oneDnnBf16Isa(why).empty()) {
         error = "EINC_CPU_BF16=onednn, but " + why + "; unset it, or use EINC_CPU_BF16=emulate";
+        return false;
+      }
+      if (p == Bf16GemmPath::OneDnn && !has) {
+        error = "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() +
+                "; unset it, or use EINC_CPU_BF16=emulate";
         return false;
       }
       path = p;

@@ -99,8 +99,14 @@ float dpbf16Lane(float acc, uint32_t a, uint32_t b);
 
 /// Whether this CPU and its OS run the kernel: AVX-512 F/BW/VL (x86-64-v4,
 /// whose check includes the OS saving the zmm and mask state) and
-/// AVX512_BF16.
+/// AVX512_BF16; and EINC_JIT_CPU, when set, names x86-64-v4. Below it
+/// (scripts/as-avx2: an AVX2-only machine emulated on any one) einc runs no
+/// AVX-512 code, this kernel's neither, so every path that needs it takes
+/// the side of a CPU without it.
 bool cpuHasAvx512Bf16();
+/// "" where cpuHasAvx512Bf16(); else why not: the CPU (or its OS), or
+/// EINC_JIT_CPU's target.
+std::string whyNoAvx512Bf16();
 
 /// How CpuDevice runs a GEMM whose A and B are bf16:
 ///   Emulate     widen both (exactly) to f32 and run cblas_sgemm;
@@ -122,9 +128,10 @@ std::string bf16GemmPathDescription(Bf16GemmPath path);
 
 /// This machine's path: EINC_CPU_BF16 when set (one of the names above;
 /// "avx512bf16" on a CPU without it, or "onednn" where oneDNN is missing or
-/// its bf16 kernel is not a bf16 ISA's brgemm, is an error), else OneDnn
-/// where oneDNN runs bf16 on such a kernel, else Avx512Bf16 where the CPU
-/// has it, else Emulate. False with `error` set on a bad value.
+/// its bf16 kernel is not a bf16 ISA's brgemm, is an error; either where
+/// !cpuHasAvx512Bf16()), else OneDnn where oneDNN runs bf16 on such a kernel
+/// and cpuHasAvx512Bf16(), else Avx512Bf16 where cpuHasAvx512Bf16(), else
+/// Emulate. False with `error` set on a bad value.
 bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error);
 
 } // namespace einrt

@@ -589,8 +589,6 @@ void CudaDeviceImpl::forgetRun(uint64_t key) {
 
 } // namespace
 
-bool cudaBuiltIn() { return true; }
-
 std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &given, std::string &error) {
   CudaDeviceOptions options = given;
   if (!readCudaDebugSwitches(options, error))

@@ -111,10 +111,6 @@ std::string cudaSwitchesText(const CudaDeviceOptions &options);
 /// available.
 std::string cudaStagingProblem(int64_t bytes);
 
-/// Whether this einc was built with the CUDA headers (else there is never
-/// a cuda device).
-bool cudaBuiltIn();
-
 /// The device, or null with `error` (exit status 1 for a tool).
 std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, std::string &error);
 

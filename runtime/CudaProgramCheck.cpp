@@ -143,8 +143,6 @@ std::string cudaAlignmentProblem(const Program &program, const CudaKernelBundle 
 }
 
 #ifndef EINC_HAVE_CUDA
-bool cudaBuiltIn() { return false; }
-
 std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &, std::string &error) {
   error = "this einc was built without CUDA headers (no CUDA toolkit was found when it was "
           "configured), so it has no cuda device";

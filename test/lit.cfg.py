@@ -1,13 +1,27 @@
 # lit configuration for einc: runs every .mlir and .ein test under test/ against
 # the tools in build/bin.
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
 config.name = "einc"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+
+# Snapshot tests (docs/testing.md, "Snapshots"): a file with a line starting
+# "# SNAPSHOT:" (or "// SNAPSHOT:") holds output recorded from the current
+# implementation, not a fact of the spec. EINC_LIT_SNAPSHOTS=skip runs the
+# other tests only, =only these only (ctest's `lit` and `lit-snapshots`, the
+# latter labelled `snapshot`); unset, all of them.
+snapshots = os.environ.get("EINC_LIT_SNAPSHOTS", "")
+if snapshots not in ("", "skip", "only"):
+    lit_config.fatal("EINC_LIT_SNAPSHOTS=%s: expected skip or only" % snapshots)
+# The format lives in a module so that lit's worker processes can unpickle it.
+sys.path.insert(0, os.path.dirname(__file__))
+from lit_snapshots import ShTestSplittingSnapshots
+
+config.test_format = ShTestSplittingSnapshots(snapshots, not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".ein", ".test"]
 config.excludes = ["Inputs", "reference", "unit", "fuzz", "fuzz-pipeline", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
@@ -17,6 +31,8 @@ config.substitutions.append(("%einc_src", config.einc_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%examples", os.path.join(config.einc_src_root, "examples")))
 config.substitutions.append(("%einc_build", config.einc_obj_root))
+# A command as on an AVX2-only CPU, on any machine (scripts/as-avx2).
+config.substitutions.append(("%as_avx2", os.path.join(config.einc_src_root, "scripts", "as-avx2")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -30,7 +46,8 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # tools, or every cell would test the same thing. %{einc_threads} and
 # %{openblas_coretype} are what the tests should see (a pattern when unset).
 for var in ["EINC_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU", "EINC_CPU_BF16", "EINC_GEMM"]:
+            "OPENBLAS_CORETYPE", "OPENBLAS_VERBOSE", "EINC_JIT_CPU", "EINC_CPU_BF16", "EINC_GEMM",
+            "DNNL_MAX_CPU_ISA"]:
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(
@@ -41,23 +58,29 @@ config.substitutions.append(
     ("%{einc_jit_cpu}", os.environ.get("EINC_JIT_CPU") or "unset"))
 
 # The CPU runs AVX-512 BF16 (runtime/Bf16Gemm.h's kernel): the flags Linux
-# reports only when the OS saves the zmm state.
+# reports only when the OS saves the zmm state, and no EINC_JIT_CPU below
+# x86-64-v4 (scripts/as-avx2: then einc runs no AVX-512 code, as on an
+# AVX2-only CPU, and the tests of that side run instead).
 try:
     flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo")
                   if l.startswith("flags")), [])
 except OSError:
     flags = []
-if all(f in flags for f in ["avx512f", "avx512bw", "avx512vl", "avx512_bf16"]):
+if all(f in flags for f in ["avx512f", "avx512bw", "avx512vl", "avx512_bf16"]) and \
+        os.environ.get("EINC_JIT_CPU", "") in ("", "x86-64-v4"):
     config.available_features.add("cpu-avx512bf16")
 
 # oneDNN (libdnnl.so.2, runtime/OneDnnMatmul.h) loads: `onednn`; on a CPU
 # with AVX-512 BF16 (AMX CPUs have it too) its bf16 matmul is a bf16 ISA's
-# brgemm, the CPU device's default bf16 path: `onednn-bf16`.
+# brgemm, the CPU device's default bf16 path: `onednn-bf16` (not where
+# DNNL_MAX_CPU_ISA caps oneDNN below a bf16 ISA, as scripts/as-avx2 does).
 import ctypes
+dnnl_cap = os.environ.get("DNNL_MAX_CPU_ISA", "").upper()
 try:
     ctypes.CDLL("libdnnl.so.2")
     config.available_features.add("onednn")
-    if "cpu-avx512bf16" in config.available_features:
+    if "cpu-avx512bf16" in config.available_features and \
+            (dnnl_cap in ("", "ALL") or "BF16" in dnnl_cap or "AMX" in dnnl_cap):
         config.available_features.add("onednn-bf16")
 except OSError:
     pass

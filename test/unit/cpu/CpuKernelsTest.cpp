@@ -28,11 +28,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
+#include <iostream>
 #include <random>
 #include <regex>
 #include <set>
-#include <sstream>
 
 using namespace mlir;
 using KernelCompiler = ::ein::codegen::KernelCompiler;
@@ -620,45 +619,6 @@ TEST(CpuKernels, JitCpuFromTheEnvironment) {
     setenv("EINC_JIT_CPU", saved.c_str(), 1);
   else
     unsetenv("EINC_JIT_CPU");
-}
-
-// With EINC_KERNELS_FROM=FILE.mlir (e.g. `einc emit --stage=step
-// examples/gpt.ein > FILE.mlir`): compiles the kernels of every op of every
-// function in it and prints how many distinct ones there are and the time.
-TEST(CpuKernels, KernelsOfAFile) {
-  const char *path = std::getenv("EINC_KERNELS_FROM");
-  if (!path)
-    GTEST_SKIP() << "set EINC_KERNELS_FROM=FILE.mlir";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto ctx = newContext();
-  auto module = parseSourceString<ModuleOp>(ss.str(), ctx.get());
-  ASSERT_TRUE(module);
-  auto kc = KernelCompiler::create();
-  int64_t ops = 0, skipped = 0;
-  std::map<std::string, int64_t> perOp;
-  module->walk([&](Operation *op) {
-    if (op->getDialect() && op->getDialect()->getNamespace() == "ein") {
-      if (isa<mlir::ein::ContractOp, mlir::ein::ConstantOp>(op)) {
-        ++skipped;
-        return;
-      }
-      ++ops;
-      int64_t before = kc->kernelCount();
-      EXPECT_TRUE(succeeded(kc->add(op)));
-      if (kc->kernelCount() > before)
-        ++perOp[op->getName().getStringRef().str()];
-    }
-  });
-  ASSERT_TRUE(succeeded(kc->compile()));
-  std::cout << "[ kernels ] " << ops << " kernel ops (" << skipped
-            << " contractions/constants skipped) -> " << kc->kernelCount()
-            << " distinct kernels; compiled " << kc->compiledCount() << ", cached "
-            << kc->cachedCount() << ", " << kc->compileSeconds() << " s\n";
-  for (auto &[name, count] : perOp)
-    std::cout << "    " << name << ": " << count << "\n";
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
+#include "../pipeline/SmallExamples.h"
 #include "CpuTestSupport.h"
 
 #include "codegen/CpuKernels.h"
@@ -37,6 +38,7 @@ using namespace mlir;
 using ::ein::codegen::KernelCompiler;
 using einrt::StepKind;
 using namespace einc::cputest;
+using einc::testing::readExample;
 
 namespace {
 
@@ -294,13 +296,6 @@ func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
   EXPECT_EQ(g.accumulate, einrt::DType::F32);
 }
 
-std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(EINC_SOURCE_DIR) + "/examples/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 /// Params from their initialisers, inputs at random (token ids below 64).
 void fillModel(einrt::Executor &ex) {
   std::string error;
@@ -308,25 +303,9 @@ void fillModel(einrt::Executor &ex) {
   ASSERT_TRUE(einrt::fillRandomInputs(ex, 8, 64, error)) << error;
 }
 
-struct ModelCase {
-  const char *file;
-  std::vector<std::pair<std::string, std::string>> overrides;
-};
-
-const ModelCase kModels[] = {
-    {"mlp_lm.ein", {{"batch", "8"}, {"hidden", "32"}, {"vocab", "64"}}},
-    {"gpt.ein",
-     {{"batch", "2"},
-      {"ctx", "16"},
-      {"vocab", "64"},
-      {"layers", "2"},
-      {"d", "32"},
-      {"heads", "4"}}},
-};
-
 TEST(CpuLowering, ModelsForwardAndGrad) {
   for (bool fused : {false, true})
-    for (const ModelCase &m : kModels) {
+    for (const einc::testing::SmallExample &m : einc::testing::smallExamples()) {
       SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
       auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
       ASSERT_TRUE(compiled.module) << compiled.errors;
@@ -348,7 +327,7 @@ TEST(CpuLowering, ModelsForwardAndGrad) {
 
 TEST(CpuLowering, ModelsTrainStep) {
   for (bool fused : {false, true})
-    for (const ModelCase &m : kModels) {
+    for (const einc::testing::SmallExample &m : einc::testing::smallExamples()) {
       SCOPED_TRACE(std::string(m.file) + (fused ? " fused" : ""));
       auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
       ASSERT_TRUE(compiled.module) << compiled.errors;

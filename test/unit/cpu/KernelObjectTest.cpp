@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
+#include "../pipeline/SmallExamples.h"
 #include "CpuTestSupport.h"
 #include "RandomGraphs.h"
 
@@ -49,6 +50,7 @@ using namespace mlir;
 using namespace einc::cputest;
 using ::ein::codegen::CpuTarget;
 using ::ein::codegen::cpuTargets;
+using einc::testing::readExample;
 
 namespace {
 
@@ -58,13 +60,6 @@ struct Case {
   einrt::Program program;
   std::function<void(einrt::Executor &)> fill;
 };
-
-std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(EINC_SOURCE_DIR) + "/examples/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// Params from their initialisers, token ids below 64, step 1, lr 1e-3.
 void fillTrainStep(einrt::Executor &ex) {
@@ -138,23 +133,9 @@ Suite &programs() {
   static Suite s; // destroyed at exit: removes its files
   if (!s.cases.empty() || !s.errors.empty())
     return s;
-  struct Model {
-    const char *file;
-    std::vector<std::pair<std::string, std::string>> overrides;
-  };
-  // CpuLoweringTest's sizes: in one test process, the JIT finds these
+  // The sizes CpuLoweringTest runs: in one test process, the JIT finds these
   // kernels (and the random graphs') in its cache.
-  const Model models[] = {
-      {"mlp_lm.ein", {{"batch", "8"}, {"hidden", "32"}, {"vocab", "64"}}},
-      {"gpt.ein",
-       {{"batch", "2"},
-        {"ctx", "16"},
-        {"vocab", "64"},
-        {"layers", "2"},
-        {"d", "32"},
-        {"heads", "4"}}},
-  };
-  for (const Model &m : models) {
+  for (const einc::testing::SmallExample &m : einc::testing::smallExamples()) {
     auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
     if (compiled.module && !einc::testing::addTrainStep(compiled, ""))
       compiled.module = nullptr;

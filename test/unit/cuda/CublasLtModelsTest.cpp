@@ -12,6 +12,7 @@
 #include "GemmReference.h"
 
 #include "../pipeline/Compile.h"
+#include "../pipeline/SmallExamples.h"
 
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
@@ -33,28 +34,9 @@
 namespace einrt {
 namespace {
 
-std::string readExample(const std::string &name) {
-  std::ifstream in(std::string(EINC_SOURCE_DIR) + "/examples/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct ModelCase {
-  const char *file;
-  std::vector<std::pair<std::string, std::string>> overrides;
-};
-
-const ModelCase kModels[] = {
-    {"mlp_lm.ein", {{"batch", "8"}, {"hidden", "32"}, {"vocab", "64"}}},
-    {"gpt.ein",
-     {{"batch", "2"},
-      {"ctx", "16"},
-      {"vocab", "64"},
-      {"layers", "2"},
-      {"d", "32"},
-      {"heads", "4"}}},
-};
+using einc::testing::readExample;
+using einc::testing::SmallExample;
+using einc::testing::smallExamples;
 
 bool fuse(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
@@ -66,7 +48,7 @@ bool fuse(mlir::ModuleOp module) {
 TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
   for (const char *precision : {"fp32", "bf16-mixed"})
     for (bool fused : {false, true})
-      for (const ModelCase &m : kModels) {
+      for (const SmallExample &m : smallExamples()) {
         SCOPED_TRACE(std::string(m.file) + " " + precision + (fused ? " fused" : ""));
         auto compiled = einc::testing::compileModel(readExample(m.file), m.overrides);
         ASSERT_TRUE(compiled.module) << compiled.errors;

@@ -219,9 +219,33 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     EnvOverride env(nullptr);
     ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
     std::string ignored;
-    EXPECT_EQ(path, !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
-                    : cpuHasAvx512Bf16()            ? Bf16GemmPath::Avx512Bf16
-                                                    : Bf16GemmPath::Emulate);
+    EXPECT_EQ(path, cpuHasAvx512Bf16() && !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
+                    : cpuHasAvx512Bf16()                                  ? Bf16GemmPath::Avx512Bf16
+                                                                          : Bf16GemmPath::Emulate);
+  }
+  {
+    // EINC_JIT_CPU below x86-64-v4 (scripts/as-avx2) is a CPU without
+    // AVX-512 BF16 on any machine: the default is the emulation and both
+    // AVX-512 paths are refused, naming it; x86-64-v4 changes nothing.
+    EnvOverride avx2("x86-64-v3", "EINC_JIT_CPU");
+    EnvOverride unset(nullptr);
+    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    EXPECT_EQ(path, Bf16GemmPath::Emulate);
+    const std::string why = whyNoAvx512Bf16();
+    ASSERT_FALSE(why.empty());
+    EnvOverride kernel("avx512bf16");
+    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_EQ(error,
+              "EINC_CPU_BF16=avx512bf16, but " + why + "; unset it, or use EINC_CPU_BF16=emulate");
+    EnvOverride onednn("onednn");
+    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_NE(error.find("EINC_CPU_BF16=onednn, but "), std::string::npos) << error;
+  }
+  {
+    EnvOverride unset(nullptr, "EINC_JIT_CPU");
+    const bool has = cpuHasAvx512Bf16();
+    EnvOverride v4("x86-64-v4", "EINC_JIT_CPU");
+    EXPECT_EQ(cpuHasAvx512Bf16(), has);
   }
   {
     EnvOverride env("emulate");
@@ -251,7 +275,7 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     bool prepared = dev.prepare(p, error);
     EXPECT_EQ(prepared, cpuHasAvx512Bf16()) << error;
     if (!prepared) {
-      EXPECT_NE(error.find("does not run AVX-512 BF16"), std::string::npos) << error;
+      EXPECT_NE(error.find(whyNoAvx512Bf16()), std::string::npos) << error;
       EXPECT_FALSE(dev.bf16GemmPath().has_value());
     } else {
       EXPECT_EQ(dev.bf16GemmPath(), Bf16GemmPath::Avx512Bf16);

@@ -261,13 +261,17 @@ TEST(OneDnnMatmul, TheGateDecidesTheDefaultAndRefusesAForcedPath) {
   {
     EnvOverride env(nullptr);
     ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
-    EXPECT_EQ(path == Bf16GemmPath::OneDnn, !isa.empty());
+    EXPECT_EQ(path == Bf16GemmPath::OneDnn, !isa.empty() && cpuHasAvx512Bf16());
   }
   EnvOverride env("onednn");
   if (isa.empty()) {
     EXPECT_FALSE(selectBf16GemmPath(path, error));
     EXPECT_EQ(error,
               "EINC_CPU_BF16=onednn, but " + why + "; unset it, or use EINC_CPU_BF16=emulate");
+  } else if (!cpuHasAvx512Bf16()) { // EINC_JIT_CPU below x86-64-v4
+    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_EQ(error, "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() +
+                         "; unset it, or use EINC_CPU_BF16=emulate");
   } else {
     ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
     EXPECT_EQ(path, Bf16GemmPath::OneDnn);
