@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
-#include "Compile.h"
 #include "CudaBackend.h"
-#include "Stages.h"
+
+#include "tools/driver/Compile.h"
+#include "tools/driver/Stages.h"
 
 #include "tools/runner/Distributed.h"
 

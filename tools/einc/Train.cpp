@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Train.h"
-#include "Compile.h"
+#include "CompileOptions.h"
 #include "CudaBackend.h"
 
 #include "tools/runner/Distributed.h"
@@ -23,8 +23,8 @@ namespace einc {
 
 namespace {
 
-int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
-                 const std::string &source, einrt::Communicator *comm) {
+int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSettings &s,
+                 ModuleOp module, einrt::Communicator *comm) {
   // The GPU first: a machine without one fails before compiling.
   std::shared_ptr<einrt::CudaDevice> gpu;
   if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(o, s))))
@@ -51,7 +51,7 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
     request.shardRanks = comm->size();
   }
   CompiledModel compiled;
-  if (!compileModel(module, o, s, source, request, compiled))
+  if (!compileModel(module, o, s, fe.file->text().str(), request, compiled, &fe))
     return 1;
 
   runner::Backend backend;
@@ -72,8 +72,8 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
 
 } // namespace
 
-int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
-               const std::string &source) {
+int trainModel(const Options &o, const Frontend &fe, ModuleOp module) {
+  const einrt::TrainSettings &s = fe.settings;
   // N ranks with `accumulate` k each train the global batch of N·k
   // micro-batches: the step is compiled for that count.
   runner::Ranks ranks(o, "einc");
@@ -81,7 +81,7 @@ int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
     return 1;
   einrt::TrainSettings global = s;
   global.accumulate = s.accumulate * ranks.size();
-  return ranks.finish(trainOnRanks(o, global, module, source, ranks.comm()));
+  return ranks.finish(trainOnRanks(o, fe, global, module, ranks.comm()));
 }
 
 } // namespace einc
