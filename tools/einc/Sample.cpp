@@ -9,6 +9,7 @@
 #include "Sample.h"
 #include "CompileOptions.h"
 #include "CudaBackend.h"
+#include "RunnerOptions.h"
 
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
@@ -25,7 +26,7 @@ namespace einc {
 int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
   const einrt::TrainSettings &settings = fe.settings;
   std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(Options{}, settings))))
+  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions({}, settings))))
     return 1;
   // The model's context: its diagnostics print as einc prints them.
   MLIRContext &context = *original->getContext();
@@ -50,7 +51,7 @@ int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
   }
   runner::RunContext run;
   run.model = o.input;
-  return runner::sample(run, o, compiled.bundle, settings, "forward", backend);
+  return runner::sample(run, runOptions(o), compiled.bundle, settings, "forward", backend);
 }
 
 } // namespace einc

@@ -11,6 +11,7 @@
 #include "Train.h"
 #include "CompileOptions.h"
 #include "CudaBackend.h"
+#include "RunnerOptions.h"
 
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
@@ -27,7 +28,7 @@ int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSetting
                  ModuleOp module, einrt::Communicator *comm) {
   // The GPU first: a machine without one fails before compiling.
   std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(o, s))))
+  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(runOptions(o), s))))
     return 1;
   int32_t vocab = 0;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
@@ -36,7 +37,7 @@ int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSetting
   runner::RunContext context;
   context.model = o.input;
   context.comm = comm;
-  auto run = runner::TrainRun::prepare(context, o, s, vocab);
+  auto run = runner::TrainRun::prepare(context, runOptions(o), s, vocab);
   if (!run)
     return 1;
 
@@ -76,7 +77,7 @@ int trainModel(const Options &o, const Frontend &fe, ModuleOp module) {
   const einrt::TrainSettings &s = fe.settings;
   // N ranks with `accumulate` k each train the global batch of N·k
   // micro-batches: the step is compiled for that count.
-  runner::Ranks ranks(o, "einc");
+  runner::Ranks ranks(runOptions(o), "einc");
   if (!ranks.ok())
     return 1;
   einrt::TrainSettings global = s;

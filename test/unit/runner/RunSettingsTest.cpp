@@ -157,9 +157,9 @@ TEST(RunSettings, Tf32ReachesTheCudaDevice) {
   // The setting is read where the device opens (einc run, train, sample and
   // the executables): f32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32 only when on.
   einrt::TrainSettings s;
-  EXPECT_FALSE(einc::runner::cudaOptions(einc::Options{}, s).tf32);
+  EXPECT_FALSE(einc::runner::cudaOptions(einc::runner::RunOptions{}, s).tf32);
   ASSERT_EQ(einrt::setTrainText(s, "tf32", "on"), "");
-  EXPECT_TRUE(einc::runner::cudaOptions(einc::Options{}, s).tf32);
+  EXPECT_TRUE(einc::runner::cudaOptions(einc::runner::RunOptions{}, s).tf32);
   EXPECT_NE(einrt::setTrainText(s, "tf32", "fast"), "");
 }
 
@@ -172,7 +172,7 @@ einrt::ModelBundle smallBundle() {
 }
 
 std::string refusal(const std::vector<std::pair<std::string, std::string>> &sets) {
-  einc::Options o;
+  einc::runner::RunOptions o;
   o.overrides = sets;
   einrt::TrainSettings s;
   std::string error;
@@ -181,7 +181,7 @@ std::string refusal(const std::vector<std::pair<std::string, std::string>> &sets
 }
 
 TEST(RunSettings, ExecutablesTakeRunTimeSettingsOnly) {
-  einc::Options o;
+  einc::runner::RunOptions o;
   o.overrides = {
       {"seed", "4"}, {"lr", "0.01"}, {"lr", "0.02"}, {"hidden", "32"}, {"optimizer", "adamw"}};
   einrt::TrainSettings s;
