@@ -20,6 +20,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -150,6 +153,39 @@ TEST(SplitAdvice, BuildsSplitsUntilOneFits) {
   EXPECT_EQ(sweep->fit->accumulate, 4);
   EXPECT_EQ(sweep->fit->splitsBuilt, 2); // 2 does not fit, 4 does
   EXPECT_LE(sweep->fit->peak, int64_t(80e9));
+}
+
+TEST(SplitAdvice, BuildsSplitsFromTheParsedModelNotTheFile) {
+  // The splits elaborate the request's parsed model again: the file is not
+  // read again (here it is gone by then), nor parsed again.
+  llvm::SmallString<128> copy;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("split-advice", "ein", copy));
+  ASSERT_FALSE(llvm::sys::fs::copy_file(std::string(EINC_SOURCE_DIR) + "/examples/gpt.ein", copy));
+  mlir::MLIRContext context;
+  ein::dsl::registerElaboratorDialects(context);
+  einc::CompileRequest request = requestFor("gpt", {{"batch", "32768"}});
+  request.modelPath = std::string(copy);
+  einc::Frontend fe;
+  mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(request, fe, context);
+  ASSERT_FALSE(llvm::sys::fs::remove(copy));
+  ASSERT_TRUE(step);
+  einc::RematDevice h100{80e9, 66.9e12, 66.9e12, 3.35e12};
+  std::optional<einc::ReportRematSweep> sweep = einc::sweepRemat(*step, request, &h100, false);
+  ASSERT_TRUE(sweep && sweep->fit);
+  EXPECT_TRUE(sweep->fit->found) << sweep->fit->why;
+  EXPECT_EQ(sweep->fit->accumulate, 4);
+  EXPECT_EQ(sweep->fit->command,
+            "einc train " + std::string(copy) + " --set batch=8192 --set accumulate=4" +
+                (sweep->fit->remat.empty() ? "" : " --set remat=" + sweep->fit->remat));
+
+  // Without a parsed model there is nothing to split, and the advice says so.
+  request.frontend = nullptr;
+  sweep = einc::sweepRemat(*step, request, &h100, false);
+  ASSERT_TRUE(sweep && sweep->fit);
+  EXPECT_FALSE(sweep->fit->found);
+  EXPECT_EQ(sweep->fit->splitsBuilt, 0);
+  EXPECT_EQ(sweep->fit->why,
+            "no plan fits, and the model is not at hand to build a split into micro-batches");
 }
 
 } // namespace
