@@ -7,7 +7,7 @@
 #include "Perturb.h"
 #include "Runs.h"
 
-#include "tools/einc/Stages.h"
+#include "tools/driver/Stages.h"
 
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"

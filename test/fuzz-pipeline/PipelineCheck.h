@@ -1,6 +1,6 @@
 //===- PipelineCheck.h - One program through every pass combination -*- C++ -*-===//
 //
-// checkProgram runs a model through einc's own stages (tools/einc/Stages.h:
+// checkProgram runs a model through einc's own stages (tools/driver/Stages.h:
 // the front end, @grad, @train_step from its train settings, fusion, remat),
 // with the verifier after every pass, under the combination of settings
 // drawn for it (Combinations.h: precision, fp8, remat, fusion, optimizer):

@@ -19,7 +19,7 @@
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
 #include "passes/Passes.h"
-#include "tools/einc/Stages.h"
+#include "tools/driver/Stages.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -117,7 +117,7 @@ struct CountRuns : public PassWrapper<CountRuns, OperationPass<func::FuncOp>> {
   int &runs;
 };
 
-// einc's stages (tools/einc/Stages.h) verify their result once, at the end,
+// einc's stages (tools/driver/Stages.h) verify their result once, at the end,
 // not after each pass (on a large model that cost as much as the passes):
 // a pass after one that left invalid IR still runs, and the stage fails all
 // the same — also where the bad pass claims to preserve everything, which

@@ -371,22 +371,6 @@ std::string gbytes(double v) {
 
 } // namespace
 
-std::string defaultDeviceFilePath() {
-  llvm::SmallString<256> path;
-  const char *xdg = std::getenv("XDG_CONFIG_HOME");
-  const char *home = std::getenv("HOME");
-  if (xdg && *xdg && llvm::sys::path::is_absolute(xdg)) {
-    path = xdg;
-  } else if (home && *home) {
-    path = home;
-    llvm::sys::path::append(path, ".config");
-  } else {
-    return "";
-  }
-  llvm::sys::path::append(path, "einc", "devices.json");
-  return std::string(path);
-}
-
 int calibrate(const Options &o) {
   std::string path = o.output;
   if (path.empty()) {

@@ -10,6 +10,8 @@
 
 #include "Options.h"
 
+#include "tools/driver/DeviceProfiles.h" // defaultDeviceFilePath
+
 #include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,10 +19,6 @@
 #include <string>
 
 namespace einc {
-
-/// Where `einc calibrate` writes without -o: $XDG_CONFIG_HOME/einc/devices.json,
-/// else ~/.config/einc/devices.json; "" when neither variable is set.
-std::string defaultDeviceFilePath();
 
 /// Runs `einc calibrate`; returns the process exit status.
 int calibrate(const Options &o);

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
-#include "Compile.h"
+#include "CompileOptions.h"
 
 #include "runtime/GemmTable.h"
 #include "runtime/TerminalText.h"

@@ -1,7 +1,7 @@
 //===- CudaBackend.cpp - `--backend cuda` on einc run, train and sample ---===//
 #include "CudaBackend.h"
-#include "Compile.h"
-#include "Report.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/DeviceProfiles.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,7 +31,7 @@ std::string gpuProfileName(const Options &o, const einrt::CudaDevice &gpu) {
       word += char(std::tolower((unsigned char)c));
       continue;
     }
-    if (!word.empty() && haveDeviceProfile(o, word))
+    if (!word.empty() && haveDeviceProfile(o.deviceFile, word))
       return word;
     word.clear();
   }

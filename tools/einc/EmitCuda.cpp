@@ -1,6 +1,6 @@
 //===- EmitCuda.cpp - `einc emit --stage=cuda`: the step's CUDA kernels ---===//
 #include "EmitCuda.h"
-#include "Compile.h"
+#include "CompileOptions.h"
 
 #include "codegen/CudaRenderer.h"
 

@@ -1,9 +1,10 @@
 //===- Executable.cpp - `einc compile`: a standalone executable -----------===//
 //
-//   1. compileModel (Compile.h) as `einc train` compiles, without the JIT:
-//      the train functions and @forward (evaluation), and the report on
-//      --device; then @forward with batch 1 (`sample`, where the model has a
-//      `batch` dim other than 1) lowered into the same kernel table;
+//   1. compileModel (tools/driver/Compile.h) as `einc train` compiles,
+//      without the JIT: the train functions and @forward (evaluation), the
+//      report on --device, and @forward with batch 1 (`sample`, where the
+//      model has a `batch` dim other than 1: CompileRequest::sampleProgram)
+//      in the same kernel table;
 //   2. the kernels as object code for every portable CPU target;
 //   3. the program file (runtime/ModelBundle.h) holding all of it;
 //   4. an assembly file embedding it (Embed.h), linked with the objects and
@@ -13,12 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Executable.h"
-#include "Compile.h"
+#include "CompileOptions.h"
 #include "CudaTarget.h"
 #include "Embed.h"
 #include "Link.h"
-#include "Sample.h"
-#include "Stages.h"
 
 #include "runtime/TerminalText.h"
 #include "tools/exe/EmbeddedModel.h"
@@ -80,40 +79,10 @@ bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &erro
   return !ec;
 }
 
-/// Adds @sample: @forward of the model lowered again with batch 1, its
-/// kernels added to `compiled`'s table. Nothing when the model has no
-/// `batch` dim or it is 1 (the runner samples with @forward).
-bool addSampleProgram(const Options &o, ModuleOp module, const einrt::TrainSettings &settings,
-                      CompiledModel &compiled) {
-  auto batch = compiled.bundle.dims.find("batch");
-  if (batch == compiled.bundle.dims.end() || batch->second == 1)
-    return true;
-  MLIRContext &context = *module->getContext(); // its diagnostics print as einc's
-  OwningOpRef<ModuleOp> one = sampleModule(o, module, context);
-  if (!one)
-    return false;
-  // As compileModel lowers @forward for the CPU (under the precision
-  // policy), into the one kernel table the executable links (identical
-  // kernels share an index).
-  if (failed(applyPrecision(*one, settings)) || failed(applyFusion(*one, settings)))
-    return false;
-  auto fn = one->lookupSymbol<func::FuncOp>("forward");
-  if (!fn) {
-    fail("the model has no @forward");
-    return false;
-  }
-  FailureOr<einrt::Program> program = ::ein::codegen::lowerToCpuProgram(fn, *compiled.kernels);
-  if (failed(program))
-    return false;
-  program->name = "sample";
-  compiled.bundle.programs.push_back(einrt::BundledProgram{"cpu", std::move(*program)});
-  return true;
-}
-
 } // namespace
 
-int compileExecutable(const Options &o, const einrt::TrainSettings &settings, ModuleOp module,
-                      const std::string &source) {
+int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
+  const einrt::TrainSettings &settings = fe.settings;
   auto start = std::chrono::steady_clock::now();
   std::string output = o.output;
   if (output.empty())
@@ -162,10 +131,9 @@ int compileExecutable(const Options &o, const einrt::TrainSettings &settings, Mo
   request.jit = false;
   request.report = true;
   request.reportDevice = o.device;
+  request.sampleProgram = true; // @forward at batch 1, what the executable samples with
   CompiledModel compiled;
-  if (!compileModel(module, o, settings, source, request, compiled))
-    return 1;
-  if (!addSampleProgram(o, module, settings, compiled))
+  if (!compileModel(module, o, settings, fe.file->text().str(), request, compiled, &fe))
     return 1;
   einrt::ModelBundle &bundle = compiled.bundle;
   bundle.writtenBy = std::string("einc ") + EINC_VERSION + " (" + EINC_GIT_COMMIT + ")";

@@ -4,6 +4,8 @@
 
 #include "Options.h"
 
+#include "tools/driver/Frontend.h"
+
 #include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,8 +19,7 @@ namespace einc {
 /// a program file, embedded and linked with einc's runner and the runtime
 /// into a standalone executable (docs/compile.md). `source` is the model
 /// file's text. Returns the exit status.
-int compileExecutable(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module,
-                      const std::string &source);
+int compileExecutable(const Options &o, const Frontend &fe, mlir::ModuleOp module);
 
 } // namespace einc
 

@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
-#include "Compile.h"
 #include "CudaBackend.h"
-#include "Stages.h"
+
+#include "tools/driver/Compile.h"
+#include "tools/driver/Stages.h"
 
 #include "tools/runner/Distributed.h"
 
@@ -86,7 +87,7 @@ Backend makeBackend(const Options &o, const einrt::TrainSettings &settings) {
   }
   if (b.cuda) {
     b.kernels = ::ein::codegen::KernelCompiler::create();
-    b.cudaDevice = openCudaBackend(runner::cudaOptions(Options{}, settings)); // null: said why
+    b.cudaDevice = openCudaBackend(runner::cudaOptions({}, settings)); // null: said why
   }
   return b;
 }

@@ -1,14 +1,15 @@
 //===- Sample.cpp - `einc sample`: text from a trained model --------------===//
 //
 // The model is re-lowered with `batch = 1` (when it has a `batch` dim): one
-// row per generated token. Compiled as `einc train` compiles (Compile.h),
+// row per generated token (driver/Compile.h sampleModule). Compiled as
+// `einc train` compiles (tools/driver/Compile.h),
 // sampled by the runner (tools/runner/SampleRun.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Sample.h"
-#include "Compile.h"
+#include "CompileOptions.h"
 #include "CudaBackend.h"
-#include "Frontend.h"
+#include "RunnerOptions.h"
 
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
@@ -22,39 +23,22 @@ using namespace mlir;
 
 namespace einc {
 
-OwningOpRef<ModuleOp> sampleModule(const Options &o, ModuleOp module, MLIRContext &context) {
-  auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
-  auto batch = dims ? dims.getAs<IntegerAttr>("batch") : IntegerAttr();
-  if (!batch || batch.getInt() == 1)
-    return OwningOpRef<ModuleOp>(cast<ModuleOp>(module->clone()));
-  ::ein::dsl::registerElaboratorDialects(context);
-  Options one = o;
-  one.overrides.insert(one.overrides.begin(), {"batch", "1"});
-  Frontend fe;
-  if (!fe.load(o.input) || !fe.parse()) {
-    fe.printDiagnostics();
-    return nullptr;
-  }
-  OwningOpRef<ModuleOp> lowered = fe.lower(context, one);
-  fe.printDiagnostics();
-  return lowered;
-}
-
-int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp original,
-                const std::string &source) {
+int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
+  const einrt::TrainSettings &settings = fe.settings;
   std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(Options{}, settings))))
+  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions({}, settings))))
     return 1;
   // The model's context: its diagnostics print as einc prints them.
   MLIRContext &context = *original->getContext();
-  OwningOpRef<ModuleOp> module = sampleModule(o, original, context);
+  CompileRequest what;
+  what.backend = o.backend;
+  what.functions = {"forward"};
+  CompileRequest request = compileRequest(o, settings, fe.file->text().str(), &fe, what);
+  OwningOpRef<ModuleOp> module = sampleModule(original, request, context);
   if (!module)
     return 1;
-  CompileRequest request;
-  request.backend = o.backend;
-  request.functions = {"forward"};
   CompiledModel compiled;
-  if (!compileModel(*module, o, settings, source, request, compiled))
+  if (!compileModel(*module, request, compiled))
     return 1;
   runner::Backend backend;
   backend.name = o.backend;
@@ -67,7 +51,7 @@ int sampleModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp
   }
   runner::RunContext run;
   run.model = o.input;
-  return runner::sample(run, o, compiled.bundle, settings, "forward", backend);
+  return runner::sample(run, runOptions(o), compiled.bundle, settings, "forward", backend);
 }
 
 } // namespace einc

@@ -4,6 +4,8 @@
 
 #include "Options.h"
 
+#include "tools/driver/Frontend.h"
+
 #include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,16 +19,12 @@ namespace einc {
 /// a compiled executable runs): the logits on a sliding window, temperature
 /// and top-k, a seeded generator, bytes to stdout. `source` is the model
 /// file's text. Returns the exit status.
-int sampleModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module,
-                const std::string &source);
+int sampleModel(const Options &o, const Frontend &fe, mlir::ModuleOp module);
 
 /// The module to sample with: `module` itself when it has no `batch` dim or
 /// batch 1, else the model file lowered again into `context` with
 /// `--set batch=1` (one row per generated token); null after printing the
 /// front end's diagnostics.
-mlir::OwningOpRef<mlir::ModuleOp> sampleModule(const Options &o, mlir::ModuleOp module,
-                                               mlir::MLIRContext &context);
-
 } // namespace einc
 
 #endif // EINC_TOOLS_EINC_SAMPLE_H

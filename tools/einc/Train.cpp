@@ -9,8 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Train.h"
-#include "Compile.h"
+#include "CompileOptions.h"
 #include "CudaBackend.h"
+#include "RunnerOptions.h"
 
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
@@ -23,11 +24,11 @@ namespace einc {
 
 namespace {
 
-int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
-                 const std::string &source, einrt::Communicator *comm) {
+int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSettings &s,
+                 ModuleOp module, einrt::Communicator *comm) {
   // The GPU first: a machine without one fails before compiling.
   std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(o, s))))
+  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(runOptions(o), s))))
     return 1;
   int32_t vocab = 0;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
@@ -36,7 +37,7 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
   runner::RunContext context;
   context.model = o.input;
   context.comm = comm;
-  auto run = runner::TrainRun::prepare(context, o, s, vocab);
+  auto run = runner::TrainRun::prepare(context, runOptions(o), s, vocab);
   if (!run)
     return 1;
 
@@ -51,7 +52,7 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
     request.shardRanks = comm->size();
   }
   CompiledModel compiled;
-  if (!compileModel(module, o, s, source, request, compiled))
+  if (!compileModel(module, o, s, fe.file->text().str(), request, compiled, &fe))
     return 1;
 
   runner::Backend backend;
@@ -72,16 +73,16 @@ int trainOnRanks(const Options &o, const einrt::TrainSettings &s, ModuleOp modul
 
 } // namespace
 
-int trainModel(const Options &o, const einrt::TrainSettings &s, ModuleOp module,
-               const std::string &source) {
+int trainModel(const Options &o, const Frontend &fe, ModuleOp module) {
+  const einrt::TrainSettings &s = fe.settings;
   // N ranks with `accumulate` k each train the global batch of N·k
   // micro-batches: the step is compiled for that count.
-  runner::Ranks ranks(o, "einc");
+  runner::Ranks ranks(runOptions(o), "einc");
   if (!ranks.ok())
     return 1;
   einrt::TrainSettings global = s;
   global.accumulate = s.accumulate * ranks.size();
-  return ranks.finish(trainOnRanks(o, global, module, source, ranks.comm()));
+  return ranks.finish(trainOnRanks(o, fe, global, module, ranks.comm()));
 }
 
 } // namespace einc

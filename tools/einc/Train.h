@@ -4,6 +4,8 @@
 
 #include "Options.h"
 
+#include "tools/driver/Frontend.h"
+
 #include "runtime/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,8 +19,7 @@ namespace einc {
 /// for --backend (JIT-compiling the CPU kernels), and the runner trains with
 /// the result (tools/runner/Runner.h, the code a compiled executable runs).
 /// `source` is the model file's text. Returns the exit status.
-int trainModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module,
-               const std::string &source);
+int trainModel(const Options &o, const Frontend &fe, mlir::ModuleOp module);
 
 } // namespace einc
 

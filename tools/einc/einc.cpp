@@ -12,17 +12,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
+#include "CompileOptions.h"
 #include "Data.h"
 #include "EmitCuda.h"
 #include "Executable.h"
-#include "Frontend.h"
 #include "Options.h"
-#include "PassDiagnostics.h"
-#include "Report.h"
 #include "Run.h"
 #include "Sample.h"
-#include "Stages.h"
 #include "Train.h"
+
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
+#include "tools/driver/PassDiagnostics.h"
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Elaborator.h"
@@ -98,7 +99,7 @@ int run(const Options &o) {
   mlir::MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
   PassDiagnostics passDiagnostics(context, *fe.file); // every pass's errors, as the front end's
-  auto module = fe.lower(context, o);
+  auto module = fe.lower(context, o.overrides, settingsUse(o));
   fe.printDiagnostics();
   if (!module)
     return 1;
@@ -109,14 +110,16 @@ int run(const Options &o) {
   if (o.command == "run")
     return runModel(o, fe.settings, *module);
   if (o.command == "train")
-    return trainModel(o, fe.settings, *module, fe.file->text().str());
+    return trainModel(o, fe, *module);
   if (o.command == "sample")
-    return sampleModel(o, fe.settings, *module, fe.file->text().str());
+    return sampleModel(o, fe, *module);
   if (o.command == "compile")
-    return compileExecutable(o, fe.settings, *module, fe.file->text().str());
+    return compileExecutable(o, fe, *module);
   if (o.command == "report") {
+    CompileRequest request;
+    request.reportDevice = o.device;
     Report report;
-    if (!buildReport(*module, o, fe.settings, report))
+    if (!buildReport(*module, compileRequest(o, fe.settings, "", &fe, request), report))
       return 1;
     return writeOutput(o,
                        [&](llvm::raw_ostream &os) {
@@ -136,14 +139,7 @@ int run(const Options &o) {
       return 1;
     return writeOutput(o, [&](llvm::raw_ostream &os) { os << cuda; }) ? 0 : 1;
   }
-  if (o.stage == "grad" &&
-      (failed(applyPrecision(*module, fe.settings)) || failed(buildGrad(*module))))
-    return 1;
-  if ((o.stage == "step" || o.stage == "fused") && failed(buildTrainStep(*module, fe.settings)))
-    return 1;
-  if (o.stage == "fused" && failed(applyFusion(*module, fe.settings)))
-    return 1;
-  if ((o.stage == "step" || o.stage == "fused") && failed(applyRemat(*module, fe.settings)))
+  if (!compileToStage(*module, compileRequest(o, fe.settings, "", &fe), o.stage))
     return 1;
   return writeOutput(o,
                      [&](llvm::raw_ostream &os) {

@@ -17,6 +17,7 @@
 
 #include "runtime/TerminalText.h"
 #include "tools/einc/Options.h"
+#include "tools/einc/RunnerOptions.h"
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
@@ -135,13 +136,14 @@ int main(int argc, char **argv) {
   }
 
   const Options &o = line.options;
+  const runner::RunOptions run = runOptions(o); // what the runner reads
   runner::RunContext context;
   context.tool = name;
   context.model = bundle->sourceName;
   context.noPrediction = "its report has no prediction";
   Chosen chosen = chooseTarget();
   if (o.command == "report")
-    return runner::report(context, o, *bundle);
+    return runner::report(context, run, *bundle);
   if (o.command == "info")
     return runner::info(context, *bundle, chosen.linked, int64_t(einc_program_file_size),
                         fileSize("/proc/self/exe"));
@@ -152,7 +154,7 @@ int main(int argc, char **argv) {
   };
   // The settings with --set applied (the device reads tf32 when it opens).
   einrt::TrainSettings settings;
-  if (!runner::runSettings(*bundle, o, settings, error))
+  if (!runner::runSettings(*bundle, run, settings, error))
     return fail(error);
   // The backend: --backend, else cuda where the model was compiled for it.
   runner::Backend backend;
@@ -166,7 +168,7 @@ int main(int argc, char **argv) {
     std::string why;
     // --distributed: the rank's GPU (the launcher's local rank).
     backend.cudaDevice = einrt::createCudaDevice(
-        runner::cudaOptions(o.command == "train" ? o : Options{}, settings), why);
+        runner::cudaOptions(o.command == "train" ? run : runner::RunOptions{}, settings), why);
     if (!backend.cudaDevice)
       return fail("--backend cuda: " + why +
                   (o.backendGiven ? ""
@@ -213,18 +215,18 @@ int main(int argc, char **argv) {
     } else {
       reference.threads = o.threads;
     }
-    return runner::check(context, o, *bundle, reference, tested);
+    return runner::check(context, run, *bundle, reference, tested);
   }
 
   if (o.command == "sample")
-    return runner::sample(context, o, *bundle, settings,
+    return runner::sample(context, run, *bundle, settings,
                           bundle->find("sample") ? "sample" : "forward", backend);
   // --distributed: the compiled accumulate is the global micro-batch count.
-  runner::Ranks ranks(o, context.tool);
+  runner::Ranks ranks(run, context.tool);
   if (!ranks.ok())
     return 1;
   context.comm = ranks.comm();
-  auto train = runner::TrainRun::prepare(context, o, settings, int32_t(bundle->vocab()));
+  auto train = runner::TrainRun::prepare(context, run, settings, int32_t(bundle->vocab()));
   if (!train)
     return ranks.finish(1);
   return ranks.finish(train->run(*bundle, backend, origin));

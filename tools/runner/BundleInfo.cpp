@@ -29,7 +29,7 @@ std::string settingsOf(const einrt::TrainSettings &s, einrt::SettingTime time) {
 
 } // namespace
 
-int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle) {
+int report(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle) {
   std::string text = o.format == "json" ? bundle.reportJson : bundle.reportText;
   // The text was printed by einc when it compiled this executable: its title
   // names the executable, which has whatever name it has now.

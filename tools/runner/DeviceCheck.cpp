@@ -241,7 +241,7 @@ bool timeRuns(einrt::Executor &ex, int repeat, double &seconds, std::string &err
 
 class Checker {
 public:
-  Checker(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+  Checker(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
           Loaded &reference, Loaded &tested, bool exact)
       : context(context), o(o), bundle(bundle), reference(reference), tested(tested), exact(exact) {
     // The check of the check (test/compile): EINC_CHECK_PERTURB=N flips the
@@ -265,7 +265,7 @@ private:
   }
 
   const RunContext &context;
-  const Options &o;
+  const RunOptions &o;
   const einrt::ModelBundle &bundle;
   Loaded &reference, &tested;
   bool exact;
@@ -470,7 +470,7 @@ void Checker::profileFunction(const einrt::Program &p, FunctionResult &f) {
 
 } // namespace
 
-int check(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+int check(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
           const Backend &referenceBackend, const Backend &testedBackend) {
   auto fail = [&](const std::string &message) {
     std::cerr << context.tool << " check: " << message << "\n";

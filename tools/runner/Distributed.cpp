@@ -8,7 +8,7 @@
 
 namespace einc::runner {
 
-einrt::CudaDeviceOptions cudaOptions(const Options &o, const einrt::TrainSettings &settings) {
+einrt::CudaDeviceOptions cudaOptions(const RunOptions &o, const einrt::TrainSettings &settings) {
   einrt::CudaDeviceOptions options;
   options.tf32 = settings.tf32 == "on";
   if (!o.distributed.empty()) {
@@ -18,7 +18,7 @@ einrt::CudaDeviceOptions cudaOptions(const Options &o, const einrt::TrainSetting
   return options;
 }
 
-Ranks::Ranks(const Options &o, const std::string &tool) {
+Ranks::Ranks(const RunOptions &o, const std::string &tool) {
   if (o.distributed.empty()) {
     // `mpirun -np N` without --distributed: N separate runs of one
     // directory, each overwriting the others' checkpoints and log.

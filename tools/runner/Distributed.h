@@ -10,7 +10,7 @@
 #ifndef EINC_TOOLS_RUNNER_DISTRIBUTED_H
 #define EINC_TOOLS_RUNNER_DISTRIBUTED_H
 
-#include "tools/einc/Options.h"
+#include "RunOptions.h"
 
 #include "runtime/Communicator.h"
 #include "runtime/CudaDevice.h"
@@ -25,7 +25,7 @@ namespace einc::runner {
 /// the launcher's local rank (one GPU per rank on a node; with mpi, ranks
 /// beyond the GPUs share them round-robin, NCCL cannot); f32 GEMMs on TF32
 /// tensor cores under the `tf32` setting.
-einrt::CudaDeviceOptions cudaOptions(const Options &o, const einrt::TrainSettings &settings);
+einrt::CudaDeviceOptions cudaOptions(const RunOptions &o, const einrt::TrainSettings &settings);
 
 class Ranks {
 public:
@@ -34,7 +34,7 @@ public:
   /// processes (launcherWorldSize). With it:
   /// MPI opened and initialised, or ok() false after printing why; with
   /// --distributed nccl outside a launcher, one rank without MPI.
-  Ranks(const Options &o, const std::string &tool);
+  Ranks(const RunOptions &o, const std::string &tool);
   ~Ranks();
   bool ok() const { return opened; }
   einrt::Communicator *comm() const { return group.get(); }

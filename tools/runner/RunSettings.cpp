@@ -21,7 +21,7 @@ std::string recompile(const std::string &key, const std::string &value) {
 
 } // namespace
 
-bool runSettings(const einrt::ModelBundle &bundle, const Options &o, einrt::TrainSettings &out,
+bool runSettings(const einrt::ModelBundle &bundle, const RunOptions &o, einrt::TrainSettings &out,
                  std::string &error) {
   out = bundle.settings;
   for (const auto &[key, value] : o.overrides) {

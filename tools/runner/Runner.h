@@ -7,15 +7,16 @@
 // tools/exe). Because both run this code on the same Programs, an
 // executable trains bit for bit as einc does at the same thread count.
 //
-// MLIR-free and LLVM-free (library EincRunner: the runtime, the command
-// line, nlohmann::json): an executable links it without them. Output goes to
-// std::cout, messages to std::cerr as "TOOL COMMAND: ...".
+// MLIR-free and LLVM-free (library EincRunner: the runtime and
+// nlohmann::json): an executable links it without them. Its flags come as a
+// RunOptions (RunOptions.h) that each tool fills from its own command line.
+// Output goes to std::cout, messages to std::cerr as "TOOL COMMAND: ...".
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_RUNNER_RUNNER_H
 #define EINC_TOOLS_RUNNER_RUNNER_H
 
-#include "tools/einc/Options.h"
+#include "RunOptions.h"
 
 #include "runtime/CheckpointDir.h"
 #include "runtime/Communicator.h"
@@ -93,7 +94,7 @@ std::vector<std::string> trainFunctionNames(const einrt::TrainSettings &settings
 class TrainRun {
 public:
   /// Null after printing why (TOOL train: ...).
-  static std::unique_ptr<TrainRun> prepare(const RunContext &context, const Options &o,
+  static std::unique_ptr<TrainRun> prepare(const RunContext &context, const RunOptions &o,
                                            const einrt::TrainSettings &settings, int32_t vocab);
   ~TrainRun();
   /// Whether there is validation data (the run needs @forward).
@@ -109,7 +110,7 @@ private:
   int fail(const std::string &message) const;
 
   RunContext context;
-  const Options *options = nullptr;
+  RunOptions options;
   einrt::TrainSettings settings;
   int32_t vocab = 0;
   std::optional<einrt::TokenFile> trainFile, valFile;
@@ -124,13 +125,13 @@ private:
 /// sampled from a seeded generator; bytes to stdout. The exit status.
 /// `settings`: the bundle's, or the executable's with run-time --set (its
 /// `data` says which input is the context).
-int sample(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
            const einrt::TrainSettings &settings, const std::string &function,
            const Backend &backend);
 
 /// `report`: the report the bundle was compiled with, as text or JSON
 /// (--format), to stdout or -o FILE. The exit status.
-int report(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle);
+int report(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle);
 
 /// `check` (DeviceCheck.cpp): every distinct Kernel and Matmul step of the
 /// bundle's CPU Programs run alone on `reference` (the cpu device with the
@@ -140,7 +141,7 @@ int report(const RunContext &context, const Options &o, const einrt::ModelBundle
 /// whole there (per kernel class, beside the report's prediction). A
 /// Markdown table to stdout, JSON to --json FILE. The exit status: 1 when
 /// a step is beyond its bound or a run fails.
-int check(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+int check(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
           const Backend &reference, const Backend &tested);
 
 /// What `info` says of the linked kernels beside the bundle.
@@ -162,7 +163,7 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
 /// `--set`s of `o` applied. A dim or a compiled-in setting set to another
 /// value than the compiled one is refused, naming it and saying to
 /// recompile. False with `error`.
-bool runSettings(const einrt::ModelBundle &bundle, const Options &o, einrt::TrainSettings &out,
+bool runSettings(const einrt::ModelBundle &bundle, const RunOptions &o, einrt::TrainSettings &out,
                  std::string &error);
 
 /// "0.12" ("%.*f").

@@ -63,7 +63,7 @@ int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK
 
 } // namespace
 
-int sample(const RunContext &context, const Options &o, const einrt::ModelBundle &bundle,
+int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
            const einrt::TrainSettings &settings, const std::string &function,
            const Backend &backend) {
   auto fail = [&](const std::string &message) {

@@ -204,11 +204,11 @@ int TrainRun::fail(const std::string &message) const {
   return 1;
 }
 
-std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Options &o,
+std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const RunOptions &o,
                                             const einrt::TrainSettings &s, int32_t vocab) {
   std::unique_ptr<TrainRun> r(new TrainRun);
   r->context = context;
-  r->options = &o;
+  r->options = o;
   r->settings = s;
   r->vocab = vocab;
   std::string error;
@@ -308,7 +308,7 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Opt
 
 int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
                   const std::string &origin) {
-  const Options &o = *options;
+  const RunOptions &o = options;
   const einrt::TrainSettings &s = settings;
   std::string error;
   // The settings' accumulate is the global micro-batch count (einc train

@@ -10,7 +10,7 @@
 // value unpacked again, its middle piece read: the gradient's concat copies
 // the zeros it reads twice and, of a piece, the buffer its pieces view) — and
 // @grad (the loss and every gradient) runs against the reference backend
-// under fusion `off` and `all` (einc's own stages, tools/einc/Stages.h).
+// under fusion `off` and `all` (einc's own stages, tools/driver/Stages.h).
 // Under `all` the test also checks that the consumer is what the row says
 // (a rows kernel, an epilogue, ...), reading the view where it is one.
 //
@@ -18,7 +18,7 @@
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
 
-#include "tools/einc/Stages.h"
+#include "tools/driver/Stages.h"
 
 #include <gtest/gtest.h>
 

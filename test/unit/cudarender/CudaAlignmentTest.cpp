@@ -11,8 +11,8 @@
 // carry the alignment of their buffers into cuBLASLt's heuristic.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/Compile.h"
-#include "tools/einc/Frontend.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
 
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
@@ -40,20 +40,20 @@ bool compile(const std::string &path,
              const std::vector<std::pair<std::string, std::string>> &overrides, Compiled &out) {
   out.context = std::make_unique<mlir::MLIRContext>();
   ein::dsl::registerElaboratorDialects(*out.context);
-  einc::Options o;
-  o.command = "train";
-  o.input = std::string(EINC_SOURCE_DIR) + "/" + path;
-  o.overrides = overrides;
+  einc::CompileRequest request;
+  request.modelPath = std::string(EINC_SOURCE_DIR) + "/" + path;
+  request.overrides = overrides;
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return false;
-  auto module = fe.lower(*out.context, o);
+  auto module = fe.lower(*out.context, request.overrides, request.use);
   fe.printDiagnostics();
   if (!module)
     return false;
-  einc::CompileRequest request;
   request.functions = {"train_step"};
-  return einc::compileModel(*module, o, fe.settings, "", request, out.model);
+  request.settings = fe.settings;
+  request.frontend = &fe;
+  return einc::compileModel(*module, request, out.model);
 }
 
 /// Where the cuda device puts a Program's buffers: runtime/Arena.h's plan

@@ -15,8 +15,8 @@
 // be loaded. Prints the counts and times.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/Compile.h"
-#include "tools/einc/Frontend.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
 
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
@@ -61,21 +61,21 @@ std::vector<Config> configs() {
 
 /// compileModel of the example under `c`, as `einc compile` compiles it.
 bool compile(const Config &c, mlir::MLIRContext &context, einc::CompiledModel &out) {
-  einc::Options o;
-  o.command = "compile";
-  o.input = std::string(EINC_SOURCE_DIR) + "/examples/" + c.model + ".ein";
-  o.overrides = c.overrides;
+  einc::CompileRequest request;
+  request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + c.model + ".ein";
+  request.overrides = c.overrides;
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return false;
-  auto module = fe.lower(context, o);
+  auto module = fe.lower(context, request.overrides, request.use);
   fe.printDiagnostics();
   if (!module)
     return false;
-  einc::CompileRequest request;
   request.functions = {"train_step", "forward"};
   request.jit = false;
-  return einc::compileModel(*module, o, fe.settings, "", request, out);
+  request.settings = fe.settings;
+  request.frontend = &fe;
+  return einc::compileModel(*module, request, out);
 }
 
 /// One translation unit to compile and what its kernels are.

@@ -20,8 +20,8 @@
 //===----------------------------------------------------------------------===//
 #include "CudaHostShim.h"
 
-#include "tools/einc/Compile.h"
-#include "tools/einc/Frontend.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
 
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
@@ -88,21 +88,21 @@ struct Compiled {
 bool compile(const Config &c, Compiled &out) {
   out.context = std::make_unique<mlir::MLIRContext>();
   ein::dsl::registerElaboratorDialects(*out.context);
-  einc::Options o;
-  o.command = "train";
-  o.input = std::string(EINC_SOURCE_DIR) + "/examples/" + c.model + ".ein";
-  o.overrides = c.overrides;
+  einc::CompileRequest request;
+  request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + c.model + ".ein";
+  request.overrides = c.overrides;
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return false;
-  auto module = fe.lower(*out.context, o);
+  auto module = fe.lower(*out.context, request.overrides, request.use);
   fe.printDiagnostics();
   if (!module)
     return false;
-  einc::CompileRequest request;
   request.functions = {"train_step"};
   request.jit = true; // the CPU kernels, to hold the CUDA ones against
-  return einc::compileModel(*module, o, fe.settings, "", request, out.model);
+  request.settings = fe.settings;
+  request.frontend = &fe;
+  return einc::compileModel(*module, request, out.model);
 }
 
 int64_t bytesOf(ElemKind k) {

@@ -7,9 +7,9 @@
 // monotonicity and that every plan's measured arena is within its budget".
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/Compile.h"
-#include "tools/einc/Frontend.h"
-#include "tools/einc/Stages.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
+#include "tools/driver/Stages.h"
 
 #include "dsl/Elaborator.h"
 #include "ir/EinOps.h"
@@ -34,14 +34,14 @@ using Overrides = std::vector<std::pair<std::string, std::string>>;
 mlir::OwningOpRef<mlir::ModuleOp> trainStep(mlir::MLIRContext &context, const std::string &path,
                                             const Overrides &overrides,
                                             einrt::TrainSettings &settings) {
-  einc::Options o;
-  o.command = "report";
-  o.input = path;
-  o.overrides = overrides;
+  einc::CompileRequest request;
+  request.use = einrt::SettingsUse::Report;
+  request.modelPath = path;
+  request.overrides = overrides;
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return nullptr;
-  mlir::OwningOpRef<mlir::ModuleOp> module = fe.lower(context, o);
+  mlir::OwningOpRef<mlir::ModuleOp> module = fe.lower(context, request.overrides, request.use);
   fe.printDiagnostics();
   if (!module)
     return nullptr;
@@ -126,23 +126,24 @@ TEST(RematSolver, FastWithinOnePercentOfExactOnSmallGraphs) {
 /// compileModel as `einc report --device h100` compiles it.
 bool compile(const std::string &model, const Overrides &overrides, mlir::MLIRContext &context,
              einc::CompiledModel &out, mlir::OwningOpRef<mlir::ModuleOp> &module) {
-  einc::Options o;
-  o.command = "report";
-  o.input = example(model);
-  o.overrides = overrides;
+  einc::CompileRequest request;
+  request.use = einrt::SettingsUse::Report;
+  request.modelPath = example(model);
+  request.overrides = overrides;
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return false;
-  module = fe.lower(context, o);
+  module = fe.lower(context, request.overrides, request.use);
   fe.printDiagnostics();
   if (!module)
     return false;
-  einc::CompileRequest request;
   request.functions = {"train_step"};
   request.jit = false;
   request.report = true;
   request.reportDevice = "h100";
-  return einc::compileModel(*module, o, fe.settings, "", request, out);
+  request.settings = fe.settings;
+  request.frontend = &fe;
+  return einc::compileModel(*module, request, out);
 }
 
 // Twenty budgets from half the peak of keeping everything to a little above

@@ -8,8 +8,8 @@
 // every compiled-in setting that the backend runs must change them.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/Compile.h"
-#include "tools/einc/Frontend.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
@@ -37,24 +37,24 @@ const Model kModels[] = {
 /// when the front end refuses the setting (a value the backend cannot run).
 std::optional<einrt::ModelBundle>
 compile(const Model &m, const std::vector<std::pair<std::string, std::string>> &extra) {
-  einc::Options o;
-  o.command = "compile";
-  o.input = std::string(EINC_SOURCE_DIR) + "/examples/" + m.file + ".ein";
-  o.overrides = m.dims;
-  o.overrides.insert(o.overrides.end(), extra.begin(), extra.end());
+  einc::CompileRequest request;
+  request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + m.file + ".ein";
+  request.overrides = m.dims;
+  request.overrides.insert(request.overrides.end(), extra.begin(), extra.end());
   mlir::MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return std::nullopt;
-  auto module = fe.lower(context, o);
+  auto module = fe.lower(context, request.overrides, request.use);
   if (!module)
     return std::nullopt;
-  einc::CompileRequest request;
   request.functions = einc::runner::trainFunctionNames(fe.settings, /*withForward=*/true);
   request.jit = false;
   einc::CompiledModel compiled;
-  if (!einc::compileModel(*module, o, fe.settings, "", request, compiled))
+  request.settings = fe.settings;
+  request.frontend = &fe;
+  if (!einc::compileModel(*module, request, compiled))
     return std::nullopt;
   return std::move(compiled.bundle);
 }
@@ -157,9 +157,9 @@ TEST(RunSettings, Tf32ReachesTheCudaDevice) {
   // The setting is read where the device opens (einc run, train, sample and
   // the executables): f32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32 only when on.
   einrt::TrainSettings s;
-  EXPECT_FALSE(einc::runner::cudaOptions(einc::Options{}, s).tf32);
+  EXPECT_FALSE(einc::runner::cudaOptions(einc::runner::RunOptions{}, s).tf32);
   ASSERT_EQ(einrt::setTrainText(s, "tf32", "on"), "");
-  EXPECT_TRUE(einc::runner::cudaOptions(einc::Options{}, s).tf32);
+  EXPECT_TRUE(einc::runner::cudaOptions(einc::runner::RunOptions{}, s).tf32);
   EXPECT_NE(einrt::setTrainText(s, "tf32", "fast"), "");
 }
 
@@ -172,7 +172,7 @@ einrt::ModelBundle smallBundle() {
 }
 
 std::string refusal(const std::vector<std::pair<std::string, std::string>> &sets) {
-  einc::Options o;
+  einc::runner::RunOptions o;
   o.overrides = sets;
   einrt::TrainSettings s;
   std::string error;
@@ -181,7 +181,7 @@ std::string refusal(const std::vector<std::pair<std::string, std::string>> &sets
 }
 
 TEST(RunSettings, ExecutablesTakeRunTimeSettingsOnly) {
-  einc::Options o;
+  einc::runner::RunOptions o;
   o.overrides = {
       {"seed", "4"}, {"lr", "0.01"}, {"lr", "0.02"}, {"hidden", "32"}, {"optimizer", "adamw"}};
   einrt::TrainSettings s;

@@ -1,11 +1,11 @@
 //===- PassDiagnosticsTest.cpp - MLIR's diagnostics as the front end's ----===//
 //
-// tools/einc/PassDiagnostics.h: an error at any location an op can carry
+// tools/driver/PassDiagnostics.h: an error at any location an op can carry
 // prints as `file:line:col: error:`, the source line and a caret, or on one
 // line where it names no line of the model file.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/PassDiagnostics.h"
+#include "tools/driver/PassDiagnostics.h"
 
 #include "dsl/Elaborator.h"
 

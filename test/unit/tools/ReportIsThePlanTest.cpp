@@ -8,8 +8,8 @@
 // report's peak, arena and resident block must be those bytes.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/Compile.h"
-#include "tools/einc/Frontend.h"
+#include "tools/driver/Compile.h"
+#include "tools/driver/Frontend.h"
 
 #include "dsl/Elaborator.h"
 #include "runtime/Arena.h"
@@ -40,24 +40,25 @@ std::string name(const Case &c) {
 /// compileModel of the example under `c`, as `einc report --device cpu`.
 bool compile(const Case &c, mlir::MLIRContext &context, einc::CompiledModel &out,
              mlir::OwningOpRef<mlir::ModuleOp> &module) {
-  einc::Options o;
-  o.command = "report";
-  o.input = std::string(EINC_SOURCE_DIR) + "/examples/" + c.model + ".ein";
-  o.optimizer = c.optimizer;
-  o.overrides = c.overrides;
+  einc::CompileRequest request;
+  request.use = einrt::SettingsUse::Report;
+  request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + c.model + ".ein";
+  request.optimizer = c.optimizer;
+  request.overrides = c.overrides;
   einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+  if (!fe.load(request.modelPath) || !fe.parse())
     return false;
-  module = fe.lower(context, o);
+  module = fe.lower(context, request.overrides, request.use);
   fe.printDiagnostics();
   if (!module)
     return false;
-  einc::CompileRequest request;
   request.functions = {"train_step"};
   request.jit = false;
   request.report = true;
   request.reportDevice = "h100";
-  return einc::compileModel(*module, o, fe.settings, "", request, out);
+  request.settings = fe.settings;
+  request.frontend = &fe;
+  return einc::compileModel(*module, request, out);
 }
 
 TEST(ReportIsThePlan, BothExamplesEveryOptimizer) {

@@ -2,7 +2,7 @@
 //
 // Issue 27: `einc report` of a model that fits neither as is nor with remat
 // advises a split of the batch into micro-batches, building the model once
-// per split it tries. splitResidentFloor (tools/einc/RematSweep.h) is what
+// per split it tries. splitResidentFloor (tools/driver/RematSweep.h) is what
 // every split holds whatever its micro-batch; the advice builds no split
 // when it exceeds the device. Here: the floor is under every split's
 // resident bytes as the split is actually built (several models, precisions,
@@ -10,9 +10,9 @@
 // split it has to try above it.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/einc/Frontend.h"
-#include "tools/einc/RematSweep.h"
-#include "tools/einc/Stages.h"
+#include "tools/driver/Frontend.h"
+#include "tools/driver/RematSweep.h"
+#include "tools/driver/Stages.h"
 
 #include "dsl/Elaborator.h"
 #include "passes/RematGraph.h"
@@ -20,28 +20,33 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <gtest/gtest.h>
 
 namespace {
 
 using Overrides = std::vector<std::pair<std::string, std::string>>;
 
-einc::Options optionsFor(const std::string &model, const Overrides &overrides) {
-  einc::Options o;
-  o.command = "report";
-  o.input = std::string(EINC_SOURCE_DIR) + "/examples/" + model + ".ein";
-  o.overrides = overrides;
-  return o;
+einc::CompileRequest requestFor(const std::string &model, const Overrides &overrides) {
+  einc::CompileRequest request;
+  request.use = einrt::SettingsUse::Report;
+  request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + model + ".ein";
+  request.overrides = overrides;
+  return request;
 }
 
 /// The example's step, built and fused as `einc report` builds it before
-/// its sweep.
-mlir::OwningOpRef<mlir::ModuleOp> buildStep(const einc::Options &o, mlir::MLIRContext &context) {
-  einc::Frontend fe;
-  if (!fe.load(o.input) || !fe.parse())
+/// its sweep; `fe` (which must outlive `request`) is its parsed model.
+mlir::OwningOpRef<mlir::ModuleOp> buildStep(einc::CompileRequest &request, einc::Frontend &fe,
+                                            mlir::MLIRContext &context) {
+  if (!fe.load(request.modelPath) || !fe.parse())
     return nullptr;
-  mlir::OwningOpRef<mlir::ModuleOp> module = fe.lower(context, o);
+  mlir::OwningOpRef<mlir::ModuleOp> module = fe.lower(context, request.overrides, request.use);
   fe.printDiagnostics();
+  request.settings = fe.settings;
+  request.frontend = &fe;
   if (!module || failed(einc::buildTrainStep(*module, fe.settings)) ||
       failed(einc::applyFusion(*module, fe.settings)))
     return nullptr;
@@ -75,8 +80,9 @@ TEST(SplitAdvice, FloorIsUnderEverySplitAsBuilt) {
   for (const Case &c : cases) {
     mlir::MLIRContext context;
     ein::dsl::registerElaboratorDialects(context);
-    einc::Options o = optionsFor(c.model, c.overrides);
-    mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, context);
+    einc::CompileRequest o = requestFor(c.model, c.overrides);
+    einc::Frontend fe;
+    mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, fe, context);
     ASSERT_TRUE(step) << c.model;
     auto trainStep = step->lookupSymbol<mlir::func::FuncOp>("train_step");
     int64_t floor = einc::splitResidentFloor(trainStep);
@@ -85,10 +91,11 @@ TEST(SplitAdvice, FloorIsUnderEverySplitAsBuilt) {
     int64_t batch = batchOf(*step);
     for (int64_t k : {2, 4}) {
       SCOPED_TRACE(c.model + " split " + std::to_string(k));
-      einc::Options split = o;
+      einc::CompileRequest split = o;
       split.overrides.push_back({"batch", std::to_string(batch / k)});
       split.overrides.push_back({"accumulate", std::to_string(k)});
-      mlir::OwningOpRef<mlir::ModuleOp> m = buildStep(split, context);
+      einc::Frontend splitFe;
+      mlir::OwningOpRef<mlir::ModuleOp> m = buildStep(split, splitFe, context);
       ASSERT_TRUE(m);
       int64_t held = residentOf(*m, "accumulate_grad") + residentOf(*m, "apply_update");
       EXPECT_LE(floor, held);
@@ -102,8 +109,9 @@ TEST(SplitAdvice, FloorIsUnderEverySplitAsBuilt) {
 TEST(SplitAdvice, BuildsNoSplitBelowTheFloor) {
   mlir::MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
-  einc::Options o = optionsFor("gpt", {});
-  mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, context);
+  einc::CompileRequest o = requestFor("gpt", {});
+  einc::Frontend fe;
+  mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, fe, context);
   ASSERT_TRUE(step);
   ASSERT_EQ(batchOf(*step), 16); // splits 2, 4, 8, 16
   int64_t floor = einc::splitResidentFloor(step->lookupSymbol<mlir::func::FuncOp>("train_step"));
@@ -134,8 +142,9 @@ TEST(SplitAdvice, BuildsSplitsUntilOneFits) {
   // remat-sweep.test's split: gpt at 32,768 sequences on an H100's memory.
   mlir::MLIRContext context;
   ein::dsl::registerElaboratorDialects(context);
-  einc::Options o = optionsFor("gpt", {{"batch", "32768"}});
-  mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, context);
+  einc::CompileRequest o = requestFor("gpt", {{"batch", "32768"}});
+  einc::Frontend fe;
+  mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, fe, context);
   ASSERT_TRUE(step);
   einc::RematDevice h100{80e9, 66.9e12, 66.9e12, 3.35e12};
   std::optional<einc::ReportRematSweep> sweep = einc::sweepRemat(*step, o, &h100, false);
@@ -144,6 +153,39 @@ TEST(SplitAdvice, BuildsSplitsUntilOneFits) {
   EXPECT_EQ(sweep->fit->accumulate, 4);
   EXPECT_EQ(sweep->fit->splitsBuilt, 2); // 2 does not fit, 4 does
   EXPECT_LE(sweep->fit->peak, int64_t(80e9));
+}
+
+TEST(SplitAdvice, BuildsSplitsFromTheParsedModelNotTheFile) {
+  // The splits elaborate the request's parsed model again: the file is not
+  // read again (here it is gone by then), nor parsed again.
+  llvm::SmallString<128> copy;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("split-advice", "ein", copy));
+  ASSERT_FALSE(llvm::sys::fs::copy_file(std::string(EINC_SOURCE_DIR) + "/examples/gpt.ein", copy));
+  mlir::MLIRContext context;
+  ein::dsl::registerElaboratorDialects(context);
+  einc::CompileRequest request = requestFor("gpt", {{"batch", "32768"}});
+  request.modelPath = std::string(copy);
+  einc::Frontend fe;
+  mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(request, fe, context);
+  ASSERT_FALSE(llvm::sys::fs::remove(copy));
+  ASSERT_TRUE(step);
+  einc::RematDevice h100{80e9, 66.9e12, 66.9e12, 3.35e12};
+  std::optional<einc::ReportRematSweep> sweep = einc::sweepRemat(*step, request, &h100, false);
+  ASSERT_TRUE(sweep && sweep->fit);
+  EXPECT_TRUE(sweep->fit->found) << sweep->fit->why;
+  EXPECT_EQ(sweep->fit->accumulate, 4);
+  EXPECT_EQ(sweep->fit->command,
+            "einc train " + std::string(copy) + " --set batch=8192 --set accumulate=4" +
+                (sweep->fit->remat.empty() ? "" : " --set remat=" + sweep->fit->remat));
+
+  // Without a parsed model there is nothing to split, and the advice says so.
+  request.frontend = nullptr;
+  sweep = einc::sweepRemat(*step, request, &h100, false);
+  ASSERT_TRUE(sweep && sweep->fit);
+  EXPECT_FALSE(sweep->fit->found);
+  EXPECT_EQ(sweep->fit->splitsBuilt, 0);
+  EXPECT_EQ(sweep->fit->why,
+            "no plan fits, and the model is not at hand to build a split into micro-batches");
 }
 
 } // namespace

@@ -8,10 +8,11 @@
 // ReportHtml.cpp print it. Every figure and its formula: docs/report.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef EINC_TOOLS_EINC_REPORT_H
-#define EINC_TOOLS_EINC_REPORT_H
+#ifndef EINC_TOOLS_DRIVER_REPORT_H
+#define EINC_TOOLS_DRIVER_REPORT_H
 
-#include "Options.h"
+#include "CompileRequest.h"
+#include "DeviceProfiles.h"
 
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
@@ -274,31 +275,14 @@ struct Report {
   std::vector<size_t> topOps(size_t n) const;
 };
 
-/// `einc report`: compiles `module` (Compile.h, @train_step for the CPU
-/// backend, nothing JIT-compiled) and fills `report`; false after printing
-/// why (unknown device, bad device file, a failed pipeline).
-bool buildReport(mlir::ModuleOp module, const Options &options,
-                 const einrt::TrainSettings &settings, Report &report);
-
 /// The report of a module whose @train_step was built and fused under
-/// `priced` (the settings with --precision/--optimizer applied), with the
+/// `priced` (the settings with the request's optimizer applied), with the
 /// Program that step was lowered to (its memory plan is the report's
-/// memory), on the device `deviceName` names (see findDevice).
-bool reportOnStep(mlir::ModuleOp module, const einrt::Program &trainStep, const Options &options,
-                  const einrt::TrainSettings &priced, const std::string &deviceName,
+/// memory), on the device `request.reportDevice` names (see
+/// findDeviceProfile), with the request's report flags.
+bool reportOnStep(mlir::ModuleOp module, const einrt::Program &trainStep,
+                  const CompileRequest &request, const einrt::TrainSettings &priced,
                   Report &report);
-
-/// Whether a profile named `name` exists (built in, the user's file, or
-/// --device-file), without printing anything.
-bool haveDeviceProfile(const Options &options, const std::string &name);
-/// The profile named `name` (as the report finds it); std::nullopt after
-/// printing why not.
-std::optional<mlir::ein::DeviceProfile> findDeviceProfile(const Options &options,
-                                                          const std::string &name);
-
-/// The user's device-profile file where `einc calibrate` writes it
-/// (defaultDeviceFilePath), if it exists; else "".
-std::string userProfilesPath();
 
 /// Fills report.kernels from the fused @train_step and the ops' costs (the
 /// report's ops, one per cost, in order).
@@ -322,4 +306,4 @@ std::string fixed(double v, int decimals);
 
 } // namespace einc
 
-#endif // EINC_TOOLS_EINC_REPORT_H
+#endif // EINC_TOOLS_DRIVER_REPORT_H

@@ -28,20 +28,28 @@ bool Frontend::parse() {
   return program && !diags->hasErrors();
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> Frontend::lower(mlir::MLIRContext &context,
-                                                  const Options &options) {
-  ein::dsl::ElaborateOptions elaborateOptions;
-  elaborateOptions.overrides = options.overrides;
-  // `check` and `emit --stage=ir` accept every value the language knows,
-  // the report also prices precision bf16 / mixed, and whatever builds the
-  // step to run it refuses what no pass implements yet (docs/decisions.md).
-  bool executes = options.command != "check" && options.command != "report" &&
-                  !(options.command == "emit" && options.stage == "ir");
-  elaborateOptions.use = options.command == "report" ? einrt::SettingsUse::Report
-                         : executes                  ? einrt::SettingsUse::Execute
-                                                     : einrt::SettingsUse::Check;
-  elaborateOptions.settings = &settings;
-  return ein::dsl::elaborate(*program, *file, *diags, context, elaborateOptions);
+mlir::OwningOpRef<mlir::ModuleOp>
+Frontend::lower(mlir::MLIRContext &context, const Overrides &overrides, einrt::SettingsUse use) {
+  ein::dsl::ElaborateOptions options;
+  options.overrides = overrides;
+  options.use = use;
+  options.settings = &settings;
+  return ein::dsl::elaborate(*program, *file, *diags, context, options);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp>
+Frontend::elaborate(mlir::MLIRContext &context, const Overrides &overrides, einrt::SettingsUse use,
+                    einrt::TrainSettings &settings, llvm::raw_ostream *diagnostics) const {
+  ein::dsl::DiagnosticEngine again(*file); // this elaboration's diagnostics alone
+  ein::dsl::ElaborateOptions options;
+  options.overrides = overrides;
+  options.use = use;
+  options.settings = &settings;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      ein::dsl::elaborate(*program, *file, again, context, options);
+  if (diagnostics)
+    again.print(*diagnostics);
+  return module;
 }
 
 void Frontend::printDiagnostics() {

@@ -1,5 +1,6 @@
 //===- Compile.cpp - The one compile path: a model's module → a bundle ----===//
 #include "Compile.h"
+#include "Frontend.h"
 #include "RematSweep.h"
 #include "Report.h"
 #include "Stages.h"
@@ -7,6 +8,7 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
+#include "dsl/Elaborator.h"
 #include "runtime/Memory.h"
 #include "runtime/TerminalText.h"
 
@@ -31,6 +33,34 @@ bool fail(const llvm::Twine &message) {
 
 bool needsTrainStep(const std::string &function) { return function != "forward"; }
 
+/// @sample: @forward of the model at batch 1 under the precision policy and
+/// fusion, lowered into `out.kernels` for the CPU (else for the reference
+/// backend). Nothing when the model's batch is 1 already.
+bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
+                        const einrt::TrainSettings &priced, bool cpu, CompiledModel &out,
+                        std::optional<einrt::Program> &sample) {
+  auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
+  auto batch = dims ? dims.getAs<IntegerAttr>("batch") : IntegerAttr();
+  if (!batch || batch.getInt() == 1)
+    return true;
+  MLIRContext &context = *module->getContext(); // its diagnostics print as einc's
+  OwningOpRef<ModuleOp> one = sampleModule(module, request, context);
+  if (!one)
+    return false;
+  if (failed(applyPrecision(*one, priced)) || (cpu && failed(applyFusion(*one, priced))))
+    return false;
+  auto fn = one->lookupSymbol<func::FuncOp>("forward");
+  if (!fn)
+    return fail("the model has no @forward");
+  FailureOr<einrt::Program> program = cpu ? ::ein::codegen::lowerToCpuProgram(fn, *out.kernels)
+                                          : ::ein::codegen::lowerToProgram(fn);
+  if (failed(program))
+    return false;
+  program->name = "sample";
+  sample = std::move(*program);
+  return true;
+}
+
 } // namespace
 
 std::optional<RematDevice> thisMachineForRemat(const RematDevice *rates) {
@@ -47,8 +77,7 @@ const einrt::Program *CompiledModel::program(const std::string &function) const 
   return p ? &p->program : nullptr;
 }
 
-bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
-                  const std::string &source, const CompileRequest &request, CompiledModel &out) {
+bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel &out) {
   auto start = std::chrono::steady_clock::now();
   if (request.backend != "cpu" && request.backend != "reference" && request.backend != "cuda")
     return fail("unknown backend " + einrt::quoted(request.backend) + " (cpu, reference, cuda)");
@@ -56,13 +85,14 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   // The report's --optimizer prices another optimizer: the step is built
   // with it, so that the report describes the step that was built
   // (--precision is `--set precision=`, in `settings` already).
-  einrt::TrainSettings priced = settings;
-  if (!o.optimizer.empty()) // with its defaults for what the model does not set
-    einrt::setTrainText(priced, "optimizer", o.optimizer);
+  einrt::TrainSettings priced = request.settings;
+  if (!request.optimizer.empty()) // with its defaults for what the model does not set
+    einrt::setTrainText(priced, "optimizer", request.optimizer);
   out.settings = priced;
 
   bool report = request.report;
-  if (report && request.reportOptional && !haveDeviceProfile(o, request.reportDevice))
+  if (report && request.reportOptional &&
+      !haveDeviceProfile(request.deviceFile, request.reportDevice))
     report = false;
   bool step =
       report || std::any_of(request.functions.begin(), request.functions.end(), needsTrainStep);
@@ -87,8 +117,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   // there is a profile of it, and takes N% of its memory — or, for what runs
   // here on the CPU (train, sample, an executable), of this machine's.
   std::optional<RematDevice> rematDevice;
-  if (haveDeviceProfile(o, request.reportDevice))
-    if (auto profile = findDeviceProfile(o, request.reportDevice)) {
+  if (haveDeviceProfile(request.deviceFile, request.reportDevice))
+    if (auto profile = findDeviceProfile(request.deviceFile, request.reportDevice)) {
       auto at = [](const std::map<std::string, double> &rates, const std::string &dtype) {
         auto it = rates.count(dtype) ? rates.find(dtype) : rates.find("f32");
         return it == rates.end() ? 0.0 : it->second;
@@ -105,7 +135,8 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
   // The report's remat trade-off is of the step before its policy.
   std::optional<ReportRematSweep> sweep;
   if (report)
-    sweep = sweepRemat(module, o, rematDevice ? &*rematDevice : nullptr, o.rematSweep);
+    sweep = sweepRemat(module, request, rematDevice ? &*rematDevice : nullptr,
+                       request.reportFlags.rematSweep);
   // A budget must fit the functions this compile lowers (and the report's
   // @train_step); the others only get its best try.
   std::vector<std::string> mustFit = request.functions;
@@ -155,7 +186,7 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
     }
     Report r;
     r.plannedBackend = "cpu";
-    if (!reportOnStep(module, *trainStep, o, priced, request.reportDevice, r))
+    if (!reportOnStep(module, *trainStep, request, priced, r))
       return false;
     r.rematSweep = std::move(sweep);
     fillSweepStepTimes(r);
@@ -166,6 +197,12 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
     }
     out.report = std::move(r);
   }
+
+  // @sample (an executable's): @forward at batch 1, lowered as @forward is,
+  // into the same kernel table (identical kernels share an index).
+  std::optional<einrt::Program> sample;
+  if (request.sampleProgram && !lowerSampleProgram(module, request, priced, cpu, out, sample))
+    return false;
 
   if (cuda) {
     std::vector<const einrt::Program *> lowered;
@@ -182,9 +219,9 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
 
   // The bundle: the requested functions' Programs and the model's metadata.
   einrt::ModelBundle &b = out.bundle;
-  b.sourceName = o.input;
-  b.modelName = llvm::sys::path::stem(o.input).str();
-  b.source = source;
+  b.sourceName = request.modelPath;
+  b.modelName = llvm::sys::path::stem(request.modelPath).str();
+  b.source = request.source;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
     for (NamedAttribute a : dims)
       if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
@@ -207,25 +244,56 @@ bool compileModel(ModuleOp module, const Options &o, const einrt::TrainSettings 
       b.window = *inferred;
     break;
   }
+  if (sample)
+    b.programs.push_back(einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(*sample)});
   out.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
 }
 
-bool buildReport(ModuleOp module, const Options &o, const einrt::TrainSettings &settings,
-                 Report &r) {
+bool compileToStage(ModuleOp module, const CompileRequest &request, const std::string &stage) {
+  const einrt::TrainSettings &s = request.settings;
+  bool step = stage == "step" || stage == "fused";
+  if (stage == "grad" && (failed(applyPrecision(module, s)) || failed(buildGrad(module))))
+    return false;
+  if (step && failed(buildTrainStep(module, s)))
+    return false;
+  if (stage == "fused" && failed(applyFusion(module, s)))
+    return false;
+  return !(step && failed(applyRemat(module, s)));
+}
+
+bool buildReport(ModuleOp module, CompileRequest request, Report &r) {
   // Nothing to run: the report lowers @train_step itself (for the CPU, or
   // as the reference backend lowers it where the CPU backend cannot).
-  CompileRequest request;
+  request.functions.clear();
   request.jit = false;
+  request.sampleProgram = false;
   request.report = true;
-  request.reportDevice = o.device;
+  request.reportOptional = false;
   request.renderReport = false; // the caller prints the format asked for
   CompiledModel compiled;
-  if (!compileModel(module, o, settings, /*source=*/"", request, compiled))
+  if (!compileModel(module, request, compiled))
     return false;
   r = std::move(*compiled.report);
   return true;
+}
+
+OwningOpRef<ModuleOp> sampleModule(ModuleOp module, const CompileRequest &request,
+                                   MLIRContext &context) {
+  auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
+  auto batch = dims ? dims.getAs<IntegerAttr>("batch") : IntegerAttr();
+  if (!batch || batch.getInt() == 1)
+    return OwningOpRef<ModuleOp>(cast<ModuleOp>(module->clone()));
+  if (!request.frontend) {
+    fail("no parsed model to build at batch 1");
+    return nullptr;
+  }
+  ::ein::dsl::registerElaboratorDialects(context);
+  Overrides one = request.overrides;
+  one.insert(one.begin(), {"batch", "1"}); // before --set batch=, which wins
+  einrt::TrainSettings settings;
+  return request.frontend->elaborate(context, one, request.use, settings, &llvm::errs());
 }
 
 } // namespace einc

@@ -15,8 +15,8 @@
 // command that runs passes holds one for the life of its MLIRContext.
 //
 //===----------------------------------------------------------------------===//
-#ifndef EINC_TOOLS_EINC_PASSDIAGNOSTICS_H
-#define EINC_TOOLS_EINC_PASSDIAGNOSTICS_H
+#ifndef EINC_TOOLS_DRIVER_PASSDIAGNOSTICS_H
+#define EINC_TOOLS_DRIVER_PASSDIAGNOSTICS_H
 
 #include "dsl/Diagnostics.h"
 
@@ -52,4 +52,4 @@ private:
 
 } // namespace einc
 
-#endif // EINC_TOOLS_EINC_PASSDIAGNOSTICS_H
+#endif // EINC_TOOLS_DRIVER_PASSDIAGNOSTICS_H

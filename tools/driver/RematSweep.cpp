@@ -63,8 +63,8 @@ ReportRematPlan planOf(std::string label, int64_t budget, int64_t peak, const pe
 /// @accumulate_grad (with the plan of least recompute that fits beside it)
 /// and @apply_update fit `memory` together, as a training run allocates
 /// them.
-ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematDevice *device,
-                                 int64_t memory) {
+ReportFitAdvice microBatchAdvice(ModuleOp module, const CompileRequest &request,
+                                 const RematDevice *device, int64_t memory) {
   ReportFitAdvice fit;
   auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
   auto batchAttr = dims ? dims.getAs<IntegerAttr>("batch") : nullptr;
@@ -72,24 +72,27 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
     fit.why = "no plan fits, and the model has no `batch` dim to split into micro-batches";
     return fit;
   }
+  if (!request.frontend) {
+    fit.why = "no plan fits, and the model is not at hand to build a split into micro-batches";
+    return fit;
+  }
   int64_t batch = batchAttr.getInt();
-  // Each split tried is the model built again; none is when even the bytes
+  // Each split tried is the parsed model elaborated again; none is when even the bytes
   // every split holds do not fit.
   auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
   bool noSplitFits = trainStep && splitResidentFloor(trainStep, onDevice(device).width) > memory;
   for (int64_t k = 2; !noSplitFits && k <= batch && batch % k == 0; k *= 2) {
     MLIRContext context;
     ::ein::dsl::registerElaboratorDialects(context);
-    Options split = o;
-    split.overrides.push_back({"batch", std::to_string(batch / k)});
-    split.overrides.push_back({"accumulate", std::to_string(k)});
-    split.overrides.push_back({"remat", "none"});
-    Frontend fe;
-    if (!fe.load(split.input) || !fe.parse())
-      break;
-    OwningOpRef<ModuleOp> m = fe.lower(context, split);
+    Overrides split = request.overrides;
+    split.push_back({"batch", std::to_string(batch / k)});
+    split.push_back({"accumulate", std::to_string(k)});
+    split.push_back({"remat", "none"});
+    einrt::TrainSettings settings;
+    OwningOpRef<ModuleOp> m =
+        request.frontend->elaborate(context, split, request.use, settings, /*diagnostics=*/nullptr);
     ++fit.splitsBuilt;
-    if (!m || failed(buildTrainStep(*m, fe.settings)))
+    if (!m || failed(buildTrainStep(*m, settings)))
       break;
     auto accumulate = m->lookupSymbol<func::FuncOp>("accumulate_grad");
     auto apply = m->lookupSymbol<func::FuncOp>("apply_update");
@@ -99,7 +102,7 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
     for (auto fn : llvm::make_early_inc_range(m->getOps<func::FuncOp>()))
       if (fn != accumulate && fn != apply)
         fn.erase();
-    if (failed(applyFusion(*m, fe.settings)))
+    if (failed(applyFusion(*m, settings)))
       break;
     pe::RematEvalOptions placed;
     placed.arena = true;
@@ -117,7 +120,7 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
     fit.recomputeSeconds = pick->cost.recomputeSeconds;
     if (pick->cost.recomputedOps > 0)
       fit.remat = "budget:" + sizeText(memory - applyPeak);
-    fit.command = "einc train " + o.input + " --set batch=" + std::to_string(batch / k) +
+    fit.command = "einc train " + request.modelPath + " --set batch=" + std::to_string(batch / k) +
                   " --set accumulate=" + std::to_string(k) +
                   (fit.remat.empty() ? "" : " --set remat=" + fit.remat);
     return fit;
@@ -129,7 +132,7 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const Options &o, const RematD
 
 } // namespace
 
-std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const Options &o,
+std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest &request,
                                            const RematDevice *device, bool ladder) {
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (!fn)
@@ -182,9 +185,9 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const Options &o,
       fit.remat = "budget:" + sizeText(memory);
       fit.peak = p->placedPeak;
       fit.recomputeSeconds = p->cost.recomputeSeconds;
-      fit.command = "einc train " + o.input + " --set remat=" + fit.remat;
+      fit.command = "einc train " + request.modelPath + " --set remat=" + fit.remat;
     } else {
-      fit = microBatchAdvice(module, o, device, memory);
+      fit = microBatchAdvice(module, request, device, memory);
     }
     sweep.fit = fit;
   }

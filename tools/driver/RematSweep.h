@@ -9,10 +9,10 @@
 // docs/remat.md, docs/report.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef EINC_TOOLS_EINC_REMATSWEEP_H
-#define EINC_TOOLS_EINC_REMATSWEEP_H
+#ifndef EINC_TOOLS_DRIVER_REMATSWEEP_H
+#define EINC_TOOLS_DRIVER_REMATSWEEP_H
 
-#include "Options.h"
+#include "CompileRequest.h"
 #include "Report.h"
 #include "Stages.h"
 
@@ -26,9 +26,12 @@
 namespace einc {
 
 /// The sweep of `module`'s @train_step on `device` (none: no sweep); only
-/// when `ladder` (--remat-sweep) or the plain step does not fit. Step times
-/// are left to fillSweepStepTimes, which needs the report's prediction.
-std::optional<ReportRematSweep> sweepRemat(mlir::ModuleOp module, const Options &o,
+/// when `ladder` (--remat-sweep) or the plain step does not fit. The
+/// micro-batch splits are `request`'s parsed model elaborated again (no
+/// split without one); its model path goes into the advice's command line.
+/// Step times are left to fillSweepStepTimes, which needs the report's
+/// prediction.
+std::optional<ReportRematSweep> sweepRemat(mlir::ModuleOp module, const CompileRequest &request,
                                            const RematDevice *device, bool ladder);
 
 /// A floor under every split of the batch into micro-batches: its
@@ -47,4 +50,4 @@ void fillSweepStepTimes(Report &report);
 
 } // namespace einc
 
-#endif // EINC_TOOLS_EINC_REMATSWEEP_H
+#endif // EINC_TOOLS_DRIVER_REMATSWEEP_H

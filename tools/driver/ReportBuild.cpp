@@ -8,7 +8,7 @@
 // documented in docs/report.md; keep them together.
 //
 //===----------------------------------------------------------------------===//
-#include "Calibrate.h"
+#include "DeviceProfiles.h"
 #include "Report.h"
 #include "Stages.h"
 
@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -39,55 +41,6 @@ namespace {
 bool fail(const llvm::Twine &message) {
   llvm::errs() << "einc: " << message << "\n";
   return false;
-}
-
-/// Adds the profiles of `path` to `profiles` (same names replace).
-bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &profiles) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return fail("cannot read device file " + einrt::quoted(path) + ": " +
-                buffer.getError().message());
-  std::string error;
-  auto parsed = ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
-  if (!parsed)
-    return fail("device file " + einrt::quoted(path) + ": " + error);
-  for (ein::DeviceProfile &p : *parsed) {
-    auto same = std::find_if(profiles.begin(), profiles.end(),
-                             [&](const ein::DeviceProfile &q) { return q.name == p.name; });
-    if (same != profiles.end())
-      *same = std::move(p);
-    else
-      profiles.push_back(std::move(p));
-  }
-  return true;
-}
-
-std::optional<std::vector<ein::DeviceProfile>> allProfiles(const Options &o) {
-  std::vector<ein::DeviceProfile> profiles = ein::builtinDeviceProfiles();
-  std::string user = userProfilesPath();
-  if (!user.empty() && !readProfiles(user, profiles))
-    return std::nullopt;
-  if (!o.deviceFile.empty() && !readProfiles(o.deviceFile, profiles))
-    return std::nullopt;
-  return profiles;
-}
-
-std::optional<ein::DeviceProfile> findDevice(const Options &o, const std::string &name) {
-  auto all = allProfiles(o);
-  if (!all)
-    return std::nullopt;
-  std::vector<ein::DeviceProfile> &profiles = *all;
-  std::string user = userProfilesPath();
-  for (const ein::DeviceProfile &p : profiles)
-    if (p.name == name)
-      return p;
-  std::vector<std::string> names;
-  for (const ein::DeviceProfile &p : profiles)
-    names.push_back(p.name);
-  std::string hint = user.empty() ? "; `einc calibrate` measures this machine as \"cpu\"" : "";
-  fail("unknown device " + einrt::quoted(name) + "; known devices: " + llvm::join(names, ", ") +
-       hint);
-  return std::nullopt;
 }
 
 std::string dtypeName(Type t) {
@@ -138,34 +91,11 @@ std::vector<size_t> Report::topOps(size_t n) const {
   return order;
 }
 
-std::string userProfilesPath() {
-  std::string path = defaultDeviceFilePath();
-  return !path.empty() && llvm::sys::fs::exists(path) ? path : "";
-}
-
-bool haveDeviceProfile(const Options &o, const std::string &name) {
-  std::vector<ein::DeviceProfile> profiles = ein::builtinDeviceProfiles();
-  for (const std::string &path : {userProfilesPath(), o.deviceFile}) {
-    if (path.empty())
-      continue;
-    auto buffer = llvm::MemoryBuffer::getFile(path);
-    std::string error;
-    if (auto parsed =
-            buffer ? ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error) : std::nullopt)
-      profiles.insert(profiles.end(), parsed->begin(), parsed->end());
-  }
-  return std::any_of(profiles.begin(), profiles.end(),
-                     [&](const ein::DeviceProfile &p) { return p.name == name; });
-}
-
-std::optional<ein::DeviceProfile> findDeviceProfile(const Options &o, const std::string &name) {
-  return findDevice(o, name);
-}
-
-bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
-                  const einrt::TrainSettings &priced, const std::string &deviceName, Report &r) {
-  r.model = o.input;
-  auto device = findDevice(o, deviceName);
+bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequest &request,
+                  const einrt::TrainSettings &priced, Report &r) {
+  const ReportFlags &o = request.reportFlags;
+  r.model = request.modelPath;
+  auto device = findDeviceProfile(request.deviceFile, request.reportDevice);
   if (!device)
     return false;
   r.device = device->name;
@@ -208,7 +138,7 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const Options &o,
   // compile as single kernels, and the order they run in.
   r.fusion = fusionEnabled(priced);
   r.fusionSetting = priced.fusion;
-  r.kernelTable = o.kernels;
+  r.kernelTable = o.kernelTable;
 
   // The IR's own element types: the precision policy rewrote @forward
   // (ein-mixed-precision) before the step was built, so every byte and

@@ -12,8 +12,8 @@
 // Without one, a stage verifies its result once, at its end.
 //
 //===----------------------------------------------------------------------===//
-#ifndef EINC_TOOLS_EINC_STAGES_H
-#define EINC_TOOLS_EINC_STAGES_H
+#ifndef EINC_TOOLS_DRIVER_STAGES_H
+#define EINC_TOOLS_DRIVER_STAGES_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -77,4 +77,4 @@ mlir::LogicalResult applyFusion(mlir::ModuleOp module, const einrt::TrainSetting
 
 } // namespace einc
 
-#endif // EINC_TOOLS_EINC_STAGES_H
+#endif // EINC_TOOLS_DRIVER_STAGES_H
