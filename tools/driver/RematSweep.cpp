@@ -9,6 +9,7 @@
 #include "passes/RematGraph.h"
 #include "passes/RematSolver.h"
 #include "runtime/FirstFit.h"
+#include "runtime/RematPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -167,7 +168,7 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest
         sweep.frontier.push_back(
             planOf("budget:" + std::to_string(budget), budget, p->placedPeak, p->cost));
     }
-    for (const char *policy : {"none", "full", "sqrt", "selective"}) {
+    for (const char *policy : einrt::rematPlainPolicies()) {
       pe::RematPolicyChoice choice;
       choice.policy = policy;
       std::string error;

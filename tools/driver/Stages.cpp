@@ -59,9 +59,8 @@ LogicalResult applyFusion(ModuleOp module, const einrt::TrainSettings &settings,
     return success();
   PassManager pm(module.getContext());
   pm.addNestedPass<func::FuncOp>(ein::createEinFuseElementwise());
-  // `on`: the groups and GEMM epilogues; `all`: and row kernels (not the
-  // default yet: remat's graph and the memory plan do not know row groups);
-  // `elementwise`: the groups alone. Epilogues first: a row group never takes
+  // `on`: the groups and GEMM epilogues; `all` (the default): and row
+  // kernels; `elementwise`: the groups alone. Epilogues first: a row group never takes
   // a contraction's epilogue (docs/fusion.md).
   if (settings.fusion != "elementwise")
     pm.addNestedPass<func::FuncOp>(ein::createEinFuseEpilogues());

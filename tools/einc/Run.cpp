@@ -205,13 +205,6 @@ double norm(const std::vector<double> &values) {
   return std::sqrt(sum);
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// Params from their initialisers, inputs at random, then whatever --load
 /// provides on top.
 bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
@@ -347,7 +340,7 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
   for (size_t r = 1; r < ex->resultCount(); ++r) {
     const auto &[name, n] = norms[r - 1];
     llvm::outs() << "  " << llvm::left_justify(name, width) << "  "
-                 << llvm::left_justify(shapeText(ex->shape(size_t(p.results[r]))), 16)
+                 << llvm::left_justify(einrt::shapeText(ex->shape(size_t(p.results[r]))), 16)
                  << llvm::format("%.6g", n) << "\n";
   }
   if (!std::isfinite(loss))
