@@ -335,6 +335,20 @@ def Ein_AbsOp : Ein_UnaryOp<"abs", EinNumericTensor> {
   }];
 }
 
+def Ein_SoftplusOp : Ein_UnaryOp<"softplus", EinFloatTensor, [EinTranscendental]> {
+  let summary = "elementwise softplus, log(1 + e^x)";
+  let description = [{
+    `log(1 + e^x)`, elementwise, computed as `max(x, 0) + log1p(e^-|x|)`:
+    finite for every finite `x` (no overflow of `e^x`) and accurate for very
+    negative `x`, where `1 + e^x` would round to 1. A smooth `relu`; its
+    derivative is `sigmoid(x)`.
+
+    ```mlir
+    %y = ein.softplus %x : tensor<4xf32>
+    ```
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (no implicit broadcasting)
 //===----------------------------------------------------------------------===//
