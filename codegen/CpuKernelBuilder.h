@@ -23,6 +23,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <functional>
 #include <limits>
@@ -359,51 +361,39 @@ public:
     return b.create<arith::AddIOp>(loc, a, c); // wraps
   }
 
+  // The elementwise ops: runtime/ElementwiseOps.def's CPU columns. An op
+  // not in the table is an internal error, never another op's code.
+#define EIN_FLOAT_ONLY floatOnly(op)
   Value unary(llvm::StringRef op, Value x, ElemKind k) {
-    if (k == ElemKind::I32) {
-      Value neg = b.create<arith::SubIOp>(loc, i32c(0), x); // wraps
-      if (op == "ein.neg")
-        return neg;
-      Value isNeg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, i32c(0));
-      return b.create<arith::SelectOp>(loc, isNeg, neg, x);
-    }
-    if (op == "ein.neg")
-      return b.create<arith::NegFOp>(loc, x);
-    if (op == "ein.abs")
-      return b.create<math::AbsFOp>(loc, x);
-    if (op == "ein.exp")
-      return b.create<math::ExpOp>(loc, x);
-    if (op == "ein.log")
-      return b.create<math::LogOp>(loc, x);
-    if (op == "ein.tanh")
-      return b.create<math::TanhOp>(loc, x);
-    if (op == "ein.sqrt")
-      return b.create<math::SqrtOp>(loc, x);
-    // rsqrt as the reference: 1 / sqrt(x), two correctly rounded steps.
-    return b.create<arith::DivFOp>(loc, f32c(1.0f), b.create<math::SqrtOp>(loc, x));
+    bool i32 = k == ElemKind::I32;
+#define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
+  if (op == "ein." name)                                                                           \
+    return i32 ? Value(CpuI32) : Value(CpuF32);
+#include "runtime/ElementwiseOps.def"
+    notElementwise(op, "unary");
   }
-
   Value binary(llvm::StringRef op, Value x, Value y, ElemKind k) {
-    bool f = isFloatKind(k);
-    if (op == "ein.add")
-      return addOf(x, y, k);
-    if (op == "ein.sub")
-      return f ? Value(b.create<arith::SubFOp>(loc, x, y))
-               : Value(b.create<arith::SubIOp>(loc, x, y));
-    if (op == "ein.mul")
-      return f ? Value(b.create<arith::MulFOp>(loc, x, y))
-               : Value(b.create<arith::MulIOp>(loc, x, y));
-    if (op == "ein.max")
-      return maxOf(x, y, k);
-    if (op == "ein.min")
-      return minOf(x, y, k);
-    if (op == "ein.pow")
-      return b.create<math::PowFOp>(loc, x, y);
-    // div
-    if (f)
-      return b.create<arith::DivFOp>(loc, x, y);
-    // Integer division: the reference reports y == 0 as an error; here the
-    // result is 0. INT_MIN / -1 gives INT_MIN (wrapping), as the reference.
+    bool i32 = k == ElemKind::I32;
+#define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
+  if (op == "ein." name)                                                                           \
+    return i32 ? Value(CpuI32) : Value(CpuF32);
+#include "runtime/ElementwiseOps.def"
+    notElementwise(op, "binary");
+  }
+#undef EIN_FLOAT_ONLY
+
+  [[noreturn]] static void notElementwise(llvm::StringRef op, const char *arity) {
+    llvm::report_fatal_error(llvm::Twine("internal error: ") + op + " is not a " + arity +
+                             " elementwise op of runtime/ElementwiseOps.def");
+  }
+  [[noreturn]] static Value floatOnly(llvm::StringRef op) {
+    llvm::report_fatal_error(llvm::Twine("internal error: ") + op +
+                             " takes float tensors only, got i32");
+  }
+  Value negI32(Value x) { return b.create<arith::SubIOp>(loc, i32c(0), x); } // wraps
+  // Integer division: the reference reports y == 0 as an error; here the
+  // result is 0. INT_MIN / -1 gives INT_MIN (wrapping), as the reference.
+  Value divI32(Value x, Value y) {
     Value yZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, i32c(0));
     Value xMin = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x,
                                          i32c(std::numeric_limits<int32_t>::min()));

@@ -71,13 +71,20 @@ FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
 
 } // namespace
 
+// The elementwise ops: the rows of runtime/ElementwiseOps.def.
 bool isUnary(llvm::StringRef n) {
-  return n == "ein.neg" || n == "ein.abs" || n == "ein.exp" || n == "ein.log" || n == "ein.tanh" ||
-         n == "ein.sqrt" || n == "ein.rsqrt";
+#define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
+  n == "ein." name ||
+  return
+#include "runtime/ElementwiseOps.def"
+      false;
 }
 bool isBinary(llvm::StringRef n) {
-  return n == "ein.add" || n == "ein.sub" || n == "ein.mul" || n == "ein.div" || n == "ein.max" ||
-         n == "ein.min" || n == "ein.pow";
+#define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
+  n == "ein." name ||
+  return
+#include "runtime/ElementwiseOps.def"
+      false;
 }
 
 namespace {

@@ -264,6 +264,35 @@ CudaKernelSource renderCudaKernel(const KernelSpec &spec, int64_t index, const s
   return std::move(k.out);
 }
 
+namespace {
+
+/// The elementwise ops' helpers, `ein_<name>` for float and (where the op
+/// takes i32) int, from runtime/ElementwiseOps.def's CUDA columns: the
+/// reference's scalar ops (runtime/ScalarOps.h). Binary first: unary
+/// helpers may call them.
+std::string elementwiseHelpers() {
+  std::string p = "// The reference's scalar ops (runtime/ScalarOps.h), "
+                  "runtime/ElementwiseOps.def's rows.\n";
+  auto helper = [&](const char *name, const char *type, const char *params, const char *body) {
+    if (body)
+      p += std::string("EIN_DEVICE ") + type + " ein_" + name + "(" + params + ") { return " +
+           body + "; }\n";
+  };
+#define EIN_FLOAT_ONLY nullptr
+#define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
+  helper(name, "float", "float x, float y", CudaF32);                                              \
+  helper(name, "int", "int x, int y", CudaI32);
+#include "runtime/ElementwiseOps.def"
+#define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
+  helper(name, "float", "float x", CudaF32);                                                       \
+  helper(name, "int", "int x", CudaI32);
+#include "runtime/ElementwiseOps.def"
+#undef EIN_FLOAT_ONLY
+  return p;
+}
+
+} // namespace
+
 std::string cudaPrelude(bool bf16, bool f16) {
   std::string p;
   p += R"(// The einc CUDA kernels (codegen/CudaRenderer.h): every kernel runs for any
@@ -315,37 +344,9 @@ template <int V, class T> EIN_DEVICE void ein_store(T *p, const ein_vec<T, V> &x
   *reinterpret_cast<ein_vec<T, V> *>(p) = x;
 }
 
-// The reference's scalar ops (runtime/ScalarOps.h): i32 wraps; max / min
-// propagate NaN (fmaxf would not); i32 division by zero gives 0.
-EIN_DEVICE float ein_add(float a, float b) { return __fadd_rn(a, b); }
-EIN_DEVICE float ein_sub(float a, float b) { return __fsub_rn(a, b); }
-EIN_DEVICE float ein_mul(float a, float b) { return __fmul_rn(a, b); }
-EIN_DEVICE float ein_div(float a, float b) { return __fdiv_rn(a, b); }
-EIN_DEVICE float ein_pow(float a, float b) { return powf(a, b); }
-EIN_DEVICE int ein_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
-EIN_DEVICE int ein_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
-EIN_DEVICE int ein_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
-EIN_DEVICE int ein_div(int a, int b) {
-  return b == 0 ? 0 : (a == (-2147483647 - 1) && b == -1) ? a : a / b;
-}
-EIN_DEVICE float ein_max(float a, float b) {
-  return (a != a || b != b) ? __int_as_float(0x7fc00000) : a > b ? a : b;
-}
-EIN_DEVICE float ein_min(float a, float b) {
-  return (a != a || b != b) ? __int_as_float(0x7fc00000) : a < b ? a : b;
-}
-EIN_DEVICE int ein_max(int a, int b) { return a > b ? a : b; }
-EIN_DEVICE int ein_min(int a, int b) { return a < b ? a : b; }
-EIN_DEVICE float ein_neg(float x) { return -x; }
-EIN_DEVICE int ein_neg(int x) { return (int)(0u - (unsigned)x); }
-EIN_DEVICE float ein_abs(float x) { return fabsf(x); }
-EIN_DEVICE int ein_abs(int x) { return x < 0 ? ein_neg(x) : x; }
-EIN_DEVICE float ein_exp(float x) { return expf(x); }
-EIN_DEVICE float ein_log(float x) { return logf(x); }
-EIN_DEVICE float ein_tanh(float x) { return tanhf(x); }
-EIN_DEVICE float ein_sqrt(float x) { return __fsqrt_rn(x); }
-EIN_DEVICE float ein_rsqrt(float x) { return ein_div(1.0f, __fsqrt_rn(x)); } // two roundings
-// f32 to i32: toward zero, saturating, NaN to 0 (runtime/FloatFormats.h).
+)";
+  p += elementwiseHelpers();
+  p += R"(// f32 to i32: toward zero, saturating, NaN to 0 (runtime/FloatFormats.h).
 EIN_DEVICE int ein_f32_to_i32(float x) {
   return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? (-2147483647 - 1) : (int)x;
 }

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/ElaboratorImpl.h"
 
+#include "runtime/ScalarOps.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -50,12 +52,21 @@ std::optional<Value> unaryMath(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.unary<OpT>(v->tensor));
 }
 
-double foldRsqrt(double x) { return 1.0 / std::sqrt(x); }
-double foldExp(double x) { return std::exp(x); }
-double foldLog(double x) { return std::log(x); }
-double foldTanh(double x) { return std::tanh(x); }
-double foldSqrt(double x) { return std::sqrt(x); }
-double foldAbs(double x) { return std::fabs(x); }
+/// The unary math built-ins: runtime/ElementwiseOps.def's Builtin rows,
+/// folding numbers with the reference kernel's expression at double.
+namespace fold {
+using namespace einrt::ref;
+using T = double;
+#define EIN_FOLD_Operator(Kind, Ref)
+#define EIN_FOLD_Builtin(Kind, Ref)                                                                \
+  double Kind(double x) { return Ref; }
+#define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
+  EIN_FOLD_##Dsl(Kind, Ref)
+#include "runtime/ElementwiseOps.def"
+} // namespace fold
+
+#define EIN_BUILTIN_Operator(Kind, name)
+#define EIN_BUILTIN_Builtin(Kind, name) {name, 1, "x", unaryMath<mlir::ein::Kind##Op, fold::Kind>},
 
 /// The float tensor argument `i` of a composite.
 std::optional<Tensor> floatArg(Elaborator &E, const Expr &call, size_t i) {
@@ -297,12 +308,9 @@ const Builtin kBuiltins[] = {
     {"gelu", 1, "x", gelu},
     {"sigmoid", 1, "x", sigmoid},
     {"silu", 1, "x", silu},
-    {"tanh", 1, "x", unaryMath<mlir::ein::TanhOp, foldTanh>},
-    {"exp", 1, "x", unaryMath<mlir::ein::ExpOp, foldExp>},
-    {"log", 1, "x", unaryMath<mlir::ein::LogOp, foldLog>},
-    {"sqrt", 1, "x", unaryMath<mlir::ein::SqrtOp, foldSqrt>},
-    {"rsqrt", 1, "x", unaryMath<mlir::ein::RsqrtOp, foldRsqrt>},
-    {"abs", 1, "x", unaryMath<mlir::ein::AbsOp, foldAbs>},
+#define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
+  EIN_BUILTIN_##Dsl(Kind, name)
+#include "runtime/ElementwiseOps.def"
     {"max", 2, "a, b", maxOrMin},
     {"min", 2, "a, b", maxOrMin},
     {"softmax", 2, "x, axis", softmax},

@@ -5,14 +5,15 @@
 // (reshape, slice) override them. FLOPs per element of the elementwise ops (also in
 // docs/ir.md):
 //
-//   neg abs add sub mul div max min cmp select   1
-//   exp log tanh sqrt rsqrt pow                   1
+//   the unary and binary ops (Ein_UnaryOp,      1
+//   Ein_BinaryOp in ir/EinOps.td), cmp, select
 //   cast                                          0
 //   stochastic_round (hash, compare, round)        1
 //
 // Transcendentals (getTranscendentals, counted apart as XLA does; also
-// included in the FLOPs above): one per result element of exp, log, tanh,
-// sqrt, rsqrt, pow; 0 for every other op.
+// included in the FLOPs above): one per result element of the ops with the
+// EinTranscendental trait (exp, log, tanh, sqrt, rsqrt, pow, ...); 0 for
+// every other op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,7 @@ static int64_t numElements(Value value) {
 }
 
 /// Cost of an elementwise op: result elements times `flopsPerElement`.
-static int64_t elementwiseFlops(Operation *op, int64_t flopsPerElement) {
+int64_t mlir::ein::elementwiseFlops(Operation *op, int64_t flopsPerElement) {
   return numElements(op->getResult(0)) * flopsPerElement;
 }
 
@@ -64,28 +65,16 @@ int64_t ReshapeOp::getBytesWritten() { return 0; }
 int64_t SliceOp::getBytesRead() { return 0; }
 int64_t SliceOp::getBytesWritten() { return 0; }
 
-// Elementwise ops (the table above).
-int64_t NegOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t AbsOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t ExpOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t LogOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t TanhOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t SqrtOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t RsqrtOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t AddOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t SubOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t MulOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t DivOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t MaxOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t MinOp::getFlops() { return elementwiseFlops(*this, 1); }
-int64_t PowOp::getFlops() { return elementwiseFlops(*this, 1); }
+// Elementwise ops (the table above): the unary and binary ones define
+// getFlops in their ODS base classes (Ein_UnaryOp, Ein_BinaryOp).
 int64_t CmpOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t SelectOp::getFlops() { return elementwiseFlops(*this, 1); }
 int64_t StochasticRoundOp::getFlops() { return elementwiseFlops(*this, 1); }
 
-// Transcendental ops: one evaluation per result element.
+// Transcendental ops (the EinTranscendental trait): one evaluation per
+// result element.
 int64_t mlir::ein::getTranscendentalCount(Operation *op) {
-  if (!isa<ExpOp, LogOp, TanhOp, SqrtOp, RsqrtOp, PowOp>(op))
+  if (!op->hasTrait<OpTrait::ein::EinTranscendental>())
     return 0;
   return numElements(op->getResult(0));
 }

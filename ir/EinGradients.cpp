@@ -420,6 +420,22 @@ LogicalResult AbsOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   return success();
 }
 
+// softplus → dY · sigmoid(x), sigmoid(x) = 1 / (1 + e^-x) (0 where e^-x
+// overflows, as it should).
+LogicalResult SoftplusOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                        SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (!need[0])
+    return success();
+  ArrayAttr ax = getAxesAttr();
+  Value x = getInput();
+  Value one = e.splat(1.0, x.getType(), ax);
+  Value expNeg = e.unary<ExpOp>(e.unary<NegOp>(x, ax), ax);
+  Value sigmoid = e.binary<DivOp>(one, e.binary<AddOp>(one, expNeg, ax), ax);
+  grads[0] = e.binary<MulOp>(dY, sigmoid, ax);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (a = lhs, b = rhs, y the result)
 //===----------------------------------------------------------------------===//

@@ -19,9 +19,11 @@ int64_t getTensorBytes(Type type);
 /// Sum of getTensorBytes over `types`.
 int64_t getTotalBytes(TypeRange types);
 /// Transcendental evaluations of `op` (CostOpInterface::getTranscendentals'
-/// default): result elements of exp, log, tanh, sqrt, rsqrt, pow; else 0.
-/// Defined in ir/EinCost.cpp.
+/// default): result elements of the ops with the EinTranscendental trait
+/// (exp, log, tanh, sqrt, rsqrt, pow); else 0. Defined in ir/EinCost.cpp.
 int64_t getTranscendentalCount(Operation *op);
+/// An elementwise op's FLOPs: result elements times `flopsPerElement`.
+int64_t elementwiseFlops(Operation *op, int64_t flopsPerElement);
 } // namespace mlir::ein
 
 #include "ir/EinInterfaces.h.inc"

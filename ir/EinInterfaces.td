@@ -12,8 +12,9 @@ def CostOpInterface : OpInterface<"CostOpInterface"> {
     bytes moved, computed from static shapes only. Bytes are element count
     times element width (f32/i32: 4, bf16/f16: 2, i1: 1). By default an op
     reads all its operands and writes all its results; ops that are views
-    (`ein.reshape`) override both to 0. Transcendentals (exp, log, tanh,
-    sqrt, rsqrt, pow: one per result element, 0 for every other op) are
+    (`ein.reshape`) override both to 0. Transcendentals (the ops with the
+    EinTranscendental trait, exp, log, tanh, ...: one per result element, 0
+    for every other op) are
     counted apart, as XLA does; they are also included in getFlops. The
     FLOPs table is in docs/ir.md.
   }];
@@ -21,8 +22,8 @@ def CostOpInterface : OpInterface<"CostOpInterface"> {
     InterfaceMethod<"Number of arithmetic operations the op performs.",
       "int64_t", "getFlops", (ins)>,
     InterfaceMethod<[{
-        Transcendental evaluations (exp, log, tanh, sqrt, rsqrt, pow): one per
-        result element for those ops, 0 for the others.
+        Transcendental evaluations: one per result element for the ops with
+        the EinTranscendental trait (exp, log, tanh, ...), 0 for the others.
       }],
       "int64_t", "getTranscendentals", (ins), [{}], [{
         return ::mlir::ein::getTranscendentalCount($_op.getOperation());

@@ -76,6 +76,9 @@ def EinTensorOp : Ein_NativeOpTrait<"EinTensorOp">;
 def EinReduction : Ein_NativeOpTrait<"EinReduction">;
 // The op is a tensor contraction, a sum of products (ein.contract).
 def EinContraction : Ein_NativeOpTrait<"EinContraction">;
+// The elementwise op is one transcendental evaluation per result element
+// (CostOpInterface's getTranscendentals).
+def EinTranscendental : Ein_NativeOpTrait<"EinTranscendental">;
 
 //===----------------------------------------------------------------------===//
 // Base classes
@@ -92,18 +95,26 @@ defvar EinAxesAttr = OptionalAttr<StrArrayAttr>;
 
 // The elementwise ops: f32 (or wider) arithmetic on the operands' values, a
 // narrow result rounded to nearest even once.
-class Ein_UnaryOp<string mnemonic, Type type>
-    : Ein_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+// One FLOP per result element (ir/EinCost.cpp's table). Outside the dialect,
+// each has a row in runtime/ElementwiseOps.def.
+class Ein_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Ein_Op<mnemonic, !listconcat([Elementwise, SameOperandsAndResultType], traits)> {
   let arguments = (ins type:$input, EinAxesAttr:$axes);
   let results = (outs type:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() { return ::mlir::ein::elementwiseFlops(getOperation(), 1); }
+  }];
 }
 
-class Ein_BinaryOp<string mnemonic, Type type>
-    : Ein_Op<mnemonic, [Elementwise, SameOperandsAndResultType]> {
+class Ein_BinaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Ein_Op<mnemonic, !listconcat([Elementwise, SameOperandsAndResultType], traits)> {
   let arguments = (ins type:$lhs, type:$rhs, EinAxesAttr:$axes);
   let results = (outs type:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let extraClassDefinition = [{
+    int64_t $cppClass::getFlops() { return ::mlir::ein::elementwiseFlops(getOperation(), 1); }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -258,7 +269,7 @@ def Ein_NegOp : Ein_UnaryOp<"neg", EinNumericTensor> {
   }];
 }
 
-def Ein_ExpOp : Ein_UnaryOp<"exp", EinFloatTensor> {
+def Ein_ExpOp : Ein_UnaryOp<"exp", EinFloatTensor, [EinTranscendental]> {
   let summary = "elementwise natural exponential";
   let description = [{
     `e^x`, elementwise.
@@ -269,7 +280,7 @@ def Ein_ExpOp : Ein_UnaryOp<"exp", EinFloatTensor> {
   }];
 }
 
-def Ein_LogOp : Ein_UnaryOp<"log", EinFloatTensor> {
+def Ein_LogOp : Ein_UnaryOp<"log", EinFloatTensor, [EinTranscendental]> {
   let summary = "elementwise natural logarithm";
   let description = [{
     `ln(x)`, elementwise.
@@ -280,7 +291,7 @@ def Ein_LogOp : Ein_UnaryOp<"log", EinFloatTensor> {
   }];
 }
 
-def Ein_TanhOp : Ein_UnaryOp<"tanh", EinFloatTensor> {
+def Ein_TanhOp : Ein_UnaryOp<"tanh", EinFloatTensor, [EinTranscendental]> {
   let summary = "elementwise hyperbolic tangent";
   let description = [{
     `tanh(x)`, elementwise.
@@ -291,7 +302,7 @@ def Ein_TanhOp : Ein_UnaryOp<"tanh", EinFloatTensor> {
   }];
 }
 
-def Ein_SqrtOp : Ein_UnaryOp<"sqrt", EinFloatTensor> {
+def Ein_SqrtOp : Ein_UnaryOp<"sqrt", EinFloatTensor, [EinTranscendental]> {
   let summary = "elementwise square root";
   let description = [{
     `sqrt(x)`, elementwise.
@@ -302,7 +313,7 @@ def Ein_SqrtOp : Ein_UnaryOp<"sqrt", EinFloatTensor> {
   }];
 }
 
-def Ein_RsqrtOp : Ein_UnaryOp<"rsqrt", EinFloatTensor> {
+def Ein_RsqrtOp : Ein_UnaryOp<"rsqrt", EinFloatTensor, [EinTranscendental]> {
   let summary = "elementwise reciprocal square root";
   let description = [{
     `1 / sqrt(x)`, elementwise.
@@ -320,6 +331,20 @@ def Ein_AbsOp : Ein_UnaryOp<"abs", EinNumericTensor> {
 
     ```mlir
     %y = ein.abs %x : tensor<4xi32>
+    ```
+  }];
+}
+
+def Ein_SoftplusOp : Ein_UnaryOp<"softplus", EinFloatTensor, [EinTranscendental]> {
+  let summary = "elementwise softplus, log(1 + e^x)";
+  let description = [{
+    `log(1 + e^x)`, elementwise, computed as `max(x, 0) + log1p(e^-|x|)`:
+    finite for every finite `x` (no overflow of `e^x`) and accurate for very
+    negative `x`, where `1 + e^x` would round to 1. A smooth `relu`; its
+    derivative is `sigmoid(x)`.
+
+    ```mlir
+    %y = ein.softplus %x : tensor<4xf32>
     ```
   }];
 }
@@ -394,7 +419,7 @@ def Ein_MinOp : Ein_BinaryOp<"min", EinNumericTensor> {
   }];
 }
 
-def Ein_PowOp : Ein_BinaryOp<"pow", EinFloatTensor> {
+def Ein_PowOp : Ein_BinaryOp<"pow", EinFloatTensor, [EinTranscendental]> {
   let summary = "elementwise power";
   let description = [{
     `lhs ^ rhs`, floats only.

@@ -5,6 +5,8 @@
 //   EinTensorOp     every ein op: static shapes, `axes` matches the result rank
 //   EinReduction    the op removes dimensions by combining elements (reduce)
 //   EinContraction  the op is a sum of products over paired dims (contract)
+//   EinTranscendental  an elementwise op counted as one transcendental per
+//                   result element (the cost model's getTranscendentals)
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,10 @@ class EinReduction : public TraitBase<ConcreteType, EinReduction> {};
 /// Marks tensor contractions, sums of products (ein.contract).
 template <typename ConcreteType>
 class EinContraction : public TraitBase<ConcreteType, EinContraction> {};
+
+/// Marks the transcendental elementwise ops (exp, log, tanh, sqrt, ...).
+template <typename ConcreteType>
+class EinTranscendental : public TraitBase<ConcreteType, EinTranscendental> {};
 
 } // namespace mlir::OpTrait::ein
 

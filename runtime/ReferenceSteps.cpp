@@ -111,7 +111,7 @@ constexpr bool kFloatOnly_Float = true;
 #define EINRT_BINARY(Kind, name, Types, expr)                                                      \
   struct Kind##Op {                                                                                \
     static constexpr bool floatOnly = kFloatOnly_##Types;                                          \
-    template <class T> static T apply(T a, T b, bool &fault) {                                     \
+    template <class T> static T apply(T x, T y, bool &fault) {                                     \
       (void)fault;                                                                                 \
       return expr;                                                                                 \
     }                                                                                              \

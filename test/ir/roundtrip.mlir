@@ -51,6 +51,8 @@ func.func @unary(%x: tensor<4xf32>, %h: tensor<2x2xbf16>, %i: tensor<4xi32>) {
   %6 = ein.rsqrt %x : tensor<4xf32>
   // CHECK: ein.abs %{{.*}} : tensor<4xi32>
   %7 = ein.abs %i : tensor<4xi32>
+  // CHECK: ein.softplus %{{.*}} {axes = ["a", "b"]} : tensor<2x2xbf16>
+  %8 = ein.softplus %h {axes = ["a", "b"]} : tensor<2x2xbf16>
   return
 }
 

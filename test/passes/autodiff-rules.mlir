@@ -95,6 +95,25 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 
 // -----
 
+// softplus: dY · sigmoid(x), sigmoid(x) = 1 / (1 + exp(-x)).
+func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
+  %y = ein.softplus %x {axes = ["i", "j"]} : tensor<3x4xf32>
+  %l = ein.reduce sum %y dims [0, 1] {axes = []} : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
+// CHECK-NEXT: %[[C1:.+]] = ein.constant {axes = []{{.*}}} dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[ONE:.+]] = ein.broadcast %[[C1]] dims []
+// CHECK-NEXT: %[[NX:.+]] = ein.neg %arg0
+// CHECK-NEXT: %[[E:.+]] = ein.exp %[[NX]]
+// CHECK-NEXT: %[[D:.+]] = ein.add %[[ONE]], %[[E]]
+// CHECK-NEXT: %[[S:.+]] = ein.div %[[ONE]], %[[D]]
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[S]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: return %{{.+}}, %[[DX]] :
+
+// -----
+
 // abs: dY · sign(x), sign built with cmp + select (0 at 0).
 func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
   %y = ein.abs %x {axes = ["i", "j"]} : tensor<3x4xf32>

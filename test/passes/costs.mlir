@@ -1,5 +1,6 @@
 // RUN: ein-opt %s --ein-print-costs="func=matmul ops=true" -o /dev/null | FileCheck %s --check-prefix=MATMUL
 // RUN: ein-opt %s --ein-print-costs="func=mix ops=true" -o /dev/null | FileCheck %s --check-prefix=MIX
+// RUN: ein-opt %s --ein-print-costs="func=softplus ops=true" -o /dev/null | FileCheck %s --check-prefix=SOFTPLUS
 // RUN: not ein-opt %s --ein-print-costs -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 //
 // The lecture's facts about FLOPs, from einc-generated @grad functions
@@ -79,6 +80,16 @@ func.func @matmul(%a: tensor<4096x8192xf32> {ein.kind = "input", ein.name = "a"}
 // transcendental op counts 1 FLOP and 1 transcendental per element; cast
 // counts 0 FLOPs; reshape is a view (0 bytes); bf16 is 2 bytes, i1 1; only
 // forward/backward contractions are model FLOPs.
+// softplus: 1 FLOP and 1 transcendental per element (EinTranscendental);
+// neg: 1 FLOP, no transcendental.
+func.func @softplus(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>) {
+  %s = ein.softplus %x : tensor<2x3xf32>
+  %n = ein.neg %s : tensor<2x3xf32>
+  return %n : tensor<2x3xf32>
+}
+// SOFTPLUS:      op 0 ein.softplus elementwise forward - flops 6 trans 6 read 24 write 24
+// SOFTPLUS-NEXT: op 1 ein.neg elementwise forward - flops 6 trans 0 read 24 write 24
+
 func.func @mix(%x: tensor<2x3xf32>, %h: tensor<2x3xbf16>, %w: tensor<3x3xf32>) -> (tensor<f32>) {
   %e = ein.exp %x : tensor<2x3xf32>
   %l = ein.log %e {ein.phase = "backward", ein.layer = "layer.1"} : tensor<2x3xf32>

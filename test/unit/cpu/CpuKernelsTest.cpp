@@ -197,18 +197,23 @@ std::string fn(const std::string &args, const std::string &body, const std::stri
 
 TEST(CpuKernels, UnaryF32) {
   std::string body;
-  for (const char *op : {"neg", "abs", "exp", "log", "tanh", "sqrt", "rsqrt"})
+  for (const char *op : {"neg", "abs", "exp", "log", "tanh", "sqrt", "rsqrt", "softplus"})
     body += std::string("  %") + op + " = ein." + op + " %x : tensor<5x37xf32>\n";
   body += "  return %neg : tensor<5x37xf32>\n";
-  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>")), 7);
+  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>")), 8);
   Options pos;
   pos.floatLo = 0.01f;
   pos.floatHi = 30;
   pos.seed = 7;
-  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>"), pos), 7);
+  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>"), pos), 8);
   Options sp;
   sp.specials = true;
-  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>"), sp), 7);
+  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>"), sp), 8);
+  Options wide; // softplus's two branches, far from 0 (log and sqrt: NaN on both)
+  wide.floatLo = -60;
+  wide.floatHi = 60;
+  wide.seed = 11;
+  EXPECT_EQ(checkFunction(fn("%x: tensor<5x37xf32>", body, "tensor<5x37xf32>"), wide), 8);
 }
 
 TEST(CpuKernels, BinaryF32) {

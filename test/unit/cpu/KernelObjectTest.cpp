@@ -158,7 +158,7 @@ std::string everyOpKind() {
     names += (names.empty() ? "%" : ", %") + name;
     types += (types.empty() ? "" : ", ") + type;
   };
-  for (const char *op : {"neg", "abs", "exp", "log", "tanh", "sqrt", "rsqrt"})
+  for (const char *op : {"neg", "abs", "exp", "log", "tanh", "sqrt", "rsqrt", "softplus"})
     def(std::string("u") + op, F, std::string("ein.") + op + " %x : " + F);
   for (const char *op : {"add", "sub", "mul", "div", "max", "min", "pow"})
     def(std::string("f") + op, F, std::string("ein.") + op + " %x, %y : " + F);

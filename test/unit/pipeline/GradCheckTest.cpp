@@ -68,6 +68,7 @@ const Case kCases[] = {
     {"sqrt", "minimize weigh(sqrt(v * v + 1))"},
     {"rsqrt", "minimize weigh(rsqrt(v * v + 1))"},
     {"abs", "minimize weigh(abs(v) * v)"},
+    {"softplus", "minimize weigh(softplus(3 * v) * v)"},
     {"add_sub", "minimize weigh((v + x) * (v - u))"},
     {"mul_div", "minimize weigh(v * x / (v * v + 1))"},
     {"max_min", "minimize weigh(max(v, x) + min(v, u))"},

@@ -230,10 +230,28 @@ TEST_P(BothPrecisions, UnaryOps) {
   near(unary(StepKind::Tanh), {std::tanh(0.25), std::tanh(1.0), std::tanh(4.0)});
   near(unary(StepKind::Sqrt), {0.5, 1, 2});
   near(unary(StepKind::Rsqrt), {2, 1, 0.5});
+  near(unary(StepKind::Softplus),
+       {std::log1p(std::exp(0.25)), std::log1p(std::exp(1.0)), std::log1p(std::exp(4.0))});
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {3});
   b.result(b.step(StepKind::Abs, {x}, DType::F32, {3}));
   EXPECT_EQ(runProgram(b.p, GetParam(), {{-2, 0, 3}}), (std::vector<double>{2, 0, 3}));
+}
+
+// softplus as max(x, 0) + log1p(e^-|x|): log(1 + e^x) computed directly
+// would give 0 at -20 (1 + 2e-9 rounds to 1) and inf at 100 (e^100
+// overflows f32).
+TEST_P(BothPrecisions, SoftplusIsStable) {
+  ProgramBuilder b;
+  int32_t x = b.arg(DType::F32, {5});
+  b.result(b.step(StepKind::Softplus, {x}, DType::F32, {5}));
+  std::vector<double> got = runProgram(b.p, GetParam(), {{-20, 0, 20, 100, -kInf}});
+  std::vector<double> want = {2.061153620314381e-9, std::log(2.0), 20 + 2.061153620314381e-9, 100,
+                              0};
+  double tol = GetParam() == Precision::F32 ? 1e-6 : 1e-13;
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * std::fabs(want[i])) << i;
 }
 
 TEST(Executor, IntegerUnaryWraps) {
