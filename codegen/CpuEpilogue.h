@@ -8,7 +8,7 @@
 #ifndef EINC_CODEGEN_CPUEPILOGUE_H
 #define EINC_CODEGEN_CPUEPILOGUE_H
 
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "mlir/IR/Operation.h"
 

@@ -166,7 +166,7 @@ public:
   /// The bf16 encoding of f32 `x` in the high half of an i32 (the low half
   /// is not cleared): round to nearest even on the bits (u + 0x7FFF + lsb;
   /// an overflow carries into the exponent and gives infinity), NaN as the
-  /// quiet NaN with x's sign: runtime/FloatFormats' bf16Bits.
+  /// quiet NaN with x's sign: runtime/core/FloatFormats' bf16Bits.
   Value bf16InHighHalf(Value x) {
     Value u = b.create<arith::BitcastOp>(loc, i32(), x);
     Value sum = b.create<arith::AddIOp>(loc, u, roundingBias(u));
@@ -225,7 +225,7 @@ public:
   }
   /// ein.stochastic_round of f32 `x` with i32 `seed` at element `index` (an
   /// index value), rounded to kind `k` and returned as f32: exactly
-  /// runtime/FloatFormats' stochasticBits and stochasticRoundBF16 / F16.
+  /// runtime/core/FloatFormats' stochasticBits and stochasticRoundBF16 / F16.
   Value stochasticRound(Value x, Value seed, Value index, ElemKind k) {
     Value i64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), index);
     Value lo = b.create<arith::TruncIOp>(loc, i32(), i64);
@@ -361,7 +361,7 @@ public:
     return b.create<arith::AddIOp>(loc, a, c); // wraps
   }
 
-  // The elementwise ops: runtime/ElementwiseOps.def's CPU columns. An op
+  // The elementwise ops: runtime/base/ElementwiseOps.def's CPU columns. An op
   // not in the table is an internal error, never another op's code.
 #define EIN_FLOAT_ONLY floatOnly(op)
   Value unary(llvm::StringRef op, Value x, ElemKind k) {
@@ -369,7 +369,7 @@ public:
 #define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
   if (op == "ein." name)                                                                           \
     return i32 ? Value(CpuI32) : Value(CpuF32);
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
     notElementwise(op, "unary");
   }
   Value binary(llvm::StringRef op, Value x, Value y, ElemKind k) {
@@ -377,14 +377,14 @@ public:
 #define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
   if (op == "ein." name)                                                                           \
     return i32 ? Value(CpuI32) : Value(CpuF32);
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
     notElementwise(op, "binary");
   }
 #undef EIN_FLOAT_ONLY
 
   [[noreturn]] static void notElementwise(llvm::StringRef op, const char *arity) {
     llvm::report_fatal_error(llvm::Twine("internal error: ") + op + " is not a " + arity +
-                             " elementwise op of runtime/ElementwiseOps.def");
+                             " elementwise op of runtime/base/ElementwiseOps.def");
   }
   [[noreturn]] static Value floatOnly(llvm::StringRef op) {
     llvm::report_fatal_error(llvm::Twine("internal error: ") + op +

@@ -1,6 +1,6 @@
 //===- CpuKernelGen.cpp - One `ein` op as a loop-nest func.func -----------===//
 //
-// Semantics follow runtime/ReferenceKernels.cpp, operation for operation:
+// Semantics follow runtime/core/ReferenceKernels.cpp, operation for operation:
 // elementwise results and data movement are bit-identical to the reference
 // backend's; f32 sum reductions may be reassociated (vectorised partial
 // sums: equal up to rounding), bf16/f16 sums are the reference's fold in

@@ -6,7 +6,7 @@
 #include "codegen/CpuKernelModule.h"
 
 #include "codegen/CpuKernelGen.h"
-#include "runtime/KernelTable.h"
+#include "runtime/core/KernelTable.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -98,7 +98,7 @@ OwningOpRef<ModuleOp> lowerToLLVMDialect(MLIRContext &context, const KernelObjec
 }
 
 /// `symbol`: void(void **args) calling `body` with *args[i] as argument i
-/// (runtime/Program.h's KernelFn). The body becomes a local symbol, and is
+/// (runtime/core/Program.h's KernelFn). The body becomes a local symbol, and is
 /// not inlined: inlined, O3 simplifies it a second time in the wrapper
 /// (`einc run examples/gpt.ein --step --steps 1` took 13.5 instead of 4.4 s
 /// of CPU time) for the same loops.
@@ -120,7 +120,7 @@ llvm::Function *addPackedWrapper(llvm::Module &m, llvm::Function &body, const st
   return wrapper;
 }
 
-/// The table and count of runtime/KernelTable.h.
+/// The table and count of runtime/core/KernelTable.h.
 void addKernelTable(llvm::Module &m, const KernelObjectRequest &r,
                     llvm::ArrayRef<llvm::Function *> wrappers) {
   llvm::LLVMContext &ctx = m.getContext();

@@ -4,7 +4,7 @@
 // (codegen/CpuKernels.h): KernelSpecs → MLIR (CpuKernelGen) → polynomial
 // approximations of math functions → the LLVM dialect (bare-pointer memref
 // arguments) → an llvm::Module → each kernel's packed wrapper and the table
-// (runtime/KernelTable.h) → O3 for the target's TargetMachine → one ELF
+// (runtime/core/KernelTable.h) → O3 for the target's TargetMachine → one ELF
 // object. The JIT loads that object; emitObject writes it. So the JIT runs
 // the very kernels an object file holds for the same target and names.
 //
@@ -29,7 +29,7 @@ struct KernelSpec; // codegen/CpuKernelGen.h
 struct KernelObjectRequest {
   llvm::ArrayRef<const KernelSpec *> specs;
   const CpuTarget *target = nullptr;
-  std::string prefix;                 // runtime/KernelTable.h's P
+  std::string prefix;                 // runtime/core/KernelTable.h's P
   std::vector<int64_t> indices;       // kernel k is P_T_k<indices[k]>
   std::string *optimizedIR = nullptr; // when set: receives the optimised module
 };

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Semantics follow runtime/ReferenceKernels.cpp, operation for operation:
+// Semantics follow runtime/core/ReferenceKernels.cpp, operation for operation:
 // elementwise results and data movement are bit-identical to the reference
 // backend's; f32 sum reductions may be reassociated (vectorised partial
 // sums: equal up to rounding), bf16/f16 sums fold in order as the
@@ -71,19 +71,19 @@ FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
 
 } // namespace
 
-// The elementwise ops: the rows of runtime/ElementwiseOps.def.
+// The elementwise ops: the rows of runtime/base/ElementwiseOps.def.
 bool isUnary(llvm::StringRef n) {
 #define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
   n == "ein." name ||
   return
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
       false;
 }
 bool isBinary(llvm::StringRef n) {
 #define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
   n == "ein." name ||
   return
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
       false;
 }
 

@@ -5,8 +5,8 @@
 // into ELF objects for the JIT's target (codegen/CpuTargets.h) through the
 // one code path object files take too (codegen/CpuKernelModule.h), loads
 // them into a process-wide LLJIT and reads each object's kernel table
-// (runtime/KernelTable.h): the packed `void(void **)` functions that are
-// runtime/Program.h's KernelFn. emitObject() writes such an object for all
+// (runtime/core/KernelTable.h): the packed `void(void **)` functions that are
+// runtime/core/Program.h's KernelFn. emitObject() writes such an object for all
 // the kernels added, for any target.
 //
 // The process cache maps target and signature to function pointers; the JIT
@@ -22,7 +22,7 @@
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CpuKernelModule.h"
 #include "codegen/CpuTargets.h"
-#include "runtime/KernelTable.h"
+#include "runtime/core/KernelTable.h"
 
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/FileSystem.h"

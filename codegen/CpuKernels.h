@@ -10,13 +10,13 @@
 // (name, attributes except `axes`/`ein.*`, operand and result types) share
 // one kernel. JIT-compiled kernels are kept per process (a cache keyed by
 // target and signature) and run through plain function pointers
-// (runtime/Program.h's KernelFn), so the runtime never sees MLIR.
+// (runtime/core/Program.h's KernelFn), so the runtime never sees MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_CODEGEN_CPUKERNELS_H
 #define EINC_CODEGEN_CPUKERNELS_H
 
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
@@ -65,7 +65,7 @@ public:
   /// JIT's) for `target` (a name of cpuTargets(): "x86-64-v3", ...; the
   /// machine need not run it) into one relocatable ELF object written to
   /// `out`: kernel i as the KernelFn `P_T_k<i>`, the table `P_T_kernels`
-  /// and the count `P_T_kernel_count` (runtime/KernelTable.h: P = `prefix`,
+  /// and the count `P_T_kernel_count` (runtime/core/KernelTable.h: P = `prefix`,
   /// a C identifier; T = the target with '_' for '-'). It needs nothing at
   /// link time beyond libc and libm. The same IR and code as compile() for
   /// that target. False with `error`: an unknown target or a bad prefix.

@@ -18,7 +18,7 @@
 //                    place (their buffers become views of the result's:
 //                    passes/ConcatInPlace.h), a Copy step into a view of
 //                    the result's rows for each other input;
-//   ein.quantize   → its reference step (runtime/Fp8Quantize.h), as is;
+//   ein.quantize   → its reference step (runtime/core/Fp8Quantize.h), as is;
 //   a fusion group → one Kernel step (describeFusedKernel) at its last op;
 //   ein.iota       → nothing where every reader is a fused or row kernel
 //                    computing it from its index (and so for reshapes and
@@ -316,7 +316,7 @@ public:
             [&](int32_t b) { return written(b); }, s.note);
         continue;
       }
-      if (isa<mlir::ein::QuantizeOp>(op)) { // the reference kernel (runtime/Fp8Quantize.h)
+      if (isa<mlir::ein::QuantizeOp>(op)) { // the reference kernel (runtime/core/Fp8Quantize.h)
         program_.steps.push_back(s);
         continue;
       }

@@ -11,7 +11,7 @@
 #define EINC_CODEGEN_CPULOWERING_H
 
 #include "codegen/CpuKernels.h"
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -5,7 +5,7 @@
 // vectoriser's choices (reassociated sums), so the JIT (`einc run/train`)
 // and object files (`einc compile`, KernelCompiler::emitObject) must compile
 // for the same target on a given machine to agree bit for bit. Both pick it
-// here; the runtime makes the same pick without LLVM (runtime/CpuTarget.h).
+// here; the runtime makes the same pick without LLVM (runtime/cpu/CpuTarget.h).
 // Targets are data: the LLVM CPU whose instructions the code may use, the
 // CPU it is tuned for, the preferred vector width, and the host features
 // (LLVM's names) a machine must report to run it: the psABI level's.
@@ -25,7 +25,7 @@
 namespace ein::codegen {
 
 struct CpuTarget {
-  const char *name;                   // runtime/CpuTarget.h's name: "x86-64-v3"
+  const char *name;                   // runtime/cpu/CpuTarget.h's name: "x86-64-v3"
   const char *cpu;                    // the LLVM CPU: the instructions the kernels may use
   const char *tuneCpu;                // the LLVM CPU they are scheduled and vectorised for
   int vectorWidth;                    // bits the vectoriser prefers (0: as tuneCpu does)
@@ -33,7 +33,7 @@ struct CpuTarget {
   std::vector<const char *> features; // the host features this level adds
 };
 
-/// Best first; the names and order of runtime/CpuTarget.h's kCpuTargets.
+/// Best first; the names and order of runtime/cpu/CpuTarget.h's kCpuTargets.
 llvm::ArrayRef<CpuTarget> cpuTargets();
 /// The target called `name`; null when there is none.
 const CpuTarget *findCpuTarget(llvm::StringRef name);

@@ -2,7 +2,7 @@
 //
 // The CPU backend's leading-dimension slices and concats
 // (codegen/CpuLowering.cpp): a slice's buffer is a view of its input's
-// rows (runtime/Program.h, Buffer::viewOf) and moves no data; a concat's
+// rows (runtime/core/Program.h, Buffer::viewOf) and moves no data; a concat's
 // inputs are views of its rows, written there by their producers where
 // passes/ConcatInPlace.h says so and copied there by a Copy step otherwise.
 //
@@ -10,7 +10,7 @@
 #ifndef EINC_CODEGEN_CPUVIEWS_H
 #define EINC_CODEGEN_CPUVIEWS_H
 
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"

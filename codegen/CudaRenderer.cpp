@@ -82,7 +82,7 @@ std::string Kernel::parameters() {
 void Kernel::openEntry(int minBlocks) {
   out.info.entry = name;
   out.info.params = int32_t(spec.operands.size() + 1 + spec.extraResults.size());
-  // Any block of up to kCudaKernelMaxBlock threads (runtime/CudaKernels.h):
+  // Any block of up to kCudaKernelMaxBlock threads (runtime/cuda/CudaKernels.h):
   // ptxas keeps the registers within what such a block may use.
   std::string bounds = std::to_string(einrt::kCudaKernelMaxBlock);
   if (minBlocks > 0)
@@ -267,12 +267,12 @@ CudaKernelSource renderCudaKernel(const KernelSpec &spec, int64_t index, const s
 namespace {
 
 /// The elementwise ops' helpers, `ein_<name>` for float and (where the op
-/// takes i32) int, from runtime/ElementwiseOps.def's CUDA columns: the
-/// reference's scalar ops (runtime/ScalarOps.h). Binary first: unary
+/// takes i32) int, from runtime/base/ElementwiseOps.def's CUDA columns: the
+/// reference's scalar ops (runtime/base/ScalarOps.h). Binary first: unary
 /// helpers may call them.
 std::string elementwiseHelpers() {
-  std::string p = "// The reference's scalar ops (runtime/ScalarOps.h), "
-                  "runtime/ElementwiseOps.def's rows.\n";
+  std::string p = "// The reference's scalar ops (runtime/base/ScalarOps.h), "
+                  "runtime/base/ElementwiseOps.def's rows.\n";
   auto helper = [&](const char *name, const char *type, const char *params, const char *body) {
     if (body)
       p += std::string("EIN_DEVICE ") + type + " ein_" + name + "(" + params + ") { return " +
@@ -282,11 +282,11 @@ std::string elementwiseHelpers() {
 #define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
   helper(name, "float", "float x, float y", CudaF32);                                              \
   helper(name, "int", "int x, int y", CudaI32);
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
 #define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
   helper(name, "float", "float x", CudaF32);                                                       \
   helper(name, "int", "int x", CudaI32);
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
 #undef EIN_FLOAT_ONLY
   return p;
 }
@@ -346,12 +346,12 @@ template <int V, class T> EIN_DEVICE void ein_store(T *p, const ein_vec<T, V> &x
 
 )";
   p += elementwiseHelpers();
-  p += R"(// f32 to i32: toward zero, saturating, NaN to 0 (runtime/FloatFormats.h).
+  p += R"(// f32 to i32: toward zero, saturating, NaN to 0 (runtime/core/FloatFormats.h).
 EIN_DEVICE int ein_f32_to_i32(float x) {
   return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? (-2147483647 - 1) : (int)x;
 }
 
-// ein.stochastic_round, bit for bit runtime/FloatFormats.h's.
+// ein.stochastic_round, bit for bit runtime/core/FloatFormats.h's.
 EIN_DEVICE unsigned ein_mix32(unsigned h) {
   h ^= h >> 16;
   h *= 0x85EBCA6Bu;

@@ -3,7 +3,7 @@
 // The CUDA backend renders the very kernel descriptions the CPU backend
 // compiles (KernelSpec, codegen/CpuKernelGen.h: one per entry of a
 // KernelCompiler's table) as CUDA C++ source, one `extern "C" __global__`
-// function per kernel, written to runtime/CudaKernels.h's contract: one
+// function per kernel, written to runtime/cuda/CudaKernels.h's contract: one
 // pointer parameter per buffer of the step (inputs, output, extra outputs),
 // shapes compiled in, grid-stride loops valid for any launch shape (blockDim
 // a multiple of 32 up to 1024), results independent of the launch shape, no
@@ -35,8 +35,8 @@
 #ifndef EINC_CODEGEN_CUDARENDERER_H
 #define EINC_CODEGEN_CUDARENDERER_H
 
-#include "runtime/CudaKernels.h"
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
+#include "runtime/cuda/CudaKernels.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -75,7 +75,7 @@ std::string cudaPrelude(bool bf16, bool f16);
 /// Every kernel of `kernels`' table as one translation unit (kernel i is
 /// bundle.kernels[i], named k<i>_...); notes from the Kernel steps of
 /// `programs` that launch each kernel. `images` is left empty (NVRTC fills
-/// it: runtime/Nvrtc.h).
+/// it: runtime/cuda/Nvrtc.h).
 einrt::CudaKernelBundle renderCudaBundle(const KernelCompiler &kernels,
                                          llvm::ArrayRef<const einrt::Program *> programs = {});
 

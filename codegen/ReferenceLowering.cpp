@@ -1,6 +1,6 @@
 //===- ReferenceLowering.cpp - An `ein` function as a runtime Program -----===//
 //
-// Each op becomes one Step of the kind runtime/StepKinds.def names after it
+// Each op becomes one Step of the kind runtime/core/StepKinds.def names after it
 // (`ein.exp` -> "exp", `ein.reduce` of kind max -> "reduce_max", `ein.cmp`
 // lt -> "cmp_lt"); the ops whose steps carry a payload fill it from their
 // attributes (the TypeSwitch below), every other op maps by name alone, so

@@ -8,7 +8,7 @@
 #ifndef EINC_CODEGEN_REFERENCELOWERING_H
 #define EINC_CODEGEN_REFERENCELOWERING_H
 
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"

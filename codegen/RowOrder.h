@@ -22,7 +22,7 @@
 
 #include "codegen/CpuKernelGen.h"
 #include "passes/FuseRows.h"
-#include "runtime/CudaKernels.h"
+#include "runtime/cuda/CudaKernels.h"
 
 #include "llvm/ADT/StringRef.h"
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "dsl/ElaboratorImpl.h"
 
-#include "runtime/ScalarOps.h"
+#include "runtime/base/ScalarOps.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -52,7 +52,7 @@ std::optional<Value> unaryMath(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.unary<OpT>(v->tensor));
 }
 
-/// The unary math built-ins: runtime/ElementwiseOps.def's Builtin rows,
+/// The unary math built-ins: runtime/base/ElementwiseOps.def's Builtin rows,
 /// folding numbers with the reference kernel's expression at double.
 namespace fold {
 using namespace einrt::ref;
@@ -62,7 +62,7 @@ using T = double;
   double Kind(double x) { return Ref; }
 #define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
   EIN_FOLD_##Dsl(Kind, Ref)
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
 } // namespace fold
 
 #define EIN_BUILTIN_Operator(Kind, name)
@@ -310,7 +310,7 @@ const Builtin kBuiltins[] = {
     {"silu", 1, "x", silu},
 #define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
   EIN_BUILTIN_##Dsl(Kind, name)
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
     {"max", 2, "a, b", maxOrMin},
     {"min", 2, "a, b", maxOrMin},
     {"softmax", 2, "x, axis", softmax},

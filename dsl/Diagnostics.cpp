@@ -1,7 +1,7 @@
 //===- Diagnostics.cpp - Errors with file:line:col and a caret ------------===//
 
 #include "dsl/Diagnostics.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Unicode.h"
@@ -30,7 +30,7 @@ struct Piece {
 Piece pieceAt(llvm::StringRef text, size_t i) {
   if (text[i] == '\t')
     return {i, i + 1, Piece::Tab, kTabStop};
-  // What may be printed is runtime/TerminalText.h's rule; LLVM gives the
+  // What may be printed is runtime/base/TerminalText.h's rule; LLVM gives the
   // display width (0 for a combining mark, 2 for CJK; an unassigned code
   // point, which LLVM does not know, takes one column).
   size_t n = einrt::printableLength(text, i);

@@ -12,7 +12,7 @@
 // What reaches the terminal is safe and bounded whatever the file holds: the
 // source line is cut to a window around the caret ("..." marks a cut side),
 // and bytes that are not printable UTF-8 (control bytes such as NUL, ESC and
-// CR, invalid UTF-8, bidi and other format characters: runtime/TerminalText.h,
+// CR, invalid UTF-8, bidi and other format characters: runtime/base/TerminalText.h,
 // the rule for everything einc prints of a user's text) are shown as \xNN,
 // one escape per byte. Tabs become spaces up to the next multiple of 8 columns.
 // The caret sits under its character by display columns (a CJK character is

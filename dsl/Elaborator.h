@@ -13,7 +13,7 @@
 #include "dsl/AST.h"
 #include "dsl/Diagnostics.h"
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

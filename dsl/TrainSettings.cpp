@@ -1,7 +1,7 @@
 //===- TrainSettings.cpp - A `train { }` section into TrainSettings -------===//
 //
 // The keys, their types, ranges and choices are the table in
-// runtime/TrainSettings.cpp; here each entry's expression (or `--set` text)
+// runtime/base/TrainSettings.cpp; here each entry's expression (or `--set` text)
 // is read into the Elaborator's einrt::TrainSettings, with a source
 // diagnostic on a bad one, and the result is written into the module's
 // `ein.train` dictionary (the IR's record of the settings: nothing reads it

@@ -51,7 +51,7 @@ def Ein_CmpPredicate : I32EnumAttr<"CmpPredicate", "comparison predicate", [
   let cppNamespace = "::mlir::ein";
 }
 
-// The fp8 formats of ein.quantize (runtime/Fp8.h): `none` is no
+// The fp8 formats of ein.quantize (runtime/core/Fp8.h): `none` is no
 // quantisation (the identity).
 def Ein_Fp8Format : I32EnumAttr<"Fp8Format", "fp8 format", [
     I32EnumAttrCase<"none", 0>,
@@ -96,7 +96,7 @@ defvar EinAxesAttr = OptionalAttr<StrArrayAttr>;
 // The elementwise ops: f32 (or wider) arithmetic on the operands' values, a
 // narrow result rounded to nearest even once.
 // One FLOP per result element (ir/EinCost.cpp's table). Outside the dialect,
-// each has a row in runtime/ElementwiseOps.def.
+// each has a row in runtime/base/ElementwiseOps.def.
 class Ein_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
     : Ein_Op<mnemonic, !listconcat([Elementwise, SameOperandsAndResultType], traits)> {
   let arguments = (ins type:$input, EinAxesAttr:$axes);
@@ -506,7 +506,7 @@ def Ein_StochasticRoundOp : Ein_Op<"stochastic_round",
     row-major index of the element: deterministic, independent of how a
     backend splits the work across threads, and a fresh draw for every new
     seed (e.g. the optimizer's step count). The 32-bit hash and the rounding
-    are specified bit for bit in runtime/FloatFormats.h
+    are specified bit for bit in runtime/core/FloatFormats.h
     (stochasticBits, stochasticRound*), which every backend follows. `seed` is an
     i32 tensor of the input's shape, normally a broadcast of a rank-0 value
     (which kernels read in place); the builder taking a rank-0 seed inserts
@@ -547,7 +547,7 @@ def Ein_QuantizeOp : Ein_Op<"quantize", [SameOperandsAndResultType]> {
   let description = [{
     The result has the input's type and shape and holds the input rounded
     to a scaled fp8 grid: each element is `s * q(x / s)`, with `q` the
-    rounding to `format` (runtime/Fp8.h: to nearest even, with subnormals;
+    rounding to `format` (runtime/core/Fp8.h: to nearest even, with subnormals;
     a finite value beyond the format's largest saturates to it, as fp8
     training recipes convert; NaN stays NaN; an infinity stays infinite in
     e5m2 and is NaN in e4m3, which has no infinity, so an overflow check
@@ -669,7 +669,7 @@ def Ein_SliceOp : Ein_Op<"slice",
     dimensions are the input's. In row-major order these rows are one
     contiguous run of the input's elements, so a slice is a view: its cost
     is 0 FLOPs and 0 bytes, and the CPU backend reads the input's buffer at
-    an offset (runtime/Program.h, Buffer::viewOf). Tuple unpacking in the
+    an offset (runtime/core/Program.h, Buffer::viewOf). Tuple unpacking in the
     language (`q, k, v = t`) is one slice of size 1 per name, then a
     reshape dropping the axis.
 

@@ -1,7 +1,7 @@
 //===- EinQuantize.cpp - ein.quantize: verifier, cost and gradient --------===//
 //
 // Fake quantisation to scaled fp8 (the semantics are in ir/EinOps.td; the
-// formats and the kernel in runtime/Fp8.h, runtime/Fp8Quantize.h). Its
+// formats and the kernel in runtime/core/Fp8.h, runtime/core/Fp8Quantize.h). Its
 // FLOPs (also in docs/ir.md): 4 per element when it quantises (the group's
 // |x| maximum, the division by the scale, the rounding, the multiplication
 // back), 0 when `format` is none (the result is the input).

@@ -22,7 +22,7 @@
 #include "ir/EinOps.h"
 #include "passes/LossScale.h"
 #include "passes/Passes.h"
-#include "runtime/LossScaleState.h"
+#include "runtime/base/LossScaleState.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -2,7 +2,7 @@
 //
 // The CPU backend (codegen/CpuLowering.cpp) lets the producer of an
 // ein.concat's input write it straight into its rows of the result: the
-// input's buffer becomes a view of the concat's (runtime/Program.h,
+// input's buffer becomes a view of the concat's (runtime/core/Program.h,
 // Buffer::viewOf), so it needs neither storage of its own nor a copy. The
 // other inputs are copied. Remat's pricing (passes/RematGraph.cpp) follows
 // the same choice, so that its peak is the runtime's memory plan; this is

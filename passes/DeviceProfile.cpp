@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/DeviceProfile.h"
 
-#include "runtime/StrictJson.h"
+#include "runtime/base/StrictJson.h"
 
 #include "llvm/Support/raw_ostream.h"
 

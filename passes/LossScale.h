@@ -3,7 +3,7 @@
 // The loss scaler of a compiled training step (torch.cuda.amp.GradScaler's
 // rules), emitted as scalar `ein` ops by ein-train-step (@train_step,
 // @apply_update) and ein-accumulate-grad (@accumulate_grad). Its state is
-// three rank-0 f32 buffers named in runtime/LossScaleState.h; the equations
+// three rank-0 f32 buffers named in runtime/base/LossScaleState.h; the equations
 // are in docs/train-step.md ("Loss scaling").
 //
 //===----------------------------------------------------------------------===//

@@ -26,7 +26,7 @@
 #include "passes/Passes.h"
 
 #include "ir/EinOps.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

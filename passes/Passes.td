@@ -130,7 +130,7 @@ def EinShardOptimizer : Pass<"ein-shard-optimizer", "mlir::ModuleOp"> {
     Rewrites `@apply_update(params..., grads..., opt_state..., [scaler...],
     step, lr) -> (grad_norm, params'..., opt_state'..., [scaler'...])` for
     rank `rank` of `ranks`: the params whose optimizer state this rank does
-    not own (runtime/ShardPlan.h deals them by size) lose their new value
+    not own (runtime/base/ShardPlan.h deals them by size) lose their new value
     and their state — arguments and results — and the ops that computed
     them. Every param and every gradient stays an argument: the global
     gradient norm (clipping) and the loss scaler's finite check still see

@@ -17,7 +17,7 @@
 #include "passes/RematSolver.h"
 
 #include "ir/EinOps.h"
-#include "runtime/RematPolicy.h"
+#include "runtime/base/RematPolicy.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

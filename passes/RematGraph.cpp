@@ -1,7 +1,7 @@
 //===- RematGraph.cpp - Forward values, their late uses, a plan's cost ----===//
 //
 // The liveness evaluate() computes is the runtime's memory plan
-// (runtime/Arena.h) on the schedule the remat pass produces: arguments,
+// (runtime/core/Arena.h) on the schedule the remat pass produces: arguments,
 // results and constants resident; every other value live from the op that
 // writes it to the last op that reads it, both included; a reshape, and a
 // broadcast that every user reads in place, are views of their input. The
@@ -15,7 +15,7 @@
 #include "passes/ConcatInPlace.h"
 #include "passes/FuseElementwise.h"
 #include "passes/StepKernels.h"
-#include "runtime/FirstFit.h"
+#include "runtime/base/FirstFit.h"
 
 #include "llvm/ADT/DenseSet.h"
 

@@ -9,7 +9,7 @@
 // prices a plan — a keep bit per node — without touching the IR: which
 // nodes are recomputed, where each clone goes, the recompute FLOPs and time,
 // and the peak of live bytes over the schedule the pass would produce (the
-// same liveness rules as the runtime's memory plan: runtime/Arena.h,
+// same liveness rules as the runtime's memory plan: runtime/core/Arena.h,
 // docs/remat.md). Remat.cpp applies a plan; RematSolver.h searches them.
 //
 //===----------------------------------------------------------------------===//
@@ -95,7 +95,7 @@ struct RematCost {
 };
 
 struct RematEvalOptions {
-  /// Place the temporaries as the runtime's arena does (runtime/FirstFit.h):
+  /// Place the temporaries as the runtime's arena does (runtime/base/FirstFit.h):
   /// slower, exact where the liveness is.
   bool arena = false;
   /// Ranges of body positions [first, last] (clones placed before `first`

@@ -26,7 +26,7 @@
 #include "passes/Remat.h"
 
 #include "ir/EinOps.h"
-#include "runtime/RematPolicy.h"
+#include "runtime/base/RematPolicy.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 

@@ -1,13 +1,13 @@
 //===- ShardOptimizer.cpp - ZeRO-1: one rank's share of @apply_update -----===//
 //
 // Removes from @apply_update the new values and optimizer state of the
-// params another rank owns (runtime/ShardPlan.h), and the ops only they
+// params another rank owns (runtime/base/ShardPlan.h), and the ops only they
 // used. Params, gradients, the scaler and the scalars stay: the gradient
 // norm and the finite check are global. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
-#include "runtime/ShardPlan.h"
+#include "runtime/base/ShardPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -33,8 +33,8 @@
 #include "passes/LossScale.h"
 #include "passes/Optimizers.h"
 #include "passes/TrainEntryLoc.h"
-#include "runtime/LossScaleState.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/LossScaleState.h"
+#include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -455,7 +455,7 @@ void EinTrainStepPass::runOnOperation() {
         attrs.push_back(b.getNamedAttr("ein.axes", axes));
       argAttrs.push_back(b.getDictionaryAttr(attrs));
     }
-  // The loss scaler's state: rank-0 f32 opt_state (runtime/LossScaleState.h).
+  // The loss scaler's state: rank-0 f32 opt_state (runtime/base/LossScaleState.h).
   const char *const scalerNames[] = {einrt::kLossScaleName, einrt::kGoodStepsName,
                                      einrt::kSkippedStepsName};
   unsigned firstScaler = argTypes.size();

@@ -57,7 +57,7 @@ config.substitutions.append(
 config.substitutions.append(
     ("%{einc_jit_cpu}", os.environ.get("EINC_JIT_CPU") or "unset"))
 
-# The CPU runs AVX-512 BF16 (runtime/Bf16Gemm.h's kernel): the flags Linux
+# The CPU runs AVX-512 BF16 (runtime/cpu/Bf16Gemm.h's kernel): the flags Linux
 # reports only when the OS saves the zmm state, and no EINC_JIT_CPU below
 # x86-64-v4 (scripts/as-avx2: then einc runs no AVX-512 code, as on an
 # AVX2-only CPU, and the tests of that side run instead).
@@ -70,7 +70,7 @@ if all(f in flags for f in ["avx512f", "avx512bw", "avx512vl", "avx512_bf16"]) a
         os.environ.get("EINC_JIT_CPU", "") in ("", "x86-64-v4"):
     config.available_features.add("cpu-avx512bf16")
 
-# oneDNN (libdnnl.so.2, runtime/OneDnnMatmul.h) loads: `onednn`; on a CPU
+# oneDNN (libdnnl.so.2, runtime/cpu/OneDnnMatmul.h) loads: `onednn`; on a CPU
 # with AVX-512 BF16 (AMX CPUs have it too) its bf16 matmul is a bf16 ISA's
 # brgemm, the CPU device's default bf16 path: `onednn-bf16` (not where
 # DNNL_MAX_CPU_ISA caps oneDNN below a bf16 ISA, as scripts/as-avx2 does).
@@ -100,7 +100,7 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
-# NVRTC loads (runtime/Nvrtc.h: libnvrtc.so.13, else libnvrtc.so).
+# NVRTC loads (runtime/cuda/Nvrtc.h: libnvrtc.so.13, else libnvrtc.so).
 for nvrtc in ("libnvrtc.so.13", "libnvrtc.so"):
     try:
         ctypes.CDLL(nvrtc)

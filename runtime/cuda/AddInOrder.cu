@@ -1,5 +1,5 @@
 // The cuda device's Device::addInOrder: the adds of a data-parallel
-// gradient sum (runtime/DeviceOrderedSum.h), in one process's order.
+// gradient sum (runtime/dist/DeviceOrderedSum.h), in one process's order.
 // nvcc compiles it to PTX at build time (runtime/CMakeLists.txt) and the
 // device loads that PTX (the driver compiles it for the GPU), so neither
 // einc nor an executable needs NVRTC for it.

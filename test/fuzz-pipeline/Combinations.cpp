@@ -1,7 +1,7 @@
 //===- Combinations.cpp - The settings one program is checked under -------===//
 #include "Combinations.h"
 
-#include "runtime/Init.h"
+#include "runtime/core/Init.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"

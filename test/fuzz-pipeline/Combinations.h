@@ -5,7 +5,7 @@
 // fusion setting and an optimizer other than its own. Each is drawn on its
 // own stream, so that over many programs every pair of values meets (the
 // settings interact: a narrow policy's casts in a row kernel that remat
-// clones). The choices are the settings table's (runtime/TrainSettings.h),
+// clones). The choices are the settings table's (runtime/base/TrainSettings.h),
 // so a new policy is drawn without a change here; remat's parametrised
 // policies take the instances below.
 //
@@ -13,7 +13,7 @@
 #ifndef EINC_TEST_FUZZ_PIPELINE_COMBINATIONS_H
 #define EINC_TEST_FUZZ_PIPELINE_COMBINATIONS_H
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include <cstdint>
 #include <string>

@@ -20,7 +20,7 @@
 #ifndef EINC_TEST_FUZZ_PIPELINE_COMPARE_H
 #define EINC_TEST_FUZZ_PIPELINE_COMPARE_H
 
-#include "runtime/Executor.h"
+#include "runtime/core/Executor.h"
 
 #include <map>
 #include <string>

@@ -14,8 +14,8 @@
 #include "codegen/ReferenceLowering.h"
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
-#include "runtime/GradCheck.h"
-#include "runtime/Init.h"
+#include "runtime/core/GradCheck.h"
+#include "runtime/core/Init.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

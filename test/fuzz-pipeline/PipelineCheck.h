@@ -9,7 +9,7 @@
 // optimizer. Then it holds the results to what the project claims:
 //
 //   - @grad against central differences of @forward, float64, reference
-//     backend (runtime/GradCheck.h);
+//     backend (runtime/core/GradCheck.h);
 //   - the CPU backend against the reference backend: @forward's loss, every
 //     gradient, two @train_step steps (loss, grad norm, params, optimizer
 //     state) with the program's optimizer and with the combination's, and

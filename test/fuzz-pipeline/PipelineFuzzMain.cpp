@@ -20,7 +20,7 @@
 #include "PipelineCheck.h"
 #include "ProgramGenerator.h"
 
-#include "runtime/ThreadPool.h"
+#include "runtime/cpu/ThreadPool.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,9 +1,9 @@
 //===- Runs.cpp - Lowered functions run on given argument values ----------===//
 #include "Runs.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/HostDevice.h"
-#include "runtime/Init.h"
+#include "runtime/core/HostDevice.h"
+#include "runtime/core/Init.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,8 +11,8 @@
 #include "Compare.h"
 
 #include "codegen/CpuKernels.h"
-#include "runtime/Executor.h"
-#include "runtime/Program.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/Program.h"
 
 #include <map>
 #include <memory>

@@ -9,8 +9,8 @@
 #include "codegen/CudaRenderer.h"
 #include "codegen/ReferenceLowering.h"
 #include "dsl/Elaborator.h"
-#include "runtime/Memory.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/Memory.h"
+#include "runtime/base/TerminalText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -108,7 +108,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   if (!step && failed(applyPrecision(module, priced)))
     return false;
   // The cuda backend runs the Programs lowered for the CPU, their kernel
-  // table rendered as CUDA (runtime/CudaKernels.h).
+  // table rendered as CUDA (runtime/cuda/CudaKernels.h).
   bool cuda = request.backend == "cuda";
   bool cpu = request.backend == "cpu" || cuda;
   if ((cpu || report) && failed(applyFusion(module, priced)))

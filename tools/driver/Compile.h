@@ -8,11 +8,11 @@
 // those Programs call (JIT-compiled in-process when asked; the same compiler
 // emits them as object code for `einc compile`). The static report is built
 // from that same result: its costs from the fused IR, its memory from the
-// memory plan (runtime/Arena.h planMemory) of the very @train_step Program
+// memory plan (runtime/core/Arena.h planMemory) of the very @train_step Program
 // the runtime allocates, so the report's peak is the runtime's arena +
 // resident block by construction.
 //
-// The result is an einrt::ModelBundle (runtime/ModelBundle.h: Programs,
+// The result is an einrt::ModelBundle (runtime/io/ModelBundle.h: Programs,
 // metadata, report) — what `einc train`/`einc sample` hand to the runner and
 // `einc compile` writes into an executable.
 //
@@ -25,8 +25,8 @@
 #include "Stages.h"
 
 #include "codegen/CpuKernels.h"
-#include "runtime/ModelBundle.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
+#include "runtime/io/ModelBundle.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -59,7 +59,7 @@ struct CompiledModel {
 };
 
 /// This machine as ein-remat's device for a run on the cpu or reference
-/// backend: the memory the process can still allocate (runtime/Memory.h,
+/// backend: the memory the process can still allocate (runtime/base/Memory.h,
 /// what `budget:N%` takes N% of) with `rates`' flop rates and bandwidth (the
 /// cpu profile's, when there is one; else the pass's defaults). nullopt when
 /// no bound on memory is known.

@@ -11,7 +11,7 @@
 #ifndef EINC_TOOLS_DRIVER_COMPILEREQUEST_H
 #define EINC_TOOLS_DRIVER_COMPILEREQUEST_H
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 //===- DeviceProfiles.cpp - The device profiles a compile can price on ----===//
 #include "DeviceProfiles.h"
 
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"

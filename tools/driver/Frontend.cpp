@@ -3,7 +3,7 @@
 
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"

@@ -8,8 +8,8 @@
 #include "passes/Remat.h"
 #include "passes/RematGraph.h"
 #include "passes/RematSolver.h"
-#include "runtime/FirstFit.h"
-#include "runtime/RematPolicy.h"
+#include "runtime/base/FirstFit.h"
+#include "runtime/base/RematPolicy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

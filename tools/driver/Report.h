@@ -16,8 +16,8 @@
 
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
-#include "runtime/Program.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
+#include "runtime/core/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -233,7 +233,7 @@ struct Report {
   int64_t inputBytes = 0;
   int64_t savedInputBytes = 0; // inputs the backward reads (part of inputBytes)
   // The peak is the memory plan of the @train_step Program the runtime
-  // runs (runtime/Arena.h): its arena of temporaries + its resident block
+  // runs (runtime/core/Arena.h): its arena of temporaries + its resident block
   // (arguments, results, constants), every buffer at its dtype's width.
   int64_t peakBytes = 0;
   int64_t arenaBytes = 0;         // the planned arena (first fit by liveness)

@@ -2,7 +2,7 @@
 //
 // On the @train_step that compileModel (Compile.h) built, fused and lowered:
 // runs the cost analysis (passes/Analysis.h) under the precision policy,
-// takes the memory from the lowered Program's memory plan (runtime/Arena.h,
+// takes the memory from the lowered Program's memory plan (runtime/core/Arena.h,
 // the one the runtime allocates), places every op on the device's roofline
 // (passes/DeviceProfile.h) and aggregates. Every figure and formula is
 // documented in docs/report.md; keep them together.
@@ -14,8 +14,8 @@
 
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
-#include "runtime/Arena.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
+#include "runtime/core/Arena.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Report.h"
 
-#include "runtime/StrictJson.h"
+#include "runtime/base/StrictJson.h"
 
 #include "llvm/Support/raw_ostream.h"
 

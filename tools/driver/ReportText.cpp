@@ -8,7 +8,7 @@
 #include "Report.h"
 
 #include "passes/StepKernels.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include "llvm/Support/Format.h"
 

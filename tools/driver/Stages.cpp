@@ -4,7 +4,7 @@
 #include "passes/Fp8Contractions.h"
 #include "passes/Passes.h"
 #include "passes/TrainEntryLoc.h"
-#include "runtime/RematPolicy.h"
+#include "runtime/base/RematPolicy.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"

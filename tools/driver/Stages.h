@@ -21,7 +21,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include <string>
 #include <vector>
@@ -48,7 +48,7 @@ mlir::LogicalResult shardOptimizer(mlir::ModuleOp module, int64_t rank, int64_t 
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings,
                                    PassManagerHook hook = nullptr);
 
-/// The `remat` setting (runtime/RematPolicy.h): ein-remat on @grad,
+/// The `remat` setting (runtime/base/RematPolicy.h): ein-remat on @grad,
 /// @train_step and @accumulate_grad, last, after fusion when fusion runs
 /// (the plan then sees the kernels the backend compiles: a clone goes
 /// before a whole kernel, clones of one group form a kernel of their own);

@@ -22,9 +22,9 @@
 
 #include "passes/DeviceProfile.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

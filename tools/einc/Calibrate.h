@@ -12,7 +12,7 @@
 
 #include "tools/driver/DeviceProfiles.h" // defaultDeviceFilePath
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -24,7 +24,7 @@ namespace einc {
 int calibrate(const Options &o);
 
 /// `einc calibrate --gemm FILE.ein`: times every GEMM shape of the model's
-/// training functions on each GEMM library (runtime/GemmTable.h), prints
+/// training functions on each GEMM library (runtime/cpu/GemmTable.h), prints
 /// the table and merges the choices into this machine's GEMM table. The
 /// exit status.
 int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSettings &settings);

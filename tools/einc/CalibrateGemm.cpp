@@ -11,9 +11,9 @@
 #include "Calibrate.h"
 #include "CompileOptions.h"
 
-#include "runtime/GemmTable.h"
-#include "runtime/TerminalText.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/base/TerminalText.h"
+#include "runtime/cpu/GemmTable.h"
+#include "runtime/cpu/ThreadPool.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

@@ -4,7 +4,7 @@
 
 #include "Options.h"
 
-#include "runtime/CudaDevice.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include <memory>
 

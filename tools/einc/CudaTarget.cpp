@@ -2,7 +2,7 @@
 #include "CudaTarget.h"
 
 #include "codegen/CudaRenderer.h"
-#include "runtime/Nvrtc.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #include <chrono>
 #include <future>

@@ -2,18 +2,18 @@
 //
 // The executable's CUDA kernels: the CPU kernel table of every Program in
 // the bundle rendered as one translation unit (codegen/CudaRenderer.h) and
-// compiled by NVRTC (runtime/Nvrtc.h) for each of kCudaImageArchs, so that
+// compiled by NVRTC (runtime/cuda/Nvrtc.h) for each of kCudaImageArchs, so that
 // the GPU machine compiles nothing: cubins for the architectures einc is
 // tested on, which also run on later minors of their major (sm_80's on
 // sm_86 and sm_89 cards), and PTX for the newest of them, which the driver
-// compiles for newer majors (runtime/CudaKernels.h's cudaImageFor picks one).
+// compiles for newer majors (runtime/cuda/CudaKernels.h's cudaImageFor picks one).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_EINC_CUDATARGET_H
 #define EINC_TOOLS_EINC_CUDATARGET_H
 
 #include "codegen/CpuKernels.h"
-#include "runtime/ModelBundle.h"
+#include "runtime/io/ModelBundle.h"
 
 #include <string>
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Data.h"
 
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -3,7 +3,7 @@
 
 #include "tools/exe/EmbeddedModel.h"
 
-#include "runtime/KernelTable.h"
+#include "runtime/core/KernelTable.h"
 
 #include "llvm/Object/ObjectFile.h"
 

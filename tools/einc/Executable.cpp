@@ -6,7 +6,7 @@
 //      model has a `batch` dim other than 1: CompileRequest::sampleProgram)
 //      in the same kernel table;
 //   2. the kernels as object code for every portable CPU target;
-//   3. the program file (runtime/ModelBundle.h) holding all of it;
+//   3. the program file (runtime/io/ModelBundle.h) holding all of it;
 //   4. an assembly file embedding it (Embed.h), linked with the objects and
 //      the kit (the runner's main, the runtime, a static OpenBLAS: Link.h)
 //      by the system's compiler driver into a temporary beside -o, renamed
@@ -19,15 +19,15 @@
 #include "Embed.h"
 #include "Link.h"
 
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 #include "tools/exe/EmbeddedModel.h"
 #include "tools/runner/Runner.h"
 
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuTargets.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/Memory.h"
-#include "runtime/ModelBundle.h"
+#include "runtime/base/Memory.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/io/ModelBundle.h"
 
 #include "Version.inc"
 

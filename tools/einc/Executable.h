@@ -6,7 +6,7 @@
 
 #include "tools/driver/Frontend.h"
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -1,7 +1,7 @@
 //===- Link.cpp - How einc compile links an executable --------------------===//
 #include "Link.h"
 
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"

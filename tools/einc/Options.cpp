@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Options.h"
 
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include <CLI/CLI.hpp>
 
@@ -358,7 +358,7 @@ void buildCalibrate(Command &c, Options &o) {
          "with a model file: time every GEMM shape of its step on each\n"
          "library that loads (OpenBLAS, oneDNN, BLIS), one thread, and keep\n"
          "the fastest per shape in this machine's table, which the CPU\n"
-         "backend then uses (runtime/GemmTable.h); --set applies",
+         "backend then uses (runtime/cpu/GemmTable.h); --set applies",
          o.calibrateGemm);
   addSet(c, o);
 }

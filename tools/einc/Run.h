@@ -4,7 +4,7 @@
 
 #include "Options.h"
 
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -27,7 +27,7 @@
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Elaborator.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -151,7 +151,7 @@ int run(const Options &o) {
 }
 
 /// The last resort when an allocation fails that the planned-memory checks
-/// (runtime/Memory.h) did not foresee: einc is built without exceptions, so
+/// (runtime/base/Memory.h) did not foresee: einc is built without exceptions, so
 /// std::bad_alloc would abort. A message and exit status 1 instead; no
 /// allocation here (there is no memory to be had).
 [[noreturn]] void outOfMemory() {

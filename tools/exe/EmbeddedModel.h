@@ -3,7 +3,7 @@
 // An executable of `einc compile` is the runner's main (ExecutableMain.cpp,
 // prebuilt) linked with three things written for the model:
 //
-//   * the kernel objects, one per CPU target (runtime/KernelTable.h's
+//   * the kernel objects, one per CPU target (runtime/core/KernelTable.h's
 //     symbols with the prefix kKernelPrefix: einc_model_x86_64_v3_kernels,
 //     ...);
 //   * an assembly file that embeds the program file (docs/program-file.md)
@@ -17,7 +17,7 @@
 #ifndef EINC_TOOLS_EXE_EMBEDDEDMODEL_H
 #define EINC_TOOLS_EXE_EMBEDDEDMODEL_H
 
-#include "runtime/KernelTable.h"
+#include "runtime/core/KernelTable.h"
 
 #include <cstdint>
 

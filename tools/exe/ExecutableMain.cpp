@@ -15,17 +15,17 @@
 //===----------------------------------------------------------------------===//
 #include "EmbeddedModel.h"
 
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 #include "tools/einc/Options.h"
 #include "tools/einc/RunnerOptions.h"
 #include "tools/runner/Distributed.h"
 #include "tools/runner/Runner.h"
 
-#include "runtime/CpuTarget.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/KernelTable.h"
-#include "runtime/ModelBundle.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/core/KernelTable.h"
+#include "runtime/cpu/CpuTarget.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/io/ModelBundle.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -41,7 +41,7 @@ namespace {
 /// OpenBLAS's constructor starts a thread per core, each spinning for a
 /// while before it sleeps: at start-up they compete with the main thread
 /// for nothing, since einc calls BLAS on one thread (the CPU device splits
-/// matmuls itself, runtime/CpuDevice.h). So while the constructors run
+/// matmuls itself, runtime/cpu/CpuDevice.h). So while the constructors run
 /// OPENBLAS_NUM_THREADS is 1 (this one runs first: priority 101); main
 /// unsets it again (einrt::defaultThreadCount reads it).
 bool blasThreadsSet = false;

@@ -1,11 +1,11 @@
 //===- BundleInfo.cpp - `report` and `info` of a compiled model -----------===//
 #include "Runner.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/Memory.h"
-#include "runtime/Safetensors.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/Memory.h"
+#include "runtime/base/TerminalText.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include <iostream>
 

@@ -21,7 +21,7 @@ bool contains(const std::string &text, const char *word) {
 }
 
 /// The ops whose CUDA functions (expf, logf, tanhf, powf, ...: 1 to 4 ulp)
-/// are not the CPU kernels' polynomials: runtime/ElementwiseOps.def's Ulps
+/// are not the CPU kernels' polynomials: runtime/base/ElementwiseOps.def's Ulps
 /// rows (exp, log, tanh, pow, ...).
 bool transcendental(const std::string &note) {
   bool ulps = false;
@@ -31,7 +31,7 @@ bool transcendental(const std::string &note) {
   EIN_ROUNDING_##Rounding(name)
 #define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
   EIN_ROUNDING_##Rounding(name)
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
 #undef EIN_ROUNDING_Exact
 #undef EIN_ROUNDING_Ulps
   return ulps;

@@ -27,9 +27,9 @@
 #ifndef EINC_TOOLS_RUNNER_CHECKCOMPARE_H
 #define EINC_TOOLS_RUNNER_CHECKCOMPARE_H
 
-#include "runtime/CudaKernels.h"
-#include "runtime/Program.h"
-#include "runtime/Safetensors.h"
+#include "runtime/core/Program.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/cuda/CudaKernels.h"
 
 #include <cstdint>
 #include <string>

@@ -21,8 +21,8 @@
 #include "DeviceCheckReport.h"
 #include "Runner.h"
 
-#include "runtime/Init.h"
-#include "runtime/StrictJson.h"
+#include "runtime/base/StrictJson.h"
+#include "runtime/core/Init.h"
 
 #include <algorithm>
 #include <chrono>

@@ -3,8 +3,8 @@
 
 #include "Runner.h"
 
-#include "runtime/Memory.h"
-#include "runtime/Safetensors.h"
+#include "runtime/base/Memory.h"
+#include "runtime/core/Safetensors.h"
 
 #include <algorithm>
 #include <chrono>

@@ -10,7 +10,7 @@
 
 #include "CheckCompare.h"
 
-#include "runtime/Device.h"
+#include "runtime/core/Device.h"
 
 #include <nlohmann/json.hpp>
 

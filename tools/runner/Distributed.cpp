@@ -1,8 +1,8 @@
 //===- Distributed.cpp - The ranks of `train --distributed` ---------------===//
 #include "Distributed.h"
 
-#include "runtime/MpiCommunicator.h"
-#include "runtime/StopSignals.h"
+#include "runtime/dist/MpiCommunicator.h"
+#include "runtime/train/StopSignals.h"
 
 #include <iostream>
 

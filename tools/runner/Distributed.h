@@ -12,9 +12,9 @@
 
 #include "RunOptions.h"
 
-#include "runtime/Communicator.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/dist/Communicator.h"
 
 #include <memory>
 #include <string>

@@ -1,11 +1,11 @@
 //===- Load.cpp - A bundle's functions on one device ----------------------===//
 #include "Runner.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/HostDevice.h"
-#include "runtime/Memory.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/base/Memory.h"
+#include "runtime/core/HostDevice.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include <cstdio>
 

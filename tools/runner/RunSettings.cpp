@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 namespace einc::runner {
 namespace {

@@ -18,16 +18,16 @@
 
 #include "RunOptions.h"
 
-#include "runtime/CheckpointDir.h"
-#include "runtime/Communicator.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/CudaKernels.h"
-#include "runtime/Device.h"
-#include "runtime/Executor.h"
-#include "runtime/ModelBundle.h"
-#include "runtime/Schedule.h"
-#include "runtime/TokenData.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
+#include "runtime/core/Device.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/dist/Communicator.h"
+#include "runtime/io/CheckpointDir.h"
+#include "runtime/io/ModelBundle.h"
+#include "runtime/io/TokenData.h"
+#include "runtime/train/Schedule.h"
 
 #include <cstdint>
 #include <memory>
@@ -50,7 +50,7 @@ struct RunContext {
 
 /// What the bundle's Programs run on. The cuda backend runs the Programs
 /// lowered for the CPU (their Kernel steps index `cuda->kernels`, rendered
-/// from the same table: runtime/CudaKernels.h).
+/// from the same table: runtime/cuda/CudaKernels.h).
 struct Backend {
   std::string name = "cpu";                // "cpu" | "reference" | "cuda"
   std::vector<einrt::KernelEntry> kernels; // cpu: the table the Kernel steps index
@@ -73,7 +73,7 @@ struct Loaded {
 
 /// Creates the device (cpu: the kernel table and one pool of `threads`
 /// threads for every function; BLAS itself at one thread, the device splits
-/// matmuls; cuda: the GPU with the bundle's kernels, runtime/CudaDevice.h)
+/// matmuls; cuda: the GPU with the bundle's kernels, runtime/cuda/CudaDevice.h)
 /// and an executor for each of `functions`, after checking that their
 /// planned storage together fits the memory available (the host's, or the
 /// GPU's free memory). False with `error`.
@@ -87,7 +87,7 @@ std::vector<std::string> trainFunctionNames(const einrt::TrainSettings &settings
 
 /// `train`. prepare() comes first: it opens and checks the data (every token
 /// id against the vocab), makes, checks and locks the checkpoint directory
-/// (runtime/CheckpointDir.h: writable, no other run in it) and settles the
+/// (runtime/io/CheckpointDir.h: writable, no other run in it) and settles the
 /// learning-rate schedule (the settings, the checkpoint being resumed,
 /// --steps) — before einc spends time compiling. run() then loads the bundle's train functions and
 /// drives the runtime's Trainer: banner, progress, summary.
@@ -100,9 +100,9 @@ public:
   /// Whether there is validation data (the run needs @forward).
   bool withValidation() const { return valFile.has_value(); }
   /// Trains; the exit status: 0, 1, or einrt::kStoppedBySignalStatus when
-  /// SIGINT/SIGTERM stopped it after saving (runtime/StopSignals.h). `origin` is the banner's word
-  /// on where the Programs come from, after the backend: "compiled in 1.20 s; 12 kernels compiled,
-  /// 3 cached", or "x86-64-v3 kernels linked in".
+  /// SIGINT/SIGTERM stopped it after saving (runtime/train/StopSignals.h). `origin` is the banner's
+  /// word on where the Programs come from, after the backend: "compiled in 1.20 s; 12 kernels
+  /// compiled, 3 cached", or "x86-64-v3 kernels linked in".
   int run(const einrt::ModelBundle &bundle, const Backend &backend, const std::string &origin);
 
 private:

@@ -1,7 +1,7 @@
 //===- SampleRun.cpp - `sample`: text from a trained model ----------------===//
 //
 // The forward's two i32 inputs are the context and the targets (as the
-// trainer maps windows, runtime/TokenData.h):
+// trainer maps windows, runtime/io/TokenData.h):
 //
 //   next_token: the context is the last `window` tokens (left-padded with
 //               '\n' while the text is shorter); the logits [batch, vocab]
@@ -19,10 +19,10 @@
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
 
-#include "runtime/Checkpoint.h"
-#include "runtime/Init.h"
-#include "runtime/Safetensors.h"
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
+#include "runtime/core/Init.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/io/Checkpoint.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,18 +17,18 @@
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
 
-#include "runtime/Checkpoint.h"
-#include "runtime/CheckpointDir.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/Memory.h"
-#include "runtime/NcclCollectives.h"
-#include "runtime/Schedule.h"
-#include "runtime/StepPrediction.h"
-#include "runtime/StepProfile.h"
-#include "runtime/StopSignals.h"
-#include "runtime/StrictJson.h"
-#include "runtime/TerminalText.h"
-#include "runtime/Trainer.h"
+#include "runtime/base/Memory.h"
+#include "runtime/base/StrictJson.h"
+#include "runtime/base/TerminalText.h"
+#include "runtime/core/StepPrediction.h"
+#include "runtime/core/StepProfile.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/dist/NcclCollectives.h"
+#include "runtime/io/Checkpoint.h"
+#include "runtime/io/CheckpointDir.h"
+#include "runtime/train/Schedule.h"
+#include "runtime/train/StopSignals.h"
+#include "runtime/train/Trainer.h"
 
 #include <algorithm>
 #include <cctype>

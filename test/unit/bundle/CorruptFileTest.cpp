@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "SampleBundle.h"
 
-#include "runtime/Safetensors.h"
+#include "runtime/core/Safetensors.h"
 #include "test/unit/runtime/ProgramBuilder.h"
 
 #include <gtest/gtest.h>

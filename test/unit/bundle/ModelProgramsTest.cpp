@@ -13,7 +13,7 @@
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
 #include "passes/Passes.h"
-#include "runtime/ModelBundle.h"
+#include "runtime/io/ModelBundle.h"
 #include "test/unit/pipeline/Compile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,8 +1,8 @@
 //===- ProgramFileTest.cpp - The program file: round trips and the layout -===//
 #include "SampleBundle.h"
 
-#include "runtime/Crc32c.h"
-#include "runtime/ModelBundle.h"
+#include "runtime/base/Crc32c.h"
+#include "runtime/io/ModelBundle.h"
 
 #include <gtest/gtest.h>
 

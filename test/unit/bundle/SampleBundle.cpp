@@ -1,7 +1,7 @@
 //===- SampleBundle.cpp - Hand-built bundles and file surgery, for tests --===//
 #include "SampleBundle.h"
 
-#include "runtime/Crc32c.h"
+#include "runtime/base/Crc32c.h"
 #include "test/unit/runtime/ProgramBuilder.h"
 
 #include <gtest/gtest.h>

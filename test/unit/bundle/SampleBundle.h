@@ -2,7 +2,7 @@
 #ifndef EINC_TEST_UNIT_BUNDLE_SAMPLEBUNDLE_H
 #define EINC_TEST_UNIT_BUNDLE_SAMPLEBUNDLE_H
 
-#include "runtime/ModelBundle.h"
+#include "runtime/io/ModelBundle.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,7 +14,7 @@
 namespace einrt::test {
 
 /// A valid CPU-backend Program with one step of every kind in
-/// runtime/StepKinds.def (each payload type with every member set), buffers
+/// runtime/core/StepKinds.def (each payload type with every member set), buffers
 /// of every dtype and role, constants holding NaN, infinities, -0 and a
 /// subnormal, and params with every kind of initialiser.
 Program everyKindProgram();

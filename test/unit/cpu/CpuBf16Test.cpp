@@ -2,7 +2,7 @@
 //
 // The kernels' bf16 rounding (KernelBuilder::bf16Bits on store,
 // bf16Rounded for every bf16 value a fused kernel makes) against
-// runtime/FloatFormats' bf16Bits, bit for bit, on every f32 high half with
+// runtime/core/FloatFormats' bf16Bits, bit for bit, on every f32 high half with
 // the low halves that decide a rounding (ties, one either side, 0, all
 // ones): NaN payloads, denormals, overflow to infinity. On every target this
 // CPU runs, so the AVX2 code (x86-64-v3) is held to the same bits as the
@@ -14,7 +14,7 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuTargets.h"
 #include "ir/EinOps.h"
-#include "runtime/FloatFormats.h"
+#include "runtime/core/FloatFormats.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

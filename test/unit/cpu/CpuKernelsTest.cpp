@@ -12,8 +12,8 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
-#include "runtime/CpuTarget.h"
-#include "runtime/Executor.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -20,8 +20,8 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
 #include "passes/Passes.h"
-#include "runtime/Executor.h"
-#include "runtime/Init.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/Init.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -12,8 +12,8 @@
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <gtest/gtest.h>
 

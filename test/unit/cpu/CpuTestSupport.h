@@ -12,8 +12,8 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
 #include "passes/Passes.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

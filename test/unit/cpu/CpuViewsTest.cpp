@@ -10,7 +10,7 @@
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
 
-#include "runtime/Arena.h"
+#include "runtime/core/Arena.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

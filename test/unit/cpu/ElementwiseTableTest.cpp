@@ -1,4 +1,4 @@
-//===- ElementwiseTableTest.cpp - runtime/ElementwiseOps.def against the ODS -===//
+//===- ElementwiseTableTest.cpp - runtime/base/ElementwiseOps.def against the ODS -===//
 //
 // The elementwise table and the dialect are two lists of one set of ops: the
 // ODS entries (ir/EinOps.td, which cannot include the table) and the rows
@@ -9,7 +9,7 @@
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
 #include "ir/EinOps.h"
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -38,7 +38,7 @@ const std::vector<Row> &rows() {
   {name, 1, std::string(#Types) == "Numeric"},
 #define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
   {name, 2, std::string(#Types) == "Numeric"},
-#include "runtime/ElementwiseOps.def"
+#include "runtime/base/ElementwiseOps.def"
   };
   return all;
 }

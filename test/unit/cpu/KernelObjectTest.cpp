@@ -5,7 +5,7 @@
 // one KernelCompiler: JIT-compiled, and emitted as an ELF object per target
 // (KernelCompiler::emitObject), linked into a shared library by the system
 // compiler driver and dlopen'd. Every program runs once with the JIT's table
-// and once with the library's (runtime/KernelTable.h), from the same
+// and once with the library's (runtime/core/KernelTable.h), from the same
 // arguments, and the results must be the same bits. Also: the symbols an
 // object defines and needs (libc and libm only), the JIT's optimised IR is
 // the object's, x86-64-v4 kernels are 16 floats wide and x86-64-v3 ones 8,
@@ -19,10 +19,10 @@
 #include "RandomGraphs.h"
 
 #include "codegen/CpuTargets.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/CpuTarget.h"
-#include "runtime/Init.h"
-#include "runtime/KernelTable.h"
+#include "runtime/core/Init.h"
+#include "runtime/core/KernelTable.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/CpuTarget.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Object/ObjectFile.h"

@@ -9,7 +9,7 @@
 // of it; NcclTest's NcclOnGpu checks it there.)
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/HostDevice.h"
+#include "runtime/core/HostDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
 
-#include "runtime/CublasLtMapping.h"
+#include "runtime/cuda/CublasLtMapping.h"
 
 #include <gtest/gtest.h>
 

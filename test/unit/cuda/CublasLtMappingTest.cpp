@@ -1,6 +1,6 @@
 //===- CublasLtMappingTest.cpp - GemmDesc -> cuBLASLt calls, evaluated -----===//
 //
-// mapGemmToCublasLt (runtime/CublasLtMapping.h) on hand-made and random
+// mapGemmToCublasLt (runtime/cuda/CublasLtMapping.h) on hand-made and random
 // GemmDescs: the calls, evaluated column-major as cuBLASLt would, equal the
 // row-major evaluation of the GemmDesc (test/unit/cuda/GemmReference.h);
 // the fields of one call checked by hand; element types, compute types,
@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
 
-#include "runtime/CublasLtMapping.h"
+#include "runtime/cuda/CublasLtMapping.h"
 
 #include <gtest/gtest.h>
 
@@ -312,7 +312,7 @@ TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
 }
 
 TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
-  // A view sits at its root's address plus offset × size (runtime/Arena.h):
+  // A view sits at its root's address plus offset × size (runtime/core/Arena.h):
   // a bf16 view 3 elements into a 256-byte-aligned root starts 2-byte
   // aligned, an f32 one 3 elements in 4-byte aligned.
   const uintptr_t root = uintptr_t(1) << 32;

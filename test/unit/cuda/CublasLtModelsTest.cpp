@@ -17,7 +17,7 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
 #include "passes/Passes.h"
-#include "runtime/CublasLtMapping.h"
+#include "runtime/cuda/CublasLtMapping.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

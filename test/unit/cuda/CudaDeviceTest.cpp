@@ -15,10 +15,10 @@
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/CudaDevice.h"
-#include "runtime/Executor.h"
-#include "runtime/Nvrtc.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

@@ -10,10 +10,10 @@
 // stub is loaded, its soname libcuda.so.1 would satisfy the default load.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaDevice.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #ifdef EINC_HAVE_CUDA
-#include "runtime/CudaDriver.h"
+#include "runtime/cuda/CudaDriver.h"
 #endif
 
 #include <gtest/gtest.h>
@@ -86,8 +86,9 @@ TEST(CudaDriver, CheckedCallsNameFileLineCallAndError) {
   EXPECT_FALSE(d.check(CUDA_ERROR_NO_DEVICE, "cuInit(0)", __FILE__, line, error));
   EXPECT_EQ(error, "CudaDriverTest.cpp:" + std::to_string(line) +
                        ": cuInit(0) failed: CUDA_ERROR_NO_DEVICE");
-  EXPECT_FALSE(d.check(CUresult(12345), "cuFoo()", "/src/einc/runtime/CudaDevice.cpp", 7, error));
-  EXPECT_EQ(error, "runtime/CudaDevice.cpp:7: cuFoo() failed: CUresult 12345");
+  EXPECT_FALSE(
+      d.check(CUresult(12345), "cuFoo()", "/src/einc/runtime/cuda/CudaDevice.cpp", 7, error));
+  EXPECT_EQ(error, "runtime/cuda/CudaDevice.cpp:7: cuFoo() failed: CUresult 12345");
 }
 
 TEST(CudaDriverStub, StubLibraryIsNoDevice) {

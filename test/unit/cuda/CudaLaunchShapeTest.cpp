@@ -1,13 +1,13 @@
 //===- CudaLaunchShapeTest.cpp - Grids and blocks of rendered kernels -----===//
 //
-// cudaLaunchShape (runtime/CudaKernels.h) on H200- and A100-like
+// cudaLaunchShape (runtime/cuda/CudaKernels.h) on H200- and A100-like
 // properties and on random ones: a block of whole warps within the
 // contract's and the device's limits, a grid of at least one block that
 // covers the work or fills the device once, one block per row for
 // BlockRows; and the image a device loads (cudaImageFor).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaKernels.h"
+#include "runtime/cuda/CudaKernels.h"
 
 #include <gtest/gtest.h>
 

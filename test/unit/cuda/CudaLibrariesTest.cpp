@@ -1,6 +1,6 @@
 //===- CudaLibrariesTest.cpp - Finding NVRTC, cuBLASLt and NCCL -----------===//
 //
-// runtime/CudaLibraries.h without a GPU, hermetic: Python package folders
+// runtime/cuda/CudaLibraries.h without a GPU, hermetic: Python package folders
 // made in a temporary directory, holding symlinks to the toolkit's real
 // libraries under the wheels' folders (nvidia/cu13/lib, ...), are found
 // with the loader and the toolkit left out of the search; the order of the
@@ -9,10 +9,10 @@
 // names everything tried. CublasLt::load and findNccl say the same line.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaLibraries.h"
-#include "runtime/NcclCollectives.h"
+#include "runtime/cuda/CudaLibraries.h"
+#include "runtime/dist/NcclCollectives.h"
 #ifdef EINC_HAVE_CUDA
-#include "runtime/CublasLt.h"
+#include "runtime/cuda/CublasLt.h"
 #endif
 
 #include <gtest/gtest.h>

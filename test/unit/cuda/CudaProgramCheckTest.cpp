@@ -1,6 +1,6 @@
 //===- CudaProgramCheckTest.cpp - Which Programs the cuda device refuses --===//
 //
-// cudaProgramProblem (runtime/CudaDevice.h), the cuda device's check(),
+// cudaProgramProblem (runtime/cuda/CudaDevice.h), the cuda device's check(),
 // without a GPU: reference steps other than Copy are refused by name, as
 // are kernels missing from the bundle or called with another number of
 // buffers and GEMMs cuBLASLt cannot run; storage types as on the CPU.
@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
 
-#include "runtime/CudaDevice.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include <gtest/gtest.h>
 

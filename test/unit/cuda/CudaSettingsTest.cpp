@@ -7,7 +7,7 @@
 // memory.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaDevice.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- GemmReference.h - Row-major GemmDescs and column-major cuBLASLt calls, evaluated -===//
 //
 // Two independent evaluations for the mapping tests: a GemmDesc read as
-// row-major matrices (runtime/StepPayloads.h's definition), and the
+// row-major matrices (runtime/core/StepPayloads.h's definition), and the
 // CublasLtPlan mapGemmToCublasLt makes of it read as cuBLASLt reads its
 // calls (column-major, alpha·op(A)·op(B) + beta·C, A and B the step's B and
 // A). On small integers in doubles both are exact, so they must agree
@@ -11,7 +11,7 @@
 #ifndef EINC_TEST_UNIT_CUDA_GEMMREFERENCE_H
 #define EINC_TEST_UNIT_CUDA_GEMMREFERENCE_H
 
-#include "runtime/CublasLtMapping.h"
+#include "runtime/cuda/CublasLtMapping.h"
 
 #include <algorithm>
 #include <cstdint>

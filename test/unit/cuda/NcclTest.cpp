@@ -1,6 +1,6 @@
 //===- NcclTest.cpp - NCCL through dlopen, and the sum on the GPU ---------===//
 //
-// Without a GPU: the values runtime/NcclAbi.h assumes against the toolkit's
+// Without a GPU: the values runtime/dist/NcclAbi.h assumes against the toolkit's
 // nccl.h, finding the library (and the errors for a missing or wrong one),
 // version text, and openNccl on a device that is no GPU: a message
 // ("ncclCommInitRank failed ... unhandled cuda error"), not a crash. On a GPU (skipped here, with
@@ -8,10 +8,10 @@
 // whole DeviceOrderedSum against a left-to-right host sum, bit for bit.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaDevice.h"
-#include "runtime/DeviceOrderedSum.h"
-#include "runtime/NcclAbi.h"
-#include "runtime/NcclCollectives.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/dist/DeviceOrderedSum.h"
+#include "runtime/dist/NcclAbi.h"
+#include "runtime/dist/NcclCollectives.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- RunRecordingTest.cpp - The Executor's record-and-replay seam -------===//
 //
-// Device::beginRun / endRun / forgetRun (runtime/Device.h), which the cuda
+// Device::beginRun / endRun / forgetRun (runtime/core/Device.h), which the cuda
 // device implements with CUDA graphs, seen through a host device that
 // "records" a run after its first and "replays" it by running the recorded
 // steps itself: the executor issues steps only when told to, reports each
@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
 
-#include "runtime/Executor.h"
-#include "runtime/HostDevice.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/HostDevice.h"
 
 #include <gtest/gtest.h>
 

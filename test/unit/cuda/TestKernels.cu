@@ -1,4 +1,4 @@
-// Two kernels written to runtime/CudaKernels.h's contract (one pointer per
+// Two kernels written to runtime/cuda/CudaKernels.h's contract (one pointer per
 // buffer, shapes compiled in, grid-stride loops for any launch shape, no
 // atomics), compiled by nvcc at build time for CudaDeviceTest: the device's
 // module loading, launch shapes and graphs on a GPU. Integer-valued floats

@@ -1,7 +1,7 @@
 //===- CudaAlignmentTest.cpp - Views off a 16-byte boundary on the cuda device ===//
 //
 // Issue 26, item 2, without a GPU: a view sits at its root's address plus
-// offset × element size, unrounded (runtime/Arena.h), so where the cuda
+// offset × element size, unrounded (runtime/core/Arena.h), so where the cuda
 // device places a model's buffers (the memory plan with its storage sizes,
 // in a 256-byte-aligned allocation) some start off a 16-byte boundary. A
 // rendered kernel that moves such a buffer in 16-byte vectors
@@ -17,9 +17,9 @@
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
 #include "dsl/Elaborator.h"
-#include "runtime/Arena.h"
-#include "runtime/CublasLtMapping.h"
-#include "runtime/CudaDevice.h"
+#include "runtime/core/Arena.h"
+#include "runtime/cuda/CublasLtMapping.h"
+#include "runtime/cuda/CudaDevice.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -56,7 +56,7 @@ bool compile(const std::string &path,
   return einc::compileModel(*module, request, out.model);
 }
 
-/// Where the cuda device puts a Program's buffers: runtime/Arena.h's plan
+/// Where the cuda device puts a Program's buffers: runtime/core/Arena.h's plan
 /// with its storage sizes, in an allocation aligned to 256 bytes.
 struct CudaPlacement {
   einrt::MemoryPlan plan;

@@ -21,7 +21,7 @@
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
 #include "dsl/Elaborator.h"
-#include "runtime/Nvrtc.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #include "mlir/IR/MLIRContext.h"
 

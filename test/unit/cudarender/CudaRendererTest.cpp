@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderer.h"
 #include "codegen/CpuKernelGen.h"
-#include "runtime/Nvrtc.h"
+#include "runtime/cuda/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 // compile error carrying NVRTC's log.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Nvrtc.h"
-#include "runtime/NvrtcCache.h"
+#include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/NvrtcCache.h"
 
 #include <gtest/gtest.h>
 

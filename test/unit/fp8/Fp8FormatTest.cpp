@@ -3,12 +3,12 @@
 // The table of each format is built here from the bit fields alone (sign,
 // exponent, mantissa, bias; E4M3: S.1111.111 is NaN and there is no
 // infinity; E5M2: exponent 11111 is infinity or NaN), independently of
-// runtime/Fp8.cpp: every code decodes to its table value and re-encodes to
+// runtime/core/Fp8.cpp: every code decodes to its table value and re-encodes to
 // itself; every midpoint between neighbours rounds to the even code; values
 // past the largest saturate to it; NaN and infinities as documented.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Fp8.h"
+#include "runtime/core/Fp8.h"
 
 #include <gtest/gtest.h>
 

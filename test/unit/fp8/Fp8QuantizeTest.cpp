@@ -1,6 +1,6 @@
 //===- Fp8QuantizeTest.cpp - ein.quantize through the backends ------------===//
 //
-// The kernel's scale rules (runtime/Fp8Quantize.h); the lecture's outlier
+// The kernel's scale rules (runtime/core/Fp8Quantize.h); the lecture's outlier
 // experiment through ein.quantize lowered for the reference and the CPU
 // backends; the straight-through gradient of a contraction between
 // quantisers (ir/EinOps.td), built by ein-autodiff and run.
@@ -11,8 +11,8 @@
 #include "../cpu/CpuTestSupport.h"
 #include "../runtime/ProgramBuilder.h"
 
-#include "runtime/Fp8.h"
-#include "runtime/Fp8Quantize.h"
+#include "runtime/core/Fp8.h"
+#include "runtime/core/Fp8Quantize.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-//===- MpiAbiTest.cpp - runtime/MpiAbi.h against Open MPI's mpi.h ---------===//
-#include "runtime/MpiAbi.h"
+//===- MpiAbiTest.cpp - runtime/dist/MpiAbi.h against Open MPI's mpi.h ---------===//
+#include "runtime/dist/MpiAbi.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 #ifndef EINC_TEST_UNIT_PIPELINE_COMPILE_H
 #define EINC_TEST_UNIT_PIPELINE_COMPILE_H
 
-#include "runtime/Executor.h"
+#include "runtime/core/Executor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

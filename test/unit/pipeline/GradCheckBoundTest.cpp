@@ -1,6 +1,6 @@
 //===- GradCheckBoundTest.cpp - The gradient check's bound and bf16 -------===//
 //
-// runtime/GradCheck.h: the floor of the relative error grows with the loss,
+// runtime/core/GradCheck.h: the floor of the relative error grows with the loss,
 // so a true zero beside a large loss passes on finite-difference noise while
 // a wrong gradient still fails; bf16/f16 models are checked in float64
 // without rounding.
@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
 
-#include "runtime/GradCheck.h"
-#include "runtime/Init.h"
+#include "runtime/core/GradCheck.h"
+#include "runtime/core/Init.h"
 
 #include <cfloat>
 #include <gtest/gtest.h>

@@ -4,13 +4,13 @@
 // dim sizes per seed), build @grad, run it and @forward on the reference
 // backend in float64 with random params and inputs, and compare every
 // gradient entry with the five-point central difference of the loss.
-// Relative error under 1e-6 (runtime/GradCheck.h defines it).
+// Relative error under 1e-6 (runtime/core/GradCheck.h defines it).
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
 
-#include "runtime/GradCheck.h"
-#include "runtime/Init.h"
+#include "runtime/core/GradCheck.h"
+#include "runtime/core/Init.h"
 
 #include <gtest/gtest.h>
 

@@ -10,11 +10,11 @@
 #include "Compile.h"
 #include "trainer/TrainerTestUtil.h"
 
-#include "runtime/Checkpoint.h"
-#include "runtime/Init.h"
-#include "runtime/LossScaleState.h"
-#include "runtime/StrictJson.h"
-#include "runtime/Trainer.h"
+#include "runtime/base/LossScaleState.h"
+#include "runtime/base/StrictJson.h"
+#include "runtime/core/Init.h"
+#include "runtime/io/Checkpoint.h"
+#include "runtime/train/Trainer.h"
 
 #include <gtest/gtest.h>
 

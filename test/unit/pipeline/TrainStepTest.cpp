@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
 
-#include "runtime/Init.h"
+#include "runtime/core/Init.h"
 
 #include <gtest/gtest.h>
 

@@ -16,8 +16,8 @@
 #include "passes/DeviceProfile.h"
 #include "passes/RematGraph.h"
 #include "passes/RematSolver.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -180,7 +180,7 @@ TEST(DeviceProfile, BadJsonRejected) {
   EXPECT_NE(error.find("not valid JSON"), std::string::npos) << error;
   error = errorOf(profileWith("bandwidth", "1e11,"));
   EXPECT_NE(error.find("not valid JSON"), std::string::npos) << error;
-  // Strict as every JSON einc reads (runtime/StrictJson.h): a repeated key
+  // Strict as every JSON einc reads (runtime/base/StrictJson.h): a repeated key
   // is an error, not the last one winning.
   error = errorOf("{\"profiles\": [], \"profiles\": 3}");
   EXPECT_NE(error.find("duplicate key \"profiles\""), std::string::npos) << error;

@@ -1,7 +1,7 @@
 //===- ArenaTest.cpp - The memory planner and the executor's arenas -------===//
-#include "runtime/Arena.h"
-#include "runtime/Executor.h"
-#include "runtime/HostDevice.h"
+#include "runtime/core/Arena.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/HostDevice.h"
 
 #include "ProgramBuilder.h"
 

@@ -10,9 +10,9 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_BF16GEMMCASES_H
 #define EINC_TEST_UNIT_RUNTIME_BF16GEMMCASES_H
 
-#include "runtime/Bf16Gemm.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/FloatFormats.h"
+#include "runtime/core/FloatFormats.h"
+#include "runtime/cpu/Bf16Gemm.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 //
 // The instruction path cannot run on a CPU without AVX-512 BF16, so what
 // can be checked on one is checked here, on every machine: the compiled
-// object of runtime/Bf16Gemm.cpp (its path from CMake) disassembled with
+// object of runtime/cpu/Bf16Gemm.cpp (its path from CMake) disassembled with
 // objdump holds vdpbf16ps, and only its tile kernel uses AVX-512 registers
 // (the rest of the runtime stays portable); and reaching the kernel where
 // it may not run gives an error, not SIGILL: on a CPU without it, and on
@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Bf16GemmCases.h"
 
-#include "runtime/Bf16Gemm.h"
+#include "runtime/cpu/Bf16Gemm.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- Bf16GemmTest.cpp - The VDPBF16PS GEMM, its model and its selection -===//
 //
-// runtime/Bf16Gemm.h three ways: the model's lane against the instruction's
+// runtime/cpu/Bf16Gemm.h three ways: the model's lane against the instruction's
 // documented arithmetic (order, DAZ, FTZ with tininess after rounding, RNE);
 // the model's GEMM against an f64 dot of the bf16 values within fp32
 // rounding bounds over random shapes (odd k, m/n remainders, transposes,
@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bf16GemmCases.h"
-#include "runtime/OneDnnMatmul.h"
+#include "runtime/cpu/OneDnnMatmul.h"
 
 #include <gtest/gtest.h>
 
@@ -166,7 +166,7 @@ TEST(Bf16Gemm, CpuDeviceModelPathIsTheModelPerMatrix) {
     bool ta, tb, accumulate, bf16;
   };
   // Small steps run as one chunk; 3 x 2 matrices of 300 x 96 x 81 are cut
-  // into row blocks (runtime/ParallelChunks.h), run on two threads.
+  // into row blocks (runtime/cpu/ParallelChunks.h), run on two threads.
   const Shape shapes[] = {
       {3, 2, 13, 37, 9, false, true, false, false},   {2, 3, 9, 33, 16, true, false, true, true},
       {1, 1, 300, 96, 81, false, false, false, true}, {3, 2, 300, 40, 81, true, true, true, false},

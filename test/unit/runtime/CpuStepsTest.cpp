@@ -7,9 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
-#include "runtime/StepProfile.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/StepProfile.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- ExecutorTest.cpp - Reference kernels on hand-computed cases --------===//
-#include "runtime/Executor.h"
-#include "runtime/FloatFormats.h"
-#include "runtime/ReferenceKernels.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/FloatFormats.h"
+#include "runtime/core/ReferenceKernels.h"
 
 #include "ProgramBuilder.h"
 

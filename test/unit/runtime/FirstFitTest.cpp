@@ -7,7 +7,7 @@
 // ends of every placed buffer) one by one; placeFirstFit must pick the same.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/FirstFit.h"
+#include "runtime/base/FirstFit.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- FloatFormatsTest.cpp - bf16 / f16 rounding and encoding ------------===//
-#include "runtime/FloatFormats.h"
+#include "runtime/core/FloatFormats.h"
 
 #include <gtest/gtest.h>
 

@@ -6,16 +6,16 @@
 // thread count, for single matrices cut into tiles, batches and outer
 // loops, kernels whose iterations are rows or elements, and (whole-C
 // fallback) kernels whose iterations span rows. The kernels are written
-// here in C++ against the KernelFn ABI (runtime/Program.h). Validation of
+// here in C++ against the KernelFn ABI (runtime/core/Program.h). Validation of
 // the epilogue's buffers and the program file's round trip of the fields.
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
-#include "runtime/ModelBundle.h"
-#include "runtime/ParallelChunks.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/ParallelChunks.h"
+#include "runtime/io/ModelBundle.h"
 
 #include <gtest/gtest.h>
 

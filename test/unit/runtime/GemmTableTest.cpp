@@ -1,6 +1,6 @@
 //===- GemmTableTest.cpp - GEMM libraries, the measured table, the choice -===//
 //
-// runtime/GemmLibrary.h and runtime/GemmTable.h: every library that loads
+// runtime/cpu/GemmLibrary.h and runtime/cpu/GemmTable.h: every library that loads
 // here computes row-major sgemm (transposes, padded leading dimensions,
 // beta 0 and 1) within f32 rounding of an f64 reference; the table reads
 // back what was written and a damaged one is an error naming it; the
@@ -10,9 +10,9 @@
 // OpenBLAS's.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/GemmTable.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/GemmLibrary.h"
+#include "runtime/cpu/GemmTable.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/GemmLibrary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- GemmThroughputTest.cpp - In-step GEMMs at the library's speed ------===//
 //
 // The cpu device cuts a Matmul step into chunks by shape alone (for
-// bit-identity across thread counts, runtime/ParallelChunks.h). The cut
+// bit-identity across thread counts, runtime/cpu/ParallelChunks.h). The cut
 // must leave each call compute-bound: a step's GEMM at one thread runs at
 // no less than 80% of the throughput of one library call over the whole
 // matrix. Both are timed in this thread's CPU time, interleaved, medians:
@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
-#include "runtime/GemmLibrary.h"
-#include "runtime/GemmTable.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/GemmLibrary.h"
+#include "runtime/cpu/GemmTable.h"
 
 #include <gtest/gtest.h>
 

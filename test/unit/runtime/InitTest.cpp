@@ -1,6 +1,6 @@
 //===- InitTest.cpp - Seeded RNG and parameter initialisation -------------===//
-#include "runtime/Init.h"
-#include "runtime/FloatFormats.h"
+#include "runtime/core/Init.h"
+#include "runtime/core/FloatFormats.h"
 
 #include "ProgramBuilder.h"
 

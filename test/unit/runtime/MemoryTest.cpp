@@ -1,6 +1,6 @@
 //===- MemoryTest.cpp - Available memory and the executor's check ---------===//
-#include "runtime/Memory.h"
-#include "runtime/Executor.h"
+#include "runtime/base/Memory.h"
+#include "runtime/core/Executor.h"
 
 #include "ProgramBuilder.h"
 

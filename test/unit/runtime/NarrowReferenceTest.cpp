@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
-#include "runtime/FloatFormats.h"
+#include "runtime/core/FloatFormats.h"
 
 #include <cmath>
 #include <set>

@@ -1,6 +1,6 @@
 //===- OneDnnMatmulTest.cpp - oneDNN's matmul primitive as an engine ------===//
 //
-// runtime/OneDnnMatmul.h: bf16 x bf16 -> f32/bf16 and f32 products within
+// runtime/cpu/OneDnnMatmul.h: bf16 x bf16 -> f32/bf16 and f32 products within
 // f32 rounding of an f64 dot (docs/determinism.md's bf16 contract) over
 // random shapes (odd m/n/k, transposes, padded leading dimensions,
 // Accumulate, bf16 C; the padding of C never written); an f16 product
@@ -14,7 +14,7 @@
 // on every CPU).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/OneDnnMatmul.h"
+#include "runtime/cpu/OneDnnMatmul.h"
 #include "Bf16GemmCases.h"
 
 #include <gtest/gtest.h>
@@ -212,7 +212,7 @@ TEST(OneDnnMatmul, CpuDevicePathIsWithinRoundingAtEveryThreadCount) {
   };
   // Small steps run as one chunk; 3 x 2 matrices of 300 x 96 x 81 and one
   // of 700 x 130 x 77 are cut into row blocks of two heights
-  // (runtime/ParallelChunks.h).
+  // (runtime/cpu/ParallelChunks.h).
   const Shape shapes[] = {
       {3, 2, 13, 37, 9, false, true, false, false},   {2, 3, 9, 33, 16, true, false, true, true},
       {1, 1, 300, 96, 81, false, false, false, true}, {3, 2, 300, 40, 81, true, true, true, false},

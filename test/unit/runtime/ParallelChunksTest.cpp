@@ -5,7 +5,7 @@
 // tiles are large and whole register blocks but for a matrix's last.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/ParallelChunks.h"
+#include "runtime/cpu/ParallelChunks.h"
 
 #include <gtest/gtest.h>
 

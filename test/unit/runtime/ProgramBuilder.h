@@ -2,8 +2,8 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 #define EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 
-#include "runtime/Executor.h"
-#include "runtime/Program.h"
+#include "runtime/core/Executor.h"
+#include "runtime/core/Program.h"
 
 #include <gtest/gtest.h>
 

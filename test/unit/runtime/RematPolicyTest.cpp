@@ -1,6 +1,6 @@
 //===- RematPolicyTest.cpp - The `remat` setting's grammar ----------------===//
-#include "runtime/RematPolicy.h"
-#include "runtime/TrainSettings.h"
+#include "runtime/base/RematPolicy.h"
+#include "runtime/base/TrainSettings.h"
 
 #include <gtest/gtest.h>
 

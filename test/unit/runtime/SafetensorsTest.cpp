@@ -1,8 +1,8 @@
 //===- SafetensorsTest.cpp - Reading, writing and rejecting safetensors ---===//
-#include "runtime/Safetensors.h"
+#include "runtime/core/Safetensors.h"
 
-#include "runtime/Crc32c.h"
-#include "runtime/FloatFormats.h"
+#include "runtime/base/Crc32c.h"
+#include "runtime/core/FloatFormats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 //===- StepPredictionTest.cpp - A step's roofline and the profile table ---===//
 //
-// runtime/StepPrediction.h on a hand-made Program: a GEMM's FLOPs and the
+// runtime/core/StepPrediction.h on a hand-made Program: a GEMM's FLOPs and the
 // bytes of every distinct buffer it touches (C read again when it
 // accumulates, an epilogue's operands and outputs), a kernel's bytes at
 // each buffer's own width, the bound, and the table's groups and worst-
 // predicted order.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/StepPrediction.h"
+#include "runtime/core/StepPrediction.h"
 
 #include <gtest/gtest.h>
 

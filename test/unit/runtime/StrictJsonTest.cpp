@@ -1,5 +1,5 @@
 //===- StrictJsonTest.cpp - Strict reading and one way of writing JSON ----===//
-#include "runtime/StrictJson.h"
+#include "runtime/base/StrictJson.h"
 
 #include <gtest/gtest.h>
 

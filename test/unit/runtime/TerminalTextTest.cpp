@@ -1,5 +1,5 @@
 //===- TerminalTextTest.cpp - What may be printed of a user's text --------===//
-#include "runtime/TerminalText.h"
+#include "runtime/base/TerminalText.h"
 
 #include <gtest/gtest.h>
 

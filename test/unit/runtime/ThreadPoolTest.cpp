@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
 
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
-#include "runtime/ParallelChunks.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/cpu/ParallelChunks.h"
+#include "runtime/cpu/ThreadPool.h"
 
 #include <gtest/gtest.h>
 

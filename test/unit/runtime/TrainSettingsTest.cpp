@@ -1,5 +1,5 @@
 //===- TrainSettingsTest.cpp - The typed train settings and their table ---===//
-#include "runtime/TrainSettings.h"
+#include "runtime/base/TrainSettings.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- ValidateTest.cpp - Program::validate rejects malformed Programs ----===//
-#include "runtime/Program.h"
+#include "runtime/core/Program.h"
 
 #include "ProgramBuilder.h"
 

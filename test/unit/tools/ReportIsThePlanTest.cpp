@@ -12,9 +12,9 @@
 #include "tools/driver/Frontend.h"
 
 #include "dsl/Elaborator.h"
-#include "runtime/Arena.h"
-#include "runtime/CpuDevice.h"
-#include "runtime/Executor.h"
+#include "runtime/core/Arena.h"
+#include "runtime/core/Executor.h"
+#include "runtime/cpu/CpuDevice.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

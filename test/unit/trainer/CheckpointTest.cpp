@@ -1,5 +1,5 @@
 //===- CheckpointTest.cpp - Checkpoint files and atomic writes ------------===//
-#include "runtime/Checkpoint.h"
+#include "runtime/io/Checkpoint.h"
 #include "TrainerTestUtil.h"
 
 #include <chrono>

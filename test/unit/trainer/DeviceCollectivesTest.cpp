@@ -1,6 +1,6 @@
 //===- DeviceCollectivesTest.cpp - The gradient sum on the device ---------===//
 //
-// runtime/DeviceOrderedSum.h and the trainer's device path (what
+// runtime/dist/DeviceOrderedSum.h and the trainer's device path (what
 // `--distributed nccl` runs on GPUs) on host collectives whose ranks are
 // threads: the sum against one process's left-to-right sum bit for bit,
 // ZeRO-1's params broadcast on the device, and what the trainer refuses.
@@ -11,7 +11,7 @@
 #include "DistributedTestUtil.h"
 #include "HostCollectives.h"
 #include "ThreadGroup.h"
-#include "runtime/DeviceOrderedSum.h"
+#include "runtime/dist/DeviceOrderedSum.h"
 
 #include <gtest/gtest.h>
 #include <thread>
@@ -60,7 +60,7 @@ TEST(DeviceOrderedSum, TheF64ReferenceDeviceSaysItCannot) {
   EXPECT_NE(error.find("stores floats as doubles"), std::string::npos) << error;
 }
 
-// ZeRO-1 on the device path: rank 0 owns the one param (runtime/ShardPlan.h)
+// ZeRO-1 on the device path: rank 0 owns the one param (runtime/base/ShardPlan.h)
 // and broadcasts it after each update, buffer to buffer; rank 1's program
 // has no update and no state. Both end with one process's param.
 TEST(DeviceCollectives, ShardedOptimizerBroadcastsParamsOnTheDevice) {

@@ -6,11 +6,11 @@
 //===----------------------------------------------------------------------===//
 #include "DistributedTestUtil.h"
 #include "ThreadGroup.h"
-#include "runtime/MpiCommunicator.h"
-#include "runtime/OrderedSum.h"
-#include "runtime/ShardPlan.h"
-#include "runtime/Trainer.h"
-#include "runtime/TrainerImpl.h"
+#include "runtime/base/ShardPlan.h"
+#include "runtime/dist/MpiCommunicator.h"
+#include "runtime/dist/OrderedSum.h"
+#include "runtime/train/Trainer.h"
+#include "runtime/train/TrainerImpl.h"
 
 #include <cmath>
 #include <condition_variable>

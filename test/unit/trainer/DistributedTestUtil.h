@@ -6,8 +6,8 @@
 #include "TestModel.h"
 #include "ThreadGroup.h"
 #include "TrainerTestUtil.h"
-#include "runtime/HostDevice.h"
-#include "runtime/Trainer.h"
+#include "runtime/core/HostDevice.h"
+#include "runtime/train/Trainer.h"
 
 #include <cmath>
 #include <cstring>

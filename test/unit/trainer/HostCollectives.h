@@ -1,17 +1,17 @@
 //===- HostCollectives.h - A device's collectives on host memory (tests) -===//
 //
-// runtime/Collectives.h over a host device and a Communicator (ThreadGroup's
+// runtime/dist/Collectives.h over a host device and a Communicator (ThreadGroup's
 // ranks): what NCCL does on the cuda device, done with messages, so the
-// trainer's device path (runtime/DeviceOrderedSum.h) runs without a GPU.
+// trainer's device path (runtime/dist/DeviceOrderedSum.h) runs without a GPU.
 // Counts its calls, so a test can tell the path ran.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TEST_UNIT_TRAINER_HOSTCOLLECTIVES_H
 #define EINC_TEST_UNIT_TRAINER_HOSTCOLLECTIVES_H
 
-#include "runtime/Collectives.h"
-#include "runtime/Communicator.h"
-#include "runtime/Device.h"
+#include "runtime/core/Device.h"
+#include "runtime/dist/Collectives.h"
+#include "runtime/dist/Communicator.h"
 
 #include <cstring>
 #include <memory>

@@ -1,5 +1,5 @@
 //===- ProgressTest.cpp - The progress line and the JSON-lines log --------===//
-#include "runtime/Progress.h"
+#include "runtime/train/Progress.h"
 #include "TrainerTestUtil.h"
 
 #include <cmath>

@@ -1,5 +1,5 @@
 //===- ScheduleTest.cpp - Learning-rate schedules -------------------------===//
-#include "runtime/Schedule.h"
+#include "runtime/train/Schedule.h"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DistributedTestUtil.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/CheckpointDir.h"
-#include "runtime/StopSignals.h"
+#include "runtime/io/Checkpoint.h"
+#include "runtime/io/CheckpointDir.h"
+#include "runtime/train/StopSignals.h"
 
 #include <atomic>
 #include <csignal>

@@ -18,7 +18,7 @@
 #define EINC_TEST_UNIT_TRAINER_TESTMODEL_H
 
 #include "runtime/ProgramBuilder.h"
-#include "runtime/TokenData.h"
+#include "runtime/io/TokenData.h"
 
 #include <array>
 

@@ -9,7 +9,7 @@
 #ifndef EINC_TEST_UNIT_TRAINER_THREADGROUP_H
 #define EINC_TEST_UNIT_TRAINER_THREADGROUP_H
 
-#include "runtime/Communicator.h"
+#include "runtime/dist/Communicator.h"
 
 #include <condition_variable>
 #include <cstdlib>

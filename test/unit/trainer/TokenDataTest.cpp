@@ -1,5 +1,5 @@
 //===- TokenDataTest.cpp - Token files, windows, the sampler --------------===//
-#include "runtime/TokenData.h"
+#include "runtime/io/TokenData.h"
 #include "TrainerTestUtil.h"
 #include "runtime/ProgramBuilder.h"
 

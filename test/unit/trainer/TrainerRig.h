@@ -10,7 +10,7 @@
 
 #include "TestModel.h"
 #include "TrainerTestUtil.h"
-#include "runtime/Trainer.h"
+#include "runtime/train/Trainer.h"
 
 #include <gtest/gtest.h>
 #include <optional>

@@ -1,5 +1,5 @@
 //===- TrainerTest.cpp - The training loop on hand-built Programs ---------===//
-#include "runtime/Trainer.h"
+#include "runtime/train/Trainer.h"
 #include "TrainerRig.h"
 
 #include <cmath>

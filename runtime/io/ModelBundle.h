@@ -1,0 +1,147 @@
+//===- ModelBundle.h - A compiled model as one file ----------------*- C++ -*-===//
+//
+// What `einc compile` puts beside the runtime in a standalone executable:
+// the lowered Programs, the compiled kernels as object code, the model's
+// metadata (its source, dims, train settings, window mapping) and the
+// static report, in one versioned, checksummed file (the program file,
+// docs/program-file.md). Plain C++ (no MLIR, no LLVM).
+//
+// Reading checks everything before returning a bundle: the magic, the
+// checksum, the format version, every length and offset, every member's
+// type and range, every enum by name, each Program (Program::validate), the
+// settings against their table, kernel indices against the kernel objects.
+// A damaged or foreign file is an error message, never a crash.
+//
+// The memory plan is not stored: a runner recomputes it from the Programs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef EINC_RUNTIME_MODELBUNDLE_H
+#define EINC_RUNTIME_MODELBUNDLE_H
+
+#include "runtime/base/Fields.h"
+#include "runtime/base/TrainSettings.h"
+#include "runtime/core/Program.h"
+#include "runtime/cuda/CudaKernels.h"
+#include "runtime/io/TokenData.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace einrt {
+
+/// The program file format this runtime reads and writes
+/// (docs/program-file.md says when it changes).
+constexpr uint32_t kProgramFormatVersion = 6;
+
+/// One lowered function.
+struct BundledProgram {
+  std::string backend; // what it was lowered for: "reference" | "cpu"
+  Program program;     // program.name: the function ("forward", "train_step", ...)
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("backend", self.backend);
+    visit("program", self.program);
+  }
+};
+
+/// Compiled kernels for one CPU target, as the compiler emitted them: for
+/// "cpu/<target>" a relocatable ELF object holding the kernel table of
+/// runtime/core/KernelTable.h (every kernel's function and parallel extent). The
+/// CUDA kernels are ModelBundle::cuda.
+struct KernelObject {
+  std::string name;        // "<backend>/<target>": "cpu/x86-64-v3"
+  int64_t kernelCount = 0; // entries in its table: the backend's Kernel steps index them
+  std::map<std::string, std::string> metadata; // e.g. "symbol_prefix"
+  std::vector<uint8_t> bytes;
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("name", self.name);
+    visit("kernel_count", self.kernelCount);
+    visit("metadata", self.metadata);
+    visit("bytes", self.bytes);
+  }
+  /// The part of `name` before the '/'.
+  std::string backend() const;
+};
+
+struct ModelBundle {
+  /// The einc that wrote the file ("einc 0.1.0 (f66b2e2)"): kept in the
+  /// file's fixed preamble, so that a file of another format still names
+  /// it; not one of the fields below.
+  std::string writtenBy;
+
+  std::string modelName;  // the model's name (its file's stem)
+  std::string sourceName; // the .ein file it was compiled from
+  std::string source;     // that file's text
+  /// The model's dims; the vocab, where there is one, is dims["vocab"].
+  std::map<std::string, int64_t> dims;
+  TrainSettings settings; // the `train { }` settings with --set applied
+  /// How a token window maps onto the train step's inputs (set or
+  /// inferred); absent without a train step.
+  std::optional<WindowMapping> window;
+  /// What the loss is: "cross_entropy" (one cross_entropy and nothing more:
+  /// nats per token, bits per byte on byte tokens), "objective" (other terms
+  /// beside it, or no cross_entropy), "" (a file from before this member).
+  std::string loss;
+  std::vector<BundledProgram> programs;    // one per function, names unique
+  std::vector<KernelObject> kernelObjects; // names unique
+  /// The CPU programs' kernel table rendered for CUDA (kernel i of both is
+  /// the same computation), with its source and compiled images: what the
+  /// cuda device runs the "cpu" Programs with. Absent unless compiled for
+  /// the cuda target.
+  std::optional<CudaKernelBundle> cuda;
+  std::string reportJson; // `einc report --format json`, or ""
+  std::string reportText; // the same report as `einc report` prints it, or ""
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("model_name", self.modelName);
+    visit("source_name", self.sourceName);
+    visit("source", asBytes(self.source));
+    visit("dims", self.dims);
+    visit("settings", self.settings);
+    visit("window", self.window);
+    visit("loss", self.loss);
+    visit("programs", self.programs);
+    visit("kernel_objects", self.kernelObjects);
+    visit("cuda", self.cuda);
+    visit("report", asBytes(self.reportJson));
+    visit("report_text", asBytes(self.reportText));
+  }
+
+  /// dims["vocab"], or 0.
+  int64_t vocab() const;
+  /// The program of `function`, or null.
+  const BundledProgram *find(const std::string &function) const;
+};
+
+/// Every member identical (runtime/base/Fields.h), writtenBy included.
+bool operator==(const ModelBundle &a, const ModelBundle &b);
+inline bool operator!=(const ModelBundle &a, const ModelBundle &b) { return !(a == b); }
+
+/// "" when `b` is what a reader accepts; else the first problem (a Program's
+/// validate() message, a duplicate name, a setting out of its range, ...).
+std::string checkModelBundle(const ModelBundle &b);
+
+/// The file's bytes: the same bundle always gives the same bytes. Fails when
+/// checkModelBundle does, or on text that is not UTF-8.
+std::optional<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b, std::string &error);
+
+/// Reads a whole file held in memory; `name` is the file's for messages:
+///   "'NAME' is not an einc program file"
+///   "'NAME' is corrupt: checksum mismatch"
+///   "'NAME' was written by einc X (program format N); this einc reads
+///    format M: recompile the model"
+///   "'NAME': <where>: <problem>" (a checksum-valid file einc did not write)
+std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
+                                            const std::string &name, std::string &error);
+
+/// serializeModelBundle, written atomically (runtime/core/Safetensors.h's
+/// writeFileAtomically).
+bool writeModelBundle(const std::string &path, const ModelBundle &b, std::string &error);
+/// Reads and parses `path` (its bytes checked against the memory available).
+std::optional<ModelBundle> readModelBundle(const std::string &path, std::string &error);
+
+} // namespace einrt
+
+#endif // EINC_RUNTIME_MODELBUNDLE_H
