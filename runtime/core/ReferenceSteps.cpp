@@ -98,6 +98,12 @@ struct Args {
   std::string &error;
 };
 
+/// The error of an elementwise step on a type its row does not take.
+std::string notAnElementType(const Args &a) {
+  return std::string("'") + dtypeName(a.out.dtype) + "' is not an element type of '" +
+         stepKindName(a.s.kind) + "'";
+}
+
 constexpr bool kFloatOnly_Numeric = false;
 constexpr bool kFloatOnly_Float = true;
 
@@ -142,8 +148,7 @@ template <class F, class Op> bool unaryStep(const Args &a) {
         roundResult<T>(a.out);
     } else {
       ok = false;
-      a.error = std::string("'") + dtypeName(a.out.dtype) + "' is not an element type of '" +
-                stepKindName(a.s.kind) + "'";
+      a.error = notAnElementType(a);
     }
   });
   return ok;
@@ -169,8 +174,7 @@ template <class F, class Op> bool binaryStep(const Args &a) {
         roundResult<T>(a.out);
     } else {
       ok = false;
-      a.error = std::string("'") + dtypeName(a.out.dtype) + "' is not an element type of '" +
-                stepKindName(a.s.kind) + "'";
+      a.error = notAnElementType(a);
     }
   });
   return ok;
