@@ -31,6 +31,7 @@
 #define EINC_RUNTIME_FIELDSJSON_H
 
 #include "runtime/base/Fields.h"
+#include "runtime/base/Status.h"
 #include "runtime/base/StrictJson.h"
 
 #include <algorithm>
@@ -335,6 +336,51 @@ private:
     return true;
   }
 };
+
+/// A struct with fields as one self-contained blob: the JSON's length (8
+/// bytes, little-endian), the JSON (keys sorted: the same value, the same
+/// bytes), padding to 8, then its sections. How a backend's kernel section
+/// sits in a program file (ModelBundle::kernelSections) without the file
+/// knowing its type. Fails (Invalid) on text that is not UTF-8.
+template <class T> Expected<std::vector<uint8_t>> encodeFieldsBlob(const T &value) {
+  SectionWriter sections;
+  FieldsWriter writer(sections);
+  nlohmann::json header = writer.write(value);
+  if (!writer.error.empty())
+    return Status::invalid(writer.error);
+  std::string text = dumpJson(header);
+  while (text.size() % 8 != 0)
+    text += ' ';
+  std::vector<uint8_t> out;
+  for (int k = 0; k < 8; ++k)
+    out.push_back(uint8_t(uint64_t(text.size()) >> (8 * k)));
+  out.insert(out.end(), text.begin(), text.end());
+  out.insert(out.end(), sections.bytes.begin(), sections.bytes.end());
+  return out;
+}
+
+/// Reads a blob of encodeFieldsBlob; Corrupt (where, and what is wrong) on
+/// anything else.
+template <class T> Status decodeFieldsBlob(const std::vector<uint8_t> &blob, T &out) {
+  if (blob.size() < 8)
+    return Status(StatusCode::Corrupt, "truncated to " + std::to_string(blob.size()) + " bytes");
+  uint64_t headerBytes = 0;
+  for (int k = 0; k < 8; ++k)
+    headerBytes |= uint64_t(blob[size_t(k)]) << (8 * k);
+  if (headerBytes > blob.size() - 8)
+    return Status(StatusCode::Corrupt, "a header of " + std::to_string(headerBytes) + " bytes in " +
+                                           std::to_string(blob.size()));
+  nlohmann::json header;
+  std::string problem;
+  if (!parseStrictJson(reinterpret_cast<const char *>(blob.data() + 8), size_t(headerBytes), header,
+                       problem))
+    return Status(StatusCode::Corrupt, problem);
+  SectionReader sections{blob.data() + 8 + headerBytes, blob.size() - 8 - headerBytes};
+  FieldsReader reader(sections);
+  if (!reader.read(header, out))
+    return Status(StatusCode::Corrupt, reader.error);
+  return Status::success();
+}
 
 } // namespace einrt
 

@@ -109,4 +109,10 @@ std::string formatBytes(int64_t bytes) {
   return std::string(buf) + " (" + std::to_string(bytes) + " bytes)";
 }
 
+std::string formatMiB(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / (1 << 20));
+  return buf;
+}
+
 } // namespace einrt

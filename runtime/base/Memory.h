@@ -33,6 +33,8 @@ std::string memoryShortfall(int64_t bytes, const std::string &what);
 
 /// "1.50 GiB (1610612736 bytes)"; below 1 MiB: "1234 bytes".
 std::string formatBytes(int64_t bytes);
+/// "1.5 MiB": the tools' short form, for sizes listed side by side.
+std::string formatMiB(int64_t bytes);
 
 } // namespace einrt
 

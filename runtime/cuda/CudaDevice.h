@@ -38,6 +38,7 @@
 #ifndef EINC_RUNTIME_CUDADEVICE_H
 #define EINC_RUNTIME_CUDADEVICE_H
 
+#include "runtime/core/Backend.h"
 #include "runtime/core/Device.h"
 #include "runtime/cuda/CublasLtMapping.h"
 #include "runtime/cuda/CudaKernels.h"
@@ -110,6 +111,11 @@ std::string cudaSwitchesText(const CudaDeviceOptions &options);
 /// memory is the host's, never the GPU's); else what it needs and what is
 /// available.
 std::string cudaStagingProblem(int64_t bytes);
+
+/// What the cuda backend opens its device with (runtime/core/Backend.h):
+/// `open`'s device ordinal and settings (f32 GEMMs on TF32 tensor cores
+/// under tf32=on).
+CudaDeviceOptions cudaDeviceOptions(const BackendOpen &open);
 
 /// The device, or null with `error` (exit status 1 for a tool).
 std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, std::string &error);

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaKernels.h"
 
+#include "runtime/base/FieldsJson.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -54,6 +56,30 @@ const char *cudaLaunchKindName(CudaLaunchKind k) {
     return "block_rows";
   }
   return "?";
+}
+
+template <> struct EnumNames<CudaLaunchKind> {
+  static const char *name(CudaLaunchKind k) { return cudaLaunchKindName(k); }
+  static bool parse(const std::string &text, CudaLaunchKind &k) {
+    for (uint8_t i = 0; i <= uint8_t(CudaLaunchKind::BlockRows); ++i)
+      if (text == cudaLaunchKindName(CudaLaunchKind(i))) {
+        k = CudaLaunchKind(i);
+        return true;
+      }
+    return false;
+  }
+  static std::string expected() { return "a launch kind (elements, warp_rows, block_rows)"; }
+};
+
+Expected<std::vector<uint8_t>> encodeCudaKernelBundle(const CudaKernelBundle &bundle) {
+  return encodeFieldsBlob(bundle);
+}
+
+Expected<CudaKernelBundle> decodeCudaKernelBundle(const std::vector<uint8_t> &section) {
+  CudaKernelBundle bundle;
+  if (Status s = decodeFieldsBlob(section, bundle); !s.ok())
+    return s;
+  return bundle;
 }
 
 std::string checkCudaKernelBundle(const CudaKernelBundle &bundle) {

@@ -38,6 +38,7 @@
 #define EINC_RUNTIME_CUDAKERNELS_H
 
 #include "runtime/base/Fields.h"
+#include "runtime/base/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -120,6 +121,12 @@ std::string cudaMisalignedParameter(const CudaKernelInfo &kernel,
 /// "sm_XY", "sm_XYa" or "compute_XY", each at most once, with bytes. Else the first problem. (The
 /// program file's reader runs it.)
 std::string checkCudaKernelBundle(const CudaKernelBundle &bundle);
+
+/// The bundle as the program file's "cuda" kernel section
+/// (ModelBundle::kernelSections; runtime/base/FieldsJson.h's blob), and back:
+/// a section that does not decode is Corrupt.
+Expected<std::vector<uint8_t>> encodeCudaKernelBundle(const CudaKernelBundle &bundle);
+Expected<CudaKernelBundle> decodeCudaKernelBundle(const std::vector<uint8_t> &section);
 
 /// What cudaLaunchShape needs of a device (read through the driver).
 struct CudaDeviceProperties {

@@ -10,6 +10,7 @@
 #include "runtime/base/FieldsJson.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
+#include "runtime/core/Backend.h"
 #include "runtime/core/Safetensors.h"
 
 #include <algorithm>
@@ -46,8 +47,6 @@ const char *const kActivationNames[] = {"none", "relu", "gelu"};
 static_assert(std::size(kActivationNames) == size_t(GemmActivation::Gelu) + 1);
 const char *const kWindowNames[] = {"next_token", "shifted"};
 static_assert(std::size(kWindowNames) == size_t(WindowMapping::Shifted) + 1);
-
-const char *const kBackends[] = {"reference", "cpu"};
 
 } // namespace
 
@@ -101,19 +100,6 @@ template <> struct EnumNames<GemmActivation> {
   static std::string expected() {
     return "a GEMM epilogue activation (" + joined(kActivationNames) + ")";
   }
-};
-
-template <> struct EnumNames<CudaLaunchKind> {
-  static const char *name(CudaLaunchKind k) { return cudaLaunchKindName(k); }
-  static bool parse(const std::string &text, CudaLaunchKind &k) {
-    for (uint8_t i = 0; i <= uint8_t(CudaLaunchKind::BlockRows); ++i)
-      if (text == cudaLaunchKindName(CudaLaunchKind(i))) {
-        k = CudaLaunchKind(i);
-        return true;
-      }
-    return false;
-  }
-  static std::string expected() { return "a launch kind (elements, warp_rows, block_rows)"; }
 };
 
 template <> struct EnumNames<WindowMapping> {
@@ -199,6 +185,24 @@ std::string checkSettings(const TrainSettings &s) {
   return "";
 }
 
+/// Whether `lowering` is some backend's programLowering(); the list of them.
+bool isProgramLowering(const std::string &lowering) {
+  for (const Backend *backend : backends())
+    if (lowering == backend->programLowering())
+      return true;
+  return false;
+}
+std::string programLoweringNames() {
+  std::vector<std::string> names;
+  for (const Backend *backend : backends())
+    if (std::find(names.begin(), names.end(), backend->programLowering()) == names.end())
+      names.push_back(backend->programLowering());
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
 std::string checkPrograms(const ModelBundle &b) {
   std::set<std::string> names;
   for (size_t i = 0; i < b.programs.size(); ++i) {
@@ -208,9 +212,9 @@ std::string checkPrograms(const ModelBundle &b) {
       return "program " + std::to_string(i) + " has no function name";
     if (!names.insert(name).second)
       return "two programs of function " + einrt::quoted(name);
-    if (std::find(std::begin(kBackends), std::end(kBackends), bp.backend) == std::end(kBackends))
+    if (!isProgramLowering(bp.backend))
       return "program " + einrt::quoted(name) + ": unknown backend " + einrt::quoted(bp.backend) +
-             " (expected reference or cpu)";
+             " (expected " + programLoweringNames() + ")";
     if (std::string problem = bp.program.validate(); !problem.empty())
       return "program " + einrt::quoted(name) + ": " + problem;
   }
@@ -244,36 +248,23 @@ std::string checkKernelObjects(const ModelBundle &b) {
   return "";
 }
 
-/// The CUDA kernels render the cpu programs' table: one for each of its
-/// kernels, the count every cpu kernel object has.
-std::string checkCudaKernels(const ModelBundle &b) {
-  if (!b.cuda)
-    return "";
-  if (std::string problem = checkCudaKernelBundle(*b.cuda); !problem.empty())
-    return "cuda: " + problem;
-  const int64_t count = int64_t(b.cuda->kernels.size());
-  for (const KernelObject &k : b.kernelObjects)
-    if (k.backend() == "cpu" && k.kernelCount != count)
-      return "cuda: " + std::to_string(count) + " kernels, but " + einrt::quoted(k.name) +
-             " holds " + std::to_string(k.kernelCount);
-  for (const BundledProgram &bp : b.programs) {
-    if (bp.backend != "cpu")
-      continue;
-    const std::vector<Step> &steps = bp.program.steps;
-    for (size_t i = 0; i < steps.size(); ++i)
-      if (const auto *launch = std::get_if<KernelLaunch>(&steps[i].payload)) {
-        if (launch->kernel >= count)
-          return "program " + einrt::quoted(bp.program.name) + " step " + std::to_string(i) +
-                 " launches kernel " + std::to_string(launch->kernel) + "; cuda holds " +
-                 std::to_string(count);
-        const CudaKernelInfo &k = b.cuda->kernels[size_t(launch->kernel)];
-        size_t buffers = steps[i].inputs.size() + 1 + launch->extraOutputs.size();
-        if (size_t(k.params) != buffers)
-          return "program " + einrt::quoted(bp.program.name) + " step " + std::to_string(i) +
-                 " passes " + std::to_string(buffers) + " buffers to cuda kernel " +
-                 std::to_string(launch->kernel) + " (" + k.entry + "), which takes " +
-                 std::to_string(k.params);
-      }
+/// Each kernel section checked by its backend against the programs of its
+/// lowering (and the kernel count of their host kernel objects).
+std::string checkKernelSections(const ModelBundle &b) {
+  for (const auto &[section, bytes] : b.kernelSections) {
+    const Backend *backend = backendOfSection(section);
+    if (!backend)
+      return "kernel section " + einrt::quoted(section) + ": no backend of this einc runs it";
+    std::vector<const Program *> programs;
+    for (const BundledProgram &bp : b.programs)
+      if (bp.backend == backend->programLowering())
+        programs.push_back(&bp.program);
+    int64_t hostKernels = -1;
+    for (const KernelObject &k : b.kernelObjects)
+      if (k.backend() == backend->programLowering())
+        hostKernels = k.kernelCount;
+    if (std::string problem = backend->checkSection(bytes, programs, hostKernels); !problem.empty())
+      return section + ": " + problem;
   }
   return "";
 }
@@ -285,6 +276,11 @@ std::string KernelObject::backend() const { return name.substr(0, name.find('/')
 int64_t ModelBundle::vocab() const {
   auto it = dims.find("vocab");
   return it == dims.end() ? 0 : it->second;
+}
+
+const std::vector<uint8_t> *ModelBundle::kernelSection(const std::string &name) const {
+  auto it = kernelSections.find(name);
+  return it == kernelSections.end() ? nullptr : &it->second;
 }
 
 const BundledProgram *ModelBundle::find(const std::string &function) const {
@@ -313,7 +309,7 @@ std::string checkModelBundle(const ModelBundle &b) {
     return problem;
   if (std::string problem = checkKernelObjects(b); !problem.empty())
     return problem;
-  if (std::string problem = checkCudaKernels(b); !problem.empty())
+  if (std::string problem = checkKernelSections(b); !problem.empty())
     return problem;
   if (!b.reportJson.empty()) {
     std::string problem; // checked, not built: read (if at all) by who prints it

@@ -21,7 +21,6 @@
 #include "runtime/base/Fields.h"
 #include "runtime/base/TrainSettings.h"
 #include "runtime/core/Program.h"
-#include "runtime/cuda/CudaKernels.h"
 #include "runtime/io/TokenData.h"
 
 #include <cstdint>
@@ -34,11 +33,11 @@ namespace einrt {
 
 /// The program file format this runtime reads and writes
 /// (docs/program-file.md says when it changes).
-constexpr uint32_t kProgramFormatVersion = 6;
+constexpr uint32_t kProgramFormatVersion = 7;
 
 /// One lowered function.
 struct BundledProgram {
-  std::string backend; // what it was lowered for: "reference" | "cpu"
+  std::string backend; // its lowering: a backend's programLowering() ("cpu", "reference")
   Program program;     // program.name: the function ("forward", "train_step", ...)
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("backend", self.backend);
@@ -48,8 +47,8 @@ struct BundledProgram {
 
 /// Compiled kernels for one CPU target, as the compiler emitted them: for
 /// "cpu/<target>" a relocatable ELF object holding the kernel table of
-/// runtime/core/KernelTable.h (every kernel's function and parallel extent). The
-/// CUDA kernels are ModelBundle::cuda.
+/// runtime/core/KernelTable.h (every kernel's function and parallel extent).
+/// Other backends' kernels are ModelBundle::kernelSections.
 struct KernelObject {
   std::string name;        // "<backend>/<target>": "cpu/x86-64-v3"
   int64_t kernelCount = 0; // entries in its table: the backend's Kernel steps index them
@@ -86,11 +85,11 @@ struct ModelBundle {
   std::string loss;
   std::vector<BundledProgram> programs;    // one per function, names unique
   std::vector<KernelObject> kernelObjects; // names unique
-  /// The CPU programs' kernel table rendered for CUDA (kernel i of both is
-  /// the same computation), with its source and compiled images: what the
-  /// cuda device runs the "cpu" Programs with. Absent unless compiled for
-  /// the cuda target.
-  std::optional<CudaKernelBundle> cuda;
+  /// Kernels a backend carries in its own format, by its kernelSection()
+  /// name (runtime/core/Backend.h), which checks and decodes them: "cuda",
+  /// the cpu programs' kernel table rendered as CUDA C++ with its images
+  /// (runtime/cuda/CudaKernels.h). Empty unless compiled for such a target.
+  std::map<std::string, std::vector<uint8_t>> kernelSections;
   std::string reportJson; // `einc report --format json`, or ""
   std::string reportText; // the same report as `einc report` prints it, or ""
 
@@ -104,7 +103,7 @@ struct ModelBundle {
     visit("loss", self.loss);
     visit("programs", self.programs);
     visit("kernel_objects", self.kernelObjects);
-    visit("cuda", self.cuda);
+    visit("kernel_sections", self.kernelSections);
     visit("report", asBytes(self.reportJson));
     visit("report_text", asBytes(self.reportText));
   }
@@ -113,6 +112,8 @@ struct ModelBundle {
   int64_t vocab() const;
   /// The program of `function`, or null.
   const BundledProgram *find(const std::string &function) const;
+  /// The kernel section `name`, or null.
+  const std::vector<uint8_t> *kernelSection(const std::string &name) const;
 };
 
 /// Every member identical (runtime/base/Fields.h), writtenBy included.

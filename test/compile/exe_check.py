@@ -54,7 +54,9 @@ def section(path, wanted=b".einc_program"):
 
 def cuda_images(path):
     """The program file's layout (docs/program-file.md), read independently
-    of einc: the images of its `cuda` member, one line each."""
+    of einc: the images of its `cuda` kernel section, one line each (the
+    section is a blob of its own: its JSON header's length, the header, its
+    data)."""
     data = open(path, "rb").read()
     if data[:8] != b"EINCPROG":
         sys.exit("%s is not a program file" % path)
@@ -63,9 +65,16 @@ def cuda_images(path):
     header_bytes, data_bytes = struct.unpack_from("<QQ", data, at)
     header = json.loads(data[at + 16:at + 16 + header_bytes])
     sections = data[at + 16 + header_bytes:at + 16 + header_bytes + data_bytes]
-    for image in header.get("cuda", {}).get("images", []):
+    ref = header.get("kernel_sections", {}).get("cuda")
+    if ref is None:
+        return
+    blob = sections[ref["offset"]:ref["offset"] + ref["size"]]
+    cuda_bytes, = struct.unpack_from("<Q", blob, 0)
+    cuda = json.loads(blob[8:8 + cuda_bytes])
+    cuda_data = blob[8 + cuda_bytes:]
+    for image in cuda.get("images", []):
         ref = image["bytes"]
-        body = sections[ref["offset"]:ref["offset"] + ref["size"]]
+        body = cuda_data[ref["offset"]:ref["offset"] + ref["size"]]
         if body[:4] == b"\x7fELF":
             kind = "cubin (ELF)"
         else:

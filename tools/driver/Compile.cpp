@@ -6,16 +6,18 @@
 #include "Stages.h"
 
 #include "codegen/CpuLowering.h"
-#include "codegen/CudaRenderer.h"
-#include "codegen/ReferenceLowering.h"
+#include "codegen/Lowerings.h"
 #include "dsl/Elaborator.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
+#include "runtime/core/Backend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include "Errors.h"
 #include "llvm/Support/Path.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -26,10 +28,7 @@ using namespace mlir;
 namespace einc {
 namespace {
 
-bool fail(const llvm::Twine &message) {
-  llvm::errs() << "einc: " << message << "\n";
-  return false;
-}
+bool fail(const llvm::Twine &message) { return printError(message); }
 
 bool needsTrainStep(const std::string &function) { return function != "forward"; }
 
@@ -37,7 +36,8 @@ bool needsTrainStep(const std::string &function) { return function != "forward";
 /// fusion, lowered into `out.kernels` for the CPU (else for the reference
 /// backend). Nothing when the model's batch is 1 already.
 bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
-                        const einrt::TrainSettings &priced, bool cpu, CompiledModel &out,
+                        const einrt::TrainSettings &priced,
+                        const ::ein::codegen::ProgramLowering &lowering, CompiledModel &out,
                         std::optional<einrt::Program> &sample) {
   auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
   auto batch = dims ? dims.getAs<IntegerAttr>("batch") : IntegerAttr();
@@ -47,13 +47,12 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
   OwningOpRef<ModuleOp> one = sampleModule(module, request, context);
   if (!one)
     return false;
-  if (failed(applyPrecision(*one, priced)) || (cpu && failed(applyFusion(*one, priced))))
+  if (failed(applyPrecision(*one, priced)) || (lowering.fused && failed(applyFusion(*one, priced))))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
   if (!fn)
     return fail("the model has no @forward");
-  FailureOr<einrt::Program> program = cpu ? ::ein::codegen::lowerToCpuProgram(fn, *out.kernels)
-                                          : ::ein::codegen::lowerToProgram(fn);
+  FailureOr<einrt::Program> program = lowering.lower(fn, out.kernels.get());
   if (failed(program))
     return false;
   program->name = "sample";
@@ -79,8 +78,13 @@ const einrt::Program *CompiledModel::program(const std::string &function) const 
 
 bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel &out) {
   auto start = std::chrono::steady_clock::now();
-  if (request.backend != "cpu" && request.backend != "reference" && request.backend != "cuda")
-    return fail("unknown backend " + einrt::quoted(request.backend) + " (cpu, reference, cuda)");
+  const einrt::Backend *backend = einrt::findBackend(request.backend);
+  if (!backend)
+    return fail(einrt::unknownBackend(request.backend));
+  const ::ein::codegen::ProgramLowering *lowering =
+      ::ein::codegen::findProgramLowering(backend->programLowering());
+  if (!lowering)
+    return fail("this einc cannot lower Programs for the " + request.backend + " backend");
 
   // The report's --optimizer prices another optimizer: the step is built
   // with it, so that the report describes the step that was built
@@ -107,11 +111,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
     return false;
   if (!step && failed(applyPrecision(module, priced)))
     return false;
-  // The cuda backend runs the Programs lowered for the CPU, their kernel
-  // table rendered as CUDA (runtime/cuda/CudaKernels.h).
-  bool cuda = request.backend == "cuda";
-  bool cpu = request.backend == "cpu" || cuda;
-  if ((cpu || report) && failed(applyFusion(module, priced)))
+  // The backend's lowering (the cuda backend runs the Programs lowered for
+  // the CPU, their kernel table rendered as CUDA: its kernel section).
+  if ((lowering->fused || report) && failed(applyFusion(module, priced)))
     return false;
   // Remat last; `budget:` prices recompute time on the report's device when
   // there is a profile of it, and takes N% of its memory — or, for what runs
@@ -129,7 +131,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
                          mlir::ein::contractionDtype(*profile, "f32", priced.tf32 == "on")),
                       at(profile->vectorFlops, "f32"), profile->bandwidth};
     }
-  if (!request.functions.empty() && !cuda)
+  if (!request.functions.empty() && backend->hostMemory())
     if (auto here = thisMachineForRemat(rematDevice ? &*rematDevice : nullptr))
       rematDevice = here;
   // The report's remat trade-off is of the step before its policy.
@@ -145,17 +147,16 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   if (step && failed(applyRemat(module, priced, rematDevice ? &*rematDevice : nullptr, mustFit)))
     return false;
 
-  // Lowering: the CPU backend's Programs call the kernels `out.kernels`
-  // collects (one table for every function).
-  if (cpu)
+  // Lowering: Programs with kernels call those `out.kernels` collects (one
+  // table for every function).
+  if (lowering->kernels)
     out.kernels = ::ein::codegen::KernelCompiler::create();
   std::vector<einrt::Program> programs;
   for (const std::string &name : request.functions) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
       return fail("the module has no @" + name);
-    FailureOr<einrt::Program> program = cpu ? ::ein::codegen::lowerToCpuProgram(fn, *out.kernels)
-                                            : ::ein::codegen::lowerToProgram(fn);
+    FailureOr<einrt::Program> program = lowering->lower(fn, out.kernels.get());
     if (failed(program))
       return false;
     programs.push_back(std::move(*program));
@@ -169,7 +170,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // `einc run` gives it (the report never prices another Program instead).
   if (report) {
     auto at = std::find(request.functions.begin(), request.functions.end(), "train_step");
-    const einrt::Program *trainStep = cpu && at != request.functions.end()
+    const einrt::Program *trainStep = lowering->kernels && at != request.functions.end()
                                           ? &programs[size_t(at - request.functions.begin())]
                                           : nullptr;
     std::optional<einrt::Program> priceOnly;
@@ -201,16 +202,22 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // @sample (an executable's): @forward at batch 1, lowered as @forward is,
   // into the same kernel table (identical kernels share an index).
   std::optional<einrt::Program> sample;
-  if (request.sampleProgram && !lowerSampleProgram(module, request, priced, cpu, out, sample))
+  if (request.sampleProgram && !lowerSampleProgram(module, request, priced, *lowering, out, sample))
     return false;
 
-  if (cuda) {
+  if (const std::string name = backend->kernelSection(); !name.empty()) {
+    const ::ein::codegen::KernelSectionRenderer *renderer = ::ein::codegen::findKernelSection(name);
+    if (!renderer || !out.kernels)
+      return fail("this einc cannot render the " + name + " kernel section");
     std::vector<const einrt::Program *> lowered;
     for (const einrt::Program &p : programs)
       lowered.push_back(&p);
-    out.bundle.cuda = ::ein::codegen::renderCudaBundle(*out.kernels, lowered);
+    FailureOr<std::vector<uint8_t>> section = renderer->render(*out.kernels, lowered);
+    if (failed(section))
+      return false;
+    out.bundle.kernelSections[name] = std::move(*section);
   }
-  if (request.backend == "cpu" && request.jit) {
+  if (backend->hostKernels() && request.jit) {
     if (failed(out.kernels->compile()))
       return false;
     out.kernelsCompiled = out.kernels->compiledCount();
@@ -228,7 +235,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
         b.dims[a.getName().str()] = i.getInt();
   b.settings = priced;
   for (size_t i = 0; i < request.functions.size(); ++i)
-    b.programs.push_back(einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(programs[i])});
+    b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(programs[i])});
   b.loss =
       !module->hasAttr("ein.tokens") || module->hasAttr("ein.loss") ? "objective" : "cross_entropy";
   // How a token window maps onto the first train program's inputs: the
@@ -245,7 +252,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
     break;
   }
   if (sample)
-    b.programs.push_back(einrt::BundledProgram{cpu ? "cpu" : "reference", std::move(*sample)});
+    b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(*sample)});
   out.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;

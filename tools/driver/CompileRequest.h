@@ -58,8 +58,10 @@ struct CompileRequest {
   std::string optimizer;
 
   // What to build.
-  /// "cpu" (fused kernels + BLAS), "reference" (the interpreter) or "cuda"
-  /// (the cpu Programs, their kernels rendered to CUDA: bundle.cuda).
+  /// A registered backend's name (runtime/core/Backend.h): its lowering
+  /// builds the Programs ("cpu": fused kernels + BLAS; "reference": the
+  /// interpreter) and its kernel section, if any, is rendered into the
+  /// bundle (cuda: the cpu Programs' kernels as CUDA C++).
   std::string backend = "cpu";
   /// The functions to lower, in order; the bundle's programs follow it.
   /// "forward" needs no train step; the others ("train_step",

@@ -3,11 +3,13 @@
 
 #include "runtime/base/TerminalText.h"
 
+#include "Errors.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -17,10 +19,7 @@ namespace einc {
 namespace ein = mlir::ein;
 namespace {
 
-bool fail(const llvm::Twine &message) {
-  llvm::errs() << "einc: " << message << "\n";
-  return false;
-}
+bool fail(const llvm::Twine &message) { return printError(message); }
 
 /// Adds the profiles of `path` to `profiles` (same names replace).
 bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &profiles) {

@@ -21,12 +21,14 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "Errors.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -38,10 +40,7 @@ using namespace mlir;
 namespace einc {
 namespace {
 
-bool fail(const llvm::Twine &message) {
-  llvm::errs() << "einc: " << message << "\n";
-  return false;
-}
+bool fail(const llvm::Twine &message) { return printError(message); }
 
 std::string dtypeName(Type t) {
   if (auto shaped = dyn_cast<ShapedType>(t))

@@ -2,6 +2,7 @@
 #include "CudaTarget.h"
 
 #include "codegen/CudaRenderer.h"
+#include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/Nvrtc.h"
 
 #include <chrono>
@@ -50,7 +51,18 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
   cuda.compilerVersion = nvrtc->version();
   summary.kernels = int64_t(cuda.kernels.size());
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  bundle.cuda = std::move(cuda);
+  // A program the cuda device would refuse (a step it does not run yet):
+  // said now, not on the GPU machine; the executable still runs it on the
+  // CPU.
+  for (const einrt::BundledProgram &bp : bundle.programs)
+    if (std::string why = einrt::cudaProgramProblem(bp.program, &cuda, {}); !why.empty())
+      summary.warnings.push_back("@" + bp.program.name + ": " + why);
+  einrt::Expected<std::vector<uint8_t>> section = einrt::encodeCudaKernelBundle(cuda);
+  if (!section.ok()) {
+    error = "cannot encode the CUDA kernels: " + section.status().message();
+    return false;
+  }
+  bundle.kernelSections["cuda"] = section.take();
   return true;
 }
 

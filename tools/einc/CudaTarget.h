@@ -30,9 +30,12 @@ struct CudaTargetSummary {
   int64_t spillingKernels = 0; // ptxas reported spills (a cubin still works)
   double seconds = 0;          // NVRTC, all architectures (in parallel)
   int64_t fromCache = 0;       // images read from the NVRTC cache
+  /// What the cuda device would refuse ("@f: step 7 ..."), said at compile
+  /// time; the executable still runs such a program on the CPU.
+  std::vector<std::string> warnings;
 };
 
-/// Sets bundle.cuda: `kernels` (the table every Program of `bundle` uses)
+/// Sets the bundle's "cuda" kernel section: `kernels` (the table every Program of `bundle` uses)
 /// rendered and compiled for kCudaImageArchs. False with `error` (NVRTC
 /// not available, or its log).
 bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,

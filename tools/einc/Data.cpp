@@ -11,6 +11,7 @@
 #include "Data.h"
 
 #include "runtime/base/TerminalText.h"
+#include "tools/driver/Errors.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -30,10 +31,7 @@
 namespace einc {
 namespace {
 
-int fail(const std::string &message) {
-  llvm::errs() << "einc data: " << message << "\n";
-  return 1;
-}
+int fail(const std::string &message) { return exitError("data", message); }
 
 bool readAll(const std::string &path, std::vector<unsigned char> &bytes, std::string &error) {
   FILE *f = std::fopen(path.c_str(), "rb");

@@ -20,13 +20,14 @@
 #include "Link.h"
 
 #include "runtime/base/TerminalText.h"
+#include "tools/driver/Errors.h"
 #include "tools/exe/EmbeddedModel.h"
 #include "tools/runner/Runner.h"
 
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuTargets.h"
 #include "runtime/base/Memory.h"
-#include "runtime/cuda/CudaDevice.h"
+#include "runtime/core/Backend.h"
 #include "runtime/io/ModelBundle.h"
 
 #include "Version.inc"
@@ -47,10 +48,16 @@ using namespace mlir;
 namespace einc {
 namespace {
 
-int fail(const llvm::Twine &message) {
-  llvm::errs() << "einc compile: " << message << "\n";
-  return 1;
-}
+/// Kernel sections `einc compile --target T` renders and compiles ahead of
+/// time, by the section's name (runtime/core/Backend.h's kernelSection()).
+struct AheadOfTime {
+  const char *section;
+  bool (*compile)(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,
+                  CudaTargetSummary &summary, std::string &error);
+};
+const AheadOfTime kAheadOfTime[] = {{"cuda", addCudaKernels}};
+
+int fail(const llvm::Twine &message) { return exitError("compile", message); }
 
 /// A temporary folder, removed with everything in it when this goes.
 struct TempDir {
@@ -126,7 +133,7 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
 
   // 1. The one compile.
   CompileRequest request;
-  request.backend = "cpu";
+  request.backend = einrt::defaultBackend().name(); // its Programs run on every target
   request.functions = runner::trainFunctionNames(settings, /*withForward=*/true);
   request.jit = false;
   request.report = true;
@@ -138,19 +145,19 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
   einrt::ModelBundle &bundle = compiled.bundle;
   bundle.writtenBy = std::string("einc ") + EINC_VERSION + " (" + EINC_GIT_COMMIT + ")";
   bundle.reportText = compiled.reportText;
-  // --target cuda: the same kernel table for the GPU (CudaTarget.h).
+  // --target T with a kernel section: the same kernel table rendered and
+  // compiled ahead of time for T's device (cuda: CudaTarget.h).
   std::optional<CudaTargetSummary> cuda;
-  if (o.target == "cuda") {
+  if (const std::string section = einrt::findBackend(o.target)->kernelSection(); !section.empty()) {
+    auto aot = std::find_if(std::begin(kAheadOfTime), std::end(kAheadOfTime),
+                            [&](const AheadOfTime &a) { return section == a.section; });
+    if (aot == std::end(kAheadOfTime))
+      return fail("--target " + o.target + ": this einc cannot compile its kernels ahead of time");
     cuda.emplace();
-    if (!addCudaKernels(*compiled.kernels, bundle, *cuda, error))
+    if (!aot->compile(*compiled.kernels, bundle, *cuda, error))
       return fail(error);
-    // A program the cuda device would refuse (a step it does not run yet):
-    // said now, not on the GPU machine; the executable still runs it on
-    // the CPU.
-    for (const einrt::BundledProgram &bp : bundle.programs)
-      if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {}); !why.empty())
-        llvm::errs() << "einc compile: warning: --target cuda: @" << bp.program.name << ": " << why
-                     << "\n";
+    for (const std::string &warning : cuda->warnings)
+      llvm::errs() << "einc compile: warning: --target " << o.target << ": " << warning << "\n";
   }
 
   // 2. The kernels for every target.

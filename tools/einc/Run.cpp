@@ -11,16 +11,17 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
-#include "CudaBackend.h"
+#include "BackendDevice.h"
 
 #include "tools/driver/Compile.h"
+#include "tools/driver/Errors.h"
 #include "tools/driver/Stages.h"
 
 #include "tools/runner/Distributed.h"
 
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
-#include "codegen/CudaRenderer.h"
+#include "codegen/Lowerings.h"
 #include "codegen/ReferenceLowering.h"
 #include "runtime/base/LossScaleState.h"
 #include "runtime/base/TerminalText.h"
@@ -30,7 +31,6 @@
 #include "runtime/core/Safetensors.h"
 #include "runtime/core/StepProfile.h"
 #include "runtime/cpu/CpuDevice.h"
-#include "runtime/cuda/CudaDevice.h"
 #include "runtime/io/Checkpoint.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,45 +53,112 @@ using namespace mlir;
 namespace einc {
 namespace {
 
-int fail(const llvm::Twine &message) {
-  llvm::errs() << "einc: " << message << "\n";
-  return 1;
-}
+int fail(const llvm::Twine &message) { return exitError("", message); }
 
-/// The backend a run uses: the CPU backend holds its kernel compiler (whose
-/// table the executors call) for the whole run. The cuda backend lowers as
-/// the CPU backend does and renders the kernel table to CUDA
-/// (codegen/CudaRenderer.h); the cuda device compiles it with NVRTC.
+/// The backend a run uses (runtime/core/Backend.h) and what it holds for the
+/// whole run: the kernel compiler of its lowering (whose table the executors
+/// call), one device for every executor, and the Programs lowered so far (a
+/// kernel section is rendered again, notes and all, as the table grows).
 struct Backend {
-  bool cpu = false;
-  bool cuda = false;
-  int threads = 1;                                // CPU backend: threads for kernels and BLAS
+  const einrt::Backend *kind = nullptr;
+  const ::ein::codegen::ProgramLowering *lowering = nullptr;
   const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
   std::unique_ptr<::ein::codegen::KernelCompiler> kernels;
-  std::shared_ptr<einrt::CpuDevice> device;      // CPU backend: every executor's
-  std::shared_ptr<einrt::CudaDevice> cudaDevice; // cuda backend: every executor's
-  std::deque<einrt::Program> lowered;            // cuda backend: the kernels' notes
-  const char *name() const {
-    return cuda ? "cuda backend" : cpu ? "cpu backend" : "reference backend";
-  }
+  std::shared_ptr<einrt::Device> device;
+  std::deque<einrt::Program> lowered;
+  std::string name() const { return std::string(kind->name()) + " backend"; }
 };
 
-Backend makeBackend(const Options &o, const einrt::TrainSettings &settings) {
-  Backend b;
-  b.cpu = o.backend == "cpu";
-  b.cuda = o.backend == "cuda";
-  if (b.cpu) {
-    b.kernels = ::ein::codegen::KernelCompiler::create();
-    b.threads = o.threads > 0 ? int(o.threads) : einrt::defaultThreadCount();
-    b.device = std::make_shared<einrt::CpuDevice>(std::vector<einrt::KernelEntry>{}, b.threads);
-  }
-  if (b.cuda) {
-    b.kernels = ::ein::codegen::KernelCompiler::create();
-    b.cudaDevice = openCudaBackend(runner::cudaOptions({}, settings)); // null: said why
-  }
-  return b;
+/// Steps of `program` of `kind`.
+int64_t stepsOf(const einrt::Program &program, einrt::StepKind kind) {
+  return std::count_if(program.steps.begin(), program.steps.end(),
+                       [&](const einrt::Step &s) { return s.kind == kind; });
 }
 
+/// Renders the backend's kernel section of every kernel so far and gives
+/// it to the device.
+bool attachSection(Backend &backend, llvm::StringRef name, const einrt::Program &program) {
+  const std::string section = backend.kind->kernelSection();
+  const ::ein::codegen::KernelSectionRenderer *renderer =
+      ::ein::codegen::findKernelSection(section);
+  if (!renderer) {
+    fail("this einc cannot render the " + section + " kernel section");
+    return false;
+  }
+  // Every kernel of the table so far, with the notes of every Program
+  // lowered (kernel i stays kernel i as the table grows).
+  backend.lowered.push_back(program);
+  std::vector<const einrt::Program *> programs;
+  for (const einrt::Program &p : backend.lowered)
+    programs.push_back(&p);
+  FailureOr<std::vector<uint8_t>> bytes = renderer->render(*backend.kernels, programs);
+  if (failed(bytes))
+    return false;
+  einrt::BackendKernels kernels;
+  kernels.section = &*bytes;
+  if (einrt::Status s = backend.kind->attachKernels(*backend.device, kernels); !s.ok()) {
+    fail(s.message());
+    return false;
+  }
+  llvm::outs() << backend.name() << ": @" << name << ": "
+               << stepsOf(program, einrt::StepKind::Matmul) << " matmul steps, "
+               << stepsOf(program, einrt::StepKind::Kernel) << " kernel steps; "
+               << backend.kernels->kernelCount() << " kernels rendered; "
+               << backend.kind->describe(*backend.device) << "\n";
+  return true;
+}
+
+/// JIT-compiles the host kernels so far and gives the table to the device.
+bool attachHostKernels(Backend &backend, llvm::StringRef name, const einrt::Program &program) {
+  ::ein::codegen::KernelCompiler &k = *backend.kernels;
+  double before = k.compileSeconds();
+  int64_t compiled = k.compiledCount(), cached = k.cachedCount();
+  if (failed(k.compile())) {
+    fail("cannot compile the kernels of @" + name);
+    return false;
+  }
+  int64_t epilogues = 0;
+  for (const einrt::Step &s : program.steps)
+    if (const auto *g = std::get_if<einrt::GemmDesc>(&s.payload))
+      epilogues += g->post.present();
+  einrt::BackendKernels kernels;
+  kernels.host = k.table();
+  if (einrt::Status s = backend.kind->attachKernels(*backend.device, kernels); !s.ok()) {
+    fail(s.message());
+    return false;
+  }
+  int threads = backend.kind->threads(*backend.device);
+  llvm::outs() << backend.name() << ": @" << name << ": "
+               << stepsOf(program, einrt::StepKind::Matmul) << " BLAS matmul steps";
+  if (epilogues > 0)
+    llvm::outs() << " (" << epilogues << " with epilogues)";
+  llvm::outs() << ", " << stepsOf(program, einrt::StepKind::Kernel)
+               << " kernel steps; kernels: " << k.compiledCount() - compiled << " compiled, "
+               << k.cachedCount() - cached << " cached, "
+               << llvm::format("%.2f s compiling for ", k.compileSeconds() - before)
+               << k.jitTarget() << "; " << threads << (threads == 1 ? " thread\n" : " threads\n");
+  return true;
+}
+
+/// What the CPU device says of a Program's GEMMs (bf16 path, f16 widening,
+/// the f32 GEMM table).
+void describeCpuGemms(const einrt::CpuDevice &cpu, llvm::StringRef name,
+                      const einrt::Program &program) {
+  if (int64_t steps = einrt::CpuDevice::bf16GemmSteps(program))
+    llvm::outs() << "cpu backend: @" << name << ": " << steps << " bf16 GEMM steps through "
+                 << einrt::bf16GemmPathDescription(*cpu.bf16GemmPath()) << "\n";
+  if (int64_t steps = einrt::CpuDevice::f16GemmSteps(program))
+    llvm::outs() << "cpu backend: @" << name << ": " << steps
+                 << " f16 GEMM steps widened to f32 (exactly) for cblas_sgemm: the CPU backend "
+                    "has no f16 GEMM\n";
+  if (const einrt::GemmChooser *gemms = cpu.gemmChooser(); gemms && !gemms->isDefault())
+    llvm::outs() << "cpu backend: @" << name << ": f32 GEMMs on " << gemms->describe() << "\n";
+  if (!cpu.gemmMeasurement().empty())
+    llvm::outs() << "cpu backend: @" << name << ": " << cpu.gemmMeasurement() << "\n";
+}
+
+/// An executor of @name on the backend's device; without a backend, on the
+/// reference interpreter in `precision` (gradcheck's float64 runs).
 std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef name,
                                             einrt::Precision precision,
                                             Backend *backend = nullptr) {
@@ -100,84 +167,32 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
     fail("the module has no @" + name);
     return std::nullopt;
   }
-  bool cpu = backend && backend->cpu;
-  bool cuda = backend && backend->cuda;
-  if ((cpu || cuda) && failed(applyFusion(module, *backend->settings)))
+  if (backend && backend->lowering->fused && failed(applyFusion(module, *backend->settings)))
     return std::nullopt;
-  // `budget:N%` on the cpu and reference backends: N% of this machine's memory.
-  std::optional<RematDevice> here = cuda ? std::nullopt : thisMachineForRemat(nullptr);
+  // `budget:N%` where the device's memory is this machine's: N% of it.
+  std::optional<RematDevice> here;
+  if (!backend || backend->kind->hostMemory())
+    here = thisMachineForRemat(nullptr);
   if (backend && backend->settings &&
       failed(applyRemat(module, *backend->settings, here ? &*here : nullptr)))
     return std::nullopt;
-  auto program = cpu || cuda ? ::ein::codegen::lowerToCpuProgram(fn, *backend->kernels)
-                             : ::ein::codegen::lowerToProgram(fn);
+  auto program = backend ? backend->lowering->lower(fn, backend->kernels.get())
+                         : ::ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
-  if (cuda) {
-    // Every kernel of the table so far, with the notes of every Program
-    // lowered (kernel i stays kernel i as the table grows).
-    backend->lowered.push_back(*program);
-    std::vector<const einrt::Program *> programs;
-    for (const einrt::Program &p : backend->lowered)
-      programs.push_back(&p);
-    auto bundle = std::make_shared<einrt::CudaKernelBundle>(
-        ::ein::codegen::renderCudaBundle(*backend->kernels, programs));
-    int64_t kernelSteps = 0, matmuls = 0;
-    for (const einrt::Step &s : program->steps) {
-      matmuls += s.kind == einrt::StepKind::Matmul;
-      kernelSteps += s.kind == einrt::StepKind::Kernel;
-    }
-    llvm::outs() << "cuda backend: @" << name << ": " << matmuls << " cuBLASLt matmul steps, "
-                 << kernelSteps << " kernel steps; " << bundle->kernels.size()
-                 << " kernels rendered; " << backend->cudaDevice->describe() << "\n";
-    backend->cudaDevice->setKernels(std::move(bundle));
-  }
-  if (cpu) {
-    ::ein::codegen::KernelCompiler &k = *backend->kernels;
-    double before = k.compileSeconds();
-    int64_t compiled = k.compiledCount(), cached = k.cachedCount();
-    if (failed(k.compile())) {
-      fail("cannot compile the kernels of @" + name);
-      return std::nullopt;
-    }
-    int64_t kernelSteps = 0, matmuls = 0, epilogues = 0;
-    for (const einrt::Step &s : program->steps) {
-      matmuls += s.kind == einrt::StepKind::Matmul;
-      kernelSteps += s.kind == einrt::StepKind::Kernel;
-      if (const auto *g = std::get_if<einrt::GemmDesc>(&s.payload))
-        epilogues += g->post.present();
-    }
-    llvm::outs() << "cpu backend: @" << name << ": " << matmuls << " BLAS matmul steps";
-    if (epilogues > 0)
-      llvm::outs() << " (" << epilogues << " with epilogues)";
-    llvm::outs() << ", " << kernelSteps
-                 << " kernel steps; kernels: " << k.compiledCount() - compiled << " compiled, "
-                 << k.cachedCount() - cached << " cached, "
-                 << llvm::format("%.2f s compiling for ", k.compileSeconds() - before)
-                 << k.jitTarget() << "; " << backend->threads
-                 << (backend->threads == 1 ? " thread\n" : " threads\n");
-    backend->device->setKernels(k.table());
-  }
+  if (backend && *backend->kind->kernelSection() && !attachSection(*backend, name, *program))
+    return std::nullopt;
+  if (backend && backend->kind->hostKernels() && !attachHostKernels(*backend, name, *program))
+    return std::nullopt;
   std::string error;
-  auto ex = cuda  ? einrt::Executor::create(*program, backend->cudaDevice, error)
-            : cpu ? einrt::Executor::create(*program, backend->device, error)
-                  : einrt::Executor::create(*program, precision, error);
+  auto ex = backend ? einrt::Executor::create(*program, backend->device, error)
+                    : einrt::Executor::create(*program, precision, error);
   if (!ex) {
     fail("cannot run @" + name + ": " + error);
     return ex;
   }
-  if (int64_t steps = cpu ? einrt::CpuDevice::bf16GemmSteps(*program) : 0)
-    llvm::outs() << "cpu backend: @" << name << ": " << steps << " bf16 GEMM steps through "
-                 << einrt::bf16GemmPathDescription(*backend->device->bf16GemmPath()) << "\n";
-  if (int64_t steps = cpu ? einrt::CpuDevice::f16GemmSteps(*program) : 0)
-    llvm::outs() << "cpu backend: @" << name << ": " << steps
-                 << " f16 GEMM steps widened to f32 (exactly) for cblas_sgemm: the CPU backend "
-                    "has no f16 GEMM\n";
-  if (const einrt::GemmChooser *gemms = cpu ? backend->device->gemmChooser() : nullptr;
-      gemms && !gemms->isDefault())
-    llvm::outs() << "cpu backend: @" << name << ": f32 GEMMs on " << gemms->describe() << "\n";
-  if (cpu && !backend->device->gemmMeasurement().empty())
-    llvm::outs() << "cpu backend: @" << name << ": " << backend->device->gemmMeasurement() << "\n";
+  if (auto *cpu = backend ? dynamic_cast<einrt::CpuDevice *>(backend->device.get()) : nullptr)
+    describeCpuGemms(*cpu, name, *program);
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
                                ex->arenaBytes() / 1048576.0, ex->residentBytes() / 1048576.0);
@@ -519,12 +534,19 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
 
 int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
   auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
-  Backend backend = makeBackend(o, settings);
+  Backend backend;
+  backend.kind = einrt::findBackend(o.backend);
+  backend.lowering = ::ein::codegen::findProgramLowering(backend.kind->programLowering());
+  if (!backend.lowering)
+    return fail("this einc cannot lower Programs for the " + o.backend + " backend");
   backend.settings = &settings;
-  if ((backend.cpu || backend.cuda) && !backend.kernels)
+  if (backend.lowering->kernels && !(backend.kernels = ::ein::codegen::KernelCompiler::create()))
     return fail("cannot start the CPU backend's kernel compiler");
-  if (backend.cuda && !backend.cudaDevice)
-    return 1; // openCudaBackend said why
+  einrt::BackendOpen open = runner::deviceOptions({}, settings);
+  open.threads = o.threads;
+  open.f64 = o.f64;
+  if (!(backend.device = openBackendDevice(*backend.kind, open)))
+    return 1;
   // Every mode runs the precision policy's forward (the step's pipeline
   // finds it applied).
   if (failed(applyPrecision(module, settings)))

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Sample.h"
+#include "BackendDevice.h"
 #include "CompileOptions.h"
-#include "CudaBackend.h"
 #include "RunnerOptions.h"
 
 #include "tools/runner/Distributed.h"
@@ -25,8 +25,12 @@ namespace einc {
 
 int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
   const einrt::TrainSettings &settings = fe.settings;
-  std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions({}, settings))))
+  // The device first: a machine without it (a GPU) fails before compiling.
+  runner::Backend backend;
+  backend.kind = einrt::findBackend(o.backend);
+  backend.threads = o.threads;
+  backend.open = runner::deviceOptions({}, settings);
+  if (!(backend.device = openBackendDevice(*backend.kind, backend.open)))
     return 1;
   // The model's context: its diagnostics print as einc prints them.
   MLIRContext &context = *original->getContext();
@@ -40,15 +44,8 @@ int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
   CompiledModel compiled;
   if (!compileModel(*module, request, compiled))
     return 1;
-  runner::Backend backend;
-  backend.name = o.backend;
-  backend.threads = o.threads;
-  if (gpu) {
-    backend.cuda = takeCudaKernels(compiled);
-    backend.cudaDevice = gpu;
-  } else if (compiled.kernels) {
+  if (compiled.kernels && backend.kind->hostKernels())
     backend.kernels = compiled.kernels->table();
-  }
   runner::RunContext run;
   run.model = o.input;
   return runner::sample(run, runOptions(o), compiled.bundle, settings, "forward", backend);

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Train.h"
+#include "BackendDevice.h"
 #include "CompileOptions.h"
-#include "CudaBackend.h"
 #include "RunnerOptions.h"
 
 #include "tools/runner/Distributed.h"
@@ -26,9 +26,12 @@ namespace {
 
 int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSettings &s,
                  ModuleOp module, einrt::Communicator *comm) {
-  // The GPU first: a machine without one fails before compiling.
-  std::shared_ptr<einrt::CudaDevice> gpu;
-  if (o.backend == "cuda" && !(gpu = openCudaBackend(runner::cudaOptions(runOptions(o), s))))
+  // The device first: a machine without it (a GPU) fails before compiling.
+  runner::Backend backend;
+  backend.kind = einrt::findBackend(o.backend);
+  backend.threads = o.threads;
+  backend.open = runner::deviceOptions(runOptions(o), s);
+  if (!(backend.device = openBackendDevice(*backend.kind, backend.open)))
     return 1;
   int32_t vocab = 0;
   if (auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims"))
@@ -45,7 +48,7 @@ int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSetting
   request.backend = o.backend;
   request.functions = runner::trainFunctionNames(s, run->withValidation());
   request.report = true; // the prediction on the progress line
-  request.reportDevice = gpu ? gpuProfileName(o, *gpu) : "cpu";
+  request.reportDevice = reportProfileFor(o, *backend.kind, *backend.device);
   request.reportOptional = true;
   if (o.shardOptimizer && comm) {
     request.shardRank = comm->rank();
@@ -55,14 +58,9 @@ int trainOnRanks(const Options &o, const Frontend &fe, const einrt::TrainSetting
   if (!compileModel(module, o, s, fe.file->text().str(), request, compiled, &fe))
     return 1;
 
-  runner::Backend backend;
-  backend.name = o.backend;
-  backend.threads = o.threads;
   std::string origin = "compiled in " + runner::fixed(compiled.compileSeconds, 2) + " s";
-  if (gpu) {
-    backend.cuda = takeCudaKernels(compiled);
-    backend.cudaDevice = gpu;
-    origin += "; " + std::to_string(backend.cuda->kernels.size()) + " kernels rendered";
+  if (!compiled.bundle.kernelSections.empty()) {
+    origin += "; " + std::to_string(compiled.kernels->kernelCount()) + " kernels rendered";
   } else if (compiled.kernels) {
     backend.kernels = compiled.kernels->table();
     origin += "; " + std::to_string(compiled.kernelsCompiled) + " kernels compiled, " +

@@ -24,7 +24,6 @@
 #include "runtime/core/KernelTable.h"
 #include "runtime/cpu/CpuTarget.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaDevice.h"
 #include "runtime/io/ModelBundle.h"
 
 #include <algorithm>
@@ -148,39 +147,44 @@ int main(int argc, char **argv) {
     return runner::info(context, *bundle, chosen.linked, int64_t(einc_program_file_size),
                         fileSize("/proc/self/exe"));
 
-  auto fail = [&](const std::string &message) {
-    std::cerr << name << " " << o.command << ": " << message << "\n";
-    return 1;
-  };
+  auto fail = [&](const std::string &message) { return context.fail(o.command, message); };
   // The settings with --set applied (the device reads tf32 when it opens).
   einrt::TrainSettings settings;
   if (!runner::runSettings(*bundle, run, settings, error))
     return fail(error);
-  // The backend: --backend, else cuda where the model was compiled for it.
+  // The backend: --backend, else the one whose kernel section the model
+  // carries (cuda, when compiled for it), else the default.
   runner::Backend backend;
   backend.threads = o.threads;
-  backend.name = o.backendGiven ? o.backend : bundle->cuda ? "cuda" : "cpu";
+  if (o.backendGiven)
+    backend.kind = einrt::findBackend(o.backend);
+  else
+    for (const auto &[section, bytes] : bundle->kernelSections)
+      if (const einrt::Backend *b = einrt::backendOfSection(section))
+        backend.kind = b;
+  if (!backend.kind)
+    return fail(einrt::unknownBackend(o.backend));
+  const std::string backendName = backend.name();
   std::string origin;
-  if (backend.name == "cuda") {
-    if (!bundle->cuda)
-      return fail("--backend cuda: " + name +
-                  " has no CUDA kernels (compile it with einc compile --target cuda)");
-    std::string why;
-    // --distributed: the rank's GPU (the launcher's local rank).
-    backend.cudaDevice = einrt::createCudaDevice(
-        runner::cudaOptions(o.command == "train" ? run : runner::RunOptions{}, settings), why);
-    if (!backend.cudaDevice)
-      return fail("--backend cuda: " + why +
-                  (o.backendGiven ? ""
-                                  : " (the default for a model "
-                                    "compiled for cuda; "
-                                    "--backend cpu runs it "
-                                    "on the CPU)"));
-    backend.cuda = std::make_shared<const einrt::CudaKernelBundle>(*bundle->cuda);
-    origin = std::to_string(bundle->cuda->kernels.size()) + " cuda kernels linked in";
+  if (const std::string section = backend.kind->kernelSection(); !section.empty()) {
+    if (!bundle->kernelSection(section))
+      return fail("--backend " + backendName + ": " + name + " has no " + section +
+                  " kernels (compile it with einc compile --target " + backendName + ")");
+    // --distributed: the rank's device (the launcher's local rank).
+    backend.open =
+        runner::deviceOptions(o.command == "train" ? run : runner::RunOptions{}, settings);
+    auto device = runner::openDevice(*backend.kind, backend.open);
+    if (!device.ok())
+      return fail(device.status().message() +
+                  (o.backendGiven
+                       ? ""
+                       : " (the default for a model compiled for " + backendName + "; --backend " +
+                             einrt::defaultBackend().name() + " runs it on the CPU)"));
+    backend.device = device.take();
+    origin = section + " kernels linked in";
   }
   // `check` compares with the CPU kernels whatever the device under test.
-  bool cpuKernels = backend.name == "cpu" || o.command == "check";
+  bool cpuKernels = backend.kind->hostKernels() || o.command == "check";
   if (cpuKernels && !chosen.target) {
     std::string list;
     for (const std::string &t : chosen.linked.targets)
@@ -206,10 +210,9 @@ int main(int argc, char **argv) {
     // when the device under test is the CPU at another count, else at every
     // thread (the CPU's results do not depend on the count).
     runner::Backend reference;
-    reference.name = "cpu";
     reference.kernels = backend.kernels;
     runner::Backend tested = backend;
-    if (backend.name == "cpu") {
+    if (backend.kind == reference.kind) {
       reference.threads = 1;
       tested.threads = o.threads > 0 ? o.threads : std::max(2, einrt::defaultThreadCount());
     } else {

@@ -3,16 +3,16 @@
 
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
+#include "runtime/core/Backend.h"
 #include "runtime/core/Safetensors.h"
 #include "runtime/cpu/CpuDevice.h"
-#include "runtime/cuda/CudaDevice.h"
 
 #include <iostream>
 
 namespace einc::runner {
 namespace {
 
-std::string mib(int64_t bytes) { return fixed(bytes / 1048576.0, 1) + " MiB"; }
+std::string mib(int64_t bytes) { return einrt::formatMiB(bytes); }
 
 /// "key=value ..." of the settings of `time`.
 std::string settingsOf(const einrt::TrainSettings &s, einrt::SettingTime time) {
@@ -95,28 +95,16 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
   for (const einrt::KernelObject &k : bundle.kernelObjects)
     out << "  kernels     " << k.name << ": " << k.kernelCount << " kernels, "
         << mib(int64_t(k.bytes.size())) << " of object code\n";
-  if (bundle.cuda) {
-    std::string images;
-    for (const einrt::CudaImage &image : bundle.cuda->images)
-      images += (images.empty() ? "" : ", ") + image.arch + " " + mib(int64_t(image.bytes.size()));
-    out << "  cuda        " << bundle.cuda->kernels.size() << " kernels, "
-        << mib(int64_t(bundle.cuda->source.size())) << " of CUDA C++; "
-        << (images.empty() ? "no images" : images)
-        << (bundle.cuda->compilerVersion.empty() ? ""
-                                                 : " (NVRTC " + bundle.cuda->compilerVersion + ")")
-        << "\n";
-    // What the cuda device would refuse, checked without a GPU.
-    std::string refused;
-    for (const einrt::BundledProgram &bp : bundle.programs)
-      if (bp.backend == "cpu")
-        if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {});
-            !why.empty())
-          refused += "\n              @" + bp.program.name + ": " + why;
-    out << "  cuda runs   "
-        << (refused.empty() ? "every program (the device's checks, without a GPU)"
-                            : "not every program:" + refused)
-        << "\n";
-  }
+  // Each kernel section as its backend describes it (and what its device
+  // would refuse, checked without one).
+  for (const auto &[section, bytes] : bundle.kernelSections)
+    if (const einrt::Backend *backend = einrt::backendOfSection(section)) {
+      std::vector<const einrt::Program *> programs;
+      for (const einrt::BundledProgram &bp : bundle.programs)
+        if (bp.backend == backend->programLowering())
+          programs.push_back(&bp.program);
+      out << backend->describeSection(bytes, programs);
+    }
   std::string targets;
   for (const std::string &t : linked.targets)
     targets += (targets.empty() ? "" : ", ") + t;

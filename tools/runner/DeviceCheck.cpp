@@ -244,6 +244,11 @@ public:
   Checker(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
           Loaded &reference, Loaded &tested, bool exact)
       : context(context), o(o), bundle(bundle), reference(reference), tested(tested), exact(exact) {
+    // The rendered CUDA kernels' entries and launch kinds name the steps
+    // (and set their bounds: CheckCompare.h), when the bundle has them.
+    if (const std::vector<uint8_t> *section = bundle.kernelSection("cuda"))
+      if (auto decoded = einrt::decodeCudaKernelBundle(*section); decoded.ok())
+        cuda = decoded.take();
     // The check of the check (test/compile): EINC_CHECK_PERTURB=N flips the
     // last bit of step N-1's tested result, which must then be reported.
     if (const char *v = std::getenv("EINC_CHECK_PERTURB"))
@@ -267,6 +272,7 @@ private:
   const RunContext &context;
   const RunOptions &o;
   const einrt::ModelBundle &bundle;
+  std::optional<einrt::CudaKernelBundle> cuda;
   Loaded &reference, &tested;
   bool exact;
   int64_t perturb = 0;
@@ -329,8 +335,8 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
   if (s.kind == einrt::StepKind::Kernel) {
     int64_t k = s.as<einrt::KernelLaunch>().kernel;
     r.kernel = k;
-    if (bundle.cuda && k >= 0 && k < int64_t(bundle.cuda->kernels.size())) {
-      info = &bundle.cuda->kernels[size_t(k)];
+    if (cuda && k >= 0 && k < int64_t(cuda->kernels.size())) {
+      info = &cuda->kernels[size_t(k)];
       r.what = info->entry;
       r.launch = einrt::cudaLaunchKindName(info->kind);
     } else {
@@ -472,16 +478,13 @@ void Checker::profileFunction(const einrt::Program &p, FunctionResult &f) {
 
 int check(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
           const Backend &referenceBackend, const Backend &testedBackend) {
-  auto fail = [&](const std::string &message) {
-    std::cerr << context.tool << " check: " << message << "\n";
-    return 1;
-  };
+  auto fail = [&](const std::string &message) { return context.fail("check", message); };
   std::vector<const einrt::BundledProgram *> programs;
   for (const einrt::BundledProgram &bp : bundle.programs) {
     bool wanted = o.checkFunctions.empty() ||
                   std::find(o.checkFunctions.begin(), o.checkFunctions.end(), bp.program.name) !=
                       o.checkFunctions.end();
-    if (wanted && bp.backend == "cpu")
+    if (wanted && bp.backend == referenceBackend.kind->programLowering())
       programs.push_back(&bp);
   }
   for (const std::string &name : o.checkFunctions)
@@ -495,7 +498,7 @@ int check(const RunContext &context, const RunOptions &o, const einrt::ModelBund
   if (!load(bundle, {}, referenceBackend, reference, error) ||
       !load(bundle, {}, testedBackend, tested, error))
     return fail(error);
-  bool exact = tested.device->name() == "cpu";
+  bool exact = testedBackend.kind->exactAsHostKernels();
   CheckSummary summary;
   summary.tool = context.tool;
   summary.model = bundle.sourceName;

@@ -8,9 +8,9 @@
 
 namespace einc::runner {
 
-einrt::CudaDeviceOptions cudaOptions(const RunOptions &o, const einrt::TrainSettings &settings) {
-  einrt::CudaDeviceOptions options;
-  options.tf32 = settings.tf32 == "on";
+einrt::BackendOpen deviceOptions(const RunOptions &o, const einrt::TrainSettings &settings) {
+  einrt::BackendOpen options;
+  options.settings = settings;
   if (!o.distributed.empty()) {
     options.ordinal = einrt::launcherLocalRank();
     options.wrapOrdinal = o.distributed != "nccl";

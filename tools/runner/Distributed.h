@@ -13,7 +13,7 @@
 #include "RunOptions.h"
 
 #include "runtime/base/TrainSettings.h"
-#include "runtime/cuda/CudaDevice.h"
+#include "runtime/core/Backend.h"
 #include "runtime/dist/Communicator.h"
 
 #include <memory>
@@ -21,11 +21,11 @@
 
 namespace einc::runner {
 
-/// The GPU this process runs on: GPU 0 without --distributed; with it,
-/// the launcher's local rank (one GPU per rank on a node; with mpi, ranks
-/// beyond the GPUs share them round-robin, NCCL cannot); f32 GEMMs on TF32
-/// tensor cores under the `tf32` setting.
-einrt::CudaDeviceOptions cudaOptions(const RunOptions &o, const einrt::TrainSettings &settings);
+/// How this process opens its device: the first (GPU 0) without
+/// --distributed; with it, the launcher's local rank's (one GPU per rank on
+/// a node; with mpi, ranks beyond the devices share them round-robin, NCCL
+/// cannot); the settings (f32 GEMMs on TF32 tensor cores under `tf32`).
+einrt::BackendOpen deviceOptions(const RunOptions &o, const einrt::TrainSettings &settings);
 
 class Ranks {
 public:

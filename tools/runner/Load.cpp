@@ -2,12 +2,9 @@
 #include "Runner.h"
 
 #include "runtime/base/Memory.h"
-#include "runtime/core/HostDevice.h"
-#include "runtime/cpu/CpuDevice.h"
-#include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaDevice.h"
 
 #include <cstdio>
+#include <iostream>
 
 namespace einc::runner {
 
@@ -15,6 +12,15 @@ std::string fixed(double v, int digits) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", digits, v);
   return text;
+}
+
+int RunContext::fail(const std::string &command, const std::string &message) const {
+  std::cout.flush();
+  std::cerr << tool << " " << command << ": ";
+  if (comm && comm->size() > 1)
+    std::cerr << "rank " << comm->rank() << ": ";
+  std::cerr << message << "\n";
+  return 1;
 }
 
 std::vector<std::string> trainFunctionNames(const einrt::TrainSettings &settings,
@@ -29,8 +35,17 @@ std::vector<std::string> trainFunctionNames(const einrt::TrainSettings &settings
   return names;
 }
 
+einrt::Expected<std::shared_ptr<einrt::Device>> openDevice(const einrt::Backend &backend,
+                                                           const einrt::BackendOpen &open) {
+  auto device = backend.open(open);
+  if (!device.ok())
+    return device.takeStatus().withContext("--backend " + std::string(backend.name()) + ": ");
+  return device;
+}
+
 bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
           const Backend &backend, Loaded &out, std::string &error) {
+  const einrt::Backend &kind = *backend.kind;
   std::vector<const einrt::Program *> programs;
   for (const std::string &name : functions) {
     const einrt::BundledProgram *p = bundle.find(name);
@@ -38,39 +53,33 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
       error = "the compiled model has no @" + name;
       return false;
     }
-    if (p->backend != backend.programBackend()) {
-      error = "@" + name + " was compiled for the " + p->backend + " backend, not " + backend.name;
+    if (p->backend != kind.programLowering()) {
+      error = "@" + name + " was compiled for the " + p->backend + " backend, not " + kind.name();
       return false;
     }
     programs.push_back(&p->program);
   }
-  if (backend.name == "cpu") {
-    out.threads = backend.threads > 0 ? int(backend.threads) : einrt::defaultThreadCount();
-    einrt::setBlasThreads(1); // the device splits matmuls itself
-    auto cpu = std::make_shared<einrt::CpuDevice>(backend.kernels);
-    // One set of threads for every function.
-    if (out.threads > 1)
-      cpu->setThreadPool(std::make_shared<einrt::ThreadPool>(out.threads));
-    out.device = cpu;
-  } else if (backend.name == "cuda") {
-    if (!backend.cuda) {
-      error = "the compiled model has no CUDA kernels (einc compile --target cuda writes them)";
+  out.device = backend.device;
+  if (!out.device) {
+    einrt::BackendOpen open = backend.open;
+    open.threads = backend.threads;
+    auto device = openDevice(kind, open);
+    if (!device.ok()) {
+      error = device.status().message();
       return false;
     }
-    std::shared_ptr<einrt::CudaDevice> cuda =
-        backend.cudaDevice ? backend.cudaDevice : einrt::createCudaDevice({}, error);
-    if (!cuda) {
-      error = "--backend cuda: " + error;
-      return false;
-    }
-    cuda->setKernels(backend.cuda);
-    out.threads = 1;
-    out.description = cuda->describe();
-    out.device = cuda;
-  } else {
-    out.threads = 1;
-    out.device = std::make_shared<einrt::HostDevice>(einrt::Precision::F32);
+    out.device = device.take();
   }
+  einrt::BackendKernels kernels;
+  kernels.host = backend.kernels;
+  kernels.section =
+      backend.section ? backend.section.get() : bundle.kernelSection(kind.kernelSection());
+  if (einrt::Status attached = kind.attachKernels(*out.device, kernels); !attached.ok()) {
+    error = attached.message();
+    return false;
+  }
+  out.threads = kind.threads(*out.device);
+  out.description = kind.describe(*out.device);
   // Every function's storage together, before any is allocated: too large
   // a model is an error with the bytes needed and available, not an abort.
   int64_t planned = 0;
@@ -81,10 +90,8 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
     parts += (i ? ", @" : "@") + functions[i] + " " + einrt::formatBytes(bytes);
   }
   std::string what = "the model's storage (" + parts + ")";
-  auto *cuda = dynamic_cast<einrt::CudaDevice *>(out.device.get());
-  std::string shortfall =
-      cuda ? cuda->memoryShortfall(planned, what) : einrt::memoryShortfall(planned, what);
-  if (!shortfall.empty()) {
+  if (std::string shortfall = kind.memoryShortfall(*out.device, planned, what);
+      !shortfall.empty()) {
     error = shortfall;
     return false;
   }

@@ -19,10 +19,9 @@
 #include "RunOptions.h"
 
 #include "runtime/base/TrainSettings.h"
+#include "runtime/core/Backend.h"
 #include "runtime/core/Device.h"
 #include "runtime/core/Executor.h"
-#include "runtime/cuda/CudaDevice.h"
-#include "runtime/cuda/CudaKernels.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/io/CheckpointDir.h"
 #include "runtime/io/ModelBundle.h"
@@ -46,37 +45,48 @@ struct RunContext {
   std::string noPrediction = "no cpu profile: run einc calibrate";
   /// --distributed: the ranks (Distributed.h); null: this process alone.
   einrt::Communicator *comm = nullptr;
+  /// "TOOL COMMAND: [rank R: ]MESSAGE" on standard error, after what was
+  /// printed to standard output so far: every error line of the runner. 1,
+  /// the exit status.
+  int fail(const std::string &command, const std::string &message) const;
 };
 
-/// What the bundle's Programs run on. The cuda backend runs the Programs
-/// lowered for the CPU (their Kernel steps index `cuda->kernels`, rendered
-/// from the same table: runtime/cuda/CudaKernels.h).
+/// What the bundle's Programs run on: a registered backend
+/// (runtime/core/Backend.h) and what it runs them with.
 struct Backend {
-  std::string name = "cpu";                // "cpu" | "reference" | "cuda"
-  std::vector<einrt::KernelEntry> kernels; // cpu: the table the Kernel steps index
-  int64_t threads = 0;                     // cpu: --threads (0: einrt::defaultThreadCount())
-  std::shared_ptr<const einrt::CudaKernelBundle> cuda; // cuda: the rendered kernels
-  /// cuda: the device, when the caller opened it already (einc does, to
-  /// fail before compiling); else load() opens GPU 0.
-  std::shared_ptr<einrt::CudaDevice> cudaDevice;
-  /// The backend a Program must have been lowered for to run here.
-  std::string programBackend() const { return name == "cuda" ? "cpu" : name; }
+  /// --backend (never null).
+  const einrt::Backend *kind = &einrt::defaultBackend();
+  std::vector<einrt::KernelEntry> kernels; // host kernels: the table the Kernel steps index
+  int64_t threads = 0;                     // host kernels: --threads (0: the default)
+  /// The backend's kernel section, when not the bundle's (einc's rendered
+  /// kernels; null: the bundle's own).
+  std::shared_ptr<const std::vector<uint8_t>> section;
+  /// The device, when the caller opened it already (einc does, to fail
+  /// before compiling a model for a GPU it does not have); else load()
+  /// opens it with `open`.
+  std::shared_ptr<einrt::Device> device;
+  einrt::BackendOpen open;
+  const char *name() const { return kind->name(); }
 };
+
+/// Opens `backend`'s device as `open` says, or says why not ("--backend
+/// cuda: no CUDA driver ...").
+einrt::Expected<std::shared_ptr<einrt::Device>> openDevice(const einrt::Backend &backend,
+                                                           const einrt::BackendOpen &open);
 
 /// Executors of some of a bundle's functions on one device.
 struct Loaded {
   std::shared_ptr<einrt::Device> device;                 // every executor's
   std::vector<std::optional<einrt::Executor>> executors; // one per function
-  int threads = 1;                                       // cpu: kernels and BLAS
-  std::string description; // cuda: the GPU, for banners (CudaDevice::describe)
+  int threads = 1;                                       // host kernels: kernels and GEMMs
+  std::string description; // the device, for banners (Backend::describe): the GPU
 };
 
-/// Creates the device (cpu: the kernel table and one pool of `threads`
-/// threads for every function; BLAS itself at one thread, the device splits
-/// matmuls; cuda: the GPU with the bundle's kernels, runtime/cuda/CudaDevice.h)
-/// and an executor for each of `functions`, after checking that their
-/// planned storage together fits the memory available (the host's, or the
-/// GPU's free memory). False with `error`.
+/// Opens the backend's device (unless the caller did: Backend::device) and
+/// gives it its kernels (the host table, or the bundle's kernel section of
+/// the backend), and creates an executor for each of `functions`, after
+/// checking that their planned storage together fits the memory the device
+/// has free. False with `error`.
 bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
           const Backend &backend, Loaded &out, std::string &error);
 

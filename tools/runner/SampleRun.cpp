@@ -66,11 +66,7 @@ int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK
 int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
            const einrt::TrainSettings &settings, const std::string &function,
            const Backend &backend) {
-  auto fail = [&](const std::string &message) {
-    std::cout.flush();
-    std::cerr << context.tool << " sample: " << message << "\n";
-    return 1;
-  };
+  auto fail = [&](const std::string &message) { return context.fail("sample", message); };
   std::string error;
   Loaded loaded;
   if (!load(bundle, {function}, backend, loaded, error))

@@ -23,6 +23,7 @@
 #include "runtime/core/StepPrediction.h"
 #include "runtime/core/StepProfile.h"
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/cuda/CudaDevice.h"
 #include "runtime/dist/NcclCollectives.h"
 #include "runtime/io/Checkpoint.h"
 #include "runtime/io/CheckpointDir.h"
@@ -69,24 +70,10 @@ struct Prediction {
   std::string device;   // the report's ("" without a report)
 };
 
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = char(std::tolower((unsigned char)c));
-  return s;
-}
-
-/// Whether the report's device profile `profile` is of what runs: the cpu
-/// backend's `cpu` profile (einc calibrate), or a GPU profile ("h200")
-/// whose name is one of the words of the GPU's name ("NVIDIA H200 (sm_90,
-/// ...)").
+/// Whether the report's device profile `profile` is of what runs (the
+/// backend says: `cpu` for the host, a GPU's name word for a GPU).
 bool profileRuns(const std::string &profile, const Backend &backend, const Loaded &loaded) {
-  if (backend.name != "cuda")
-    return profile == "cpu";
-  std::string name = lower(loaded.description);
-  for (char &c : name)
-    if (!std::isalnum((unsigned char)c))
-      c = ' ';
-  return (" " + name + " ").find(" " + lower(profile) + " ") != std::string::npos;
+  return backend.kind->profileDescribes(profile, loaded.description);
 }
 
 Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend, const Loaded &loaded) {
@@ -195,14 +182,7 @@ std::string plural(int64_t n, const char *word) {
 
 TrainRun::~TrainRun() = default;
 
-int TrainRun::fail(const std::string &message) const {
-  std::cout.flush();
-  std::cerr << context.tool << " train: ";
-  if (context.comm && context.comm->size() > 1)
-    std::cerr << "rank " << context.comm->rank() << ": ";
-  std::cerr << message << "\n";
-  return 1;
-}
+int TrainRun::fail(const std::string &message) const { return context.fail("train", message); }
 
 std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const RunOptions &o,
                                             const einrt::TrainSettings &s, int32_t vocab) {
@@ -322,9 +302,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
                 " ranks; compile with a multiple of the rank count");
   const int64_t perRank = accumulate / ranks;
 
-  if (o.distributed == "nccl" && backend.name != "cuda")
+  if (o.distributed == "nccl" && !backend.kind->deviceCollectives())
     return fail("--distributed nccl sums gradients in GPU memory: it needs the cuda backend, not " +
-                backend.name + " (--distributed mpi sums them on the host)");
+                std::string(backend.name()) + " (--distributed mpi sums them on the host)");
 
   std::vector<std::string> names = trainFunctionNames(s, withValidation());
   Loaded loaded;
@@ -404,17 +384,17 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     programs.forward = &*loaded.executors[next++];
 
   std::ostream &out = leader ? std::cout : silent;
-  out << context.tool << " train: " << einrt::terminalSafe(context.model) << "  (" << backend.name
+  out << context.tool << " train: " << einrt::terminalSafe(context.model) << "  (" << backend.name()
       << " backend";
   if (!origin.empty())
     out << ", " << origin;
-  if (backend.name == "cpu")
+  if (backend.kind->hostKernels())
     out << "; " << plural(loaded.threads, "thread");
   if (!loaded.description.empty())
     out << "; " << loaded.description;
   if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(loaded.device.get()); cpu && cpu->bf16GemmPath())
     out << "; bf16 GEMMs: " << einrt::bf16GemmPathLabel(*cpu->bf16GemmPath());
-  if (backend.name == "cpu" &&
+  if (backend.kind->hostKernels() &&
       std::any_of(loaded.executors.begin(), loaded.executors.end(),
                   [](const auto &ex) { return einrt::CpuDevice::f16GemmSteps(ex->program()) > 0; }))
     out << "; f16 GEMMs: widened to f32";
@@ -477,7 +457,7 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
         << (prediction.device.empty() || profileRuns(prediction.device, backend, loaded)
                 ? context.noPrediction
                 : "the report is on the " + prediction.device + " profile, not " +
-                      (backend.name == "cuda" ? "this GPU's" : "cpu"))
+                      backend.kind->profileWord())
         << ")\n";
   }
   out.flush();

@@ -221,6 +221,40 @@ std::string edited(const std::function<void(json &)> &edit) {
   return errorOf(editHeader(sampleFile(), edit));
 }
 
+/// The message for the sample file with its "cuda" kernel section's own
+/// header edited (runtime/base/FieldsJson.h's blob: its JSON's length, the
+/// JSON, its data): the edited blob appended to the file's data and the
+/// section pointed at it.
+std::string editedCuda(const std::function<void(json &)> &edit) {
+  FileParts parts = splitFile(sampleFile());
+  json header = json::parse(parts.header);
+  json &ref = header["kernel_sections"]["cuda"];
+  const size_t at = ref["offset"].get<size_t>(), size = ref["size"].get<size_t>();
+  std::vector<uint8_t> blob(parts.data.begin() + long(at), parts.data.begin() + long(at + size));
+  uint64_t jsonBytes = 0;
+  for (int k = 0; k < 8; ++k)
+    jsonBytes |= uint64_t(blob[size_t(k)]) << (8 * k);
+  json cuda = json::parse(std::string(blob.begin() + 8, blob.begin() + 8 + long(jsonBytes)));
+  edit(cuda);
+  std::string text = cuda.dump();
+  while (text.size() % 8 != 0)
+    text += ' ';
+  std::vector<uint8_t> edited;
+  for (int k = 0; k < 8; ++k)
+    edited.push_back(uint8_t(uint64_t(text.size()) >> (8 * k)));
+  edited.insert(edited.end(), text.begin(), text.end());
+  edited.insert(edited.end(), blob.begin() + 8 + long(jsonBytes), blob.end());
+  while (parts.data.size() % 8 != 0)
+    parts.data.push_back(0);
+  ref["offset"] = parts.data.size();
+  ref["size"] = edited.size();
+  parts.data.insert(parts.data.end(), edited.begin(), edited.end());
+  parts.header = header.dump();
+  while (parts.header.size() % 8 != 0)
+    parts.header += ' ';
+  return errorOf(joinFile(parts));
+}
+
 json &step(json &h, size_t i) { return h["programs"][0]["program"]["steps"][i]; }
 json &buffer(json &h, size_t i) { return h["programs"][0]["program"]["buffers"][i]; }
 
@@ -295,7 +329,7 @@ TEST(CorruptFile, CheckedBundlesGiveTheirProblem) {
   EXPECT_EQ(edited([](json &h) { h["programs"][1]["program"]["name"] = "everything"; }),
             file + "two programs of function 'everything'");
   EXPECT_EQ(edited([](json &h) { h["programs"][1]["backend"] = "cuda"; }),
-            file + "program 'forward': unknown backend 'cuda' (expected reference or cpu)");
+            file + "program 'forward': unknown backend 'cuda' (expected cpu or reference)");
   size_t launch = 0;
   for (size_t i = 0; i < sample.programs[0].program.steps.size(); ++i)
     if (sample.programs[0].program.steps[i].kind == StepKind::Kernel)
@@ -305,26 +339,28 @@ TEST(CorruptFile, CheckedBundlesGiveTheirProblem) {
                 " launches kernel 2; 'cpu/x86-64-v3' holds 2");
   // The CUDA kernels: the table's count, each launch's parameters, names,
   // architectures.
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"].erase(2); }),
-            file + "cuda: 2 kernels, but 'cpu/x86-64-v3' holds 3");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][2]["params"] = 7; }),
-            file + "program 'everything' step " + std::to_string(launch) +
+  EXPECT_EQ(editedCuda([](json &h) { h["kernels"].erase(2); }),
+            file + "cuda: 2 kernels, but the cpu kernel objects hold 3");
+  EXPECT_EQ(editedCuda([](json &h) { h["kernels"][2]["params"] = 7; }),
+            file + "cuda: program 'everything' step " + std::to_string(launch) +
                 " passes 5 buffers to cuda kernel 2 (k2_fused_exp), which takes 7");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][1]["entry"] = "k0_fused_exp"; }),
+  EXPECT_EQ(editedCuda([](json &h) { h["kernels"][1]["entry"] = "k0_fused_exp"; }),
             file + "cuda: kernel 1: a second kernel named 'k0_fused_exp'");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][0]["entry"] = "0bad name"; }),
+  EXPECT_EQ(editedCuda([](json &h) { h["kernels"][0]["entry"] = "0bad name"; }),
             file + "cuda: kernel 0: its entry is not a C identifier");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][1]["row_length"] = 0; }),
+  EXPECT_EQ(editedCuda([](json &h) { h["kernels"][1]["row_length"] = 0; }),
             file + "cuda: kernel 1 (k1_fused_exp): work 4097, row length 0");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["images"][0]["arch"] = "sm90"; }),
+  EXPECT_EQ(editedCuda([](json &h) { h["images"][0]["arch"] = "sm90"; }),
             file + "cuda: an image for 'sm90', not an architecture (sm_XY, compute_XY)");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["images"][1]["arch"] = "sm_80"; }),
+  EXPECT_EQ(editedCuda([](json &h) { h["images"][1]["arch"] = "sm_80"; }),
             file + "cuda: two images for sm_80");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["images"][1]["ptx"] = false; }),
+  EXPECT_EQ(editedCuda([](json &h) { h["images"][1]["ptx"] = false; }),
             file + "cuda: the image for compute_90 is not PTX");
-  EXPECT_EQ(edited([](json &h) { h["cuda"]["kernels"][0]["kind"] = "warps"; }),
-            file + "header: cuda.kernels[0].kind: 'warps' is not a launch kind (elements, "
+  EXPECT_EQ(editedCuda([](json &h) { h["kernels"][0]["kind"] = "warps"; }),
+            file + "cuda: kernels[0].kind: 'warps' is not a launch kind (elements, "
                    "warp_rows, block_rows)");
+  EXPECT_EQ(edited([](json &h) { h["kernel_sections"]["rocm"] = h["kernel_sections"]["cuda"]; }),
+            file + "kernel section 'rocm': no backend of this einc runs it");
   EXPECT_EQ(edited([](json &h) { h["kernel_objects"][1]["name"] = "cpu/x86-64-v3"; }),
             file + "two kernel objects named 'cpu/x86-64-v3'");
   EXPECT_EQ(edited([](json &h) { h["kernel_objects"][1]["name"] = "x86"; }),

@@ -1,5 +1,6 @@
 //===- ProgramFileTest.cpp - The program file: round trips and the layout -===//
 #include "SampleBundle.h"
+#include "runtime/cuda/CudaKernels.h"
 
 #include "runtime/base/Crc32c.h"
 #include "runtime/io/ModelBundle.h"
@@ -178,16 +179,22 @@ TEST(ProgramFile, LayoutIsTheDocumentedOne) {
   // The header names every top-level field; sections point into the data.
   nlohmann::json header = nlohmann::json::parse(parts.header);
   for (const char *key : {"model_name", "source_name", "source", "dims", "settings", "window",
-                          "programs", "kernel_objects", "cuda", "report"})
+                          "programs", "kernel_objects", "kernel_sections", "report"})
     EXPECT_TRUE(header.contains(key)) << key;
   EXPECT_EQ(header.size(), 10u);
-  // The CUDA images are sections too: the cubin's bytes as they were.
-  const nlohmann::json &cubin = header["cuda"]["images"][0]["bytes"];
-  EXPECT_EQ(
-      std::string(parts.data.begin() + cubin["offset"].get<size_t>(),
-                  parts.data.begin() + cubin["offset"].get<size_t>() + cubin["size"].get<size_t>()),
-      b.cuda->images[0].bytes);
-  EXPECT_EQ(header["cuda"]["kernels"][1]["kind"], "warp_rows");
+  // A backend's kernel section is a section too: the bytes its backend
+  // encoded, as they were (and they decode to the kernels written).
+  const nlohmann::json &cuda = header["kernel_sections"]["cuda"];
+  EXPECT_EQ(std::vector<uint8_t>(parts.data.begin() + cuda["offset"].get<long>(),
+                                 parts.data.begin() + cuda["offset"].get<long>() +
+                                     cuda["size"].get<long>()),
+            *b.kernelSection("cuda"));
+  einrt::Expected<einrt::CudaKernelBundle> kernels =
+      einrt::decodeCudaKernelBundle(*b.kernelSection("cuda"));
+  ASSERT_TRUE(kernels.ok()) << kernels.status().message();
+  EXPECT_EQ(kernels->kernels[1].kind, einrt::CudaLaunchKind::WarpRows);
+  EXPECT_EQ(kernels->images[0].bytes.substr(0, 4), "\x7f"
+                                                   "ELF");
   // Members holding their defaults are left out: a temporary's init, its
   // (empty) constant, the f32 dtype, the temp role.
   const nlohmann::json &temp = header["programs"][0]["program"]["buffers"].back();

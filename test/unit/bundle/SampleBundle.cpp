@@ -2,6 +2,7 @@
 #include "SampleBundle.h"
 
 #include "runtime/base/Crc32c.h"
+#include "runtime/cuda/CudaKernels.h"
 #include "test/unit/runtime/ProgramBuilder.h"
 
 #include <gtest/gtest.h>
@@ -214,7 +215,7 @@ ModelBundle sampleBundle() {
                                      11)});
   cuda.images.push_back({"compute_90", true, ".version 9.0\n.target sm_90\n"});
   cuda.compilerVersion = "13.0";
-  b.cuda = cuda;
+  b.kernelSections["cuda"] = encodeCudaKernelBundle(cuda).take();
   b.reportJson = R"({"model": "every_kind", "flops": {"total": 1.5e9}})";
   return b;
 }

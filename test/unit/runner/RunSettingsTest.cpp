@@ -17,6 +17,8 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include "runtime/cuda/CudaDevice.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -157,9 +159,13 @@ TEST(RunSettings, Tf32ReachesTheCudaDevice) {
   // The setting is read where the device opens (einc run, train, sample and
   // the executables): f32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32 only when on.
   einrt::TrainSettings s;
-  EXPECT_FALSE(einc::runner::cudaOptions(einc::runner::RunOptions{}, s).tf32);
+  auto tf32 = [](const einrt::TrainSettings &s) {
+    return einrt::cudaDeviceOptions(einc::runner::deviceOptions(einc::runner::RunOptions{}, s))
+        .tf32;
+  };
+  EXPECT_FALSE(tf32(s));
   ASSERT_EQ(einrt::setTrainText(s, "tf32", "on"), "");
-  EXPECT_TRUE(einc::runner::cudaOptions(einc::runner::RunOptions{}, s).tf32);
+  EXPECT_TRUE(tf32(s));
   EXPECT_NE(einrt::setTrainText(s, "tf32", "fast"), "");
 }
 
