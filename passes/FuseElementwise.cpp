@@ -251,7 +251,7 @@ private:
       return false;
     // Only within one phase: a backward op pulled into a forward group would
     // be computed early and its result kept alive until the backward.
-    if (head->getAttr("ein.phase") != op->getAttr("ein.phase"))
+    if (head->getAttr(kPhaseAttr) != op->getAttr(kPhaseAttr))
       return false;
     FusionSplit split = g.split;
     llvm::SmallSetVector<Value, 16> inputs = g.inputs;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FuseRows.h"
+#include "passes/Analysis.h"
 #include "passes/GatherNodes.h"
 #include "passes/Passes.h"
 
@@ -128,7 +129,7 @@ public:
       auto shape = rowReductionShape(&op);
       if (!shape || units[unitOf[&op]].rowGroup >= 0)
         continue;
-      grow(unitOf[&op], *shape, op.getAttr("ein.phase"));
+      grow(unitOf[&op], *shape, op.getAttr(kPhaseAttr));
     }
     return annotateAndReorder();
   }
@@ -209,7 +210,7 @@ private:
     if (rowKernelTakesProducersOnly(group.shape))
       return producesOnlyFor(g, u);
     for (Operation *op : unit.ops) {
-      if (op->getAttr("ein.phase") != group.phase)
+      if (op->getAttr(kPhaseAttr) != group.phase)
         return false;
       RowLevel level = rowLevel(op, group.shape);
       if (level == RowLevel::None)
@@ -227,7 +228,7 @@ private:
   /// Whether unit `u` computes, per element, only what row group `g` reads.
   bool producesOnlyFor(int64_t g, int64_t u) {
     for (Operation *op : units[u].ops) {
-      if (op->getAttr("ein.phase") != groups[g].phase || isa<ReduceOp, BroadcastOp>(op) ||
+      if (op->getAttr(kPhaseAttr) != groups[g].phase || isa<ReduceOp, BroadcastOp>(op) ||
           rowLevel(op, groups[g].shape) != RowLevel::Element)
         return false;
       for (Operation *user : op->getUsers())
