@@ -47,14 +47,6 @@ namespace math = mlir::math;
 namespace memref = mlir::memref;
 namespace scf = mlir::scf;
 
-/// Row-major strides of `shape`, in elements.
-inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
-
 /// Builds a kernel's loops and scalar arithmetic (arith/math/scf/memref
 /// ops) with the reference kernels' semantics, element kind by element kind.
 class KernelBuilder {

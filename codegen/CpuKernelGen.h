@@ -1,8 +1,9 @@
 //===- CpuKernelGen.h - One `ein` op as a loop-nest func.func -*- C++ -*-===//
 //
 // The generator half of the CPU kernel compiler (codegen/CpuKernels.h):
-// an `ein` op is first described by a KernelSpec (plain data: op name,
-// element kinds, shapes, integer attributes), so that kernels can be
+// an `ein` op is first described by a KernelSpec (codegen/KernelSpec.h:
+// plain data, op name, element kinds, shapes, integer attributes, which the
+// CUDA renderer reads as well), so that kernels can be
 // generated in a context of their own and deduplicated by signature; the
 // spec is then turned into a `func.func` of scf/arith/math/memref ops on
 // flat, static, row-major memrefs, one per operand and one for the result.
@@ -19,6 +20,7 @@
 #ifndef EINC_CODEGEN_CPUKERNELGEN_H
 #define EINC_CODEGEN_CPUKERNELGEN_H
 
+#include "codegen/KernelSpec.h"
 #include "passes/FuseElementwise.h"
 
 #include "mlir/IR/Builders.h"
@@ -31,69 +33,6 @@
 #include <vector>
 
 namespace ein::codegen {
-
-enum class ElemKind : uint8_t { F32, I32, I1, BF16, F16 };
-/// f32, bf16, f16: computed as f32.
-inline bool isFloatKind(ElemKind k) {
-  return k == ElemKind::F32 || k == ElemKind::BF16 || k == ElemKind::F16;
-}
-inline bool isNarrowKind(ElemKind k) { return k == ElemKind::BF16 || k == ElemKind::F16; }
-
-/// How an elementwise kernel reads an operand (see operandAccess).
-enum class Access : uint8_t { Full, Scalar, Prefix, Suffix };
-
-struct KernelTensor {
-  ElemKind elem = ElemKind::F32;
-  Access access = Access::Full; // operands of elementwise kernels
-  std::vector<int64_t> shape;
-  int64_t count() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-};
-
-/// One op of a fused kernel's body, in SSA order.
-struct FusedNode {
-  std::string op;                       // "ein.add", "ein.cmp", ...
-  std::string kind;                     // cmp predicate
-  ElemKind elem = ElemKind::F32;        // the result's
-  ElemKind operandElem = ElemKind::F32; // the operands' (cmp, cast)
-  std::vector<int32_t> args;            // >= 0: kernel operand j; < 0: node -(k + 1)
-  // "ein.rows": computed once per row (a reduction, `kind` its kind, and
-  // what reads only per-row values).
-  bool perRow = false;
-  // "ein.iota" (no args): an iota, or a view of one, computed from the index
-  // i of the kernel's element (of the row, for a per-row node) instead of
-  // read: (i / stride) % size (passes/FuseElementwise.h, IndexRead).
-  int64_t stride = 0, size = 0;
-};
-
-struct KernelSpec {
-  std::string op;                     // "ein.add", "ein.reduce", "ein.fused"...
-  std::vector<KernelTensor> operands; // in order
-  KernelTensor result;
-  std::vector<int64_t> dims; // permutation / dimensions (transpose,
-                             // broadcast, reduce)
-  int64_t scalar = 0;        // iota: the dimension
-  std::string kind;          // reduce kind or cmp predicate ("sum", "lt")
-  std::string key;           // the dedupe signature
-
-  // "ein.fused" only: the body, the nodes written (the first to `result`,
-  // the rest to `extraResults`, in order) and the loop split (outer ×
-  // inner; 0: a flat loop) by which Prefix / Suffix operands are read.
-  std::vector<FusedNode> body;
-  std::vector<int32_t> outputNodes;
-  std::vector<KernelTensor> extraResults;
-  int64_t outer = 0, inner = 0;
-  // "ein.rows" (describeRowsKernel) has the same fields: outer rows of inner
-  // elements; body nodes computed per element of a row, or per row
-  // (FusedNode::perRow: "ein.reduce" nodes and what reads only them), and
-  // "ein.broadcast" nodes (a per-row node's value at every element). An
-  // operand is read per element (Full: element r·inner + j; Suffix: j),
-  // per row (Prefix: element r) or once (Scalar).
-};
 
 /// A fusion group described as one kernel, and where its buffers come from.
 struct FusedKernel {
@@ -111,10 +50,6 @@ struct FusedKernel {
   /// node): no buffer is read for it.
   std::vector<mlir::OpOperand *> indexReads;
 };
-
-/// The body node computing `index` (an iota or a view of one) from the
-/// kernel's element index, as kind `elem`.
-FusedNode indexNode(const mlir::ein::IndexRead &index, ElemKind elem);
 
 /// Describes `members` (adjacent ops of one fusion group, in order; see
 /// passes/FuseElementwise.h) as one kernel. Errors are diagnostics.
@@ -138,10 +73,6 @@ Access operandAccess(mlir::Operation *op, unsigned operandIndex);
 /// The kernel access for a broadcast read (passes/FuseElementwise.h).
 Access accessOf(mlir::ein::BroadcastRead read);
 
-/// The elementwise op families kernels distinguish.
-bool isUnary(llvm::StringRef opName);
-bool isBinary(llvm::StringRef opName);
-
 /// Describes `op` (not a contraction or constant; f32/bf16/f16/i32/i1
 /// tensors with static shapes). Errors are diagnostics on `op`.
 mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
@@ -151,16 +82,6 @@ mlir::FailureOr<KernelSpec> describeKernel(mlir::Operation *op);
 /// ignores the range and one call computes everything (a reduction with
 /// reduced dims before and after its kept ones).
 int64_t parallelExtent(const KernelSpec &spec);
-
-/// A reduction's loops: runs of adjacent input dims with the same status
-/// (reduced or kept) merged into one loop each (size-1 dims dropped); the
-/// row-major iteration order (and so the accumulation order) does not
-/// change. Strides in elements of the input and of the result.
-struct ReduceGroup {
-  int64_t size, inStride, outStride;
-  bool reduced;
-};
-std::vector<ReduceGroup> reduceGroups(const KernelSpec &spec);
 
 /// Appends `func.func @name(memref..., memref..., index, index)` computing
 /// `spec` to `module`: operands, results, then the range of the parallel

@@ -71,22 +71,6 @@ FailureOr<KernelTensor> tensorOf(Operation *op, Value v) {
 
 } // namespace
 
-// The elementwise ops: the rows of runtime/base/ElementwiseOps.def.
-bool isUnary(llvm::StringRef n) {
-#define EIN_UNARY_OP(Kind, name, Types, Rounding, Dsl, Ref, CudaF32, CudaI32, CpuF32, CpuI32)      \
-  n == "ein." name ||
-  return
-#include "runtime/base/ElementwiseOps.def"
-      false;
-}
-bool isBinary(llvm::StringRef n) {
-#define EIN_BINARY_OP(Kind, name, Types, Rounding, Ref, CudaF32, CudaI32, CpuF32, CpuI32)          \
-  n == "ein." name ||
-  return
-#include "runtime/base/ElementwiseOps.def"
-      false;
-}
-
 namespace {
 /// The access an operand would have on its own (ignoring the one-per-op rule).
 Access ownAccess(Operation *op, unsigned index) {

@@ -16,6 +16,7 @@
 #ifndef EINC_CODEGEN_CPUKERNELS_H
 #define EINC_CODEGEN_CPUKERNELS_H
 
+#include "codegen/KernelSpec.h"
 #include "runtime/core/Program.h"
 
 #include "mlir/IR/Operation.h"
@@ -32,13 +33,11 @@ class raw_ostream;
 
 namespace ein::codegen {
 
-struct KernelSpec; // codegen/CpuKernelGen.h
-
-class KernelCompiler {
+class KernelCompiler : public KernelSpecTable {
 public:
   /// Initialises LLVM's native target once per process.
   static std::unique_ptr<KernelCompiler> create();
-  ~KernelCompiler();
+  ~KernelCompiler() override;
 
   /// Registers the kernel for `op` (not a contraction, f32/i32/i1 types) and
   /// returns its index in the table; identical ops share an index. Errors are
@@ -91,11 +90,11 @@ public:
   /// Distinct kernels added, and the signature of one (name, attributes
   /// other than `axes`/`ein.*`, operand and result types; for elementwise
   /// ops and reshape, element types and the element count only).
-  int64_t kernelCount() const;
+  int64_t kernelCount() const override;
   const std::string &signature(int64_t index) const;
   /// The description of kernel `index` (what other backends render: the
   /// CUDA renderer, codegen/CudaRenderer.h).
-  const KernelSpec &spec(int64_t index) const;
+  const KernelSpec &spec(int64_t index) const override;
 
   struct Impl;
 

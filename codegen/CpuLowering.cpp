@@ -25,29 +25,12 @@
 //                    broadcasts of one read only so);
 //   any other op   → a Kernel step launching KernelCompiler::add(op).
 //
-// The Matmul plan. The contraction's result is (batch..., lhs free...,
-// rhs free...) row-major, i.e. dense M x N matrices C (ldc = N, stride
-// M·N). The lhs dims form three groups — batch (in lhs_batch order), M (its
-// free dims, ascending), K (its contracted dims) — and the rhs's batch, K
-// and N likewise. A group is readable when its dims, in the group's order
-// and ignoring size-1 dims, are consecutive in memory (each dim's stride is
-// the next one's stride times its size): it then behaves as one dim of some
-// stride. A is readable as M x K (ld = M's stride) when K's stride is 1, or
-// as op(A) = (K x M)^T (transA, ld = K's stride) when M's stride is 1; B as
-// K x N or (N x K)^T likewise. K's order is shared by both operands: the
-// lhs's memory order is tried first, then the rhs's. Since trans flags are
-// free on both operands and C is always M-major, C never comes out
-// transposed (no operand swap is needed). Where no K order makes both
-// readable, the order needing the fewest transposed elements is taken and
-// the unreadable operand(s) are transposed to (batch, M, K) / (batch, K, N).
-// Batch dims need no copy: consecutive batch pairs that collapse into one
-// stride in both operands form a run; the innermost run is the Matmul's
-// batch (one stride per operand), the others are outer loops (GemmLoop),
-// e.g. attention's (batch, heads) over a (batch, seq, heads, hd) tensor.
+// The Matmul plan is codegen/CpuGemmPlan.h's.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CpuLowering.h"
 #include "codegen/CpuEpilogue.h"
+#include "codegen/CpuGemmPlan.h"
 #include "codegen/CpuKernelGen.h"
 #include "codegen/CpuViews.h"
 
@@ -66,9 +49,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
-#include <numeric>
 #include <optional>
 
 using namespace mlir;
@@ -82,128 +63,6 @@ namespace ein::codegen {
 namespace {
 
 using Dims = std::vector<int64_t>;
-
-Dims rowMajorStrides(const Dims &shape) {
-  Dims strides(shape.size(), 1);
-  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  return strides;
-}
-
-/// A group of dims acting as one: `size` elements `stride` apart (stride is
-/// 0 when the group has at most one element: any stride will do).
-struct Group {
-  int64_t size = 1;
-  int64_t stride = 0;
-};
-
-/// The dims `dims` (in this order) of a row-major tensor as one dim, or
-/// nullopt when they are not consecutive in memory.
-std::optional<Group> collapse(const Dims &shape, const Dims &dims) {
-  Dims strides = rowMajorStrides(shape);
-  Group g;
-  int64_t prev = -1;
-  for (int64_t d : dims) {
-    g.size *= shape[d];
-    if (shape[d] == 1)
-      continue;
-    if (prev >= 0 && strides[prev] != strides[d] * shape[d])
-      return std::nullopt;
-    prev = d;
-  }
-  if (g.size <= 1)
-    return Group{g.size, 0};
-  g.stride = strides[prev];
-  return g;
-}
-
-/// How BLAS reads one operand: a row-major rows x cols matrix (stored as
-/// such, or as cols x rows with op = transpose).
-struct View {
-  bool trans = false;
-  int64_t ld = 1;
-};
-
-/// The operand as rows x cols matrices, op(X) in BLAS's terms, or nullopt
-/// when BLAS cannot read it in place.
-std::optional<View> viewOf(const Dims &shape, const Dims &rowDims, const Dims &colDims) {
-  auto rows = collapse(shape, rowDims);
-  auto cols = collapse(shape, colDims);
-  if (!rows || !cols)
-    return std::nullopt;
-  View v;
-  auto unit = [](const Group &g) { return g.size <= 1 || g.stride == 1; };
-  // Stored rows x cols: cols contiguous, rows `ld` apart.
-  if (unit(*cols)) {
-    int64_t minLd = std::max<int64_t>(1, cols->size);
-    v.ld = rows->size <= 1 ? minLd : rows->stride;
-    if (v.ld >= minLd)
-      return v;
-  }
-  // Stored cols x rows (op = transpose): rows contiguous, cols `ld` apart.
-  if (unit(*rows)) {
-    int64_t minLd = std::max<int64_t>(1, rows->size);
-    v.trans = true;
-    v.ld = cols->size <= 1 ? minLd : cols->stride;
-    if (v.ld >= minLd)
-      return v;
-  }
-  return std::nullopt;
-}
-
-/// The batch dims as loops: runs of consecutive batch pairs that collapse
-/// into one stride in both operands (C's batch dims are always dense), each
-/// {count, strideA, strideB, strideC}, outermost first.
-std::vector<std::array<int64_t, 4>> batchLoops(const Dims &aShape, const Dims &ab,
-                                               const Dims &bShape, const Dims &bb,
-                                               int64_t matrixC) {
-  Dims as = rowMajorStrides(aShape), bs = rowMajorStrides(bShape);
-  std::vector<std::array<int64_t, 4>> runs;
-  int64_t prev = -1;
-  for (size_t k = 0; k < ab.size(); ++k) {
-    int64_t size = aShape[ab[k]];
-    if (size == 1)
-      continue;
-    bool extends =
-        prev >= 0 && as[ab[prev]] == as[ab[k]] * size && bs[bb[prev]] == bs[bb[k]] * size;
-    if (extends) {
-      runs.back()[0] *= size;
-      runs.back()[1] = as[ab[k]];
-      runs.back()[2] = bs[bb[k]];
-    } else {
-      runs.push_back({size, as[ab[k]], bs[bb[k]], 0});
-    }
-    prev = k;
-  }
-  int64_t inner = matrixC; // C is dense: strides from the inside out
-  for (size_t r = runs.size(); r-- > 0;) {
-    runs[r][3] = inner;
-    inner *= runs[r][0];
-  }
-  return runs;
-}
-
-Dims freeDims(int64_t rank, const Dims &a, const Dims &b) {
-  Dims f;
-  for (int64_t d = 0; d < rank; ++d)
-    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end())
-      f.push_back(d);
-  return f;
-}
-
-int64_t product(const Dims &shape, const Dims &dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= shape[d];
-  return n;
-}
-
-Dims concat(std::initializer_list<const Dims *> parts) {
-  Dims r;
-  for (const Dims *p : parts)
-    r.insert(r.end(), p->begin(), p->end());
-  return r;
-}
 
 bool isF64(Type t) {
   if (auto shaped = dyn_cast<ShapedType>(t))
@@ -557,114 +416,28 @@ private:
   }
 
   /// One operand's part of the plan for a given K order.
-  struct OperandPlan {
-    std::optional<View> view; // nullopt: needs a transpose
-    Dims transposed;          // the permutation to (batch, rows, cols)
-    int64_t elements = 0;
-  };
-
   LogicalResult lowerContract(mlir::ein::ContractOp op, const Step &s) {
-    const Buffer &lhs = program_.buffers[s.inputs[0]];
-    const Buffer &rhs = program_.buffers[s.inputs[1]];
-    const einrt::ContractDims &dims = s.as<einrt::ContractDims>();
-    const Dims lb = dims.lhsBatch, rb = dims.rhsBatch, lc = dims.lhsContract, rc = dims.rhsContract;
-    const Dims lf = freeDims(lhs.shape.size(), lb, lc);
-    const Dims rf = freeDims(rhs.shape.size(), rb, rc);
-    const int64_t m = product(lhs.shape, lf), n = product(rhs.shape, rf),
-                  k = product(lhs.shape, lc);
-
-    // K orders to try: the pairs sorted by lhs position, then by rhs position.
-    std::vector<size_t> byLhs(lc.size()), byRhs(lc.size());
-    std::iota(byLhs.begin(), byLhs.end(), 0);
-    std::iota(byRhs.begin(), byRhs.end(), 0);
-    std::stable_sort(byLhs.begin(), byLhs.end(), [&](size_t a, size_t b) { return lc[a] < lc[b]; });
-    std::stable_sort(byRhs.begin(), byRhs.end(), [&](size_t a, size_t b) { return rc[a] < rc[b]; });
-
-    auto plan = [&](const std::vector<size_t> &order) {
-      Dims lk, rk;
-      for (size_t i : order) {
-        lk.push_back(lc[i]);
-        rk.push_back(rc[i]);
-      }
-      OperandPlan a, b;
-      a.view = viewOf(lhs.shape, lf, lk);
-      a.transposed = concat({&lb, &lf, &lk});
-      a.elements = lhs.elementCount();
-      b.view = viewOf(rhs.shape, rk, rf);
-      b.transposed = concat({&rb, &rk, &rf});
-      b.elements = rhs.elementCount();
-      return std::make_pair(a, b);
-    };
-    auto cost = [](const std::pair<OperandPlan, OperandPlan> &p) {
-      return (p.first.view ? 0 : p.first.elements) + (p.second.view ? 0 : p.second.elements);
-    };
-    auto chosen = plan(byLhs);
-    if (cost(chosen) > 0) {
-      auto other = plan(byRhs);
-      if (cost(other) < cost(chosen))
-        chosen = other;
-    }
-
-    // A transposed operand is (batch, rows, cols): its batch dims lead.
+    GemmPlan plan = planGemm(program_.buffers[s.inputs[0]].shape,
+                             program_.buffers[s.inputs[1]].shape, s.as<einrt::ContractDims>());
     int32_t aBuf = s.inputs[0], bBuf = s.inputs[1];
-    Dims aShape = lhs.shape, bShape = rhs.shape, ab = lb, bb = rb;
-    auto leading = [](const Dims &dims) {
-      Dims r(dims.size());
-      std::iota(r.begin(), r.end(), 0);
-      return r;
-    };
-    View a, b;
-    if (chosen.first.view) {
-      a = *chosen.first.view;
-    } else {
-      auto t = transposeKernel(op, op.getLhs(), aBuf, chosen.first.transposed, "lhs");
+    if (plan.transpose[0]) {
+      auto t = transposeKernel(op, op.getLhs(), aBuf, *plan.transpose[0], "lhs");
       if (failed(t))
         return failure();
       aBuf = *t;
-      aShape = program_.buffers[aBuf].shape;
-      ab = leading(lb);
-      a = View{false, std::max<int64_t>(1, k)};
     }
-    if (chosen.second.view) {
-      b = *chosen.second.view;
-    } else {
-      auto t = transposeKernel(op, op.getRhs(), bBuf, chosen.second.transposed, "rhs");
+    if (plan.transpose[1]) {
+      auto t = transposeKernel(op, op.getRhs(), bBuf, *plan.transpose[1], "rhs");
       if (failed(t))
         return failure();
       bBuf = *t;
-      bShape = program_.buffers[bBuf].shape;
-      bb = leading(rb);
-      b = View{false, std::max<int64_t>(1, n)};
-    }
-
-    // The innermost run of batch dims is the Matmul's batch; the others
-    // become outer loops.
-    auto loops = batchLoops(aShape, ab, bShape, bb, m * n);
-    std::array<int64_t, 4> inner = {1, 0, 0, 0};
-    if (!loops.empty()) {
-      inner = loops.back();
-      loops.pop_back();
     }
     // Narrow operands and results: the device converts them to f32 around
     // its f32 GEMM (f32 sums, one rounding of the result: ir/EinOps.td).
-    einrt::GemmDesc g;
+    einrt::GemmDesc g = std::move(plan.gemm);
     g.a = program_.buffers[aBuf].dtype;
     g.b = program_.buffers[bBuf].dtype;
     g.c = program_.buffers[s.output].dtype;
-    g.batch = inner[0];
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.transA = a.trans;
-    g.transB = b.trans;
-    g.lda = a.ld;
-    g.ldb = b.ld;
-    g.ldc = std::max<int64_t>(1, n);
-    g.strideA = inner[1];
-    g.strideB = inner[2];
-    g.strideC = inner[3];
-    for (const auto &loop : loops)
-      g.outer.push_back({loop[0], loop[1], loop[2], loop[3]});
     program_.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{aBuf, bBuf}, s.output,
                                 std::move(g), s.note);
     return success();

@@ -17,11 +17,6 @@
 
 namespace ein::codegen {
 
-/// A Matmul step's note with an epilogue: "<the contraction's note>" +
-/// kEpilogueNote + "<the epilogue kernel's note>", e.g. "ein.contract at
-/// m.ein:3:5 + epilogue fused 2 ops (ein.add ein.max) at m.ein:3:20".
-inline constexpr const char *kEpilogueNote = " + epilogue ";
-
 /// Lowers `fn`; the Kernel steps index `kernels.table()` (call
 /// kernels.compile() before running). Errors are diagnostics on the op.
 mlir::FailureOr<einrt::Program> lowerToCpuProgram(mlir::func::FuncOp fn, KernelCompiler &kernels);

@@ -10,17 +10,15 @@
 // the passes; a last pass computes and stores the per-element results.
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/CpuGroupKernel.h"
 #include "codegen/CpuKernelBuilder.h"
-#include "codegen/CpuKernelGen.h"
 #include "codegen/RowOrder.h"
 
 #include "ir/EinOps.h"
 #include "passes/FuseRows.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <limits>
 
@@ -172,15 +170,6 @@ Value reduceRow(KernelBuilder &g, llvm::StringRef kind, ElemKind k, int64_t leng
 // Describing a row group
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-const char *elemName(ElemKind k) {
-  static const char *names[] = {"f32", "i32", "i1", "bf16", "f16"};
-  return names[int(k)];
-}
-
-} // namespace
-
 FailureOr<FusedKernel> describeRowsKernel(ArrayRef<Operation *> members) {
   std::optional<mlir::ein::RowShape> shape;
   for (Operation *op : members)
@@ -188,141 +177,71 @@ FailureOr<FusedKernel> describeRowsKernel(ArrayRef<Operation *> members) {
       shape = mlir::ein::rowReductionShape(op);
   if (!shape || members.size() < 2)
     return failure();
-  FusedKernel fk;
-  KernelSpec &spec = fk.spec;
-  spec.op = "ein.rows";
-  llvm::DenseMap<Operation *, int32_t> nodeOf;
-  llvm::DenseMap<std::pair<Value, int>, int32_t> operandOf;
-  llvm::DenseMap<Value, int32_t> indexNodeOf; // iotas computed in the kernel
+  GroupKernelBuilder group("ein.rows", members);
   for (Operation *op : members) {
     mlir::ein::RowLevel level = mlir::ein::rowLevel(op, *shape);
     if (level == mlir::ein::RowLevel::None)
       return failure();
-    FusedNode node;
-    node.perRow = level == mlir::ein::RowLevel::Row;
+    bool perRow = level == mlir::ein::RowLevel::Row;
     if (auto b = dyn_cast<mlir::ein::BroadcastOp>(op)) {
-      Operation *def = b.getInput().getDefiningOp();
-      if (!def || !nodeOf.count(def))
+      int32_t input = group.memberNode(b.getInput());
+      if (input < 0)
         return failure(); // spreads a value computed elsewhere
+      FusedNode node;
+      node.perRow = perRow;
       node.op = "ein.broadcast";
-      node.elem = node.operandElem = spec.body[nodeOf[def]].elem;
-      node.args.push_back(-(nodeOf[def] + 1));
-      nodeOf[op] = int32_t(spec.body.size());
-      spec.body.push_back(std::move(node));
+      node.elem = node.operandElem = group.spec().body[size_t(input)].elem;
+      node.args.push_back(-(input + 1));
+      group.addMember(op, std::move(node));
       continue;
     }
     auto own = describeKernel(op);
     if (failed(own))
       return failure();
-    node.op = own->op;
-    node.kind = own->kind;
-    node.elem = own->result.elem;
-    node.operandElem = own->operands[0].elem;
+    FusedNode node = GroupKernelBuilder::nodeFor(*own);
+    node.perRow = perRow;
     bool reduce = isa<mlir::ein::ReduceOp>(op);
     for (OpOperand &use : op->getOpOperands()) {
-      Operation *def = use.get().getDefiningOp();
-      if (def && nodeOf.count(def)) {
-        node.args.push_back(-(nodeOf[def] + 1));
-        continue;
-      }
       // An iota: computed at each element of the row, or once per row (a
       // per-row node reads a value of the rows' shape; a reduction reads
       // the row's elements).
-      if (auto index = mlir::ein::classifyIndexRead(use.get())) {
-        auto [it, fresh] = indexNodeOf.try_emplace(use.get(), int32_t(spec.body.size()));
-        if (fresh) {
-          spec.body.push_back(indexNode(*index, own->operands[use.getOperandNumber()].elem));
-          spec.body.back().perRow = node.perRow && !reduce;
-        }
-        node.args.push_back(-(it->second + 1));
-        fk.indexReads.push_back(&use);
+      if (group.readMember(use.get(), node) || group.readIndex(use, *own, perRow && !reduce, node))
         continue;
-      }
       mlir::ein::BroadcastRead read = reduce ? mlir::ein::BroadcastRead::Full
                                              : mlir::ein::rowOperandRead(use.get(), level, *shape);
       bool through = read != mlir::ein::BroadcastRead::Full;
       Value source =
           through ? use.get().getDefiningOp<mlir::ein::BroadcastOp>().getInput() : use.get();
-      if (Operation *src = source.getDefiningOp(); through && src && nodeOf.count(src)) {
-        node.args.push_back(-(nodeOf[src] + 1)); // a per-row node, at every element
-        fk.inPlaceReads.push_back(&use);
+      if (through && group.readMember(source, node)) {
+        group.fk.inPlaceReads.push_back(&use); // a per-row node, at every element
         continue;
       }
       // A per-row node reads a per-row value as one element per row (a
       // reduction reads the row's elements).
-      Access access = through                  ? accessOf(read)
-                      : node.perRow && !reduce ? Access::Prefix
-                                               : Access::Full;
-      if (through)
-        fk.inPlaceReads.push_back(&use);
-      auto [it, fresh] =
-          operandOf.try_emplace({source, int(access)}, int32_t(spec.operands.size()));
-      if (fresh) {
-        KernelTensor t = own->operands[use.getOperandNumber()];
-        t.access = access;
-        auto type = cast<RankedTensorType>(source.getType());
-        t.shape.assign(type.getShape().begin(), type.getShape().end());
-        spec.operands.push_back(std::move(t));
-        fk.inputUses.push_back(&use);
-        fk.throughBroadcast.push_back(through);
-      }
-      node.args.push_back(it->second);
+      Access access = through ? accessOf(read) : perRow && !reduce ? Access::Prefix : Access::Full;
+      group.readOperand(use, source, access, through, *own, node);
     }
-    nodeOf[op] = int32_t(spec.body.size());
-    spec.body.push_back(std::move(node));
+    group.addMember(op, std::move(node));
   }
 
   // Results: members read after the kernel; for a broadcast read after it,
   // its input (a per-row value: the reader reads it in place, or the lowering
   // materialises the broadcast after the kernel).
-  llvm::SmallPtrSet<Operation *, 16> inGroup(members.begin(), members.end());
-  auto readOutside = [&](Operation *op) {
-    return llvm::any_of(op->getUsers(), [&](Operation *u) { return !inGroup.count(u); });
-  };
   llvm::SmallPtrSet<Operation *, 4> spread;
   for (Operation *op : members)
-    if (isa<mlir::ein::BroadcastOp>(op) && readOutside(op))
+    if (isa<mlir::ein::BroadcastOp>(op) && group.readOutside(op))
       spread.insert(op->getOperand(0).getDefiningOp());
-  for (Operation *op : members) {
-    if (isa<mlir::ein::BroadcastOp>(op) || (!readOutside(op) && !spread.count(op)))
-      continue;
-    KernelTensor t;
-    t.elem = spec.body[nodeOf[op]].elem;
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    t.shape.assign(type.getShape().begin(), type.getShape().end());
-    if (fk.outputs.empty())
-      spec.result = t;
-    else
-      spec.extraResults.push_back(t);
-    spec.outputNodes.push_back(nodeOf[op]);
-    fk.outputs.push_back(op);
-  }
+  for (Operation *op : members)
+    if (!isa<mlir::ein::BroadcastOp>(op) && (group.readOutside(op) || spread.count(op)))
+      group.addOutput(op);
+  FusedKernel &fk = group.fk;
   if (fk.outputs.empty())
-    return fk; // dead code
-  spec.outer = shape->rows;
-  spec.inner = shape->length;
-
-  llvm::raw_string_ostream os(spec.key);
-  os << "ein.rows<" << spec.outer << "x" << spec.inner << ">(";
-  static const char *accessNames[] = {"", "scalar:", "prefix:", "suffix:"};
-  for (const KernelTensor &t : spec.operands)
-    os << accessNames[int(t.access)] << t.count() << elemName(t.elem) << ",";
-  os << "){";
-  for (const FusedNode &n : spec.body) {
-    os << (n.perRow ? "row:" : "") << n.op << "." << n.kind << ":" << elemName(n.elem)
-       << elemName(n.operandElem) << "(";
-    if (n.op == "ein.iota")
-      os << n.stride << "%" << n.size;
-    for (int32_t a : n.args)
-      os << a << ",";
-    os << ");";
-  }
-  os << "}->(";
-  for (int32_t n : spec.outputNodes)
-    os << n << ",";
-  os << ")";
-  os.flush();
-  return fk;
+    return std::move(fk); // dead code
+  fk.spec.outer = shape->rows;
+  fk.spec.inner = shape->length;
+  group.writeKey("ein.rows<" + std::to_string(shape->rows) + "x" + std::to_string(shape->length) +
+                 ">");
+  return std::move(fk);
 }
 
 //===----------------------------------------------------------------------===//

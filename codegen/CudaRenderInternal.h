@@ -10,8 +10,8 @@
 #ifndef EINC_CODEGEN_CUDARENDERINTERNAL_H
 #define EINC_CODEGEN_CUDARENDERINTERNAL_H
 
-#include "codegen/CpuKernelGen.h"
 #include "codegen/CudaRenderer.h"
+#include "codegen/KernelSpec.h"
 
 #include <cstdint>
 #include <functional>
@@ -25,7 +25,6 @@ const char *storageType(ElemKind k);
 /// How a kernel holds an element's value: f32 for the float kinds.
 const char *valueType(ElemKind k);
 int64_t storageBytes(ElemKind k);
-const char *elemName(ElemKind k); // "f32", "bf16", ...
 
 /// Source text with indentation.
 class Source {

@@ -12,7 +12,6 @@
 // where they are added or made.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/CpuKernelBuilder.h"
 #include "codegen/CudaRenderInternal.h"
 
 namespace ein::codegen::cuda {

@@ -31,7 +31,6 @@
 // kept column walking the rows in order.
 //
 //===----------------------------------------------------------------------===//
-#include "codegen/CpuKernelBuilder.h"
 #include "codegen/CudaRenderInternal.h"
 #include "codegen/RowOrder.h"
 

@@ -74,13 +74,7 @@ public:
             ? "for (long long row = blockIdx.x; row < " + ll(rows) + "; row += gridDim.x)"
             : "for (long long row = ein_warp(); row < " + ll(rows) + "; row += ein_warps())");
     k.src.line("const long long base = row * " + ll(L) + ";");
-    for (size_t j = 0; j < s.operands.size(); ++j) {
-      const KernelTensor &t = s.operands[j];
-      if (t.access == Access::Prefix || t.access == Access::Scalar)
-        k.src.line("const " + std::string(valueType(t.elem)) + " p" + std::to_string(j) +
-                   " = ein_val(in" + std::to_string(j) + "[" +
-                   (t.access == Access::Prefix ? "row" : "0") + "]);");
-    }
+    loadRowOperands();
     // Per-row nodes in body order (a topological order).
     for (size_t i = 0; i < s.body.size(); ++i) {
       const FusedNode &n = s.body[i];
@@ -150,15 +144,7 @@ private:
     c.kind = n.kind;
     c.elem = n.elem;
     c.operandElem = n.operandElem;
-    c.rowPrologue = [&] {
-      for (size_t j = 0; j < s.operands.size(); ++j) {
-        const KernelTensor &t = s.operands[j];
-        if (t.access == Access::Prefix || t.access == Access::Scalar)
-          k.src.line("const " + std::string(valueType(t.elem)) + " p" + std::to_string(j) +
-                     " = ein_val(in" + std::to_string(j) + "[" +
-                     (t.access == Access::Prefix ? "row" : "0") + "]);");
-      }
-    };
+    c.rowPrologue = [&] { loadRowOperands(); };
     c.combineVector = [&](const std::string &q) {
       k.src.line("#pragma unroll");
       k.src.open("for (int e = 0; e < " + std::to_string(order.vector) + "; ++e)");
@@ -169,6 +155,17 @@ private:
     };
     c.finish = [&] { k.src.line("ein_put(out0[row], acc);"); };
     renderChunkedRows(k, c);
+  }
+
+  /// The row's per-row (Prefix) and Scalar operands, loaded once: `pJ`.
+  void loadRowOperands() {
+    for (size_t j = 0; j < s.operands.size(); ++j) {
+      const KernelTensor &t = s.operands[j];
+      if (t.access == Access::Prefix || t.access == Access::Scalar)
+        k.src.line("const " + std::string(valueType(t.elem)) + " p" + std::to_string(j) +
+                   " = ein_val(in" + std::to_string(j) + "[" +
+                   (t.access == Access::Prefix ? "row" : "0") + "]);");
+    }
   }
 
   std::string rounded(const FusedNode &n, const std::string &e) {

@@ -8,8 +8,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderer.h"
-#include "codegen/CpuKernels.h"
-#include "codegen/CpuLowering.h"
 #include "codegen/CudaRenderInternal.h"
 
 #include <algorithm>
@@ -30,10 +28,6 @@ const char *valueType(ElemKind k) {
 int64_t storageBytes(ElemKind k) {
   static const int64_t bytes[] = {4, 4, 1, 2, 2};
   return bytes[int(k)];
-}
-const char *elemName(ElemKind k) {
-  static const char *names[] = {"f32", "i32", "i1", "bf16", "f16"};
-  return names[int(k)];
 }
 
 void Source::line(const std::string &text) {
@@ -419,7 +413,7 @@ std::vector<std::string> cudaKernelNotes(llvm::ArrayRef<const einrt::Program *> 
   return out;
 }
 
-einrt::CudaKernelBundle renderCudaBundle(const KernelCompiler &kernels,
+einrt::CudaKernelBundle renderCudaBundle(const KernelSpecTable &kernels,
                                          llvm::ArrayRef<const einrt::Program *> programs) {
   einrt::CudaKernelBundle bundle;
   int64_t count = kernels.kernelCount();

@@ -1,8 +1,8 @@
 //===- CudaRenderer.h - The CPU backend's kernels as CUDA C++ -*- C++ -*-===//
 //
 // The CUDA backend renders the very kernel descriptions the CPU backend
-// compiles (KernelSpec, codegen/CpuKernelGen.h: one per entry of a
-// KernelCompiler's table) as CUDA C++ source, one `extern "C" __global__`
+// compiles (KernelSpec, codegen/KernelSpec.h: one per entry of a
+// KernelSpecTable, e.g. a KernelCompiler's table) as CUDA C++ source, one `extern "C" __global__`
 // function per kernel, written to runtime/cuda/CudaKernels.h's contract: one
 // pointer parameter per buffer of the step (inputs, output, extra outputs),
 // shapes compiled in, grid-stride loops valid for any launch shape (blockDim
@@ -46,8 +46,8 @@
 
 namespace ein::codegen {
 
-struct KernelSpec; // codegen/CpuKernelGen.h
-class KernelCompiler;
+struct KernelSpec; // codegen/KernelSpec.h
+class KernelSpecTable;
 
 /// One kernel rendered: its launch description and its source (a comment,
 /// device helpers it needs, the entry). `narrow` says whether the source
@@ -76,7 +76,7 @@ std::string cudaPrelude(bool bf16, bool f16);
 /// bundle.kernels[i], named k<i>_...); notes from the Kernel steps of
 /// `programs` that launch each kernel. `images` is left empty (NVRTC fills
 /// it: runtime/cuda/Nvrtc.h).
-einrt::CudaKernelBundle renderCudaBundle(const KernelCompiler &kernels,
+einrt::CudaKernelBundle renderCudaBundle(const KernelSpecTable &kernels,
                                          llvm::ArrayRef<const einrt::Program *> programs = {});
 
 /// The notes of the Kernel steps of `programs` (and of the Matmul steps'

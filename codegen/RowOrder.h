@@ -20,7 +20,7 @@
 #ifndef EINC_CODEGEN_ROWORDER_H
 #define EINC_CODEGEN_ROWORDER_H
 
-#include "codegen/CpuKernelGen.h"
+#include "codegen/KernelSpec.h"
 #include "passes/FuseRows.h"
 #include "runtime/cuda/CudaKernels.h"
 

@@ -159,6 +159,17 @@ std::optional<int64_t> axisArg(Elaborator &E, const Expr &call, size_t i, const 
   return found;
 }
 
+/// `f(x, "axis")`: the float tensor x and the position of its axis.
+std::optional<std::pair<Tensor, int64_t>> tensorAndAxisArgs(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  auto axis = axisArg(E, call, 1, *x);
+  if (!axis)
+    return std::nullopt;
+  return std::make_pair(*x, *axis);
+}
+
 /// max over `axis`, broadcast back: the shift that keeps exp() finite.
 Tensor shiftedByMax(Elaborator &E, const Tensor &x, int64_t axis, Tensor &maxOut) {
   maxOut = E.emit.reduce(x, mlir::ein::ReduceKind::max, {axis});
@@ -179,30 +190,25 @@ Tensor logsumexpOf(Elaborator &E, const Tensor &x, int64_t axis) {
 }
 
 std::optional<Value> softmax(Elaborator &E, const Expr &call) {
-  auto x = floatArg(E, call, 0);
-  if (!x)
+  auto args = tensorAndAxisArgs(E, call);
+  if (!args)
     return std::nullopt;
-  auto axis = axisArg(E, call, 1, *x);
-  if (!axis)
-    return std::nullopt;
+  const auto &[x, axis] = *args;
   Tensor m;
-  Tensor e = E.emit.unary<mlir::ein::ExpOp>(shiftedByMax(E, *x, *axis, m));
-  Tensor sum = E.emit.reduce(e, mlir::ein::ReduceKind::sum, {*axis});
+  Tensor e = E.emit.unary<mlir::ein::ExpOp>(shiftedByMax(E, x, axis, m));
+  Tensor sum = E.emit.reduce(e, mlir::ein::ReduceKind::sum, {axis});
   llvm::SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < x->rank(); ++d)
-    if (d != *axis)
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != axis)
       dims.push_back(d);
-  return Value::ofTensor(E.emit.binary<mlir::ein::DivOp>(e, E.emit.broadcast(sum, x->axes, dims)));
+  return Value::ofTensor(E.emit.binary<mlir::ein::DivOp>(e, E.emit.broadcast(sum, x.axes, dims)));
 }
 
 std::optional<Value> logsumexp(Elaborator &E, const Expr &call) {
-  auto x = floatArg(E, call, 0);
-  if (!x)
+  auto args = tensorAndAxisArgs(E, call);
+  if (!args)
     return std::nullopt;
-  auto axis = axisArg(E, call, 1, *x);
-  if (!axis)
-    return std::nullopt;
-  return Value::ofTensor(logsumexpOf(E, *x, *axis));
+  return Value::ofTensor(logsumexpOf(E, args->first, args->second));
 }
 
 /// causal(x, "t s"): positions with s > t become -inf.

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/EinBuilders.h"
 #include "ir/EinOps.h"
+#include "passes/Analysis.h"
 #include "passes/LossScale.h"
 #include "passes/Passes.h"
 #include "runtime/base/LossScaleState.h"
@@ -118,7 +119,8 @@ struct EinAccumulateGrad : mlir::ein::impl::EinAccumulateGradBase<EinAccumulateG
       mlir::ein::train::Emitter e(fb, gradBody.getArgument(last).getLoc());
       Value scale = mlir::ein::train::lossScaleInUse(e, entry->getArgument(last), lossScaleInit);
       for (Operation &op : *entry)
-        op.setAttr("ein.phase", b.getStringAttr("optimizer")); // the scaler's, as in @train_step
+        op.setAttr(mlir::ein::kPhaseAttr,
+                   b.getStringAttr("optimizer")); // the scaler's, as in @train_step
       map.map(gradBody.getArgument(last), scale);
     }
     for (Operation &op : gradBody.without_terminator())
@@ -142,7 +144,7 @@ struct EinAccumulateGrad : mlir::ein::impl::EinAccumulateGradBase<EinAccumulateG
       Value next = fb.create<mlir::ein::AddOp>(at, type, sum, v, axes);
       for (Operation *op = before ? before->getNextNode() : &entry->front(); op;
            op = op->getNextNode())
-        op->setAttr("ein.phase", backward);
+        op->setAttr(mlir::ein::kPhaseAttr, backward);
       results.push_back(next);
     }
     fb.create<func::ReturnOp>(at, results);

@@ -120,6 +120,9 @@ FusedValues fusedValues(func::FuncOp fn);
 /// Bytes of a statically shaped tensor type under `width`: elements ×
 /// width(element type); 0 for any other type.
 int64_t valueBytes(Type type, const ByteWidth &width = irByteWidth);
+/// The attribute naming the part of the training step an op is in:
+/// "backward", "recompute", "optimizer"; none for the forward.
+inline constexpr llvm::StringLiteral kPhaseAttr = "ein.phase";
 /// An op's `ein.phase`, "forward" when it has none.
 llvm::StringRef opPhase(Operation *op);
 /// "file:line:col" of the op's first FileLineColLoc, or "".

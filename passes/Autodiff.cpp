@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Analysis.h"
 #include "passes/Passes.h"
 
 #include "ir/EinBuilders.h"
@@ -48,7 +49,6 @@ using namespace mlir::ein;
 
 namespace {
 
-constexpr StringLiteral kPhase = "ein.phase";
 constexpr StringLiteral kLayer = "ein.layer";
 
 /// Tags the ops after `after` (the block's first op when null) up to, not
@@ -144,7 +144,7 @@ LogicalResult EinAutodiff::run() {
   MLIRContext *ctx = &getContext();
   auto forwardPhase = StringAttr::get(ctx, "forward");
   for (Operation &op : body.without_terminator())
-    op.setAttr(kPhase, forwardPhase);
+    op.setAttr(kPhaseAttr, forwardPhase);
 
   SmallVector<Value> params;
   for (BlockArgument arg : grad.getArguments()) {
@@ -207,8 +207,8 @@ LogicalResult EinAutodiff::run() {
   // Everything not cloned from @forward belongs to the backward.
   auto backwardPhase = StringAttr::get(ctx, "backward");
   for (Operation &op : body.without_terminator())
-    if (!op.hasAttr(kPhase))
-      op.setAttr(kPhase, backwardPhase);
+    if (!op.hasAttr(kPhaseAttr))
+      op.setAttr(kPhaseAttr, backwardPhase);
 
   // Drop what only the forward's extra outputs needed.
   SmallVector<Operation *> ops;

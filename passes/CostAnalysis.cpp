@@ -37,7 +37,7 @@ int64_t valueBytes(Type type, const ByteWidth &width) {
 }
 
 StringRef opPhase(Operation *op) {
-  if (auto phase = op->getAttrOfType<StringAttr>("ein.phase"))
+  if (auto phase = op->getAttrOfType<StringAttr>(kPhaseAttr))
     return phase.getValue();
   return "forward";
 }

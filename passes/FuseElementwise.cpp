@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/FuseElementwise.h"
 #include "passes/Analysis.h"
+#include "passes/GatherNodes.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -23,8 +24,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
-
-#include <queue>
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINFUSEELEMENTWISE
@@ -252,7 +251,7 @@ private:
       return false;
     // Only within one phase: a backward op pulled into a forward group would
     // be computed early and its result kept alive until the backward.
-    if (head->getAttr("ein.phase") != op->getAttr("ein.phase"))
+    if (head->getAttr(kPhaseAttr) != op->getAttr(kPhaseAttr))
       return false;
     FusionSplit split = g.split;
     llvm::SmallSetVector<Value, 16> inputs = g.inputs;
@@ -413,73 +412,24 @@ private:
   }
 
   /// Numbers the groups of two or more ops and moves each group's members
-  /// next to each other: Kahn's algorithm over groups (single ops are groups
-  /// of one), taking the ready group whose first op comes first. The order is
-  /// planned in full before anything moves: if the groups form a cycle (a
-  /// bug in the grouping), not every node is scheduled and the block is left
-  /// untouched.
+  /// next to each other (gatherNodes: single ops are nodes of one); fails,
+  /// leaving the block untouched, if the groups form a cycle.
   LogicalResult annotateAndReorder() {
-    // Node of every op: its group, or a fresh singleton.
-    llvm::DenseMap<Operation *, int64_t> node;
-    std::vector<SmallVector<Operation *>> nodes;
-    std::vector<int64_t> firstOf;
-    llvm::DenseMap<int64_t, int64_t> nodeOfGroup;
-    for (Operation &op : block.without_terminator()) {
-      auto g = groupOf.find(&op);
-      int64_t n;
-      if (g != groupOf.end()) {
-        auto [it, fresh] = nodeOfGroup.try_emplace(g->second, int64_t(nodes.size()));
-        n = it->second;
-        if (fresh) {
-          nodes.emplace_back();
-          firstOf.push_back(index[&op]);
-        }
-      } else {
-        n = int64_t(nodes.size());
-        nodes.emplace_back();
-        firstOf.push_back(index[&op]);
-      }
-      nodes[n].push_back(&op);
-      node[&op] = n;
-    }
-    std::vector<llvm::SmallSetVector<int64_t, 4>> users(nodes.size());
-    std::vector<int64_t> pending(nodes.size(), 0);
-    for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
-      for (Operation *op : nodes[n])
-        for (Value v : op->getOperands())
-          if (Operation *d = v.getDefiningOp(); d && node.count(d)) {
-            int64_t m = node[d];
-            if (m != n && users[m].insert(n))
-              ++pending[n];
-          }
-    using Item = std::pair<int64_t, int64_t>; // (first index, node)
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
-    for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
-      if (pending[n] == 0)
-        ready.push({firstOf[n], n});
-    SmallVector<int64_t> order;
-    order.reserve(nodes.size());
-    while (!ready.empty()) {
-      int64_t n = ready.top().second;
-      ready.pop();
-      order.push_back(n);
-      for (int64_t u : users[n])
-        if (--pending[u] == 0)
-          ready.push({firstOf[u], u});
-    }
-    if (order.size() != nodes.size())
+    // Node of every op: its group, or a singleton (keys below zero).
+    auto order = gatherNodes(block, [&](Operation *op) {
+      auto g = groupOf.find(op);
+      return g != groupOf.end() ? g->second : -1 - index[op];
+    });
+    if (failed(order))
       return failure();
-
-    Operation *terminator = block.getTerminator();
     Builder builder(block.getParentOp()->getContext());
     int64_t nextId = 0;
-    for (int64_t n : order) {
-      bool fused = nodes[n].size() > 1;
+    for (const SmallVector<Operation *> &ops : *order) {
+      bool fused = ops.size() > 1;
       IntegerAttr id;
       if (fused)
         id = builder.getI64IntegerAttr(nextId++);
-      for (Operation *op : nodes[n]) {
-        op->moveBefore(terminator);
+      for (Operation *op : ops) {
         if (fused)
           op->setAttr(kFusionAttr, id);
         else

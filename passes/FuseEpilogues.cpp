@@ -10,6 +10,7 @@
 // changed.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Analysis.h"
 #include "passes/FuseElementwise.h"
 #include "passes/Passes.h"
 
@@ -110,7 +111,7 @@ struct EinFuseEpilogues : public ein::impl::EinFuseEpiloguesBase<EinFuseEpilogue
       for (Operation *user : product.getUsers())
         if (user->getBlock() == &block && isFusible(user) &&
             sameShape(user->getResult(0), product) &&
-            user->getAttr("ein.phase") == c->getAttr("ein.phase") &&
+            user->getAttr(kPhaseAttr) == c->getAttr(kPhaseAttr) &&
             (!first || isBefore(user, first)))
           first = user;
       if (!first)

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FuseRows.h"
+#include "passes/Analysis.h"
+#include "passes/GatherNodes.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -20,7 +22,6 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <limits>
-#include <queue>
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINFUSEROWS
@@ -128,7 +129,7 @@ public:
       auto shape = rowReductionShape(&op);
       if (!shape || units[unitOf[&op]].rowGroup >= 0)
         continue;
-      grow(unitOf[&op], *shape, op.getAttr("ein.phase"));
+      grow(unitOf[&op], *shape, op.getAttr(kPhaseAttr));
     }
     return annotateAndReorder();
   }
@@ -209,7 +210,7 @@ private:
     if (rowKernelTakesProducersOnly(group.shape))
       return producesOnlyFor(g, u);
     for (Operation *op : unit.ops) {
-      if (op->getAttr("ein.phase") != group.phase)
+      if (op->getAttr(kPhaseAttr) != group.phase)
         return false;
       RowLevel level = rowLevel(op, group.shape);
       if (level == RowLevel::None)
@@ -227,7 +228,7 @@ private:
   /// Whether unit `u` computes, per element, only what row group `g` reads.
   bool producesOnlyFor(int64_t g, int64_t u) {
     for (Operation *op : units[u].ops) {
-      if (op->getAttr("ein.phase") != groups[g].phase || isa<ReduceOp, BroadcastOp>(op) ||
+      if (op->getAttr(kPhaseAttr) != groups[g].phase || isa<ReduceOp, BroadcastOp>(op) ||
           rowLevel(op, groups[g].shape) != RowLevel::Element)
         return false;
       for (Operation *user : op->getUsers())
@@ -327,65 +328,26 @@ private:
   }
 
   /// Marks the row groups that absorbed anything (`ein.rows`, dropping their
-  /// members' `ein.fusion`) and moves each group's members together: Kahn's
-  /// algorithm over the nodes, the ready node whose first op comes first.
+  /// members' `ein.fusion`) and moves each group's members together
+  /// (gatherNodes).
   LogicalResult annotateAndReorder() {
-    std::vector<SmallVector<Operation *>> nodes;
-    std::vector<int64_t> firstOf;
-    llvm::DenseMap<Operation *, int64_t> node;
-    llvm::DenseMap<int64_t, int64_t> nodeOfGroup;
-    for (Operation &op : block.without_terminator()) {
-      const Unit &unit = units[unitOf[&op]];
-      int64_t key = unit.rowGroup >= 0 ? -1 - unit.rowGroup : unitOf[&op];
-      auto [it, fresh] = nodeOfGroup.try_emplace(key, int64_t(nodes.size()));
-      if (fresh) {
-        nodes.emplace_back();
-        firstOf.push_back(index[&op]);
-      }
-      nodes[it->second].push_back(&op);
-      node[&op] = it->second;
-    }
-    std::vector<llvm::SmallSetVector<int64_t, 4>> users(nodes.size());
-    std::vector<int64_t> pending(nodes.size(), 0);
-    for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
-      for (Operation *op : nodes[n])
-        for (Value v : op->getOperands())
-          if (Operation *d = v.getDefiningOp(); d && node.count(d)) {
-            int64_t m = node[d];
-            if (m != n && users[m].insert(n))
-              ++pending[n];
-          }
-    using Item = std::pair<int64_t, int64_t>;
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
-    for (int64_t n = 0; n < int64_t(nodes.size()); ++n)
-      if (pending[n] == 0)
-        ready.push({firstOf[n], n});
-    SmallVector<int64_t> order;
-    while (!ready.empty()) {
-      int64_t n = ready.top().second;
-      ready.pop();
-      order.push_back(n);
-      for (int64_t u : users[n])
-        if (--pending[u] == 0)
-          ready.push({firstOf[u], u});
-    }
-    if (order.size() != nodes.size())
+    auto order = gatherNodes(block, [&](Operation *op) {
+      const Unit &unit = units[unitOf[op]];
+      return unit.rowGroup >= 0 ? -1 - unit.rowGroup : unitOf[op];
+    });
+    if (failed(order))
       return failure();
-
-    Operation *terminator = block.getTerminator();
     Builder builder(block.getParentOp()->getContext());
     int64_t nextId = 0;
-    for (int64_t n : order) {
-      const Unit &unit = units[unitOf[nodes[n].front()]];
+    for (const SmallVector<Operation *> &ops : *order) {
+      const Unit &unit = units[unitOf[ops.front()]];
       bool rows = unit.rowGroup >= 0 && groups[unit.rowGroup].units.size() > 1;
       IntegerAttr id = rows ? builder.getI64IntegerAttr(nextId++) : IntegerAttr();
-      for (Operation *op : nodes[n]) {
-        op->moveBefore(terminator);
-        if (rows) {
+      if (rows)
+        for (Operation *op : ops) {
           op->setAttr(kRowsAttr, id);
           op->removeAttr(kFusionAttr);
         }
-      }
     }
     return success();
   }

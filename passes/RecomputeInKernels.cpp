@@ -6,6 +6,7 @@
 // written by the forward and read back. docs/remat.md, "The default plan".
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Analysis.h"
 #include "passes/FuseElementwise.h"
 #include "passes/Passes.h"
 
@@ -28,13 +29,12 @@ using namespace mlir::ein;
 
 namespace {
 
-constexpr StringLiteral kPhase = "ein.phase";
 /// The most ops one saved value's recompute may clone (its chain back to
 /// values saved anyway): a GELU's tanh form is 8.
 constexpr int64_t kMaxChain = 16;
 
 bool inPhase(Operation *op, StringRef phase) {
-  auto attr = op->getAttrOfType<StringAttr>(kPhase);
+  auto attr = op->getAttrOfType<StringAttr>(kPhaseAttr);
   return attr && attr.getValue() == phase;
 }
 
@@ -151,7 +151,7 @@ struct EinRecomputeInKernels : public ein::impl::EinRecomputeInKernelsBase<EinRe
       for (Value operand : def->getOperands())
         map.map(operand, rebuild(operand, b));
       Operation *clone = b.clone(*def, map);
-      clone->setAttr(kPhase, backward);
+      clone->setAttr(kPhaseAttr, backward);
       clone->removeAttr("ein.let");
       return cloneOf[v] = clone->getResult(0);
     };

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Remat.h"
+#include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
 #include "passes/FuseElementwise.h"
 #include "passes/FuseRows.h"
@@ -159,7 +160,7 @@ RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
       continue;
     OpBuilder b(g.ops()[size_t(schedule.need[i])]);
     Operation *c = b.clone(*nodes[i].op, clones);
-    c->setAttr("ein.phase", phase);
+    c->setAttr(kPhaseAttr, phase);
     // A recomputed contraction runs without an epilogue: its group's
     // clones get another number and need not follow it (ein-fuse-epilogues).
     c->removeAttr(kEpilogueAttr);

@@ -30,6 +30,7 @@
 // the section sets no such key, to @grad's return (the `minimize`).
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Analysis.h"
 #include "passes/LossScale.h"
 #include "passes/Optimizers.h"
 #include "passes/TrainEntryLoc.h"
@@ -117,6 +118,16 @@ struct Updated {
   Value gradNorm;
   SmallVector<Value> newParams, newState;
   ScalerState newScaler; // loss scaling only
+
+  /// The update's results in the order @train_step and @apply_update
+  /// return them: grad_norm, params'..., opt_state'..., [scaler'...].
+  void appendTo(SmallVectorImpl<Value> &results, bool scaling) const {
+    results.push_back(gradNorm);
+    results.append(newParams);
+    results.append(newState);
+    if (scaling)
+      results.append({newScaler.scale, newScaler.goodSteps, newScaler.skippedSteps});
+  }
 };
 
 /// The step's inputs to emitUpdate besides the params and gradients.
@@ -550,17 +561,13 @@ void EinTrainStepPass::runOnOperation() {
   for (Operation *op = lastGradOp ? lastGradOp->getNextNode()
                                   : (entry->empty() ? nullptr : &entry->front());
        op; op = op->getNextNode())
-    op->setAttr("ein.phase", optimizerPhase);
+    op->setAttr(mlir::ein::kPhaseAttr, optimizerPhase);
   if (firstGradOp)
     for (Operation *op = &entry->front(); op != firstGradOp->getNextNode(); op = op->getNextNode())
-      op->setAttr("ein.phase", optimizerPhase);
+      op->setAttr(mlir::ein::kPhaseAttr, optimizerPhase);
 
-  SmallVector<Value> results{loss, updated.gradNorm};
-  results.append(updated.newParams);
-  results.append(updated.newState);
-  if (scaling)
-    results.append(
-        {updated.newScaler.scale, updated.newScaler.goodSteps, updated.newScaler.skippedSteps});
+  SmallVector<Value> results{loss};
+  updated.appendTo(results, scaling);
   ob.create<func::ReturnOp>(minimize, results);
 
   if (applyName.empty())
@@ -628,13 +635,9 @@ void EinTrainStepPass::runOnOperation() {
   Updated applied =
       emitUpdate(ab, locs, *applyEntry, params, applyParams, applyGrads, applyIn, options);
   for (Operation &op : *applyEntry)
-    op.setAttr("ein.phase", optimizerPhase);
-  SmallVector<Value> applyResults{applied.gradNorm};
-  applyResults.append(applied.newParams);
-  applyResults.append(applied.newState);
-  if (scaling)
-    applyResults.append(
-        {applied.newScaler.scale, applied.newScaler.goodSteps, applied.newScaler.skippedSteps});
+    op.setAttr(mlir::ein::kPhaseAttr, optimizerPhase);
+  SmallVector<Value> applyResults;
+  applied.appendTo(applyResults, scaling);
   ab.create<func::ReturnOp>(minimize, applyResults);
 }
 
