@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/io/ModelBundle.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Crc32c.h"
 #include "runtime/base/FieldsJson.h"
@@ -211,8 +212,8 @@ std::string checkPrograms(const ModelBundle &b) {
     if (std::find(std::begin(kBackends), std::end(kBackends), bp.backend) == std::end(kBackends))
       return "program " + einrt::quoted(name) + ": unknown backend " + einrt::quoted(bp.backend) +
              " (expected reference or cpu)";
-    if (std::string problem = bp.program.validate(); !problem.empty())
-      return "program " + einrt::quoted(name) + ": " + problem;
+    if (einrt::Status problem = bp.program.validate(); !problem.ok())
+      return "program " + einrt::quoted(name) + ": " + problem.message();
   }
   return "";
 }
@@ -409,13 +410,13 @@ std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
 
 bool writeModelBundle(const std::string &path, const ModelBundle &b, std::string &error) {
   auto bytes = serializeModelBundle(b, error);
-  return bytes && writeFileAtomically(path, *bytes, error);
+  return bytes && statusOut(writeFileAtomically(path, *bytes), error);
 }
 
 std::optional<ModelBundle> readModelBundle(const std::string &path, std::string &error) {
   std::vector<uint8_t> bytes;
   // The file's bytes, then the bundle copied out of them.
-  if (!readFileBytes(path, 2, bytes, error))
+  if (!statusOut(readFileBytes(path, 2), bytes, error))
     return std::nullopt;
   return parseModelBundle(bytes.data(), bytes.size(), path, error);
 }

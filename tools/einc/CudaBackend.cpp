@@ -1,5 +1,6 @@
 //===- CudaBackend.cpp - `--backend cuda` on einc run, train and sample ---===//
 #include "CudaBackend.h"
+#include "runtime/base/StatusOut.h"
 #include "tools/driver/Compile.h"
 #include "tools/driver/DeviceProfiles.h"
 
@@ -11,7 +12,7 @@ namespace einc {
 
 std::shared_ptr<einrt::CudaDevice> openCudaBackend(const einrt::CudaDeviceOptions &options) {
   std::string error;
-  std::shared_ptr<einrt::CudaDevice> device = einrt::createCudaDevice(options, error);
+  std::shared_ptr<einrt::CudaDevice> device = statusOut(einrt::createCudaDevice(options), error);
   if (!device)
     llvm::errs() << "einc: --backend cuda: " << error << "\n";
   return device;

@@ -1,5 +1,6 @@
 //===- CudaTarget.cpp - `einc compile --target cuda`: kernels for the GPU --===//
 #include "CudaTarget.h"
+#include "runtime/base/StatusOut.h"
 
 #include "codegen/CudaRenderer.h"
 #include "runtime/cuda/Nvrtc.h"
@@ -18,7 +19,7 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
     programs.push_back(&bp.program);
   einrt::CudaKernelBundle cuda = ::ein::codegen::renderCudaBundle(kernels, programs);
 
-  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
   if (!nvrtc) {
     error = "--target cuda needs NVRTC: " + error;
     return false;
@@ -33,7 +34,7 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
       einrt::NvrtcOptions options;
       options.arch = kCudaImageArchs[i];
       options.name = (bundle.modelName.empty() ? std::string("model") : bundle.modelName) + ".cu";
-      return nvrtc->compile(cuda.source, options, outputs[i], errors[i]);
+      return statusOut(nvrtc->compile(cuda.source, options), outputs[i], errors[i]);
     }));
   for (size_t i = 0; i < jobs.size(); ++i)
     if (!jobs[i].get() && error.empty())

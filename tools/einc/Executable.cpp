@@ -148,9 +148,9 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
     // said now, not on the GPU machine; the executable still runs it on
     // the CPU.
     for (const einrt::BundledProgram &bp : bundle.programs)
-      if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {}); !why.empty())
-        llvm::errs() << "einc compile: warning: --target cuda: @" << bp.program.name << ": " << why
-                     << "\n";
+      if (einrt::Status why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {}); !why.ok())
+        llvm::errs() << "einc compile: warning: --target cuda: @" << bp.program.name << ": "
+                     << why.message() << "\n";
   }
 
   // 2. The kernels for every target.

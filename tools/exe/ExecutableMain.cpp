@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmbeddedModel.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/TerminalText.h"
 #include "tools/einc/Options.h"
@@ -167,8 +168,10 @@ int main(int argc, char **argv) {
                   " has no CUDA kernels (compile it with einc compile --target cuda)");
     std::string why;
     // --distributed: the rank's GPU (the launcher's local rank).
-    backend.cudaDevice = einrt::createCudaDevice(
-        runner::cudaOptions(o.command == "train" ? run : runner::RunOptions{}, settings), why);
+    backend.cudaDevice =
+        statusOut(einrt::createCudaDevice(runner::cudaOptions(
+                      o.command == "train" ? run : runner::RunOptions{}, settings)),
+                  why);
     if (!backend.cudaDevice)
       return fail("--backend cuda: " + why +
                   (o.backendGiven ? ""

@@ -1,5 +1,6 @@
 //===- BundleInfo.cpp - `report` and `info` of a compiled model -----------===//
 #include "Runner.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
@@ -46,8 +47,9 @@ int report(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     return std::cout ? 0 : 1;
   }
   std::string error;
-  if (!einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end()),
-                                  error)) {
+  if (!statusOut(
+          einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end())),
+          error)) {
     std::cerr << context.tool << " report: " << error << "\n";
     return 1;
   }
@@ -109,9 +111,8 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
     std::string refused;
     for (const einrt::BundledProgram &bp : bundle.programs)
       if (bp.backend == "cpu")
-        if (std::string why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {});
-            !why.empty())
-          refused += "\n              @" + bp.program.name + ": " + why;
+        if (einrt::Status why = einrt::cudaProgramProblem(bp.program, &*bundle.cuda, {}); !why.ok())
+          refused += "\n              @" + bp.program.name + ": " + why.message();
     out << "  cuda runs   "
         << (refused.empty() ? "every program (the device's checks, without a GPU)"
                             : "not every program:" + refused)

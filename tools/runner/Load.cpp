@@ -1,5 +1,6 @@
 //===- Load.cpp - A bundle's functions on one device ----------------------===//
 #include "Runner.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Memory.h"
 #include "runtime/core/HostDevice.h"
@@ -58,7 +59,7 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
       return false;
     }
     std::shared_ptr<einrt::CudaDevice> cuda =
-        backend.cudaDevice ? backend.cudaDevice : einrt::createCudaDevice({}, error);
+        backend.cudaDevice ? backend.cudaDevice : statusOut(einrt::createCudaDevice({}), error);
     if (!cuda) {
       error = "--backend cuda: " + error;
       return false;
@@ -90,7 +91,7 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
   }
   for (size_t i = 0; i < programs.size(); ++i) {
     std::string why;
-    auto ex = einrt::Executor::create(*programs[i], out.device, why);
+    auto ex = statusOut(einrt::Executor::create(*programs[i], out.device), why);
     if (!ex) {
       error = "cannot run @" + functions[i] + ": " + why;
       return false;
