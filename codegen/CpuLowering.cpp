@@ -204,9 +204,10 @@ public:
           in = resolve(in);
     }
 
-    std::string problem = program_.validate();
-    if (!problem.empty())
-      return fn_.emitError("internal error: the lowered CPU program is invalid: ") << problem;
+    einrt::Status problem = program_.validate();
+    if (!problem.ok())
+      return fn_.emitError("internal error: the lowered CPU program is invalid: ")
+             << problem.message();
     return std::move(program_);
   }
 

@@ -114,9 +114,9 @@ public:
           name = n.str();
       program_.resultNames.push_back(name);
     }
-    std::string problem = program_.validate();
-    if (!problem.empty())
-      return fn_.emitError("internal error: the lowered program is invalid: ") << problem;
+    einrt::Status problem = program_.validate();
+    if (!problem.ok())
+      return fn_.emitError("internal error: the lowered program is invalid: ") << problem.message();
     return std::move(program_);
   }
 

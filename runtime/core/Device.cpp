@@ -39,47 +39,44 @@ const char *storageName(StorageType t) {
 
 Device::~Device() = default;
 
-std::string Device::check(const Program &) const { return ""; }
+Status Device::check(const Program &) const { return Status::success(); }
 
-bool Device::prepare(const Program &, std::string &) { return true; }
+Status Device::prepare(const Program &) { return Status::success(); }
 
-bool Device::bind(const Program &, const std::vector<const void *> &, std::string &) {
-  return true;
+Status Device::bind(const Program &, const std::vector<const void *> &) {
+  return Status::success();
 }
 
-bool Device::gemm(const GemmDesc &, const void *, const void *, void *, std::string &error) {
-  error = "the " + name() + " device has no GEMM library";
-  return false;
+// Executor::create refuses a step whose runner the device lacks: reaching
+// one of these defaults is a broken promise, not bad input.
+Status Device::gemm(const GemmDesc &, const void *, const void *, void *) {
+  return Status::internal("the " + name() + " device has no GEMM library");
 }
 
-bool Device::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
-                      const std::vector<DeviceSpan> &post, std::string &error) {
-  if (!gemm(g, a, b, c, error))
-    return false;
+Status Device::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                        const std::vector<DeviceSpan> &post) {
+  EINRT_TRY(gemm(g, a, b, c));
   KernelLaunch k;
   k.kernel = g.post.kernel;
-  return launch(k, post, error);
+  return launch(k, post);
 }
 
-bool Device::launch(const KernelLaunch &, const std::vector<DeviceSpan> &, std::string &error) {
-  error = "the " + name() + " device runs no compiled kernels";
-  return false;
+Status Device::launch(const KernelLaunch &, const std::vector<DeviceSpan> &) {
+  return Status::internal("the " + name() + " device runs no compiled kernels");
 }
 
-bool Device::reference(const Step &s, const std::vector<DeviceSpan> &, const DeviceSpan &,
-                       std::string &error) {
-  error = "the " + name() + " device does not run '" + stepKindName(s.kind) + "' steps";
-  return false;
+Status Device::reference(const Step &s, const std::vector<DeviceSpan> &, const DeviceSpan &) {
+  return Status::internal("the " + name() + " device does not run '" + stepKindName(s.kind) +
+                          "' steps");
 }
 
-bool Device::addInOrder(float *, const float *, int64_t, int64_t, int64_t, std::string &error) {
-  error = "the " + name() + " device cannot sum gradients in order";
-  return false;
+Status Device::addInOrder(float *, const float *, int64_t, int64_t, int64_t) {
+  return Status(StatusCode::Unavailable, "the " + name() + " device cannot sum gradients in order");
 }
 
-Device::RunStart Device::beginRun(uint64_t, std::string &) { return RunStart::Steps; }
+Expected<Device::RunStart> Device::beginRun(uint64_t) { return RunStart::Steps; }
 
-Device::RunEnd Device::endRun(uint64_t, bool, std::string &) { return RunEnd::Done; }
+Expected<Device::RunEnd> Device::endRun(uint64_t, bool) { return RunEnd::Done; }
 
 void Device::forgetRun(uint64_t) {}
 

@@ -21,6 +21,7 @@
 #ifndef EINC_RUNTIME_DEVICE_H
 #define EINC_RUNTIME_DEVICE_H
 
+#include "runtime/base/Status.h"
 #include "runtime/core/Program.h"
 
 #include <cstdint>
@@ -60,77 +61,74 @@ public:
   virtual StorageType storageOf(DType t) const = 0;
   /// Whether steps of this runner run here.
   virtual bool runs(StepRunner runner) const = 0;
-  /// "" when the device can run `program` (beyond its runners: e.g. every
-  /// kernel a Kernel step launches is in its table); else why not.
-  virtual std::string check(const Program &program) const;
+  /// Whether the device can run `program` (beyond its runners: e.g. every
+  /// kernel a Kernel step launches is in its table); Invalid says why not.
+  virtual Status check(const Program &program) const;
   /// Called by Executor::create after check(): sets up what `program`'s
   /// steps need on the device beyond buffers (the cpu device's f32
   /// workspace for GEMMs of bf16/f16 operands), so no step allocates.
-  virtual bool prepare(const Program &program, std::string &error);
+  virtual Status prepare(const Program &program);
   /// Called by Executor::create once the buffers have their addresses
   /// (`addresses[b]` of buffer b; null where it has no storage): what
   /// depends on where they are (the cuda device's GEMM algorithms, picked
   /// for the alignment of each operand).
-  virtual bool bind(const Program &program, const std::vector<const void *> &addresses,
-                    std::string &error);
+  virtual Status bind(const Program &program, const std::vector<const void *> &addresses);
 
   /// `bytes` of zeroed memory. Host devices check availableMemory() first
-  /// (runtime/base/Memory.h): too large is an error with the bytes needed and
-  /// available, never an abort.
-  virtual bool allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
-                        std::string &error) = 0;
+  /// (runtime/base/Memory.h): too large is OutOfMemory with the bytes
+  /// needed and available, never an abort. Zero bytes: no memory (null).
+  virtual Expected<DeviceMemory> allocate(int64_t bytes, const std::string &what) = 0;
   virtual void release(DeviceMemory &memory) = 0;
   /// Host -> device, device -> host, device -> device; `bytes` at the given
   /// addresses (inside allocations of this device).
-  virtual bool upload(void *dst, const void *src, int64_t bytes, std::string &error) = 0;
-  virtual bool download(void *dst, const void *src, int64_t bytes, std::string &error) = 0;
-  virtual bool copy(void *dst, const void *src, int64_t bytes, std::string &error) = 0;
-  virtual bool zero(void *dst, int64_t bytes, std::string &error) = 0;
+  virtual Status upload(void *dst, const void *src, int64_t bytes) = 0;
+  virtual Status download(void *dst, const void *src, int64_t bytes) = 0;
+  virtual Status copy(void *dst, const void *src, int64_t bytes) = 0;
+  virtual Status zero(void *dst, int64_t bytes) = 0;
 
   /// C = op(A)·op(B) (or +=), as `g` describes, on device addresses.
-  virtual bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error);
+  virtual Status gemm(const GemmDesc &g, const void *a, const void *b, void *c);
   /// A Matmul step with an epilogue (GemmDesc::post): the product into C,
   /// then the epilogue's kernel over `post` (the buffers of post.operands,
   /// then of post.outputs). The default runs gemm() and then launch() of
   /// the kernel over the whole of C (a device whose library fuses it may
   /// do better); the cpu device runs the kernel on each block of C's rows
   /// right after the block's product.
-  virtual bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
-                        const std::vector<DeviceSpan> &post, std::string &error);
+  virtual Status gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                          const std::vector<DeviceSpan> &post);
   /// A compiled kernel over `buffers`: the step's inputs, its output, then
   /// the launch's extra outputs.
-  virtual bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
-                      std::string &error);
+  virtual Status launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers);
   /// A step of a kind the reference kernels run.
-  virtual bool reference(const Step &s, const std::vector<DeviceSpan> &inputs,
-                         const DeviceSpan &output, std::string &error);
+  virtual Status reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                           const DeviceSpan &output);
   /// sum[i] := ((sum[i] + parts[0·stride + i]) + parts[1·stride + i]) + ...
   /// over `partCount` parts, for i < count, on f32 device memory: one
   /// rounding per add, in this order and no other (the gradient sum of a
   /// data-parallel step, runtime/dist/DeviceOrderedSum.h). The default says the
   /// device has none.
-  virtual bool addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
-                          int64_t count, std::string &error);
+  virtual Status addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                            int64_t count);
   /// Returns when every call before it has finished; reports an
   /// asynchronous failure.
-  virtual bool synchronize(std::string &error) = 0;
+  virtual Status synchronize() = 0;
 
   /// A whole run as one recorded unit (the cuda device: a CUDA graph).
   /// Executor::run (when not profiling) calls beginRun(key) before its
   /// steps: Steps — issue them (up to the first that fails), then
   /// endRun(key, whether they all succeeded); Replayed — the device has
-  /// issued the recorded run itself; Failed — `error`. endRun says Done,
-  /// Failed (`error`), or IssueAgain: the device could not record what was
+  /// issued the recorded run itself; or the failure. endRun says Done,
+  /// the failure, or IssueAgain: the device could not record what was
   /// issued and ran none of it (a capture that failed), so the executor
   /// issues the steps once more, unrecorded. `key` names one executor,
   /// whose steps and buffer addresses never change while it lives (host
   /// writes between runs land at the same addresses, so a replay reads
   /// them); forgetRun(key) when it goes. The defaults (host devices):
   /// Steps, Done, nothing to forget.
-  enum class RunStart { Steps, Replayed, Failed };
-  enum class RunEnd { Done, Failed, IssueAgain };
-  virtual RunStart beginRun(uint64_t key, std::string &error);
-  virtual RunEnd endRun(uint64_t key, bool stepsSucceeded, std::string &error);
+  enum class RunStart { Steps, Replayed };
+  enum class RunEnd { Done, IssueAgain };
+  virtual Expected<RunStart> beginRun(uint64_t key);
+  virtual Expected<RunEnd> endRun(uint64_t key, bool stepsSucceeded);
   virtual void forgetRun(uint64_t key);
 };
 

@@ -101,46 +101,33 @@ double toDType(double v, DType t) {
 
 } // namespace
 
-std::optional<Executor> Executor::create(const Program &program, std::shared_ptr<Device> device,
-                                         std::string &error, bool useArena) {
-  std::string problem = program.validate();
-  if (!problem.empty()) {
-    error = "invalid program '" + program.name + "': " + problem;
-    return std::nullopt;
-  }
+Expected<Executor> Executor::create(const Program &program, std::shared_ptr<Device> device,
+                                    bool useArena) {
+  EINRT_TRY(program.validate().withContext("invalid program '" + program.name + "': "));
   for (size_t i = 0; i < program.steps.size(); ++i) {
     StepKind k = program.steps[i].kind;
     if (!device->runs(stepKindInfo(k)->runner)) {
-      error = "program '" + program.name + "' step " + std::to_string(i) + " (" + stepKindName(k) +
-              ") does not run on the " + device->name() + " device";
+      std::string why = "program '" + program.name + "' step " + std::to_string(i) + " (" +
+                        stepKindName(k) + ") does not run on the " + device->name() + " device";
       if (k == StepKind::Matmul || k == StepKind::Kernel)
-        error += " (it belongs to the cpu backend, which runs f32, bf16 and f16; run float64 on "
-                 "the reference backend)";
-      return std::nullopt;
+        why += " (it belongs to the cpu backend, which runs f32, bf16 and f16; run float64 on "
+               "the reference backend)";
+      return Status::invalid(why);
     }
   }
-  if (std::string why = device->check(program); !why.empty()) {
-    error = "program '" + program.name + "': " + why;
-    return std::nullopt;
-  }
-  if (!device->prepare(program, error)) {
-    error = "program '" + program.name + "': " + error;
-    return std::nullopt;
-  }
+  const std::string context = "program '" + program.name + "': ";
+  EINRT_TRY(device->check(program).withContext(context));
+  EINRT_TRY(device->prepare(program).withContext(context));
   Executor ex;
   ex.prog = program;
   ex.dev = std::move(device);
   ex.runKey = newRunKey();
   ex.plan = planMemory(program, StorageSizes::of(*ex.dev), useArena);
-  if (!ex.allocate(error))
-    return std::nullopt;
+  EINRT_TRY(ex.allocate());
   std::vector<const void *> addresses;
   for (size_t b = 0; b < program.buffers.size(); ++b)
     addresses.push_back(ex.deviceData(b));
-  if (!ex.dev->bind(program, addresses, error)) {
-    error = "program '" + program.name + "': " + error;
-    return std::nullopt;
-  }
+  EINRT_TRY(ex.dev->bind(program, addresses).withContext(context));
   for (size_t b = 0; b < program.buffers.size(); ++b) {
     const Buffer &src = program.buffers[b];
     if (src.role != BufferRole::Constant || src.constant.empty() || !ex.deviceData(b))
@@ -148,30 +135,30 @@ std::optional<Executor> Executor::create(const Program &program, std::shared_ptr
     std::vector<double> values(size_t(src.elementCount()), src.constant[0]);
     if (src.constant.size() > 1)
       values = src.constant;
-    if (!ex.write(b, values.data(), values.size(), error))
-      return std::nullopt;
+    EINRT_TRY(ex.write(b, values.data(), values.size()));
   }
   return ex;
 }
 
-std::optional<Executor> Executor::create(const Program &program, Precision precision,
-                                         std::string &error, bool useArena) {
-  return create(program, std::make_shared<HostDevice>(precision), error, useArena);
+Expected<Executor> Executor::create(const Program &program, Precision precision, bool useArena) {
+  return create(program, std::make_shared<HostDevice>(precision), useArena);
 }
 
 int64_t Executor::plannedBytes(const Program &program, const Device &device) {
   return planMemory(program, StorageSizes::of(device)).totalBytes();
 }
 
-bool Executor::allocate(std::string &error) {
+Status Executor::allocate() {
   // Both blocks checked together before either is allocated.
   std::string what = "program '" + prog.name + "' (arena and buffers)";
-  if (!dev->allocate(plan.totalBytes(), arena, what, error))
-    return false;
+  Expected<DeviceMemory> whole = dev->allocate(plan.totalBytes(), what);
+  if (!whole.ok())
+    return whole.takeStatus();
   // The arena first, the resident buffers after it: one allocation.
+  arena = *whole;
   resident = {static_cast<uint8_t *>(arena.data) + plan.arenaBytes, plan.residentBytes};
   arena.bytes = plan.arenaBytes;
-  return true;
+  return Status::success();
 }
 
 void Executor::releaseMemory() {
@@ -191,12 +178,11 @@ Executor::Executor(const Executor &other)
     : prog(other.prog), dev(other.dev), plan(other.plan), roundLow(other.roundLow),
       profiling(other.profiling), profileSeconds(other.profileSeconds),
       profileRuns(other.profileRuns), runKey(newRunKey()) {
-  std::string error;
   if (!dev || !other.arena.data)
     return;
   // A copy that cannot get memory has none (every later access fails with
   // a message); copies are made of small programs by tests and tools.
-  if (!allocate(error) || !dev->copy(arena.data, other.arena.data, plan.totalBytes(), error))
+  if (!allocate().ok() || !dev->copy(arena.data, other.arena.data, plan.totalBytes()).ok())
     releaseMemory();
 }
 
@@ -256,84 +242,32 @@ DeviceSpan Executor::span(int32_t b) const {
   return s;
 }
 
-bool Executor::checkBuffer(size_t b, std::string &error) const {
-  if (b >= prog.buffers.size()) {
-    error = "buffer index " + std::to_string(b) + " out of range (" +
-            std::to_string(prog.buffers.size()) + " buffers)";
-    return false;
-  }
-  if (!deviceData(b)) {
-    error = "buffer " + std::to_string(b) + " ('" + prog.buffers[b].name + "') has no storage" +
-            (arena.data || plan.totalBytes() == 0 ? " (no step touches it)"
-                                                  : " (the executor has no memory)");
-    return false;
-  }
-  return true;
+Status Executor::checkBuffer(size_t b) const {
+  if (b >= prog.buffers.size())
+    return Status::invalid("buffer index " + std::to_string(b) + " out of range (" +
+                           std::to_string(prog.buffers.size()) + " buffers)");
+  if (!deviceData(b))
+    return Status::invalid(
+        "buffer " + std::to_string(b) + " ('" + prog.buffers[b].name + "') has no storage" +
+        (arena.data || plan.totalBytes() == 0 ? " (no step touches it)"
+                                              : " (the executor has no memory)"));
+  return Status::success();
 }
 
-bool Executor::run(std::string &error) { return run(error, {}); }
+Status Executor::run() { return run({}); }
 
-bool Executor::run(std::string &error, const std::function<void(size_t)> &afterStep) {
-  // A host device's steps are done when they return; elsewhere only the
-  // run's synchronize says so.
-  const bool stepwise = afterStep && dynamic_cast<const HostDevice *>(dev.get());
-  auto observeAll = [&] {
-    if (afterStep && !stepwise)
-      for (size_t i = 0; i < prog.steps.size(); ++i)
-        afterStep(i);
-  };
-  auto runStepObserved = [&](size_t i, std::string &e) {
-    if (!runStep(i, e))
-      return false;
-    if (stepwise)
-      afterStep(i);
-    return true;
-  };
-  if (!arena.data && plan.totalBytes() > 0) {
-    error = "program '" + prog.name + "' has no memory to run in";
-    return false;
-  }
-  if (!profiling) {
-    Device::RunStart start = dev->beginRun(runKey, error);
-    if (start == Device::RunStart::Failed)
-      return false;
-    if (start == Device::RunStart::Steps) {
-      bool stepsOk = true;
-      std::string stepError;
-      for (size_t i = 0; i < prog.steps.size() && stepsOk; ++i)
-        stepsOk = runStepObserved(i, stepError);
-      std::string endError;
-      switch (dev->endRun(runKey, stepsOk, endError)) {
-      case Device::RunEnd::Done:
-        break;
-      case Device::RunEnd::Failed:
-        error = stepsOk ? endError : stepError; // a failed step's error first
-        return false;
-      case Device::RunEnd::IssueAgain: // nothing ran: the steps, unrecorded
-        for (size_t i = 0; i < prog.steps.size(); ++i)
-          if (!runStepObserved(i, error))
-            return false;
-        stepsOk = true;
-        break;
-      }
-      if (!stepsOk) {
-        error = stepError;
-        return false;
-      }
-    }
-    if (!dev->synchronize(error))
-      return false;
-    observeAll();
-    return true;
-  }
+Status Executor::run(const std::function<void(size_t)> &afterStep) {
+  if (!arena.data && plan.totalBytes() > 0)
+    return Status(StatusCode::OutOfMemory, "program '" + prog.name + "' has no memory to run in");
+  if (!profiling)
+    return runSteps(afterStep);
   using Clock = std::chrono::steady_clock;
   profileSeconds.resize(prog.steps.size(), 0.0);
-  if (!dev->synchronize(error))
-    return false;
+  EINRT_TRY(dev->synchronize());
   Clock::time_point last = Clock::now();
   for (size_t i = 0; i < prog.steps.size(); ++i) {
-    if (!runStep(i, error) || !dev->synchronize(error))
-      return false;
+    EINRT_TRY(runStep(i));
+    EINRT_TRY(dev->synchronize());
     Clock::time_point now = Clock::now();
     profileSeconds[i] += std::chrono::duration<double>(now - last).count();
     if (afterStep) { // not the step's time
@@ -343,7 +277,41 @@ bool Executor::run(std::string &error, const std::function<void(size_t)> &afterS
     last = now;
   }
   ++profileRuns;
-  return true;
+  return Status::success();
+}
+
+Status Executor::runSteps(const std::function<void(size_t)> &afterStep) {
+  // A host device's steps are done when they return; elsewhere only the
+  // run's synchronize says so.
+  const bool stepwise = afterStep && dynamic_cast<const HostDevice *>(dev.get());
+  auto runStepObserved = [&](size_t i) {
+    Status st = runStep(i);
+    if (st.ok() && stepwise)
+      afterStep(i);
+    return st;
+  };
+  Expected<Device::RunStart> start = dev->beginRun(runKey);
+  if (!start.ok())
+    return start.takeStatus();
+  if (*start == Device::RunStart::Steps) {
+    Status steps;
+    for (size_t i = 0; i < prog.steps.size() && steps.ok(); ++i)
+      steps = runStepObserved(i);
+    Expected<Device::RunEnd> end = dev->endRun(runKey, steps.ok());
+    if (!end.ok())
+      return steps.ok() ? end.takeStatus() : steps; // a failed step's error first
+    if (*end == Device::RunEnd::IssueAgain) {       // nothing ran: the steps, unrecorded
+      for (size_t i = 0; i < prog.steps.size(); ++i)
+        EINRT_TRY(runStepObserved(i));
+    } else if (!steps.ok()) {
+      return steps;
+    }
+  }
+  EINRT_TRY(dev->synchronize());
+  if (afterStep && !stepwise)
+    for (size_t i = 0; i < prog.steps.size(); ++i)
+      afterStep(i);
+  return Status::success();
 }
 
 void Executor::setProfiling(bool on) {
@@ -357,24 +325,23 @@ void Executor::resetProfile() {
   profileRuns = 0;
 }
 
-bool Executor::runStep(size_t index, std::string &error) {
+Status Executor::runStep(size_t index) {
   const Step &s = prog.steps[index];
-  std::string e;
-  bool ok = false;
+  Status st;
   switch (stepKindInfo(s.kind)->runner) {
   case StepRunner::Reference: {
     std::vector<DeviceSpan> inputs;
     inputs.reserve(s.inputs.size());
     for (int32_t b : s.inputs)
       inputs.push_back(span(b));
-    ok = dev->reference(s, inputs, span(s.output), e);
+    st = dev->reference(s, inputs, span(s.output));
     break;
   }
   case StepRunner::Gemm: {
     const GemmDesc &g = s.as<GemmDesc>();
     if (!g.post.present()) {
-      ok = dev->gemm(g, deviceData(size_t(s.inputs[0])), deviceData(size_t(s.inputs[1])),
-                     deviceData(size_t(s.output)), e);
+      st = dev->gemm(g, deviceData(size_t(s.inputs[0])), deviceData(size_t(s.inputs[1])),
+                     deviceData(size_t(s.output)));
       break;
     }
     std::vector<DeviceSpan> post;
@@ -382,8 +349,8 @@ bool Executor::runStep(size_t index, std::string &error) {
       post.push_back(span(b));
     for (int32_t b : g.post.outputs)
       post.push_back(span(b));
-    ok = dev->gemmPost(g, deviceData(size_t(s.inputs[0])), deviceData(size_t(s.inputs[1])),
-                       deviceData(size_t(s.output)), post, e);
+    st = dev->gemmPost(g, deviceData(size_t(s.inputs[0])), deviceData(size_t(s.inputs[1])),
+                       deviceData(size_t(s.output)), post);
     break;
   }
   case StepRunner::Launch: {
@@ -392,113 +359,97 @@ bool Executor::runStep(size_t index, std::string &error) {
       buffers.push_back(span(b));
     for (int32_t b : s.outputs())
       buffers.push_back(span(b));
-    ok = dev->launch(s.as<KernelLaunch>(), buffers, e);
+    st = dev->launch(s.as<KernelLaunch>(), buffers);
     break;
   }
   }
-  if (!ok) {
-    error = "step " + std::to_string(index) + " (" + stepKindName(s.kind);
-    if (!s.note.empty())
-      error += ", " + s.note;
-    error += "): " + e;
-  }
-  return ok;
+  if (st.ok())
+    return st;
+  std::string where = "step " + std::to_string(index) + " (" + stepKindName(s.kind);
+  if (!s.note.empty())
+    where += ", " + s.note;
+  return std::move(st).withContext(where + "): ");
 }
 
-bool Executor::read(size_t b, std::vector<double> &values, std::string &error) const {
-  if (!checkBuffer(b, error))
-    return false;
+Expected<std::vector<double>> Executor::read(size_t b) const {
+  EINRT_TRY(checkBuffer(b));
   const size_t n = size_t(prog.buffers[b].elementCount());
   StorageType st = dev->storageOf(prog.buffers[b].dtype);
   std::vector<uint8_t> bytes(n * size_t(storageBytes(st)));
-  if (!dev->download(bytes.data(), deviceData(b), int64_t(bytes.size()), error))
-    return false;
-  values = decode(st, bytes.data(), n);
-  return true;
+  EINRT_TRY(dev->download(bytes.data(), deviceData(b), int64_t(bytes.size())));
+  return decode(st, bytes.data(), n);
 }
 
-bool Executor::write(size_t b, const double *values, size_t count, std::string &error) {
-  if (!checkBuffer(b, error))
-    return false;
+Status Executor::write(size_t b, const double *values, size_t count) {
+  EINRT_TRY(checkBuffer(b));
   const Buffer &buf = prog.buffers[b];
-  if (int64_t(count) != buf.elementCount()) {
-    error = "buffer " + std::to_string(b) + " ('" + buf.name + "') has " +
-            std::to_string(buf.elementCount()) + " elements, got " + std::to_string(count) +
-            " values";
-    return false;
-  }
+  if (int64_t(count) != buf.elementCount())
+    return Status::invalid("buffer " + std::to_string(b) + " ('" + buf.name + "') has " +
+                           std::to_string(buf.elementCount()) + " elements, got " +
+                           std::to_string(count) + " values");
   std::vector<double> rounded(values, values + count);
   const bool keep = !roundLow && lowPrecision(buf.dtype);
   for (double &v : rounded)
     v = keep ? v : toDType(v, buf.dtype);
   std::vector<uint8_t> bytes = encode(dev->storageOf(buf.dtype), rounded.data(), count);
-  return dev->upload(deviceData(b), bytes.data(), int64_t(bytes.size()), error);
+  return dev->upload(deviceData(b), bytes.data(), int64_t(bytes.size()));
 }
 
 namespace {
 template <class T>
-bool setArgumentImpl(Executor &ex, size_t argIndex, const T *data, size_t count,
-                     std::string &error) {
-  if (argIndex >= ex.argumentCount()) {
-    error = "argument index " + std::to_string(argIndex) + " out of range (" +
-            std::to_string(ex.argumentCount()) + " arguments)";
-    return false;
-  }
+Status setArgumentImpl(Executor &ex, size_t argIndex, const T *data, size_t count) {
+  if (argIndex >= ex.argumentCount())
+    return Status::invalid("argument index " + std::to_string(argIndex) + " out of range (" +
+                           std::to_string(ex.argumentCount()) + " arguments)");
   std::vector<double> v(data, data + count);
-  return ex.write(size_t(ex.program().arguments[argIndex]), v.data(), count, error);
+  return ex.write(size_t(ex.program().arguments[argIndex]), v.data(), count);
 }
 } // namespace
 
-bool Executor::setArgument(size_t argIndex, const double *data, size_t count, std::string &error) {
-  return setArgumentImpl(*this, argIndex, data, count, error);
+Status Executor::setArgument(size_t argIndex, const double *data, size_t count) {
+  return setArgumentImpl(*this, argIndex, data, count);
 }
-bool Executor::setArgument(size_t argIndex, const float *data, size_t count, std::string &error) {
-  return setArgumentImpl(*this, argIndex, data, count, error);
+Status Executor::setArgument(size_t argIndex, const float *data, size_t count) {
+  return setArgumentImpl(*this, argIndex, data, count);
 }
-bool Executor::setArgument(size_t argIndex, const int32_t *data, size_t count, std::string &error) {
-  return setArgumentImpl(*this, argIndex, data, count, error);
-}
-
-bool Executor::readScalar(size_t resultIndex, double &value, std::string &error) const {
-  if (resultIndex >= prog.results.size()) {
-    error = "result index " + std::to_string(resultIndex) + " out of range (" +
-            std::to_string(prog.results.size()) + " results)";
-    return false;
-  }
-  std::vector<double> v;
-  if (!read(size_t(prog.results[resultIndex]), v, error))
-    return false;
-  if (v.empty()) {
-    error = "result " + std::to_string(resultIndex) + " has no elements";
-    return false;
-  }
-  value = v[0];
-  return true;
+Status Executor::setArgument(size_t argIndex, const int32_t *data, size_t count) {
+  return setArgumentImpl(*this, argIndex, data, count);
 }
 
-bool Executor::copyFrom(size_t b, const Executor &source, size_t sourceBuffer, std::string &error) {
-  if (!checkBuffer(b, error) || !source.checkBuffer(sourceBuffer, error))
-    return false;
+Expected<double> Executor::readScalar(size_t resultIndex) const {
+  if (resultIndex >= prog.results.size())
+    return Status::invalid("result index " + std::to_string(resultIndex) + " out of range (" +
+                           std::to_string(prog.results.size()) + " results)");
+  Expected<std::vector<double>> v = read(size_t(prog.results[resultIndex]));
+  if (!v.ok())
+    return v.takeStatus();
+  if (v->empty())
+    return Status::invalid("result " + std::to_string(resultIndex) + " has no elements");
+  return (*v)[0];
+}
+
+Status Executor::copyFrom(size_t b, const Executor &source, size_t sourceBuffer) {
+  EINRT_TRY(checkBuffer(b));
+  EINRT_TRY(source.checkBuffer(sourceBuffer));
   const Buffer &to = prog.buffers[b], &from = source.prog.buffers[sourceBuffer];
-  if (to.elementCount() != from.elementCount() || to.dtype != from.dtype) {
-    error = "cannot copy '" + from.name + "' (" + std::to_string(from.elementCount()) + " '" +
-            dtypeName(from.dtype) + "') into '" + to.name + "' (" +
-            std::to_string(to.elementCount()) + " '" + dtypeName(to.dtype) + "')";
-    return false;
-  }
+  if (to.elementCount() != from.elementCount() || to.dtype != from.dtype)
+    return Status::invalid("cannot copy '" + from.name + "' (" +
+                           std::to_string(from.elementCount()) + " '" + dtypeName(from.dtype) +
+                           "') into '" + to.name + "' (" + std::to_string(to.elementCount()) +
+                           " '" + dtypeName(to.dtype) + "')");
   if (dev == source.dev)
     return dev->copy(deviceData(b), source.deviceData(sourceBuffer),
-                     to.elementCount() * storageBytes(dev->storageOf(to.dtype)), error);
-  std::vector<double> v;
-  return source.read(sourceBuffer, v, error) && write(b, v.data(), v.size(), error);
+                     to.elementCount() * storageBytes(dev->storageOf(to.dtype)));
+  Expected<std::vector<double>> v = source.read(sourceBuffer);
+  if (!v.ok())
+    return v.takeStatus();
+  return write(b, v->data(), v->size());
 }
 
-bool Executor::zeroBuffer(size_t b, std::string &error) {
-  if (!checkBuffer(b, error))
-    return false;
+Status Executor::zeroBuffer(size_t b) {
+  EINRT_TRY(checkBuffer(b));
   const Buffer &buf = prog.buffers[b];
-  return dev->zero(deviceData(b), buf.elementCount() * storageBytes(dev->storageOf(buf.dtype)),
-                   error);
+  return dev->zero(deviceData(b), buf.elementCount() * storageBytes(dev->storageOf(buf.dtype)));
 }
 
 HostTensor Executor::getResult(size_t resultIndex) const {
@@ -510,9 +461,8 @@ HostTensor Executor::getResult(size_t resultIndex) const {
       resultIndex < prog.resultNames.size() ? prog.resultNames[resultIndex] : prog.buffers[b].name;
   t.dtype = prog.buffers[b].dtype;
   t.shape = prog.buffers[b].shape;
-  std::string error;
-  if (!read(b, t.values, error))
-    t.values.clear();
+  if (Expected<std::vector<double>> values = read(b); values.ok())
+    t.values = values.take();
   return t;
 }
 
@@ -523,37 +473,28 @@ int64_t Executor::findBuffer(const std::string &name) const {
   return -1;
 }
 
-bool Executor::exportBuffer(size_t b, TensorData &out, std::string &error) const {
-  std::vector<double> v;
-  if (!read(b, v, error))
-    return false;
+Expected<TensorData> Executor::exportBuffer(size_t b) const {
+  Expected<std::vector<double>> v = read(b);
+  if (!v.ok())
+    return v.takeStatus();
   const Buffer &buf = prog.buffers[b];
-  out = TensorData::fromDoubles(buf.name, buf.dtype, buf.shape, v.data());
-  return true;
+  return TensorData::fromDoubles(buf.name, buf.dtype, buf.shape, v->data());
 }
 
-bool Executor::importBuffer(size_t b, const TensorData &t, std::string &error) {
-  if (b >= prog.buffers.size()) {
-    error = "buffer index " + std::to_string(b) + " out of range";
-    return false;
-  }
+Status Executor::importBuffer(size_t b, const TensorData &t) {
+  if (b >= prog.buffers.size())
+    return Status::invalid("buffer index " + std::to_string(b) + " out of range");
   const Buffer &buf = prog.buffers[b];
   std::string where = "tensor '" + t.name + "' into buffer '" + buf.name + "': ";
-  if (t.shape != buf.shape) {
-    error = where + "shapes differ";
-    return false;
-  }
-  if (t.dtype != buf.dtype && !(isFloat(t.dtype) && isFloat(buf.dtype))) {
-    error = where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" + dtypeName(buf.dtype) +
-            "'";
-    return false;
-  }
-  if (int64_t(t.bytes.size()) != t.elementCount() * dtypeSize(t.dtype)) {
-    error = where + "byte length does not match shape and dtype";
-    return false;
-  }
+  if (t.shape != buf.shape)
+    return Status::invalid(where + "shapes differ");
+  if (t.dtype != buf.dtype && !(isFloat(t.dtype) && isFloat(buf.dtype)))
+    return Status::invalid(where + "dtype '" + dtypeName(t.dtype) + "' cannot load into '" +
+                           dtypeName(buf.dtype) + "'");
+  if (int64_t(t.bytes.size()) != t.elementCount() * dtypeSize(t.dtype))
+    return Status(StatusCode::Corrupt, where + "byte length does not match shape and dtype");
   std::vector<double> v = t.toDoubles();
-  return write(b, v.data(), v.size(), error);
+  return write(b, v.data(), v.size());
 }
 
 } // namespace einrt

@@ -11,7 +11,7 @@
 // converting between the buffer's dtype and the device's storage), so the
 // trainer, checkpoints and sampling run unchanged on any device.
 //
-// Errors are return values (false / std::nullopt plus a message); a bad
+// Errors are return values (a Status, runtime/base/Status.h); a bad
 // gather/scatter index is an error naming the step, never undefined
 // behaviour.
 //
@@ -29,7 +29,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,11 +51,11 @@ public:
   /// temporaries share the planned arena: their contents are only
   /// meaningful from the step that writes them to the last step that reads
   /// them. Without it every buffer is resident.
-  static std::optional<Executor> create(const Program &program, std::shared_ptr<Device> device,
-                                        std::string &error, bool useArena = true);
+  static Expected<Executor> create(const Program &program, std::shared_ptr<Device> device,
+                                   bool useArena = true);
   /// On a fresh reference device of that precision.
-  static std::optional<Executor> create(const Program &program, Precision precision,
-                                        std::string &error, bool useArena = true);
+  static Expected<Executor> create(const Program &program, Precision precision,
+                                   bool useArena = true);
   /// The bytes create() allocates for `program` on `device` (arena and
   /// resident buffers), without allocating them.
   static int64_t plannedBytes(const Program &program, const Device &device);
@@ -104,32 +103,31 @@ public:
   /// names the step index, kind and note. Unless profiling, the device may
   /// record the first run and replay it after (Device::beginRun: the cuda
   /// device's CUDA graph).
-  bool run(std::string &error);
+  Status run();
   /// The same, calling afterStep(i) once step i's outputs are in memory,
   /// in step order: right after each step on a host device (its calls
   /// finish when they return), after the run's synchronize elsewhere. On
   /// the calling thread; the run waits for it.
-  bool run(std::string &error, const std::function<void(size_t)> &afterStep);
+  Status run(const std::function<void(size_t)> &afterStep);
 
   /// Host copies of buffer `bufferIndex` (any buffer), as doubles: read
   /// converts from the device's storage; write converts and rounds as
   /// storeElement does (bf16/f16 to their format, float to i32 truncating).
   /// `count` must equal the buffer's element count.
-  bool read(size_t bufferIndex, std::vector<double> &values, std::string &error) const;
-  bool write(size_t bufferIndex, const double *values, size_t count, std::string &error);
+  Expected<std::vector<double>> read(size_t bufferIndex) const;
+  Status write(size_t bufferIndex, const double *values, size_t count);
   /// The same by argument index.
-  bool setArgument(size_t argIndex, const double *data, size_t count, std::string &error);
-  bool setArgument(size_t argIndex, const float *data, size_t count, std::string &error);
-  bool setArgument(size_t argIndex, const int32_t *data, size_t count, std::string &error);
+  Status setArgument(size_t argIndex, const double *data, size_t count);
+  Status setArgument(size_t argIndex, const float *data, size_t count);
+  Status setArgument(size_t argIndex, const int32_t *data, size_t count);
   /// Element 0 of result `resultIndex` (a loss, a norm).
-  bool readScalar(size_t resultIndex, double &value, std::string &error) const;
+  Expected<double> readScalar(size_t resultIndex) const;
   /// Buffer `bufferIndex` := `source`'s buffer `sourceBuffer` (same element
   /// count and dtype): a device copy on a shared device, through the host
   /// otherwise.
-  bool copyFrom(size_t bufferIndex, const Executor &source, size_t sourceBuffer,
-                std::string &error);
+  Status copyFrom(size_t bufferIndex, const Executor &source, size_t sourceBuffer);
   /// Buffer `bufferIndex` := 0.
-  bool zeroBuffer(size_t bufferIndex, std::string &error);
+  Status zeroBuffer(size_t bufferIndex);
 
   /// Result `resultIndex` copied out (its name is the result name); values
   /// are empty if the device failed to copy.
@@ -147,10 +145,10 @@ public:
 
   /// A buffer encoded in its Program dtype (for checkpoints), named after
   /// the buffer.
-  bool exportBuffer(size_t bufferIndex, TensorData &out, std::string &error) const;
+  Expected<TensorData> exportBuffer(size_t bufferIndex) const;
   /// Loads `t` into a buffer: shapes must match; float dtypes convert to
   /// one another (rounding), i32 and bool must match exactly.
-  bool importBuffer(size_t bufferIndex, const TensorData &t, std::string &error);
+  Status importBuffer(size_t bufferIndex, const TensorData &t);
 
   /// A buffer's place in device memory (null for a buffer with no
   /// storage), and how the device stores its elements.
@@ -161,11 +159,12 @@ public:
 
 private:
   Executor() = default;
-  bool allocate(std::string &error);
+  Status allocate();
   void releaseMemory();
-  bool runStep(size_t index, std::string &error);
+  Status runStep(size_t index);
+  Status runSteps(const std::function<void(size_t)> &afterStep);
   DeviceSpan span(int32_t buffer) const;
-  bool checkBuffer(size_t bufferIndex, std::string &error) const;
+  Status checkBuffer(size_t bufferIndex) const;
 
   Program prog;
   std::shared_ptr<Device> dev;

@@ -68,27 +68,22 @@ void fakeQuantize(const double *x, double *y, const std::vector<int64_t> &shape,
 }
 
 template <class F>
-bool quantizeStep(const QuantizeSpec &spec, const DeviceSpan &in, const DeviceSpan &out,
-                  std::string &error) {
+Status quantizeStep(const QuantizeSpec &spec, const DeviceSpan &in, const DeviceSpan &out) {
   std::vector<double> v(size_t(in.count));
   for (int64_t i = 0; i < in.count; ++i)
     v[size_t(i)] = loadElement<F>(in, i);
   if (spec.format != "none") {
     Fp8Format f;
-    if (!parseFp8Format(spec.format, f)) {
-      error = "unknown fp8 format '" + spec.format + "'";
-      return false;
-    }
+    if (!parseFp8Format(spec.format, f))
+      return Status::invalid("unknown fp8 format '" + spec.format + "'");
     fakeQuantize(v.data(), v.data(), *out.shape, f, spec.block, spec.axis);
   }
   for (int64_t i = 0; i < out.count; ++i)
     storeElement<F>(out, i, v[size_t(i)]); // a bf16/f16 result rounded once
-  return true;
+  return Status::success();
 }
 
-template bool quantizeStep<float>(const QuantizeSpec &, const DeviceSpan &, const DeviceSpan &,
-                                  std::string &);
-template bool quantizeStep<double>(const QuantizeSpec &, const DeviceSpan &, const DeviceSpan &,
-                                   std::string &);
+template Status quantizeStep<float>(const QuantizeSpec &, const DeviceSpan &, const DeviceSpan &);
+template Status quantizeStep<double>(const QuantizeSpec &, const DeviceSpan &, const DeviceSpan &);
 
 } // namespace einrt

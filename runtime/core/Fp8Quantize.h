@@ -35,11 +35,10 @@ void fakeQuantize(const double *x, double *y, const std::vector<int64_t> &shape,
 
 /// The "quantize" step on host storage of floats F (the step validated):
 /// `in` is read with `out`'s shape (it may be a reshape's input, the same
-/// row-major elements); `spec.format` "none" copies. False with `error` for a format name the
-/// kernel does not know.
+/// row-major elements); `spec.format` "none" copies. Invalid for a format
+/// name the kernel does not know.
 template <class F>
-bool quantizeStep(const QuantizeSpec &spec, const DeviceSpan &in, const DeviceSpan &out,
-                  std::string &error);
+Status quantizeStep(const QuantizeSpec &spec, const DeviceSpan &in, const DeviceSpan &out);
 
 } // namespace einrt
 

@@ -36,21 +36,18 @@ void countLowPrecision(const Program &p, GradCheckReport &report) {
 
 } // namespace
 
-bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &options,
-               GradCheckReport &report, std::string &error) {
-  report = {};
+Expected<GradCheckReport> gradCheck(Executor &forward, Executor &grad,
+                                    const GradCheckOptions &options) {
+  GradCheckReport report;
   report.tolerance = options.tolerance;
-  if (forward.precision() != Precision::F64 || grad.precision() != Precision::F64) {
-    error = "the gradient check needs both programs run in Precision::F64";
-    return false;
-  }
+  if (forward.precision() != Precision::F64 || grad.precision() != Precision::F64)
+    return Status::invalid("the gradient check needs both programs run in Precision::F64");
   RoundingOff forwardExact(forward), gradExact(grad);
   countLowPrecision(forward.program(), report);
   countLowPrecision(grad.program(), report);
   for (const Step &s : forward.program().steps)
     report.quantizations += std::holds_alternative<QuantizeSpec>(s.payload);
-  if (!grad.run(error))
-    return false;
+  EINRT_TRY(grad.run());
   const Program &fp = forward.program();
   Rng rng(options.seed);
   size_t gradResult = 1;
@@ -58,18 +55,19 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
     int32_t buffer = fp.arguments[a];
     if (fp.buffers[buffer].role != BufferRole::Param)
       continue;
-    if (gradResult >= grad.resultCount()) {
-      error = "the gradient program has fewer results than the forward has params";
-      return false;
-    }
-    std::vector<double> g, p;
-    if (!grad.read(size_t(grad.program().results[gradResult++]), g, error) ||
-        !forward.read(size_t(buffer), p, error))
-      return false;
-    if (g.size() != p.size()) {
-      error = "gradient of '" + fp.buffers[buffer].name + "' has the wrong size";
-      return false;
-    }
+    if (gradResult >= grad.resultCount())
+      return Status::invalid("the gradient program has fewer results than the forward has params");
+    Expected<std::vector<double>> gradient =
+        grad.read(size_t(grad.program().results[gradResult++]));
+    if (!gradient.ok())
+      return gradient.takeStatus();
+    Expected<std::vector<double>> param = forward.read(size_t(buffer));
+    if (!param.ok())
+      return param.takeStatus();
+    const std::vector<double> &g = *gradient;
+    std::vector<double> &p = *param;
+    if (g.size() != p.size())
+      return Status::invalid("gradient of '" + fp.buffers[buffer].name + "' has the wrong size");
     int64_t n = int64_t(p.size());
     std::vector<int64_t> picks;
     if (n <= options.samplesPerParam) {
@@ -81,20 +79,26 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
     }
     for (int64_t i : picks) {
       double original = p[size_t(i)];
-      auto lossAt = [&](double v, double &loss) {
+      auto lossAt = [&](double v) -> Expected<double> {
         p[size_t(i)] = v;
-        return forward.write(size_t(buffer), p.data(), p.size(), error) && forward.run(error) &&
-               forward.readScalar(0, loss, error);
+        EINRT_TRY(forward.write(size_t(buffer), p.data(), p.size()));
+        EINRT_TRY(forward.run());
+        return forward.readScalar(0);
       };
       // The five-point stencil: truncation error O(h^4), so h can stay large
       // enough that rounding in the loss does not swamp small gradients.
-      double h = options.step, p2, p1, m1, m2;
-      if (!lossAt(original + 2 * h, p2) || !lossAt(original + h, p1) || !lossAt(original - h, m1) ||
-          !lossAt(original - 2 * h, m2))
-        return false;
+      const double h = options.step;
+      double stencil[4]; // L(p + 2h), L(p + h), L(p - h), L(p - 2h)
+      const double offsets[4] = {2 * h, h, -h, -2 * h};
+      for (int k = 0; k < 4; ++k) {
+        Expected<double> loss = lossAt(original + offsets[k]);
+        if (!loss.ok())
+          return loss.takeStatus();
+        stencil[k] = *loss;
+      }
+      const double p2 = stencil[0], p1 = stencil[1], m1 = stencil[2], m2 = stencil[3];
       p[size_t(i)] = original;
-      if (!forward.write(size_t(buffer), p.data(), p.size(), error))
-        return false;
+      EINRT_TRY(forward.write(size_t(buffer), p.data(), p.size()));
       double numeric = (-p2 + 8 * p1 - 8 * m1 + m2) / (12 * h);
       double analytic = g[size_t(i)];
       // The bound of GradCheck.h: the floor grows with the loss, as the
@@ -112,7 +116,7 @@ bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &option
     }
   }
   report.passed = report.checked == 0 || report.worst.relativeError < options.tolerance;
-  return true;
+  return report;
 }
 
 } // namespace einrt

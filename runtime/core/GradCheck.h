@@ -84,10 +84,10 @@ struct GradCheckReport {
 
 /// `forward` and `grad` must take the same arguments (inputs, params) with
 /// their values already set; grad's results are (loss, d loss/d param...) in
-/// param-argument order. Returns false with `error` on a run failure; a
-/// failed check is report.passed == false.
-bool gradCheck(Executor &forward, Executor &grad, const GradCheckOptions &options,
-               GradCheckReport &report, std::string &error);
+/// param-argument order. The failure of a run (or of programs that do not
+/// fit together); a failed check is a report with passed == false.
+Expected<GradCheckReport> gradCheck(Executor &forward, Executor &grad,
+                                    const GradCheckOptions &options);
 
 } // namespace einrt
 

@@ -24,26 +24,20 @@ StorageType HostDevice::storageOf(DType t) const {
   }
 }
 
-bool HostDevice::allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
-                          std::string &error) {
-  out = {};
+Expected<DeviceMemory> HostDevice::allocate(int64_t bytes, const std::string &what) {
   if (bytes <= 0)
-    return true;
+    return DeviceMemory{};
   // Before allocating: too large is an error, not an abort (runtime/base/Memory.h).
-  if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty()) {
-    error = shortfall;
-    return false;
-  }
+  if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty())
+    return Status(StatusCode::OutOfMemory, shortfall);
   constexpr int64_t kAlign = 64;
   int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   void *p = std::aligned_alloc(size_t(kAlign), size_t(rounded));
-  if (!p) {
-    error = what + " needs " + formatBytes(bytes) + ", which could not be allocated";
-    return false;
-  }
+  if (!p)
+    return Status(StatusCode::OutOfMemory,
+                  what + " needs " + formatBytes(bytes) + ", which could not be allocated");
   std::memset(p, 0, size_t(rounded));
-  out = {p, bytes};
-  return true;
+  return DeviceMemory{p, bytes};
 }
 
 void HostDevice::release(DeviceMemory &memory) {
@@ -51,36 +45,35 @@ void HostDevice::release(DeviceMemory &memory) {
   memory = {};
 }
 
-bool HostDevice::upload(void *dst, const void *src, int64_t bytes, std::string &) {
+Status HostDevice::upload(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0)
     std::memcpy(dst, src, size_t(bytes));
-  return true;
+  return Status::success();
 }
 
-bool HostDevice::download(void *dst, const void *src, int64_t bytes, std::string &) {
+Status HostDevice::download(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0)
     std::memcpy(dst, src, size_t(bytes));
-  return true;
+  return Status::success();
 }
 
-bool HostDevice::copy(void *dst, const void *src, int64_t bytes, std::string &) {
+Status HostDevice::copy(void *dst, const void *src, int64_t bytes) {
   if (bytes > 0 && dst != src)
     std::memmove(dst, src, size_t(bytes));
-  return true;
+  return Status::success();
 }
 
-bool HostDevice::zero(void *dst, int64_t bytes, std::string &) {
+Status HostDevice::zero(void *dst, int64_t bytes) {
   if (bytes > 0)
     std::memset(dst, 0, size_t(bytes));
-  return true;
+  return Status::success();
 }
 
-bool HostDevice::addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
-                            int64_t count, std::string &error) {
-  if (prec == Precision::F64) {
-    error = "the f64 reference device stores floats as doubles: it sums no f32 gradients";
-    return false;
-  }
+Status HostDevice::addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                              int64_t count) {
+  if (prec == Precision::F64)
+    return Status(StatusCode::Unavailable,
+                  "the f64 reference device stores floats as doubles: it sums no f32 gradients");
   // One float add per part, in part order: nothing here may be
   // reassociated (the runtime is built without fast-math).
   for (int64_t i = 0; i < count; ++i) {
@@ -89,13 +82,13 @@ bool HostDevice::addInOrder(float *sum, const float *parts, int64_t partCount, i
       s = s + parts[p * partStride + i];
     sum[i] = s;
   }
-  return true;
+  return Status::success();
 }
 
-bool HostDevice::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
-                           const DeviceSpan &output, std::string &error) {
-  return prec == Precision::F64 ? runReferenceStep<double>(s, inputs, output, error)
-                                : runReferenceStep<float>(s, inputs, output, error);
+Status HostDevice::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                             const DeviceSpan &output) {
+  return prec == Precision::F64 ? runReferenceStep<double>(s, inputs, output)
+                                : runReferenceStep<float>(s, inputs, output);
 }
 
 } // namespace einrt

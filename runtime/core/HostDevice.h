@@ -28,18 +28,17 @@ public:
   StorageType storageOf(DType t) const override;
   bool runs(StepRunner runner) const override { return runner == StepRunner::Reference; }
 
-  bool allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
-                std::string &error) override;
+  Expected<DeviceMemory> allocate(int64_t bytes, const std::string &what) override;
   void release(DeviceMemory &memory) override;
-  bool upload(void *dst, const void *src, int64_t bytes, std::string &error) override;
-  bool download(void *dst, const void *src, int64_t bytes, std::string &error) override;
-  bool copy(void *dst, const void *src, int64_t bytes, std::string &error) override;
-  bool zero(void *dst, int64_t bytes, std::string &error) override;
-  bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
-                 std::string &error) override;
-  bool addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
-                  int64_t count, std::string &error) override;
-  bool synchronize(std::string &) override { return true; }
+  Status upload(void *dst, const void *src, int64_t bytes) override;
+  Status download(void *dst, const void *src, int64_t bytes) override;
+  Status copy(void *dst, const void *src, int64_t bytes) override;
+  Status zero(void *dst, int64_t bytes) override;
+  Status reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                   const DeviceSpan &output) override;
+  Status addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                    int64_t count) override;
+  Status synchronize() override { return Status::success(); }
 
 private:
   Precision prec;

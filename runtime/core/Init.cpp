@@ -118,7 +118,7 @@ double sampleInit(const Init &init, Rng &rng) {
   return 0.0;
 }
 
-bool initParams(Executor &ex, uint64_t seed, std::string &error) {
+Status initParams(Executor &ex, uint64_t seed) {
   const Program &p = ex.program();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer &buf = p.buffers[b];
@@ -128,58 +128,48 @@ bool initParams(Executor &ex, uint64_t seed, std::string &error) {
     std::vector<double> values(size_t(buf.elementCount()));
     for (double &v : values)
       v = sampleInit(buf.init, rng);
-    if (!ex.write(b, values.data(), values.size(), error))
-      return false;
+    EINRT_TRY(ex.write(b, values.data(), values.size()));
   }
-  return true;
+  return Status::success();
 }
 
-bool fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed, std::string &error) {
-  if (bufferIndex >= ex.program().buffers.size()) {
-    error = "buffer index " + std::to_string(bufferIndex) + " out of range";
-    return false;
-  }
+Status fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed) {
+  if (bufferIndex >= ex.program().buffers.size())
+    return Status::invalid("buffer index " + std::to_string(bufferIndex) + " out of range");
   Rng rng = Rng::forStream(seed, ex.program().buffers[bufferIndex].name);
   std::vector<double> values(size_t(ex.elementCount(bufferIndex)));
   for (double &v : values)
     v = rng.normal();
-  return ex.write(bufferIndex, values.data(), values.size(), error);
+  return ex.write(bufferIndex, values.data(), values.size());
 }
 
-bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upperExclusive,
-                    std::string &error) {
-  if (bufferIndex >= ex.program().buffers.size()) {
-    error = "buffer index " + std::to_string(bufferIndex) + " out of range";
-    return false;
-  }
-  if (upperExclusive <= 0) {
-    error = "random integers need an upper bound > 0, got " + std::to_string(upperExclusive);
-    return false;
-  }
+Status fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upperExclusive) {
+  if (bufferIndex >= ex.program().buffers.size())
+    return Status::invalid("buffer index " + std::to_string(bufferIndex) + " out of range");
+  if (upperExclusive <= 0)
+    return Status::invalid("random integers need an upper bound > 0, got " +
+                           std::to_string(upperExclusive));
   Rng rng = Rng::forStream(seed, ex.program().buffers[bufferIndex].name);
   std::vector<double> values(size_t(ex.elementCount(bufferIndex)));
   for (double &v : values)
     v = double(rng.below(uint64_t(upperExclusive)));
-  return ex.write(bufferIndex, values.data(), values.size(), error);
+  return ex.write(bufferIndex, values.data(), values.size());
 }
 
-bool fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab, std::string &error) {
+Status fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab) {
   const Program &p = ex.program();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer &buf = p.buffers[b];
     if ((buf.role != BufferRole::Input && buf.role != BufferRole::Scalar) || !ex.deviceData(b))
       continue;
-    bool ok = true;
     if (isFloat(buf.dtype))
-      ok = fillRandomNormal(ex, b, seed, error);
+      EINRT_TRY(fillRandomNormal(ex, b, seed));
     else if (buf.dtype == DType::I32)
-      ok = fillRandomInts(ex, b, seed, vocab, error);
+      EINRT_TRY(fillRandomInts(ex, b, seed, vocab));
     else
-      ok = fillRandomInts(ex, b, seed, 2, error);
-    if (!ok)
-      return false;
+      EINRT_TRY(fillRandomInts(ex, b, seed, 2));
   }
-  return true;
+  return Status::success();
 }
 
 } // namespace einrt

@@ -51,18 +51,17 @@ private:
 double sampleInit(const Init &init, Rng &rng);
 
 /// Fills every Param buffer of the executor's program from its Init.
-bool initParams(Executor &ex, uint64_t seed, std::string &error);
+Status initParams(Executor &ex, uint64_t seed);
 
 /// Fills buffer `bufferIndex` with N(0, 1) values (floats) — any dtype;
 /// ints get truncated values.
-bool fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed, std::string &error);
+Status fillRandomNormal(Executor &ex, size_t bufferIndex, uint64_t seed);
 /// Fills buffer `bufferIndex` (i32, or any dtype) with integers uniform in
 /// [0, upperExclusive); upperExclusive must be > 0.
-bool fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upperExclusive,
-                    std::string &error);
+Status fillRandomInts(Executor &ex, size_t bufferIndex, uint64_t seed, int32_t upperExclusive);
 /// Random inputs for `einc run` without data: every Input buffer (and Scalar
 /// buffer) gets N(0, 1) if float, uniform [0, vocab) if i32, 0/1 if i1.
-bool fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab, std::string &error);
+Status fillRandomInputs(Executor &ex, uint64_t seed, int32_t vocab);
 
 } // namespace einrt
 

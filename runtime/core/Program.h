@@ -15,6 +15,7 @@
 #ifndef EINC_RUNTIME_PROGRAM_H
 #define EINC_RUNTIME_PROGRAM_H
 
+#include "runtime/base/Status.h"
 #include "runtime/core/DType.h"
 #include "runtime/core/StepPayloads.h"
 
@@ -199,9 +200,9 @@ struct Program {
   std::vector<int32_t> results;   // buffer indices, in function-result order
   std::vector<std::string> resultNames;
 
-  /// Checks indices, shapes and dtypes of every step; returns "" or the
+  /// Checks indices, shapes and dtypes of every step: Invalid with the
   /// first problem (so a corrupt Program is an error, never a crash).
-  std::string validate() const;
+  Status validate() const;
 
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("name", self.name);

@@ -213,27 +213,32 @@ template <class T> void iota(T *out, const Shape &outShape, int64_t dim) {
   }
 }
 
+namespace {
+Status indexOutOfRange(int64_t id, int64_t position, int64_t rows) {
+  return Status::invalid("index " + std::to_string(id) + " at position " +
+                         std::to_string(position) + " is out of range [0, " + std::to_string(rows) +
+                         ")");
+}
+} // namespace
+
 template <class T>
-bool gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount, T *out,
-            std::string &error) {
+Status gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount,
+              T *out) {
   int64_t rows = tableShape[0];
   int64_t rowSize = elementCount(Shape(tableShape.begin() + 1, tableShape.end()));
   for (int64_t i = 0; i < idCount; ++i) {
     int64_t id = ids[i];
-    if (id < 0 || id >= rows) {
-      error = "index " + std::to_string(id) + " at position " + std::to_string(i) +
-              " is out of range [0, " + std::to_string(rows) + ")";
-      return false;
-    }
+    if (id < 0 || id >= rows)
+      return indexOutOfRange(id, i, rows);
     for (int64_t j = 0; j < rowSize; ++j)
       out[i * rowSize + j] = table[id * rowSize + j];
   }
-  return true;
+  return Status::success();
 }
 
 template <class T>
-bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
-                const Shape &outShape, std::string &error, RoundFn round) {
+Status scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
+                  const Shape &outShape, RoundFn round) {
   int64_t rows = outShape[0];
   int64_t rowSize = elementCount(Shape(outShape.begin() + 1, outShape.end()));
   int64_t n = elementCount(outShape);
@@ -241,11 +246,8 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
     out[o] = 0;
   for (int64_t i = 0; i < idCount; ++i) {
     int64_t id = ids[i];
-    if (id < 0 || id >= rows) {
-      error = "index " + std::to_string(id) + " at position " + std::to_string(i) +
-              " is out of range [0, " + std::to_string(rows) + ")";
-      return false;
-    }
+    if (id < 0 || id >= rows)
+      return indexOutOfRange(id, i, rows);
     for (int64_t j = 0; j < rowSize; ++j) {
       T &acc = out[id * rowSize + j];
       acc = addT(acc, updates[i * rowSize + j]);
@@ -254,7 +256,7 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
           acc = T(round(double(acc)));
     }
   }
-  return true;
+  return Status::success();
 }
 
 // Explicit instantiations.
@@ -266,15 +268,14 @@ bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
   template void reduce<T>(ReduceKind, const T *, const Shape &, const std::vector<int64_t> &, T *, \
                           RoundFn);                                                                \
   template void iota<T>(T *, const Shape &, int64_t);                                              \
-  template bool scatterAdd<T>(const T *, const int32_t *, int64_t, T *, const Shape &,             \
-                              std::string &, RoundFn);
+  template Status scatterAdd<T>(const T *, const int32_t *, int64_t, T *, const Shape &, RoundFn);
 #define EINRT_ANY(T)                                                                               \
   template void transpose<T>(const T *, const Shape &, const std::vector<int64_t> &, T *);         \
   template void broadcast<T>(const T *, const Shape &, const std::vector<int64_t> &, T *,          \
                              const Shape &);                                                       \
   template void copy<T>(const T *, T *, int64_t);                                                  \
   template void select<T>(const uint8_t *, const T *, const T *, T *, int64_t);                    \
-  template bool gather<T>(const T *, const Shape &, const int32_t *, int64_t, T *, std::string &);
+  template Status gather<T>(const T *, const Shape &, const int32_t *, int64_t, T *);
 
 EINRT_NUMERIC(float)
 EINRT_NUMERIC(double)

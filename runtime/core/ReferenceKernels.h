@@ -5,8 +5,8 @@
 // over runtime/base/ScalarOps.h, run by ReferenceSteps.cpp.) Correctness first; they are the oracle
 // every other backend is checked against. Shapes are assumed already checked
 // by Program::validate(); data-dependent errors (bad gather indices, integer
-// division by zero) are reported through `error` and never read or write out
-// of bounds.
+// division by zero) are an Invalid Status, never a read or write out of
+// bounds.
 //
 // Instantiated for T = float, double (floats), int32_t and, for the data
 // movement kernels, uint8_t (i1).
@@ -70,14 +70,13 @@ template <class T> void iota(T *out, const Shape &outShape, int64_t dim);
 /// out[i..., j...] = table[ids[i...], j...]. An index outside
 /// [0, table rows) is an error naming the position and the value.
 template <class T>
-bool gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount, T *out,
-            std::string &error);
+Status gather(const T *table, const Shape &tableShape, const int32_t *ids, int64_t idCount, T *out);
 
 /// out = 0; out[ids[i...], j...] += updates[i..., j...], in the order of
 /// ids, each sum rounded by `round` (as reduce).
 template <class T>
-bool scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
-                const Shape &outShape, std::string &error, RoundFn round = nullptr);
+Status scatterAdd(const T *updates, const int32_t *ids, int64_t idCount, T *out,
+                  const Shape &outShape, RoundFn round = nullptr);
 
 } // namespace ref
 } // namespace einrt

@@ -95,7 +95,7 @@ struct Args {
   const Step &s;
   const std::vector<DeviceSpan> &in;
   const DeviceSpan &out;
-  std::string &error;
+  mutable Status failure; // why the step failed (a bad index: Invalid)
 };
 
 /// The error of an elementwise step on a type its row does not take.
@@ -148,7 +148,7 @@ template <class F, class Op> bool unaryStep(const Args &a) {
         roundResult<T>(a.out);
     } else {
       ok = false;
-      a.error = notAnElementType(a);
+      a.failure = Status::invalid(notAnElementType(a));
     }
   });
   return ok;
@@ -166,7 +166,7 @@ template <class F, class Op> bool binaryStep(const Args &a) {
         z[i] = Op::template apply<T>(x[i], y[i], fault);
         if (fault) {
           ok = false;
-          a.error = "integer division by zero at element " + std::to_string(i);
+          a.failure = Status::invalid("integer division by zero at element " + std::to_string(i));
           return;
         }
       }
@@ -174,7 +174,7 @@ template <class F, class Op> bool binaryStep(const Args &a) {
         roundResult<T>(a.out);
     } else {
       ok = false;
-      a.error = notAnElementType(a);
+      a.failure = Status::invalid(notAnElementType(a));
     }
   });
   return ok;
@@ -199,7 +199,7 @@ template <class F> bool reduceStep(ReduceKind kind, const Args &a) {
       reduce<T>(kind, data<T>(a.in[0]), *a.in[0].shape, a.s.as<AxisList>().axes, data<T>(a.out),
                 roundingOf(a.out.dtype));
     else
-      ok = false, a.error = "reduce needs a float or i32 element type";
+      ok = false, a.failure = Status::invalid("reduce needs a float or i32 element type");
   });
   return ok;
 }
@@ -214,7 +214,8 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
       if constexpr (!std::is_same<T, uint8_t>::value)
         fn(tag);
       else
-        ok = false, a.error = std::string(what) + " needs a float or i32 element type";
+        ok = false,
+        a.failure = Status::invalid(std::string(what) + " needs a float or i32 element type");
     });
   };
   switch (rule) {
@@ -271,7 +272,8 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
     }
     return true;
   case ValidationRule::Quantize:
-    return quantizeStep<F>(a.s.as<QuantizeSpec>(), a.in[0], out, a.error);
+    a.failure = quantizeStep<F>(a.s.as<QuantizeSpec>(), a.in[0], out);
+    return a.failure.ok();
   case ValidationRule::Iota:
     numeric("iota", [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -283,8 +285,9 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
   case ValidationRule::Gather:
     withStorage<F>(out.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ok = gather<T>(data<T>(a.in[0]), *a.in[0].shape, data<int32_t>(a.in[1]), a.in[1].count,
-                     data<T>(out), a.error);
+      a.failure = gather<T>(data<T>(a.in[0]), *a.in[0].shape, data<int32_t>(a.in[1]), a.in[1].count,
+                            data<T>(out));
+      ok = a.failure.ok();
     });
     return ok;
   case ValidationRule::Slice: // rows are runs of elements: a copy from the first
@@ -307,13 +310,15 @@ template <class F> bool ruleStep(ValidationRule rule, const Args &a) {
   case ValidationRule::ScatterAdd:
     numeric("scatter_add", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ok = scatterAdd<T>(data<T>(a.in[0]), data<int32_t>(a.in[1]), a.in[1].count, data<T>(out),
-                         *out.shape, a.error, isFloatT<T>() ? roundingOf(out.dtype) : nullptr);
+      a.failure =
+          scatterAdd<T>(data<T>(a.in[0]), data<int32_t>(a.in[1]), a.in[1].count, data<T>(out),
+                        *out.shape, isFloatT<T>() ? roundingOf(out.dtype) : nullptr);
+      ok = a.failure.ok();
     });
     return ok;
   default:
-    a.error =
-        std::string("'") + stepKindName(a.s.kind) + "' steps are not run by the reference kernels";
+    a.failure = Status::internal(std::string("'") + stepKindName(a.s.kind) +
+                                 "' steps are not run by the reference kernels");
     return false;
   }
 }
@@ -335,44 +340,39 @@ template <class F> DeviceSpan widened(const DeviceSpan &b, std::vector<F> &wide)
 }
 
 template <class F>
-bool runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
-                  std::string &error);
+Status runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output);
 
 } // namespace
 
 template <class F>
-bool runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
-                      const DeviceSpan &output, std::string &error) {
+Status runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
+                        const DeviceSpan &output) {
   bool narrow = narrowStorage(output);
   for (const DeviceSpan &in : inputs)
     narrow = narrow || narrowStorage(in);
   if (!narrow)
-    return runOnStorage<F>(s, inputs, output, error);
+    return runOnStorage<F>(s, inputs, output);
   std::vector<std::vector<F>> wide(inputs.size() + 1);
   std::vector<DeviceSpan> in(inputs);
   for (size_t i = 0; i < in.size(); ++i)
     if (narrowStorage(in[i]))
       in[i] = widened<F>(in[i], wide[i]);
   if (!narrowStorage(output))
-    return runOnStorage<F>(s, in, output, error);
+    return runOnStorage<F>(s, in, output);
   DeviceSpan out = widened<F>(output, wide.back());
-  if (!runOnStorage<F>(s, in, out, error))
-    return false;
+  EINRT_TRY(runOnStorage<F>(s, in, out));
   uint16_t *bits = static_cast<uint16_t *>(output.data);
   for (int64_t i = 0; i < output.count; ++i) {
     double v = double(wide.back()[size_t(i)]);
     bits[i] = output.storage == StorageType::BF16 ? bf16Bits(v) : f16Bits(v);
   }
-  return true;
+  return Status::success();
 }
 
 namespace {
 
-template <class F>
-bool runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
-                  std::string &error) {
-  Args a{s, inputs, output, error};
-  switch (s.kind) {
+template <class F> bool runKind(Args &a) {
+  switch (a.s.kind) {
 #define EINRT_STEP(Kind, name, Payload, Rule, Runner)                                              \
   case StepKind::Kind:                                                                             \
     return ruleStep<F>(ValidationRule::Rule, a);
@@ -390,8 +390,18 @@ bool runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs, const De
     return reduceStep<F>(ReduceKind::reduceKind, a);
 #include "runtime/core/StepKinds.def"
   }
-  error = "unknown step kind";
   return false;
+}
+
+template <class F>
+Status runOnStorage(const Step &s, const std::vector<DeviceSpan> &inputs,
+                    const DeviceSpan &output) {
+  Args a{s, inputs, output, Status::success()};
+  if (runKind<F>(a))
+    return Status::success();
+  if (a.failure.ok())
+    return Status::internal("unknown step kind");
+  return a.failure;
 }
 
 } // namespace
@@ -400,9 +410,9 @@ template double loadElement<float>(const DeviceSpan &, int64_t);
 template double loadElement<double>(const DeviceSpan &, int64_t);
 template void storeElement<float>(const DeviceSpan &, int64_t, double);
 template void storeElement<double>(const DeviceSpan &, int64_t, double);
-template bool runReferenceStep<float>(const Step &, const std::vector<DeviceSpan> &,
-                                      const DeviceSpan &, std::string &);
-template bool runReferenceStep<double>(const Step &, const std::vector<DeviceSpan> &,
-                                       const DeviceSpan &, std::string &);
+template Status runReferenceStep<float>(const Step &, const std::vector<DeviceSpan> &,
+                                        const DeviceSpan &);
+template Status runReferenceStep<double>(const Step &, const std::vector<DeviceSpan> &,
+                                         const DeviceSpan &);
 
 } // namespace einrt

@@ -26,11 +26,11 @@ template <class F> double loadElement(const DeviceSpan &b, int64_t i);
 template <class F> void storeElement(const DeviceSpan &b, int64_t i, double v);
 
 /// Runs `s` (validated, a Reference kind): `inputs` in the step's order.
-/// False with `error` on a data-dependent failure (a bad gather index,
-/// integer division by zero) or a kind the reference kernels do not run.
+/// Invalid on a data-dependent failure (a bad gather index, integer
+/// division by zero); Internal for a kind the reference kernels do not run.
 template <class F>
-bool runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
-                      const DeviceSpan &output, std::string &error);
+Status runReferenceStep(const Step &s, const std::vector<DeviceSpan> &inputs,
+                        const DeviceSpan &output);
 
 } // namespace einrt
 

@@ -186,42 +186,33 @@ std::string verifyDigests(const std::vector<TensorData> &tensors, SafetensorsMet
 // Reading
 //===----------------------------------------------------------------------===//
 
-std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
-                                                        SafetensorsMetadata &metadata,
-                                                        std::string &error, bool *checksummed) {
+Expected<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
+                                                   SafetensorsMetadata &metadata,
+                                                   bool *checksummed) {
   metadata.clear();
-  if (size < 8) {
-    error = "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length";
-    return std::nullopt;
-  }
+  if (size < 8)
+    return Status(StatusCode::Corrupt, "file is " + std::to_string(size) +
+                                           " bytes, shorter than the 8-byte header length");
   uint64_t headerLen = 0;
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | data[i];
-  if (headerLen > kMaxHeader) {
-    error = "header length " + std::to_string(headerLen) + " exceeds the 100 MiB limit";
-    return std::nullopt;
-  }
-  if (headerLen > size - 8) {
-    error = "header length " + std::to_string(headerLen) + " exceeds the " +
-            std::to_string(size - 8) + " bytes after the length field";
-    return std::nullopt;
-  }
+  if (headerLen > kMaxHeader)
+    return Status(StatusCode::Corrupt,
+                  "header length " + std::to_string(headerLen) + " exceeds the 100 MiB limit");
+  if (headerLen > size - 8)
+    return Status(StatusCode::Corrupt, "header length " + std::to_string(headerLen) +
+                                           " exceeds the " + std::to_string(size - 8) +
+                                           " bytes after the length field");
   const char *hdr = reinterpret_cast<const char *>(data + 8);
-  if (headerLen == 0 || hdr[0] != '{') {
-    error = "header does not start with '{'";
-    return std::nullopt;
-  }
+  if (headerLen == 0 || hdr[0] != '{')
+    return Status(StatusCode::Corrupt, "header does not start with '{'");
   nlohmann::json root;
   std::vector<std::string> keys; // the header's keys in file order
   std::string jsonError;
-  if (!parseStrictJson(hdr, headerLen, root, jsonError, &keys)) {
-    error = "header: " + jsonError;
-    return std::nullopt;
-  }
-  if (!root.is_object()) {
-    error = "header is not a JSON object";
-    return std::nullopt;
-  }
+  if (!parseStrictJson(hdr, headerLen, root, jsonError, &keys))
+    return Status(StatusCode::Corrupt, "header: " + jsonError);
+  if (!root.is_object())
+    return Status(StatusCode::Corrupt, "header is not a JSON object");
   const uint8_t *payload = data + 8 + headerLen;
   uint64_t payloadSize = size - 8 - headerLen;
 
@@ -230,60 +221,44 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
   for (const std::string &name : keys) {
     const nlohmann::json &v = *root.find(name);
     if (name == "__metadata__") {
-      if (!v.is_object()) {
-        error =
-            "__metadata__ is " + std::string(jsonKindName(v)) + ", expected an object of strings";
-        return std::nullopt;
-      }
+      if (!v.is_object())
+        return Status(StatusCode::Corrupt, "__metadata__ is " + std::string(jsonKindName(v)) +
+                                               ", expected an object of strings");
       for (auto &[k, mv] : v.items()) {
-        if (!mv.is_string()) {
-          error =
-              "__metadata__ value for \"" + k + "\" is " + jsonKindName(mv) + ", expected a string";
-          return std::nullopt;
-        }
+        if (!mv.is_string())
+          return Status(StatusCode::Corrupt, "__metadata__ value for \"" + k + "\" is " +
+                                                 jsonKindName(mv) + ", expected a string");
         metadata[k] = mv.get<std::string>();
       }
       continue;
     }
     std::string where = "tensor " + einrt::quoted(name) + ": ";
-    if (!v.is_object()) {
-      error = where + "entry is " + jsonKindName(v) + ", expected an object";
-      return std::nullopt;
-    }
+    if (!v.is_object())
+      return Status(StatusCode::Corrupt,
+                    where + "entry is " + jsonKindName(v) + ", expected an object");
     for (auto &[k, f] : v.items()) {
-      if (k != "dtype" && k != "shape" && k != "data_offsets") {
-        error = where + "unknown field \"" + k + "\"";
-        return std::nullopt;
-      }
+      if (k != "dtype" && k != "shape" && k != "data_offsets")
+        return Status(StatusCode::Corrupt, where + "unknown field \"" + k + "\"");
     }
-    if (!v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets")) {
-      error = where + "needs \"dtype\", \"shape\" and \"data_offsets\"";
-      return std::nullopt;
-    }
+    if (!v.contains("dtype") || !v.contains("shape") || !v.contains("data_offsets"))
+      return Status(StatusCode::Corrupt, where + "needs \"dtype\", \"shape\" and \"data_offsets\"");
     const nlohmann::json &dt = v["dtype"], &shape = v["shape"], &offs = v["data_offsets"];
-    if (!dt.is_string()) {
-      error = where + "dtype is not a string";
-      return std::nullopt;
-    }
+    if (!dt.is_string())
+      return Status(StatusCode::Corrupt, where + "dtype is not a string");
     std::optional<DType> dtype = parseSafetensorsDType(dt.get<std::string>());
-    if (!dtype) {
-      error = where + "unsupported dtype \"" + dt.get<std::string>() + "\"";
-      return std::nullopt;
-    }
+    if (!dtype)
+      return Status(StatusCode::Corrupt,
+                    where + "unsupported dtype \"" + dt.get<std::string>() + "\"");
     TensorData t;
     t.name = name;
     t.dtype = *dtype;
-    if (!shape.is_array()) {
-      error = where + "shape is not an array";
-      return std::nullopt;
-    }
+    if (!shape.is_array())
+      return Status(StatusCode::Corrupt, where + "shape is not an array");
     // Element count with overflow checking (a zero dim makes it 0).
     for (const nlohmann::json &d : shape) {
       int64_t dim;
-      if (!jsonToIndex(d, dim)) {
-        error = where + "shape entries must be non-negative integers";
-        return std::nullopt;
-      }
+      if (!jsonToIndex(d, dim))
+        return Status(StatusCode::Corrupt, where + "shape entries must be non-negative integers");
       t.shape.push_back(dim);
     }
     uint64_t count = 1;
@@ -291,38 +266,28 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
       count = 0;
     } else {
       for (int64_t dim : t.shape) {
-        if (count > (uint64_t(1) << 60) / uint64_t(dim)) {
-          error = where + "shape is too large";
-          return std::nullopt;
-        }
+        if (count > (uint64_t(1) << 60) / uint64_t(dim))
+          return Status(StatusCode::Corrupt, where + "shape is too large");
         count *= uint64_t(dim);
       }
     }
-    if (!offs.is_array() || offs.size() != 2) {
-      error = where + "data_offsets must be an array [begin, end]";
-      return std::nullopt;
-    }
+    if (!offs.is_array() || offs.size() != 2)
+      return Status(StatusCode::Corrupt, where + "data_offsets must be an array [begin, end]");
     int64_t begin, end;
-    if (!jsonToIndex(offs[0], begin) || !jsonToIndex(offs[1], end)) {
-      error = where + "data_offsets must be non-negative integers";
-      return std::nullopt;
-    }
-    if (begin > end) {
-      error = where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-              "] has begin > end";
-      return std::nullopt;
-    }
-    if (uint64_t(end) > payloadSize) {
-      error = where + "data_offsets end " + std::to_string(end) + " is beyond the " +
-              std::to_string(payloadSize) + " data bytes";
-      return std::nullopt;
-    }
+    if (!jsonToIndex(offs[0], begin) || !jsonToIndex(offs[1], end))
+      return Status(StatusCode::Corrupt, where + "data_offsets must be non-negative integers");
+    if (begin > end)
+      return Status(StatusCode::Corrupt, where + "data_offsets [" + std::to_string(begin) + ", " +
+                                             std::to_string(end) + "] has begin > end");
+    if (uint64_t(end) > payloadSize)
+      return Status(StatusCode::Corrupt, where + "data_offsets end " + std::to_string(end) +
+                                             " is beyond the " + std::to_string(payloadSize) +
+                                             " data bytes");
     uint64_t expected = count * uint64_t(dtypeSize(t.dtype));
-    if (uint64_t(end - begin) != expected) {
-      error = where + "shape and dtype need " + std::to_string(expected) +
-              " bytes but data_offsets span " + std::to_string(end - begin);
-      return std::nullopt;
-    }
+    if (uint64_t(end - begin) != expected)
+      return Status(StatusCode::Corrupt,
+                    where + "shape and dtype need " + std::to_string(expected) +
+                        " bytes but data_offsets span " + std::to_string(end - begin));
     t.bytes.assign(payload + begin, payload + end);
     ranges.emplace_back(begin, end);
     tensors.push_back(std::move(t));
@@ -334,55 +299,47 @@ std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, siz
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a] < ranges[b]; });
   int64_t cursor = 0;
   for (size_t i : order) {
-    if (ranges[i].first < cursor) {
-      error = "tensor " + einrt::quoted(tensors[i].name) + ": data_offsets [" +
-              std::to_string(ranges[i].first) + ", " + std::to_string(ranges[i].second) +
-              "] overlaps another tensor";
-      return std::nullopt;
-    }
-    if (ranges[i].first > cursor) {
-      error = "data bytes [" + std::to_string(cursor) + ", " + std::to_string(ranges[i].first) +
-              ") belong to no tensor";
-      return std::nullopt;
-    }
+    if (ranges[i].first < cursor)
+      return Status(StatusCode::Corrupt, "tensor " + einrt::quoted(tensors[i].name) +
+                                             ": data_offsets [" + std::to_string(ranges[i].first) +
+                                             ", " + std::to_string(ranges[i].second) +
+                                             "] overlaps another tensor");
+    if (ranges[i].first > cursor)
+      return Status(StatusCode::Corrupt, "data bytes [" + std::to_string(cursor) + ", " +
+                                             std::to_string(ranges[i].first) +
+                                             ") belong to no tensor");
     cursor = ranges[i].second;
   }
-  if (uint64_t(cursor) != payloadSize) {
-    error = "data bytes [" + std::to_string(cursor) + ", " + std::to_string(payloadSize) +
-            ") belong to no tensor";
-    return std::nullopt;
-  }
+  if (uint64_t(cursor) != payloadSize)
+    return Status(StatusCode::Corrupt, "data bytes [" + std::to_string(cursor) + ", " +
+                                           std::to_string(payloadSize) + ") belong to no tensor");
   bool digests = false;
-  if (std::string problem = verifyDigests(tensors, metadata, digests); !problem.empty()) {
-    error = problem;
-    return std::nullopt;
-  }
+  if (std::string problem = verifyDigests(tensors, metadata, digests); !problem.empty())
+    return Status(StatusCode::Corrupt, problem);
   if (checksummed)
     *checksummed = digests;
   return tensors;
 }
 
-std::optional<std::vector<TensorData>> readSafetensors(const std::string &path,
-                                                       SafetensorsMetadata &metadata,
-                                                       std::string &error, bool *checksummed) {
+Expected<std::vector<TensorData>>
+readSafetensors(const std::string &path, SafetensorsMetadata &metadata, bool *checksummed) {
   // The file's bytes, then the tensors copied out of them.
-  std::vector<uint8_t> bytes;
-  if (!readFileBytes(path, 2, bytes, error))
-    return std::nullopt;
-  std::string e;
-  auto result = parseSafetensors(bytes.data(), bytes.size(), metadata, e, checksummed);
-  if (!result)
-    error = einrt::quoted(path) + ": " + e;
-  return result;
+  Expected<std::vector<uint8_t>> bytes = readFileBytes(path, 2);
+  if (!bytes.ok())
+    return bytes.takeStatus();
+  Expected<std::vector<TensorData>> tensors =
+      parseSafetensors(bytes->data(), bytes->size(), metadata, checksummed);
+  if (!tensors.ok())
+    return tensors.takeStatus().withContext(einrt::quoted(path) + ": ");
+  return tensors;
 }
 
 //===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//
 
-std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
-                                                         const SafetensorsMetadata &metadata,
-                                                         std::string &error) {
+Expected<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
+                                                    const SafetensorsMetadata &metadata) {
   std::set<std::string> names;
   SafetensorsMetadata withDigests;
   for (auto &[k, v] : metadata)
@@ -397,37 +354,29 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
   if (!withDigests.empty()) {
     nlohmann::ordered_json &md = root["__metadata__"] = nlohmann::ordered_json::object();
     for (auto &[k, v] : withDigests) {
-      if (!validUtf8(k) || !validUtf8(v)) {
-        error = "metadata key or value \"" + k + "\" is not valid UTF-8";
-        return std::nullopt;
-      }
+      if (!validUtf8(k) || !validUtf8(v))
+        return Status(StatusCode::Invalid,
+                      "metadata key or value \"" + k + "\" is not valid UTF-8");
       md[k] = v;
     }
   }
   uint64_t offset = 0;
   for (const TensorData &t : tensors) {
-    if (t.name.empty() || t.name == "__metadata__" || !validUtf8(t.name)) {
-      error = "invalid tensor name " + einrt::quoted(t.name);
-      return std::nullopt;
-    }
-    if (!names.insert(t.name).second) {
-      error = "duplicate tensor name " + einrt::quoted(t.name);
-      return std::nullopt;
-    }
+    if (t.name.empty() || t.name == "__metadata__" || !validUtf8(t.name))
+      return Status(StatusCode::Invalid, "invalid tensor name " + einrt::quoted(t.name));
+    if (!names.insert(t.name).second)
+      return Status(StatusCode::Invalid, "duplicate tensor name " + einrt::quoted(t.name));
     uint64_t count = 1;
     for (int64_t d : t.shape) {
-      if (d < 0 || (d != 0 && count > (uint64_t(1) << 62) / uint64_t(d))) {
-        error = "tensor " + einrt::quoted(t.name) + ": invalid shape";
-        return std::nullopt;
-      }
+      if (d < 0 || (d != 0 && count > (uint64_t(1) << 62) / uint64_t(d)))
+        return Status(StatusCode::Invalid, "tensor " + einrt::quoted(t.name) + ": invalid shape");
       count *= uint64_t(d);
     }
-    if (count * uint64_t(dtypeSize(t.dtype)) != t.bytes.size()) {
-      error = "tensor " + einrt::quoted(t.name) + ": shape and dtype need " +
-              std::to_string(count * dtypeSize(t.dtype)) + " bytes, got " +
-              std::to_string(t.bytes.size());
-      return std::nullopt;
-    }
+    if (count * uint64_t(dtypeSize(t.dtype)) != t.bytes.size())
+      return Status(StatusCode::Invalid, "tensor " + einrt::quoted(t.name) +
+                                             ": shape and dtype need " +
+                                             std::to_string(count * dtypeSize(t.dtype)) +
+                                             " bytes, got " + std::to_string(t.bytes.size()));
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
     entry["dtype"] = safetensorsDTypeName(t.dtype);
     entry["shape"] = t.shape;
@@ -449,57 +398,51 @@ std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<Tenso
   return out;
 }
 
-bool readFileBytes(const std::string &path, int64_t copies, std::vector<uint8_t> &bytes,
-                   std::string &error) {
+Expected<std::vector<uint8_t>> readFileBytes(const std::string &path, int64_t copies) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    error = "cannot open " + einrt::quoted(path) + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0)
+    return Status(errno == ENOENT ? StatusCode::NotFound : StatusCode::Io,
+                  "cannot open " + einrt::quoted(path) + ": " + std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = einrt::quoted(path) + " is not a regular file";
     ::close(fd);
-    return false;
+    return Status(StatusCode::Io, einrt::quoted(path) + " is not a regular file");
   }
   std::string shortfall =
       memoryShortfall(copies * int64_t(st.st_size), "reading " + einrt::quoted(path));
   if (!shortfall.empty()) {
-    error = shortfall;
     ::close(fd);
-    return false;
+    return Status(StatusCode::OutOfMemory, shortfall);
   }
-  bytes.assign(size_t(st.st_size), 0);
+  std::vector<uint8_t> bytes(size_t(st.st_size), 0);
   size_t got = 0;
   while (got < bytes.size()) {
     ssize_t r = ::read(fd, bytes.data() + got, bytes.size() - got);
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0) {
-      error = "cannot read " + einrt::quoted(path) + ": " +
-              (r < 0 ? std::strerror(errno) : "unexpected end of file");
+      Status failed(StatusCode::Io, "cannot read " + einrt::quoted(path) + ": " +
+                                        (r < 0 ? std::strerror(errno) : "unexpected end of file"));
       ::close(fd);
-      return false;
+      return failed;
     }
     got += size_t(r);
   }
   ::close(fd);
-  return true;
+  return bytes;
 }
 
-bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,
-                         std::string &error) {
+Status writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    error = "cannot create " + einrt::quoted(tmp) + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0)
+    return Status(StatusCode::Io,
+                  "cannot create " + einrt::quoted(tmp) + ": " + std::strerror(errno));
   auto failWith = [&](const std::string &what) {
-    error = what + " " + einrt::quoted(tmp) + ": " + std::strerror(errno);
+    Status failed(StatusCode::Io, what + " " + einrt::quoted(tmp) + ": " + std::strerror(errno));
     ::close(fd);
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   };
   size_t done = 0;
   while (done < bytes.size()) {
@@ -516,42 +459,41 @@ bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &by
   if (::fsync(fd) != 0)
     return failWith("cannot fsync");
   if (::close(fd) != 0) {
-    error = "cannot close " + einrt::quoted(tmp) + ": " + std::strerror(errno);
+    Status failed(StatusCode::Io,
+                  "cannot close " + einrt::quoted(tmp) + ": " + std::strerror(errno));
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename " + einrt::quoted(tmp) + " to " + einrt::quoted(path) + ": " +
-            std::strerror(errno);
+    Status failed(StatusCode::Io, "cannot rename " + einrt::quoted(tmp) + " to " +
+                                      einrt::quoted(path) + ": " + std::strerror(errno));
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
   std::string dir = ".";
   size_t slash = path.find_last_of('/');
   if (slash != std::string::npos)
     dir = slash == 0 ? "/" : path.substr(0, slash);
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) {
-    error = "cannot open directory " + einrt::quoted(dir) + ": " + std::strerror(errno);
-    return false;
-  }
+  if (dfd < 0)
+    return Status(StatusCode::Io,
+                  "cannot open directory " + einrt::quoted(dir) + ": " + std::strerror(errno));
   int rc = ::fsync(dfd);
   int savedErrno = errno;
   ::close(dfd);
   // Some filesystems do not support fsync on directories; that is no error.
-  if (rc != 0 && savedErrno != EINVAL && savedErrno != ENOTSUP) {
-    error = "cannot fsync directory " + einrt::quoted(dir) + ": " + std::strerror(savedErrno);
-    return false;
-  }
-  return true;
+  if (rc != 0 && savedErrno != EINVAL && savedErrno != ENOTSUP)
+    return Status(StatusCode::Io, "cannot fsync directory " + einrt::quoted(dir) + ": " +
+                                      std::strerror(savedErrno));
+  return Status::success();
 }
 
-bool writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
-                      const SafetensorsMetadata &metadata, std::string &error) {
-  auto bytes = serializeSafetensors(tensors, metadata, error);
-  if (!bytes)
-    return false;
-  return writeFileAtomically(path, *bytes, error);
+Status writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
+                        const SafetensorsMetadata &metadata) {
+  Expected<std::vector<uint8_t>> bytes = serializeSafetensors(tensors, metadata);
+  if (!bytes.ok())
+    return bytes.takeStatus();
+  return writeFileAtomically(path, *bytes);
 }
 
 } // namespace einrt

@@ -58,37 +58,37 @@ std::optional<DType> parseSafetensorsDType(const std::string &name);
 
 /// Parses a whole file held in memory. Tensors come back in header order.
 /// `checksummed`, if given, says whether the file carried checksums (all
-/// verified, since the parse succeeded).
-std::optional<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
-                                                        SafetensorsMetadata &metadata,
-                                                        std::string &error,
-                                                        bool *checksummed = nullptr);
+/// verified, since the parse succeeded). Corrupt for a file that fails any
+/// check.
+Expected<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t size,
+                                                   SafetensorsMetadata &metadata,
+                                                   bool *checksummed = nullptr);
 
-std::optional<std::vector<TensorData>> readSafetensors(const std::string &path,
-                                                       SafetensorsMetadata &metadata,
-                                                       std::string &error,
-                                                       bool *checksummed = nullptr);
+/// readFileBytes, then parseSafetensors (its failure names the file).
+Expected<std::vector<TensorData>> readSafetensors(const std::string &path,
+                                                  SafetensorsMetadata &metadata,
+                                                  bool *checksummed = nullptr);
 
 /// The complete file contents (header + data) for `tensors`, in the order
 /// given, with each tensor's checksum added to `metadata` (any `crc32c.*`
-/// key given is replaced). Fails on duplicate or empty names, the reserved
-/// name "__metadata__", or a byte length that disagrees with shape × dtype.
-std::optional<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
-                                                         const SafetensorsMetadata &metadata,
-                                                         std::string &error);
+/// key given is replaced). Invalid for duplicate or empty names, the
+/// reserved name "__metadata__", or a byte length that disagrees with
+/// shape × dtype.
+Expected<std::vector<uint8_t>> serializeSafetensors(const std::vector<TensorData> &tensors,
+                                                    const SafetensorsMetadata &metadata);
 
 /// Atomic write (see the file comment).
-bool writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
-                      const SafetensorsMetadata &metadata, std::string &error);
+Status writeSafetensors(const std::string &path, const std::vector<TensorData> &tensors,
+                        const SafetensorsMetadata &metadata);
 
-/// Reads the whole regular file `path` into `bytes`, first checking that
-/// `copies` times its size fits into the memory available (runtime/base/Memory.h).
-bool readFileBytes(const std::string &path, int64_t copies, std::vector<uint8_t> &bytes,
-                   std::string &error);
+/// The whole regular file `path`, after checking that `copies` times its
+/// size fits into the memory available (runtime/base/Memory.h): NotFound,
+/// Io or OutOfMemory otherwise.
+Expected<std::vector<uint8_t>> readFileBytes(const std::string &path, int64_t copies);
 
-/// Writes `bytes` to `path` atomically (tmp file, fsync, rename, fsync dir).
-bool writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes,
-                         std::string &error);
+/// Writes `bytes` to `path` atomically (tmp file, fsync, rename, fsync dir);
+/// Io when the file system refuses.
+Status writeFileAtomically(const std::string &path, const std::vector<uint8_t> &bytes);
 
 } // namespace einrt
 

@@ -191,14 +191,13 @@ void wholeGemm(Bf16Kernel kernel, const Bf16GemmShape &s, const uint16_t *a, con
 }
 } // namespace
 
-bool bf16Gemm(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
-              uint32_t *workspace, std::string &error) {
-  if (!cpuHasAvx512Bf16()) {
-    error = "the AVX-512 BF16 GEMM kernel cannot run here: " + whyNoAvx512Bf16();
-    return false;
-  }
+Status bf16Gemm(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
+                uint32_t *workspace) {
+  if (!cpuHasAvx512Bf16())
+    return Status(StatusCode::Unavailable,
+                  "the AVX-512 BF16 GEMM kernel cannot run here: " + whyNoAvx512Bf16());
   wholeGemm(Bf16Kernel::Avx512Bf16, s, a, b, c, workspace);
-  return true;
+  return Status::success();
 }
 
 void bf16GemmModel(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
@@ -253,9 +252,10 @@ const char *bf16GemmPathName(Bf16GemmPath path) {
 
 std::string bf16GemmPathLabel(Bf16GemmPath path) {
   std::string label = bf16GemmPathName(path);
-  std::string ignored;
-  if (path == Bf16GemmPath::OneDnn)
-    label += " " + oneDnnBf16Isa(ignored);
+  if (path == Bf16GemmPath::OneDnn) {
+    Expected<std::string> isa = oneDnnBf16Isa();
+    label += " " + (isa.ok() ? *isa : std::string());
+  }
   return label;
 }
 
@@ -268,42 +268,36 @@ std::string bf16GemmPathDescription(Bf16GemmPath path) {
   return bf16GemmPathLabel(path) + " (" + what + ")";
 }
 
-bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error) {
+Expected<Bf16GemmPath> selectBf16GemmPath() {
   const bool has = cpuHasAvx512Bf16();
   const char *env = std::getenv("EINC_CPU_BF16");
   const std::string want = env ? env : "";
   if (want.empty()) {
-    std::string ignored;
     // oneDNN's bf16 brgemm is AVX-512 code too (AVX512-BF16 or AMX, whose
     // CPUs have AVX512_BF16): not where EINC_JIT_CPU rules that out.
-    path = has && !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
-           : has                                  ? Bf16GemmPath::Avx512Bf16
-                                                  : Bf16GemmPath::Emulate;
-    return true;
+    return has && oneDnnBf16Isa().ok() ? Bf16GemmPath::OneDnn
+           : has                       ? Bf16GemmPath::Avx512Bf16
+                                       : Bf16GemmPath::Emulate;
   }
+  const std::string remedy = "; unset it, or use EINC_CPU_BF16=emulate";
   for (Bf16GemmPath p :
        {Bf16GemmPath::Emulate, Bf16GemmPath::Avx512Bf16, Bf16GemmPath::OneDnn, Bf16GemmPath::Model})
     if (want == bf16GemmPathName(p)) {
-      if (p == Bf16GemmPath::Avx512Bf16 && !has) {
-        error = "EINC_CPU_BF16=avx512bf16, but " + whyNoAvx512Bf16() +
-                "; unset it, or use EINC_CPU_BF16=emulate";
-        return false;
+      if (p == Bf16GemmPath::Avx512Bf16 && !has)
+        return Status(StatusCode::Unavailable,
+                      "EINC_CPU_BF16=avx512bf16, but " + whyNoAvx512Bf16() + remedy);
+      if (p == Bf16GemmPath::OneDnn) {
+        if (Expected<std::string> isa = oneDnnBf16Isa(); !isa.ok())
+          return Status(StatusCode::Unavailable,
+                        "EINC_CPU_BF16=onednn, but " + isa.status().message() + remedy);
+        if (!has)
+          return Status(StatusCode::Unavailable,
+                        "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() + remedy);
       }
-      std::string why;
-      if (p == Bf16GemmPath::OneDnn && oneDnnBf16Isa(why).empty()) {
-        error = "EINC_CPU_BF16=onednn, but " + why + "; unset it, or use EINC_CPU_BF16=emulate";
-        return false;
-      }
-      if (p == Bf16GemmPath::OneDnn && !has) {
-        error = "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() +
-                "; unset it, or use EINC_CPU_BF16=emulate";
-        return false;
-      }
-      path = p;
-      return true;
+      return p;
     }
-  error = "EINC_CPU_BF16=" + want + ": expected emulate, avx512bf16, onednn or model";
-  return false;
+  return Status::invalid("EINC_CPU_BF16=" + want +
+                         ": expected emulate, avx512bf16, onednn or model");
 }
 
 } // namespace einrt

@@ -39,6 +39,8 @@
 #ifndef EINC_RUNTIME_BF16GEMM_H
 #define EINC_RUNTIME_BF16GEMM_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <string>
 
@@ -81,10 +83,10 @@ void bf16GemmRows(Bf16Kernel kernel, const Bf16GemmShape &s, const uint32_t *pac
                   const uint32_t *packedB, void *c, int64_t r0, int64_t r1);
 
 /// The whole GEMM: packs A and B into `workspace` (bf16GemmWorkspaceWords
-/// words), then every row. bf16Gemm fails (no SIGILL) where
+/// words), then every row. bf16Gemm is Unavailable (no SIGILL) where
 /// !cpuHasAvx512Bf16().
-bool bf16Gemm(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
-              uint32_t *workspace, std::string &error);
+Status bf16Gemm(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
+                uint32_t *workspace);
 void bf16GemmModel(const Bf16GemmShape &s, const uint16_t *a, const uint16_t *b, void *c,
                    uint32_t *workspace);
 
@@ -131,8 +133,9 @@ std::string bf16GemmPathDescription(Bf16GemmPath path);
 /// its bf16 kernel is not a bf16 ISA's brgemm, is an error; either where
 /// !cpuHasAvx512Bf16()), else OneDnn where oneDNN runs bf16 on such a kernel
 /// and cpuHasAvx512Bf16(), else Avx512Bf16 where cpuHasAvx512Bf16(), else
-/// Emulate. False with `error` set on a bad value.
-bool selectBf16GemmPath(Bf16GemmPath &path, std::string &error);
+/// Emulate. Invalid for a bad value, Unavailable for a path this machine
+/// lacks.
+Expected<Bf16GemmPath> selectBf16GemmPath();
 
 } // namespace einrt
 

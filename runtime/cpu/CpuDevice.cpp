@@ -185,25 +185,24 @@ int64_t CpuDevice::f16GemmSteps(const Program &program) {
   return count;
 }
 
-bool CpuDevice::pickBf16Path(std::string &error) {
+Status CpuDevice::pickBf16Path() {
   if (bf16Path)
-    return true;
-  Bf16GemmPath path;
-  if (!selectBf16GemmPath(path, error))
-    return false;
-  bf16Path = path;
-  return true;
+    return Status::success();
+  Expected<Bf16GemmPath> path = selectBf16GemmPath();
+  if (!path.ok())
+    return path.takeStatus();
+  bf16Path = *path;
+  return Status::success();
 }
 
-bool CpuDevice::prepare(const Program &program, std::string &error) {
-  if (bf16GemmSteps(program) > 0 && !pickBf16Path(error))
-    return false;
+Status CpuDevice::prepare(const Program &program) {
+  if (bf16GemmSteps(program) > 0)
+    EINRT_TRY(pickBf16Path());
   if (bf16Path == Bf16GemmPath::OneDnn) // create the primitives now, not in the first step
     for (const Step &s : program.steps)
       if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && bf16Operands(*g)) {
-        OneDnnChunkMatmuls ignored;
-        if (!oneDnnChunkMatmuls(*g, ignored, error))
-          return false;
+        if (Expected<OneDnnChunkMatmuls> made = oneDnnChunkMatmuls(*g); !made.ok())
+          return made.takeStatus();
       }
   bool matmuls = std::any_of(program.steps.begin(), program.steps.end(), [](const Step &s) {
     return std::holds_alternative<GemmDesc>(s.payload);
@@ -218,26 +217,27 @@ bool CpuDevice::prepare(const Program &program, std::string &error) {
       if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && !takesPacked(*g, path))
         shapes.push_back(shapeOf(*g));
     std::string measured;
-    if (!GemmChooser::forShapes(shapes, gemmChoice, error, &measured))
-      return false;
+    Expected<std::shared_ptr<const GemmChooser>> chooser =
+        GemmChooser::forShapes(shapes, &measured);
+    if (!chooser.ok())
+      return chooser.takeStatus();
+    gemmChoice = chooser.take();
     if (!measured.empty())
       gemmMeasured = measured;
   }
   std::array<int64_t, 2> need = workspaceNeeds(program, bf16Path.value_or(Bf16GemmPath::Emulate));
   if (need[0] <= int64_t(workspace.size()) && need[1] <= int64_t(packed.size()))
-    return true;
+    return Status::success();
   int64_t bytes = std::max<int64_t>(need[0], int64_t(workspace.size())) * 4 +
                   std::max<int64_t>(need[1], int64_t(packed.size())) * 4;
   std::string what = "the cpu device's workspace for bf16/f16 GEMMs";
-  if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty()) {
-    error = shortfall;
-    return false;
-  }
+  if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty())
+    return Status(StatusCode::OutOfMemory, shortfall);
   if (need[0] > int64_t(workspace.size()))
     workspace.assign(size_t(need[0]), 0.0f);
   if (need[1] > int64_t(packed.size()))
     packed.assign(size_t(need[1]), 0u);
-  return true;
+  return Status::success();
 }
 
 CpuDevice::CpuDevice(std::vector<KernelEntry> table, int threads)
@@ -246,7 +246,7 @@ CpuDevice::CpuDevice(std::vector<KernelEntry> table, int threads)
   setThreads(threads);
 }
 
-std::string CpuDevice::check(const Program &program) const {
+Status CpuDevice::check(const Program &program) const {
   for (size_t i = 0; i < program.steps.size(); ++i) {
     int64_t kernel = -1;
     if (const auto *launch = std::get_if<KernelLaunch>(&program.steps[i].payload))
@@ -256,13 +256,14 @@ std::string CpuDevice::check(const Program &program) const {
     if (kernel < 0 && !std::holds_alternative<KernelLaunch>(program.steps[i].payload))
       continue;
     if (size_t(kernel) >= kernels.size() || !kernels[size_t(kernel)].fn)
-      return "step " + std::to_string(i) + " (" + program.steps[i].note + ") launches kernel " +
-             std::to_string(kernel) +
-             (kernels.empty() ? std::string(", but the cpu device was given no kernels")
-                              : ", which is not in the cpu device's table of " +
-                                    std::to_string(kernels.size()) + " kernels");
+      return Status::invalid("step " + std::to_string(i) + " (" + program.steps[i].note +
+                             ") launches kernel " + std::to_string(kernel) +
+                             (kernels.empty()
+                                  ? std::string(", but the cpu device was given no kernels")
+                                  : ", which is not in the cpu device's table of " +
+                                        std::to_string(kernels.size()) + " kernels"));
   }
-  return "";
+  return Status::success();
 }
 
 void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
@@ -274,19 +275,18 @@ void CpuDevice::forEachChunk(int chunks, const std::function<void(int)> &fn) {
     fn(c);
 }
 
-bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                               const TileDone *done, std::string &error) {
+Status CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                                 const TileDone *done) {
   const int64_t total = g.matrices();
   if (total == 0 || g.m == 0 || g.n == 0)
-    return true;
+    return Status::success();
   const Bf16GemmShape s = bf16Shape(g);
   const int64_t wordsA = bf16PackedAWords(s), words = bf16GemmWorkspaceWords(s);
-  if (total * words > int64_t(packed.size())) {
-    error = "the GEMM needs " + std::to_string(total * words * 4) +
-            " bytes of packed bf16 workspace and the cpu device was prepared with " +
-            std::to_string(packed.size() * 4) + " (Executor::create prepares it)";
-    return false;
-  }
+  if (total * words > int64_t(packed.size()))
+    return Status::internal("the GEMM needs " + std::to_string(total * words * 4) +
+                            " bytes of packed bf16 workspace and the cpu device was prepared "
+                            "with " +
+                            std::to_string(packed.size() * 4) + " (Executor::create prepares it)");
   const Bf16Kernel kernel =
       *bf16Path == Bf16GemmPath::Avx512Bf16 ? Bf16Kernel::Avx512Bf16 : Bf16Kernel::Model;
   const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
@@ -317,7 +317,7 @@ bool CpuDevice::packedBf16Gemm(const GemmDesc &g, const void *av, const void *bv
         (*done)(i, part);
     }
   });
-  return true;
+  return Status::success();
 }
 
 namespace {
@@ -334,38 +334,39 @@ MatmulShape oneDnnShape(const GemmDesc &g, int64_t rows, int64_t cols) {
 }
 } // namespace
 
-bool CpuDevice::oneDnnChunkMatmuls(const GemmDesc &g, OneDnnChunkMatmuls &out, std::string &error) {
-  out.clear();
+Expected<CpuDevice::OneDnnChunkMatmuls> CpuDevice::oneDnnChunkMatmuls(const GemmDesc &g) {
+  OneDnnChunkMatmuls out;
   if (g.matrices() == 0 || g.m == 0 || g.n == 0)
-    return true;
+    return out;
   const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k);
   for (int c = 0; c < chunks.count(); ++c) {
     const MatmulChunks::Chunk part = chunks.chunk(c);
     const std::pair<int64_t, int64_t> tile{part.r1 - part.r0, part.c1 - part.c0};
     if (tile.first <= 0 || tile.second <= 0 || out.count(tile))
       continue;
-    const OneDnnMatmul *mm = OneDnnMatmul::get(oneDnnShape(g, tile.first, tile.second), error);
-    if (!mm)
-      return false;
-    out[tile] = mm;
+    Expected<const OneDnnMatmul *> mm = OneDnnMatmul::get(oneDnnShape(g, tile.first, tile.second));
+    if (!mm.ok())
+      return mm.takeStatus();
+    out[tile] = *mm;
   }
-  return true;
+  return out;
 }
 
-bool CpuDevice::oneDnnBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                               const TileDone *done, std::string &error) {
+Status CpuDevice::oneDnnBf16Gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                                 const TileDone *done) {
   // One primitive per tile shape (a function of the step's shape), looked
   // up once here; the chunks call them on their own threads.
-  OneDnnChunkMatmuls matmuls;
-  if (!oneDnnChunkMatmuls(g, matmuls, error))
-    return false;
+  Expected<OneDnnChunkMatmuls> made = oneDnnChunkMatmuls(g);
+  if (!made.ok())
+    return made.takeStatus();
+  const OneDnnChunkMatmuls &matmuls = *made;
   if (matmuls.empty())
-    return true;
+    return Status::success();
   const auto *a = static_cast<const uint16_t *>(av), *b = static_cast<const uint16_t *>(bv);
   const int64_t cBytes = g.c == DType::BF16 ? 2 : 4;
   const MatmulChunks chunks = planMatmulChunks(g.matrices(), g.m, g.n, g.k);
   std::mutex failed;
-  std::string failure;
+  Status failure;
   forEachChunk(chunks.count(), [&](int chunk) {
     MatmulChunks::Chunk part = chunks.chunk(chunk);
     const OneDnnMatmul &mm = *matmuls.at({part.r1 - part.r0, part.c1 - part.c0});
@@ -378,19 +379,16 @@ bool CpuDevice::oneDnnBf16Gemm(const GemmDesc &g, const void *av, const void *bv
       const uint16_t *ar = a + oa + (g.transA ? part.r0 : part.r0 * g.lda);
       const uint16_t *bc = b + ob + (g.transB ? part.c0 * g.ldb : part.c0);
       void *ct = static_cast<char *>(cv) + (oc + part.r0 * g.ldc + part.c0) * cBytes;
-      std::string why;
-      if (!mm.run(ar, bc, ct, why)) {
+      if (Status ran = mm.run(ar, bc, ct); !ran.ok()) {
         std::lock_guard<std::mutex> lock(failed);
-        failure = why;
+        failure = std::move(ran);
         return;
       }
       if (done)
         (*done)(i, part);
     }
   });
-  if (!failure.empty())
-    error = failure;
-  return failure.empty();
+  return failure;
 }
 
 MatmulChunks CpuDevice::chunksOf(const GemmDesc &g) const {
@@ -399,35 +397,38 @@ MatmulChunks CpuDevice::chunksOf(const GemmDesc &g) const {
   return planMatmulChunks(g.matrices(), g.m, g.n, g.k, /*columns=*/!rowsOnly);
 }
 
-bool CpuDevice::pickGemmChooser(std::string &error) {
-  return gemmChoice || GemmChooser::fromEnvironment(gemmChoice, error);
+Status CpuDevice::pickGemmChooser() {
+  if (gemmChoice)
+    return Status::success();
+  Expected<std::shared_ptr<const GemmChooser>> chooser = GemmChooser::fromEnvironment();
+  if (!chooser.ok())
+    return chooser.takeStatus();
+  gemmChoice = chooser.take();
+  return Status::success();
 }
 
-bool CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                     std::string &error) {
-  return gemmTilesDone(g, av, bv, cv, nullptr, error);
+Status CpuDevice::gemm(const GemmDesc &g, const void *av, const void *bv, void *cv) {
+  return gemmTilesDone(g, av, bv, cv, nullptr);
 }
 
-bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv, void *cv,
-                              const TileDone *done, std::string &error) {
+Status CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv, void *cv,
+                                const TileDone *done) {
   if (bf16Operands(g)) {
-    if (!pickBf16Path(error))
-      return false;
+    EINRT_TRY(pickBf16Path());
     if (*bf16Path == Bf16GemmPath::OneDnn)
-      return oneDnnBf16Gemm(g, av, bv, cv, done, error);
+      return oneDnnBf16Gemm(g, av, bv, cv, done);
     if (*bf16Path != Bf16GemmPath::Emulate)
-      return packedBf16Gemm(g, av, bv, cv, done, error);
+      return packedBf16Gemm(g, av, bv, cv, done);
   }
   if (narrow(g.a) || narrow(g.b) || narrow(g.c)) {
     // Widen the narrow operands into the workspace, run the f32 GEMM there,
     // round a narrow result once into C.
     std::array<int64_t, 3> e = extents(g);
-    if (workspaceOf(g) > int64_t(workspace.size())) {
-      error = "the GEMM needs " + std::to_string(workspaceOf(g) * 4) +
-              " bytes of f32 workspace and the cpu device was prepared with " +
-              std::to_string(workspace.size() * 4) + " (Executor::create prepares it)";
-      return false;
-    }
+    if (workspaceOf(g) > int64_t(workspace.size()))
+      return Status::internal("the GEMM needs " + std::to_string(workspaceOf(g) * 4) +
+                              " bytes of f32 workspace and the cpu device was prepared with " +
+                              std::to_string(workspace.size() * 4) +
+                              " (Executor::create prepares it)");
     float *next = workspace.data();
     auto stage = [&](DType t, const void *p, int64_t n) -> float * {
       if (!narrow(t))
@@ -440,13 +441,12 @@ bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv,
     float *a = stage(g.a, av, e[0]), *b = stage(g.b, bv, e[1]), *c = stage(g.c, cv, e[2]);
     GemmDesc wide = g;
     wide.a = wide.b = wide.c = DType::F32;
-    if (!gemmTilesDone(wide, a, b, c, nullptr, error))
-      return false;
+    EINRT_TRY(gemmTilesDone(wide, a, b, c, nullptr));
     if (g.c == DType::BF16)
       narrowToBF16(c, static_cast<uint16_t *>(cv), e[2]);
     else if (g.c == DType::F16)
       narrowToF16(c, static_cast<uint16_t *>(cv), e[2]);
-    return true;
+    return Status::success();
   }
   const float *a = static_cast<const float *>(av), *b = static_cast<const float *>(bv);
   float *c = static_cast<float *>(cv);
@@ -454,9 +454,8 @@ bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv,
   // batch, flattened).
   const int64_t total = g.matrices();
   if (total == 0 || g.m == 0 || g.n == 0)
-    return true;
-  if (!pickGemmChooser(error))
-    return false;
+    return Status::success();
+  EINRT_TRY(pickGemmChooser());
   const GemmLibrary &lib = gemmChoice->forShape(shapeOf(g));
   const MatmulChunks chunks = planMatmulChunks(total, g.m, g.n, g.k);
   forEachChunk(chunks.count(), [&](int chunk) {
@@ -469,7 +468,7 @@ bool CpuDevice::gemmTilesDone(const GemmDesc &g, const void *av, const void *bv,
         (*done)(i, part);
     }
   });
-  return true;
+  return Status::success();
 }
 
 namespace {
@@ -488,14 +487,13 @@ bool rowsAreIterations(const GemmDesc &g, int64_t extent) {
 }
 } // namespace
 
-bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
-                         const std::vector<DeviceSpan> &post, std::string &error) {
+Status CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                           const std::vector<DeviceSpan> &post) {
   const int64_t index = g.post.kernel;
-  if (index < 0 || size_t(index) >= kernels.size() || !kernels[size_t(index)].fn) {
-    error = "epilogue kernel " + std::to_string(index) + " is not in the cpu device's table (" +
-            std::to_string(kernels.size()) + " kernels)";
-    return false;
-  }
+  if (index < 0 || size_t(index) >= kernels.size() || !kernels[size_t(index)].fn)
+    return Status::internal("epilogue kernel " + std::to_string(index) +
+                            " is not in the cpu device's table (" + std::to_string(kernels.size()) +
+                            " kernels)");
   const KernelEntry &kernel = kernels[size_t(index)];
   const bool wide = !narrow(g.a) && !narrow(g.b) && !narrow(g.c);
   const bool direct = bf16Path && bf16Direct(g, *bf16Path);
@@ -509,7 +507,8 @@ bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *
   if (!(wide || direct) || !tilesAreIterations) {
     KernelLaunch k;
     k.kernel = index;
-    return gemm(g, a, b, c, error) && launch(k, post, error);
+    EINRT_TRY(gemm(g, a, b, c));
+    return launch(k, post);
   }
   // Element (r, col) of matrix i is iteration ((i·m + r)·n + col) / per
   // of the kernel: a tile's rows are one range when the tile is whole
@@ -533,17 +532,15 @@ bool CpuDevice::gemmPost(const GemmDesc &g, const void *a, const void *b, void *
       kernel.fn(args.data());
     }
   };
-  return gemmTilesDone(g, a, b, c, &done, error);
+  return gemmTilesDone(g, a, b, c, &done);
 }
 
-bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan> &buffers,
-                       std::string &error) {
+Status CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan> &buffers) {
   if (launch.kernel < 0 || size_t(launch.kernel) >= kernels.size() ||
-      !kernels[size_t(launch.kernel)].fn) {
-    error = "kernel " + std::to_string(launch.kernel) + " is not in the cpu device's table (" +
-            std::to_string(kernels.size()) + " kernels)";
-    return false;
-  }
+      !kernels[size_t(launch.kernel)].fn)
+    return Status::internal("kernel " + std::to_string(launch.kernel) +
+                            " is not in the cpu device's table (" + std::to_string(kernels.size()) +
+                            " kernels)");
   const KernelEntry &kernel = kernels[size_t(launch.kernel)];
   const size_t count = buffers.size();
   std::vector<void *> data(count), args(count + 2);
@@ -560,7 +557,7 @@ bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan>
     args[count] = &range[0];
     args[count + 1] = &range[1];
     kernel.fn(args.data());
-    return true;
+    return Status::success();
   }
   forEachChunk(chunks, [&](int c) {
     Range r = kernelChunk(extent, chunks, c);
@@ -570,7 +567,7 @@ bool CpuDevice::launch(const KernelLaunch &launch, const std::vector<DeviceSpan>
     own[count + 1] = &range[1];
     kernel.fn(own.data());
   });
-  return true;
+  return Status::success();
 }
 
 void CpuDevice::setThreads(int threads) {

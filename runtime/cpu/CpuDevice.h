@@ -51,7 +51,7 @@ public:
   StorageType storageOf(DType t) const override;
   /// Grows the GEMM workspaces to what `program`'s narrow Matmul steps need
   /// (and picks the bf16 GEMM path first, if it has bf16 GEMMs).
-  bool prepare(const Program &program, std::string &error) override;
+  Status prepare(const Program &program) override;
   /// The workspaces' bytes (the largest any prepared program needs): the
   /// widened f32 operands and the packed bf16 ones.
   int64_t gemmWorkspaceBytes() const {
@@ -87,18 +87,17 @@ public:
   static int64_t f16GemmSteps(const Program &program);
   bool runs(StepRunner) const override { return true; }
   /// Every Kernel step's kernel is in the table.
-  std::string check(const Program &program) const override;
-  bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error) override;
+  Status check(const Program &program) const override;
+  Status gemm(const GemmDesc &g, const void *a, const void *b, void *c) override;
   /// The epilogue's kernel on each tile of C right after the tile's
   /// product (in the same chunk, while it is in cache), where C is dense
   /// and every row is whole iterations of the kernel's parallel loop (and
   /// the step is cut into whole rows or tiles whose edges are); else over the whole
   /// of C after the product (narrow operands widened for sgemm, too: their
   /// C is rounded whole first).
-  bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
-                const std::vector<DeviceSpan> &post, std::string &error) override;
-  bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
-              std::string &error) override;
+  Status gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                  const std::vector<DeviceSpan> &post) override;
+  Status launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers) override;
 
   void setKernels(std::vector<KernelEntry> table) { kernels = std::move(table); }
   const std::vector<KernelEntry> &kernelTable() const { return kernels; }
@@ -114,30 +113,30 @@ private:
   /// fn(0) ... fn(chunks - 1): on the pool's threads, or in order without.
   void forEachChunk(int chunks, const std::function<void(int)> &fn);
   /// bf16Path, picked now if it is not yet.
-  bool pickBf16Path(std::string &error);
+  Status pickBf16Path();
   /// gemmChoice, made now if it is not yet.
-  bool pickGemmChooser(std::string &error);
+  Status pickGemmChooser();
   /// Called by a GEMM's chunk after computing its tile of matrix i.
   using TileDone = std::function<void(int64_t i, const MatmulChunks::Chunk &tile)>;
   /// gemm(), with `done` (if set) after each chunk's tile of each matrix.
-  bool gemmTilesDone(const GemmDesc &g, const void *a, const void *b, void *c, const TileDone *done,
-                     std::string &error);
+  Status gemmTilesDone(const GemmDesc &g, const void *a, const void *b, void *c,
+                       const TileDone *done);
   /// How `g` is cut into chunks: planMatmulChunks, with tiles of whole rows
   /// on the packed bf16 path (its kernel runs row blocks). A function of
   /// the shape and the path only, so a GEMM is cut the same with an
   /// epilogue or without (the same bits fused and unfused).
   MatmulChunks chunksOf(const GemmDesc &g) const;
   /// A bf16 x bf16 GEMM through runtime/cpu/Bf16Gemm.h (path Avx512Bf16 or Model).
-  bool packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
-                      const TileDone *done, std::string &error);
+  Status packedBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
+                        const TileDone *done);
   /// A bf16 x bf16 GEMM through oneDNN (path OneDnn): one matmul call per
   /// chunk and matrix, on the chunk's tile.
-  bool oneDnnBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
-                      const TileDone *done, std::string &error);
+  Status oneDnnBf16Gemm(const GemmDesc &g, const void *a, const void *b, void *c,
+                        const TileDone *done);
   /// The oneDNN primitive of each tile shape (rows, columns) of `g`'s
   /// chunks, created (or found in oneDNN's cache) now.
   using OneDnnChunkMatmuls = std::map<std::pair<int64_t, int64_t>, const OneDnnMatmul *>;
-  static bool oneDnnChunkMatmuls(const GemmDesc &g, OneDnnChunkMatmuls &out, std::string &error);
+  static Expected<OneDnnChunkMatmuls> oneDnnChunkMatmuls(const GemmDesc &g);
 
   std::vector<KernelEntry> kernels;
   std::shared_ptr<ThreadPool> pool; // null: one thread

@@ -52,8 +52,8 @@ void onednnSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, floa
     s.transA = transA, s.transB = transB;
     s.lda = lda, s.ldb = ldb, s.ldc = ldc;
     s.accumulate = beta == 1.0f;
-    std::string error;
-    if (const OneDnnMatmul *mm = OneDnnMatmul::get(s, error); mm && mm->run(a, b, c, error))
+    if (Expected<const OneDnnMatmul *> mm = OneDnnMatmul::get(s);
+        mm.ok() && (*mm)->run(a, b, c).ok())
       return;
   }
   onednnDnnlSgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -73,55 +73,56 @@ void blisSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
                  int(lda), b, int(ldb), beta, c, int(ldc));
 }
 
-template <class F> bool symbol(void *lib, const char *name, F &out, std::string &error) {
+/// `name` of `lib` into `out`; Unavailable naming it when it is missing.
+template <class F> Status symbol(void *lib, const char *name, F &out) {
   out = reinterpret_cast<F>(dlsym(lib, name));
   if (!out)
-    error = std::string(name) + " is missing";
-  return out != nullptr;
+    return Status(StatusCode::Unavailable, std::string(name) + " is missing");
+  return Status::success();
 }
 
-void *open(const char *file, std::string &error) {
+Expected<void *> open(const char *file) {
   void *lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *e = dlerror();
-    error = e ? e : std::string(file) + " not found";
+    return Status(StatusCode::Unavailable, e ? e : std::string(file) + " not found");
   }
   return lib;
 }
 
-bool loadOneDnn(GemmLibrary &out, std::string &error, bool primitive) {
-  void *lib = oneDnnLibrary(error);
-  if (!lib || !symbol(lib, "dnnl_sgemm", dnnlSgemm, error))
-    return false;
+Status loadOneDnn(GemmLibrary &out, bool primitive) {
+  Expected<void *> lib = oneDnnLibrary();
+  if (!lib.ok())
+    return lib.takeStatus();
+  EINRT_TRY(symbol(*lib, "dnnl_sgemm", dnnlSgemm));
   out.version = oneDnnVersion() + (primitive ? " matmul" : " sgemm");
-  ompSetNumThreads = reinterpret_cast<void (*)(int)>(dlsym(lib, "omp_set_num_threads"));
+  ompSetNumThreads = reinterpret_cast<void (*)(int)>(dlsym(*lib, "omp_set_num_threads"));
   if (!ompSetNumThreads)
     ompSetNumThreads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   out.sgemm = primitive ? onednnSgemm : onednnDnnlSgemm;
-  error.clear();
-  return true;
+  return Status::success();
 }
 
-bool loadBlis(GemmLibrary &out, std::string &error) {
-  void *lib = open("libblis.so.4", error);
-  if (!lib || !symbol(lib, "cblas_sgemm", blisCblasSgemm, error))
-    return false;
+Status loadBlis(GemmLibrary &out) {
+  Expected<void *> lib = open("libblis.so.4");
+  if (!lib.ok())
+    return lib.takeStatus();
+  EINRT_TRY(symbol(*lib, "cblas_sgemm", blisCblasSgemm));
+  // Optional: an older BLIS without them still runs.
   void (*setThreads)(int64_t) = nullptr;
-  if (symbol(lib, "bli_thread_set_num_threads", setThreads, error))
+  if (symbol(*lib, "bli_thread_set_num_threads", setThreads).ok())
     setThreads(1);
   const char *(*version)() = nullptr;
-  if (symbol(lib, "bli_info_get_version_str", version, error) && version())
+  if (symbol(*lib, "bli_info_get_version_str", version).ok() && version())
     out.version = version();
   out.sgemm = blisSgemm;
-  error.clear();
-  return true;
+  return Status::success();
 }
 
 struct Loaded {
   bool tried = false;
-  bool ok = false;
   GemmLibrary library;
-  std::string error;
+  Status status; // why it did not load
 };
 
 } // namespace
@@ -131,7 +132,7 @@ const std::vector<std::string> &gemmLibraryNames() {
   return names;
 }
 
-const GemmLibrary *gemmLibrary(const std::string &name, std::string &error) {
+Expected<const GemmLibrary *> gemmLibrary(const std::string &name) {
   static std::mutex mutex;
   static std::map<std::string, Loaded> loaded;
   std::lock_guard<std::mutex> lock(mutex);
@@ -139,34 +140,36 @@ const GemmLibrary *gemmLibrary(const std::string &name, std::string &error) {
   if (!l.tried) {
     l.tried = true;
     l.library.name = name;
+    auto missing = [](const char *what, const Status &why, const char *package) {
+      return Status(StatusCode::Unavailable, std::string(what) + " is not available (" +
+                                                 why.message() + "; Debian: apt-get install " +
+                                                 package + ")");
+    };
     if (name == "openblas") {
       l.library.sgemm = openblasSgemm;
       const char *config = openblas_get_config();
       l.library.version = config ? config : "";
-      l.ok = true;
     } else if (name == "onednn" || name == "onednn-sgemm") {
-      l.ok = loadOneDnn(l.library, l.error, name == "onednn");
-      if (!l.ok)
-        l.error = "oneDNN is not available (" + l.error + "; Debian: apt-get install libdnnl-dev)";
+      if (Status st = loadOneDnn(l.library, name == "onednn"); !st.ok())
+        l.status = missing("oneDNN", st, "libdnnl-dev");
     } else if (name == "blis") {
-      l.ok = loadBlis(l.library, l.error);
-      if (!l.ok)
-        l.error = "BLIS is not available (" + l.error + "; Debian: apt-get install libblis-dev)";
+      if (Status st = loadBlis(l.library); !st.ok())
+        l.status = missing("BLIS", st, "libblis-dev");
     } else {
-      l.error = "no GEMM library named '" + name + "' (openblas, onednn, onednn-sgemm, blis)";
+      l.status = Status::invalid("no GEMM library named '" + name +
+                                 "' (openblas, onednn, onednn-sgemm, blis)");
     }
   }
-  if (!l.ok)
-    error = l.error;
-  return l.ok ? &l.library : nullptr;
+  if (!l.status.ok())
+    return l.status;
+  return &l.library;
 }
 
 std::vector<const GemmLibrary *> availableGemmLibraries() {
   std::vector<const GemmLibrary *> out;
   for (const std::string &name : gemmLibraryNames()) {
-    std::string ignored;
-    if (const GemmLibrary *l = gemmLibrary(name, ignored))
-      out.push_back(l);
+    if (Expected<const GemmLibrary *> l = gemmLibrary(name); l.ok())
+      out.push_back(*l);
   }
   return out;
 }

@@ -22,6 +22,8 @@
 #ifndef EINC_RUNTIME_GEMMLIBRARY_H
 #define EINC_RUNTIME_GEMMLIBRARY_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,9 +46,9 @@ struct GemmLibrary {
 /// tie: openblas, onednn, onednn-sgemm, blis.
 const std::vector<std::string> &gemmLibraryNames();
 
-/// The library `name`, loaded on first use; null with `error` when it is
-/// not installed (or not a name einc knows).
-const GemmLibrary *gemmLibrary(const std::string &name, std::string &error);
+/// The library `name`, loaded on first use; Unavailable when it is not
+/// installed, Invalid for a name einc does not know.
+Expected<const GemmLibrary *> gemmLibrary(const std::string &name);
 
 /// Every library that loads here, openblas first.
 std::vector<const GemmLibrary *> availableGemmLibraries();

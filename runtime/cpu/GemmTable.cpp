@@ -169,16 +169,16 @@ std::string gemmTablePath() {
   return dir + "/" + name;
 }
 
-bool readGemmTable(const std::string &path, GemmTable &out, std::string &error) {
-  out = {};
+Expected<GemmTable> readGemmTable(const std::string &path) {
+  GemmTable out;
   std::ifstream in(path);
   if (!in)
-    return true; // no table yet
+    return out; // no table yet
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const std::string &what) {
-    error = "the GEMM table " + einrt::quoted(path) + " is damaged (" + what +
-            "): remove it, or measure again with einc calibrate --gemm";
-    return false;
+    return Status(StatusCode::Corrupt,
+                  "the GEMM table " + einrt::quoted(path) + " is damaged (" + what +
+                      "): remove it, or measure again with einc calibrate --gemm");
   };
   if (!j.is_object() || !j.contains("machine") || !j["machine"].is_string() ||
       !j.contains("shapes") || !j["shapes"].is_array())
@@ -207,10 +207,10 @@ bool readGemmTable(const std::string &path, GemmTable &out, std::string &error) 
           m.gflops[lib] = v.get<double>();
     out.shapes[m.shape.key()] = m;
   }
-  return true;
+  return out;
 }
 
-bool writeGemmTable(const std::string &path, const GemmTable &table, std::string &error) {
+Status writeGemmTable(const std::string &path, const GemmTable &table) {
   nlohmann::json j;
   j["machine"] = table.machine;
   j["shapes"] = nlohmann::json::array();
@@ -228,11 +228,10 @@ bool writeGemmTable(const std::string &path, const GemmTable &table, std::string
   std::string text = j.dump(1) + "\n";
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (ec) {
-    error = "cannot create the folder of " + einrt::quoted(path) + ": " + ec.message();
-    return false;
-  }
-  return writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()), error);
+  if (ec)
+    return Status(StatusCode::Io,
+                  "cannot create the folder of " + einrt::quoted(path) + ": " + ec.message());
+  return writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 std::vector<GemmMeasurement> measureGemmShapes(const std::vector<GemmShape> &shapes,
@@ -262,12 +261,11 @@ std::vector<GemmMeasurement> measureGemmShapes(const std::vector<GemmShape> &sha
 }
 
 GemmChooser::GemmChooser(const GemmTable &table) {
-  std::string error;
-  fallback_ = gemmLibrary("openblas", error);
+  fallback_ = *gemmLibrary("openblas"); // linked: it always loads
   std::map<std::string, int> counts;
   for (const auto &[key, m] : table.shapes) {
-    const GemmLibrary *lib = gemmLibrary(m.chosen, error);
-    byShape_[key] = lib ? lib : fallback_;
+    Expected<const GemmLibrary *> lib = gemmLibrary(m.chosen);
+    byShape_[key] = lib.ok() ? *lib : fallback_;
     ++counts[byShape_[key]->name];
   }
   description_ = "the measured table (" + std::to_string(table.shapes.size()) + " shapes";
@@ -276,31 +274,31 @@ GemmChooser::GemmChooser(const GemmTable &table) {
   description_ += "; others openblas)";
 }
 
-bool GemmChooser::fromEnvironment(std::shared_ptr<const GemmChooser> &out, std::string &error) {
-  return forShapes({}, out, error);
+Expected<std::shared_ptr<const GemmChooser>> GemmChooser::fromEnvironment() {
+  return forShapes({});
 }
 
-bool GemmChooser::forShapes(const std::vector<GemmShape> &shapes,
-                            std::shared_ptr<const GemmChooser> &out, std::string &error,
-                            std::string *measured) {
+Expected<std::shared_ptr<const GemmChooser>>
+GemmChooser::forShapes(const std::vector<GemmShape> &shapes, std::string *measured) {
   if (measured)
     measured->clear();
   std::string forced = env("EINC_GEMM");
   if (!forced.empty() && forced != "table") {
-    const GemmLibrary *lib = gemmLibrary(forced, error);
-    if (!lib) {
-      error = "EINC_GEMM=" + forced + ": " + error;
-      return false;
-    }
-    auto c = std::make_shared<GemmChooser>(lib);
+    Expected<const GemmLibrary *> lib = gemmLibrary(forced);
+    if (!lib.ok())
+      return lib.takeStatus().withContext("EINC_GEMM=" + forced + ": ");
+    auto c = std::make_shared<GemmChooser>(*lib);
     c->description_ = forced + " (EINC_GEMM)";
-    out = c;
-    return true;
+    return std::shared_ptr<const GemmChooser>(c);
   }
   GemmTable table;
   std::string path = gemmTablePath();
-  if (!path.empty() && !readGemmTable(path, table, error))
-    return false;
+  if (!path.empty()) {
+    Expected<GemmTable> read = readGemmTable(path);
+    if (!read.ok())
+      return read.takeStatus();
+    table = read.take();
+  }
   const std::string machine = gemmMachineKey();
   auto missing = [&] {
     std::vector<GemmShape> todo;
@@ -315,8 +313,10 @@ bool GemmChooser::forShapes(const std::vector<GemmShape> &shapes,
     // Measure under the lock, on the table as it is now: another process
     // may have added these shapes since the read above.
     TableLock lock(path);
-    if (!readGemmTable(path, table, error))
-      return false;
+    Expected<GemmTable> read = readGemmTable(path);
+    if (!read.ok())
+      return read.takeStatus();
+    table = read.take();
     if (table.machine != machine)
       table = GemmTable{machine, {}};
     std::vector<GemmShape> todo = missing();
@@ -324,8 +324,7 @@ bool GemmChooser::forShapes(const std::vector<GemmShape> &shapes,
       double t0 = seconds();
       for (GemmMeasurement &m : measureGemmShapes(todo, 0.02))
         table.shapes[m.shape.key()] = m;
-      if (!writeGemmTable(path, table, error))
-        return false;
+      EINRT_TRY(writeGemmTable(path, table));
       if (measured) {
         char text[64];
         std::snprintf(text, sizeof text, " in %.1f s", seconds() - t0);
@@ -336,14 +335,12 @@ bool GemmChooser::forShapes(const std::vector<GemmShape> &shapes,
     }
   }
   if (table.shapes.empty() || table.machine != machine) {
-    auto c = std::make_shared<GemmChooser>(gemmLibrary("openblas", error));
+    auto c = std::make_shared<GemmChooser>(*gemmLibrary("openblas"));
     c->description_ = "openblas (no measured table)";
     c->default_ = true;
-    out = c;
-    return true;
+    return std::shared_ptr<const GemmChooser>(c);
   }
-  out = std::make_shared<GemmChooser>(table);
-  return true;
+  return std::shared_ptr<const GemmChooser>(std::make_shared<GemmChooser>(table));
 }
 
 const GemmLibrary &GemmChooser::forShape(const GemmShape &shape) const {

@@ -63,11 +63,11 @@ std::string gemmMachineKey();
 /// Where this machine's table is ("" when no cache folder is known).
 std::string gemmTablePath();
 
-/// Reads `path`; false with `error` for a file that is not a table (a
-/// missing file is an empty table, true).
-bool readGemmTable(const std::string &path, GemmTable &out, std::string &error);
-/// Writes atomically (creating the folder).
-bool writeGemmTable(const std::string &path, const GemmTable &table, std::string &error);
+/// Reads `path`; Corrupt for a file that is not a table (a missing file is
+/// an empty table).
+Expected<GemmTable> readGemmTable(const std::string &path);
+/// Writes atomically (creating the folder); Io when the file system refuses.
+Status writeGemmTable(const std::string &path, const GemmTable &table);
 
 /// Times every library on each of `shapes` (one thread, median of several
 /// calls after a warm-up, at least `secondsPerCall` per library and shape)
@@ -83,17 +83,16 @@ constexpr double kMeasuredGemmFlops = 1e6;
 /// What the CPU device calls for each shape.
 class GemmChooser {
 public:
-  /// EINC_GEMM and this machine's table; false with `error` for an
-  /// EINC_GEMM naming no library that loads, or a damaged table.
-  static bool fromEnvironment(std::shared_ptr<const GemmChooser> &out, std::string &error);
+  /// EINC_GEMM and this machine's table; the failure for an EINC_GEMM
+  /// naming no library that loads, or a damaged table.
+  static Expected<std::shared_ptr<const GemmChooser>> fromEnvironment();
   /// fromEnvironment(), first adding to the table every shape of `shapes`
   /// of at least kMeasuredGemmFlops it lacks, timed now (with the table
   /// locked against other processes; unless EINC_GEMM forces a library or
   /// there is no cache folder). `measured` (if given) says what was timed:
   /// "" when nothing was.
-  static bool forShapes(const std::vector<GemmShape> &shapes,
-                        std::shared_ptr<const GemmChooser> &out, std::string &error,
-                        std::string *measured = nullptr);
+  static Expected<std::shared_ptr<const GemmChooser>>
+  forShapes(const std::vector<GemmShape> &shapes, std::string *measured = nullptr);
   /// Every shape on one library.
   explicit GemmChooser(const GemmLibrary *only) : only_(only), description_(only->name) {}
   /// The table's choices (a library that does not load: OpenBLAS).

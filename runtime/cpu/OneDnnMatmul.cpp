@@ -199,19 +199,20 @@ struct ThreadState {
   }
 };
 
-bool created(dnnl_status_t s, std::string &error, const char *what) {
+/// What oneDNN said of creating `what` (a failure names it).
+Status created(dnnl_status_t s, const char *what) {
   if (s == dnnl_success)
-    return true;
-  error = (*what ? std::string(what) + ": " : std::string()) + statusText(s);
-  return false;
+    return Status::success();
+  return Status(StatusCode::Unavailable,
+                (*what ? std::string(what) + ": " : std::string()) + statusText(s));
 }
 
 } // namespace
 
-void *oneDnnLibrary(std::string &error) {
+Expected<void *> oneDnnLibrary() {
   Loaded &l = load();
   if (!l.handle)
-    error = l.error;
+    return Status(StatusCode::Unavailable, l.error);
   return l.handle;
 }
 
@@ -220,16 +221,14 @@ std::string oneDnnVersion() {
   return l.handle ? l.api.version : "";
 }
 
-const OneDnnMatmul *OneDnnMatmul::get(const MatmulShape &s, std::string &error) {
+Expected<const OneDnnMatmul *> OneDnnMatmul::get(const MatmulShape &s) {
   Loaded &l = load();
-  if (!l.handle) {
-    error = "oneDNN is not available (" + l.error + ")";
-    return nullptr;
-  }
+  if (!l.handle)
+    return Status(StatusCode::Unavailable, "oneDNN is not available (" + l.error + ")");
   struct Entry {
     std::unique_ptr<OneDnnMatmul> matmul;
     std::unique_ptr<Handles> handles;
-    std::string error;
+    Status error;
   };
   static std::mutex mutex;
   static std::map<Key, Entry> cache;
@@ -237,11 +236,11 @@ const OneDnnMatmul *OneDnnMatmul::get(const MatmulShape &s, std::string &error) 
   auto [it, fresh] = cache.try_emplace(keyOf(s));
   Entry &e = it->second;
   if (fresh) {
-    auto fail = [&](const std::string &why) { e.error = describe(s) + ": " + why; };
+    auto fail = [&](Status why) { e.error = std::move(why).withContext(describe(s) + ": "); };
     if (s.m <= 0 || s.n <= 0 || s.k < 0) {
-      fail("a oneDNN matmul needs m and n > 0");
+      fail(Status::invalid("a oneDNN matmul needs m and n > 0"));
     } else if (s.ab == MatmulType::F32 && s.c != MatmulType::F32) {
-      fail("f32 operands make an f32 result");
+      fail(Status::invalid("f32 operands make an f32 result"));
     } else if (s.k == 0) {
       e.matmul = std::make_unique<OneDnnMatmul>(s, "empty sum", nullptr);
     } else {
@@ -256,24 +255,28 @@ const OneDnnMatmul *OneDnnMatmul::get(const MatmulShape &s, std::string &error) 
       dnnl_primitive_attr_t attr = nullptr;
       dnnl_post_ops_t post = nullptr;
       dnnl_primitive_desc_t pd = nullptr;
-      std::string why;
+      Status why;
+      // The first failure stays in `why`; the && chain calls nothing after it.
+      auto step = [&](dnnl_status_t r, const char *what) {
+        why = created(r, what);
+        return why.ok();
+      };
       bool ok =
-          created(api.dnnl_memory_desc_init_by_strides(&h->a, 2, aDims, dnnlType(s.ab), aStrides),
-                  why, "A") &&
-          created(api.dnnl_memory_desc_init_by_strides(&h->b, 2, bDims, dnnlType(s.ab), bStrides),
-                  why, "B") &&
-          created(api.dnnl_memory_desc_init_by_strides(&h->c, 2, cDims, dnnlType(s.c), cStrides),
-                  why, "C") &&
-          created(api.dnnl_matmul_desc_init(&desc, &h->a, &h->b, nullptr, &h->c), why, "matmul") &&
-          created(api.dnnl_primitive_attr_create(&attr), why, "attributes") &&
-          created(api.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user), why,
-                  "scratchpad");
+          step(api.dnnl_memory_desc_init_by_strides(&h->a, 2, aDims, dnnlType(s.ab), aStrides),
+               "A") &&
+          step(api.dnnl_memory_desc_init_by_strides(&h->b, 2, bDims, dnnlType(s.ab), bStrides),
+               "B") &&
+          step(api.dnnl_memory_desc_init_by_strides(&h->c, 2, cDims, dnnlType(s.c), cStrides),
+               "C") &&
+          step(api.dnnl_matmul_desc_init(&desc, &h->a, &h->b, nullptr, &h->c), "matmul") &&
+          step(api.dnnl_primitive_attr_create(&attr), "attributes") &&
+          step(api.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user),
+               "scratchpad");
       if (ok && s.accumulate)
-        ok = created(api.dnnl_post_ops_create(&post), why, "post-ops") &&
-             created(api.dnnl_post_ops_append_sum(post, 1.0f), why, "sum post-op") &&
-             created(api.dnnl_primitive_attr_set_post_ops(attr, post), why, "post-ops");
-      ok = ok && created(api.dnnl_primitive_desc_create(&pd, &desc, attr, l.api.engine, nullptr),
-                         why, "");
+        ok = step(api.dnnl_post_ops_create(&post), "post-ops") &&
+             step(api.dnnl_post_ops_append_sum(post, 1.0f), "sum post-op") &&
+             step(api.dnnl_primitive_attr_set_post_ops(attr, post), "post-ops");
+      ok = ok && step(api.dnnl_primitive_desc_create(&pd, &desc, attr, l.api.engine, nullptr), "");
       const char *impl = nullptr;
       if (ok &&
           api.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
@@ -284,7 +287,7 @@ const OneDnnMatmul *OneDnnMatmul::get(const MatmulShape &s, std::string &error) 
           h->scratch = *md;
           h->scratchBytes = api.dnnl_memory_desc_get_size(md);
         }
-        ok = created(api.dnnl_primitive_create(&h->primitive, pd), why, "matmul");
+        ok = step(api.dnnl_primitive_create(&h->primitive, pd), "matmul");
       }
       if (pd)
         api.dnnl_primitive_desc_destroy(pd);
@@ -301,40 +304,38 @@ const OneDnnMatmul *OneDnnMatmul::get(const MatmulShape &s, std::string &error) 
     }
   }
   if (!e.matmul)
-    error = e.error;
-  return e.matmul.get();
+    return e.error;
+  return static_cast<const OneDnnMatmul *>(e.matmul.get());
 }
 
-bool OneDnnMatmul::run(const void *a, const void *b, void *c, std::string &error) const {
+Status OneDnnMatmul::run(const void *a, const void *b, void *c) const {
   const MatmulShape &s = shape_;
   if (!handles_) { // k == 0: the empty sum, zero (C += 0 leaves C)
     if (!s.accumulate)
       for (int64_t r = 0; r < s.m; ++r)
         std::memset(static_cast<unsigned char *>(c) + r * s.ldc * typeBytes(s.c), 0,
                     size_t(s.n * typeBytes(s.c)));
-    return true;
+    return Status::success();
   }
   const Api &api = load().api;
   oneThread(api);
   thread_local ThreadState state;
   if (!state.api) {
     state.api = &api;
-    if (!created(api.dnnl_stream_create(&state.stream, api.engine, dnnl_stream_default_flags),
-                 error, "oneDNN stream"))
-      return false;
+    EINRT_TRY(created(api.dnnl_stream_create(&state.stream, api.engine, dnnl_stream_default_flags),
+                      "oneDNN stream"));
   }
   const Handles &h = *handles_;
   ThreadState::Memories &m = state.memories[handles_];
   if (!m.a) {
     // Placeholders: each call points them at its operands.
     void *none = DNNL_MEMORY_NONE;
-    if (!created(api.dnnl_memory_create(&m.a, &h.a, api.engine, none), error, "oneDNN memory") ||
-        !created(api.dnnl_memory_create(&m.b, &h.b, api.engine, none), error, "oneDNN memory") ||
-        !created(api.dnnl_memory_create(&m.c, &h.c, api.engine, none), error, "oneDNN memory") ||
-        (h.scratchBytes &&
-         !created(api.dnnl_memory_create(&m.scratch, &h.scratch, api.engine, none), error,
-                  "oneDNN memory")))
-      return false;
+    EINRT_TRY(created(api.dnnl_memory_create(&m.a, &h.a, api.engine, none), "oneDNN memory"));
+    EINRT_TRY(created(api.dnnl_memory_create(&m.b, &h.b, api.engine, none), "oneDNN memory"));
+    EINRT_TRY(created(api.dnnl_memory_create(&m.c, &h.c, api.engine, none), "oneDNN memory"));
+    if (h.scratchBytes)
+      EINRT_TRY(created(api.dnnl_memory_create(&m.scratch, &h.scratch, api.engine, none),
+                        "oneDNN memory"));
   }
   if (state.scratch.size() < h.scratchBytes)
     state.scratch.resize(h.scratchBytes);
@@ -348,7 +349,7 @@ bool OneDnnMatmul::run(const void *a, const void *b, void *c, std::string &error
     args[count++] = {DNNL_ARG_SCRATCHPAD, m.scratch};
   }
   // A CPU stream on OpenMP or sequential runs the primitive before it returns.
-  return created(api.dnnl_primitive_execute(h.primitive, state.stream, count, args), error,
+  return created(api.dnnl_primitive_execute(h.primitive, state.stream, count, args),
                  describe(s).c_str());
 }
 
@@ -357,19 +358,19 @@ std::string brgemmIsa(const std::string &implementation) {
   return implementation.rfind(prefix, 0) == 0 ? implementation.substr(prefix.size()) : "";
 }
 
-std::string oneDnnBf16Isa(std::string &error) {
+Expected<std::string> oneDnnBf16Isa() {
   MatmulShape probe;
   probe.m = probe.n = probe.k = probe.lda = probe.ldb = probe.ldc = 256;
   probe.ab = MatmulType::BF16;
-  const OneDnnMatmul *mm = OneDnnMatmul::get(probe, error);
-  if (!mm)
-    return "";
-  const std::string isa = brgemmIsa(mm->implementation());
-  if (isa.find("bf16") == std::string::npos) {
-    error = "oneDNN " + oneDnnVersion() + " runs bf16 matmuls here on " + mm->implementation() +
-            ", not a brgemm kernel of a bf16 ISA (AVX512-BF16 or AMX)";
-    return "";
-  }
+  Expected<const OneDnnMatmul *> mm = OneDnnMatmul::get(probe);
+  if (!mm.ok())
+    return mm.takeStatus();
+  const std::string isa = brgemmIsa((*mm)->implementation());
+  if (isa.find("bf16") == std::string::npos)
+    return Status(StatusCode::Unavailable,
+                  "oneDNN " + oneDnnVersion() + " runs bf16 matmuls here on " +
+                      (*mm)->implementation() +
+                      ", not a brgemm kernel of a bf16 ISA (AVX512-BF16 or AMX)");
   return isa;
 }
 

@@ -28,6 +28,8 @@
 #ifndef EINC_RUNTIME_ONEDNNMATMUL_H
 #define EINC_RUNTIME_ONEDNNMATMUL_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <string>
 
@@ -46,24 +48,24 @@ struct MatmulShape {
   bool accumulate = false;
 };
 
-/// The oneDNN library, opened on first use: its handle, or null with
-/// `error` (not installed, a symbol missing, a threading runtime einc
-/// cannot hold to one thread). GemmLibrary's "onednn" opens it here too.
-void *oneDnnLibrary(std::string &error);
+/// The oneDNN library, opened on first use: its handle, or Unavailable
+/// (not installed, a symbol missing, a threading runtime einc cannot hold
+/// to one thread). GemmLibrary's "onednn" opens it here too.
+Expected<void *> oneDnnLibrary();
 /// "2.6.3" ("" when it does not load).
 std::string oneDnnVersion();
 
 /// The created primitive of one shape.
 class OneDnnMatmul {
 public:
-  /// `s`'s primitive, created on first use and cached; null with `error`
-  /// where oneDNN does not load or implements no matmul for it (an f16
-  /// matmul on a CPU without f16 kernels, m, n or k of 0).
-  static const OneDnnMatmul *get(const MatmulShape &s, std::string &error);
+  /// `s`'s primitive, created on first use and cached; Unavailable where
+  /// oneDNN does not load or implements no matmul for it (an f16 matmul on
+  /// a CPU without f16 kernels), Invalid for m or n of 0.
+  static Expected<const OneDnnMatmul *> get(const MatmulShape &s);
 
   /// The product on the calling thread (one thread): A, B and C as the
-  /// shape says. False with `error` only where oneDNN reports a failure.
-  bool run(const void *a, const void *b, void *c, std::string &error) const;
+  /// shape says. A failure only where oneDNN reports one.
+  Status run(const void *a, const void *b, void *c) const;
 
   const MatmulShape &shape() const { return shape_; }
   /// oneDNN's name of the implementation it chose: "brg:avx512_core_bf16",
@@ -86,10 +88,10 @@ std::string brgemmIsa(const std::string &implementation);
 
 /// Whether oneDNN runs bf16 x bf16 -> f32 matmuls here on a brgemm kernel
 /// of a bf16 ISA (AVX512-BF16 or AMX), judged on a 256 x 256 x 256 probe:
-/// that ISA ("avx512_core_bf16", "avx512_core_amx_bf16"), or "" with `error`
+/// that ISA ("avx512_core_bf16", "avx512_core_amx_bf16"), or Unavailable
 /// saying why not (no oneDNN; its kernel is gemm:jit, a reference, or an
 /// ISA without bf16 instructions, as under DNNL_MAX_CPU_ISA=AVX512_CORE).
-std::string oneDnnBf16Isa(std::string &error);
+Expected<std::string> oneDnnBf16Isa();
 
 } // namespace einrt
 

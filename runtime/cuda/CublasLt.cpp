@@ -43,8 +43,8 @@ struct CublasLt::Prepared {
   size_t workspace = 0;
 };
 
-/// Checks one cuBLASLt call; `error` must name a std::string in scope.
-#define EINC_LT(call) check(api->call, #call, __FILE__, __LINE__, error)
+/// Checks one cuBLASLt call: its Status.
+#define EINC_LT(call) check(api->call, #call, __FILE__, __LINE__)
 
 namespace {
 
@@ -106,37 +106,37 @@ bool noEpilogueAlgorithms() {
 
 } // namespace
 
-bool CublasLt::check(cublasStatus_t s, const char *call, const char *file, int line,
-                     std::string &error) const {
+Status CublasLt::check(cublasStatus_t s, const char *call, const char *file, int line) const {
   if (s == CUBLAS_STATUS_SUCCESS)
-    return true;
+    return Status::success();
   const char *name = api && api->cublasLtGetStatusName ? api->cublasLtGetStatusName(s) : nullptr;
-  error = std::string(projectRelativePath(file)) + ":" + std::to_string(line) + ": " + call +
-          " failed: " + (name ? name : "cublasStatus_t " + std::to_string(int(s)));
-  return false;
+  StatusCode code = s == CUBLAS_STATUS_ALLOC_FAILED      ? StatusCode::OutOfMemory
+                    : s == CUBLAS_STATUS_NOT_INITIALIZED ? StatusCode::Unavailable
+                                                         : StatusCode::Internal;
+  return Status(code, std::string(projectRelativePath(file)) + ":" + std::to_string(line) + ": " +
+                          call +
+                          " failed: " + (name ? name : "cublasStatus_t " + std::to_string(int(s))));
 }
 
-std::unique_ptr<CublasLt> CublasLt::load(const CublasLtOptions &options, std::string &error) {
+Expected<std::unique_ptr<CublasLt>> CublasLt::load(const CublasLtOptions &options) {
   static_assert(CUBLAS_VER_MAJOR == 13, "cublasLtLibrary() names libcublasLt.so.13");
-  OpenedCudaLibrary opened;
-  if (!openCudaLibrary(cublasLtLibrary(), cudaLibrarySearch(cublasLtLibrary()), opened, error))
-    return nullptr;
-  void *lib = opened.handle;
-  const std::string &name = opened.file;
+  Expected<OpenedCudaLibrary> opened =
+      openCudaLibrary(cublasLtLibrary(), cudaLibrarySearch(cublasLtLibrary()));
+  if (!opened.ok())
+    return opened.takeStatus();
+  void *lib = opened->handle;
+  const std::string &name = opened->file;
   std::unique_ptr<CublasLt> lt(new CublasLt());
   lt->opts = options;
   lt->api = std::make_unique<Api>();
 #define EINRT_CUBLASLT_RESOLVE(fn)                                                                 \
   lt->api->fn = reinterpret_cast<decltype(lt->api->fn)>(dlsym(lib, #fn));                          \
-  if (!lt->api->fn) {                                                                              \
-    error = name + " has no " #fn;                                                                 \
-    return nullptr;                                                                                \
-  }
+  if (!lt->api->fn)                                                                                \
+    return Status(StatusCode::Unavailable, name + " has no " #fn);
   EINRT_CUBLASLT_FUNCTIONS(EINRT_CUBLASLT_RESOLVE)
 #undef EINRT_CUBLASLT_RESOLVE
-  if (!lt->check(lt->api->cublasLtCreate(&lt->handle), "cublasLtCreate(&handle)", __FILE__,
-                 __LINE__, error))
-    return nullptr;
+  EINRT_TRY(lt->check(lt->api->cublasLtCreate(&lt->handle), "cublasLtCreate(&handle)", __FILE__,
+                      __LINE__));
   return lt;
 }
 
@@ -163,82 +163,84 @@ CublasLt::~CublasLt() {
 
 size_t CublasLt::version() const { return api->cublasLtGetVersion(); }
 
-LtHeuristic CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &error) {
+Expected<LtHeuristic> CublasLt::make(const CublasLtCall &call, Prepared &p) {
   if (call.epilogue != LtEpilogue::Default && noEpilogueAlgorithms())
     return LtHeuristic::None;
-  if (!EINC_LT(cublasLtMatmulDescCreate(&p.op, computeType(call.compute), CUDA_R_32F)))
-    return LtHeuristic::Failed;
+  EINRT_TRY(EINC_LT(cublasLtMatmulDescCreate(&p.op, computeType(call.compute), CUDA_R_32F)));
   cublasOperation_t ta = call.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t tb = call.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasLtEpilogue_t ep = epilogue(call.epilogue);
-  if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) ||
-      !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) ||
-      !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep)))
-    return LtHeuristic::Failed;
+  EINRT_TRY(
+      EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)));
+  EINRT_TRY(
+      EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)));
+  EINRT_TRY(
+      EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &ep, sizeof ep)));
   // The bias and aux pointers: stand-ins of their alignment for the
   // heuristic, the real ones set by run(); their types, the aux's leading
   // dimension and batch stride are the descriptor's.
   if (hasBias(call.epilogue)) {
     int32_t type = int32_t(cudaType(call.typeBias));
     void *bias = standIn(call.alignBias);
-    if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type,
-                                                sizeof type)) ||
-        !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                sizeof bias)))
-      return LtHeuristic::Failed;
+    EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                     &type, sizeof type)));
+    EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                     sizeof bias)));
   }
   if (hasAux(call.epilogue)) {
     int64_t ld = call.auxLd, stride = call.auxStride;
     void *aux = standIn(call.alignAux);
-    if (!EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld,
-                                                sizeof ld)) ||
-        !EINC_LT(cublasLtMatmulDescSetAttribute(
-            p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride, sizeof stride)) ||
-        !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                                                &aux, sizeof aux)))
-      return LtHeuristic::Failed;
+    EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                                     &ld, sizeof ld)));
+    EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(
+        p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride, sizeof stride)));
+    EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(
+        p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux)));
   }
   auto layout = [&](cublasLtMatrixLayout_t &l, LtType t, int64_t rows, int64_t cols, int64_t ld,
                     int64_t stride) {
-    if (!EINC_LT(cublasLtMatrixLayoutCreate(&l, cudaType(t), uint64_t(rows), uint64_t(cols), ld)))
-      return false;
+    EINRT_TRY(
+        EINC_LT(cublasLtMatrixLayoutCreate(&l, cudaType(t), uint64_t(rows), uint64_t(cols), ld)));
     if (call.batch == 1)
-      return true;
+      return Status::success();
     int32_t count = int32_t(call.batch);
-    return EINC_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                                    sizeof count)) &&
-           EINC_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+    EINRT_TRY(EINC_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                       &count, sizeof count)));
+    return EINC_LT(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
                                                     &stride, sizeof stride));
   };
-  if (!layout(p.a, call.typeA, call.rowsA, call.colsA, call.lda, call.strideA) ||
-      !layout(p.b, call.typeB, call.rowsB, call.colsB, call.ldb, call.strideB) ||
-      !layout(p.c, call.typeC, call.rowsC, call.colsC, call.ldc, call.strideC))
-    return LtHeuristic::Failed;
+  EINRT_TRY(layout(p.a, call.typeA, call.rowsA, call.colsA, call.lda, call.strideA));
+  EINRT_TRY(layout(p.b, call.typeB, call.rowsB, call.colsB, call.ldb, call.strideB));
+  EINRT_TRY(layout(p.c, call.typeC, call.rowsC, call.colsC, call.ldc, call.strideC));
 
   cublasLtMatmulPreference_t pref = nullptr;
-  if (!EINC_LT(cublasLtMatmulPreferenceCreate(&pref)))
-    return LtHeuristic::Failed;
+  EINRT_TRY(EINC_LT(cublasLtMatmulPreferenceCreate(&pref)));
   uint64_t bytes = workspaceBytes;
   uint32_t alignA = uint32_t(call.alignA), alignB = uint32_t(call.alignB),
            alignC = uint32_t(call.alignC);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  bool ok =
-      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                   &bytes, sizeof bytes)) &&
-      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                   &alignA, sizeof alignA)) &&
-      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                   &alignB, sizeof alignB)) &&
-      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                   &alignC, sizeof alignC)) &&
-      EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                   &alignC, sizeof alignC)) &&
-      EINC_LT(cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.c, p.c, pref, 1, &result,
-                                             &found));
+  // The first failure stays in `asked`; the preference is destroyed after.
+  Status asked;
+  auto then = [&](Status next) {
+    if (asked.ok())
+      asked = std::move(next);
+  };
+  then(EINC_LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &bytes, sizeof bytes)));
+  then(EINC_LT(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA, sizeof alignA)));
+  then(EINC_LT(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB, sizeof alignB)));
+  then(EINC_LT(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignC, sizeof alignC)));
+  then(EINC_LT(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignC, sizeof alignC)));
+  if (asked.ok())
+    asked = EINC_LT(
+        cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found));
   api->cublasLtMatmulPreferenceDestroy(pref);
-  if (!ok)
-    return LtHeuristic::Failed;
+  EINRT_TRY(asked);
   if (found == 0 || result.state != CUBLAS_STATUS_SUCCESS)
     return LtHeuristic::None;
   p.algo = result.algo;
@@ -246,75 +248,72 @@ LtHeuristic CublasLt::make(const CublasLtCall &call, Prepared &p, std::string &e
   return LtHeuristic::Found;
 }
 
-LtHeuristic CublasLt::ask(const CublasLtCall &call, std::string &error) {
+Expected<LtHeuristic> CublasLt::ask(const CublasLtCall &call) {
   auto p = std::make_unique<Prepared>();
-  LtHeuristic answer = make(call, *p, error);
-  if (answer == LtHeuristic::Found)
+  Expected<LtHeuristic> answer = make(call, *p);
+  if (answer.ok() && *answer == LtHeuristic::Found)
     cache.emplace(call.key(), std::move(p));
   else
     release(*p); // what was made before the failure
   return answer;
 }
 
-bool CublasLt::plan(const GemmDesc &g, CublasLtPlan &out, std::string &error,
-                    const std::vector<DType> *postTypes, const LtAlignments *bases) {
-  if (planner.plan(g, opts, out, error, postTypes, bases))
-    return true;
-  if (error.rfind("cuBLASLt's heuristic found no algorithm", 0) == 0)
-    error += " within " + std::to_string(workspaceBytes) + " bytes of workspace";
-  return false;
+Expected<CublasLtPlan> CublasLt::plan(const GemmDesc &g, const std::vector<DType> *postTypes,
+                                      const LtAlignments *bases) {
+  Expected<CublasLtPlan> out = planner.plan(g, opts, postTypes, bases);
+  if (!out.ok() && out.status().code() == StatusCode::Unavailable &&
+      out.status().message().rfind("cuBLASLt's heuristic found no algorithm", 0) == 0)
+    return Status(StatusCode::Unavailable, out.status().message() + " within " +
+                                               std::to_string(workspaceBytes) +
+                                               " bytes of workspace");
+  return out;
 }
 
-const CublasLt::Prepared *CublasLt::find(const CublasLtCall &call, std::string &error) {
+Expected<const CublasLt::Prepared *> CublasLt::find(const CublasLtCall &call) {
   auto it = cache.find(call.key());
   if (it != cache.end())
-    return it->second.get();
-  error = "internal error: " + describeLtCall(call) + " was not planned (CublasLt::plan)";
-  return nullptr;
+    return static_cast<const Prepared *>(it->second.get());
+  return Status::internal("internal error: " + describeLtCall(call) +
+                          " was not planned (CublasLt::plan)");
 }
 
-bool CublasLt::run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b,
-                   CUdeviceptr c, CUstream stream, std::string &error,
-                   const CublasLtEpilogueAddresses *post) {
+Status CublasLt::run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b,
+                     CUdeviceptr c, CUstream stream, const CublasLtEpilogueAddresses *post) {
   if (plan.emptySum)
-    return true;
+    return Status::success();
   const int64_t sizeA = g.b == DType::F32 ? 4 : 2, sizeB = g.a == DType::F32 ? 4 : 2,
                 sizeC = g.c == DType::F32 ? 4 : 2;
   for (const CublasLtCall &call : plan.calls) {
-    const Prepared *found = find(call, error);
-    if (!found)
-      return false;
-    const Prepared &p = *found;
+    Expected<const Prepared *> found = find(call);
+    if (!found.ok())
+      return found.takeStatus();
+    const Prepared &p = **found;
     // cuBLASLt's A is the step's B, its B the step's A.
     const void *pa = reinterpret_cast<const void *>(b + CUdeviceptr(call.offsetA * sizeA));
     const void *pb = reinterpret_cast<const void *>(a + CUdeviceptr(call.offsetB * sizeB));
     const CUdeviceptr at = CUdeviceptr(call.offsetC * sizeC);
     void *pc = reinterpret_cast<void *>(c + at), *pd = pc;
     if (call.separateD) { // a fused epilogue: C the residual (or D), D its result
-      if (!post) {
-        error = "internal error: a fused GEMM epilogue run without its buffers";
-        return false;
-      }
+      if (!post)
+        return Status::internal("internal error: a fused GEMM epilogue run without its buffers");
       pc = reinterpret_cast<void *>(post->c + at);
       pd = reinterpret_cast<void *>(post->d + at);
       void *bias = reinterpret_cast<void *>(post->bias);
       void *aux = reinterpret_cast<void *>(post->aux + at);
-      if ((hasBias(call.epilogue) &&
-           !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                                   sizeof bias))) ||
-          (hasAux(call.epilogue) &&
-           !EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                                                   &aux, sizeof aux))))
-        return false;
+      if (hasBias(call.epilogue))
+        EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                         &bias, sizeof bias)));
+      if (hasAux(call.epilogue))
+        EINRT_TRY(EINC_LT(cublasLtMatmulDescSetAttribute(
+            p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux)));
     }
-    if (!EINC_LT(cublasLtMatmul(handle, p.op, &call.alpha, pa, p.a, pb, p.b, &call.beta, pc, p.c,
-                                pd, p.c, &p.algo, reinterpret_cast<void *>(workspace),
-                                workspaceBytes, stream))) {
-      error += " (" + describeLtCall(call) + ")";
-      return false;
-    }
+    Status ran = EINC_LT(cublasLtMatmul(handle, p.op, &call.alpha, pa, p.a, pb, p.b, &call.beta, pc,
+                                        p.c, pd, p.c, &p.algo, reinterpret_cast<void *>(workspace),
+                                        workspaceBytes, stream));
+    if (!ran.ok())
+      return Status(ran.code(), ran.message() + " (" + describeLtCall(call) + ")");
   }
-  return true;
+  return Status::success();
 }
 
 } // namespace einrt

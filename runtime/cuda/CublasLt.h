@@ -16,6 +16,7 @@
 #ifndef EINC_RUNTIME_CUBLASLT_H
 #define EINC_RUNTIME_CUBLASLT_H
 
+#include "runtime/base/Status.h"
 #include "runtime/cuda/CublasLtMapping.h"
 
 #include <cublasLt.h>
@@ -36,8 +37,8 @@ struct CublasLtEpilogueAddresses {
 class CublasLt {
 public:
   /// Opens libcublasLt.so.13 (found as runtime/cuda/CudaLibraries.h says) and
-  /// creates a handle; null with `error` ("einc: cuBLASLt not found ...").
-  static std::unique_ptr<CublasLt> load(const CublasLtOptions &options, std::string &error);
+  /// creates a handle; Unavailable ("einc: cuBLASLt not found ...").
+  static Expected<std::unique_ptr<CublasLt>> load(const CublasLtOptions &options);
   ~CublasLt();
   CublasLt(const CublasLt &) = delete;
   CublasLt &operator=(const CublasLt &) = delete;
@@ -54,14 +55,14 @@ public:
 
   /// The plan of `g` (its epilogue given `postTypes`, its buffers starting
   /// at `bases`: CublasLtPlanner's), an algorithm picked for each of its
-  /// calls not seen yet; false with `error` where the heuristic has none.
-  bool plan(const GemmDesc &g, CublasLtPlan &out, std::string &error,
-            const std::vector<DType> *postTypes = nullptr, const LtAlignments *bases = nullptr);
+  /// calls not seen yet; Unavailable where the heuristic has none.
+  Expected<CublasLtPlan> plan(const GemmDesc &g, const std::vector<DType> *postTypes = nullptr,
+                              const LtAlignments *bases = nullptr);
   /// Enqueues `plan` (of `g`) on `stream` (A, B, C at the step's device
   /// addresses; `post` where its calls fuse an epilogue), a plan that
   /// plan() made; the plan's emptySum and epilogueKernel are the caller's.
-  bool run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-           CUstream stream, std::string &error, const CublasLtEpilogueAddresses *post = nullptr);
+  Status run(const GemmDesc &g, const CublasLtPlan &plan, CUdeviceptr a, CUdeviceptr b,
+             CUdeviceptr c, CUstream stream, const CublasLtEpilogueAddresses *post = nullptr);
   /// Distinct calls prepared (descriptors and algorithms cached).
   size_t cachedCalls() const { return cache.size(); }
 
@@ -69,13 +70,12 @@ private:
   struct Api;
   struct Prepared;
   CublasLt() = default;
-  bool check(cublasStatus_t s, const char *call, const char *file, int line,
-             std::string &error) const;
-  LtHeuristic make(const CublasLtCall &call, Prepared &out, std::string &error);
+  Status check(cublasStatus_t s, const char *call, const char *file, int line) const;
+  Expected<LtHeuristic> make(const CublasLtCall &call, Prepared &out);
   /// The planner's question: make(), the call cached where it has an algorithm.
-  LtHeuristic ask(const CublasLtCall &call, std::string &error);
+  Expected<LtHeuristic> ask(const CublasLtCall &call);
   /// The prepared call for `call` (plan() made it).
-  const Prepared *find(const CublasLtCall &call, std::string &error);
+  Expected<const Prepared *> find(const CublasLtCall &call);
   void release(Prepared &p);
 
   CublasLtOptions opts;
@@ -84,7 +84,7 @@ private:
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
   std::map<std::string, std::unique_ptr<Prepared>> cache; // by CublasLtCall::key()
-  CublasLtPlanner planner{[this](const CublasLtCall &c, std::string &e) { return ask(c, e); }};
+  CublasLtPlanner planner{[this](const CublasLtCall &c) { return ask(c); }};
 };
 
 } // namespace einrt

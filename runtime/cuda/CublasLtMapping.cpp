@@ -211,42 +211,33 @@ std::string CublasLtCall::key() const {
   return text;
 }
 
-bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                       std::string &error, const std::vector<DType> *postTypes,
-                       const LtAlignments *bases) {
-  out = {};
+Expected<CublasLtPlan> mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options,
+                                         const std::vector<DType> *postTypes,
+                                         const LtAlignments *bases) {
+  CublasLtPlan out;
   const LtAlignments aligned;
   const LtAlignments &at0 = bases ? *bases : aligned;
   LtType ta, tb, tc;
-  if (!ltType(g.a, ta) || !ltType(g.b, tb) || !ltType(g.c, tc)) {
-    error = std::string("cuBLASLt runs GEMMs of f32, bf16 and f16 matrices, not A '") +
-            dtypeName(g.a) + "', B '" + dtypeName(g.b) + "', C '" + dtypeName(g.c) + "'";
-    return false;
-  }
-  if (g.accumulate != DType::F32) {
-    error = std::string("the cuda device sums GEMMs in f32, not '") + dtypeName(g.accumulate) +
-            "' (float64 runs on the reference backend)";
-    return false;
-  }
+  if (!ltType(g.a, ta) || !ltType(g.b, tb) || !ltType(g.c, tc))
+    return Status::invalid(
+        std::string("cuBLASLt runs GEMMs of f32, bf16 and f16 matrices, not A '") + dtypeName(g.a) +
+        "', B '" + dtypeName(g.b) + "', C '" + dtypeName(g.c) + "'");
+  if (g.accumulate != DType::F32)
+    return Status::invalid(std::string("the cuda device sums GEMMs in f32, not '") +
+                           dtypeName(g.accumulate) + "' (float64 runs on the reference backend)");
   // cuBLASLt's f32-compute table: A and B of one type; C of that type or
   // f32.
-  if (ta != tb || (tc != ta && tc != LtType::F32)) {
-    error = std::string("cuBLASLt has no GEMM of A '") + dtypeName(g.a) + "' and B '" +
-            dtypeName(g.b) + "' into C '" + dtypeName(g.c) +
-            "' (A and B of one type; C of that type or f32)";
-    return false;
-  }
-  if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0) {
-    error = "a GEMM with a negative size";
-    return false;
-  }
+  if (ta != tb || (tc != ta && tc != LtType::F32))
+    return Status::invalid(std::string("cuBLASLt has no GEMM of A '") + dtypeName(g.a) +
+                           "' and B '" + dtypeName(g.b) + "' into C '" + dtypeName(g.c) +
+                           "' (A and B of one type; C of that type or f32)");
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 0)
+    return Status::invalid("a GEMM with a negative size");
   for (const GemmLoop &l : g.outer)
-    if (l.count < 0) {
-      error = "a GEMM with a negative loop count";
-      return false;
-    }
+    if (l.count < 0)
+      return Status::invalid("a GEMM with a negative loop count");
   if (g.matrices() == 0 || g.m == 0 || g.n == 0)
-    return true; // nothing to compute or write
+    return out; // nothing to compute or write
 
   // The column-major call of one row-major GEMM: A and B swap, m and n swap.
   CublasLtCall base;
@@ -275,16 +266,16 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
     if (cols <= 1)
       ld = std::max({ld, rows, int64_t(1)});
     if (ld >= std::max<int64_t>(rows, 1))
-      return true;
-    error = std::string("cuBLASLt needs the step's ") + name + " rows apart by at least their " +
-            std::to_string(rows) + " elements (leading dimension " + std::to_string(ld) + ")";
-    return false;
+      return Status::success();
+    return Status::invalid(std::string("cuBLASLt needs the step's ") + name +
+                           " rows apart by at least their " + std::to_string(rows) +
+                           " elements (leading dimension " + std::to_string(ld) + ")");
   };
-  if (g.k > 0 && (!leading("B", base.lda, base.rowsA, base.colsA) ||
-                  !leading("A", base.ldb, base.rowsB, base.colsB)))
-    return false;
-  if (!leading("C", base.ldc, base.rowsC, base.colsC))
-    return false;
+  if (g.k > 0) {
+    EINRT_TRY(leading("B", base.lda, base.rowsA, base.colsA));
+    EINRT_TRY(leading("A", base.ldb, base.rowsB, base.colsB));
+  }
+  EINRT_TRY(leading("C", base.ldc, base.rowsC, base.colsC));
   base.beta = g.epilogue == GemmEpilogue::Accumulate ? 1.0f : 0.0f;
   base.batch = g.batch;
   base.strideA = g.strideB;
@@ -310,11 +301,9 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
     base.batch *= l.count;
     loops.pop_back();
   }
-  if (base.batch > std::numeric_limits<int32_t>::max()) {
-    error = "a GEMM of " + std::to_string(base.batch) +
-            " matrices in one batch (cuBLASLt's batch count is an int32)";
-    return false;
-  }
+  if (base.batch > std::numeric_limits<int32_t>::max())
+    return Status::invalid("a GEMM of " + std::to_string(base.batch) +
+                           " matrices in one batch (cuBLASLt's batch count is an int32)");
   out.emptySum = g.k == 0;
 
   // One call per iteration of the loops left, outermost first.
@@ -346,21 +335,20 @@ bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, Cublas
   }
   if (g.post.present() && !fuseEpilogue(g, postTypes, at0, out))
     out.epilogueKernel = true;
-  return true;
+  return out;
 }
 
-bool CublasLtPlanner::algorithms(const CublasLtPlan &plan, std::string &error) {
-  error.clear();
+Expected<bool> CublasLtPlanner::algorithms(const CublasLtPlan &plan) {
   if (plan.emptySum)
     return true;
   for (const CublasLtCall &call : plan.calls) {
     std::string key = call.key();
     auto known = found_.find(key);
     if (known == found_.end()) {
-      LtHeuristic answer = ask_(call, error);
-      if (answer == LtHeuristic::Failed)
-        return false;
-      known = found_.emplace(key, answer == LtHeuristic::Found).first;
+      Expected<LtHeuristic> answer = ask_(call);
+      if (!answer.ok())
+        return answer.takeStatus();
+      known = found_.emplace(key, *answer == LtHeuristic::Found).first;
     }
     if (!known->second)
       return false;
@@ -368,34 +356,37 @@ bool CublasLtPlanner::algorithms(const CublasLtPlan &plan, std::string &error) {
   return true;
 }
 
-bool CublasLtPlanner::plan(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                           std::string &error, const std::vector<DType> *postTypes,
-                           const LtAlignments *bases) {
-  if (!mapGemmToCublasLt(g, options, out, error, postTypes, bases))
-    return false;
-  if (algorithms(out, error))
-    return true;
-  if (!error.empty())
-    return false;
-  if (!out.epilogueKernel && g.post.present()) {
+Expected<CublasLtPlan> CublasLtPlanner::plan(const GemmDesc &g, const CublasLtOptions &options,
+                                             const std::vector<DType> *postTypes,
+                                             const LtAlignments *bases) {
+  Expected<CublasLtPlan> out = mapGemmToCublasLt(g, options, postTypes, bases);
+  if (!out.ok())
+    return out;
+  Expected<bool> found = algorithms(*out);
+  if (!found.ok())
+    return found.takeStatus();
+  if (*found)
+    return out;
+  if (!out->epilogueKernel && g.post.present()) {
     // No algorithm fuses this epilogue here: the plain product, then the
     // epilogue's kernel.
-    LtEpilogue fused = out.calls.front().epilogue;
-    if (!mapGemmToCublasLt(g, options, out, error, nullptr, bases))
-      return false;
-    out.unfusedWhy = std::string("cuBLASLt's heuristic has no algorithm for its ") +
-                     ltEpilogueName(fused) + " epilogue on this call";
-    if (algorithms(out, error))
-      return true;
-    if (!error.empty())
-      return false;
+    LtEpilogue fused = out->calls.front().epilogue;
+    out = mapGemmToCublasLt(g, options, nullptr, bases);
+    if (!out.ok())
+      return out;
+    out->unfusedWhy = std::string("cuBLASLt's heuristic has no algorithm for its ") +
+                      ltEpilogueName(fused) + " epilogue on this call";
+    found = algorithms(*out);
+    if (!found.ok())
+      return found.takeStatus();
+    if (*found)
+      return out;
   }
-  for (const CublasLtCall &call : out.calls)
-    if (auto it = found_.find(call.key()); it != found_.end() && !it->second) {
-      error = "cuBLASLt's heuristic found no algorithm for " + describeLtCall(call);
-      break;
-    }
-  return false;
+  for (const CublasLtCall &call : out->calls)
+    if (auto it = found_.find(call.key()); it != found_.end() && !it->second)
+      return Status(StatusCode::Unavailable,
+                    "cuBLASLt's heuristic found no algorithm for " + describeLtCall(call));
+  return Status::internal("cuBLASLt's heuristic found no algorithm"); // unreachable: one had none
 }
 
 } // namespace einrt

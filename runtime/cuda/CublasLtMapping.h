@@ -19,6 +19,7 @@
 #ifndef EINC_RUNTIME_CUBLASLTMAPPING_H
 #define EINC_RUNTIME_CUBLASLTMAPPING_H
 
+#include "runtime/base/Status.h"
 #include "runtime/core/StepPayloads.h"
 
 #include <cstdint>
@@ -128,20 +129,18 @@ struct CublasLtOptions {
   bool tf32 = false; // f32 GEMMs as CUBLAS_COMPUTE_32F_FAST_TF32
 };
 
-/// The calls computing `g`; false with `error` for what cuBLASLt cannot
-/// run (element types, f64 sums, sizes beyond int64 layouts). A GemmPost
-/// with a typed reading (library) becomes the calls' epilogue where
-/// cuBLASLt has it, given `postTypes`: the dtypes of the epilogue buffers
-/// (operands, then outputs); otherwise, or without `postTypes`, the plan
-/// says epilogueKernel. `bases`: where the buffers start (null: every one
-/// 256-byte aligned).
-bool mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-                       std::string &error, const std::vector<DType> *postTypes = nullptr,
-                       const LtAlignments *bases = nullptr);
+/// The calls computing `g`; Invalid for what cuBLASLt cannot run (element types, f64 sums, sizes
+/// beyond int64 layouts). A GemmPost with a typed reading (library) becomes the calls' epilogue
+/// where cuBLASLt has it, given `postTypes`: the dtypes of the epilogue buffers (operands, then
+/// outputs); otherwise, or without `postTypes`, the plan says epilogueKernel. `bases`: where the
+/// buffers start (null: every one 256-byte aligned).
+Expected<CublasLtPlan> mapGemmToCublasLt(const GemmDesc &g, const CublasLtOptions &options,
+                                         const std::vector<DType> *postTypes = nullptr,
+                                         const LtAlignments *bases = nullptr);
 
 /// What cuBLASLt's heuristic (cublasLtMatmulAlgoGetHeuristic) answers for
-/// one call: an algorithm, none, or a failure (with an error).
-enum class LtHeuristic : uint8_t { Found, None, Failed };
+/// one call: an algorithm or none (asking can also fail: Expected).
+enum class LtHeuristic : uint8_t { Found, None };
 
 /// The plans the cuda device runs: mapGemmToCublasLt's, except that a fused
 /// epilogue for one of whose calls the heuristic has no algorithm falls
@@ -153,18 +152,20 @@ enum class LtHeuristic : uint8_t { Found, None, Failed };
 /// algorithm for fused epilogues.
 class CublasLtPlanner {
 public:
-  using Ask = std::function<LtHeuristic(const CublasLtCall &call, std::string &error)>;
+  using Ask = std::function<Expected<LtHeuristic>(const CublasLtCall &call)>;
   explicit CublasLtPlanner(Ask ask) : ask_(std::move(ask)) {}
-  bool plan(const GemmDesc &g, const CublasLtOptions &options, CublasLtPlan &out,
-            std::string &error, const std::vector<DType> *postTypes = nullptr,
-            const LtAlignments *bases = nullptr);
+  /// The plan; Unavailable where the heuristic has no algorithm, or the
+  /// failure of mapGemmToCublasLt or of asking.
+  Expected<CublasLtPlan> plan(const GemmDesc &g, const CublasLtOptions &options,
+                              const std::vector<DType> *postTypes = nullptr,
+                              const LtAlignments *bases = nullptr);
   /// Distinct calls the heuristic was asked about.
   size_t asked() const { return found_.size(); }
 
 private:
-  /// Whether every call of `plan` has an algorithm (asking where not known);
-  /// false with `error` empty where one has none, set where asking failed.
-  bool algorithms(const CublasLtPlan &plan, std::string &error);
+  /// Whether every call of `plan` has an algorithm (asking where not
+  /// known), or the failure of asking.
+  Expected<bool> algorithms(const CublasLtPlan &plan);
 
   Ask ask_;
   std::map<std::string, bool> found_; // by CublasLtCall::key()

@@ -42,11 +42,10 @@ public:
   const char *profileWord() const override { return "this GPU's"; }
 
   Expected<std::shared_ptr<Device>> open(const BackendOpen &options) const override {
-    std::string error;
-    std::shared_ptr<CudaDevice> device = createCudaDevice(cudaDeviceOptions(options), error);
-    if (!device)
-      return Status(StatusCode::Unavailable, error);
-    return std::shared_ptr<Device>(device);
+    Expected<std::shared_ptr<CudaDevice>> device = createCudaDevice(cudaDeviceOptions(options));
+    if (!device.ok())
+      return device.takeStatus();
+    return std::shared_ptr<Device>(device.take());
   }
   Status attachKernels(Device &device, const BackendKernels &kernels) const override {
     if (!kernels.section)
@@ -121,8 +120,8 @@ public:
     // What the cuda device would refuse, checked without a GPU.
     std::string refused;
     for (const Program *program : programs)
-      if (std::string why = cudaProgramProblem(*program, &b, {}); !why.empty())
-        refused += "\n              @" + program->name + ": " + why;
+      if (Status why = cudaProgramProblem(*program, &b, {}); !why.ok())
+        refused += "\n              @" + program->name + ": " + why.message();
     return out + "  cuda runs   " +
            (refused.empty() ? "every program (the device's checks, without a GPU)"
                             : "not every program:" + refused) +

@@ -45,7 +45,7 @@ public:
       : driver(std::move(d)), cu(*driver), options(o) {}
   ~CudaDeviceImpl() override;
 
-  bool open(std::string &error);
+  Status open();
 
   // CudaDevice
   void setKernels(std::shared_ptr<const CudaKernelBundle> b) override { bundle = std::move(b); }
@@ -54,50 +54,47 @@ public:
   int64_t graphsRecorded() const override { return recorded; }
   std::string memoryShortfall(int64_t bytes, const std::string &what) override;
   void *nativeStream() const override { return stream; }
-  bool makeCurrent(std::string &error) override { return current(error); }
+  Status makeCurrent() override { return current(); }
   int ordinal() const override { return options.ordinal; }
 
   // Device
   std::string name() const override { return "cuda"; }
   StorageType storageOf(DType t) const override { return cudaStorageOf(t); }
   bool runs(StepRunner) const override { return true; } // check() refines Reference
-  std::string check(const Program &program) const override {
+  Status check(const Program &program) const override {
     return cudaProgramProblem(program, bundle.get(), lt->options());
   }
-  bool prepare(const Program &program, std::string &error) override;
-  bool bind(const Program &program, const std::vector<const void *> &addresses,
-            std::string &error) override;
-  bool allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
-                std::string &error) override;
+  Status prepare(const Program &program) override;
+  Status bind(const Program &program, const std::vector<const void *> &addresses) override;
+  Expected<DeviceMemory> allocate(int64_t bytes, const std::string &what) override;
   void release(DeviceMemory &memory) override;
-  bool upload(void *dst, const void *src, int64_t bytes, std::string &error) override;
-  bool download(void *dst, const void *src, int64_t bytes, std::string &error) override;
-  bool copy(void *dst, const void *src, int64_t bytes, std::string &error) override;
-  bool zero(void *dst, int64_t bytes, std::string &error) override;
-  bool gemm(const GemmDesc &g, const void *a, const void *b, void *c, std::string &error) override;
-  bool gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
-                const std::vector<DeviceSpan> &post, std::string &error) override;
-  bool launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
-              std::string &error) override;
-  bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
-                 std::string &error) override;
-  bool addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
-                  int64_t count, std::string &error) override;
-  bool synchronize(std::string &error) override;
-  RunStart beginRun(uint64_t key, std::string &error) override;
-  RunEnd endRun(uint64_t key, bool stepsSucceeded, std::string &error) override;
+  Status upload(void *dst, const void *src, int64_t bytes) override;
+  Status download(void *dst, const void *src, int64_t bytes) override;
+  Status copy(void *dst, const void *src, int64_t bytes) override;
+  Status zero(void *dst, int64_t bytes) override;
+  Status gemm(const GemmDesc &g, const void *a, const void *b, void *c) override;
+  Status gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                  const std::vector<DeviceSpan> &post) override;
+  Status launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers) override;
+  Status reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                   const DeviceSpan &output) override;
+  Status addInOrder(float *sum, const float *parts, int64_t partCount, int64_t partStride,
+                    int64_t count) override;
+  Status synchronize() override;
+  Expected<RunStart> beginRun(uint64_t key) override;
+  Expected<RunEnd> endRun(uint64_t key, bool stepsSucceeded) override;
   void forgetRun(uint64_t key) override;
 
 private:
   /// The device's context on the calling thread.
-  bool current(std::string &error) { return EINC_CU(cu, cuCtxSetCurrent(context)); }
+  Status current() { return EINC_CU(cu, cuCtxSetCurrent(context)); }
   /// Waits until the previous copy through the staging buffer is done.
-  bool waitForStaging(std::string &error) { return EINC_CU(cu, cuEventSynchronize(stagingFree)); }
+  Status waitForStaging() { return EINC_CU(cu, cuEventSynchronize(stagingFree)); }
   /// EINC_CUDA_SYNC=1: after a step's work is issued, waits for it and
   /// names `what` (the kernel, the GEMM) in its error.
-  bool finishStep(const std::string &what, std::string &error);
+  Status finishStep(const std::string &what);
   /// C := 0 for a Store GEMM of k = 0 (no product to compute).
-  bool zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c, std::string &error);
+  Status zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c);
 
   std::shared_ptr<const CudaDriver> driver;
   const CudaDriver &cu;
@@ -122,46 +119,40 @@ private:
   int64_t recorded = 0;
 };
 
-bool CudaDeviceImpl::open(std::string &error) {
+Status CudaDeviceImpl::open() {
   if (options.wrapOrdinal && cu.devices > 0 && options.ordinal >= 0)
     options.ordinal %= cu.devices;
-  if (options.ordinal < 0 || options.ordinal >= cu.devices) {
-    error = "no CUDA device " + std::to_string(options.ordinal) + " (the driver sees " +
-            std::to_string(cu.devices) + ")";
-    return false;
-  }
-  if (!EINC_CU(cu, cuDeviceGet(&device, options.ordinal)) ||
-      !EINC_CU(cu, cuDevicePrimaryCtxRetain(&context, device)) || !current(error))
-    return false;
+  if (options.ordinal < 0 || options.ordinal >= cu.devices)
+    return Status(StatusCode::Unavailable, "no CUDA device " + std::to_string(options.ordinal) +
+                                               " (the driver sees " + std::to_string(cu.devices) +
+                                               ")");
+  EINRT_TRY(EINC_CU(cu, cuDeviceGet(&device, options.ordinal)));
+  EINRT_TRY(EINC_CU(cu, cuDevicePrimaryCtxRetain(&context, device)));
+  EINRT_TRY(current());
   char text[256] = {0};
-  if (!EINC_CU(cu, cuDeviceGetName(text, int(sizeof text - 1), device)))
-    return false;
+  EINRT_TRY(EINC_CU(cu, cuDeviceGetName(text, int(sizeof text - 1), device)));
   deviceName = text;
   auto attribute = [&](CUdevice_attribute a, int32_t &out) {
     int v = 0;
-    if (!EINC_CU(cu, cuDeviceGetAttribute(&v, a, device)))
-      return false;
+    Status st = EINC_CU(cu, cuDeviceGetAttribute(&v, a, device));
     out = v;
-    return true;
+    return st;
   };
   int32_t gridX = 0;
-  if (!attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, props.multiprocessors) ||
-      !attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, props.maxThreadsPerBlock) ||
-      !attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-                 props.maxThreadsPerMultiprocessor) ||
-      !attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, props.warpSize) ||
-      !attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, gridX) ||
-      !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, props.major) ||
-      !attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, props.minor))
-    return false;
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, props.multiprocessors));
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, props.maxThreadsPerBlock));
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                      props.maxThreadsPerMultiprocessor));
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, props.warpSize));
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, gridX));
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, props.major));
+  EINRT_TRY(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, props.minor));
   props.maxGridX = gridX;
   size_t freeBytes = 0, totalBytes = 0;
-  if (!EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)))
-    return false;
+  EINRT_TRY(EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)));
   totalMemory = int64_t(totalBytes);
-  if (!EINC_CU(cu, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)) ||
-      !EINC_CU(cu, cuEventCreate(&stagingFree, CU_EVENT_DISABLE_TIMING)))
-    return false;
+  EINRT_TRY(EINC_CU(cu, cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING)));
+  EINRT_TRY(EINC_CU(cu, cuEventCreate(&stagingFree, CU_EVENT_DISABLE_TIMING)));
   // One pinned staging buffer of a fixed size, allocated now and never
   // regrown: freeing pinned memory synchronises the device, and what a
   // Program uploads is known only per executor, later. Copies go through
@@ -169,27 +160,25 @@ bool CudaDeviceImpl::open(std::string &error) {
   // speed, so the default 64 MiB costs no bandwidth. Pinned memory is the
   // host's (never swapped out): checked against the host's, not the GPU's.
   stagingCapacity = std::max<int64_t>(1, options.stagingBytes);
-  if (error = cudaStagingProblem(stagingCapacity); !error.empty())
-    return false;
-  if (!EINC_CU(cu, cuMemHostAlloc(&staging, size_t(stagingCapacity), 0)))
-    return false;
+  EINRT_TRY(cudaStagingProblem(stagingCapacity));
+  EINRT_TRY(EINC_CU(cu, cuMemHostAlloc(&staging, size_t(stagingCapacity), 0)));
 
   CublasLtOptions gemm;
   gemm.tf32 = options.tf32;
-  lt = CublasLt::load(gemm, error);
-  if (!lt)
-    return false;
+  Expected<std::unique_ptr<CublasLt>> loaded = CublasLt::load(gemm);
+  if (!loaded.ok())
+    return loaded.takeStatus();
+  lt = loaded.take();
   if (options.gemmWorkspaceBytes > 0) {
-    if (int64_t(freeBytes) < options.gemmWorkspaceBytes) {
-      error = "cuBLASLt's workspace needs " + formatBytes(options.gemmWorkspaceBytes) +
-              " but the cuda device has only " + formatBytes(int64_t(freeBytes)) + " free";
-      return false;
-    }
-    if (!EINC_CU(cu, cuMemAlloc(&workspace, size_t(options.gemmWorkspaceBytes))))
-      return false;
+    if (int64_t(freeBytes) < options.gemmWorkspaceBytes)
+      return Status(StatusCode::OutOfMemory, "cuBLASLt's workspace needs " +
+                                                 formatBytes(options.gemmWorkspaceBytes) +
+                                                 " but the cuda device has only " +
+                                                 formatBytes(int64_t(freeBytes)) + " free");
+    EINRT_TRY(EINC_CU(cu, cuMemAlloc(&workspace, size_t(options.gemmWorkspaceBytes))));
     lt->setWorkspace(workspace, size_t(options.gemmWorkspaceBytes));
   }
-  return true;
+  return Status::success();
 }
 
 CudaDeviceImpl::~CudaDeviceImpl() {
@@ -226,9 +215,8 @@ std::string CudaDeviceImpl::describe() const {
          " driver, cuBLASLt " + std::to_string(lt->version()) + cudaSwitchesText(options) + ")";
 }
 
-bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
-  if (!current(error))
-    return false;
+Status CudaDeviceImpl::prepare(const Program &program) {
+  EINRT_TRY(current());
   std::vector<int64_t> used;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const Step &s = program.steps[i];
@@ -237,11 +225,10 @@ bool CudaDeviceImpl::prepare(const Program &program, std::string &error) {
     else if (const auto *g = std::get_if<GemmDesc>(&s.payload); g && g->post.present())
       used.push_back(g->post.kernel); // run where cuBLASLt does not fuse it
   }
-  return modules.prepare(cu, bundle, props, used, error);
+  return modules.prepare(cu, bundle, props, used);
 }
 
-bool CudaDeviceImpl::bind(const Program &program, const std::vector<const void *> &addresses,
-                          std::string &error) {
+Status CudaDeviceImpl::bind(const Program &program, const std::vector<const void *> &addresses) {
   // Each GEMM's plan for where its buffers are (bind's addresses are those
   // every run passes): its algorithms picked now, or its epilogue left to
   // its kernel where none fuses it. Then every kernel that will run, its
@@ -263,25 +250,22 @@ bool CudaDeviceImpl::bind(const Program &program, const std::vector<const void *
         postTypes.push_back(program.buffers[size_t(b)].dtype);
         bases.post.push_back(addressAlignment(at(b)));
       }
-    CublasLtPlan plan;
-    if (!lt->plan(*g, plan, error, g->post.present() ? &postTypes : nullptr, &bases)) {
-      error = "step " + std::to_string(i) + " (matmul" + (s.note.empty() ? "" : ", " + s.note) +
-              "): " + error;
-      return false;
-    }
-    epilogueLaunched[i] = plan.epilogueKernel && g->post.present();
+    Expected<CublasLtPlan> plan = lt->plan(*g, g->post.present() ? &postTypes : nullptr, &bases);
+    if (!plan.ok())
+      return plan.takeStatus().withContext("step " + std::to_string(i) + " (matmul" +
+                                           (s.note.empty() ? "" : ", " + s.note) + "): ");
+    epilogueLaunched[i] = plan->epilogueKernel && g->post.present();
   }
-  error = bundle ? cudaAlignmentProblem(program, *bundle, addresses, epilogueLaunched) : "";
-  return error.empty();
+  return bundle ? cudaAlignmentProblem(program, *bundle, addresses, epilogueLaunched)
+                : Status::success();
 }
 
 std::string CudaDeviceImpl::memoryShortfall(int64_t bytes, const std::string &what) {
-  std::string error;
-  if (!current(error))
-    return error;
+  if (Status st = current(); !st.ok())
+    return st.message();
   size_t freeBytes = 0, totalBytes = 0;
-  if (!EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)))
-    return error;
+  if (Status st = EINC_CU(cu, cuMemGetInfo(&freeBytes, &totalBytes)); !st.ok())
+    return st.message();
   if (bytes <= 0 || uint64_t(bytes) <= freeBytes)
     return "";
   return what + " needs " + formatBytes(bytes) + " but only " + formatBytes(int64_t(freeBytes)) +
@@ -289,25 +273,22 @@ std::string CudaDeviceImpl::memoryShortfall(int64_t bytes, const std::string &wh
          formatBytes(int64_t(totalBytes)) + " in all)";
 }
 
-bool CudaDeviceImpl::allocate(int64_t bytes, DeviceMemory &out, const std::string &what,
-                              std::string &error) {
-  out = {};
+Expected<DeviceMemory> CudaDeviceImpl::allocate(int64_t bytes, const std::string &what) {
   if (bytes <= 0)
-    return true;
-  error = memoryShortfall(bytes, what);
-  if (!error.empty())
-    return false;
+    return DeviceMemory{};
+  if (std::string shortfall = memoryShortfall(bytes, what); !shortfall.empty())
+    return Status(StatusCode::OutOfMemory, shortfall);
   CUdeviceptr p = 0;
-  if (!EINC_CU(cu, cuMemAlloc(&p, size_t(bytes))))
-    return false;
+  EINRT_TRY(EINC_CU(cu, cuMemAlloc(&p, size_t(bytes))));
   // The interface promises zeroed memory; a step may accumulate into it.
-  if (!EINC_CU(cu, cuMemsetD8Async(p, 0, size_t(bytes), stream)) ||
-      !EINC_CU(cu, cuStreamSynchronize(stream))) {
+  Status zeroed = EINC_CU(cu, cuMemsetD8Async(p, 0, size_t(bytes), stream));
+  if (zeroed.ok())
+    zeroed = EINC_CU(cu, cuStreamSynchronize(stream));
+  if (!zeroed.ok()) {
     cu.cuMemFree(p);
-    return false;
+    return zeroed;
   }
-  out = {reinterpret_cast<void *>(uintptr_t(p)), bytes};
-  return true;
+  return DeviceMemory{reinterpret_cast<void *>(uintptr_t(p)), bytes};
 }
 
 void CudaDeviceImpl::release(DeviceMemory &memory) {
@@ -321,130 +302,119 @@ void CudaDeviceImpl::release(DeviceMemory &memory) {
   memory = {};
 }
 
-bool CudaDeviceImpl::upload(void *dst, const void *src, int64_t bytes, std::string &error) {
+Status CudaDeviceImpl::upload(void *dst, const void *src, int64_t bytes) {
   if (bytes <= 0)
-    return true;
-  if (!current(error))
-    return false;
+    return Status::success();
+  EINRT_TRY(current());
   for (int64_t done = 0; done < bytes;) {
     int64_t n = std::min(bytes - done, stagingCapacity);
-    if (!waitForStaging(error))
-      return false;
+    EINRT_TRY(waitForStaging());
     std::memcpy(staging, static_cast<const uint8_t *>(src) + done, size_t(n));
     // Asynchronous: the host goes on; the stream orders the copy before
     // every later step, and the next use of staging waits for it.
-    if (!EINC_CU(cu,
-                 cuMemcpyHtoDAsync(dptr(dst) + CUdeviceptr(done), staging, size_t(n), stream)) ||
-        !EINC_CU(cu, cuEventRecord(stagingFree, stream)))
-      return false;
+    EINRT_TRY(
+        EINC_CU(cu, cuMemcpyHtoDAsync(dptr(dst) + CUdeviceptr(done), staging, size_t(n), stream)));
+    EINRT_TRY(EINC_CU(cu, cuEventRecord(stagingFree, stream)));
     done += n;
   }
-  return true;
+  return Status::success();
 }
 
-bool CudaDeviceImpl::download(void *dst, const void *src, int64_t bytes, std::string &error) {
+Status CudaDeviceImpl::download(void *dst, const void *src, int64_t bytes) {
   if (bytes <= 0)
-    return true;
-  if (!current(error))
-    return false;
+    return Status::success();
+  EINRT_TRY(current());
   for (int64_t done = 0; done < bytes;) {
     int64_t n = std::min(bytes - done, stagingCapacity);
-    if (!waitForStaging(error) ||
-        !EINC_CU(cu,
-                 cuMemcpyDtoHAsync(staging, dptr(src) + CUdeviceptr(done), size_t(n), stream)) ||
-        !EINC_CU(cu, cuEventRecord(stagingFree, stream)) ||
-        !EINC_CU(cu, cuEventSynchronize(stagingFree)))
-      return false;
+    EINRT_TRY(waitForStaging());
+    EINRT_TRY(
+        EINC_CU(cu, cuMemcpyDtoHAsync(staging, dptr(src) + CUdeviceptr(done), size_t(n), stream)));
+    EINRT_TRY(EINC_CU(cu, cuEventRecord(stagingFree, stream)));
+    EINRT_TRY(EINC_CU(cu, cuEventSynchronize(stagingFree)));
     std::memcpy(static_cast<uint8_t *>(dst) + done, staging, size_t(n));
     done += n;
   }
-  return true;
+  return Status::success();
 }
 
 // Both are steps of a run (Copy, a zeroed C) and host calls between runs
 // (Executor::copyFrom, zeroBuffer), which may come from another thread.
-bool CudaDeviceImpl::copy(void *dst, const void *src, int64_t bytes, std::string &error) {
+Status CudaDeviceImpl::copy(void *dst, const void *src, int64_t bytes) {
   if (bytes <= 0)
-    return true;
-  if (!capturing && !current(error))
-    return false;
+    return Status::success();
+  if (!capturing)
+    EINRT_TRY(current());
   return EINC_CU(cu, cuMemcpyDtoDAsync(dptr(dst), dptr(src), size_t(bytes), stream));
 }
 
-bool CudaDeviceImpl::zero(void *dst, int64_t bytes, std::string &error) {
+Status CudaDeviceImpl::zero(void *dst, int64_t bytes) {
   if (bytes <= 0)
-    return true;
-  if (!capturing && !current(error))
-    return false;
+    return Status::success();
+  if (!capturing)
+    EINRT_TRY(current());
   return EINC_CU(cu, cuMemsetD8Async(dptr(dst), 0, size_t(bytes), stream));
 }
 
-bool CudaDeviceImpl::zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c,
-                                  std::string &error) {
+Status CudaDeviceImpl::zeroMatrices(const GemmDesc &g, const CublasLtPlan &plan, void *c) {
   const int64_t size = storageBytes(cudaStorageOf(g.c));
   // Row-major C: g.m rows of g.n elements, ldc apart (the call's rowsC is
   // g.n, its colsC g.m).
   for (const CublasLtCall &call : plan.calls)
     for (int64_t b = 0; b < call.batch; ++b) {
       CUdeviceptr at = dptr(c) + CUdeviceptr((call.offsetC + b * call.strideC) * size);
-      if (!EINC_CU(cu, cuMemsetD2D8Async(at, size_t(call.ldc * size), 0, size_t(call.rowsC * size),
-                                         size_t(call.colsC), stream)))
-        return false;
+      EINRT_TRY(
+          EINC_CU(cu, cuMemsetD2D8Async(at, size_t(call.ldc * size), 0, size_t(call.rowsC * size),
+                                        size_t(call.colsC), stream)));
     }
-  return true;
+  return Status::success();
 }
 
-bool CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void *c,
-                          std::string &error) {
-  CublasLtPlan plan;
+Status CudaDeviceImpl::gemm(const GemmDesc &g, const void *a, const void *b, void *c) {
   LtAlignments bases{addressAlignment(a), addressAlignment(b), addressAlignment(c), {}};
-  if (!lt->plan(g, plan, error, nullptr, &bases))
-    return false;
-  if (plan.emptySum)
-    return g.epilogue == GemmEpilogue::Accumulate || zeroMatrices(g, plan, c, error);
-  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error) &&
-         finishStep("the cuBLASLt GEMM", error);
+  Expected<CublasLtPlan> plan = lt->plan(g, nullptr, &bases);
+  if (!plan.ok())
+    return plan.takeStatus();
+  if (plan->emptySum)
+    return g.epilogue == GemmEpilogue::Accumulate ? Status::success() : zeroMatrices(g, *plan, c);
+  EINRT_TRY(lt->run(g, *plan, dptr(a), dptr(b), dptr(c), stream));
+  return finishStep("the cuBLASLt GEMM");
 }
 
-bool CudaDeviceImpl::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
-                              const std::vector<DeviceSpan> &post, std::string &error) {
+Status CudaDeviceImpl::gemmPost(const GemmDesc &g, const void *a, const void *b, void *c,
+                                const std::vector<DeviceSpan> &post) {
   std::vector<DType> types;
   LtAlignments bases{addressAlignment(a), addressAlignment(b), addressAlignment(c), {}};
   for (const DeviceSpan &span : post) {
     types.push_back(span.dtype);
     bases.post.push_back(addressAlignment(span.data));
   }
-  CublasLtPlan plan;
-  if (!lt->plan(g, plan, error, &types, &bases))
-    return false;
-  if (plan.epilogueKernel) // the product, then the rendered kernel
-    return Device::gemmPost(g, a, b, c, post, error);
+  Expected<CublasLtPlan> plan = lt->plan(g, &types, &bases);
+  if (!plan.ok())
+    return plan.takeStatus();
+  if (plan->epilogueKernel) // the product, then the rendered kernel
+    return Device::gemmPost(g, a, b, c, post);
   auto at = [&](int32_t span) { return dptr(span < 0 ? c : post[size_t(span)].data); };
   CublasLtEpilogueAddresses addresses;
-  addresses.d = at(plan.pointers.d);
-  addresses.c = at(plan.pointers.c);
-  addresses.bias = plan.pointers.bias < 0 ? 0 : at(plan.pointers.bias);
-  addresses.aux = plan.pointers.aux < 0 ? 0 : at(plan.pointers.aux);
-  return lt->run(g, plan, dptr(a), dptr(b), dptr(c), stream, error, &addresses) &&
-         finishStep("the cuBLASLt GEMM and its epilogue", error);
+  addresses.d = at(plan->pointers.d);
+  addresses.c = at(plan->pointers.c);
+  addresses.bias = plan->pointers.bias < 0 ? 0 : at(plan->pointers.bias);
+  addresses.aux = plan->pointers.aux < 0 ? 0 : at(plan->pointers.aux);
+  EINRT_TRY(lt->run(g, *plan, dptr(a), dptr(b), dptr(c), stream, &addresses));
+  return finishStep("the cuBLASLt GEMM and its epilogue");
 }
 
-bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers,
-                            std::string &error) {
+Status CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan> &buffers) {
   const PreparedKernel *kernel = modules.kernel(k.kernel);
-  if (!kernel) {
-    error = "kernel " + std::to_string(k.kernel) +
-            " was not prepared on the cuda device (Executor::create prepares every kernel a "
-            "Program launches)";
-    return false;
-  }
-  if (size_t(kernel->params) != buffers.size()) {
-    error = "kernel '" + kernel->entry + "' takes " + std::to_string(kernel->params) +
-            " buffers, the step passes " + std::to_string(buffers.size());
-    return false;
-  }
+  if (!kernel)
+    return Status::internal("kernel " + std::to_string(k.kernel) +
+                            " was not prepared on the cuda device (Executor::create prepares "
+                            "every kernel a Program launches)");
+  if (size_t(kernel->params) != buffers.size())
+    return Status::internal("kernel '" + kernel->entry + "' takes " +
+                            std::to_string(kernel->params) + " buffers, the step passes " +
+                            std::to_string(buffers.size()));
   if (kernel->work == 0)
-    return true; // nothing to compute
+    return Status::success(); // nothing to compute
   std::vector<CUdeviceptr> pointers(buffers.size());
   std::vector<void *> params(buffers.size());
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -452,44 +422,40 @@ bool CudaDeviceImpl::launch(const KernelLaunch &k, const std::vector<DeviceSpan>
     params[i] = &pointers[i];
   }
   // Shared memory is static in the rendered kernels: none is passed.
-  auto what = [&] {
-    return "kernel '" + kernel->entry + "' (grid " + std::to_string(kernel->shape.grid) +
-           ", block " + std::to_string(kernel->shape.block) + ")";
-  };
-  if (!EINC_CU(cu, cuLaunchKernel(kernel->function, kernel->shape.grid, 1, 1, kernel->shape.block,
-                                  1, 1, 0, stream, params.data(), nullptr))) {
-    error = what() + ": " + error;
-    return false;
-  }
-  return !options.syncEveryStep || finishStep(what(), error);
+  const std::string what = "kernel '" + kernel->entry + "' (grid " +
+                           std::to_string(kernel->shape.grid) + ", block " +
+                           std::to_string(kernel->shape.block) + ")";
+  EINRT_TRY(
+      EINC_CU(cu, cuLaunchKernel(kernel->function, kernel->shape.grid, 1, 1, kernel->shape.block, 1,
+                                 1, 0, stream, params.data(), nullptr))
+          .withContext(what + ": "));
+  return options.syncEveryStep ? finishStep(what) : Status::success();
 }
 
-bool CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
-                               const DeviceSpan &output, std::string &error) {
-  if (s.kind != StepKind::Copy || inputs.size() != 1) {
-    error = std::string("the cuda device does not run '") + stepKindName(s.kind) +
-            "' steps (check() refuses such a Program)";
-    return false;
-  }
-  return copy(output.data, inputs[0].data, output.count * storageBytes(output.storage), error) &&
-         finishStep("the copy", error);
+Status CudaDeviceImpl::reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                                 const DeviceSpan &output) {
+  if (s.kind != StepKind::Copy || inputs.size() != 1)
+    return Status::internal(std::string("the cuda device does not run '") + stepKindName(s.kind) +
+                            "' steps (check() refuses such a Program)");
+  EINRT_TRY(copy(output.data, inputs[0].data, output.count * storageBytes(output.storage)));
+  return finishStep("the copy");
 }
 
-bool CudaDeviceImpl::addInOrder(float *sum, const float *parts, int64_t partCount,
-                                int64_t partStride, int64_t count, std::string &error) {
+Status CudaDeviceImpl::addInOrder(float *sum, const float *parts, int64_t partCount,
+                                  int64_t partStride, int64_t count) {
 #ifndef EINC_HAVE_ADD_IN_ORDER_PTX
   (void)sum, (void)parts, (void)partCount, (void)partStride, (void)count;
-  error = "this einc was built without nvcc: the cuda device has no ordered add";
-  return false;
+  return Status(StatusCode::Unavailable,
+                "this einc was built without nvcc: the cuda device has no ordered add");
 #else
   if (count <= 0)
-    return true;
-  if (!capturing && !current(error))
-    return false;
-  if (!addFunction &&
-      (!EINC_CU(cu, cuModuleLoadDataEx(&addModule, kAddInOrderPtx, 0, nullptr, nullptr)) ||
-       !EINC_CU(cu, cuModuleGetFunction(&addFunction, addModule, "einc_add_in_order"))))
-    return false;
+    return Status::success();
+  if (!capturing)
+    EINRT_TRY(current());
+  if (!addFunction) {
+    EINRT_TRY(EINC_CU(cu, cuModuleLoadDataEx(&addModule, kAddInOrderPtx, 0, nullptr, nullptr)));
+    EINRT_TRY(EINC_CU(cu, cuModuleGetFunction(&addFunction, addModule, "einc_add_in_order")));
+  }
   // A grid-stride loop: a few blocks per multiprocessor cover any count.
   const long long block = 256;
   const long long blocks =
@@ -497,55 +463,45 @@ bool CudaDeviceImpl::addInOrder(float *sum, const float *parts, int64_t partCoun
   CUdeviceptr s = dptr(sum), p = dptr(parts);
   long long n = count, partsN = partCount, stride = partStride;
   void *params[] = {&s, &p, &partsN, &stride, &n};
-  return EINC_CU(cu, cuLaunchKernel(addFunction, unsigned(blocks), 1, 1, unsigned(block), 1, 1, 0,
-                                    stream, params, nullptr)) &&
-         finishStep("the ordered add (einc_add_in_order)", error);
+  EINRT_TRY(EINC_CU(cu, cuLaunchKernel(addFunction, unsigned(blocks), 1, 1, unsigned(block), 1, 1,
+                                       0, stream, params, nullptr)));
+  return finishStep("the ordered add (einc_add_in_order)");
 #endif
 }
 
-bool CudaDeviceImpl::finishStep(const std::string &what, std::string &error) {
+Status CudaDeviceImpl::finishStep(const std::string &what) {
   if (!options.syncEveryStep || capturing)
-    return true;
-  if (!EINC_CU(cu, cuStreamSynchronize(stream))) {
-    error = what + " failed while running (EINC_CUDA_SYNC=1 checks after every step): " + error;
-    return false;
-  }
-  return true;
+    return Status::success();
+  return EINC_CU(cu, cuStreamSynchronize(stream))
+      .withContext(what + " failed while running (EINC_CUDA_SYNC=1 checks after every step): ");
 }
 
-bool CudaDeviceImpl::synchronize(std::string &error) {
-  if (!current(error))
-    return false;
-  if (!EINC_CU(cu, cuStreamSynchronize(stream))) {
-    error = "the cuda device failed while running: " + error;
-    return false;
-  }
-  return true;
+Status CudaDeviceImpl::synchronize() {
+  EINRT_TRY(current());
+  return EINC_CU(cu, cuStreamSynchronize(stream))
+      .withContext("the cuda device failed while running: ");
 }
 
-Device::RunStart CudaDeviceImpl::beginRun(uint64_t key, std::string &error) {
+Expected<Device::RunStart> CudaDeviceImpl::beginRun(uint64_t key) {
   // The steps that follow may come from another thread than the last run's.
-  if (!current(error))
-    return RunStart::Failed;
+  EINRT_TRY(current());
   if (!options.capturesGraphs() || key == 0)
     return RunStart::Steps;
   RecordedRun &run = recordedRuns[key];
   if (run.graph) {
-    if (!EINC_CU(cu, cuGraphLaunch(run.graph, stream)))
-      return RunStart::Failed;
+    EINRT_TRY(EINC_CU(cu, cuGraphLaunch(run.graph, stream)));
     return RunStart::Replayed;
   }
   if (!run.warmed || run.uncapturable)
     return RunStart::Steps; // endRun marks it warmed
   // Thread-local: a call on this thread that cannot be captured (a
   // synchronous copy, an allocation) fails instead of joining the graph.
-  if (!EINC_CU(cu, cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)))
-    return RunStart::Failed;
+  EINRT_TRY(EINC_CU(cu, cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)));
   capturing = key;
   return RunStart::Steps;
 }
 
-Device::RunEnd CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::string &error) {
+Expected<Device::RunEnd> CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded) {
   if (!options.capturesGraphs() || key == 0)
     return RunEnd::Done;
   RecordedRun &run = recordedRuns[key];
@@ -559,8 +515,8 @@ Device::RunEnd CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::st
   // uncaptured and has the executor issue the steps again.
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  bool ok = stepsSucceeded && EINC_CU(cu, cuStreamEndCapture(stream, &graph)) &&
-            EINC_CU(cu, cuGraphInstantiateWithFlags(&exec, graph, 0));
+  bool ok = stepsSucceeded && EINC_CU(cu, cuStreamEndCapture(stream, &graph)).ok() &&
+            EINC_CU(cu, cuGraphInstantiateWithFlags(&exec, graph, 0)).ok();
   if (!stepsSucceeded)
     cu.cuStreamEndCapture(stream, &graph); // ends the capture; its error is the step's
   if (graph)
@@ -572,7 +528,8 @@ Device::RunEnd CudaDeviceImpl::endRun(uint64_t key, bool stepsSucceeded, std::st
   run.graph = exec;
   ++recorded;
   // This run's work is the graph's first launch.
-  return EINC_CU(cu, cuGraphLaunch(exec, stream)) ? RunEnd::Done : RunEnd::Failed;
+  EINRT_TRY(EINC_CU(cu, cuGraphLaunch(exec, stream)));
+  return RunEnd::Done;
 }
 
 void CudaDeviceImpl::forgetRun(uint64_t key) {
@@ -589,17 +546,15 @@ void CudaDeviceImpl::forgetRun(uint64_t key) {
 
 } // namespace
 
-std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &given, std::string &error) {
+Expected<std::shared_ptr<CudaDevice>> createCudaDevice(const CudaDeviceOptions &given) {
   CudaDeviceOptions options = given;
-  if (!readCudaDebugSwitches(options, error))
-    return nullptr;
-  std::shared_ptr<const CudaDriver> driver = CudaDriver::load(error, options.driver);
-  if (!driver)
-    return nullptr;
-  auto device = std::make_shared<CudaDeviceImpl>(driver, options);
-  if (!device->open(error))
-    return nullptr;
-  return device;
+  EINRT_TRY(readCudaDebugSwitches(options));
+  Expected<std::shared_ptr<const CudaDriver>> driver = CudaDriver::load(options.driver);
+  if (!driver.ok())
+    return driver.takeStatus();
+  auto device = std::make_shared<CudaDeviceImpl>(driver.take(), options);
+  EINRT_TRY(device->open());
+  return std::shared_ptr<CudaDevice>(device);
 }
 
 } // namespace einrt

@@ -87,7 +87,7 @@ public:
   /// CUstream) and its context made current on the calling thread (the
   /// CUDA runtime then takes this GPU as its device); which GPU it is.
   virtual void *nativeStream() const = 0;
-  virtual bool makeCurrent(std::string &error) = 0;
+  virtual Status makeCurrent() = 0;
   virtual int ordinal() const = 0;
   /// "" when `bytes` fit the device's free memory now; else what `what`
   /// needs, what is free and the device's total (as allocate() says it),
@@ -99,44 +99,45 @@ public:
 /// it): EINC_CUDA_GRAPHS=0 runs every step by plain launches instead of
 /// capturing and replaying CUDA graphs (1: graphs, the default);
 /// EINC_CUDA_SYNC=1 sets syncEveryStep (0: the default). Unset or empty
-/// leaves `options` as they are; any other value is an error naming it.
-bool readCudaDebugSwitches(CudaDeviceOptions &options, std::string &error);
+/// leaves `options` as they are; any other value is Invalid, naming it.
+Status readCudaDebugSwitches(CudaDeviceOptions &options);
 /// What describe() adds for switches away from the defaults: "" or
 /// "; graphs off (EINC_CUDA_GRAPHS=0)", "; synchronised after every step
 /// (EINC_CUDA_SYNC=1)".
 std::string cudaSwitchesText(const CudaDeviceOptions &options);
 
-/// "" when a pinned staging buffer of `bytes` fits the memory the host
-/// has available (runtime/base/Memory.h: ulimits, MemAvailable, cgroup; pinned
-/// memory is the host's, never the GPU's); else what it needs and what is
-/// available.
-std::string cudaStagingProblem(int64_t bytes);
+/// Whether a pinned staging buffer of `bytes` fits the memory the host has
+/// available (runtime/base/Memory.h: ulimits, MemAvailable, cgroup; pinned
+/// memory is the host's, never the GPU's); else OutOfMemory with what it
+/// needs and what is available.
+Status cudaStagingProblem(int64_t bytes);
 
 /// What the cuda backend opens its device with (runtime/core/Backend.h):
 /// `open`'s device ordinal and settings (f32 GEMMs on TF32 tensor cores
 /// under tf32=on).
 CudaDeviceOptions cudaDeviceOptions(const BackendOpen &open);
 
-/// The device, or null with `error` (exit status 1 for a tool).
-std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &options, std::string &error);
+/// The device, or why there is none (Unavailable: no driver, no GPU, no
+/// cuBLASLt; exit status 1 for a tool).
+Expected<std::shared_ptr<CudaDevice>> createCudaDevice(const CudaDeviceOptions &options);
 
-/// "" when the cuda device can run `program` with `bundle`'s kernels; else
-/// why not: a step of a kind it does not run (reference steps other than
+/// Whether the cuda device can run `program` with `bundle`'s kernels; else
+/// Invalid, saying why not: a step of a kind it does not run (reference steps other than
 /// Copy: "step 7 (quantize, ...) ... is not on the cuda device yet"), a
 /// kernel not in the bundle or with another parameter count, a GEMM
 /// cuBLASLt cannot run. Pure: unit-tested without a GPU.
-std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
-                               const CublasLtOptions &gemm);
+Status cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
+                          const CublasLtOptions &gemm);
 
-/// "" when every buffer a rendered kernel moves in 16-byte vectors
+/// Whether every buffer a rendered kernel moves in 16-byte vectors
 /// (CudaKernelInfo::aligned) starts 16-byte aligned at `addresses` (per
 /// buffer), for the Kernel steps and the Matmul steps whose epilogue kernel
-/// runs (`epilogueLaunched[step]`); else the first that does not, naming the
+/// runs (`epilogueLaunched[step]`); else Invalid for the first that does not, naming the
 /// step, the kernel and the buffer. Checked once the executor's buffers have
 /// addresses (bind): a view sits at any element offset of its root. Pure.
-std::string cudaAlignmentProblem(const Program &program, const CudaKernelBundle &bundle,
-                                 const std::vector<const void *> &addresses,
-                                 const std::vector<bool> &epilogueLaunched = {});
+Status cudaAlignmentProblem(const Program &program, const CudaKernelBundle &bundle,
+                            const std::vector<const void *> &addresses,
+                            const std::vector<bool> &epilogueLaunched = {});
 
 /// How the cuda device stores `t` (the CPU device's choice).
 StorageType cudaStorageOf(DType t);

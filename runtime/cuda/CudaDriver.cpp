@@ -72,16 +72,20 @@ std::string CudaDriver::describe(CUresult r) const {
   return out;
 }
 
-bool CudaDriver::check(CUresult r, const char *call, const char *file, int line,
-                       std::string &error) const {
+Status CudaDriver::check(CUresult r, const char *call, const char *file, int line) const {
   if (r == CUDA_SUCCESS)
-    return true;
-  error = std::string(projectRelativePath(file)) + ":" + std::to_string(line) + ": " + call +
-          " failed: " + describe(r);
-  return false;
+    return Status::success();
+  StatusCode code = StatusCode::Internal;
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    code = StatusCode::OutOfMemory;
+  else if (r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_INVALID_DEVICE ||
+           r == CUDA_ERROR_DEVICE_UNAVAILABLE || r == CUDA_ERROR_NOT_INITIALIZED)
+    code = StatusCode::Unavailable;
+  return Status(code, std::string(projectRelativePath(file)) + ":" + std::to_string(line) + ": " +
+                          call + " failed: " + describe(r));
 }
 
-std::shared_ptr<const CudaDriver> CudaDriver::load(std::string &error, const std::string &file) {
+Expected<std::shared_ptr<const CudaDriver>> CudaDriver::load(const std::string &file) {
   auto d = std::make_shared<CudaDriver>();
   d->library = file;
   if (d->library.empty()) {
@@ -92,67 +96,61 @@ std::shared_ptr<const CudaDriver> CudaDriver::load(std::string &error, const std
   void *lib = dlopen(d->library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();
-    error = "no CUDA driver (" + d->library + " not found: " + (why ? why : "dlopen failed") + ")";
-    return nullptr;
+    return Status(StatusCode::Unavailable, "no CUDA driver (" + d->library + " not found: " +
+                                               (why ? why : "dlopen failed") + ")");
   }
   if (!symbol(lib, "cuInit", d->cuInit) ||
-      !symbol(lib, "cuDriverGetVersion", d->cuDriverGetVersion)) {
-    error = "no CUDA driver (" + d->library + " has no cuInit: not a CUDA driver library)";
-    return nullptr;
-  }
+      !symbol(lib, "cuDriverGetVersion", d->cuDriverGetVersion))
+    return Status(StatusCode::Unavailable,
+                  "no CUDA driver (" + d->library + " has no cuInit: not a CUDA driver library)");
   symbol(lib, "cuGetErrorName", d->cuGetErrorName);
   symbol(lib, "cuGetErrorString", d->cuGetErrorString);
-  if (CUresult r = d->cuInit(0); r != CUDA_SUCCESS) {
-    error = "no CUDA device (cuInit failed: " + d->describe(r) + ")";
-    return nullptr;
-  }
-  if (CUresult r = d->cuDriverGetVersion(&d->version); r != CUDA_SUCCESS) {
-    error = "the CUDA driver (" + d->library + "): cuDriverGetVersion failed: " + d->describe(r);
-    return nullptr;
-  }
-  if (d->version < CUDA_VERSION) {
-    error = "the CUDA driver (" + d->library + ") supports CUDA " + versionText(d->version) +
-            "; this einc was built with CUDA " + versionText(CUDA_VERSION) +
-            " headers and needs a driver at least as new";
-    return nullptr;
-  }
+  if (CUresult r = d->cuInit(0); r != CUDA_SUCCESS)
+    return Status(StatusCode::Unavailable,
+                  "no CUDA device (cuInit failed: " + d->describe(r) + ")");
+  if (CUresult r = d->cuDriverGetVersion(&d->version); r != CUDA_SUCCESS)
+    return Status(StatusCode::Unavailable, "the CUDA driver (" + d->library +
+                                               "): cuDriverGetVersion failed: " + d->describe(r));
+  if (d->version < CUDA_VERSION)
+    return Status(StatusCode::Unavailable,
+                  "the CUDA driver (" + d->library + ") supports CUDA " + versionText(d->version) +
+                      "; this einc was built with CUDA " + versionText(CUDA_VERSION) +
+                      " headers and needs a driver at least as new");
 
   decltype(&::cuGetProcAddress) getProc = nullptr;
   symbol(lib, "cuGetProcAddress_v2", getProc);
-  auto resolve = [&](const char *name, const char *versioned, void **out) -> bool {
+  auto resolve = [&](const char *name, const char *versioned, void **out) -> Status {
     if (getProc) {
       CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
       CUresult r = getProc(name, out, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
       if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && *out)
-        return true;
-      error = "the CUDA driver (" + d->library + ", CUDA " + versionText(d->version) + ") has no " +
-              name + " for CUDA " + versionText(CUDA_VERSION) +
-              (status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? " (version not sufficient)"
-                                                                    : "") +
-              (r != CUDA_SUCCESS ? ": " + d->describe(r) : std::string());
-      return false;
+        return Status::success();
+      return Status(StatusCode::Unavailable,
+                    "the CUDA driver (" + d->library + ", CUDA " + versionText(d->version) +
+                        ") has no " + name + " for CUDA " + versionText(CUDA_VERSION) +
+                        (status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                             ? " (version not sufficient)"
+                             : "") +
+                        (r != CUDA_SUCCESS ? ": " + d->describe(r) : std::string()));
     }
     *out = dlsym(lib, versioned);
     if (*out)
-      return true;
-    error = "the CUDA driver (" + d->library + ") has no " + versioned;
-    return false;
+      return Status::success();
+    return Status(StatusCode::Unavailable,
+                  "the CUDA driver (" + d->library + ") has no " + versioned);
   };
 #define EINRT_CUDA_RESOLVE(name)                                                                   \
-  if (!resolve(#name, EINRT_STRINGIFY_EXPANDED(name), reinterpret_cast<void **>(&d->name)))        \
-    return nullptr;
+  EINRT_TRY(resolve(#name, EINRT_STRINGIFY_EXPANDED(name), reinterpret_cast<void **>(&d->name)));
   EINRT_CUDA_DRIVER_FUNCTIONS(EINRT_CUDA_RESOLVE)
 #undef EINRT_CUDA_RESOLVE
 
-  if (CUresult r = d->cuDeviceGetCount(&d->devices); r != CUDA_SUCCESS) {
-    error = "no CUDA device (cuDeviceGetCount failed: " + d->describe(r) + ")";
-    return nullptr;
-  }
-  if (d->devices == 0) {
-    error = "no CUDA device (the driver, CUDA " + versionText(d->version) + ", sees none)";
-    return nullptr;
-  }
-  return d;
+  if (CUresult r = d->cuDeviceGetCount(&d->devices); r != CUDA_SUCCESS)
+    return Status(StatusCode::Unavailable,
+                  "no CUDA device (cuDeviceGetCount failed: " + d->describe(r) + ")");
+  if (d->devices == 0)
+    return Status(StatusCode::Unavailable,
+                  "no CUDA device (the driver, CUDA " + versionText(d->version) + ", sees none)");
+  return std::shared_ptr<const CudaDriver>(d);
 }
 
 } // namespace einrt

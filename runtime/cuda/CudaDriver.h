@@ -10,15 +10,17 @@
 // cuGetProcAddress (older than CUDA 12) is looked up by the versioned
 // symbol names instead.
 //
-// Every call is checked: EINC_CU(driver, call) is true on CUDA_SUCCESS,
-// else false with `error` (a std::string in scope) set to
-// "runtime/File.cpp:LINE: call failed: CUDA_ERROR_NAME (its description)".
+// Every call is checked: EINC_CU(driver, call) is the call's Status: ok on
+// CUDA_SUCCESS, else "runtime/File.cpp:LINE: call failed: CUDA_ERROR_NAME
+// (its description)" (EINRT_TRY(EINC_CU(cu, cuMemAlloc(...)))).
 //
 // Included only where CMake found the CUDA headers (EINC_HAVE_CUDA).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_CUDADRIVER_H
 #define EINC_RUNTIME_CUDADRIVER_H
+
+#include "runtime/base/Status.h"
 
 #include <cuda.h>
 
@@ -85,19 +87,19 @@ struct CudaDriver {
   int devices = 0;     // cuDeviceGetCount
 
   /// Opens `library` (empty: $EINC_CUDA_DRIVER if set, else libcuda.so.1),
-  /// resolves every function and initialises the driver. Null with
-  /// `error`: "no CUDA driver (libcuda.so.1 not found: <dlerror>)", "no
-  /// CUDA device (cuInit failed: CUDA_ERROR_NO_DEVICE ...)", or a driver
-  /// older than the CUDA headers einc was built with. The library stays
-  /// loaded for the life of the process (a driver is never unloaded).
-  static std::shared_ptr<const CudaDriver> load(std::string &error,
-                                                const std::string &library = "");
+  /// resolves every function and initialises the driver. Unavailable:
+  /// "no CUDA driver (libcuda.so.1 not found: <dlerror>)", "no CUDA device
+  /// (cuInit failed: CUDA_ERROR_NO_DEVICE ...)", or a driver older than the
+  /// CUDA headers einc was built with. The library stays loaded for the
+  /// life of the process (a driver is never unloaded).
+  static Expected<std::shared_ptr<const CudaDriver>> load(const std::string &library = "");
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".
   std::string describe(CUresult r) const;
-  /// True on CUDA_SUCCESS; else false with `error` = "FILE:LINE: CALL
-  /// failed: describe(r)" (FILE from the project root).
-  bool check(CUresult r, const char *call, const char *file, int line, std::string &error) const;
+  /// Ok on CUDA_SUCCESS; else "FILE:LINE: CALL failed: describe(r)" (FILE
+  /// from the project root): OutOfMemory for CUDA_ERROR_OUT_OF_MEMORY,
+  /// Unavailable for a missing or unusable device, else Internal.
+  Status check(CUresult r, const char *call, const char *file, int line) const;
 };
 
 /// "runtime/cuda/CudaDevice.cpp" of a __FILE__ path.
@@ -105,7 +107,7 @@ const char *projectRelativePath(const char *file);
 
 } // namespace einrt
 
-/// Checks one driver call; `error` must name a std::string in scope.
-#define EINC_CU(driver, call) (driver).check((driver).call, #call, __FILE__, __LINE__, error)
+/// Checks one driver call: its Status.
+#define EINC_CU(driver, call) (driver).check((driver).call, #call, __FILE__, __LINE__)
 
 #endif // EINC_RUNTIME_CUDADRIVER_H

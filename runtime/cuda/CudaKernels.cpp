@@ -150,8 +150,7 @@ std::string cudaMisalignedParameter(const CudaKernelInfo &kernel,
   return "";
 }
 
-const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
-                              std::string &why) {
+Expected<const CudaImage *> cudaImageFor(const CudaKernelBundle &bundle, int major, int minor) {
   const int wanted = major * 10 + minor;
   // Ranks, best first: the cubin for exactly this sm_XY; its
   // architecture-specific sm_XYa (which runs on sm_XY alone); a cubin of
@@ -185,12 +184,12 @@ const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int min
   if (best)
     return best;
   const std::string cubin = "sm_" + std::to_string(wanted);
-  why = "the kernels were compiled for " +
-        (archs.empty() ? std::string("no architecture") : archs) + ", none of which runs on this " +
-        cubin + " device (a cubin for " +
-        (minor == 0 ? cubin : "sm_" + std::to_string(major * 10) + " to " + cubin) +
-        ", or PTX for compute_" + std::to_string(wanted) + " or older, is needed)";
-  return nullptr;
+  return Status(StatusCode::Unavailable,
+                "the kernels were compiled for " +
+                    (archs.empty() ? std::string("no architecture") : archs) +
+                    ", none of which runs on this " + cubin + " device (a cubin for " +
+                    (minor == 0 ? cubin : "sm_" + std::to_string(major * 10) + " to " + cubin) +
+                    ", or PTX for compute_" + std::to_string(wanted) + " or older, is needed)");
 }
 
 CudaLaunchShape cudaLaunchShape(const CudaKernelInfo &kernel, const CudaDeviceProperties &device,

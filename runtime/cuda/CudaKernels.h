@@ -154,10 +154,9 @@ struct CudaLaunchShape {
 /// that architecture only), else the highest cubin sm_XW of the same major
 /// with W < Y (a cubin runs on later minors of its major, never across
 /// majors: sm_80's on sm_86 and sm_89), else the newest PTX not newer than
-/// it (the driver compiles PTX for newer devices), else null with `why`
-/// naming the architectures the bundle has. Pure: unit-tested.
-const CudaImage *cudaImageFor(const CudaKernelBundle &bundle, int major, int minor,
-                              std::string &why);
+/// it (the driver compiles PTX for newer devices), else Unavailable naming
+/// the architectures the bundle has. Pure: unit-tested.
+Expected<const CudaImage *> cudaImageFor(const CudaKernelBundle &bundle, int major, int minor);
 
 /// The grid and block for `kernel` on a device: Elements and WarpRows use
 /// the occupancy block size (a multiple of the warp size) and a grid that

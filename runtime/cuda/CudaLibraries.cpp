@@ -113,9 +113,9 @@ CudaLibrarySearch cudaLibrarySearch(const CudaLibrary &library) {
   return s;
 }
 
-bool openCudaLibrary(const CudaLibrary &library, const CudaLibrarySearch &search,
-                     OpenedCudaLibrary &out, std::string &error) {
-  out = {};
+Expected<OpenedCudaLibrary> openCudaLibrary(const CudaLibrary &library,
+                                            const CudaLibrarySearch &search) {
+  OpenedCudaLibrary out;
   std::vector<std::string> tried;
   // One file by its path: its companions beside it first. `why` says why not.
   auto openFile = [&](const std::string &file, std::string &why) {
@@ -150,16 +150,16 @@ bool openCudaLibrary(const CudaLibrary &library, const CudaLibrarySearch &search
     return true;
   };
   auto notFound = [&] {
-    error = "einc: " + library.name + " not found (" + library.soname + "): tried " +
-            joined(tried, ", ") + "; set " + library.overrideVariable + "=/path/to/" +
-            library.soname;
-    return false;
+    return Status(StatusCode::Unavailable, "einc: " + library.name + " not found (" +
+                                               library.soname + "): tried " + joined(tried, ", ") +
+                                               "; set " + library.overrideVariable + "=/path/to/" +
+                                               library.soname);
   };
 
   if (!search.overrideFile.empty()) {
     std::string why;
     if (openFile(search.overrideFile, why))
-      return true;
+      return out;
     tried.push_back(library.overrideVariable + "=" + search.overrideFile + " (" + why +
                     ") and nothing else");
     return notFound();
@@ -172,7 +172,7 @@ bool openCudaLibrary(const CudaLibrary &library, const CudaLibrarySearch &search
       struct link_map *map = nullptr;
       if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name)
         out.file = map->l_name;
-      return true;
+      return out;
     }
     std::string why = lastDlError(library.soname);
     // "No such file" is the loader's ordinary answer; anything else (a file
@@ -194,14 +194,14 @@ bool openCudaLibrary(const CudaLibrary &library, const CudaLibrarySearch &search
   };
   if (!search.toolkitDir.empty()) {
     if (tryFolder(search.toolkitDir))
-      return true;
+      return out;
     if (!exists(search.toolkitDir + "/" + library.soname, false))
       tried.push_back(search.toolkitDir);
   }
   for (const std::string &packages : search.packageDirs)
     for (const std::string &folder : library.wheelFolders)
       if (tryFolder(packages + "/" + folder))
-        return true;
+        return out;
   tried.push_back(joined(library.wheelFolders, " and ") + " in " +
                   (search.packageDirs.empty() ? std::string("no Python package folder (none found)")
                                               : joined(search.packageDirs, ", ")));

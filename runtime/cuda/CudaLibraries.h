@@ -28,6 +28,8 @@
 #ifndef EINC_RUNTIME_CUDALIBRARIES_H
 #define EINC_RUNTIME_CUDALIBRARIES_H
 
+#include "runtime/base/Status.h"
+
 #include <string>
 #include <vector>
 
@@ -71,9 +73,10 @@ struct OpenedCudaLibrary {
   std::vector<std::string> companions; // opened before it (NVRTC's builtins)
 };
 
-/// Opens `library` as `search` says; false with the one-line `error`.
-bool openCudaLibrary(const CudaLibrary &library, const CudaLibrarySearch &search,
-                     OpenedCudaLibrary &out, std::string &error);
+/// Opens `library` as `search` says; Unavailable with the one line
+/// ("einc: cuBLASLt not found (...): tried ...; set ...").
+Expected<OpenedCudaLibrary> openCudaLibrary(const CudaLibrary &library,
+                                            const CudaLibrarySearch &search);
 
 } // namespace einrt
 

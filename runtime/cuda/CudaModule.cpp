@@ -7,67 +7,64 @@
 
 namespace einrt {
 
-bool CudaModules::load(const CudaDriver &driver, const CudaKernelBundle &bundle,
-                       const CudaDeviceProperties &device, std::string &error) {
-  std::string why;
-  const CudaImage *image = cudaImageFor(bundle, device.major, device.minor, why);
+Status CudaModules::load(const CudaDriver &driver, const CudaKernelBundle &bundle,
+                         const CudaDeviceProperties &device) {
+  Expected<const CudaImage *> found = cudaImageFor(bundle, device.major, device.minor);
+  const CudaImage *image = found.ok() ? *found : nullptr;
+  const std::string why = found.status().message(); // "" when found
   CudaImage compiled;
   if (!image && !bundle.source.empty()) {
     // No image for this device: NVRTC compiles the source for it (cached on
     // disk, runtime/cuda/Nvrtc.h).
     const std::string arch = "sm_" + std::to_string(device.major * 10 + device.minor);
-    std::string nvrtcError;
-    const Nvrtc *nvrtc = Nvrtc::load(nvrtcError);
-    if (!nvrtc) { // the lookup's one line first, then what it was needed for
-      error = nvrtcError + " (needed to compile the cuda kernels' source for " + arch + ": " +
-              (bundle.images.empty() ? std::string("the bundle has no compiled image") : why) + ")";
-      return false;
-    }
+    Expected<const Nvrtc *> nvrtc = Nvrtc::load();
+    if (!nvrtc.ok()) // the lookup's one line first, then what it was needed for
+      return Status(
+          nvrtc.status().code(),
+          nvrtc.status().message() + " (needed to compile the cuda kernels' source for " + arch +
+              ": " +
+              (bundle.images.empty() ? std::string("the bundle has no compiled image") : why) +
+              ")");
     NvrtcOptions options;
     options.arch = arch;
     options.ptxasReport = false;
-    NvrtcOutput out;
-    if (!nvrtc->compile(bundle.source, options, out, nvrtcError)) {
-      error = "cannot compile the cuda kernels for " + arch + ": " + nvrtcError;
-      return false;
-    }
-    compiled = std::move(out.image);
+    Expected<NvrtcOutput> out = (*nvrtc)->compile(bundle.source, options);
+    if (!out.ok())
+      return out.takeStatus().withContext("cannot compile the cuda kernels for " + arch + ": ");
+    compiled = std::move(out->image);
     image = &compiled;
   }
-  if (!image) {
-    error =
-        "cannot load the cuda kernels: " +
-        (bundle.images.empty() ? std::string("the bundle has neither an image nor source") : why);
-    return false;
-  }
+  if (!image)
+    return Status(StatusCode::Unavailable,
+                  "cannot load the cuda kernels: " +
+                      (bundle.images.empty()
+                           ? std::string("the bundle has neither an image nor source")
+                           : why));
   // The JIT's log (a PTX image is compiled here) goes into the error.
   char log[8192] = {0};
   CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof log - 1))};
   CUmodule module = nullptr;
   // A PTX image is text: std::string's data() ends in the NUL it needs.
-  if (!EINC_CU(driver, cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values))) {
-    error = "cannot load the cuda kernels (" + image->arch + (image->ptx ? " PTX" : " cubin") +
-            "): " + error + (log[0] ? std::string("\n") + log : std::string());
-    return false;
-  }
+  if (Status loaded =
+          EINC_CU(driver, cuModuleLoadDataEx(&module, image->bytes.data(), 2, keys, values));
+      !loaded.ok())
+    return Status(loaded.code(), "cannot load the cuda kernels (" + image->arch +
+                                     (image->ptx ? " PTX" : " cubin") + "): " + loaded.message() +
+                                     (log[0] ? std::string("\n") + log : std::string()));
   modules.push_back(module);
-  return true;
+  return Status::success();
 }
 
-bool CudaModules::prepare(const CudaDriver &driver,
-                          const std::shared_ptr<const CudaKernelBundle> &bundle,
-                          const CudaDeviceProperties &device, const std::vector<int64_t> &used,
-                          std::string &error) {
+Status CudaModules::prepare(const CudaDriver &driver,
+                            const std::shared_ptr<const CudaKernelBundle> &bundle,
+                            const CudaDeviceProperties &device, const std::vector<int64_t> &used) {
   if (used.empty())
-    return true;
-  if (!bundle) {
-    error = "the cuda device was given no kernels";
-    return false;
-  }
+    return Status::success();
+  if (!bundle)
+    return Status::invalid("the cuda device was given no kernels");
   if (bundle != last) {
-    if (!load(driver, *bundle, device, error))
-      return false;
+    EINRT_TRY(load(driver, *bundle, device));
     last = bundle;
   }
   if (kernels.size() < bundle->kernels.size())
@@ -76,11 +73,9 @@ bool CudaModules::prepare(const CudaDriver &driver,
                         ? std::min(device.maxThreadsPerBlock, kCudaKernelMaxBlock)
                         : kCudaKernelMaxBlock;
   for (int64_t index : used) {
-    if (index < 0 || size_t(index) >= bundle->kernels.size()) {
-      error = "kernel " + std::to_string(index) + " is not in the bundle of " +
-              std::to_string(bundle->kernels.size()) + " kernels";
-      return false;
-    }
+    if (index < 0 || size_t(index) >= bundle->kernels.size())
+      return Status::invalid("kernel " + std::to_string(index) + " is not in the bundle of " +
+                             std::to_string(bundle->kernels.size()) + " kernels");
     const CudaKernelInfo &info = bundle->kernels[size_t(index)];
     PreparedKernel &k = kernels[size_t(index)];
     if (k.function && k.entry == info.entry)
@@ -89,23 +84,21 @@ bool CudaModules::prepare(const CudaDriver &driver,
     p.entry = info.entry;
     p.work = info.work;
     p.params = info.params;
-    if (!EINC_CU(driver, cuModuleGetFunction(&p.function, modules.back(), info.entry.c_str()))) {
-      error = "kernel " + std::to_string(index) + " ('" + info.entry + "'): " + error;
-      return false;
-    }
+    EINRT_TRY(EINC_CU(driver, cuModuleGetFunction(&p.function, modules.back(), info.entry.c_str()))
+                  .withContext("kernel " + std::to_string(index) + " ('" + info.entry + "'): "));
     int minGrid = 0, block = 0, active = 0;
-    if (!EINC_CU(driver, cuOccupancyMaxPotentialBlockSize(&minGrid, &block, p.function, nullptr, 0,
-                                                          limit)) ||
-        !EINC_CU(driver,
-                 cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, p.function, block, 0))) {
-      error = "kernel '" + info.entry + "': " + error;
-      return false;
-    }
+    const std::string kernel = "kernel '" + info.entry + "': ";
+    EINRT_TRY(EINC_CU(driver, cuOccupancyMaxPotentialBlockSize(&minGrid, &block, p.function,
+                                                               nullptr, 0, limit))
+                  .withContext(kernel));
+    EINRT_TRY(
+        EINC_CU(driver, cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, p.function, block, 0))
+            .withContext(kernel));
     p.occupancy = {block, active};
     p.shape = cudaLaunchShape(info, device, p.occupancy);
     k = std::move(p);
   }
-  return true;
+  return Status::success();
 }
 
 void CudaModules::unload(const CudaDriver &driver) {

@@ -41,9 +41,8 @@ class CudaModules {
 public:
   /// Loads `bundle` (unless it is the one loaded last) and prepares the
   /// kernels `used` (indices into it) not prepared from it yet.
-  bool prepare(const CudaDriver &driver, const std::shared_ptr<const CudaKernelBundle> &bundle,
-               const CudaDeviceProperties &device, const std::vector<int64_t> &used,
-               std::string &error);
+  Status prepare(const CudaDriver &driver, const std::shared_ptr<const CudaKernelBundle> &bundle,
+                 const CudaDeviceProperties &device, const std::vector<int64_t> &used);
   /// Null when kernel `index` was not prepared.
   const PreparedKernel *kernel(int64_t index) const {
     return index >= 0 && size_t(index) < kernels.size() && kernels[size_t(index)].function
@@ -54,8 +53,8 @@ public:
   void unload(const CudaDriver &driver);
 
 private:
-  bool load(const CudaDriver &driver, const CudaKernelBundle &bundle,
-            const CudaDeviceProperties &device, std::string &error);
+  Status load(const CudaDriver &driver, const CudaKernelBundle &bundle,
+              const CudaDeviceProperties &device);
 
   std::vector<CUmodule> modules;                // every bundle loaded, oldest first
   std::shared_ptr<const CudaKernelBundle> last; // the bundle of modules.back()

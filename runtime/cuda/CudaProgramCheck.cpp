@@ -42,10 +42,9 @@ std::string kernelProblem(const std::string &step, const CudaKernelBundle *bundl
            std::to_string(kernel.params);
   return "";
 }
-} // namespace
-
-std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
-                               const CublasLtOptions &gemm) {
+/// cudaProgramProblem's message ("" for none).
+std::string programProblem(const Program &program, const CudaKernelBundle *bundle,
+                           const CublasLtOptions &gemm) {
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const Step &s = program.steps[i];
     const StepKindInfo *info = stepKindInfo(s.kind);
@@ -64,10 +63,8 @@ std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *b
       const auto *g = std::get_if<GemmDesc>(&s.payload);
       if (!g)
         return step + " carries no GEMM description";
-      CublasLtPlan plan;
-      std::string why;
-      if (!mapGemmToCublasLt(*g, gemm, plan, why))
-        return step + ": " + why;
+      if (Expected<CublasLtPlan> plan = mapGemmToCublasLt(*g, gemm); !plan.ok())
+        return step + ": " + plan.status().message();
       // An epilogue's rendered kernel: what runs where cuBLASLt does not
       // fuse it (checked whether or not it does).
       if (g->post.present())
@@ -93,9 +90,10 @@ std::string cudaProgramProblem(const Program &program, const CudaKernelBundle *b
   return "";
 }
 
-std::string cudaAlignmentProblem(const Program &program, const CudaKernelBundle &bundle,
-                                 const std::vector<const void *> &addresses,
-                                 const std::vector<bool> &epilogueLaunched) {
+/// cudaAlignmentProblem's message ("" for none).
+std::string alignmentProblem(const Program &program, const CudaKernelBundle &bundle,
+                             const std::vector<const void *> &addresses,
+                             const std::vector<bool> &epilogueLaunched) {
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const Step &s = program.steps[i];
     int64_t kernel = -1;
@@ -142,11 +140,26 @@ std::string cudaAlignmentProblem(const Program &program, const CudaKernelBundle 
   return "";
 }
 
+} // namespace
+
+Status cudaProgramProblem(const Program &program, const CudaKernelBundle *bundle,
+                          const CublasLtOptions &gemm) {
+  std::string why = programProblem(program, bundle, gemm);
+  return why.empty() ? Status::success() : Status::invalid(why);
+}
+
+Status cudaAlignmentProblem(const Program &program, const CudaKernelBundle &bundle,
+                            const std::vector<const void *> &addresses,
+                            const std::vector<bool> &epilogueLaunched) {
+  std::string why = alignmentProblem(program, bundle, addresses, epilogueLaunched);
+  return why.empty() ? Status::success() : Status::invalid(why);
+}
+
 #ifndef EINC_HAVE_CUDA
-std::shared_ptr<CudaDevice> createCudaDevice(const CudaDeviceOptions &, std::string &error) {
-  error = "this einc was built without CUDA headers (no CUDA toolkit was found when it was "
-          "configured), so it has no cuda device";
-  return nullptr;
+Expected<std::shared_ptr<CudaDevice>> createCudaDevice(const CudaDeviceOptions &) {
+  return Status(StatusCode::Unavailable,
+                "this einc was built without CUDA headers (no CUDA toolkit was found when it was "
+                "configured), so it has no cuda device");
 }
 #endif
 

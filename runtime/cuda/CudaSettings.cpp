@@ -15,30 +15,26 @@ namespace einrt {
 namespace {
 
 /// A 0/1 switch: unset or empty leaves `value`.
-bool readSwitch(const char *variable, const char *meaning0, const char *meaning1, bool &value,
-                std::string &error) {
+Status readSwitch(const char *variable, const char *meaning0, const char *meaning1, bool &value) {
   const char *v = std::getenv(variable);
   if (!v || !*v)
-    return true;
+    return Status::success();
   std::string text = v;
   if (text == "0" || text == "1") {
     value = text == "1";
-    return true;
+    return Status::success();
   }
-  error = std::string(variable) + "=" + text + ": expected 0 (" + meaning0 + ") or 1 (" + meaning1 +
-          ")";
-  return false;
+  return Status::invalid(std::string(variable) + "=" + text + ": expected 0 (" + meaning0 +
+                         ") or 1 (" + meaning1 + ")");
 }
 
 } // namespace
 
-bool readCudaDebugSwitches(CudaDeviceOptions &options, std::string &error) {
-  return readSwitch("EINC_CUDA_GRAPHS", "run every step by plain launches",
-                    "capture runs as CUDA graphs and replay them, the default", options.graphs,
-                    error) &&
-         readSwitch("EINC_CUDA_SYNC", "the default",
-                    "synchronise and check for errors after every step", options.syncEveryStep,
-                    error);
+Status readCudaDebugSwitches(CudaDeviceOptions &options) {
+  EINRT_TRY(readSwitch("EINC_CUDA_GRAPHS", "run every step by plain launches",
+                       "capture runs as CUDA graphs and replay them, the default", options.graphs));
+  return readSwitch("EINC_CUDA_SYNC", "the default",
+                    "synchronise and check for errors after every step", options.syncEveryStep);
 }
 
 std::string cudaSwitchesText(const CudaDeviceOptions &options) {
@@ -50,8 +46,10 @@ std::string cudaSwitchesText(const CudaDeviceOptions &options) {
   return text;
 }
 
-std::string cudaStagingProblem(int64_t bytes) {
-  return memoryShortfall(bytes, "the cuda device's pinned staging buffer (host memory)");
+Status cudaStagingProblem(int64_t bytes) {
+  std::string shortfall =
+      memoryShortfall(bytes, "the cuda device's pinned staging buffer (host memory)");
+  return shortfall.empty() ? Status::success() : Status(StatusCode::OutOfMemory, shortfall);
 }
 
 } // namespace einrt

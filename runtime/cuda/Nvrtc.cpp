@@ -72,36 +72,40 @@ std::string findIncludeDir(const std::string &library) {
 
 struct Loaded {
   Nvrtc *nvrtc = nullptr;
-  std::string error;
+  Status error; // why there is none
 };
 
 } // namespace
 
 /// "runtime/cuda/Nvrtc.cpp:123: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION".
-#define EINC_NVRTC_CHECK(api, call, what, error)                                                   \
+#define EINC_NVRTC_CHECK(api, call, what)                                                          \
   [&]() {                                                                                          \
     NvrtcResult r_ = (call);                                                                       \
     if (r_ == 0)                                                                                   \
-      return true;                                                                                 \
-    error = std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + what + ": " +          \
-            (api)->getErrorString(r_);                                                             \
-    return false;                                                                                  \
+      return Status::success();                                                                    \
+    return Status::internal(std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": " + what + \
+                            ": " + (api)->getErrorString(r_));                                     \
   }()
 
-const Nvrtc *Nvrtc::load(std::string &error) {
+Expected<const Nvrtc *> Nvrtc::load() {
   static Loaded loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    OpenedCudaLibrary opened;
-    if (!openCudaLibrary(nvrtcLibrary(), cudaLibrarySearch(nvrtcLibrary()), opened, loaded.error))
+    Expected<OpenedCudaLibrary> found =
+        openCudaLibrary(nvrtcLibrary(), cudaLibrarySearch(nvrtcLibrary()));
+    if (!found.ok()) {
+      loaded.error = found.takeStatus();
       return;
+    }
+    const OpenedCudaLibrary &opened = *found;
     void *lib = opened.handle;
     auto *api = new Api();
     bool ok = true;
     auto sym = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
       if (!fn) {
-        loaded.error = opened.file + " is not NVRTC (" + name + " is missing)";
+        loaded.error = Status(StatusCode::Unavailable,
+                              opened.file + " is not NVRTC (" + name + " is missing)");
         ok = false;
       }
     };
@@ -121,9 +125,8 @@ const Nvrtc *Nvrtc::load(std::string &error) {
     auto *n = new Nvrtc();
     n->api_ = api;
     int major = 0, minor = 0;
-    std::string e;
-    if (!EINC_NVRTC_CHECK(api, api->version(&major, &minor), "nvrtcVersion", e)) {
-      loaded.error = opened.file + ": " + e;
+    if (Status v = EINC_NVRTC_CHECK(api, api->version(&major, &minor), "nvrtcVersion"); !v.ok()) {
+      loaded.error = Status(StatusCode::Unavailable, opened.file + ": " + v.message());
       return;
     }
     n->version_ = std::to_string(major) + "." + std::to_string(minor);
@@ -134,8 +137,8 @@ const Nvrtc *Nvrtc::load(std::string &error) {
     loaded.nvrtc = n; // kept for the process, as the library
   });
   if (!loaded.nvrtc)
-    error = loaded.error;
-  return loaded.nvrtc;
+    return loaded.error;
+  return static_cast<const Nvrtc *>(loaded.nvrtc);
 }
 
 std::vector<std::string> Nvrtc::commandLine(const NvrtcOptions &o) const {
@@ -150,18 +153,16 @@ std::vector<std::string> Nvrtc::commandLine(const NvrtcOptions &o) const {
   return options;
 }
 
-bool Nvrtc::compile(const std::string &source, const NvrtcOptions &o, NvrtcOutput &out,
-                    std::string &error) const {
+Expected<NvrtcOutput> Nvrtc::compile(const std::string &source, const NvrtcOptions &o) const {
   auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   bool cubin = o.arch.rfind("sm_", 0) == 0;
-  if (!cubin && o.arch.rfind("compute_", 0) != 0) {
-    error = "unknown CUDA architecture '" + o.arch + "' (sm_XY for a cubin, compute_XY for PTX)";
-    return false;
-  }
-  out = NvrtcOutput();
+  if (!cubin && o.arch.rfind("compute_", 0) != 0)
+    return Status::invalid("unknown CUDA architecture '" + o.arch +
+                           "' (sm_XY for a cubin, compute_XY for PTX)");
+  NvrtcOutput out;
   out.options = commandLine(o);
   out.image.arch = o.arch;
   out.image.ptx = !cubin;
@@ -178,16 +179,15 @@ bool Nvrtc::compile(const std::string &source, const NvrtcOptions &o, NvrtcOutpu
       out.functions = parsePtxasReport(out.log);
       out.fromCache = true;
       out.seconds = seconds();
-      return true;
+      return out;
     }
   }
 
   const Api *api = api_;
   NvrtcProgram program = nullptr;
-  if (!EINC_NVRTC_CHECK(
-          api, api->createProgram(&program, source.c_str(), o.name.c_str(), 0, nullptr, nullptr),
-          "nvrtcCreateProgram", error))
-    return false;
+  EINRT_TRY(EINC_NVRTC_CHECK(
+      api, api->createProgram(&program, source.c_str(), o.name.c_str(), 0, nullptr, nullptr),
+      "nvrtcCreateProgram"));
   struct Destroy {
     const Api *api;
     NvrtcProgram *p;
@@ -199,36 +199,29 @@ bool Nvrtc::compile(const std::string &source, const NvrtcOptions &o, NvrtcOutpu
     argv.push_back(s.c_str());
   NvrtcResult compiled = api->compileProgram(program, int(argv.size()), argv.data());
   size_t logSize = 0;
-  if (!EINC_NVRTC_CHECK(api, api->getProgramLogSize(program, &logSize), "nvrtcGetProgramLogSize",
-                        error))
-    return false;
+  EINRT_TRY(
+      EINC_NVRTC_CHECK(api, api->getProgramLogSize(program, &logSize), "nvrtcGetProgramLogSize"));
   std::string log(logSize, '\0');
-  if (logSize &&
-      !EINC_NVRTC_CHECK(api, api->getProgramLog(program, log.data()), "nvrtcGetProgramLog", error))
-    return false;
+  if (logSize)
+    EINRT_TRY(EINC_NVRTC_CHECK(api, api->getProgramLog(program, log.data()), "nvrtcGetProgramLog"));
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
     log.pop_back();
-  if (compiled != 0) {
-    error = std::string(__FILE__) + ":" + std::to_string(__LINE__) +
-            ": nvrtcCompileProgram: " + api->getErrorString(compiled) + " compiling " + o.name +
-            " for " + o.arch + (includeDir_.empty() ? " (no CUDA include directory found)" : "") +
-            (log.empty() ? "" : ":\n" + log);
-    return false;
-  }
+  if (compiled != 0)
+    return Status::invalid(std::string(__FILE__) + ":" + std::to_string(__LINE__) +
+                           ": nvrtcCompileProgram: " + api->getErrorString(compiled) +
+                           " compiling " + o.name + " for " + o.arch +
+                           (includeDir_.empty() ? " (no CUDA include directory found)" : "") +
+                           (log.empty() ? "" : ":\n" + log));
   size_t size = 0;
   std::string image;
   if (cubin) {
-    if (!EINC_NVRTC_CHECK(api, api->getCUBINSize(program, &size), "nvrtcGetCUBINSize", error))
-      return false;
+    EINRT_TRY(EINC_NVRTC_CHECK(api, api->getCUBINSize(program, &size), "nvrtcGetCUBINSize"));
     image.resize(size);
-    if (!EINC_NVRTC_CHECK(api, api->getCUBIN(program, image.data()), "nvrtcGetCUBIN", error))
-      return false;
+    EINRT_TRY(EINC_NVRTC_CHECK(api, api->getCUBIN(program, image.data()), "nvrtcGetCUBIN"));
   } else {
-    if (!EINC_NVRTC_CHECK(api, api->getPTXSize(program, &size), "nvrtcGetPTXSize", error))
-      return false;
+    EINRT_TRY(EINC_NVRTC_CHECK(api, api->getPTXSize(program, &size), "nvrtcGetPTXSize"));
     image.resize(size);
-    if (!EINC_NVRTC_CHECK(api, api->getPTX(program, image.data()), "nvrtcGetPTX", error))
-      return false;
+    EINRT_TRY(EINC_NVRTC_CHECK(api, api->getPTX(program, image.data()), "nvrtcGetPTX"));
     while (!image.empty() && image.back() == '\0')
       image.pop_back();
   }
@@ -237,12 +230,11 @@ bool Nvrtc::compile(const std::string &source, const NvrtcOptions &o, NvrtcOutpu
   out.functions = parsePtxasReport(log);
   if (!dir.empty()) {
     nvrtccache::Entry entry{!cubin, std::move(image), std::move(log)};
-    std::string why;
-    if (!nvrtccache::write(dir, file, check, entry, why))
-      out.cacheWarning = "the NVRTC cache entry was not written: " + why;
+    if (Status written = nvrtccache::write(dir, file, check, entry); !written.ok())
+      out.cacheWarning = "the NVRTC cache entry was not written: " + written.message();
   }
   out.seconds = seconds();
-  return true;
+  return out;
 }
 
 } // namespace einrt

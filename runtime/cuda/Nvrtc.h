@@ -25,6 +25,7 @@
 #ifndef EINC_RUNTIME_NVRTC_H
 #define EINC_RUNTIME_NVRTC_H
 
+#include "runtime/base/Status.h"
 #include "runtime/cuda/CudaKernels.h"
 
 #include <cstdint>
@@ -80,10 +81,10 @@ std::string defaultNvrtcCacheDir();
 
 class Nvrtc {
 public:
-  /// The process's NVRTC, loaded on first use; null with `error` (the
-  /// one-line "einc: NVRTC not found ..." of runtime/cuda/CudaLibraries.h, or why
-  /// the library found is no NVRTC) when it cannot be loaded.
-  static const Nvrtc *load(std::string &error);
+  /// The process's NVRTC, loaded on first use; Unavailable (the one-line
+  /// "einc: NVRTC not found ..." of runtime/cuda/CudaLibraries.h, or why the
+  /// library found is no NVRTC) when it cannot be loaded.
+  static Expected<const Nvrtc *> load();
 
   /// "13.0"
   const std::string &version() const { return version_; }
@@ -94,9 +95,9 @@ public:
 
   /// The options compile() gives NVRTC for `options`.
   std::vector<std::string> commandLine(const NvrtcOptions &options) const;
-  /// Compiles `source`; false with `error` (the NVRTC log included).
-  bool compile(const std::string &source, const NvrtcOptions &options, NvrtcOutput &out,
-               std::string &error) const;
+  /// Compiles `source`: Invalid for a source or an architecture NVRTC
+  /// refuses (the NVRTC log included), Internal for a failed NVRTC call.
+  Expected<NvrtcOutput> compile(const std::string &source, const NvrtcOptions &options) const;
 
   struct Api;
 

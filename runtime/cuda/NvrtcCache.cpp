@@ -34,7 +34,7 @@ uint64_t fnv1a(const std::string &s) {
   return h;
 }
 
-bool makeDirs(const std::string &dir, std::string &error) {
+Status makeDirs(const std::string &dir) {
   std::string path;
   size_t at = 0;
   while (at != std::string::npos) {
@@ -43,17 +43,13 @@ bool makeDirs(const std::string &dir, std::string &error) {
     at = next;
     if (path.empty() || path == "/")
       continue;
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-      error = "cannot create " + quoted(path) + ": " + std::strerror(errno);
-      return false;
-    }
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+      return Status(StatusCode::Io, "cannot create " + quoted(path) + ": " + std::strerror(errno));
   }
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    error = dir + " is not a directory";
-    return false;
-  }
-  return true;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Status(StatusCode::Io, dir + " is not a directory");
+  return Status::success();
 }
 
 } // namespace
@@ -122,10 +118,8 @@ bool read(const std::string &path, uint32_t check, Entry &entry) {
   return true;
 }
 
-bool write(const std::string &dir, const std::string &file, uint32_t check, const Entry &entry,
-           std::string &error) {
-  if (!makeDirs(dir, error))
-    return false;
+Status write(const std::string &dir, const std::string &file, uint32_t check, const Entry &entry) {
+  EINRT_TRY(makeDirs(dir));
   std::string payload = entry.image + entry.log;
   char header[160];
   std::snprintf(header, sizeof header, "%s\n%08x %d %zu %zu %08x\n", kMagic, check,
@@ -138,17 +132,17 @@ bool write(const std::string &dir, const std::string &file, uint32_t check, cons
     out << header << payload;
     out.flush();
     if (!out) {
-      error = "cannot write " + temp;
       std::remove(temp.c_str());
-      return false;
+      return Status(StatusCode::Io, "cannot write " + temp);
     }
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename " + quoted(temp) + " to " + quoted(path) + ": " + std::strerror(errno);
+    Status failed(StatusCode::Io, "cannot rename " + quoted(temp) + " to " + quoted(path) + ": " +
+                                      std::strerror(errno));
     std::remove(temp.c_str());
-    return false;
+    return failed;
   }
-  return true;
+  return Status::success();
 }
 
 } // namespace nvrtccache

@@ -12,6 +12,8 @@
 #ifndef EINC_RUNTIME_NVRTCCACHE_H
 #define EINC_RUNTIME_NVRTCCACHE_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,9 +33,9 @@ uint32_t keyCheck(const std::string &key);
 
 /// Reads the entry `path`; false when absent, of another key, or corrupt.
 bool read(const std::string &path, uint32_t check, Entry &entry);
-/// Writes it atomically (creating `dir` and its parents); false with `error`.
-bool write(const std::string &dir, const std::string &file, uint32_t check, const Entry &entry,
-           std::string &error);
+/// Writes it atomically (creating `dir` and its parents); Io when the file
+/// system refuses.
+Status write(const std::string &dir, const std::string &file, uint32_t check, const Entry &entry);
 
 } // namespace einrt::nvrtccache
 

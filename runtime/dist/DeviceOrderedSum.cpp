@@ -21,9 +21,14 @@ std::unique_ptr<DeviceOrderedSum> DeviceOrderedSum::create(Collectives &c, int64
   std::unique_ptr<DeviceOrderedSum> s(new DeviceOrderedSum(c, count));
   // The padding past `count` stays zero: it travels, and is never read.
   const int64_t bytes = s->slice * c.size() * int64_t(sizeof(float));
-  for (DeviceMemory *m : {&s->mine, &s->received, &s->total})
-    if (!s->dev.allocate(bytes, *m, "the data-parallel gradient sum", error))
+  for (DeviceMemory *m : {&s->mine, &s->received, &s->total}) {
+    Expected<DeviceMemory> memory = s->dev.allocate(bytes, "the data-parallel gradient sum");
+    if (!memory.ok()) {
+      error = memory.status().message();
       return nullptr;
+    }
+    *m = *memory;
+  }
   return s;
 }
 
@@ -37,11 +42,18 @@ bool DeviceOrderedSum::addRound(int64_t round, std::string &error) {
   float *owned = static_cast<float *>(total.data) + int64_t(coll.rank()) * slice;
   if (slice == 0)
     return true;
-  if (round == 0 && !dev.zero(owned, bytes, error)) // s := 0, then s + x_0
+  Status zeroed = round == 0 ? dev.zero(owned, bytes) : Status(); // s := 0, then s + x_0
+  if (!zeroed.ok()) {
+    error = zeroed.message();
     return false;
-  return coll.allToAll(mine.data, received.data, bytes, error) &&
-         dev.addInOrder(owned, static_cast<const float *>(received.data), coll.size(), slice, slice,
-                        error);
+  }
+  if (!coll.allToAll(mine.data, received.data, bytes, error))
+    return false;
+  Status added =
+      dev.addInOrder(owned, static_cast<const float *>(received.data), coll.size(), slice, slice);
+  if (!added.ok())
+    error = added.message();
+  return added.ok();
 }
 
 bool DeviceOrderedSum::finish(std::string &error) {
@@ -49,8 +61,12 @@ bool DeviceOrderedSum::finish(std::string &error) {
 }
 
 bool DeviceOrderedSum::sumUnordered(std::string &error) {
-  return dev.copy(total.data, mine.data, elements * int64_t(sizeof(float)), error) &&
-         coll.sumFloats(static_cast<float *>(total.data), elements, error);
+  if (Status copied = dev.copy(total.data, mine.data, elements * int64_t(sizeof(float)));
+      !copied.ok()) {
+    error = copied.message();
+    return false;
+  }
+  return coll.sumFloats(static_cast<float *>(total.data), elements, error);
 }
 
 } // namespace einrt

@@ -1,5 +1,6 @@
 //===- NcclCollectives.cpp - NCCL on the cuda device's stream -------------===//
 #include "runtime/dist/NcclCollectives.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaLibraries.h"
@@ -45,7 +46,7 @@ template <class T> bool load(void *lib, const char *name, T &out) {
 /// never unloaded while the process lives).
 bool openLibrary(NcclApi &api, std::string &error) {
   OpenedCudaLibrary opened;
-  if (!openCudaLibrary(ncclLibrary(), cudaLibrarySearch(ncclLibrary()), opened, error))
+  if (!statusOut(openCudaLibrary(ncclLibrary(), cudaLibrarySearch(ncclLibrary())), opened, error))
     return false;
   // RTLD_LOCAL (openCudaLibrary's): NCCL's own copy of the CUDA runtime stays its own.
   void *lib = opened.handle;
@@ -83,8 +84,7 @@ public:
   ~NcclCollectives() override {
     if (!comm)
       return;
-    std::string ignored;
-    gpu->makeCurrent(ignored);
+    gpu->makeCurrent().ignore();
     // A failed call may leave work that never completes: abort, not wait.
     if (failed)
       nccl.commAbort(comm);
@@ -93,9 +93,17 @@ public:
   }
 
   bool init(const abi::UniqueId &id, std::string &error) {
-    if (!gpu->makeCurrent(error))
+    if (!current(error))
       return false;
     return ok(nccl.commInitRank(&comm, n, id, me), "ncclCommInitRank", error);
+  }
+
+  /// The GPU's context on this thread (its Status as the collectives' error).
+  bool current(std::string &error) {
+    Status st = gpu->makeCurrent();
+    if (!st.ok())
+      error = st.message();
+    return st.ok();
   }
 
   int rank() const override { return me; }
@@ -106,7 +114,7 @@ public:
   Device &device() const override { return *gpu; }
 
   bool allToAll(const void *send, void *recv, int64_t bytes, std::string &error) override {
-    if (!gpu->makeCurrent(error) || !ok(nccl.groupStart(), "ncclGroupStart", error))
+    if (!current(error) || !ok(nccl.groupStart(), "ncclGroupStart", error))
       return false;
     bool posted = true;
     for (int r = 0; r < n && posted; ++r)
@@ -124,17 +132,17 @@ public:
   }
   bool allGather(void *all, int64_t bytes, std::string &error) override {
     char *base = static_cast<char *>(all);
-    return gpu->makeCurrent(error) &&
+    return current(error) &&
            ok(nccl.allGather(base + me * bytes, base, size_t(bytes), abi::kUint8, comm, stream()),
               "ncclAllGather", error);
   }
   bool sumFloats(float *data, int64_t count, std::string &error) override {
-    return gpu->makeCurrent(error) &&
+    return current(error) &&
            ok(nccl.allReduce(data, data, size_t(count), abi::kFloat32, abi::kSum, comm, stream()),
               "ncclAllReduce", error);
   }
   bool broadcast(void *data, int64_t bytes, int root, std::string &error) override {
-    return gpu->makeCurrent(error) &&
+    return current(error) &&
            ok(nccl.broadcast(data, data, size_t(bytes), abi::kUint8, root, comm, stream()),
               "ncclBroadcast", error);
   }

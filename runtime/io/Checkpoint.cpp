@@ -1,6 +1,7 @@
 //===- Checkpoint.cpp - Training checkpoints in safetensors ---------------===//
 #include "runtime/io/Checkpoint.h"
 #include "runtime/base/LossScaleState.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/base/StrictJson.h"
 #include "runtime/base/TerminalText.h"
 
@@ -209,7 +210,7 @@ SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
 
 bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
                      const CheckpointInfo &info, std::string &error) {
-  if (!writeSafetensors(path, tensors, checkpointMetadata(info), error)) {
+  if (!statusOut(writeSafetensors(path, tensors, checkpointMetadata(info)), error)) {
     error = "cannot write checkpoint " + einrt::quoted(path) + " at step " +
             std::to_string(info.step) + ": " + error;
     return false;
@@ -219,7 +220,7 @@ bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &ten
 
 std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error) {
   Checkpoint c;
-  auto tensors = readSafetensors(path, c.metadata, error, &c.checksummed);
+  auto tensors = statusOut(readSafetensors(path, c.metadata, &c.checksummed), error);
   if (!tensors) {
     error = "cannot read checkpoint " + einrt::quoted(path) + ": " + error;
     return std::nullopt;

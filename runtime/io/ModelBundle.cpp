@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/io/ModelBundle.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Crc32c.h"
 #include "runtime/base/FieldsJson.h"
@@ -215,8 +216,8 @@ std::string checkPrograms(const ModelBundle &b) {
     if (!isProgramLowering(bp.backend))
       return "program " + einrt::quoted(name) + ": unknown backend " + einrt::quoted(bp.backend) +
              " (expected " + programLoweringNames() + ")";
-    if (std::string problem = bp.program.validate(); !problem.empty())
-      return "program " + einrt::quoted(name) + ": " + problem;
+    if (einrt::Status problem = bp.program.validate(); !problem.ok())
+      return "program " + einrt::quoted(name) + ": " + problem.message();
   }
   return "";
 }
@@ -405,13 +406,13 @@ std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
 
 bool writeModelBundle(const std::string &path, const ModelBundle &b, std::string &error) {
   auto bytes = serializeModelBundle(b, error);
-  return bytes && writeFileAtomically(path, *bytes, error);
+  return bytes && statusOut(writeFileAtomically(path, *bytes), error);
 }
 
 std::optional<ModelBundle> readModelBundle(const std::string &path, std::string &error) {
   std::vector<uint8_t> bytes;
   // The file's bytes, then the bundle copied out of them.
-  if (!readFileBytes(path, 2, bytes, error))
+  if (!statusOut(readFileBytes(path, 2), bytes, error))
     return std::nullopt;
   return parseModelBundle(bytes.data(), bytes.size(), path, error);
 }

@@ -1,5 +1,6 @@
 //===- TokenData.cpp - Token files and random training windows ------------===//
 #include "runtime/io/TokenData.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/base/TerminalText.h"
 
 #include <algorithm>
@@ -359,8 +360,8 @@ bool WindowSampler::feed(Executor &ex, std::string &error) {
   thread_local std::vector<int32_t> context, targets;
   if (!next(context, targets, error))
     return false;
-  return ex.setArgument(lay.contextArg, context.data(), context.size(), error) &&
-         ex.setArgument(lay.targetArg, targets.data(), targets.size(), error);
+  return statusOut(ex.setArgument(lay.contextArg, context.data(), context.size()), error) &&
+         statusOut(ex.setArgument(lay.targetArg, targets.data(), targets.size()), error);
 }
 
 std::string WindowSampler::saveState() const {

@@ -7,6 +7,7 @@
 #include "runtime/train/Trainer.h"
 #include "runtime/base/LossScaleState.h"
 #include "runtime/base/Memory.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Init.h"
 #include "runtime/dist/DeviceOrderedSum.h"
@@ -319,19 +320,19 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   const int64_t t = curStep + 1;
   const double lr = cfg.schedule.at(t);
   const double tOpt = double(optStep + 1);
-  if (!I.holder->setArgument(I.stepArg, &tOpt, 1, error) ||
-      !I.holder->setArgument(I.lrArg, &lr, 1, error))
+  if (!statusOut(I.holder->setArgument(I.stepArg, &tOpt, 1), error) ||
+      !statusOut(I.holder->setArgument(I.lrArg, &lr, 1), error))
     return false;
 
   if (globalMicroBatches() == 1) {
     Executor &ex = *progs.trainStep;
     if (!trainSampler->feed(ex, error))
       return false;
-    if (!ex.run(error)) {
+    if (!statusOut(ex.run(), error)) {
       error = "step " + std::to_string(t) + ": " + error;
       return false;
     }
-    if (!ex.readScalar(I.lossResult, loss, error))
+    if (!statusOut(ex.readScalar(I.lossResult), loss, error))
       return false;
   } else if (ranks() > 1 || cfg.collectives) {
     if (!distributedMicroBatches(loss, error))
@@ -346,23 +347,24 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     for (int64_t m = 0; m < cfg.accumulate; ++m) {
       if (!trainSampler->feed(g, error))
         return false;
-      if (!g.run(error)) {
+      if (!statusOut(g.run(), error)) {
         error =
             "step " + std::to_string(t) + ", micro-batch " + std::to_string(m + 1) + ": " + error;
         return false;
       }
       for (auto [result, arg] : I.accumulators)
-        if (!g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result]), error))
+        if (!statusOut(g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result])), error))
           return false;
     }
     std::vector<double> lossValues;
-    if (!g.read(size_t(ap.arguments[I.lossSumArg]), lossValues, error))
+    if (!statusOut(g.read(size_t(ap.arguments[I.lossSumArg])), lossValues, error))
       return false;
     loss = lossValues.empty() ? NAN : lossValues[0];
     for (size_t p = 0; p < I.paramCount; ++p)
-      if (!I.holder->copyFrom(
-              size_t(I.holder->program().arguments[size_t(I.slots[p].applyGradArg)]), g,
-              size_t(ap.arguments[size_t(I.slots[p].sumArg)]), error))
+      if (!statusOut(I.holder->copyFrom(
+                         size_t(I.holder->program().arguments[size_t(I.slots[p].applyGradArg)]), g,
+                         size_t(ap.arguments[size_t(I.slots[p].sumArg)])),
+                     error))
         return false;
   }
   if (globalMicroBatches() > 1) {
@@ -373,12 +375,12 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
               "); stopping, the last good checkpoint is kept";
       return false;
     }
-    if (!I.holder->run(error)) {
+    if (!statusOut(I.holder->run(), error)) {
       error = "step " + std::to_string(t) + ": " + error;
       return false;
     }
   }
-  if (!I.holder->readScalar(I.gradNormResult, gradNorm, error))
+  if (!statusOut(I.holder->readScalar(I.gradNormResult), gradNorm, error))
     return false;
   // Loss scaling: a step whose gradients were not finite was skipped by the
   // program (params and state kept, the scale backed off); it is not the
@@ -388,10 +390,11 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   if (I.scaling()) {
     double value[3];
     for (int k = 0; k < 3; ++k)
-      if (!I.holder->readScalar(I.slots[size_t(I.scalerSlots[k])].result, value[k], error))
+      if (!statusOut(I.holder->readScalar(I.slots[size_t(I.scalerSlots[k])].result), value[k],
+                     error))
         return false;
     std::vector<double> before;
-    if (!I.holder->read(I.holderBuf(I.slots[size_t(I.scalerSlots[2])]), before, error))
+    if (!statusOut(I.holder->read(I.holderBuf(I.slots[size_t(I.scalerSlots[2])])), before, error))
       return false;
     skipped = !before.empty() && value[2] > before[0];
     scaler = {value[0], int64_t(value[1]), int64_t(value[2])};
@@ -406,8 +409,9 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
   }
   // Carry params' and opt_state' into the next step's arguments.
   for (const Impl::Slot &s : I.slots)
-    if (s.owned && !I.holder->copyFrom(I.holderBuf(s), *I.holder,
-                                       size_t(I.holder->program().results[s.result]), error))
+    if (s.owned && !statusOut(I.holder->copyFrom(I.holderBuf(s), *I.holder,
+                                                 size_t(I.holder->program().results[s.result])),
+                              error))
       return false;
   if (sharded() && !allGatherParams(error))
     return false;
@@ -430,8 +434,9 @@ bool Trainer::lastGradients(std::vector<std::vector<double>> &out, std::string &
   const std::vector<float> *sum = &gradientSum;
   if (deviceSum) { // the sum of the last step, on the device
     onDevice.resize(size_t(deviceSum->count()));
-    if (!progs.accumulate->device().download(onDevice.data(), deviceSum->sum(),
-                                             deviceSum->count() * int64_t(sizeof(float)), error))
+    if (!statusOut(progs.accumulate->device().download(onDevice.data(), deviceSum->sum(),
+                                                       deviceSum->count() * int64_t(sizeof(float))),
+                   error))
       return false;
     sum = &onDevice;
   }
@@ -452,8 +457,8 @@ bool Trainer::lastGradients(std::vector<std::vector<double>> &out, std::string &
   }
   for (size_t k = 0; k < impl->paramCount; ++k) {
     out.emplace_back();
-    if (!progs.accumulate->read(size_t(ap.arguments[size_t(impl->slots[k].sumArg)]), out.back(),
-                                error))
+    if (!statusOut(progs.accumulate->read(size_t(ap.arguments[size_t(impl->slots[k].sumArg)])),
+                   out.back(), error))
       return false;
   }
   return true;
@@ -467,20 +472,21 @@ bool Trainer::evaluate(double &valLoss, std::string &error) {
   }
   Executor &f = *progs.forward;
   for (size_t k = 0; k < I.paramCount; ++k)
-    if (!f.copyFrom(size_t(f.program().arguments[size_t(I.slots[k].forwardArg)]), *I.holder,
-                    I.holderBuf(I.slots[k]), error))
+    if (!statusOut(f.copyFrom(size_t(f.program().arguments[size_t(I.slots[k].forwardArg)]),
+                              *I.holder, I.holderBuf(I.slots[k])),
+                   error))
       return false;
   valSampler->rewind();
   double sum = 0;
   for (int64_t i = 0; i < cfg.evalSteps; ++i) {
     if (!valSampler->feed(f, error))
       return false;
-    if (!f.run(error)) {
+    if (!statusOut(f.run(), error)) {
       error = "evaluation at step " + std::to_string(curStep) + ": " + error;
       return false;
     }
     double batchLoss;
-    if (!f.readScalar(0, batchLoss, error))
+    if (!statusOut(f.readScalar(0), batchLoss, error))
       return false;
     sum += batchLoss;
   }
@@ -543,20 +549,22 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       // @accumulate_grad (the model's own signature first)
       // model's own signature) when accumulating.
       if (globalMicroBatches() == 1) {
-        if (!initParams(*I.holder, cfg.seed, error))
+        if (!statusOut(initParams(*I.holder, cfg.seed), error))
           return false;
       } else {
-        if (!initParams(*progs.accumulate, cfg.seed, error))
+        if (!statusOut(initParams(*progs.accumulate, cfg.seed), error))
           return false;
         for (size_t k = 0; k < I.paramCount; ++k)
-          if (!I.holder->copyFrom(
-                  I.holderBuf(I.slots[k]), *progs.accumulate,
-                  size_t(progs.accumulate->program().arguments[size_t(I.slots[k].accArg)]), error))
+          if (!statusOut(
+                  I.holder->copyFrom(
+                      I.holderBuf(I.slots[k]), *progs.accumulate,
+                      size_t(progs.accumulate->program().arguments[size_t(I.slots[k].accArg)])),
+                  error))
             return false;
       }
     }
     for (size_t k = I.paramCount; k < I.slots.size(); ++k)
-      if (!I.holder->zeroBuffer(I.holderBuf(I.slots[k]), error))
+      if (!statusOut(I.holder->zeroBuffer(I.holderBuf(I.slots[k])), error))
         return false;
     if (init && !startFrom(*init, cfg.initFrom, error))
       return false;

@@ -6,6 +6,7 @@
 // run from another's params, --init-from (docs/training.md).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/train/TrainerImpl.h"
 
@@ -27,7 +28,7 @@ bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) con
   out.clear();
   for (const Impl::Slot &s : impl->slots) {
     TensorData t;
-    if (!impl->holder->exportBuffer(impl->holderBuf(s), t, error))
+    if (!statusOut(impl->holder->exportBuffer(impl->holderBuf(s)), t, error))
       return false;
     t.name = s.name;
     out.push_back(std::move(t));
@@ -163,11 +164,11 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   for (const Impl::Slot &s : I.slots) {
     size_t buf = size_t(hp.arguments[s.holderArg]);
     if ((s.opt && !s.scaler && cfg.resetOptimizer) || (s.scaler && !ck->find(s.name))) {
-      if (!I.holder->zeroBuffer(buf, error))
+      if (!statusOut(I.holder->zeroBuffer(buf), error))
         return false;
       continue;
     }
-    if (!I.holder->importBuffer(buf, *ck->find(s.name), error)) {
+    if (!statusOut(I.holder->importBuffer(buf, *ck->find(s.name)), error)) {
       error =
           "checkpoint " + einrt::quoted(path) + ", tensor " + einrt::quoted(s.name) + ": " + error;
       return false;
@@ -221,7 +222,7 @@ bool Trainer::startFrom(const Checkpoint &ck, const std::string &path, std::stri
     // kept (and present: a checkpoint without loss scaling starts it fresh).
     if (s.opt && (!cfg.keepOptimizer || !t))
       continue;
-    if (!I.holder->importBuffer(I.holderBuf(s), *t, error)) {
+    if (!statusOut(I.holder->importBuffer(I.holderBuf(s), *t), error)) {
       error = "--init-from '" + path + "', tensor '" + s.name + "': " + error;
       return false;
     }
@@ -240,15 +241,17 @@ bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
   if (!grad || I.holder == grad)
     return true;
   if (I.accScaleArg >= 0 &&
-      !grad->copyFrom(size_t(grad->program().arguments[size_t(I.accScaleArg)]), *I.holder,
-                      I.holderBuf(I.slots[size_t(I.scalerSlots[0])]), error))
+      !statusOut(grad->copyFrom(size_t(grad->program().arguments[size_t(I.accScaleArg)]), *I.holder,
+                                I.holderBuf(I.slots[size_t(I.scalerSlots[0])])),
+                 error))
     return false;
   for (size_t k = 0; k < I.paramCount; ++k) {
     const Trainer::Impl::Slot &s = I.slots[k];
     if (s.accArg < 0)
       continue;
-    if (!grad->copyFrom(size_t(grad->program().arguments[size_t(s.accArg)]), *I.holder,
-                        I.holderBuf(s), error))
+    if (!statusOut(grad->copyFrom(size_t(grad->program().arguments[size_t(s.accArg)]), *I.holder,
+                                  I.holderBuf(s)),
+                   error))
       return false;
   }
   return true;

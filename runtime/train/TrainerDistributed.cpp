@@ -5,6 +5,7 @@
 // N·accumulate, then the sum over all ranks, handed to @apply_update.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 #include "runtime/dist/OrderedSum.h"
@@ -35,7 +36,7 @@ bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
     return true;
   }
   std::vector<double> values;
-  if (!ex.read(buffer, values, error))
+  if (!statusOut(ex.read(buffer), values, error))
     return false;
   for (int64_t i = 0; i < n; ++i)
     out[i] = float(values[size_t(i)]);
@@ -82,7 +83,7 @@ void layOutByReadiness(Trainer::Impl &I, const Executor &g) {
 
 bool zeroAccumulators(const Trainer::Impl &I, Executor &g, std::string &error) {
   for (auto [result, arg] : I.accumulators)
-    if (!g.zeroBuffer(size_t(g.program().arguments[arg]), error))
+    if (!statusOut(g.zeroBuffer(size_t(g.program().arguments[arg])), error))
       return false;
   return true;
 }
@@ -126,13 +127,13 @@ bool Trainer::microBatch(int64_t j, std::string &error,
   if (!trainSampler->feed(g, error))
     return false;
   trainSampler->skip(n - 1 - me);
-  if (!g.run(error, afterStep)) {
+  if (!statusOut(g.run(afterStep), error)) {
     error = microBatchWhere(curStep + 1, j * n + me, me) + error;
     return false;
   }
   if (cfg.fastSum) // this rank's own micro-batches summed in compiled code
     for (auto [result, arg] : I.accumulators)
-      if (!g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result]), error))
+      if (!statusOut(g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result])), error))
         return false;
   return true;
 }
@@ -283,8 +284,9 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
     while (I.accumulators[a].second != size_t(I.slots[p].sumArg))
       ++a;
     size_t count = size_t(ap.buffers[ap.arguments[I.accumulators[a].second]].elementCount());
-    if (!I.holder->setArgument(size_t(I.slots[p].applyGradArg),
-                               gradientSum.data() + I.accOffsets[a], count, error))
+    if (!statusOut(I.holder->setArgument(size_t(I.slots[p].applyGradArg),
+                                         gradientSum.data() + I.accOffsets[a], count),
+                   error))
       return false;
   }
   return true;
@@ -332,8 +334,9 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
   float *mine = deviceSum->contribution();
   auto pack = [&](bool results) {
     for (const Piece &p : pieces)
-      if (!dev.copy(mine + p.offset, g.deviceData(results ? p.result : p.argument),
-                    p.count * int64_t(sizeof(float)), error))
+      if (!statusOut(dev.copy(mine + p.offset, g.deviceData(results ? p.result : p.argument),
+                              p.count * int64_t(sizeof(float))),
+                     error))
         return false;
     return true;
   };
@@ -362,12 +365,15 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
   }
   for (const Piece &p : pieces)
     if (p.applyArg >= 0 &&
-        !dev.copy(I.holder->deviceData(size_t(I.holder->program().arguments[size_t(p.applyArg)])),
-                  deviceSum->sum() + p.offset, p.count * int64_t(sizeof(float)), error))
+        !statusOut(dev.copy(I.holder->deviceData(
+                                size_t(I.holder->program().arguments[size_t(p.applyArg)])),
+                            deviceSum->sum() + p.offset, p.count * int64_t(sizeof(float))),
+                   error))
       return false;
   float first = 0; // the loss
   if (deviceSum->count() > 0 &&
-      !dev.download(&first, deviceSum->sum() + I.accOffsets[0], int64_t(sizeof(float)), error))
+      !statusOut(dev.download(&first, deviceSum->sum() + I.accOffsets[0], int64_t(sizeof(float))),
+                 error))
     return false;
   loss = first;
   sumSeconds += std::chrono::duration<double>(Clock::now() - start).count();

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/base/ShardPlan.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/TrainerImpl.h"
 
@@ -199,7 +200,8 @@ bool Trainer::allGatherParams(std::string &error) {
       return false;
     if (!comm.broadcast(values.data(), count * int64_t(sizeof(float)), s.owner, error))
       return false;
-    if (!s.owned && !I.holder->setArgument(s.holderArg, values.data(), values.size(), error))
+    if (!s.owned &&
+        !statusOut(I.holder->setArgument(s.holderArg, values.data(), values.size()), error))
       return false;
   }
   return true;
@@ -212,7 +214,7 @@ bool Trainer::gatherState(std::vector<TensorData> &out, std::string &error) cons
   out.clear();
   auto exportSlot = [&](size_t i) {
     TensorData t;
-    if (!I.holder->exportBuffer(I.holderBuf(I.slots[i]), t, error))
+    if (!statusOut(I.holder->exportBuffer(I.holderBuf(I.slots[i])), t, error))
       return false;
     t.name = I.slots[i].name;
     out.push_back(std::move(t));
@@ -234,7 +236,7 @@ bool Trainer::gatherState(std::vector<TensorData> &out, std::string &error) cons
         return false;
       for (size_t i : I.paramState[k]) {
         TensorData t;
-        if (!I.holder->exportBuffer(I.holderBuf(I.slots[i]), t, error))
+        if (!statusOut(I.holder->exportBuffer(I.holderBuf(I.slots[i])), t, error))
           return false;
         t.name = I.slots[i].name;
         std::vector<uint8_t> bytes = pack(t);

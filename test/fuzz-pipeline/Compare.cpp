@@ -1,5 +1,6 @@
 //===- Compare.cpp - Results of two backends, within float32's reach ------===//
 #include "Compare.h"
+#include "runtime/base/StatusOut.h"
 
 #include <cmath>
 #include <cstring>
@@ -13,7 +14,7 @@ RunResults resultsOf(const einrt::Executor &ex) {
     size_t b = size_t(ex.program().results[i]);
     std::vector<double> values;
     std::string error;
-    if (!ex.read(b, values, error))
+    if (!statusOut(ex.read(b), values, error))
       values.clear();
     r.names.push_back(ex.program().resultNames[i]);
     // The raw float32 storage where the device keeps floats as f32 (host

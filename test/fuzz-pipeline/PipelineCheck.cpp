@@ -6,6 +6,7 @@
 #include "PassVerifier.h"
 #include "Perturb.h"
 #include "Runs.h"
+#include "runtime/base/StatusOut.h"
 
 #include "tools/driver/Stages.h"
 
@@ -221,7 +222,7 @@ MaybeFailure Checker::gradCheck(ModuleOp grad) {
     einrt::GradCheckOptions o;
     o.seed = options.seed;
     einrt::GradCheckReport report;
-    if (!einrt::gradCheck(*forward, *gradEx, o, report, error))
+    if (!statusOut(einrt::gradCheck(*forward, *gradEx, o), report, error))
       return Failure{"gradient check", error};
     stats.gradEntries += report.checked;
     if (report.worst.relativeError <= 1e-5)
@@ -230,7 +231,7 @@ MaybeFailure Checker::gradCheck(ModuleOp grad) {
     // entries: the same seed).
     o.step = 1e-6;
     einrt::GradCheckReport fine;
-    if (!einrt::gradCheck(*forward, *gradEx, o, fine, error))
+    if (!statusOut(einrt::gradCheck(*forward, *gradEx, o), fine, error))
       return Failure{"gradient check", error};
     if (fine.worst.relativeError <= 1e-4)
       return std::nullopt;
@@ -239,7 +240,7 @@ MaybeFailure Checker::gradCheck(ModuleOp grad) {
       std::vector<double> at;
       int64_t b = forward->findBuffer(w.param);
       std::string value =
-          b >= 0 && forward->read(size_t(b), at, error) && w.index < int64_t(at.size())
+          b >= 0 && statusOut(forward->read(size_t(b)), at, error) && w.index < int64_t(at.size())
               ? " = " + formatNumber(at[size_t(w.index)])
               : "";
       return Failure{"gradient check (reference backend, float64, @grad vs central "

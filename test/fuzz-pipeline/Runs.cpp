@@ -1,5 +1,6 @@
 //===- Runs.cpp - Lowered functions run on given argument values ----------===//
 #include "Runs.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/HostDevice.h"
 #include "runtime/core/Init.h"
@@ -24,7 +25,7 @@ std::optional<einrt::Executor> Lowered::executor(const std::string &name,
     device = std::make_shared<einrt::CpuDevice>(kernels->table(), threads);
   else
     device = std::make_shared<einrt::HostDevice>(precision);
-  auto ex = einrt::Executor::create(it->second, device, error);
+  auto ex = statusOut(einrt::Executor::create(it->second, device), error);
   if (!ex)
     error = "@" + name + ": " + error;
   return ex;
@@ -34,7 +35,8 @@ bool setByName(einrt::Executor &ex, const Values &values, std::string &error) {
   const einrt::Program &p = ex.program();
   for (size_t a = 0; a < p.arguments.size(); ++a) {
     auto it = values.find(p.buffers[size_t(p.arguments[a])].name);
-    if (it != values.end() && !ex.setArgument(a, it->second.data(), it->second.size(), error))
+    if (it != values.end() &&
+        !statusOut(ex.setArgument(a, it->second.data(), it->second.size()), error))
       return false;
   }
   return true;
@@ -48,8 +50,8 @@ bool fillInputs(einrt::Executor &ex, int32_t vocab, uint64_t seed, std::string &
     if (p.buffers[b].role != einrt::BufferRole::Input)
       continue;
     bool ok = p.buffers[b].dtype == einrt::DType::I32
-                  ? einrt::fillRandomInts(ex, b, seed + b, vocab, error)
-                  : einrt::fillRandomNormal(ex, b, seed + b, error);
+                  ? statusOut(einrt::fillRandomInts(ex, b, seed + b, vocab), error)
+                  : statusOut(einrt::fillRandomNormal(ex, b, seed + b), error);
     if (!ok)
       return false;
   }
@@ -60,7 +62,7 @@ void readArguments(const einrt::Executor &ex, Values &out) {
   const einrt::Program &p = ex.program();
   std::string error;
   for (int32_t a : p.arguments)
-    if (!ex.read(size_t(a), out[p.buffers[size_t(a)].name], error))
+    if (!statusOut(ex.read(size_t(a)), out[p.buffers[size_t(a)].name], error))
       out[p.buffers[size_t(a)].name].clear();
 }
 } // namespace
@@ -70,7 +72,8 @@ bool initialValues(const Lowered &l, const std::string &name, int32_t vocab, dou
   auto ex = l.executor(name, einrt::Precision::F32, 1, error);
   if (!ex)
     return false;
-  if (!einrt::initParams(*ex, seed, error) || !fillInputs(*ex, vocab, seed + 1000, error))
+  if (!statusOut(einrt::initParams(*ex, seed), error) ||
+      !fillInputs(*ex, vocab, seed + 1000, error))
     return false;
   readArguments(*ex, out);
   out["step"] = {1};
@@ -125,7 +128,7 @@ std::vector<Values> microBatches(const Lowered &l, const std::string &name, cons
 bool runOnce(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
              const Values &values, RunResults &out, std::string &error) {
   auto ex = l.executor(name, precision, threads, error);
-  if (!ex || !setByName(*ex, values, error) || !ex->run(error))
+  if (!ex || !setByName(*ex, values, error) || !statusOut(ex->run(), error))
     return false;
   out = resultsOf(*ex);
   return true;
@@ -138,7 +141,7 @@ bool runSteps(const Lowered &l, const std::string &name, einrt::Precision precis
     return false;
   for (int s = 1; s <= steps; ++s) {
     values["step"] = {double(s)};
-    if (!setByName(*ex, values, error) || !ex->run(error))
+    if (!setByName(*ex, values, error) || !statusOut(ex->run(), error))
       return false;
     out.push_back(resultsOf(*ex));
     const RunResults &r = out.back();
@@ -171,11 +174,11 @@ bool runApply(const Lowered &l, einrt::Precision precision, const Values &values
         mean[i] += r.values[g][i];
     for (double &v : mean)
       v /= double(grads.size());
-    if (!ex->setArgument(a, mean.data(), mean.size(), error))
+    if (!statusOut(ex->setArgument(a, mean.data(), mean.size()), error))
       return false;
     ++g;
   }
-  if (!ex->run(error))
+  if (!statusOut(ex->run(), error))
     return false;
   out = resultsOf(*ex);
   return true;
@@ -187,14 +190,15 @@ bool atKink(einrt::Executor &forward, const std::string &param, int64_t index, d
     return false;
   std::vector<double> p;
   std::string error;
-  if (!forward.read(size_t(b), p, error) || index < 0 || size_t(index) >= p.size())
+  if (!statusOut(forward.read(size_t(b)), p, error) || index < 0 || size_t(index) >= p.size())
     return false;
   double x = p[size_t(index)];
   auto loss = [&](double v) {
     p[size_t(index)] = v;
     double l = NAN;
-    if (forward.write(size_t(b), p.data(), p.size(), error) && forward.run(error))
-      forward.readScalar(0, l, error);
+    if (statusOut(forward.write(size_t(b), p.data(), p.size()), error) &&
+        statusOut(forward.run(), error))
+      statusOut(forward.readScalar(0), l, error);
     return l;
   };
   // Slopes over 50 steps across [x - reach, x + reach]: smooth, neighbouring
@@ -209,7 +213,7 @@ bool atKink(einrt::Executor &forward, const std::string &param, int64_t index, d
     previous = next;
   }
   p[size_t(index)] = x;
-  forward.write(size_t(b), p.data(), p.size(), error);
+  statusOut(forward.write(size_t(b), p.data(), p.size()), error);
   std::vector<double> jumps;
   double largest = 0;
   for (size_t k = 0; k + 1 < slopes.size(); ++k) {

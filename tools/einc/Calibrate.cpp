@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
+#include "runtime/base/StatusOut.h"
 
 #include "passes/DeviceProfile.h"
 
@@ -131,7 +132,7 @@ bool measureMatmulStep(einrt::DType operands, int threads, double budget, Measur
     p.results = {c};
     p.resultNames = {"c"};
     auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{}, threads);
-    std::optional<Executor> ex = Executor::create(p, device, error);
+    std::optional<Executor> ex = statusOut(Executor::create(p, device), error);
     if (!ex)
       return false;
     std::vector<float> av(size_t(n * n)), bv(size_t(n * n));
@@ -139,11 +140,12 @@ bool measureMatmulStep(einrt::DType operands, int threads, double budget, Measur
       av[i] = float(i % 17) * 0.01f;
       bv[i] = float(i % 13) * 0.01f;
     }
-    if (!ex->setArgument(0, av.data(), av.size(), error) ||
-        !ex->setArgument(1, bv.data(), bv.size(), error))
+    if (!statusOut(ex->setArgument(0, av.data(), av.size()), error) ||
+        !statusOut(ex->setArgument(1, bv.data(), bv.size()), error))
       return false;
     bool ok = true;
-    seconds = timeMedian(budget, minReps, 25, reps, [&] { ok = ok && ex->run(error); });
+    seconds =
+        timeMedian(budget, minReps, 25, reps, [&] { ok = ok && statusOut(ex->run(), error); });
     if (!ok)
       return false;
     if (operands == DType::BF16 && device->bf16GemmPath())

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
 #include "CompileOptions.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/TerminalText.h"
 #include "runtime/cpu/GemmTable.h"
@@ -94,14 +95,14 @@ int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSet
 
   std::string error;
   einrt::GemmTable table;
-  if (!einrt::readGemmTable(path, table, error))
+  if (!statusOut(einrt::readGemmTable(path), table, error))
     return fail(error);
   if (table.machine != einrt::gemmMachineKey())
     table = {}; // another machine's (or none): start over
   table.machine = einrt::gemmMachineKey();
   for (const einrt::GemmMeasurement &m : measured)
     table.shapes[m.shape.key()] = m;
-  if (!einrt::writeGemmTable(path, table, error))
+  if (!statusOut(einrt::writeGemmTable(path, table), error))
     return fail(error);
   out << "wrote " << einrt::terminalSafe(path) << " (" << table.shapes.size()
       << " shapes): the cpu backend runs each on its chosen library from now on "

@@ -1,5 +1,6 @@
 //===- CudaTarget.cpp - `einc compile --target cuda`: kernels for the GPU --===//
 #include "CudaTarget.h"
+#include "runtime/base/StatusOut.h"
 
 #include "codegen/CudaRenderer.h"
 #include "runtime/cuda/CudaDevice.h"
@@ -19,7 +20,7 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
     programs.push_back(&bp.program);
   einrt::CudaKernelBundle cuda = ::ein::codegen::renderCudaBundle(kernels, programs);
 
-  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
   if (!nvrtc) {
     error = "--target cuda needs NVRTC: " + error;
     return false;
@@ -34,7 +35,7 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
       einrt::NvrtcOptions options;
       options.arch = kCudaImageArchs[i];
       options.name = (bundle.modelName.empty() ? std::string("model") : bundle.modelName) + ".cu";
-      return nvrtc->compile(cuda.source, options, outputs[i], errors[i]);
+      return statusOut(nvrtc->compile(cuda.source, options), outputs[i], errors[i]);
     }));
   for (size_t i = 0; i < jobs.size(); ++i)
     if (!jobs[i].get() && error.empty())
@@ -55,8 +56,8 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
   // said now, not on the GPU machine; the executable still runs it on the
   // CPU.
   for (const einrt::BundledProgram &bp : bundle.programs)
-    if (std::string why = einrt::cudaProgramProblem(bp.program, &cuda, {}); !why.empty())
-      summary.warnings.push_back("@" + bp.program.name + ": " + why);
+    if (einrt::Status why = einrt::cudaProgramProblem(bp.program, &cuda, {}); !why.ok())
+      summary.warnings.push_back("@" + bp.program.name + ": " + why.message());
   einrt::Expected<std::vector<uint8_t>> section = einrt::encodeCudaKernelBundle(cuda);
   if (!section.ok()) {
     error = "cannot encode the CUDA kernels: " + section.status().message();

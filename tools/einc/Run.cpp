@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "Run.h"
 #include "BackendDevice.h"
+#include "runtime/base/StatusOut.h"
 
 #include "tools/driver/Compile.h"
 #include "tools/driver/Errors.h"
@@ -185,8 +186,8 @@ std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef nam
   if (backend && backend->kind->hostKernels() && !attachHostKernels(*backend, name, *program))
     return std::nullopt;
   std::string error;
-  auto ex = backend ? einrt::Executor::create(*program, backend->device, error)
-                    : einrt::Executor::create(*program, precision, error);
+  auto ex = backend ? einrt::statusOut(einrt::Executor::create(*program, backend->device), error)
+                    : einrt::statusOut(einrt::Executor::create(*program, precision), error);
   if (!ex) {
     fail("cannot run @" + name + ": " + error);
     return ex;
@@ -224,15 +225,15 @@ double norm(const std::vector<double> &values) {
 /// provides on top.
 bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
   std::string error;
-  if (!einrt::initParams(ex, o.seed, error))
+  if (!statusOut(einrt::initParams(ex, o.seed), error))
     return fail(error), false;
-  if (!einrt::fillRandomInputs(ex, o.seed + 1, tokenBound(module, ex.program()), error))
+  if (!statusOut(einrt::fillRandomInputs(ex, o.seed + 1, tokenBound(module, ex.program())), error))
     return fail(error), false;
   if (o.load.empty())
     return true;
   einrt::SafetensorsMetadata metadata;
   bool checksummed = false;
-  auto tensors = einrt::readSafetensors(o.load, metadata, error, &checksummed);
+  auto tensors = statusOut(einrt::readSafetensors(o.load, metadata, &checksummed), error);
   if (!tensors)
     return fail("cannot load " + einrt::quoted(o.load) + ": " + error), false;
   if (std::string missing = einrt::missingChecksums(o.load, metadata, checksummed);
@@ -261,7 +262,7 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
                    << "\n";
       continue;
     }
-    if (!ex.importBuffer(found, t, error))
+    if (!statusOut(ex.importBuffer(found, t), error))
       return fail("cannot load " + einrt::quoted(t.name) + " from " + einrt::quoted(o.load) + ": " +
                   error),
              false;
@@ -299,7 +300,7 @@ int profileRuns(einrt::Executor &ex) {
   ex.setProfiling(true);
   ex.resetProfile();
   for (int r = 0; r < kProfileRuns; ++r)
-    if (!ex.run(error))
+    if (!statusOut(ex.run(), error))
       return fail(error);
   llvm::outs() << einrt::formatStepProfile(ex.program(), ex.stepSeconds(), ex.profiledRuns());
   return 0;
@@ -311,10 +312,10 @@ int runForward(const Options &o, ModuleOp module, einrt::Precision precision, Ba
     return 1;
   std::string error;
   auto start = std::chrono::steady_clock::now();
-  if (!ex->run(error))
+  if (!statusOut(ex->run(), error))
     return fail(error);
   double loss;
-  if (!ex->readScalar(0, loss, error))
+  if (!statusOut(ex->readScalar(0), loss, error))
     return fail(error);
   llvm::outs() << "loss " << llvm::format("%.6f", loss) << "   (forward, " << backend.name()
                << llvm::format(", %.2f s)\n", seconds(start));
@@ -329,18 +330,18 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
     return 1;
   std::string error;
   auto start = std::chrono::steady_clock::now();
-  if (!ex->run(error))
+  if (!statusOut(ex->run(), error))
     return fail(error);
   double elapsed = seconds(start);
   double loss;
-  if (!ex->readScalar(0, loss, error))
+  if (!statusOut(ex->readScalar(0), loss, error))
     return fail(error);
   double total = 0;
   const einrt::Program &p = ex->program();
   std::vector<std::pair<std::string, double>> norms;
   for (size_t r = 1; r < ex->resultCount(); ++r) {
     std::vector<double> values;
-    if (!ex->read(size_t(p.results[r]), values, error))
+    if (!statusOut(ex->read(size_t(p.results[r])), values, error))
       return fail(error);
     double n = norm(values);
     total += n * n;
@@ -367,12 +368,12 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
     std::vector<einrt::TensorData> out;
     for (size_t r = 0; r < ex->resultCount(); ++r) {
       einrt::TensorData t;
-      if (!ex->exportBuffer(size_t(p.results[r]), t, error))
+      if (!statusOut(ex->exportBuffer(size_t(p.results[r])), t, error))
         return fail(error);
       t.name = p.resultNames[r];
       out.push_back(std::move(t));
     }
-    if (!einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}, error))
+    if (!statusOut(einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}), error))
       return fail("cannot write " + einrt::quoted(o.saveGrads) + ": " + error);
     llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to "
                  << einrt::terminalSafe(o.saveGrads) << "\n";
@@ -386,17 +387,17 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
     // Both take (inputs, params): the same values as the run above.
     for (size_t a = 0; a < ex->argumentCount(); ++a) {
       std::vector<double> values;
-      if (!ex->read(size_t(p.arguments[a]), values, error))
+      if (!statusOut(ex->read(size_t(p.arguments[a])), values, error))
         return fail(error);
-      if (!forward->setArgument(a, values.data(), values.size(), error) ||
-          !grad->setArgument(a, values.data(), values.size(), error))
+      if (!statusOut(forward->setArgument(a, values.data(), values.size()), error) ||
+          !statusOut(grad->setArgument(a, values.data(), values.size()), error))
         return fail(error);
     }
     einrt::GradCheckOptions options;
     options.samplesPerParam = static_cast<int>(o.samples);
     options.seed = o.seed;
     einrt::GradCheckReport report;
-    if (!einrt::gradCheck(*forward, *grad, options, report, error))
+    if (!statusOut(einrt::gradCheck(*forward, *grad, options), report, error))
       return fail(error);
     const einrt::GradCheckEntry &w = report.worst;
     llvm::outs() << "gradcheck: " << report.checked
@@ -477,22 +478,24 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
   double t = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
     t += 1;
-    if (!ex->setArgument(stepArg, &t, 1, error) || !ex->setArgument(lrArg, &lr, 1, error))
+    if (!statusOut(ex->setArgument(stepArg, &t, 1), error) ||
+        !statusOut(ex->setArgument(lrArg, &lr, 1), error))
       return fail(error);
     // --profile: every step after the first, which warms caches and pages.
     ex->setProfiling(o.profile && (step > 1 || o.steps == 1));
-    if (!ex->run(error))
+    if (!statusOut(ex->run(), error))
       return fail(error);
     double loss, gradNorm;
-    if (!ex->readScalar(0, loss, error) || !ex->readScalar(1, gradNorm, error))
+    if (!statusOut(ex->readScalar(0), loss, error) ||
+        !statusOut(ex->readScalar(1), gradNorm, error))
       return fail(error);
     llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss) << "  grad_norm "
                  << llvm::format("%.6g", gradNorm);
     bool skipped = false;
     if (skippedResult >= 0) {
       double skippedNow, scale;
-      if (!ex->readScalar(size_t(skippedResult), skippedNow, error) ||
-          !ex->readScalar(size_t(scaleResult), scale, error))
+      if (!statusOut(ex->readScalar(size_t(skippedResult)), skippedNow, error) ||
+          !statusOut(ex->readScalar(size_t(scaleResult)), scale, error))
         return fail(error);
       skipped = skippedNow > skippedBefore;
       skippedBefore = skippedNow;
@@ -505,7 +508,7 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     if (!std::isfinite(loss) || (!skipped && !std::isfinite(gradNorm)))
       return fail("step " + llvm::Twine(step) + ": the loss or gradient norm is not finite");
     for (auto [r, a] : feedback) {
-      if (!ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r]), error))
+      if (!statusOut(ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r])), error))
         return fail(error);
     }
   }
@@ -516,13 +519,14 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     std::vector<einrt::TensorData> out;
     for (auto [r, a] : feedback) {
       einrt::TensorData t;
-      if (!ex->exportBuffer(size_t(p.arguments[a]), t, error))
+      if (!statusOut(ex->exportBuffer(size_t(p.arguments[a])), t, error))
         return fail(error);
       t.name = p.buffers[p.arguments[a]].name;
       out.push_back(std::move(t));
     }
-    if (!einrt::writeSafetensors(o.saveParams, out,
-                                 {{"format", "pt"}, {"step", std::to_string(o.steps)}}, error))
+    if (!statusOut(einrt::writeSafetensors(o.saveParams, out,
+                                           {{"format", "pt"}, {"step", std::to_string(o.steps)}}),
+                   error))
       return fail("cannot write " + einrt::quoted(o.saveParams) + ": " + error);
     llvm::outs() << "wrote " << out.size() << " tensors to " << einrt::terminalSafe(o.saveParams)
                  << "\n";

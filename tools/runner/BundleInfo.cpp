@@ -1,5 +1,6 @@
 //===- BundleInfo.cpp - `report` and `info` of a compiled model -----------===//
 #include "Runner.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
@@ -46,8 +47,9 @@ int report(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     return std::cout ? 0 : 1;
   }
   std::string error;
-  if (!einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end()),
-                                  error)) {
+  if (!statusOut(
+          einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end())),
+          error)) {
     std::cerr << context.tool << " report: " << error << "\n";
     return 1;
   }

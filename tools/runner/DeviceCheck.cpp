@@ -20,6 +20,7 @@
 #include "CheckCompare.h"
 #include "DeviceCheckReport.h"
 #include "Runner.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/StrictJson.h"
 #include "runtime/core/Init.h"
@@ -173,7 +174,8 @@ einrt::Program stepProgram(const einrt::Program &p, const einrt::Step &s, int co
 bool fillArguments(einrt::Executor &ex, const einrt::ModelBundle &bundle, uint64_t seed,
                    std::string &error) {
   int32_t vocab = int32_t(std::max<int64_t>(bundle.vocab(), 1));
-  if (!einrt::initParams(ex, seed, error) || !einrt::fillRandomInputs(ex, seed + 1, vocab, error))
+  if (!statusOut(einrt::initParams(ex, seed), error) ||
+      !statusOut(einrt::fillRandomInputs(ex, seed + 1, vocab), error))
     return false;
   const einrt::Program &p = ex.program();
   for (int32_t a : p.arguments) {
@@ -181,7 +183,7 @@ bool fillArguments(einrt::Executor &ex, const einrt::ModelBundle &bundle, uint64
     if (b.role != einrt::BufferRole::Scalar)
       continue;
     std::vector<double> v(size_t(b.elementCount()), b.name == "lr" ? 1e-3 : 1.0);
-    if (!ex.write(size_t(a), v.data(), v.size(), error))
+    if (!statusOut(ex.write(size_t(a), v.data(), v.size()), error))
       return false;
   }
   return true;
@@ -194,7 +196,8 @@ bool argumentValues(const einrt::Program &program, const std::vector<int32_t> &s
                     std::string &error) {
   out.assign(program.arguments.size(), {});
   for (size_t i = 0; i < program.arguments.size(); ++i)
-    if (!values.exportBuffer(size_t(source[size_t(program.arguments[i])]), out[i], error))
+    if (!statusOut(values.exportBuffer(size_t(source[size_t(program.arguments[i])])), out[i],
+                   error))
       return false;
   return true;
 }
@@ -205,12 +208,13 @@ std::optional<einrt::Executor> loadStep(const einrt::Program &program,
                                         const std::vector<einrt::TensorData> &args,
                                         const std::shared_ptr<einrt::Device> &device, bool absolute,
                                         std::string &error) {
-  auto ex = einrt::Executor::create(program, device, error);
+  auto ex = statusOut(einrt::Executor::create(program, device), error);
   if (!ex)
     return std::nullopt;
   for (size_t i = 0; i < program.arguments.size(); ++i)
-    if (!ex->importBuffer(size_t(program.arguments[i]),
-                          absolute ? runner::absolute(args[i]) : args[i], error))
+    if (!statusOut(ex->importBuffer(size_t(program.arguments[i]),
+                                    absolute ? runner::absolute(args[i]) : args[i]),
+                   error))
       return std::nullopt;
   return ex;
 }
@@ -219,7 +223,7 @@ bool results(const einrt::Executor &ex, std::vector<einrt::TensorData> &out, std
   out.clear();
   for (int32_t r : ex.program().results) {
     out.emplace_back();
-    if (!ex.exportBuffer(size_t(r), out.back(), error))
+    if (!statusOut(ex.exportBuffer(size_t(r)), out.back(), error))
       return false;
   }
   return true;
@@ -231,7 +235,7 @@ bool timeRuns(einrt::Executor &ex, int repeat, double &seconds, std::string &err
   std::vector<double> samples;
   for (int i = 0; i < repeat; ++i) {
     Clock::time_point start = Clock::now();
-    if (!ex.run(error))
+    if (!statusOut(ex.run(), error))
       return false;
     samples.push_back(since(start));
   }
@@ -299,8 +303,9 @@ void Checker::checkFunction(const einrt::Program &p, CheckResult &out) {
   FunctionResult &f = out.functions.back();
   std::string error;
   // The whole run on the reference device, every buffer kept.
-  auto values = einrt::Executor::create(p, reference.device, error, /*useArena=*/false);
-  if (!values || !fillArguments(*values, bundle, o.seed, error) || !values->run(error)) {
+  auto values = statusOut(einrt::Executor::create(p, reference.device, /*useArena=*/false), error);
+  if (!values || !fillArguments(*values, bundle, o.seed, error) ||
+      !statusOut(values->run(), error)) {
     f.error = "the reference run failed: " + error;
     progress("@" + p.name + ": " + f.error);
     return;
@@ -373,13 +378,13 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
     return;
   }
   auto ref = loadStep(one, args, reference.device, false, error);
-  if (!ref || !ref->run(error) || !results(*ref, want, error)) {
+  if (!ref || !statusOut(ref->run(), error) || !results(*ref, want, error)) {
     r.error = "on the reference device: " + error;
     return;
   }
   ref.reset();
   auto test = loadStep(one, args, tested.device, false, error);
-  if (!test || !test->run(error) || !results(*test, got, error)) {
+  if (!test || !statusOut(test->run(), error) || !results(*test, got, error)) {
     r.error = "on " + tested.device->name() + ": " + error;
     return;
   }
@@ -387,7 +392,7 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
     got[0].bytes[got[0].bytes.size() - 1] ^= 0x01; // the check of the check: one element off
   if (r.rule.kind == BoundKind::Gemm) {            // |A|·|B| (+ |C|) on the reference device
     auto abs = loadStep(one, args, reference.device, true, error);
-    if (!abs || !abs->run(error) || !results(*abs, magnitude, error)) {
+    if (!abs || !statusOut(abs->run(), error) || !results(*abs, magnitude, error)) {
       r.error = "the |A|·|B| product: " + error;
       return;
     }
@@ -397,7 +402,7 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
     std::vector<double> scale;
     if (r.rule.kind == BoundKind::RowSum) {
       einrt::TensorData in;
-      if (values.exportBuffer(size_t(s.inputs[0]), in, error))
+      if (statusOut(values.exportBuffer(size_t(s.inputs[0])), in, error))
         scale = rowMagnitudes(in, want[t]);
     } else if (r.rule.kind == BoundKind::Gemm && !magnitude.empty()) {
       // An epilogue's results (m x n like C) scale with C's |A|·|B|.
@@ -424,7 +429,7 @@ void Checker::timeStep(const einrt::Program &p, const einrt::Step &s,
   // The compared executor (run once) again: a second run (the cuda device
   // records it as a graph), then a third timed to size the repetition.
   double single = 0;
-  if (!ex->run(error) || !timeRuns(*ex, 1, single, error)) {
+  if (!statusOut(ex->run(), error) || !timeRuns(*ex, 1, single, error)) {
     r.error = "timing on " + tested.device->name() + ": " + error;
     return;
   }
@@ -435,7 +440,7 @@ void Checker::timeStep(const einrt::Program &p, const einrt::Step &s,
     std::vector<int32_t> source;
     einrt::Program many = stepProgram(p, s, copies, source);
     ex = loadStep(many, args, tested.device, false, error);
-    if (!ex || !ex->run(error) || !ex->run(error)) {
+    if (!ex || !statusOut(ex->run(), error) || !statusOut(ex->run(), error)) {
       r.error = "timing on " + tested.device->name() + ": " + error;
       return;
     }
@@ -451,16 +456,16 @@ void Checker::timeStep(const einrt::Program &p, const einrt::Step &s,
 
 void Checker::profileFunction(const einrt::Program &p, FunctionResult &f) {
   std::string error;
-  auto ex = einrt::Executor::create(p, tested.device, error);
-  if (!ex || !fillArguments(*ex, bundle, o.seed, error) || !ex->run(error) || !ex->run(error) ||
-      !timeRuns(*ex, int(o.checkRepeat), f.runSeconds, error)) {
+  auto ex = statusOut(einrt::Executor::create(p, tested.device), error);
+  if (!ex || !fillArguments(*ex, bundle, o.seed, error) || !statusOut(ex->run(), error) ||
+      !statusOut(ex->run(), error) || !timeRuns(*ex, int(o.checkRepeat), f.runSeconds, error)) {
     f.error += (f.error.empty() ? "" : "; ") + std::string("the whole run: ") + error;
     return;
   }
   ex->setProfiling(true);
   ex->resetProfile();
   for (int i = 0; i < o.checkRepeat; ++i)
-    if (!ex->run(error)) {
+    if (!statusOut(ex->run(), error)) {
       f.error += (f.error.empty() ? "" : "; ") + std::string("the profiled run: ") + error;
       return;
     }

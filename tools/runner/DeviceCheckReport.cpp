@@ -1,5 +1,6 @@
 //===- DeviceCheckReport.cpp - What `check` found, as Markdown and JSON ---===//
 #include "DeviceCheckReport.h"
+#include "runtime/base/StatusOut.h"
 
 #include "Runner.h"
 
@@ -89,13 +90,18 @@ CopyResult measureCopy(einrt::Device &device, int64_t bytes, int repeat) {
   r.bytes = bytes;
   einrt::DeviceMemory from, to;
   std::string error;
-  if (device.allocate(bytes, from, "the copy check's source", error) &&
-      device.allocate(bytes, to, "the copy check's target", error) &&
-      device.copy(to.data, from.data, bytes, error) && device.synchronize(error)) {
+  auto copied = [&] {
+    einrt::Status st = device.copy(to.data, from.data, bytes);
+    if (st.ok())
+      st = device.synchronize();
+    return einrt::statusOut(st, error);
+  };
+  if (einrt::statusOut(device.allocate(bytes, "the copy check's source"), from, error) &&
+      einrt::statusOut(device.allocate(bytes, "the copy check's target"), to, error) && copied()) {
     std::vector<double> samples;
     for (int i = 0; i < repeat && r.error.empty(); ++i) {
       auto start = std::chrono::steady_clock::now();
-      if (!device.copy(to.data, from.data, bytes, error) || !device.synchronize(error))
+      if (!copied())
         break;
       samples.push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -281,7 +287,8 @@ bool writeJson(const std::string &path, const CheckSummary &summary, const Check
   else
     j["copy"] = nullptr;
   std::string text = j.dump(1) + "\n";
-  return einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()), error);
+  return statusOut(einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end())),
+                   error);
 }
 
 } // namespace einc::runner

@@ -96,13 +96,12 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
     return false;
   }
   for (size_t i = 0; i < programs.size(); ++i) {
-    std::string why;
-    auto ex = einrt::Executor::create(*programs[i], out.device, why);
-    if (!ex) {
-      error = "cannot run @" + functions[i] + ": " + why;
+    einrt::Expected<einrt::Executor> ex = einrt::Executor::create(*programs[i], out.device);
+    if (!ex.ok()) {
+      error = "cannot run @" + functions[i] + ": " + ex.status().message();
       return false;
     }
-    out.executors.push_back(std::move(ex));
+    out.executors.push_back(ex.take());
   }
   return true;
 }

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Init.h"
@@ -111,7 +112,7 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
   // The params, by name, from the checkpoint.
   einrt::SafetensorsMetadata metadata;
   bool checksummed = false;
-  auto tensors = einrt::readSafetensors(o.checkpoint, metadata, error, &checksummed);
+  auto tensors = statusOut(einrt::readSafetensors(o.checkpoint, metadata, &checksummed), error);
   if (!tensors)
     return fail("cannot read " + einrt::quoted(o.checkpoint) + ": " + error);
   if (std::string missing = einrt::missingChecksums(o.checkpoint, metadata, checksummed);
@@ -137,7 +138,7 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
       continue;
     auto t = std::find_if(tensors->begin(), tensors->end(),
                           [&](const einrt::TensorData &t) { return t.name == b.name; });
-    if (!ex.importBuffer(a, *t, error))
+    if (!statusOut(ex.importBuffer(a, *t), error))
       return fail("cannot load " + einrt::quoted(b.name) + " from " + einrt::quoted(o.checkpoint) +
                   ": " + error);
   }
@@ -158,7 +159,7 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
   for (int64_t d : p.buffers[p.arguments[layout->targetArg]].shape)
     targetCount *= d;
   targets.assign(targetCount, 0);
-  if (!ex.setArgument(layout->targetArg, targets.data(), targets.size(), error))
+  if (!statusOut(ex.setArgument(layout->targetArg, targets.data(), targets.size()), error))
     return fail(error);
   einrt::Rng rng = einrt::Rng::forStream(o.seed, "sample");
   std::vector<double> logits(outVocab), all;
@@ -185,11 +186,11 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     // Every row gets the same context.
     for (int64_t r = 1; r < batch; ++r)
       std::copy(contextBuf.begin(), contextBuf.begin() + ctx, contextBuf.begin() + r * ctx);
-    if (!ex.setArgument(layout->contextArg, contextBuf.data(), contextBuf.size(), error))
+    if (!statusOut(ex.setArgument(layout->contextArg, contextBuf.data(), contextBuf.size()), error))
       return fail(error);
-    if (!ex.run(error))
+    if (!statusOut(ex.run(), error))
       return fail(error);
-    if (!ex.read(size_t(p.results[logitsResult]), all, error))
+    if (!statusOut(ex.read(size_t(p.results[logitsResult])), all, error))
       return fail(error);
     for (int64_t v = 0; v < outVocab; ++v)
       logits[v] = all[size_t(position * outVocab + v)];

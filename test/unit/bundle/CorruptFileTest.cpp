@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SampleBundle.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Safetensors.h"
 #include "test/unit/runtime/ProgramBuilder.h"
@@ -160,7 +161,7 @@ TEST(CorruptFile, AnotherFormatVersionNamesTheWriter) {
 TEST(CorruptFile, OtherFilesAreNotProgramFiles) {
   std::string error;
   TensorData t = TensorData::fromDoubles("w", DType::F32, {2}, std::vector<double>{1, 2}.data());
-  auto safetensors = serializeSafetensors({t}, {}, error);
+  auto safetensors = statusOut(serializeSafetensors({t}, {}), error);
   ASSERT_TRUE(safetensors) << error;
   expectFrameError(*safetensors, 0, "safetensors");
   std::string text = "dims { vocab = 256 }\n";

@@ -152,7 +152,7 @@ Program everyKindProgram() {
     EXPECT_TRUE(!pb.p.steps.empty() && pb.p.steps.back().kind == kind)
         << "no step built for '" << stepKindName(kind) << "'";
   }
-  std::string problem = pb.p.validate();
+  std::string problem = pb.p.validate().message();
   EXPECT_EQ(problem, "");
   return pb.p;
 }

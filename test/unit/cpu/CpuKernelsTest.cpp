@@ -12,6 +12,7 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuTarget.h"
 
@@ -98,8 +99,9 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
     return 0;
   std::string error;
   // No arena: every step's output is read back after the run.
-  auto exec = einrt::Executor::create(*program, einrt::Precision::F32, error,
-                                      /*useArena=*/false);
+  auto exec = statusOut(einrt::Executor::create(*program, einrt::Precision::F32,
+                                                /*useArena=*/false),
+                        error);
   EXPECT_TRUE(exec.has_value()) << error;
   if (!exec)
     return 0;
@@ -122,9 +124,9 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
         }
       }
     }
-    EXPECT_TRUE(exec->setArgument(a, v.data(), v.size(), error)) << error;
+    EXPECT_TRUE(statusOut(exec->setArgument(a, v.data(), v.size()), error)) << error;
   }
-  EXPECT_TRUE(exec->run(error)) << error;
+  EXPECT_TRUE(statusOut(exec->run(), error)) << error;
   EXPECT_EQ(program->steps.size(), ops.size());
   if (program->steps.size() != ops.size())
     return 0;
@@ -136,7 +138,7 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
     for (int32_t in : step.inputs)
       ptrs.push_back(exec->deviceData(size_t(in)));
     std::vector<double> want;
-    EXPECT_TRUE(exec->read(size_t(step.output), want, error)) << error;
+    EXPECT_TRUE(statusOut(exec->read(size_t(step.output)), want, error)) << error;
     const einrt::DType wantType = program->buffers[size_t(step.output)].dtype;
     int64_t n = int64_t(want.size());
     // Filled with garbage: the kernel must write every element.

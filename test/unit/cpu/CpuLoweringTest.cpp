@@ -15,6 +15,7 @@
 #include "../pipeline/Compile.h"
 #include "../pipeline/SmallExamples.h"
 #include "CpuTestSupport.h"
+#include "runtime/base/StatusOut.h"
 
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
@@ -299,8 +300,8 @@ func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
 /// Params from their initialisers, inputs at random (token ids below 64).
 void fillModel(einrt::Executor &ex) {
   std::string error;
-  EXPECT_TRUE(einrt::initParams(ex, 7, error)) << error;
-  ASSERT_TRUE(einrt::fillRandomInputs(ex, 8, 64, error)) << error;
+  EXPECT_TRUE(statusOut(einrt::initParams(ex, 7), error)) << error;
+  ASSERT_TRUE(statusOut(einrt::fillRandomInputs(ex, 8, 64), error)) << error;
 }
 
 TEST(CpuLowering, ModelsForwardAndGrad) {
@@ -351,7 +352,8 @@ TEST(CpuLowering, ModelsTrainStep) {
               double v = b.name == "lr" ? 1e-3 : 1.0;
               std::string error;
               if (b.role == einrt::BufferRole::Scalar) {
-                EXPECT_TRUE(ex.write(size_t(ex.program().arguments[a]), &v, 1, error)) << error;
+                EXPECT_TRUE(statusOut(ex.write(size_t(ex.program().arguments[a]), &v, 1), error))
+                    << error;
               }
             }
           },

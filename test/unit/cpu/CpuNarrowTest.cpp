@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -44,13 +45,13 @@ std::vector<std::vector<double>> randomArgs(const einrt::Program &p, unsigned se
 std::vector<std::vector<double>> run(const einrt::Program &p, std::shared_ptr<einrt::Device> dev,
                                      const std::vector<std::vector<double>> &args) {
   std::string error;
-  auto ex = einrt::Executor::create(p, std::move(dev), error);
+  auto ex = statusOut(einrt::Executor::create(p, std::move(dev)), error);
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error)) << error;
-  EXPECT_TRUE(ex->run(error)) << error;
+    EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
+  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<std::vector<double>> out;
   for (size_t r = 0; r < ex->resultCount(); ++r)
     out.push_back(ex->getResult(r).values);
@@ -200,7 +201,7 @@ TEST(CpuNarrow, StorageIsTwoBytesAndGemmWorkspaceIsPlanned) {
   EXPECT_EQ(einrt::CpuDevice::gemmWorkspaceBytes(*l.cpu), (70 + 42 + 30) * 4);
   EXPECT_EQ(dev->gemmWorkspaceBytes(), 0);
   std::string error;
-  auto ex = einrt::Executor::create(*l.cpu, dev, error);
+  auto ex = statusOut(einrt::Executor::create(*l.cpu, dev), error);
   ASSERT_TRUE(ex) << error;
   EXPECT_EQ(dev->gemmWorkspaceBytes(), (70 + 42 + 30) * 4);
 }

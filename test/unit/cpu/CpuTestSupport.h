@@ -12,6 +12,7 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
 #include "passes/Passes.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
 
@@ -78,18 +79,18 @@ inline std::shared_ptr<einrt::CpuDevice> cpuDevice(const Lowered &l) {
 /// einrt::defaultThreadCount() threads) and returns the worst relative
 /// error over the results.
 template <class Fill> double compareRuns(Lowered &l, Fill fill, std::string &error) {
-  auto ref = einrt::Executor::create(*l.reference, einrt::Precision::F32, error);
-  auto cpu = einrt::Executor::create(*l.cpu, cpuDevice(l), error);
+  auto ref = statusOut(einrt::Executor::create(*l.reference, einrt::Precision::F32), error);
+  auto cpu = statusOut(einrt::Executor::create(*l.cpu, cpuDevice(l)), error);
   if (!ref || !cpu)
     return INFINITY;
   fill(*ref);
   for (size_t a = 0; a < ref->argumentCount(); ++a) {
     std::vector<double> v;
-    if (!ref->read(size_t(l.reference->arguments[a]), v, error) ||
-        !cpu->setArgument(a, v.data(), v.size(), error))
+    if (!statusOut(ref->read(size_t(l.reference->arguments[a])), v, error) ||
+        !statusOut(cpu->setArgument(a, v.data(), v.size()), error))
       return INFINITY;
   }
-  if (!ref->run(error) || !cpu->run(error))
+  if (!statusOut(ref->run(), error) || !statusOut(cpu->run(), error))
     return INFINITY;
   double worst = 0;
   for (size_t r = 0; r < ref->resultCount(); ++r) {
@@ -109,7 +110,7 @@ inline void fillRandom(einrt::Executor &ex, unsigned seed) {
     std::vector<double> v(size_t(ex.elementCount(b)));
     for (double &x : v)
       x = u(gen);
-    EXPECT_TRUE(ex.write(b, v.data(), v.size(), error)) << error;
+    EXPECT_TRUE(statusOut(ex.write(b, v.data(), v.size()), error)) << error;
   }
 }
 

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
+#include "runtime/base/StatusOut.h"
 
 #include "tools/driver/Stages.h"
 
@@ -182,12 +183,12 @@ TEST(CpuViewConsumers, SecondPieceOfASplitIsItsSecondRow) {
   ASSERT_TRUE(compiled.module) << compiled.errors;
   Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("forward"));
   ASSERT_TRUE(l.cpu) << l.errors;
-  auto cpu = einrt::Executor::create(*l.cpu, cpuDevice(l), l.errors);
+  auto cpu = statusOut(einrt::Executor::create(*l.cpu, cpuDevice(l)), l.errors);
   ASSERT_TRUE(cpu) << l.errors;
   std::vector<double> x = {1, 2, 10, 20};
   std::string error;
-  ASSERT_TRUE(cpu->setArgument(0, x.data(), x.size(), error)) << error;
-  ASSERT_TRUE(cpu->run(error)) << error;
+  ASSERT_TRUE(statusOut(cpu->setArgument(0, x.data(), x.size()), error)) << error;
+  ASSERT_TRUE(statusOut(cpu->run(), error)) << error;
   EXPECT_EQ(cpu->getResult(0).values, std::vector<double>{30 + 1000 * 20});
 }
 

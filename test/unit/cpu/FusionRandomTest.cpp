@@ -14,6 +14,7 @@
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
 #include "RandomGraphs.h"
+#include "runtime/base/StatusOut.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -77,10 +78,10 @@ TEST(FusionRandom, FusedAndUnfusedAreBitIdentical) {
     iotaStepsUnfused += iotaSteps(*lu.cpu);
     std::string error;
     auto run = [&](Lowered &l) {
-      auto ex = einrt::Executor::create(*l.cpu, cpuDevice(l), error);
+      auto ex = statusOut(einrt::Executor::create(*l.cpu, cpuDevice(l)), error);
       EXPECT_TRUE(ex) << error;
       fillRandom(*ex, seed);
-      EXPECT_TRUE(ex->run(error)) << error;
+      EXPECT_TRUE(statusOut(ex->run(), error)) << error;
       return ex;
     };
     auto a = run(lf), b = run(lu);

@@ -17,6 +17,7 @@
 #include "../pipeline/SmallExamples.h"
 #include "CpuTestSupport.h"
 #include "RandomGraphs.h"
+#include "runtime/base/StatusOut.h"
 
 #include "codegen/CpuTargets.h"
 #include "runtime/core/Init.h"
@@ -64,13 +65,13 @@ struct Case {
 /// Params from their initialisers, token ids below 64, step 1, lr 1e-3.
 void fillTrainStep(einrt::Executor &ex) {
   std::string error;
-  EXPECT_TRUE(einrt::initParams(ex, 7, error)) << error;
-  ASSERT_TRUE(einrt::fillRandomInputs(ex, 8, 64, error)) << error;
+  EXPECT_TRUE(statusOut(einrt::initParams(ex, 7), error)) << error;
+  ASSERT_TRUE(statusOut(einrt::fillRandomInputs(ex, 8, 64), error)) << error;
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
     const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
     double v = b.name == "lr" ? 1e-3 : 1.0;
     if (b.role == einrt::BufferRole::Scalar) {
-      EXPECT_TRUE(ex.write(size_t(ex.program().arguments[a]), &v, 1, error)) << error;
+      EXPECT_TRUE(statusOut(ex.write(size_t(ex.program().arguments[a]), &v, 1), error)) << error;
     }
   }
 }
@@ -220,7 +221,7 @@ void fillOpKinds(einrt::Executor &ex) {
       x = dtype == einrt::DType::I32  ? double(1 + gen() % 3)
           : dtype == einrt::DType::I1 ? double(gen() % 2)
                                       : u(gen);
-    EXPECT_TRUE(ex.write(b, v.data(), v.size(), error)) << error;
+    EXPECT_TRUE(statusOut(ex.write(b, v.data(), v.size()), error)) << error;
   }
 }
 
@@ -235,11 +236,11 @@ Suite &opKinds() {
 std::optional<einrt::Executor> run(const Case &c, std::vector<einrt::KernelEntry> table,
                                    std::string &error) {
   auto device = std::make_shared<einrt::CpuDevice>(std::move(table), einrt::defaultThreadCount());
-  auto ex = einrt::Executor::create(c.program, device, error);
+  auto ex = statusOut(einrt::Executor::create(c.program, device), error);
   if (!ex)
     return std::nullopt;
   c.fill(*ex);
-  if (!ex->run(error))
+  if (!statusOut(ex->run(), error))
     return std::nullopt;
   return ex;
 }

@@ -9,6 +9,7 @@
 // of it; NcclTest's NcclOnGpu checks it there.)
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/HostDevice.h"
 
 #include <gtest/gtest.h>
@@ -66,7 +67,8 @@ TEST(AddInOrderKernel, EqualsTheHostDevicesAddBitForBit) {
           std::vector<float> got = start, want = start;
           launch(grid, block, got.data(), parts.data(), partCount, stride, count);
           std::string error;
-          ASSERT_TRUE(host.addInOrder(want.data(), parts.data(), partCount, stride, count, error))
+          ASSERT_TRUE(statusOut(
+              host.addInOrder(want.data(), parts.data(), partCount, stride, count), error))
               << error;
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), size_t(count) * sizeof(float)))
               << "count " << count << ", " << partCount << " parts, grid " << grid << " x "

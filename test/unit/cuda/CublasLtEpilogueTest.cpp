@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/cuda/CublasLtMapping.h"
 
@@ -133,7 +134,7 @@ CublasLtPlan expectFused(const GemmDesc &g, uint64_t seed, std::vector<DType> ty
     types.assign(buffers.size(), DType::F32);
   CublasLtPlan plan;
   std::string error;
-  EXPECT_TRUE(mapGemmToCublasLt(g, {}, plan, error, &types)) << error;
+  EXPECT_TRUE(statusOut(mapGemmToCublasLt(g, {}, &types), plan, error)) << error;
   EXPECT_FALSE(plan.epilogueKernel) << plan.unfusedWhy;
   std::mt19937_64 rng(seed);
   test::GemmSpans s = spansOf(g);
@@ -236,7 +237,8 @@ TEST(CublasLtEpilogue, WhatCublasLtDoesNotFuse) {
   auto why = [](const GemmDesc &g, std::vector<DType> types, bool withTypes = true) {
     CublasLtPlan plan;
     std::string error;
-    EXPECT_TRUE(mapGemmToCublasLt(g, {}, plan, error, withTypes ? &types : nullptr)) << error;
+    EXPECT_TRUE(statusOut(mapGemmToCublasLt(g, {}, withTypes ? &types : nullptr), plan, error))
+        << error;
     EXPECT_TRUE(plan.epilogueKernel);
     EXPECT_EQ(plan.calls[0].epilogue, LtEpilogue::Default); // the plain product
     EXPECT_FALSE(plan.calls[0].separateD);
@@ -266,7 +268,7 @@ TEST(CublasLtEpilogue, WhatCublasLtDoesNotFuse) {
   CublasLtPlan plan;
   std::string error;
   std::vector<DType> two(2, DType::F32);
-  ASSERT_TRUE(mapGemmToCublasLt(empty, {}, plan, error, &two)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(empty, {}, &two), plan, error)) << error;
   EXPECT_TRUE(plan.emptySum);
   EXPECT_TRUE(plan.epilogueKernel);
 }
@@ -275,11 +277,11 @@ TEST(CublasLtEpilogue, KeysAndNames) {
   GemmDesc g = dense(1, 4, 8, 3);
   CublasLtPlan plain, fused;
   std::string error;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plain, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plain, error)) << error;
   g.post = library({kC, kBias}, {kOut});
   g.post.bias = kBias;
   std::vector<DType> types(3, DType::F32);
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, fused, error, &types)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}, &types), fused, error)) << error;
   EXPECT_NE(plain.calls[0].key(), fused.calls[0].key());
   EXPECT_STREQ(ltEpilogueName(LtEpilogue::GeluAuxBias), "GELU_AUX_BIAS");
   EXPECT_STREQ(ltEpilogueName(LtEpilogue::Default), "DEFAULT");
@@ -289,7 +291,7 @@ TEST(CublasLtEpilogue, NoAlgorithmForTheEpilogueFallsBackToItsKernel) {
   // A heuristic with algorithms for plain products only (as
   // EINC_CUBLASLT_NO_EPILOGUE_ALGORITHMS=1 makes cuBLASLt's answer).
   std::vector<std::string> asked;
-  CublasLtPlanner planner([&](const CublasLtCall &call, std::string &) {
+  CublasLtPlanner planner([&](const CublasLtCall &call) -> Expected<LtHeuristic> {
     asked.push_back(call.key());
     return call.separateD ? LtHeuristic::None : LtHeuristic::Found;
   });
@@ -302,7 +304,7 @@ TEST(CublasLtEpilogue, NoAlgorithmForTheEpilogueFallsBackToItsKernel) {
   std::vector<DType> types(buffers.size(), DType::F32);
   CublasLtPlan plan;
   std::string error;
-  ASSERT_TRUE(planner.plan(g, {}, plan, error, &types)) << error;
+  ASSERT_TRUE(statusOut(planner.plan(g, {}, &types), plan, error)) << error;
   EXPECT_TRUE(plan.epilogueKernel);
   EXPECT_EQ(plan.unfusedWhy,
             "cuBLASLt's heuristic has no algorithm for its GELU_AUX_BIAS epilogue on this call");
@@ -328,31 +330,37 @@ TEST(CublasLtEpilogue, NoAlgorithmForTheEpilogueFallsBackToItsKernel) {
   // The same shape again (another step, a later run): the same plan, the
   // heuristic not asked again; another shape is asked about.
   CublasLtPlan again;
-  ASSERT_TRUE(planner.plan(g, {}, again, error, &types)) << error;
+  ASSERT_TRUE(statusOut(planner.plan(g, {}, &types), again, error)) << error;
   EXPECT_TRUE(again.epilogueKernel);
   EXPECT_EQ(asked.size(), 2u);
   EXPECT_EQ(planner.asked(), 2u);
   GemmDesc h = dense(1, 4, 16, 5);
   h.post = g.post;
-  ASSERT_TRUE(planner.plan(h, {}, again, error, &types)) << error;
+  ASSERT_TRUE(statusOut(planner.plan(h, {}, &types), again, error)) << error;
   EXPECT_EQ(asked.size(), 4u);
 
   // A heuristic that fuses: the fused plan; one with no algorithm at all:
   // the step's error names the call; one that fails: its error.
-  CublasLtPlanner fusing([](const CublasLtCall &, std::string &) { return LtHeuristic::Found; });
-  ASSERT_TRUE(fusing.plan(g, {}, plan, error, &types)) << error;
+  CublasLtPlanner fusing(
+      [](const CublasLtCall &) -> Expected<LtHeuristic> { return LtHeuristic::Found; });
+  ASSERT_TRUE(statusOut(fusing.plan(g, {}, &types), plan, error)) << error;
   EXPECT_FALSE(plan.epilogueKernel);
   EXPECT_EQ(plan.calls[0].epilogue, LtEpilogue::GeluAuxBias);
-  CublasLtPlanner none([](const CublasLtCall &, std::string &) { return LtHeuristic::None; });
-  EXPECT_FALSE(none.plan(g, {}, plan, error, &types));
-  EXPECT_EQ(error, "cuBLASLt's heuristic found no algorithm for cuBLASLt NN m=8 n=4 k=5 batch=3 "
-                   "f32·f32->f32");
-  CublasLtPlanner failing([](const CublasLtCall &, std::string &e) {
-    e = "cublasLtMatmulAlgoGetHeuristic failed";
-    return LtHeuristic::Failed;
+  CublasLtPlanner none(
+      [](const CublasLtCall &) -> Expected<LtHeuristic> { return LtHeuristic::None; });
+  Expected<CublasLtPlan> unplanned = none.plan(g, {}, &types);
+  ASSERT_FALSE(unplanned.ok());
+  EXPECT_EQ(unplanned.status().message(),
+            "cuBLASLt's heuristic found no algorithm for cuBLASLt NN m=8 n=4 k=5 batch=3 "
+            "f32·f32->f32");
+  EXPECT_EQ(unplanned.status().code(), StatusCode::Unavailable);
+  CublasLtPlanner failing([](const CublasLtCall &) -> Expected<LtHeuristic> {
+    return Status::internal("cublasLtMatmulAlgoGetHeuristic failed");
   });
-  EXPECT_FALSE(failing.plan(g, {}, plan, error, &types));
-  EXPECT_EQ(error, "cublasLtMatmulAlgoGetHeuristic failed");
+  Expected<CublasLtPlan> failed = failing.plan(g, {}, &types);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), "cublasLtMatmulAlgoGetHeuristic failed");
+  EXPECT_EQ(failed.status().code(), StatusCode::Internal);
 }
 
 } // namespace

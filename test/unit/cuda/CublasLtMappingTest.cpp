@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/cuda/CublasLtMapping.h"
 
@@ -29,7 +30,7 @@ using test::spansOf;
 void expectSameProduct(const GemmDesc &g, uint64_t seed, CublasLtPlan *planOut = nullptr) {
   CublasLtPlan plan;
   std::string error;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   std::mt19937_64 rng(seed);
   test::GemmSpans s = spansOf(g);
   std::vector<double> a = smallIntegers(s.a, rng), b = smallIntegers(s.b, rng),
@@ -167,7 +168,7 @@ TEST(CublasLtMapping, EmptySums) {
   // No matrices, or no rows: no call at all.
   ASSERT_TRUE([&] {
     std::string e;
-    return mapGemmToCublasLt(plain(0, 4, 3), {}, plan, e);
+    return statusOut(mapGemmToCublasLt(plain(0, 4, 3), {}), plan, e);
   }());
   EXPECT_TRUE(plan.calls.empty());
 }
@@ -222,25 +223,25 @@ TEST(CublasLtMapping, ElementAndComputeTypes) {
   CublasLtPlan plan;
   std::string error;
   GemmDesc g = plain(4, 4, 4);
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].compute, LtCompute::F32);
   EXPECT_EQ(plan.calls[0].typeC, LtType::F32);
   CublasLtOptions tf32;
   tf32.tf32 = true;
-  ASSERT_TRUE(mapGemmToCublasLt(g, tf32, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, tf32), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].compute, LtCompute::F32FastTF32);
   // bf16 operands (f32 sums), into f32 or bf16; tf32 leaves them alone.
   g.a = g.b = DType::BF16;
-  ASSERT_TRUE(mapGemmToCublasLt(g, tf32, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, tf32), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].typeA, LtType::BF16);
   EXPECT_EQ(plan.calls[0].typeB, LtType::BF16);
   EXPECT_EQ(plan.calls[0].typeC, LtType::F32);
   EXPECT_EQ(plan.calls[0].compute, LtCompute::F32);
   g.c = DType::BF16;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].typeC, LtType::BF16);
   g.a = g.b = g.c = DType::F16;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].typeA, LtType::F16);
   EXPECT_STREQ(ltTypeName(plan.calls[0].typeC), "f16");
 }
@@ -250,23 +251,23 @@ TEST(CublasLtMapping, WhatCublasLtCannotRun) {
   std::string error;
   GemmDesc g = plain(4, 4, 4);
   g.a = DType::BF16; // B stays f32
-  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
   EXPECT_NE(error.find("A and B of one type"), std::string::npos) << error;
   g = plain(4, 4, 4);
   g.a = g.b = DType::F32;
   g.c = DType::BF16; // f32 operands into bf16
-  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
   g = plain(4, 4, 4);
   g.accumulate = DType::F64;
-  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
   EXPECT_NE(error.find("reference backend"), std::string::npos) << error;
   g = plain(4, 4, 4);
   g.a = g.b = DType::I32;
-  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
   EXPECT_NE(error.find("f32, bf16 and f16"), std::string::npos) << error;
   g = plain(4, 4, 4);
   g.m = -1;
-  EXPECT_FALSE(mapGemmToCublasLt(g, {}, plan, error));
+  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
 }
 
 TEST(CublasLtMapping, LeadingDimensionsCublasLtAccepts) {
@@ -282,7 +283,7 @@ TEST(CublasLtMapping, LeadingDimensionsCublasLtAccepts) {
   GemmDesc h = plain(4, 6, 5);
   h.ldb = 3; // B's rows of 6, 3 apart
   std::string error;
-  EXPECT_FALSE(mapGemmToCublasLt(h, {}, plan, error));
+  EXPECT_FALSE(statusOut(mapGemmToCublasLt(h, {}), plan, error));
   EXPECT_NE(
       error.find("the step's B rows apart by at least their 6 elements (leading dimension 3)"),
       std::string::npos)
@@ -295,7 +296,7 @@ TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
   g.strideA = 64, g.strideB = 64 + 1, g.strideC = 64;
   CublasLtPlan plan;
   std::string error;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].alignA, 4);   // the step's B: 65 floats apart
   EXPECT_EQ(plan.calls[0].alignB, 256); // the step's A: 256 bytes apart
   EXPECT_EQ(plan.calls[0].alignC, 256);
@@ -305,7 +306,7 @@ TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
   h.outer.push_back({2, 2, 2, 100});
   h.batch = 1;
   h.outer.push_back({2, 6, 6, 4}); // does not continue {2, 2, 2, 100}: calls
-  ASSERT_TRUE(mapGemmToCublasLt(h, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(h, {}), plan, error)) << error;
   ASSERT_EQ(plan.calls.size(), 2u);
   EXPECT_EQ(plan.calls[1].offsetB, 2); // the step's A, 2 bf16
   EXPECT_EQ(plan.calls[1].alignB, 4);
@@ -327,12 +328,12 @@ TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
   LtAlignments bases{2, 8, 64, {}}; // A, B, C
   CublasLtPlan plan;
   std::string error;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error, nullptr, &bases)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}, nullptr, &bases), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].alignA, 8); // the step's B
   EXPECT_EQ(plan.calls[0].alignB, 2); // the step's A
   EXPECT_EQ(plan.calls[0].alignC, 64);
   std::string key = plan.calls[0].key();
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].alignB, 256);
   EXPECT_NE(plan.calls[0].key(), key); // another algorithm may be picked
 
@@ -349,7 +350,7 @@ TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
   f.post.activation = GemmActivation::Gelu;
   std::vector<DType> types(5, DType::F32);
   LtAlignments post{256, 256, 256, {256, 4, 32, 16, 32}};
-  ASSERT_TRUE(mapGemmToCublasLt(f, {}, plan, error, &types, &post)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(f, {}, &types, &post), plan, error)) << error;
   ASSERT_FALSE(plan.epilogueKernel) << plan.unfusedWhy;
   ASSERT_EQ(plan.calls.size(), 2u);
   EXPECT_EQ(plan.calls[0].alignC, 16); // the residual 32, the result 16
@@ -365,18 +366,18 @@ TEST(CublasLtMapping, KeysNameDescriptors) {
   std::string error;
   for (bool ta : {false, true})
     for (int64_t m : {4, 5}) {
-      ASSERT_TRUE(mapGemmToCublasLt(plain(m, 4, 4, ta), {}, plan, error)) << error;
+      ASSERT_TRUE(statusOut(mapGemmToCublasLt(plain(m, 4, 4, ta), {}), plan, error)) << error;
       keys.insert(plan.calls[0].key());
     }
   EXPECT_EQ(keys.size(), 4u);
   GemmDesc g = plain(4, 4, 4);
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   std::string key = plan.calls[0].key();
   g.epilogue = GemmEpilogue::Accumulate;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_NE(plan.calls[0].key(), key);
   g.epilogue = GemmEpilogue::Store;
-  ASSERT_TRUE(mapGemmToCublasLt(g, {}, plan, error)) << error;
+  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
   EXPECT_EQ(plan.calls[0].key(), key);
 }
 

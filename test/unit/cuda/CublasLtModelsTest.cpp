@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
+#include "runtime/base/StatusOut.h"
 
 #include "../pipeline/Compile.h"
 #include "../pipeline/SmallExamples.h"
@@ -82,7 +83,7 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
           narrow += g->a == DType::BF16;
           CublasLtPlan plan;
           std::string error;
-          ASSERT_TRUE(mapGemmToCublasLt(*g, {}, plan, error)) << error;
+          ASSERT_TRUE(statusOut(mapGemmToCublasLt(*g, {}), plan, error)) << error;
           for (const CublasLtCall &c : plan.calls) {
             keys.insert(c.key());
             EXPECT_GE(c.lda, std::max<int64_t>(1, c.rowsA));
@@ -110,7 +111,7 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
           for (int32_t buffer : g->post.outputs)
             types.push_back(program->buffers[size_t(buffer)].dtype);
           CublasLtPlan fusedPlan;
-          ASSERT_TRUE(mapGemmToCublasLt(*g, {}, fusedPlan, error, &types)) << error;
+          ASSERT_TRUE(statusOut(mapGemmToCublasLt(*g, {}, &types), fusedPlan, error)) << error;
           if (fusedPlan.epilogueKernel) {
             EXPECT_FALSE(fusedPlan.unfusedWhy.empty());
             ++asKernel[fusedPlan.unfusedWhy];

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -41,7 +42,7 @@ protected:
     std::string error;
     CudaDeviceOptions options;
     options.stagingBytes = 4096; // copies in parts
-    device = createCudaDevice(options, error);
+    device = statusOut(createCudaDevice(options), error);
     if (!device)
       GTEST_SKIP() << "no cuda device here: " << error;
   }
@@ -62,7 +63,7 @@ void setInputs(Executor &ex, uint64_t seed) {
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
     size_t b = size_t(ex.program().arguments[a]);
     std::vector<double> v = randomValues(size_t(ex.elementCount(b)), seed + a);
-    ASSERT_TRUE(ex.write(b, v.data(), v.size(), error)) << error;
+    ASSERT_TRUE(statusOut(ex.write(b, v.data(), v.size()), error)) << error;
   }
 }
 
@@ -73,7 +74,7 @@ TEST_F(CudaDeviceTest, BuffersOfEveryStorageRoundTrip) {
     b.result(b.step(StepKind::Copy, {x}, t, {3000}));
   }
   std::string error;
-  auto ex = Executor::create(b.p, device, error);
+  auto ex = statusOut(Executor::create(b.p, device), error);
   ASSERT_TRUE(ex) << error;
   for (size_t r = 0; r < ex->resultCount(); ++r) // allocations are zeroed
     for (double v : valuesOf(*ex, size_t(ex->program().results[r])))
@@ -84,16 +85,16 @@ TEST_F(CudaDeviceTest, BuffersOfEveryStorageRoundTrip) {
       DType t = ex->program().buffers[buffer].dtype;
       std::vector<double> v =
           randomValues(3000, 10 * run + a, t == DType::I1 ? 0 : -100, t == DType::I1 ? 1 : 100);
-      ASSERT_TRUE(ex->write(buffer, v.data(), v.size(), error)) << error;
+      ASSERT_TRUE(statusOut(ex->write(buffer, v.data(), v.size()), error)) << error;
     }
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
     for (size_t r = 0; r < ex->resultCount(); ++r)
       EXPECT_EQ(valuesOf(*ex, size_t(ex->program().results[r])),
                 valuesOf(*ex, size_t(ex->program().arguments[r])))
           << "result " << r << " run " << run;
   }
   EXPECT_EQ(device->graphsRecorded(), 1);
-  ASSERT_TRUE(ex->zeroBuffer(size_t(ex->program().arguments[0]), error)) << error;
+  ASSERT_TRUE(statusOut(ex->zeroBuffer(size_t(ex->program().arguments[0])), error)) << error;
   for (double v : valuesOf(*ex, size_t(ex->program().arguments[0])))
     ASSERT_EQ(v, 0.0);
 }
@@ -130,16 +131,16 @@ TEST_F(CudaDeviceTest, GemmsMatchTheCpuDevice) {
                          std::pair{DType::BF16, DType::BF16}})
     for (const GemmCase &c : kGemmCases) {
       Program p = gemmProgram(in, out, c.plan, c.loops, c.a, c.b, c.c);
-      ASSERT_EQ(p.validate(), "");
-      auto gpu = Executor::create(p, device, error);
+      ASSERT_EQ(p.validate().message(), "");
+      auto gpu = statusOut(Executor::create(p, device), error);
       ASSERT_TRUE(gpu) << error;
-      auto cpu = Executor::create(p, std::make_shared<CpuDevice>(), error);
+      auto cpu = statusOut(Executor::create(p, std::make_shared<CpuDevice>()), error);
       ASSERT_TRUE(cpu) << error;
       for (int run = 0; run < 3; ++run) {
         setInputs(*gpu, 100 + run);
         setInputs(*cpu, 100 + run);
-        ASSERT_TRUE(gpu->run(error)) << error;
-        ASSERT_TRUE(cpu->run(error)) << error;
+        ASSERT_TRUE(statusOut(gpu->run(), error)) << error;
+        ASSERT_TRUE(statusOut(cpu->run(), error)) << error;
         // Small integers: every product and f32 sum exact, so any order of
         // summation agrees (a bf16 result rounds the same value once).
         EXPECT_EQ(valuesOf(*gpu, size_t(p.results[0])), valuesOf(*cpu, size_t(p.results[0])))
@@ -241,21 +242,21 @@ TEST_F(CudaDeviceTest, KernelsFromCubinAndPtxReplayedAsGraphs) {
     std::string error;
     if (!readKernels(*bundle, which, error))
       GTEST_SKIP() << error;
-    auto dev = createCudaDevice({}, error); // a device per image kind
+    auto dev = statusOut(createCudaDevice({}), error); // a device per image kind
     ASSERT_TRUE(dev) << error;
     dev->setKernels(bundle);
-    auto ex = Executor::create(kernelProgram(), dev, error);
+    auto ex = statusOut(Executor::create(kernelProgram(), dev), error);
     ASSERT_TRUE(ex) << error;
     for (int run = 0; run < 4; ++run) {
       setInputs(*ex, 7 + run);
-      ASSERT_TRUE(ex->run(error)) << error;
+      ASSERT_TRUE(statusOut(ex->run(), error)) << error;
       expectKernelResults(*ex);
     }
     EXPECT_EQ(dev->graphsRecorded(), 1);
     // Profiled runs are issued step by step and give the same results.
     ex->setProfiling(true);
     setInputs(*ex, 99);
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
     expectKernelResults(*ex);
     EXPECT_EQ(ex->profiledRuns(), 1);
   }
@@ -271,17 +272,17 @@ TEST_F(CudaDeviceTest, DebugSwitchesRunStepByStep) {
   for (const char *variable : {"EINC_CUDA_GRAPHS", "EINC_CUDA_SYNC"}) {
     SCOPED_TRACE(variable);
     setenv(variable, variable == std::string("EINC_CUDA_GRAPHS") ? "0" : "1", 1);
-    auto dev = createCudaDevice({}, error);
+    auto dev = statusOut(createCudaDevice({}), error);
     unsetenv(variable);
     ASSERT_TRUE(dev) << error;
     EXPECT_NE(dev->describe().find(std::string(variable) + "="), std::string::npos)
         << dev->describe();
     dev->setKernels(bundle);
-    auto ex = Executor::create(kernelProgram(), dev, error);
+    auto ex = statusOut(Executor::create(kernelProgram(), dev), error);
     ASSERT_TRUE(ex) << error;
     for (int run = 0; run < 3; ++run) {
       setInputs(*ex, 17 + run);
-      ASSERT_TRUE(ex->run(error)) << error;
+      ASSERT_TRUE(statusOut(ex->run(), error)) << error;
       expectKernelResults(*ex);
     }
     EXPECT_EQ(dev->graphsRecorded(), 0);
@@ -293,7 +294,7 @@ TEST_F(CudaDeviceTest, StagingLargerThanTheHostIsRefusedAtOpen) {
   CudaDeviceOptions options;
   options.stagingBytes = int64_t(1) << 60;
   std::string error;
-  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_FALSE(statusOut(createCudaDevice(options), error));
   EXPECT_EQ(error.rfind("the cuda device's pinned staging buffer (host memory) needs ", 0), 0u)
       << error;
 }
@@ -305,7 +306,7 @@ TEST_F(CudaDeviceTest, NoImageForTheDeviceIsAnError) {
     GTEST_SKIP() << error;
   bundle->images = {{"sm_10", false, "not a cubin"}};
   device->setKernels(bundle);
-  EXPECT_FALSE(Executor::create(kernelProgram(), device, error));
+  EXPECT_FALSE(statusOut(Executor::create(kernelProgram(), device), error));
   EXPECT_NE(error.find("the kernels were compiled for sm_10"), std::string::npos) << error;
 }
 
@@ -314,7 +315,7 @@ TEST_F(CudaDeviceTest, TooLargeForTheGpu) {
   int32_t x = b.arg(DType::F32, {int64_t(1) << 40}); // 4 TiB
   b.result(b.step(StepKind::Copy, {x}, DType::F32, {int64_t(1) << 40}));
   std::string error;
-  EXPECT_FALSE(Executor::create(b.p, device, error));
+  EXPECT_FALSE(statusOut(Executor::create(b.p, device), error));
   EXPECT_NE(error.find("are available (free memory of the cuda device"), std::string::npos)
       << error;
 }
@@ -324,7 +325,7 @@ TEST_F(CudaDeviceTest, ReferenceStepsOtherThanCopyAreRefused) {
   int32_t x = b.arg(DType::F32, {8});
   b.result(b.step(StepKind::Exp, {x}, DType::F32, {8}));
   std::string error;
-  EXPECT_FALSE(Executor::create(b.p, device, error));
+  EXPECT_FALSE(statusOut(Executor::create(b.p, device), error));
   EXPECT_NE(error.find("not on the cuda device yet"), std::string::npos) << error;
 }
 
@@ -336,29 +337,29 @@ TEST(CudaDeviceTestPrograms, AreValid) {
   for (DType in : {DType::F32, DType::BF16})
     for (const GemmCase &c : kGemmCases) {
       Program p = gemmProgram(in, DType::F32, c.plan, c.loops, c.a, c.b, c.c);
-      ASSERT_EQ(p.validate(), "");
-      EXPECT_EQ(cudaProgramProblem(p, nullptr, {}), "");
-      auto cpu = Executor::create(p, std::make_shared<CpuDevice>(), error);
+      ASSERT_EQ(p.validate().message(), "");
+      EXPECT_EQ(cudaProgramProblem(p, nullptr, {}).message(), "");
+      auto cpu = statusOut(Executor::create(p, std::make_shared<CpuDevice>()), error);
       ASSERT_TRUE(cpu) << error;
       setInputs(*cpu, 1);
-      ASSERT_TRUE(cpu->run(error)) << error;
+      ASSERT_TRUE(statusOut(cpu->run(), error)) << error;
     }
   CudaKernelBundle bundle;
   ASSERT_TRUE(readKernels(bundle, Images::All, error) || error.find("no ") == 0) << error;
   Program k = kernelProgram();
-  ASSERT_EQ(k.validate(), "");
-  EXPECT_EQ(cudaProgramProblem(k, &bundle, {}), "");
+  ASSERT_EQ(k.validate().message(), "");
+  EXPECT_EQ(cudaProgramProblem(k, &bundle, {}).message(), "");
   // The source the NVRTC case hands the device compiles for sm_90 (where
   // this machine has NVRTC; the device compiles it the same way).
   CudaKernelBundle source;
-  const Nvrtc *nvrtc = Nvrtc::load(error);
+  const Nvrtc *nvrtc = statusOut(Nvrtc::load(), error);
   if (!readKernels(source, Images::SourceOnly, error) || !nvrtc)
     GTEST_SKIP() << error;
   NvrtcOptions options;
   options.arch = "sm_90";
   options.cache = false;
   NvrtcOutput out;
-  ASSERT_TRUE(nvrtc->compile(source.source, options, out, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(source.source, options), out, error)) << error;
   EXPECT_FALSE(out.image.bytes.empty());
   EXPECT_FALSE(out.image.ptx);
 }

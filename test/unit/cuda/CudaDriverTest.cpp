@@ -10,6 +10,7 @@
 // stub is loaded, its soname libcuda.so.1 would satisfy the default load.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaDevice.h"
 
 #ifdef EINC_HAVE_CUDA
@@ -40,7 +41,7 @@ TEST(CudaDriver, NoDriverLibrary) {
   if (probe)
     dlclose(probe);
   std::string error;
-  std::shared_ptr<CudaDevice> device = createCudaDevice({}, error);
+  std::shared_ptr<CudaDevice> device = statusOut(createCudaDevice({}), error);
   if (device) {
     EXPECT_EQ(device->name(), "cuda");
     EXPECT_NE(device->describe().find("sm_"), std::string::npos) << device->describe();
@@ -59,11 +60,11 @@ TEST(CudaDriver, NamedLibraryMissing) {
   CudaDeviceOptions options;
   options.driver = "/nonexistent/libcuda.so.1";
   std::string error;
-  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_FALSE(statusOut(createCudaDevice(options), error));
   EXPECT_TRUE(startsWith(error, "no CUDA driver (/nonexistent/libcuda.so.1 not found: ")) << error;
   // Through the environment, as einc's lit tests and users name it.
   setenv("EINC_CUDA_DRIVER", "/nonexistent/libcuda-env.so.1", 1);
-  EXPECT_FALSE(createCudaDevice({}, error));
+  EXPECT_FALSE(statusOut(createCudaDevice({}), error));
   unsetenv("EINC_CUDA_DRIVER");
   EXPECT_TRUE(startsWith(error, "no CUDA driver (/nonexistent/libcuda-env.so.1 not found"))
       << error;
@@ -72,23 +73,35 @@ TEST(CudaDriver, NamedLibraryMissing) {
 TEST(CudaDriver, NotADriverLibrary) {
   CudaDeviceOptions options;
   options.driver = "libm.so.6";
-  std::string error;
-  EXPECT_FALSE(createCudaDevice(options, error));
-  EXPECT_EQ(error, "no CUDA driver (libm.so.6 has no cuInit: not a CUDA driver library)");
+  Expected<std::shared_ptr<CudaDevice>> device = createCudaDevice(options);
+  ASSERT_FALSE(device.ok());
+  EXPECT_EQ(device.status().code(), StatusCode::Unavailable);
+  EXPECT_EQ(device.status().message(),
+            "no CUDA driver (libm.so.6 has no cuInit: not a CUDA driver library)");
 }
 
 TEST(CudaDriver, CheckedCallsNameFileLineCallAndError) {
   CudaDriver d; // no library: the names come from the fallback table
-  std::string error;
-  EXPECT_TRUE(d.check(CUDA_SUCCESS, "cuInit(0)", __FILE__, __LINE__, error));
-  EXPECT_EQ(error, "");
+  EXPECT_TRUE(d.check(CUDA_SUCCESS, "cuInit(0)", __FILE__, __LINE__).ok());
   int line = __LINE__ + 1;
-  EXPECT_FALSE(d.check(CUDA_ERROR_NO_DEVICE, "cuInit(0)", __FILE__, line, error));
-  EXPECT_EQ(error, "CudaDriverTest.cpp:" + std::to_string(line) +
-                       ": cuInit(0) failed: CUDA_ERROR_NO_DEVICE");
-  EXPECT_FALSE(
-      d.check(CUresult(12345), "cuFoo()", "/src/einc/runtime/cuda/CudaDevice.cpp", 7, error));
-  EXPECT_EQ(error, "runtime/cuda/CudaDevice.cpp:7: cuFoo() failed: CUresult 12345");
+  Status noDevice = d.check(CUDA_ERROR_NO_DEVICE, "cuInit(0)", __FILE__, line);
+  EXPECT_EQ(noDevice.message(), "CudaDriverTest.cpp:" + std::to_string(line) +
+                                    ": cuInit(0) failed: CUDA_ERROR_NO_DEVICE");
+  EXPECT_EQ(noDevice.code(), StatusCode::Unavailable);
+  Status unknown = d.check(CUresult(12345), "cuFoo()", "/src/einc/runtime/cuda/CudaDevice.cpp", 7);
+  EXPECT_EQ(unknown.message(), "runtime/cuda/CudaDevice.cpp:7: cuFoo() failed: CUresult 12345");
+  EXPECT_EQ(unknown.code(), StatusCode::Internal);
+  // What the caller acts on: memory the device lacks.
+  EXPECT_EQ(d.check(CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc(&p, n)", __FILE__, __LINE__).code(),
+            StatusCode::OutOfMemory);
+  // EINC_CU checks a call in place: its Status, the call's text in the message.
+  CudaDriver withCall;
+  withCall.cuCtxSetCurrent = [](CUcontext) { return CUDA_ERROR_NOT_INITIALIZED; };
+  Status set = EINC_CU(withCall, cuCtxSetCurrent(nullptr));
+  EXPECT_NE(set.message().find(": cuCtxSetCurrent(nullptr) failed: CUDA_ERROR_NOT_INITIALIZED"),
+            std::string::npos)
+      << set.message();
+  EXPECT_EQ(set.code(), StatusCode::Unavailable);
 }
 
 TEST(CudaDriverStub, StubLibraryIsNoDevice) {
@@ -98,7 +111,7 @@ TEST(CudaDriverStub, StubLibraryIsNoDevice) {
   CudaDeviceOptions options;
   options.driver = EINC_CUDA_STUB_DRIVER;
   std::string error;
-  EXPECT_FALSE(createCudaDevice(options, error));
+  EXPECT_FALSE(statusOut(createCudaDevice(options), error));
   EXPECT_EQ(error, "no CUDA device (cuInit failed: CUDA_ERROR_STUB_LIBRARY)") << error;
 #endif
 }
@@ -107,7 +120,7 @@ TEST(CudaDriverStub, StubLibraryIsNoDevice) {
 
 TEST(CudaDriver, BuiltWithoutCudaHeaders) {
   std::string error;
-  EXPECT_FALSE(createCudaDevice({}, error));
+  EXPECT_FALSE(statusOut(createCudaDevice({}), error));
   EXPECT_TRUE(startsWith(error, "this einc was built without CUDA headers")) << error;
 }
 

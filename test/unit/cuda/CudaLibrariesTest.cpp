@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaLibraries.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/dist/NcclCollectives.h"
 #ifdef EINC_HAVE_CUDA
 #include "runtime/cuda/CublasLt.h"
@@ -46,7 +47,7 @@ struct TempDir {
 std::string realFile(const CudaLibrary &library) {
   OpenedCudaLibrary opened;
   std::string error;
-  if (!openCudaLibrary(library, cudaLibrarySearch(library), opened, error))
+  if (!statusOut(openCudaLibrary(library, cudaLibrarySearch(library)), opened, error))
     return "";
   char resolved[PATH_MAX];
   return realpath(opened.file.c_str(), resolved) ? resolved : "";
@@ -101,8 +102,8 @@ TEST(CudaLibraries, AWheelsLibraryInAFakeSitePackagesIsFound) {
   link(real, cu12 + "/libcublasLt.so.13");
   OpenedCudaLibrary opened;
   std::string error;
-  ASSERT_TRUE(
-      openCudaLibrary(cublasLtLibrary(), packagesOnly(pythonPackageDirs({t.path})), opened, error))
+  ASSERT_TRUE(statusOut(
+      openCudaLibrary(cublasLtLibrary(), packagesOnly(pythonPackageDirs({t.path}))), opened, error))
       << error;
   EXPECT_NE(opened.handle, nullptr);
   EXPECT_EQ(opened.file, cu13 + "/libcublasLt.so.13"); // the CUDA 13 wheels' folder first
@@ -112,7 +113,7 @@ TEST(CudaLibraries, AWheelsLibraryInAFakeSitePackagesIsFound) {
   link(real, toolkit + "/libcublasLt.so.13");
   CudaLibrarySearch s = packagesOnly({packages});
   s.toolkitDir = toolkit;
-  ASSERT_TRUE(openCudaLibrary(cublasLtLibrary(), s, opened, error)) << error;
+  ASSERT_TRUE(statusOut(openCudaLibrary(cublasLtLibrary(), s), opened, error)) << error;
   EXPECT_EQ(opened.file, toolkit + "/libcublasLt.so.13");
 }
 
@@ -126,7 +127,7 @@ TEST(CudaLibraries, NvrtcNeedsItsBuiltinsBesideIt) {
   link(real, lib + "/libnvrtc.so.13");
   OpenedCudaLibrary opened;
   std::string error;
-  EXPECT_FALSE(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages}), opened, error));
+  EXPECT_FALSE(statusOut(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages})), opened, error));
   EXPECT_NE(error.find(lib + "/libnvrtc.so.13 (no libnvrtc-builtins.so.13.* beside it)"),
             std::string::npos)
       << error;
@@ -138,7 +139,8 @@ TEST(CudaLibraries, NvrtcNeedsItsBuiltinsBesideIt) {
       builtins = name;
   ASSERT_FALSE(builtins.empty()) << "no builtins beside " << real;
   link(dirOf(real) + "/" + builtins, lib + "/" + builtins);
-  ASSERT_TRUE(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages}), opened, error)) << error;
+  ASSERT_TRUE(statusOut(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages})), opened, error))
+      << error;
   EXPECT_EQ(opened.file, lib + "/libnvrtc.so.13");
   EXPECT_EQ(opened.companions, std::vector<std::string>{lib + "/" + builtins});
 }
@@ -156,7 +158,7 @@ TEST(CudaLibraries, AnOverrideToAMissingFileIsOneLineAndNoFallback) {
   s.packageDirs = {packages}; // a library there would be found without the override
   OpenedCudaLibrary opened;
   std::string error;
-  EXPECT_FALSE(openCudaLibrary(cublasLtLibrary(), s, opened, error));
+  EXPECT_FALSE(statusOut(openCudaLibrary(cublasLtLibrary(), s), opened, error));
   EXPECT_EQ(opened.handle, nullptr);
   EXPECT_EQ(error.rfind("einc: cuBLASLt not found (libcublasLt.so.13): tried "
                         "EINC_CUBLASLT_LIBRARY=/nonexistent/libcublasLt.so.13 (",
@@ -183,7 +185,7 @@ TEST(CudaLibraries, NotFoundNamesWhatWasTried) {
   s.toolkitDir = toolkit;
   OpenedCudaLibrary opened;
   std::string error;
-  EXPECT_FALSE(openCudaLibrary(ncclLibrary(), s, opened, error));
+  EXPECT_FALSE(statusOut(openCudaLibrary(ncclLibrary(), s), opened, error));
   EXPECT_EQ(
       error.rfind("einc: NCCL not found (libnccl.so.2): tried " + toolkit + ", " + bad + " (", 0),
       0u)
@@ -194,7 +196,7 @@ TEST(CudaLibraries, NotFoundNamesWhatWasTried) {
       << error;
 
   // The same form for every library; no Python folder at all is said so.
-  EXPECT_FALSE(openCudaLibrary(cublasLtLibrary(), packagesOnly({}), opened, error));
+  EXPECT_FALSE(statusOut(openCudaLibrary(cublasLtLibrary(), packagesOnly({})), opened, error));
   EXPECT_EQ(error, "einc: cuBLASLt not found (libcublasLt.so.13): tried nvidia/cu13/lib and "
                    "nvidia/cublas/lib in no Python package folder (none found); set "
                    "EINC_CUBLASLT_LIBRARY=/path/to/libcublasLt.so.13");
@@ -203,7 +205,7 @@ TEST(CudaLibraries, NotFoundNamesWhatWasTried) {
   s.packageDirs.clear();
   CudaLibrary nowhere{
       "Nothing", "libeinc-no-such-library.so.1", "EINC_NOTHING_LIBRARY", {"x/lib"}, ""};
-  EXPECT_FALSE(openCudaLibrary(nowhere, s, opened, error));
+  EXPECT_FALSE(statusOut(openCudaLibrary(nowhere, s), opened, error));
   EXPECT_EQ(error, "einc: Nothing not found (libeinc-no-such-library.so.1): tried the loader's "
                    "path (LD_LIBRARY_PATH, ld.so.cache), x/lib in no Python package folder (none "
                    "found); set EINC_NOTHING_LIBRARY=/path/to/libeinc-no-such-library.so.1");
@@ -223,7 +225,7 @@ TEST(CudaLibraries, CublasLtAndNcclSayTheSameLine) {
 #ifdef EINC_HAVE_CUDA
   setenv("EINC_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so.13", 1);
   error.clear();
-  EXPECT_FALSE(CublasLt::load({}, error));
+  EXPECT_FALSE(statusOut(CublasLt::load({}), error));
   unsetenv("EINC_CUBLASLT_LIBRARY");
   EXPECT_EQ(error.rfind("einc: cuBLASLt not found (libcublasLt.so.13): tried "
                         "EINC_CUBLASLT_LIBRARY=/nonexistent/libcublasLt.so.13 (",

@@ -37,9 +37,9 @@ TEST(CudaProgramCheck, MatmulsKernelsAndCopiesRun) {
   int32_t z = b.step(StepKind::Kernel, {y}, DType::F32, {4, 4}, {}, 0);
   int32_t r = b.step(StepKind::Copy, {z}, DType::F32, {4, 4});
   b.result(r);
-  ASSERT_EQ(b.p.validate(), "");
+  ASSERT_EQ(b.p.validate().message(), "");
   CudaKernelBundle bundle = bundleOf({2});
-  EXPECT_EQ(cudaProgramProblem(b.p, &bundle, {}), "");
+  EXPECT_EQ(cudaProgramProblem(b.p, &bundle, {}).message(), "");
 }
 
 TEST(CudaProgramCheck, ReferenceStepsOtherThanCopyAreRefusedByName) {
@@ -49,15 +49,15 @@ TEST(CudaProgramCheck, ReferenceStepsOtherThanCopyAreRefusedByName) {
   q.format = "e4m3";
   int32_t y = b.op(StepKind::Quantize, {x}, DType::F32, {4, 8}, q, "ein.quantize at model.ein:3:5");
   b.result(y);
-  ASSERT_EQ(b.p.validate(), "");
-  std::string why = cudaProgramProblem(b.p, nullptr, {});
+  ASSERT_EQ(b.p.validate().message(), "");
+  std::string why = cudaProgramProblem(b.p, nullptr, {}).message();
   EXPECT_NE(why.find("step 0 (quantize, ein.quantize at model.ein:3:5)"), std::string::npos) << why;
   EXPECT_NE(why.find("not on the cuda device yet"), std::string::npos) << why;
 
   ProgramBuilder e;
   int32_t a = e.arg(DType::F32, {4});
   e.result(e.step(StepKind::Exp, {a}, DType::F32, {4}));
-  why = cudaProgramProblem(e.p, nullptr, {});
+  why = cudaProgramProblem(e.p, nullptr, {}).message();
   EXPECT_NE(why.find("step 0 (exp"), std::string::npos) << why;
 }
 
@@ -65,20 +65,20 @@ TEST(CudaProgramCheck, KernelsMustBeInTheBundleWithTheirBuffers) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {4});
   b.result(b.step(StepKind::Kernel, {x}, DType::F32, {4}, {}, 1, "fused add at m.ein:1:1"));
-  ASSERT_EQ(b.p.validate(), "");
-  std::string why = cudaProgramProblem(b.p, nullptr, {});
+  ASSERT_EQ(b.p.validate().message(), "");
+  std::string why = cudaProgramProblem(b.p, nullptr, {}).message();
   EXPECT_NE(why.find("given no kernels"), std::string::npos) << why;
   CudaKernelBundle one = bundleOf({2});
-  why = cudaProgramProblem(b.p, &one, {});
+  why = cudaProgramProblem(b.p, &one, {}).message();
   EXPECT_NE(why.find("launches kernel 1, which is not in the cuda device's bundle of 1 kernels"),
             std::string::npos)
       << why;
   CudaKernelBundle wrong = bundleOf({2, 3});
-  why = cudaProgramProblem(b.p, &wrong, {});
+  why = cudaProgramProblem(b.p, &wrong, {}).message();
   EXPECT_NE(why.find("passes 2 buffers to kernel 1 ('kernel_1'), which takes 3"), std::string::npos)
       << why;
   CudaKernelBundle right = bundleOf({2, 2});
-  EXPECT_EQ(cudaProgramProblem(b.p, &right, {}), "");
+  EXPECT_EQ(cudaProgramProblem(b.p, &right, {}).message(), "");
 }
 
 TEST(CudaProgramCheck, GemmsCublasLtCannotRun) {
@@ -88,8 +88,8 @@ TEST(CudaProgramCheck, GemmsCublasLtCannotRun) {
   int32_t x = b.arg(DType::F32, {4, 8});
   int32_t w = b.arg(DType::F32, {8, 4});
   b.result(b.step(StepKind::Matmul, {x, w}, DType::BF16, {4, 4}, {{1, 4, 4, 8, 0, 0, 8, 4, 4}}));
-  ASSERT_EQ(b.p.validate(), "");
-  std::string why = cudaProgramProblem(b.p, nullptr, {});
+  ASSERT_EQ(b.p.validate().message(), "");
+  std::string why = cudaProgramProblem(b.p, nullptr, {}).message();
   EXPECT_NE(why.find("step 0 (matmul, test matmul): cuBLASLt has no GEMM of A 'f32' and B 'f32' "
                      "into C 'bf16'"),
             std::string::npos)
@@ -126,18 +126,18 @@ TEST(CudaProgramCheck, EpilogueKernelsMustBeInTheBundle) {
   post.operands = {c, bias};
   post.outputs = {out};
   b.result(out);
-  ASSERT_EQ(b.p.validate(), "");
-  std::string why = cudaProgramProblem(b.p, nullptr, {});
+  ASSERT_EQ(b.p.validate().message(), "");
+  std::string why = cudaProgramProblem(b.p, nullptr, {}).message();
   EXPECT_NE(why.find("step 0 (matmul, test matmul)'s epilogue launches kernel 0, but the cuda "
                      "device was given no kernels"),
             std::string::npos)
       << why;
   CudaKernelBundle two = bundleOf({2});
-  why = cudaProgramProblem(b.p, &two, {});
+  why = cudaProgramProblem(b.p, &two, {}).message();
   EXPECT_NE(why.find("passes 3 buffers to kernel 0 ('kernel_0'), which takes 2"), std::string::npos)
       << why;
   CudaKernelBundle three = bundleOf({3});
-  EXPECT_EQ(cudaProgramProblem(b.p, &three, {}), "");
+  EXPECT_EQ(cudaProgramProblem(b.p, &three, {}).message(), "");
 
   // Where the epilogue's kernel runs (cuBLASLt did not fuse it), the
   // buffers it moves in 16-byte vectors must start 16-byte aligned.
@@ -146,10 +146,10 @@ TEST(CudaProgramCheck, EpilogueKernelsMustBeInTheBundle) {
   for (size_t i = 0; i < at.size(); ++i)
     at[i] = reinterpret_cast<const void *>(uintptr_t(0x10000) * (i + 1));
   at[size_t(bias)] = reinterpret_cast<const void *>(uintptr_t(0x50004)); // read element-wise
-  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {true}), "");
+  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {true}).message(), "");
   at[size_t(out)] = reinterpret_cast<const void *>(uintptr_t(0x60008));
-  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {false}), ""); // fused: no kernel runs
-  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {true}),
+  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {false}).message(), ""); // fused: no kernel runs
+  EXPECT_EQ(cudaAlignmentProblem(b.p, three, at, {true}).message(),
             "step 0 (matmul, test matmul): kernel 'kernel_0' moves buffer " + std::to_string(out) +
                 " ('" + b.p.buffers[size_t(out)].name +
                 "') in 16-byte vectors, but it starts 8 bytes past a 16-byte boundary; the cuda "

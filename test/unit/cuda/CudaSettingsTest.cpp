@@ -7,6 +7,7 @@
 // memory.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaDevice.h"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ struct Env {
 
 CudaDeviceOptions switches(std::string &error, bool &ok) {
   CudaDeviceOptions o;
-  ok = readCudaDebugSwitches(o, error);
+  ok = statusOut(readCudaDebugSwitches(o), error);
   return o;
 }
 
@@ -86,7 +87,7 @@ TEST(CudaSwitches, BadValuesAreNamed) {
                      "(capture runs as CUDA graphs and replay them, the default)");
     // The device reads them before anything else: said without a GPU.
     error.clear();
-    EXPECT_FALSE(createCudaDevice({}, error));
+    EXPECT_FALSE(statusOut(createCudaDevice({}), error));
     EXPECT_EQ(error.rfind("EINC_CUDA_GRAPHS=maybe: expected 0", 0), 0u) << error;
   }
   Env sync("EINC_CUDA_SYNC", "yes");
@@ -99,8 +100,8 @@ TEST(CudaSwitches, BadValuesAreNamed) {
 TEST(CudaStaging, CheckedAgainstTheHostsMemory) {
   // The default fits any machine that runs the tests; 2^60 bytes no host
   // has, and the message names the host's bound, not the GPU's memory.
-  EXPECT_EQ(cudaStagingProblem(CudaDeviceOptions{}.stagingBytes), "");
-  std::string problem = cudaStagingProblem(int64_t(1) << 60);
+  EXPECT_EQ(cudaStagingProblem(CudaDeviceOptions{}.stagingBytes).message(), "");
+  std::string problem = cudaStagingProblem(int64_t(1) << 60).message();
   EXPECT_EQ(
       problem.rfind("the cuda device's pinned staging buffer (host memory) needs 1073741824.00 "
                     "GiB (1152921504606846976 bytes) but only ",

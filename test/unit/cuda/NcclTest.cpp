@@ -8,6 +8,7 @@
 // whole DeviceOrderedSum against a left-to-right host sum, bit for bit.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 #include "runtime/dist/NcclAbi.h"
@@ -102,21 +103,23 @@ public:
   int64_t graphsRecorded() const override { return 0; }
   std::string memoryShortfall(int64_t, const std::string &) override { return ""; }
   void *nativeStream() const override { return nullptr; }
-  bool makeCurrent(std::string &) override { return true; }
+  Status makeCurrent() override { return Status::success(); }
   int ordinal() const override { return 0; }
   std::string name() const override { return "cuda"; }
   StorageType storageOf(DType t) const override { return cudaStorageOf(t); }
   bool runs(StepRunner) const override { return false; }
-  bool allocate(int64_t, DeviceMemory &, const std::string &, std::string &error) override {
-    error = "no GPU";
-    return false;
+  Expected<DeviceMemory> allocate(int64_t, const std::string &) override {
+    return Status(StatusCode::Unavailable, "no GPU");
   }
   void release(DeviceMemory &) override {}
-  bool upload(void *, const void *, int64_t, std::string &) override { return false; }
-  bool download(void *, const void *, int64_t, std::string &) override { return false; }
-  bool copy(void *, const void *, int64_t, std::string &) override { return false; }
-  bool zero(void *, int64_t, std::string &) override { return false; }
-  bool synchronize(std::string &) override { return true; }
+  Status upload(void *, const void *, int64_t) override { return noGpu(); }
+  Status download(void *, const void *, int64_t) override { return noGpu(); }
+  Status copy(void *, const void *, int64_t) override { return noGpu(); }
+  Status zero(void *, int64_t) override { return noGpu(); }
+  Status synchronize() override { return Status::success(); }
+
+private:
+  static Status noGpu() { return Status(StatusCode::Unavailable, "no GPU"); }
 };
 
 TEST(Nccl, OpeningWithoutAGpuIsAnErrorNotACrash) {
@@ -146,7 +149,7 @@ uint32_t bits(float f) {
 
 TEST(NcclOnGpu, OneRankSumsInOneProcessesOrder) {
   std::string error;
-  std::shared_ptr<CudaDevice> gpu = createCudaDevice({}, error);
+  std::shared_ptr<CudaDevice> gpu = statusOut(createCudaDevice({}), error);
   if (!gpu)
     GTEST_SKIP() << "no cuda device here: " << error;
   auto nccl = openNccl(gpu, nullptr, error);
@@ -166,17 +169,18 @@ TEST(NcclOnGpu, OneRankSumsInOneProcessesOrder) {
   auto sum = DeviceOrderedSum::create(*nccl, count, error);
   ASSERT_TRUE(sum) << error;
   for (int64_t j = 0; j < rounds; ++j) {
-    ASSERT_TRUE(gpu->upload(sum->contribution(), x[size_t(j)].data(), count * 4, error)) << error;
+    ASSERT_TRUE(statusOut(gpu->upload(sum->contribution(), x[size_t(j)].data(), count * 4), error))
+        << error;
     ASSERT_TRUE(sum->addRound(j, error)) << error;
   }
   ASSERT_TRUE(sum->finish(error)) << error;
   std::vector<float> got(count);
-  ASSERT_TRUE(gpu->download(got.data(), sum->sum(), count * 4, error)) << error;
+  ASSERT_TRUE(statusOut(gpu->download(got.data(), sum->sum(), count * 4), error)) << error;
   for (int64_t i = 0; i < count; ++i)
     ASSERT_EQ(bits(got[size_t(i)]), bits(want[size_t(i)])) << "element " << i;
   // One rank's all-reduce and broadcast leave the values as they are.
   ASSERT_TRUE(sum->sumUnordered(error)) << error;
-  ASSERT_TRUE(gpu->download(got.data(), sum->sum(), count * 4, error)) << error;
+  ASSERT_TRUE(statusOut(gpu->download(got.data(), sum->sum(), count * 4), error)) << error;
   for (int64_t i = 0; i < count; ++i)
     ASSERT_EQ(bits(got[size_t(i)]), bits(x[rounds - 1][size_t(i)])) << "element " << i;
 }

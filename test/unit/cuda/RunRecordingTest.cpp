@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/core/HostDevice.h"
@@ -29,41 +30,35 @@ using test::valuesOf;
 /// running `replay` (the test's stand-in for a graph launch).
 class RecordingDevice : public HostDevice {
 public:
-  RunStart beginRun(uint64_t key, std::string &error) override {
+  Expected<RunStart> beginRun(uint64_t key) override {
     begun.push_back(key);
-    if (failBegin) {
-      error = "begin failed";
-      return RunStart::Failed;
-    }
+    if (failBegin)
+      return Status::internal("begin failed");
     if (recorded.count(key)) {
       ++replays;
       return RunStart::Replayed;
     }
     return RunStart::Steps;
   }
-  RunEnd endRun(uint64_t key, bool ok, std::string &error) override {
+  Expected<RunEnd> endRun(uint64_t key, bool ok) override {
     ended.push_back({key, ok});
     if (issueAgain) { // as a failed capture: nothing ran
       issueAgain = false;
       return RunEnd::IssueAgain;
     }
-    if (failEnd) {
-      error = "end failed";
-      return RunEnd::Failed;
-    }
+    if (failEnd)
+      return Status::internal("end failed");
     if (ok)
       recorded.insert(key);
     return RunEnd::Done;
   }
   void forgetRun(uint64_t key) override { forgotten.push_back(key); }
-  bool reference(const Step &s, const std::vector<DeviceSpan> &inputs, const DeviceSpan &output,
-                 std::string &error) override {
+  Status reference(const Step &s, const std::vector<DeviceSpan> &inputs,
+                   const DeviceSpan &output) override {
     ++steps;
-    if (failSteps) {
-      error = "step failed";
-      return false;
-    }
-    return HostDevice::reference(s, inputs, output, error);
+    if (failSteps)
+      return Status::invalid("step failed");
+    return HostDevice::reference(s, inputs, output);
   }
 
   std::vector<uint64_t> begun, forgotten;
@@ -84,9 +79,9 @@ Program twoSteps() {
 TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
   auto dev = std::make_shared<RecordingDevice>();
   std::string error;
-  auto ex = Executor::create(twoSteps(), dev, error);
+  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
   ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(dev->steps, 2);
   ASSERT_EQ(dev->begun.size(), 1u);
   uint64_t key = dev->begun[0];
@@ -94,7 +89,7 @@ TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
   ASSERT_EQ(dev->ended.size(), 1u);
   EXPECT_EQ(dev->ended[0], std::make_pair(key, true));
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(dev->steps, 2); // the device replayed: no step issued again
   EXPECT_EQ(dev->replays, 3);
   EXPECT_EQ(dev->ended.size(), 1u); // a replay has no end to report
@@ -104,11 +99,11 @@ TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
 TEST(RunRecording, ProfilingIssuesEveryStep) {
   auto dev = std::make_shared<RecordingDevice>();
   std::string error;
-  auto ex = Executor::create(twoSteps(), dev, error);
+  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
   ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   ex->setProfiling(true);
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(dev->steps, 4);
   EXPECT_EQ(dev->begun.size(), 1u);
   EXPECT_EQ(ex->profiledRuns(), 1);
@@ -118,45 +113,45 @@ TEST(RunRecording, AFailedStepEndsTheRunUnrecorded) {
   auto dev = std::make_shared<RecordingDevice>();
   dev->failSteps = true;
   std::string error;
-  auto ex = Executor::create(twoSteps(), dev, error);
+  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
   ASSERT_TRUE(ex) << error;
-  EXPECT_FALSE(ex->run(error));
+  EXPECT_FALSE(statusOut(ex->run(), error));
   EXPECT_NE(error.find("step failed"), std::string::npos) << error;
   ASSERT_EQ(dev->ended.size(), 1u);
   EXPECT_FALSE(dev->ended[0].second);
   dev->failSteps = false;
-  ASSERT_TRUE(ex->run(error)) << error; // not replayed: issued again
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error; // not replayed: issued again
   EXPECT_EQ(dev->steps, 1 + 2);
   dev->failBegin = true;
-  EXPECT_FALSE(ex->run(error));
+  EXPECT_FALSE(statusOut(ex->run(), error));
   EXPECT_EQ(error, "begin failed");
 }
 
 TEST(RunRecording, AFailedRecordingIssuesTheStepsAgain) {
   auto dev = std::make_shared<RecordingDevice>();
   std::string error;
-  auto ex = Executor::create(twoSteps(), dev, error);
+  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
   ASSERT_TRUE(ex) << error;
   double in[3] = {0, 1, 2};
-  ASSERT_TRUE(ex->setArgument(0, in, 3, error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, in, 3), error)) << error;
   dev->issueAgain = true;
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(dev->steps, 4); // issued, then issued again unrecorded
   EXPECT_EQ(dev->ended.size(), 1u);
   std::vector<double> out = valuesOf(*ex, size_t(ex->program().results[0]));
   EXPECT_FLOAT_EQ(float(out[1]), -std::exp(1.0f));
   // A failing step inside a failed recording: issued again, and its error
   // is the run's.
-  auto other = Executor::create(twoSteps(), dev, error);
+  auto other = statusOut(Executor::create(twoSteps(), dev), error);
   ASSERT_TRUE(other) << error;
   dev->issueAgain = true;
   dev->failSteps = true;
-  EXPECT_FALSE(other->run(error));
+  EXPECT_FALSE(statusOut(other->run(), error));
   EXPECT_NE(error.find("step failed"), std::string::npos) << error;
   // The device's own failure at the end.
   dev->failSteps = false;
   dev->failEnd = true;
-  EXPECT_FALSE(other->run(error));
+  EXPECT_FALSE(statusOut(other->run(), error));
   EXPECT_EQ(error, "end failed");
 }
 
@@ -165,19 +160,19 @@ TEST(RunRecording, KeysFollowTheMemory) {
   std::string error;
   uint64_t key = 0, copyKey = 0;
   {
-    auto ex = Executor::create(twoSteps(), dev, error);
+    auto ex = statusOut(Executor::create(twoSteps(), dev), error);
     ASSERT_TRUE(ex) << error;
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
     key = dev->begun.back();
     // A copy has memory of its own: a key of its own, recorded anew.
     Executor copy(*ex);
-    ASSERT_TRUE(copy.run(error)) << error;
+    ASSERT_TRUE(statusOut(copy.run(), error)) << error;
     copyKey = dev->begun.back();
     EXPECT_NE(copyKey, key);
     EXPECT_EQ(dev->steps, 4);
     // A move keeps the memory and the key: still replayed.
     Executor moved(std::move(*ex));
-    ASSERT_TRUE(moved.run(error)) << error;
+    ASSERT_TRUE(statusOut(moved.run(), error)) << error;
     EXPECT_EQ(dev->begun.back(), key);
     EXPECT_EQ(dev->steps, 4);
     EXPECT_TRUE(dev->forgotten.empty());
@@ -189,12 +184,12 @@ TEST(RunRecording, KeysFollowTheMemory) {
 
 TEST(RunRecording, HostDevicesRunAsBefore) {
   std::string error;
-  auto ex = Executor::create(twoSteps(), Precision::F32, error);
+  auto ex = statusOut(Executor::create(twoSteps(), Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   double in[3] = {0, 1, 2};
-  ASSERT_TRUE(ex->setArgument(0, in, 3, error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, in, 3), error)) << error;
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
     std::vector<double> out = valuesOf(*ex, size_t(ex->program().results[0]));
     ASSERT_EQ(out.size(), 3u);
     EXPECT_FLOAT_EQ(out[2], -std::exp(2.0f));

@@ -11,6 +11,7 @@
 // carry the alignment of their buffers into cuBLASLt's heuristic.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "tools/driver/Compile.h"
 #include "tools/driver/Frontend.h"
 
@@ -101,7 +102,7 @@ TEST(CudaAlignment, KernelsOnUnalignedViewsAreRefused) {
     einrt::CudaKernelBundle bundle = ein::codegen::renderCudaBundle(*m.model.kernels, {p});
     CudaPlacement place(*p);
     std::vector<const void *> at = addressesOf(*p, place);
-    std::string why = einrt::cudaAlignmentProblem(*p, bundle, at);
+    std::string why = einrt::cudaAlignmentProblem(*p, bundle, at).message();
     ASSERT_FALSE(why.empty());
     std::printf("[cuda-alignment] %s: %s\n", precision.c_str(), why.c_str());
     EXPECT_NE(why.find("): kernel 'k"), std::string::npos) << why;
@@ -116,7 +117,7 @@ TEST(CudaAlignment, KernelsOnUnalignedViewsAreRefused) {
     // The same buffers at addresses rounded up to 16 bytes: nothing refused.
     for (const void *&a : at)
       a = reinterpret_cast<const void *>((reinterpret_cast<uintptr_t>(a) + 15) / 16 * 16);
-    EXPECT_EQ(einrt::cudaAlignmentProblem(*p, bundle, at), "");
+    EXPECT_EQ(einrt::cudaAlignmentProblem(*p, bundle, at).message(), "");
   }
   Compiled gpt;
   ASSERT_TRUE(compile(
@@ -125,7 +126,8 @@ TEST(CudaAlignment, KernelsOnUnalignedViewsAreRefused) {
   const einrt::Program *p = gpt.model.program("train_step");
   ASSERT_NE(p, nullptr);
   einrt::CudaKernelBundle bundle = ein::codegen::renderCudaBundle(*gpt.model.kernels, {p});
-  EXPECT_EQ(einrt::cudaAlignmentProblem(*p, bundle, addressesOf(*p, CudaPlacement(*p))), "");
+  EXPECT_EQ(einrt::cudaAlignmentProblem(*p, bundle, addressesOf(*p, CudaPlacement(*p))).message(),
+            "");
 }
 
 // gpt at odd dims: q, k and v are views of the qkv product 50 elements
@@ -163,8 +165,9 @@ TEST(CudaAlignment, GemmCallsCarryTheirBuffersAlignment) {
       }
     einrt::CublasLtPlan calls;
     std::string error;
-    ASSERT_TRUE(einrt::mapGemmToCublasLt(*g, {}, calls, error, g->post.present() ? &types : nullptr,
-                                         &bases))
+    ASSERT_TRUE(
+        statusOut(einrt::mapGemmToCublasLt(*g, {}, g->post.present() ? &types : nullptr, &bases),
+                  calls, error))
         << error;
     for (const einrt::CublasLtCall &call : calls.calls) {
       EXPECT_LE(call.alignA, bases.b); // cuBLASLt's A is the step's B

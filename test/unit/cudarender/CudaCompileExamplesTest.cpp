@@ -15,6 +15,7 @@
 // be loaded. Prints the counts and times.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/base/StatusOut.h"
 #include "tools/driver/Compile.h"
 #include "tools/driver/Frontend.h"
 
@@ -94,7 +95,7 @@ struct Result {
 
 TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
   std::string error;
-  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
   if (!nvrtc)
     GTEST_SKIP() << error;
   auto start = std::chrono::steady_clock::now();
@@ -168,7 +169,7 @@ TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
         o.cacheDir = cacheDir;
         einrt::NvrtcOutput out;
         Result &r = results[a][u];
-        if (nvrtc->compile(units[u].source, o, out, r.error)) {
+        if (statusOut(nvrtc->compile(units[u].source, o), out, r.error)) {
           r.functions = std::move(out.functions);
           r.seconds = out.seconds;
           r.cached = out.fromCache;
@@ -204,7 +205,7 @@ TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
   o.arch = "sm_90";
   o.cacheDir = cacheDir;
   einrt::NvrtcOutput out;
-  ASSERT_TRUE(nvrtc->compile(wholeBundle, o, out, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(wholeBundle, o), out, error)) << error;
   for (const einrt::PtxasReport &f : out.functions)
     EXPECT_FALSE(f.spills()) << f.function;
   double bundleSeconds = since(bundleStart);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderer.h"
 #include "codegen/CpuKernelGen.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/Nvrtc.h"
 
 #include <gtest/gtest.h>
@@ -326,7 +327,7 @@ TEST(CudaRenderer, StochasticRoundAndCompare) {
 // Last: every kernel the tests above rendered, through NVRTC.
 TEST(CudaRenderer, ZRenderedKernelsCompile) {
   std::string error;
-  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
   if (!nvrtc)
     GTEST_SKIP() << error;
   if (rendered().empty()) // run alone (a --gtest_filter): the others render the kernels
@@ -343,7 +344,8 @@ TEST(CudaRenderer, ZRenderedKernelsCompile) {
   o.arch = "sm_90";
   o.cache = false;
   einrt::NvrtcOutput out;
-  ASSERT_TRUE(nvrtc->compile(ein::codegen::cudaPrelude(bf16, f16) + body, o, out, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(ein::codegen::cudaPrelude(bf16, f16) + body, o), out, error))
+      << error;
   size_t entries = 0;
   for (const einrt::PtxasReport &r : out.functions) {
     entries += r.entry;

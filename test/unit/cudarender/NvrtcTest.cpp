@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/NvrtcCache.h"
 
 #include <gtest/gtest.h>
@@ -86,8 +87,8 @@ TEST(NvrtcCache, EntriesRoundTripAndCorruptOnesMiss) {
                          "ELF\0\1binary",
                          11),
              "ptxas info : Used 8 registers"};
-  std::string error;
-  ASSERT_TRUE(c::write(dir, "x.nvrtc", check, e, error)) << error;
+  einrt::Status written = c::write(dir, "x.nvrtc", check, e);
+  ASSERT_TRUE(written.ok()) << written.message();
   c::Entry back;
   ASSERT_TRUE(c::read(dir + "/x.nvrtc", check, back));
   EXPECT_EQ(back.image, e.image);
@@ -150,7 +151,7 @@ extern "C" __global__ void k0_scale(const __nv_bfloat16 *__restrict__ in0, float
 
 TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   std::string error;
-  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
   if (!nvrtc)
     GTEST_SKIP() << error;
   EXPECT_NE(nvrtc->version().find('.'), std::string::npos);
@@ -160,7 +161,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   o.arch = "sm_80";
   o.cacheDir = dir;
   einrt::NvrtcOutput out;
-  ASSERT_TRUE(nvrtc->compile(kSource, o, out, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), out, error)) << error;
   EXPECT_FALSE(out.fromCache);
   EXPECT_TRUE(out.cacheWarning.empty()) << out.cacheWarning;
   EXPECT_EQ(out.image.bytes.substr(0, 4), "\x7f"
@@ -174,7 +175,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
 
   // Again: from the cache, the same image and report.
   einrt::NvrtcOutput again;
-  ASSERT_TRUE(nvrtc->compile(kSource, o, again, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), again, error)) << error;
   EXPECT_TRUE(again.fromCache);
   EXPECT_TRUE(again.image.bytes == out.image.bytes); // (no binary in a failure message)
   ASSERT_EQ(again.functions.size(), 1u);
@@ -190,7 +191,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   ASSERT_FALSE(bytes.empty()) << file;
   writeFile(file, bytes.substr(0, bytes.size() / 2));
   einrt::NvrtcOutput recompiled;
-  ASSERT_TRUE(nvrtc->compile(kSource, o, recompiled, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), recompiled, error)) << error;
   EXPECT_FALSE(recompiled.fromCache);
   EXPECT_TRUE(recompiled.image.bytes == out.image.bytes);
   namespace c = einrt::nvrtccache;
@@ -203,7 +204,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   // PTX for a virtual architecture: text, no ptxas report.
   o.arch = "compute_90";
   einrt::NvrtcOutput ptx;
-  ASSERT_TRUE(nvrtc->compile(kSource, o, ptx, error)) << error;
+  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), ptx, error)) << error;
   EXPECT_TRUE(ptx.image.ptx);
   EXPECT_NE(ptx.image.bytes.find(".entry k0_scale"), std::string::npos);
   EXPECT_NE(ptx.image.bytes.find(".target sm_90"), std::string::npos);
@@ -212,19 +213,19 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
 
 TEST(Nvrtc, ErrorsCarryTheLog) {
   std::string error;
-  const einrt::Nvrtc *nvrtc = einrt::Nvrtc::load(error);
+  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
   if (!nvrtc)
     GTEST_SKIP() << error;
   einrt::NvrtcOptions o;
   o.cache = false;
   einrt::NvrtcOutput out;
-  EXPECT_FALSE(
-      nvrtc->compile("extern \"C\" __global__ void k() { undeclared_thing(); }", o, out, error));
+  EXPECT_FALSE(statusOut(
+      nvrtc->compile("extern \"C\" __global__ void k() { undeclared_thing(); }", o), out, error));
   EXPECT_NE(error.find("NVRTC_ERROR_COMPILATION"), std::string::npos) << error;
   EXPECT_NE(error.find("undeclared_thing"), std::string::npos) << error;
   EXPECT_NE(error.find("Nvrtc.cpp:"), std::string::npos) << error;
   o.arch = "sm90";
-  EXPECT_FALSE(nvrtc->compile("", o, out, error));
+  EXPECT_FALSE(statusOut(nvrtc->compile("", o), out, error));
   EXPECT_NE(error.find("unknown CUDA architecture 'sm90'"), std::string::npos) << error;
 }
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
+#include "runtime/base/StatusOut.h"
 // After Compile.h, which brings ModuleOp.
 #include "../cpu/CpuTestSupport.h"
 #include "../runtime/ProgramBuilder.h"
@@ -98,7 +99,7 @@ TEST(Fp8Quantize, TheStepIsValidated) {
     test::ProgramBuilder pb;
     int32_t x = pb.arg(in, std::move(inShape));
     pb.op(StepKind::Quantize, {x}, DType::F32, {4, 8}, spec);
-    return pb.p.validate();
+    return pb.p.validate().message();
   };
   EXPECT_EQ(problem(DType::F32, {4, 8}, {"e4m3", 32, 1}), "");
   EXPECT_EQ(problem(DType::F32, {2, 2, 8}, {"e5m2", 0, 0}), "");
@@ -137,13 +138,15 @@ BothRuns runBoth(const std::string &mlir, const std::vector<double> &x) {
     quantizeSteps += s.kind == StepKind::Quantize;
   EXPECT_EQ(quantizeSteps, 2);
   std::string error;
-  auto ref = Executor::create(*l.reference, Precision::F32, error);
-  auto cpu = Executor::create(*l.cpu, einc::cputest::cpuDevice(l), error);
+  auto ref = statusOut(Executor::create(*l.reference, Precision::F32), error);
+  auto cpu = statusOut(Executor::create(*l.cpu, einc::cputest::cpuDevice(l)), error);
   EXPECT_TRUE(ref && cpu) << error;
   if (!ref || !cpu)
     return out;
   for (auto [ex, results] : {std::pair{&*ref, &out.reference}, std::pair{&*cpu, &out.cpu}}) {
-    EXPECT_TRUE(ex->setArgument(0, x.data(), x.size(), error) && ex->run(error)) << error;
+    EXPECT_TRUE(statusOut(ex->setArgument(0, x.data(), x.size()), error) &&
+                statusOut(ex->run(), error))
+        << error;
     for (size_t r = 0; r < ex->resultCount(); ++r)
       results->push_back(ex->getResult(r).values);
   }
@@ -239,9 +242,10 @@ func.func @forward(%x: tensor<4x64xf32> {ein.kind = "input", ein.name = "x"},
     cv[i] = 0.1 + 0.0123 * double(i); // few are E5M2 values
   for (size_t i = 0; i < w.size(); ++i)
     w[i] = std::cos(0.11 * double(i));
-  ASSERT_TRUE(grad->setArgument(0, x.data(), x.size(), error) &&
-              grad->setArgument(1, cv.data(), cv.size(), error) &&
-              grad->setArgument(2, w.data(), w.size(), error) && grad->run(error))
+  ASSERT_TRUE(statusOut(grad->setArgument(0, x.data(), x.size()), error) &&
+              statusOut(grad->setArgument(1, cv.data(), cv.size()), error) &&
+              statusOut(grad->setArgument(2, w.data(), w.size()), error) &&
+              statusOut(grad->run(), error))
       << error;
   ASSERT_EQ(grad->resultCount(), 2u);
   std::vector<double> dw = grad->getResult(1).values;

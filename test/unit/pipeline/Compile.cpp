@@ -1,5 +1,6 @@
 //===- Compile.cpp - Model or MLIR text to runnable Programs, for tests ---===//
 #include "Compile.h"
+#include "runtime/base/StatusOut.h"
 
 #include "codegen/ReferenceLowering.h"
 #include "dsl/Elaborator.h"
@@ -89,7 +90,7 @@ std::optional<einrt::Executor> executorFor(Compiled &c, const std::string &name,
   auto program = ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
-  return einrt::Executor::create(*program, precision, error);
+  return statusOut(einrt::Executor::create(*program, precision), error);
 }
 
 } // namespace einc::testing

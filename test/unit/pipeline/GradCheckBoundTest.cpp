@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
@@ -30,16 +31,16 @@ Checked check(Compiled &m, const einrt::GradCheckOptions &options, uint64_t seed
   Checked c;
   auto forward = executorFor(m, "forward", einrt::Precision::F64, c.error);
   auto grad = executorFor(m, "grad", einrt::Precision::F64, c.error);
-  if (!forward || !grad || !einrt::initParams(*grad, seed, c.error) ||
-      !einrt::fillRandomInputs(*grad, seed + 7, 8, c.error))
+  if (!forward || !grad || !statusOut(einrt::initParams(*grad, seed), c.error) ||
+      !statusOut(einrt::fillRandomInputs(*grad, seed + 7, 8), c.error))
     return c;
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
     std::vector<double> values;
-    if (!grad->read(size_t(grad->program().arguments[i]), values, c.error) ||
-        !forward->setArgument(i, values.data(), values.size(), c.error))
+    if (!statusOut(grad->read(size_t(grad->program().arguments[i])), values, c.error) ||
+        !statusOut(forward->setArgument(i, values.data(), values.size()), c.error))
       return c;
   }
-  c.ok = einrt::gradCheck(*forward, *grad, options, c.report, c.error);
+  c.ok = statusOut(einrt::gradCheck(*forward, *grad, options), c.report, c.error);
   // The executors round bf16/f16 again after the check.
   EXPECT_TRUE(forward->roundsLowPrecision() && grad->roundsLowPrecision());
   return c;
@@ -293,7 +294,7 @@ TEST(GradCheckBound, NeedsFloat64) {
   auto grad = executorFor(m, "grad", einrt::Precision::F32, error);
   ASSERT_TRUE(forward && grad) << error;
   einrt::GradCheckReport report;
-  EXPECT_FALSE(einrt::gradCheck(*forward, *grad, {}, report, error));
+  EXPECT_FALSE(statusOut(einrt::gradCheck(*forward, *grad, {}), report, error));
   EXPECT_NE(error.find("Precision::F64"), std::string::npos) << error;
 }
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
@@ -127,20 +128,21 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
   ASSERT_TRUE(forward) << error;
   auto grad = executorFor(m, "grad", einrt::Precision::F64, error);
   ASSERT_TRUE(grad) << error;
-  ASSERT_TRUE(einrt::initParams(*grad, seed, error)) << error;
+  ASSERT_TRUE(statusOut(einrt::initParams(*grad, seed), error)) << error;
   int32_t vocab = std::stoi(dims.back().second);
-  ASSERT_TRUE(einrt::fillRandomInputs(*grad, seed + 7, vocab, error)) << error;
+  ASSERT_TRUE(statusOut(einrt::fillRandomInputs(*grad, seed + 7, vocab), error)) << error;
   // classes index the `a`-sized logits' vocab axis in cross_entropy cases.
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
     std::vector<double> values;
-    ASSERT_TRUE(grad->read(size_t(grad->program().arguments[i]), values, error)) << error;
-    ASSERT_TRUE(forward->setArgument(i, values.data(), values.size(), error)) << error;
+    ASSERT_TRUE(statusOut(grad->read(size_t(grad->program().arguments[i])), values, error))
+        << error;
+    ASSERT_TRUE(statusOut(forward->setArgument(i, values.data(), values.size()), error)) << error;
   }
   einrt::GradCheckOptions options;
   options.samplesPerParam = 12;
   options.seed = seed;
   einrt::GradCheckReport report;
-  ASSERT_TRUE(einrt::gradCheck(*forward, *grad, options, report, error)) << error;
+  ASSERT_TRUE(statusOut(einrt::gradCheck(*forward, *grad, options), report, error)) << error;
   EXPECT_GT(report.checked, 0);
   EXPECT_LT(report.worst.relativeError, 1e-6)
       << c.name << " seed " << seed << ": " << report.worst.param << "[" << report.worst.index
@@ -182,14 +184,15 @@ module {
   auto forward = executorFor(m, "forward", einrt::Precision::F64, error);
   auto grad = executorFor(m, "grad", einrt::Precision::F64, error);
   ASSERT_TRUE(forward && grad) << error;
-  ASSERT_TRUE(einrt::initParams(*grad, 3, error)) << error;
+  ASSERT_TRUE(statusOut(einrt::initParams(*grad, 3), error)) << error;
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
     std::vector<double> values;
-    ASSERT_TRUE(grad->read(size_t(grad->program().arguments[i]), values, error)) << error;
-    ASSERT_TRUE(forward->setArgument(i, values.data(), values.size(), error)) << error;
+    ASSERT_TRUE(statusOut(grad->read(size_t(grad->program().arguments[i])), values, error))
+        << error;
+    ASSERT_TRUE(statusOut(forward->setArgument(i, values.data(), values.size()), error)) << error;
   }
   einrt::GradCheckReport report;
-  ASSERT_TRUE(einrt::gradCheck(*forward, *grad, {}, report, error)) << error;
+  ASSERT_TRUE(statusOut(einrt::gradCheck(*forward, *grad, {}), report, error)) << error;
   EXPECT_LT(report.worst.relativeError, 1e-6) << report.worst.param;
 }
 

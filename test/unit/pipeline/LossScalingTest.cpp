@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
+#include "runtime/base/StatusOut.h"
 #include "trainer/TrainerTestUtil.h"
 
 #include "runtime/base/LossScaleState.h"
@@ -59,13 +60,14 @@ public:
 
   void set(const std::string &name, std::vector<double> v) {
     std::string error;
-    EXPECT_TRUE(ex->setArgument(args.at(name), v.data(), v.size(), error)) << error;
+    EXPECT_TRUE(statusOut(ex->setArgument(args.at(name), v.data(), v.size()), error)) << error;
   }
   /// The argument `name` (after a step: its new value).
   std::vector<double> get(const std::string &name) const {
     std::vector<double> v;
     std::string error;
-    EXPECT_TRUE(ex->read(size_t(ex->program().arguments[args.at(name)]), v, error)) << error;
+    EXPECT_TRUE(statusOut(ex->read(size_t(ex->program().arguments[args.at(name)])), v, error))
+        << error;
     return v;
   }
   double scalar(const std::string &name) const { return get(name).at(0); }
@@ -75,14 +77,15 @@ public:
     set("step", {t});
     set("lr", {lr});
     std::string error;
-    EXPECT_TRUE(ex->run(error)) << error;
+    EXPECT_TRUE(statusOut(ex->run(), error)) << error;
     const einrt::Program &p = ex->program();
     for (size_t r = 2; r < p.results.size(); ++r) {
       size_t a = args.at(p.resultNames[r]);
-      EXPECT_TRUE(ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r]), error)) << error;
+      EXPECT_TRUE(statusOut(ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r])), error))
+          << error;
     }
     double norm = 0;
-    EXPECT_TRUE(ex->readScalar(1, norm, error)) << error;
+    EXPECT_TRUE(statusOut(ex->readScalar(1), norm, error)) << error;
     return norm;
   }
 

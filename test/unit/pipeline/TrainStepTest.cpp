@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Init.h"
 
@@ -32,7 +33,7 @@ minimize cross_entropy(einsum(x, w, "batch d, d k -> batch k") + b, y)
 std::vector<double> values(const einrt::Executor &ex, size_t buffer) {
   std::vector<double> v;
   std::string error;
-  EXPECT_TRUE(ex.read(buffer, v, error)) << error;
+  EXPECT_TRUE(statusOut(ex.read(buffer), v, error)) << error;
   return v;
 }
 
@@ -53,30 +54,30 @@ StepRun runOneStep(const std::string &options, double lr) {
   EXPECT_TRUE(grad && step) << error;
   if (!grad || !step)
     return out;
-  EXPECT_TRUE(einrt::initParams(*step, 5, error)) << error;
-  EXPECT_TRUE(einrt::fillRandomInputs(*step, 9, 5, error)) << error;
+  EXPECT_TRUE(statusOut(einrt::initParams(*step, 5), error)) << error;
+  EXPECT_TRUE(statusOut(einrt::fillRandomInputs(*step, 9, 5), error)) << error;
   const einrt::Program &sp = step->program();
   // @grad takes (inputs, params), the first arguments of @train_step.
   for (size_t a = 0; a < grad->argumentCount(); ++a) {
     std::vector<double> v;
-    EXPECT_TRUE(step->read(size_t(sp.arguments[a]), v, error)) << error;
-    EXPECT_TRUE(grad->setArgument(a, v.data(), v.size(), error)) << error;
+    EXPECT_TRUE(statusOut(step->read(size_t(sp.arguments[a])), v, error)) << error;
+    EXPECT_TRUE(statusOut(grad->setArgument(a, v.data(), v.size()), error)) << error;
   }
   for (size_t a = 0; a < sp.arguments.size(); ++a) {
     const einrt::Buffer &buf = sp.buffers[sp.arguments[a]];
     double one = 1;
     if (buf.name == "step")
-      EXPECT_TRUE(step->setArgument(a, &one, 1, error));
+      EXPECT_TRUE(statusOut(step->setArgument(a, &one, 1), error));
     if (buf.name == "lr")
-      EXPECT_TRUE(step->setArgument(a, &lr, 1, error));
+      EXPECT_TRUE(statusOut(step->setArgument(a, &lr, 1), error));
     if (buf.role == einrt::BufferRole::Param)
       out.before.push_back(values(*step, size_t(sp.arguments[a])));
   }
-  EXPECT_TRUE(grad->run(error)) << error;
-  EXPECT_TRUE(step->run(error)) << error;
+  EXPECT_TRUE(statusOut(grad->run(), error)) << error;
+  EXPECT_TRUE(statusOut(step->run(), error)) << error;
   for (size_t r = 1; r < grad->resultCount(); ++r)
     out.grads.push_back(values(*grad, size_t(grad->program().results[r])));
-  EXPECT_TRUE(step->readScalar(1, out.gradNorm, error)) << error;
+  EXPECT_TRUE(statusOut(step->readScalar(1), out.gradNorm, error)) << error;
   for (size_t r = 2; r < 2 + out.before.size(); ++r)
     out.after.push_back(values(*step, size_t(step->program().results[r])));
   return out;

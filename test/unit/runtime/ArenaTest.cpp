@@ -1,5 +1,6 @@
 //===- ArenaTest.cpp - The memory planner and the executor's arenas -------===//
 #include "runtime/core/Arena.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/core/HostDevice.h"
 
@@ -111,13 +112,13 @@ std::vector<double> values(size_t n, uint32_t seed) {
 std::vector<std::vector<double>> runAll(const Program &p, Precision prec, bool arena,
                                         const std::vector<std::vector<double>> &args) {
   std::string error;
-  auto ex = Executor::create(p, prec, error, arena);
+  auto ex = statusOut(Executor::create(p, prec, arena), error);
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error)) << error;
-  EXPECT_TRUE(ex->run(error)) << error;
+    EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
+  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<std::vector<double>> out;
   for (size_t r = 0; r < ex->resultCount(); ++r)
     out.push_back(ex->getResult(r).values);
@@ -163,7 +164,7 @@ TEST(Arena, OverlappingRangesNeverOverlapInMemory) {
     t.push_back(b.step(StepKind::Neg, {x[i]}, DType::F32, {10 + 7 * i}));
   for (int i = n - 1; i >= 0; --i) // ... to step 2n-1-i: all live at n-1
     b.result(b.step(StepKind::Abs, {t[i]}, DType::F32, {10 + 7 * i}));
-  ASSERT_EQ(b.p.validate(), "");
+  ASSERT_EQ(b.p.validate().message(), "");
   MemoryPlan m = plan(b.p, false);
   expectValid(b.p, m, false);
   int64_t sum = 0;
@@ -201,11 +202,11 @@ TEST(Arena, ArgumentsResultsAndConstantsAreResident) {
   EXPECT_EQ(mp.residentBytes, 5 * 64); // x, w, c, u, m: 32, 32, 32, 32, 8 bytes
 
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   EXPECT_EQ(ex->arenaBytes(), 64);
   EXPECT_EQ(ex->residentBytes(), 5 * 64);
-  auto plain = Executor::create(b.p, Precision::F32, error, false);
+  auto plain = statusOut(Executor::create(b.p, Precision::F32, false), error);
   ASSERT_TRUE(plain) << error;
   EXPECT_EQ(plain->arenaBytes(), 0);
   EXPECT_EQ(plain->residentBytes(), 7 * 64); // + t, i
@@ -262,7 +263,7 @@ Program mlpStep(int32_t &h, int32_t &a, int32_t &y, int32_t &da, int32_t &dh) {
 TEST(Arena, MlpStepNeedsTheLiveMaximum) {
   int32_t h, a, y, da, dh;
   Program p = mlpStep(h, a, y, da, dh);
-  ASSERT_EQ(p.validate(), "");
+  ASSERT_EQ(p.validate().message(), "");
   MemoryPlan m = plan(p, false);
   expectValid(p, m, false);
   // Live: h [0,1], a [1,5], y [2,4], da [4,5], dh [5,6]; at step 4
@@ -286,17 +287,17 @@ TEST(Arena, CopiedAndMovedExecutorsKeepTheirOwnArena) {
                                            values(32 * 16, 7)};
   auto want = runAll(p, Precision::F32, false, args);
   std::string error;
-  auto ex = Executor::create(p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   for (size_t i = 0; i < args.size(); ++i)
-    ASSERT_TRUE(ex->setArgument(i, args[i].data(), args[i].size(), error));
+    ASSERT_TRUE(statusOut(ex->setArgument(i, args[i].data(), args[i].size()), error));
   Executor copy = *ex;
   Executor moved = std::move(*ex);
   ex.reset(); // the original's storage is gone
   EXPECT_NE(copy.deviceData(size_t(a)), moved.deviceData(size_t(a)));
   EXPECT_NE(copy.deviceData(size_t(a)), nullptr);
   for (Executor *e : {&copy, &moved}) {
-    ASSERT_TRUE(e->run(error)) << error;
+    ASSERT_TRUE(statusOut(e->run(), error)) << error;
     std::vector<std::vector<double>> got;
     for (size_t r = 0; r < e->resultCount(); ++r)
       got.push_back(e->getResult(r).values);
@@ -363,7 +364,7 @@ TEST(Arena, RandomProgramsMatchWithoutTheArena) {
     b.result(temps.back());
     for (int r = 0; r < 3; ++r)
       b.result(temps[pick(temps.size())]);
-    ASSERT_EQ(b.p.validate(), "") << trial;
+    ASSERT_EQ(b.p.validate().message(), "") << trial;
     for (bool wide : {false, true}) {
       MemoryPlan m = plan(b.p, wide);
       expectValid(b.p, m, wide);
@@ -397,7 +398,7 @@ TEST(Arena, ViewsLiveInTheirRoot) {
   int32_t z = b.step(StepKind::Tanh, {low}, DType::F32, {2, 16});                         // 4
   b.result(y);
   b.result(z);
-  ASSERT_EQ(b.p.validate(), "");
+  ASSERT_EQ(b.p.validate().message(), "");
   for (bool wide : {false, true}) {
     MemoryPlan m = plan(b.p, wide);
     int64_t f = sizes(wide).of(DType::F32);
@@ -413,13 +414,13 @@ TEST(Arena, ViewsLiveInTheirRoot) {
   }
   // And it runs: z = tanh(x's first two rows).
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F64, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
   ASSERT_TRUE(ex) << error;
   std::vector<double> in(64);
   for (size_t i = 0; i < in.size(); ++i)
     in[i] = 0.01 * double(i);
-  ASSERT_TRUE(ex->write(size_t(x), in.data(), in.size(), error)) << error;
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->write(size_t(x), in.data(), in.size()), error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<double> out = einrt::test::valuesOf(*ex, size_t(z));
   ASSERT_EQ(out.size(), 32u);
   for (size_t i = 0; i < out.size(); ++i)

@@ -10,6 +10,7 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_BF16GEMMCASES_H
 #define EINC_TEST_UNIT_RUNTIME_BF16GEMMCASES_H
 
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/FloatFormats.h"
 #include "runtime/cpu/Bf16Gemm.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -150,13 +151,13 @@ inline std::vector<uint8_t> onDevice(const DeviceCase &d, Bf16GemmPath path, int
   Program p;
   p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
   std::string error;
-  EXPECT_TRUE(dev.prepare(p, error)) << error;
+  EXPECT_TRUE(statusOut(dev.prepare(p), error)) << error;
   EXPECT_EQ(dev.gemmWorkspaceBytes(), CpuDevice::gemmWorkspaceBytes(p, path));
   const bool bf16 = d.g.c == DType::BF16;
   std::vector<uint8_t> out(bf16 ? d.c16.size() * 2 : d.c32.size() * 4);
   std::memcpy(out.data(), bf16 ? static_cast<const void *>(d.c16.data()) : d.c32.data(),
               out.size());
-  EXPECT_TRUE(dev.gemm(d.g, d.a.data(), d.b.data(), out.data(), error)) << error;
+  EXPECT_TRUE(statusOut(dev.gemm(d.g, d.a.data(), d.b.data(), out.data()), error)) << error;
   return out;
 }
 

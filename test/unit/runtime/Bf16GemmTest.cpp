@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bf16GemmCases.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/cpu/OneDnnMatmul.h"
 
 #include <gtest/gtest.h>
@@ -145,8 +146,8 @@ TEST(Bf16Gemm, KernelEqualsModelBitForBit) {
       for (uint16_t &x : c.a)
         x = uint16_t(std::uniform_int_distribution<int>(0, 0xFFFF)(gen) & 0xFF7F);
     std::string error;
-    std::vector<uint8_t> kernel =
-        runOn(c, [&](auto &&...args) { EXPECT_TRUE(bf16Gemm(args..., error)) << error; });
+    std::vector<uint8_t> kernel = runOn(
+        c, [&](auto &&...args) { EXPECT_TRUE(statusOut(bf16Gemm(args...), error)) << error; });
     std::vector<uint8_t> model = runOn(c, bf16GemmModel);
     ASSERT_EQ(kernel.size(), model.size());
     for (size_t i = 0; i < kernel.size(); ++i)
@@ -206,7 +207,7 @@ TEST(Bf16Gemm, PackedWorkspaceIsPlanned) {
   dev.setBf16GemmPath(Bf16GemmPath::Model);
   std::string error;
   std::vector<float> c(size_t(d.g.matrices() * d.g.strideC));
-  EXPECT_FALSE(dev.gemm(d.g, d.a.data(), d.b.data(), c.data(), error));
+  EXPECT_FALSE(statusOut(dev.gemm(d.g, d.a.data(), d.b.data(), c.data()), error));
   EXPECT_NE(error.find("packed bf16 workspace"), std::string::npos) << error;
 }
 
@@ -217,11 +218,10 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     // oneDNN's bf16 brgemm where it has one (OneDnnMatmulTest.cpp), else
     // the kernel where the CPU runs it, else the emulation.
     EnvOverride env(nullptr);
-    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
-    std::string ignored;
-    EXPECT_EQ(path, cpuHasAvx512Bf16() && !oneDnnBf16Isa(ignored).empty() ? Bf16GemmPath::OneDnn
-                    : cpuHasAvx512Bf16()                                  ? Bf16GemmPath::Avx512Bf16
-                                                                          : Bf16GemmPath::Emulate);
+    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EXPECT_EQ(path, cpuHasAvx512Bf16() && oneDnnBf16Isa().ok() ? Bf16GemmPath::OneDnn
+                    : cpuHasAvx512Bf16()                       ? Bf16GemmPath::Avx512Bf16
+                                                               : Bf16GemmPath::Emulate);
   }
   {
     // EINC_JIT_CPU below x86-64-v4 (scripts/as-avx2) is a CPU without
@@ -229,16 +229,18 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     // AVX-512 paths are refused, naming it; x86-64-v4 changes nothing.
     EnvOverride avx2("x86-64-v3", "EINC_JIT_CPU");
     EnvOverride unset(nullptr);
-    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
     EXPECT_EQ(path, Bf16GemmPath::Emulate);
     const std::string why = whyNoAvx512Bf16();
     ASSERT_FALSE(why.empty());
     EnvOverride kernel("avx512bf16");
-    EXPECT_FALSE(selectBf16GemmPath(path, error));
-    EXPECT_EQ(error,
+    Expected<Bf16GemmPath> missing = selectBf16GemmPath();
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.status().message(),
               "EINC_CPU_BF16=avx512bf16, but " + why + "; unset it, or use EINC_CPU_BF16=emulate");
+    EXPECT_EQ(missing.status().code(), StatusCode::Unavailable);
     EnvOverride onednn("onednn");
-    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_FALSE(statusOut(selectBf16GemmPath(), path, error));
     EXPECT_NE(error.find("EINC_CPU_BF16=onednn, but "), std::string::npos) << error;
   }
   {
@@ -249,18 +251,21 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
   }
   {
     EnvOverride env("emulate");
-    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
     EXPECT_EQ(path, Bf16GemmPath::Emulate);
   }
   {
     EnvOverride env("model");
-    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
     EXPECT_EQ(path, Bf16GemmPath::Model);
   }
   {
     EnvOverride env("avx512");
-    EXPECT_FALSE(selectBf16GemmPath(path, error));
-    EXPECT_EQ(error, "EINC_CPU_BF16=avx512: expected emulate, avx512bf16, onednn or model");
+    Expected<Bf16GemmPath> bad = selectBf16GemmPath();
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().message(),
+              "EINC_CPU_BF16=avx512: expected emulate, avx512bf16, onednn or model");
+    EXPECT_EQ(bad.status().code(), StatusCode::Invalid); // a bad value, not a missing path
   }
   {
     // On a CPU without the instruction: an error from prepare, never a
@@ -272,7 +277,7 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
     CpuDevice dev;
     error.clear();
-    bool prepared = dev.prepare(p, error);
+    bool prepared = statusOut(dev.prepare(p), error);
     EXPECT_EQ(prepared, cpuHasAvx512Bf16()) << error;
     if (!prepared) {
       EXPECT_NE(error.find(whyNoAvx512Bf16()), std::string::npos) << error;

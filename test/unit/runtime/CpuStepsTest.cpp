@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/core/StepProfile.h"
@@ -24,7 +25,7 @@ namespace {
 /// An executor of `p` on a CPU device with `kernels`.
 std::optional<Executor> onCpu(const Program &p, std::string &error,
                               std::vector<KernelEntry> kernels = {}) {
-  return Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels)), error);
+  return statusOut(Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels))), error);
 }
 
 std::vector<double> randoms(int64_t n, unsigned seed) {
@@ -83,13 +84,13 @@ TEST(CpuSteps, MatmulLayouts) {
     auto ex = onCpu(pb.p, error);
     ASSERT_TRUE(ex) << error;
     auto av = randoms(ex->elementCount(a), 1), bv = randoms(ex->elementCount(b), 2);
-    ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error)) << error;
-    ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error)) << error;
+    ASSERT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error)) << error;
+    ASSERT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error)) << error;
     // A stale result must be overwritten (K = 0 included).
     size_t result = size_t(pb.p.results[0]);
     std::vector<double> stale(size_t(ex->elementCount(result)), 42.0);
-    ASSERT_TRUE(ex->write(result, stale.data(), stale.size(), error)) << error;
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->write(result, stale.data(), stale.size()), error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
     auto want = expected(c, av, lda, sa, bv, ldb, sb);
     auto got = ex->getResult(0).values;
     ASSERT_EQ(got.size(), want.size());
@@ -112,16 +113,16 @@ TEST(CpuSteps, MatmulAccumulates) {
     g.epilogue = GemmEpilogue::Accumulate;
     pb.p.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{a, b}, c, g, "test");
     pb.result(c);
-    ASSERT_EQ(pb.p.validate(), "");
+    ASSERT_EQ(pb.p.validate().message(), "");
     std::string error;
     auto ex = onCpu(pb.p, error);
     ASSERT_TRUE(ex) << error;
     auto av = randoms(ex->elementCount(a), 3), bv = randoms(ex->elementCount(b), 4);
     auto cv = randoms(15, 5);
-    ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error)) << error;
-    ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error)) << error;
-    ASSERT_TRUE(ex->setArgument(2, cv.data(), cv.size(), error)) << error;
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error)) << error;
+    ASSERT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error)) << error;
+    ASSERT_TRUE(statusOut(ex->setArgument(2, cv.data(), cv.size()), error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
     auto got = ex->getResult(0).values;
     for (int64_t i = 0; i < 3; ++i)
       for (int64_t j = 0; j < 5; ++j) {
@@ -138,8 +139,8 @@ TEST(CpuSteps, MatmulAccumulates) {
       pb.step(StepKind::Matmul, {a, b}, DType::F32, {3, 5}, {{1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}});
   pb.p.steps.back().as<GemmDesc>().epilogue = GemmEpilogue::Accumulate;
   pb.result(c);
-  EXPECT_NE(pb.p.validate().find("accumulates into temporary"), std::string::npos)
-      << pb.p.validate();
+  EXPECT_NE(pb.p.validate().message().find("accumulates into temporary"), std::string::npos)
+      << pb.p.validate().message();
 }
 
 Program matmulProgram(std::vector<int64_t> plan, std::vector<int64_t> aShape = {3, 4},
@@ -153,9 +154,9 @@ Program matmulProgram(std::vector<int64_t> plan, std::vector<int64_t> aShape = {
 
 TEST(CpuSteps, MatmulValidation) {
   // {batch, M, N, K, transA, transB, lda, ldb, ldc, strideA, strideB, strideC}
-  EXPECT_EQ(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}).validate(), "");
+  EXPECT_EQ(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}).validate().message(), "");
   auto expectError = [](const Program &p, const std::string &part) {
-    std::string e = p.validate();
+    std::string e = p.validate().message();
     EXPECT_NE(e.find(part), std::string::npos) << e;
   };
   expectError(matmulProgram({1, 3, 5, 4, 0, 0, 3, 5, 5, 0, 0, 0}), "lda 3 must be at least 4");
@@ -180,7 +181,7 @@ TEST(CpuSteps, MatmulValidation) {
         ProgramBuilder::gemmOf({3, 3, 5, 4, 0, 0, 4, 5, 5, 12, 20, 15}, loops);
     return p;
   };
-  EXPECT_EQ(withLoops({2, 36, 60, 45}).validate(), "");
+  EXPECT_EQ(withLoops({2, 36, 60, 45}).validate().message(), "");
   expectError(withLoops({-2, 36, 60, 45}), "counts and strides must be >= 0");
   expectError(withLoops({2, 36, 60, 40}), "not the dense stride 45");
   expectError(withLoops({2, 37, 60, 45}), "reach beyond");
@@ -230,9 +231,9 @@ TEST(CpuSteps, MatmulOuterLoops) {
   auto ex = onCpu(pb.p, error);
   ASSERT_TRUE(ex) << error;
   auto av = randoms(J * I * M * K, 3), bv = randoms(I * J * K * N, 4);
-  ASSERT_TRUE(ex->setArgument(0, av.data(), av.size(), error));
-  ASSERT_TRUE(ex->setArgument(1, bv.data(), bv.size(), error));
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error));
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   auto got = ex->getResult(0).values;
   for (int64_t i = 0; i < I; ++i)
     for (int64_t j = 0; j < J; ++j)
@@ -269,21 +270,21 @@ TEST(CpuSteps, KernelTable) {
   EXPECT_FALSE(onCpu(pb.p, error, {&doubleIt, nullptr}));
   // Nor does a device whose table shrinks later run it.
   auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{&doubleIt, &pick});
-  auto ex = Executor::create(pb.p, device, error);
+  auto ex = statusOut(Executor::create(pb.p, device), error);
   ASSERT_TRUE(ex) << error;
   double xv[] = {1, 2, 3};
   int32_t iv[] = {7, 8, 9};
-  ASSERT_TRUE(ex->setArgument(0, xv, 3, error));
-  ASSERT_TRUE(ex->setArgument(1, iv, 3, error));
+  ASSERT_TRUE(statusOut(ex->setArgument(0, xv, 3), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(1, iv, 3), error));
   device->setKernels({&doubleIt});
-  EXPECT_FALSE(ex->run(error));
+  EXPECT_FALSE(statusOut(ex->run(), error));
   EXPECT_NE(error.find("step 1 (kernel, test kernel): kernel 1 is not in the cpu device's table"),
             std::string::npos)
       << error;
 
   calls = 0;
   device->setKernels({&doubleIt, &pick});
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 4, 6}));
   EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{7, -1, 9}));
@@ -293,12 +294,12 @@ TEST(CpuSteps, KernelValidation) {
   ProgramBuilder pb;
   int32_t x = pb.arg(DType::F64, {3});
   pb.result(pb.step(StepKind::Kernel, {x}, DType::F32, {3}, {}, 0));
-  EXPECT_NE(pb.p.validate().find("compiled kernels take f32, bf16, f16, i32 and i1"),
+  EXPECT_NE(pb.p.validate().message().find("compiled kernels take f32, bf16, f16, i32 and i1"),
             std::string::npos);
   ProgramBuilder neg;
   int32_t y = neg.arg(DType::F32, {3});
   neg.result(neg.step(StepKind::Kernel, {y}, DType::F32, {3}, {}, -2));
-  EXPECT_NE(neg.p.validate().find("kernel index -2 is negative"), std::string::npos);
+  EXPECT_NE(neg.p.validate().message().find("kernel index -2 is negative"), std::string::npos);
 }
 
 // A "fused kernel" with two outputs: out0 = x + 1, out1 = x * x.
@@ -322,13 +323,13 @@ TEST(CpuSteps, KernelWithExtraOutputs) {
   int32_t c = pb.step(StepKind::Sub, {b, a}, DType::F32, {3});
   pb.result(c);
   pb.result(a);
-  ASSERT_EQ(pb.p.validate(), "");
+  ASSERT_EQ(pb.p.validate().message(), "");
   std::string error;
   auto ex = onCpu(pb.p, error, {&plusOneAndSquare});
   ASSERT_TRUE(ex) << error;
   double xv[] = {1, 2, 3};
-  ASSERT_TRUE(ex->setArgument(0, xv, 3, error));
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, xv, 3), error));
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{-1, 1, 5}));
   EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{2, 3, 4}));
 
@@ -337,7 +338,7 @@ TEST(CpuSteps, KernelWithExtraOutputs) {
   auto problem = [&](auto edit) {
     Program q = pb.p;
     edit(q);
-    return q.validate();
+    return q.validate().message();
   };
   auto extra = [](Program &q) -> std::vector<int32_t> & {
     return q.steps[0].as<KernelLaunch>().extraOutputs;
@@ -362,11 +363,11 @@ TEST(CpuSteps, Profile) {
   std::string error;
   auto ex = onCpu(pb.p, error, {&doubleIt});
   ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(ex->profiledRuns(), 0); // off by default
   ex->setProfiling(true);
   for (int r = 0; r < 3; ++r)
-    ASSERT_TRUE(ex->run(error)) << error;
+    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(ex->profiledRuns(), 3);
   ASSERT_EQ(ex->stepSeconds().size(), 3u);
   for (double s : ex->stepSeconds())
@@ -391,7 +392,8 @@ TEST(CpuSteps, Profile) {
 TEST(CpuSteps, ReferenceDevicesRefuseThem) {
   std::string error;
   for (Precision p : {Precision::F32, Precision::F64}) {
-    auto ex = Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), p, error);
+    auto ex =
+        statusOut(Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), p), error);
     EXPECT_FALSE(ex);
     EXPECT_NE(error.find("step 0 (matmul) does not run on the reference"), std::string::npos)
         << error;

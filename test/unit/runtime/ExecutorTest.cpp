@@ -1,5 +1,6 @@
 //===- ExecutorTest.cpp - Reference kernels on hand-computed cases --------===//
 #include "runtime/core/Executor.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/FloatFormats.h"
 #include "runtime/core/ReferenceKernels.h"
 
@@ -24,7 +25,7 @@ std::vector<double> runProgram(const Program &p, Precision prec,
                                const std::vector<std::vector<double>> &args,
                                std::string *errorOut = nullptr) {
   std::string error;
-  auto ex = Executor::create(p, prec, error);
+  auto ex = statusOut(Executor::create(p, prec), error);
   if (!ex) {
     if (errorOut)
       *errorOut = error;
@@ -33,11 +34,11 @@ std::vector<double> runProgram(const Program &p, Precision prec,
     return {};
   }
   for (size_t a = 0; a < args.size(); ++a)
-    if (!ex->setArgument(a, args[a].data(), args[a].size(), error)) {
+    if (!statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) {
       ADD_FAILURE() << error;
       return {};
     }
-  if (!ex->run(error)) {
+  if (!statusOut(ex->run(), error)) {
     if (errorOut)
       *errorOut = error;
     else
@@ -106,12 +107,12 @@ TEST(Executor, ContractOuterProductAndFullDot) {
   b.result(outer);
   b.result(dot);
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F64, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
   ASSERT_TRUE(ex) << error;
   double xs[] = {2, 3}, ys[] = {1, 10, 100};
-  ASSERT_TRUE(ex->setArgument(0, xs, 2, error));
-  ASSERT_TRUE(ex->setArgument(1, ys, 3, error));
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, xs, 2), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(1, ys, 3), error));
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 20, 200, 3, 30, 300}));
   EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{13}));
   EXPECT_TRUE(ex->getResult(1).shape.empty());
@@ -425,14 +426,14 @@ TEST(Executor, ScatterAddIsTheTransposeOfGather) {
   b.result(lhs);
   b.result(rhs);
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F64, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
   ASSERT_TRUE(ex) << error;
   std::vector<double> t = iotaValues(12, 0.7, -3), u = iotaValues(18, -0.3, 2);
   std::vector<int32_t> i = {3, 1, 3, 0, 0, 2};
-  ASSERT_TRUE(ex->setArgument(0, t.data(), t.size(), error));
-  ASSERT_TRUE(ex->setArgument(1, i.data(), i.size(), error));
-  ASSERT_TRUE(ex->setArgument(2, u.data(), u.size(), error));
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, t.data(), t.size()), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(1, i.data(), i.size()), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(2, u.data(), u.size()), error));
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_NEAR(ex->getResult(0).values[0], ex->getResult(1).values[0], 1e-12);
 }
 
@@ -506,11 +507,11 @@ TEST(Executor, ReshapeCopyAndConstants) {
   b.result(c);
   b.result(c2);
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   std::vector<float> xs = {1, 2, 3, 4, 5, 6};
-  ASSERT_TRUE(ex->setArgument(0, xs.data(), xs.size(), error));
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->setArgument(0, xs.data(), xs.size()), error));
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 4, 6, 8, 10, 12}));
   EXPECT_EQ(ex->getResult(0).shape, (std::vector<int64_t>{6}));
   EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{5, 6}));
@@ -532,10 +533,10 @@ TEST(Executor, RunCallsTheObserverAfterEachStep) {
   b.result(y);
   b.result(z);
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   std::vector<float> xs = {1, 2, 3, 4};
-  ASSERT_TRUE(ex->setArgument(0, xs.data(), xs.size(), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(0, xs.data(), xs.size()), error));
   for (bool profiling : {false, true}) {
     ex->setProfiling(profiling);
     std::vector<size_t> seen;
@@ -550,7 +551,7 @@ TEST(Executor, RunCallsTheObserverAfterEachStep) {
       }
     };
     std::fill_n(static_cast<float *>(ex->deviceData(size_t(z))), 4, -1.0f);
-    ASSERT_TRUE(ex->run(error, observe)) << error;
+    ASSERT_TRUE(statusOut(ex->run(observe), error)) << error;
     EXPECT_EQ(seen, (std::vector<size_t>{0, 1}));
     EXPECT_EQ(yAfter0, (std::vector<float>{2, 4, 6, 8}));
     EXPECT_EQ(zAfter0, (std::vector<float>{-1, -1, -1, -1}));
@@ -563,16 +564,16 @@ TEST(Executor, ArgumentsAreCheckedAndRoundedToBF16) {
   int32_t x = b.arg(DType::BF16, {2});
   b.result(b.step(StepKind::Copy, {x}, DType::BF16, {2}));
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F64, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
   ASSERT_TRUE(ex) << error;
   double three[] = {1, 2, 3};
-  EXPECT_FALSE(ex->setArgument(0, three, 3, error));
+  EXPECT_FALSE(statusOut(ex->setArgument(0, three, 3), error));
   EXPECT_NE(error.find("has 2 elements, got 3 values"), std::string::npos) << error;
-  EXPECT_FALSE(ex->setArgument(1, three, 2, error));
+  EXPECT_FALSE(statusOut(ex->setArgument(1, three, 2), error));
   EXPECT_NE(error.find("argument index 1 out of range"), std::string::npos);
   double v[] = {1 + std::ldexp(1, -9), 0.1};
-  ASSERT_TRUE(ex->setArgument(0, v, 2, error));
-  ASSERT_TRUE(ex->run(error));
+  ASSERT_TRUE(statusOut(ex->setArgument(0, v, 2), error));
+  ASSERT_TRUE(statusOut(ex->run(), error));
   EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{1, roundToBF16(0.1)}));
 }
 
@@ -582,15 +583,15 @@ TEST(Executor, EveryStepRoundsBF16Outputs) {
   int32_t y = b.arg(DType::BF16, {1});
   b.result(b.step(StepKind::Add, {x, y}, DType::BF16, {1}));
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   double one = 1, tiny = std::ldexp(1, -9);
-  ASSERT_TRUE(ex->setArgument(0, &one, 1, error));
-  ASSERT_TRUE(ex->setArgument(1, &tiny, 1, error));
-  ASSERT_TRUE(ex->run(error));
+  ASSERT_TRUE(statusOut(ex->setArgument(0, &one, 1), error));
+  ASSERT_TRUE(statusOut(ex->setArgument(1, &tiny, 1), error));
+  ASSERT_TRUE(statusOut(ex->run(), error));
   EXPECT_EQ(ex->getResult(0).values[0], 1.0); // 1 + 2^-9 computed in f32, rounded
   ex->setRoundLowPrecision(false);            // bf16 buffers as plain floats
-  ASSERT_TRUE(ex->run(error));
+  ASSERT_TRUE(statusOut(ex->run(), error));
   EXPECT_EQ(ex->getResult(0).values[0], 1 + tiny);
 }
 
@@ -599,9 +600,51 @@ TEST(Executor, CreateRejectsInvalidPrograms) {
   int32_t x = b.arg(DType::F32, {2});
   b.result(b.step(StepKind::Exp, {x}, DType::F32, {3}));
   b.p.name = "forward";
-  std::string error;
-  EXPECT_FALSE(Executor::create(b.p, Precision::F32, error));
-  EXPECT_NE(error.find("invalid program 'forward': step 0 (exp"), std::string::npos) << error;
+  Expected<Executor> ex = Executor::create(b.p, Precision::F32);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_EQ(ex.status().code(), StatusCode::Invalid);
+  EXPECT_NE(ex.status().message().find("invalid program 'forward': step 0 (exp"), std::string::npos)
+      << ex.status().message();
+}
+
+// Each failure says what kind it is (runtime/base/Status.h), so a caller can
+// act on it without reading the text.
+TEST(Executor, FailuresCarryTheirKind) {
+  HostDevice host;
+  Expected<DeviceMemory> huge = host.allocate(int64_t(1) << 60, "a test's buffer");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::OutOfMemory);
+  EXPECT_NE(huge.status().message().find("a test's buffer needs"), std::string::npos)
+      << huge.status().message();
+  Expected<DeviceMemory> none = host.allocate(0, "nothing");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->data, nullptr);
+
+  // A step the device has no runner for never reaches the device: create
+  // refuses it; the device's default says so as a broken promise.
+  GemmDesc g;
+  Status gemm = host.gemm(g, nullptr, nullptr, nullptr);
+  EXPECT_EQ(gemm.code(), StatusCode::Internal);
+  EXPECT_EQ(gemm.message(), "the reference device has no GEMM library");
+  EXPECT_EQ(HostDevice(Precision::F64).addInOrder(nullptr, nullptr, 0, 0, 0).code(),
+            StatusCode::Unavailable);
+
+  // A bad index is the input's fault, named with its step.
+  ProgramBuilder b;
+  int32_t table = b.arg(DType::F32, {3, 2});
+  int32_t ids = b.arg(DType::I32, {2});
+  b.result(b.step(StepKind::Gather, {table, ids}, DType::F32, {2, 2}));
+  Expected<Executor> ex = Executor::create(b.p, Precision::F32);
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  const int32_t bad[] = {0, 7};
+  ASSERT_TRUE(ex->setArgument(1, bad, 2).ok());
+  Status run = ex->run();
+  EXPECT_EQ(run.code(), StatusCode::Invalid);
+  EXPECT_NE(run.message().find("step 0 (gather"), std::string::npos) << run.message();
+  EXPECT_NE(run.message().find("index 7 at position 1 is out of range [0, 3)"), std::string::npos)
+      << run.message();
+  EXPECT_EQ(ex->readScalar(5).status().code(), StatusCode::Invalid);
+  EXPECT_EQ(ex->write(size_t(table), nullptr, 1).code(), StatusCode::Invalid);
 }
 
 TEST(Executor, ExportImportBuffers) {
@@ -611,23 +654,24 @@ TEST(Executor, ExportImportBuffers) {
   b.p.arguments = {w, i};
   b.result(b.step(StepKind::Copy, {w}, DType::BF16, {2}));
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   double v[] = {0.5, -3}, v3[] = {1, 2, 3};
-  ASSERT_TRUE(ex->write(size_t(w), v, 2, error));
+  ASSERT_TRUE(statusOut(ex->write(size_t(w), v, 2), error));
   TensorData t;
-  ASSERT_TRUE(ex->exportBuffer(size_t(w), t, error)) << error;
+  ASSERT_TRUE(statusOut(ex->exportBuffer(size_t(w)), t, error)) << error;
   EXPECT_EQ(t.name, "w");
   EXPECT_EQ(t.dtype, DType::BF16);
   ASSERT_EQ(t.bytes.size(), 4u);
   EXPECT_EQ(t.bytes[0] | (t.bytes[1] << 8), 0x3F00); // 0.5
   EXPECT_EQ(t.bytes[2] | (t.bytes[3] << 8), 0xC040); // -3
-  ASSERT_TRUE(ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {2}, v), error));
-  EXPECT_FALSE(
-      ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {3}, v3), error));
+  ASSERT_TRUE(statusOut(
+      ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {2}, v)), error));
+  EXPECT_FALSE(statusOut(
+      ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {3}, v3)), error));
   EXPECT_NE(error.find("shapes differ"), std::string::npos);
-  EXPECT_FALSE(
-      ex->importBuffer(size_t(i), TensorData::fromDoubles("i", DType::F32, {2}, v), error));
+  EXPECT_FALSE(statusOut(
+      ex->importBuffer(size_t(i), TensorData::fromDoubles("i", DType::F32, {2}, v)), error));
   EXPECT_NE(error.find("cannot load"), std::string::npos);
 }
 

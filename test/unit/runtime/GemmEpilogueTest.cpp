@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -117,15 +118,16 @@ Program matmulProgram(const Shape &s, bool fused, int64_t kernel, std::vector<in
 std::vector<std::vector<float>> run(const Program &p, std::vector<KernelEntry> kernels, int threads,
                                     unsigned seed) {
   std::string error;
-  auto ex = Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels), threads), error);
+  auto ex = statusOut(Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels), threads)),
+                      error);
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
   for (size_t i = 0; i < p.arguments.size(); ++i) {
     std::vector<double> v = randoms(p.buffers[p.arguments[i]].elementCount(), seed + unsigned(i));
-    EXPECT_TRUE(ex->setArgument(i, v.data(), v.size(), error)) << error;
+    EXPECT_TRUE(statusOut(ex->setArgument(i, v.data(), v.size()), error)) << error;
   }
-  EXPECT_TRUE(ex->run(error)) << error;
+  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<std::vector<float>> out;
   for (size_t r = 0; r < p.results.size(); ++r) {
     std::vector<double> v = einrt::test::valuesOf(*ex, size_t(p.results[r]));
@@ -155,7 +157,7 @@ TEST(GemmEpilogue, RowBlocksGiveTheUnfusedBits) {
     std::vector<KernelEntry> table = {KernelEntry(&biasTanh, s.batch * s.loops * s.m)};
     Program fused = matmulProgram(s, true, 0, {s.n}, 2);
     Program unfused = matmulProgram(s, false, 0, {s.n}, 2);
-    ASSERT_EQ(fused.validate(), "");
+    ASSERT_EQ(fused.validate().message(), "");
     std::vector<std::vector<float>> want = run(unfused, table, 1, 7);
     for (int threads : {1, 2}) {
       gCalls = 0;
@@ -222,7 +224,7 @@ TEST(GemmEpilogue, Validation) {
   auto problem = [&](auto edit) {
     Program p = matmulProgram(s, true, 0, {s.n}, 2);
     edit(p.steps.back());
-    return p.validate();
+    return p.validate().message();
   };
   auto contains = [](const std::string &text, const char *what) {
     return text.find(what) != std::string::npos;
@@ -267,7 +269,7 @@ TEST(GemmEpilogue, Validation) {
   // The device checks the epilogue's kernel is in its table.
   std::string error;
   Program p = matmulProgram(s, true, 3, {s.n}, 2);
-  EXPECT_FALSE(Executor::create(p, std::make_shared<CpuDevice>(), error));
+  EXPECT_FALSE(statusOut(Executor::create(p, std::make_shared<CpuDevice>()), error));
   EXPECT_TRUE(contains(error, "launches kernel 3")) << error;
 }
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/GemmTable.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/GemmLibrary.h"
 
@@ -99,11 +100,11 @@ float at(const std::vector<float> &x, int64_t ld, bool trans, int64_t r, int64_t
 
 TEST(GemmLibrary, OpenBlasIsAlwaysThereAndUnknownNamesAreErrors) {
   std::string error;
-  const GemmLibrary *openblas = gemmLibrary("openblas", error);
+  const GemmLibrary *openblas = statusOut(gemmLibrary("openblas"), error);
   ASSERT_TRUE(openblas) << error;
   EXPECT_NE(openblas->version.find("OpenBLAS"), std::string::npos) << openblas->version;
   EXPECT_EQ(availableGemmLibraries().front(), openblas);
-  EXPECT_FALSE(gemmLibrary("mkl", error));
+  EXPECT_FALSE(statusOut(gemmLibrary("mkl"), error));
   EXPECT_EQ(error, "no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
 }
 
@@ -148,7 +149,7 @@ TEST(GemmTable, RoundTripsAndDamagedTablesAreErrors) {
   std::string path = gemmTablePath(), error;
   ASSERT_EQ(path.rfind(cache.dir + "/gemm/", 0), 0u) << path;
   GemmTable empty;
-  ASSERT_TRUE(readGemmTable(path, empty, error)) << error; // none yet: empty
+  ASSERT_TRUE(statusOut(readGemmTable(path), empty, error)) << error; // none yet: empty
   EXPECT_TRUE(empty.shapes.empty());
 
   GemmTable t;
@@ -158,9 +159,9 @@ TEST(GemmTable, RoundTripsAndDamagedTablesAreErrors) {
   m.gflops = {{"openblas", 40.5}, {"blis", 52.25}};
   m.chosen = "blis";
   t.shapes[m.shape.key()] = m;
-  ASSERT_TRUE(writeGemmTable(path, t, error)) << error;
+  ASSERT_TRUE(statusOut(writeGemmTable(path, t), error)) << error;
   GemmTable back;
-  ASSERT_TRUE(readGemmTable(path, back, error)) << error;
+  ASSERT_TRUE(statusOut(readGemmTable(path), back, error)) << error;
   EXPECT_EQ(back.machine, t.machine);
   ASSERT_EQ(back.shapes.size(), 1u);
   const GemmMeasurement &b = back.shapes.begin()->second;
@@ -169,14 +170,15 @@ TEST(GemmTable, RoundTripsAndDamagedTablesAreErrors) {
   EXPECT_EQ(b.gflops, m.gflops);
 
   std::ofstream(path) << "{\"machine\": \"x\", \"shapes\": [{\"m\": 1}]}";
-  EXPECT_FALSE(readGemmTable(path, back, error));
+  EXPECT_FALSE(statusOut(readGemmTable(path), back, error));
   EXPECT_EQ(error, "the GEMM table '" + path +
                        "' is damaged (a shape without m, n, k, lda, ldb, ldc, trans_a, trans_b, "
                        "chosen): remove it, or measure again with einc calibrate --gemm");
   std::ofstream(path) << "not json";
-  EXPECT_FALSE(readGemmTable(path, back, error));
+  EXPECT_FALSE(statusOut(readGemmTable(path), back, error));
   std::shared_ptr<const GemmChooser> chooser;
-  EXPECT_FALSE(GemmChooser::fromEnvironment(chooser, error)); // the device refuses it too
+  EXPECT_FALSE(
+      statusOut(GemmChooser::fromEnvironment(), chooser, error)); // the device refuses it too
   EXPECT_NE(error.find("is damaged (not a GEMM table)"), std::string::npos) << error;
 }
 
@@ -187,13 +189,13 @@ TEST(GemmTable, TheChooserFollowsEincGemmThenThisMachinesTable) {
   const GemmShape shape{false, false, 64, 48, 40, 40, 48, 48}, other{true, false, 8, 8, 8, 8, 8, 8};
   {
     ScopedEnv unset("EINC_GEMM", nullptr);
-    ASSERT_TRUE(GemmChooser::fromEnvironment(chooser, error)) << error;
+    ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
     EXPECT_TRUE(chooser->isDefault());
     EXPECT_EQ(chooser->forShape(shape).name, "openblas");
   }
   {
     ScopedEnv bad("EINC_GEMM", "mkl");
-    EXPECT_FALSE(GemmChooser::fromEnvironment(chooser, error));
+    EXPECT_FALSE(statusOut(GemmChooser::fromEnvironment(), chooser, error));
     EXPECT_EQ(error,
               "EINC_GEMM=mkl: no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
   }
@@ -202,24 +204,24 @@ TEST(GemmTable, TheChooserFollowsEincGemmThenThisMachinesTable) {
   GemmTable t;
   t.machine = gemmMachineKey();
   t.shapes[shape.key()] = GemmMeasurement{shape, {{last, 1.0}}, last};
-  ASSERT_TRUE(writeGemmTable(gemmTablePath(), t, error)) << error;
+  ASSERT_TRUE(statusOut(writeGemmTable(gemmTablePath(), t), error)) << error;
   ScopedEnv unset("EINC_GEMM", nullptr);
-  ASSERT_TRUE(GemmChooser::fromEnvironment(chooser, error)) << error;
+  ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
   EXPECT_EQ(chooser->forShape(shape).name, last);
   EXPECT_EQ(chooser->forShape(other).name, "openblas");
   EXPECT_EQ(chooser->isDefault(), false);
   EXPECT_NE(chooser->describe().find("1 " + last), std::string::npos) << chooser->describe();
   {
     ScopedEnv forced("EINC_GEMM", "openblas");
-    ASSERT_TRUE(GemmChooser::fromEnvironment(chooser, error)) << error;
+    ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
     EXPECT_EQ(chooser->forShape(shape).name, "openblas");
     EXPECT_EQ(chooser->describe(), "openblas (EINC_GEMM)");
   }
   // Another machine's table (a CPU or library version since changed) is
   // not used.
   t.machine = "another CPU | OpenBLAS 0.0.1";
-  ASSERT_TRUE(writeGemmTable(gemmTablePath(), t, error)) << error;
-  ASSERT_TRUE(GemmChooser::fromEnvironment(chooser, error)) << error;
+  ASSERT_TRUE(statusOut(writeGemmTable(gemmTablePath(), t), error)) << error;
+  ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
   EXPECT_TRUE(chooser->isDefault());
   EXPECT_EQ(chooser->forShape(shape).name, "openblas");
 }
@@ -236,11 +238,12 @@ TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   const GemmShape big{false, true, 96, 80, 256, 256, 256, 80}; // 3.9 MFLOP
   const GemmShape bigger{true, false, 128, 96, 200, 128, 96, 96};
   const GemmShape small{false, false, 8, 8, 8, 8, 8, 8}; // below kMeasuredGemmFlops
-  ASSERT_TRUE(GemmChooser::forShapes({big, small, big}, chooser, error, &measured)) << error;
+  ASSERT_TRUE(statusOut(GemmChooser::forShapes({big, small, big}, &measured), chooser, error))
+      << error;
   EXPECT_EQ(measured.rfind("timed 1 GEMM shape on each library in ", 0), 0u) << measured;
   EXPECT_NE(measured.find(gemmTablePath()), std::string::npos) << measured;
   GemmTable t;
-  ASSERT_TRUE(readGemmTable(gemmTablePath(), t, error)) << error;
+  ASSERT_TRUE(statusOut(readGemmTable(gemmTablePath()), t, error)) << error;
   EXPECT_EQ(t.machine, gemmMachineKey());
   ASSERT_EQ(t.shapes.size(), 1u);
   ASSERT_TRUE(t.shapes.count(big.key()));
@@ -251,8 +254,8 @@ TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   // whatever a new measurement would say.
   std::string last = availableGemmLibraries().back()->name;
   t.shapes[big.key()].chosen = last;
-  ASSERT_TRUE(writeGemmTable(gemmTablePath(), t, error)) << error;
-  ASSERT_TRUE(GemmChooser::forShapes({big, small}, chooser, error, &measured)) << error;
+  ASSERT_TRUE(statusOut(writeGemmTable(gemmTablePath(), t), error)) << error;
+  ASSERT_TRUE(statusOut(GemmChooser::forShapes({big, small}, &measured), chooser, error)) << error;
   EXPECT_EQ(measured, "");
   EXPECT_EQ(chooser->forShape(big).name, last);
   EXPECT_EQ(chooser->forShape(small).name, "openblas");
@@ -263,8 +266,9 @@ TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   std::vector<std::string> errors(racers.size()), timed(racers.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < racers.size(); ++i)
-    threads.emplace_back(
-        [&, i] { GemmChooser::forShapes({bigger, big}, racers[i], errors[i], &timed[i]); });
+    threads.emplace_back([&, i] {
+      statusOut(GemmChooser::forShapes({bigger, big}, &timed[i]), racers[i], errors[i]);
+    });
   for (std::thread &th : threads)
     th.join();
   int timers = 0;
@@ -279,12 +283,12 @@ TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   {
     ScopedEnv forced("EINC_GEMM", "openblas");
     const GemmShape other{false, false, 200, 64, 64, 64, 64, 64};
-    ASSERT_TRUE(GemmChooser::forShapes({other}, chooser, error, &measured)) << error;
+    ASSERT_TRUE(statusOut(GemmChooser::forShapes({other}, &measured), chooser, error)) << error;
     EXPECT_EQ(measured, "");
     ScopedEnv noDir("EINC_CACHE_DIR", nullptr), noXdg("XDG_CACHE_HOME", nullptr),
         noHome("HOME", nullptr);
     ScopedEnv table("EINC_GEMM", "table");
-    ASSERT_TRUE(GemmChooser::forShapes({other}, chooser, error, &measured)) << error;
+    ASSERT_TRUE(statusOut(GemmChooser::forShapes({other}, &measured), chooser, error)) << error;
     EXPECT_EQ(measured, "");
     EXPECT_TRUE(chooser->isDefault());
   }
@@ -300,7 +304,7 @@ TEST(GemmTable, MeasuringPicksALibraryThatLoads) {
     for (const auto &[lib, rate] : r.gflops)
       EXPECT_GT(rate, 0.0) << lib;
     std::string error;
-    EXPECT_TRUE(gemmLibrary(r.chosen, error)) << r.chosen;
+    EXPECT_TRUE(statusOut(gemmLibrary(r.chosen), error)) << r.chosen;
     // The choice is OpenBLAS unless another was more than 3% faster.
     if (r.chosen != "openblas")
       EXPECT_GT(r.gflops.at(r.chosen), 1.03 * r.gflops.at("openblas"));
@@ -326,7 +330,7 @@ TEST(GemmTable, TheCpuDeviceRunsEachShapeOnItsLibrary) {
     cpu.setGemmChooser(std::make_shared<GemmChooser>(lib));
     std::vector<float> c(size_t(g.batch * g.strideC));
     std::string error;
-    EXPECT_TRUE(cpu.gemm(g, a.data(), b.data(), c.data(), error)) << error;
+    EXPECT_TRUE(statusOut(cpu.gemm(g, a.data(), b.data(), c.data()), error)) << error;
     return c;
   };
   std::vector<float> reference = run(libs[0], 1);

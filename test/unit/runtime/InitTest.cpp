@@ -1,5 +1,6 @@
 //===- InitTest.cpp - Seeded RNG and parameter initialisation -------------===//
 #include "runtime/core/Init.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/FloatFormats.h"
 
 #include "ProgramBuilder.h"
@@ -48,11 +49,11 @@ std::vector<double> initOne(const Init &init, int64_t n, uint64_t seed, DType t 
   b.p.buffers[w].init = init;
   b.p.arguments.push_back(w);
   std::string error;
-  auto ex = Executor::create(b.p, prec, error);
+  auto ex = statusOut(Executor::create(b.p, prec), error);
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
-  EXPECT_TRUE(initParams(*ex, seed, error)) << error;
+  EXPECT_TRUE(statusOut(initParams(*ex, seed), error)) << error;
   return einrt::test::valuesOf(*ex, size_t(w));
 }
 
@@ -157,18 +158,18 @@ TEST(Init, DeterministicPerSeedAndPerName) {
   b.p.buffers[a].init = normal(0, 1);
   b.p.buffers[c].init = normal(0, 1);
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F64, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
   ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(initParams(*ex, 11, error)) << error;
+  ASSERT_TRUE(statusOut(initParams(*ex, 11), error)) << error;
   using einrt::test::valuesOf;
   EXPECT_NE(valuesOf(*ex, a), valuesOf(*ex, c));
   ProgramBuilder b2 = b;
   int32_t extra = b2.buffer(DType::F32, {4}, BufferRole::Param, "extra");
   b2.p.buffers[extra].init = normal(0, 1);
   std::swap(b2.p.buffers[0], b2.p.buffers[2]); // and reorder
-  auto ex2 = Executor::create(b2.p, Precision::F64, error);
+  auto ex2 = statusOut(Executor::create(b2.p, Precision::F64), error);
   ASSERT_TRUE(ex2) << error;
-  ASSERT_TRUE(initParams(*ex2, 11, error)) << error;
+  ASSERT_TRUE(statusOut(initParams(*ex2, 11), error)) << error;
   EXPECT_EQ(valuesOf(*ex2, 2), valuesOf(*ex, a));
   EXPECT_EQ(valuesOf(*ex2, 1), valuesOf(*ex, c));
 }
@@ -178,9 +179,9 @@ TEST(Init, RandomInputs) {
   int32_t tokens = b.arg(DType::I32, {4000}, "tokens");
   int32_t x = b.arg(DType::F32, {20000}, "x");
   std::string error;
-  auto ex = Executor::create(b.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(fillRandomInputs(*ex, 3, 50, error)) << error;
+  ASSERT_TRUE(statusOut(fillRandomInputs(*ex, 3, 50), error)) << error;
   std::set<int32_t> seen;
   for (double t : einrt::test::valuesOf(*ex, size_t(tokens))) {
     ASSERT_GE(t, 0);
@@ -192,9 +193,9 @@ TEST(Init, RandomInputs) {
   EXPECT_NEAR(m.mean, 0, 0.03);
   EXPECT_NEAR(m.std, 1, 0.03);
   std::vector<double> before = einrt::test::valuesOf(*ex, size_t(tokens));
-  ASSERT_TRUE(fillRandomInts(*ex, size_t(tokens), 3, 50, error));
+  ASSERT_TRUE(statusOut(fillRandomInts(*ex, size_t(tokens), 3, 50), error));
   EXPECT_EQ(einrt::test::valuesOf(*ex, size_t(tokens)), before); // reproducible
-  EXPECT_FALSE(fillRandomInts(*ex, size_t(tokens), 3, 0, error));
+  EXPECT_FALSE(statusOut(fillRandomInts(*ex, size_t(tokens), 3, 0), error));
   EXPECT_NE(error.find("upper bound > 0"), std::string::npos);
-  EXPECT_FALSE(fillRandomInts(*ex, 99, 3, 5, error));
+  EXPECT_FALSE(statusOut(fillRandomInts(*ex, 99, 3, 5), error));
 }

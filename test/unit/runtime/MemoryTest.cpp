@@ -1,5 +1,6 @@
 //===- MemoryTest.cpp - Available memory and the executor's check ---------===//
 #include "runtime/base/Memory.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 
 #include "ProgramBuilder.h"
@@ -34,7 +35,7 @@ TEST(Memory, FormatBytes) {
 TEST(Memory, PlannedBytesAreWhatCreateAllocates) {
   Program p = bigProgram(1000);
   std::string error;
-  auto ex = Executor::create(p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   EXPECT_EQ(Executor::plannedBytes(p, ex->device()), ex->arenaBytes() + ex->residentBytes());
   // x and y resident, each at a 64-byte-aligned place: 2 x 4032.
@@ -67,14 +68,14 @@ TEST(Memory, ExecutorRefusesAProgramLargerThanTheAddressSpaceLimit) {
           std::exit(4);
         std::string error;
         // 1 G floats in and out: 8 GiB.
-        auto ex = Executor::create(bigProgram(int64_t(1) << 30), Precision::F32, error);
+        auto ex = statusOut(Executor::create(bigProgram(int64_t(1) << 30), Precision::F32), error);
         if (ex ||
             error.find("program 'big' (arena and buffers) needs 8.00 "
                        "GiB (8589934592 bytes) but only ") == std::string::npos ||
             error.find("the address-space limit (ulimit -v)") == std::string::npos)
           std::exit(5);
         // A small one still fits.
-        if (!Executor::create(bigProgram(1000), Precision::F32, error))
+        if (!statusOut(Executor::create(bigProgram(1000), Precision::F32), error))
           std::exit(6);
         std::exit(0);
       },

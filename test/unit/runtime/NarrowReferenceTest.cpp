@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/FloatFormats.h"
 
@@ -24,13 +25,13 @@ std::vector<std::vector<double>> runReference(ProgramBuilder &pb,
                                               const std::vector<std::vector<double>> &args,
                                               Precision precision = Precision::F32) {
   std::string error;
-  auto ex = Executor::create(pb.p, precision, error);
+  auto ex = statusOut(Executor::create(pb.p, precision), error);
   EXPECT_TRUE(ex) << error;
   if (!ex)
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error)) << error;
-  EXPECT_TRUE(ex->run(error)) << error;
+    EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
+  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<std::vector<double>> out;
   for (int32_t r : pb.p.results)
     out.push_back(valuesOf(*ex, size_t(r)));
@@ -182,16 +183,16 @@ TEST(NarrowReference, SmallUpdatesSurviveStochasticRoundingNotNearest) {
   pb.result(pb.op(StepKind::StochasticRound, {sum, seeds}, DType::BF16, {n}, NoPayload{}));
   pb.result(pb.op(StepKind::Cast, {sum}, DType::BF16, {n}, NoPayload{}));
   std::string error;
-  auto ex = Executor::create(pb.p, Precision::F32, error);
+  auto ex = statusOut(Executor::create(pb.p, Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   std::vector<double> sr(n, 1.0), rne(n, 1.0);
   for (int t = 0; t < steps; ++t) {
     for (int which = 0; which < 2; ++which) {
       std::vector<double> &v = which ? rne : sr;
       double seed = t;
-      ASSERT_TRUE(ex->setArgument(0, v.data(), v.size(), error)) << error;
-      ASSERT_TRUE(ex->setArgument(1, &seed, 1, error)) << error;
-      ASSERT_TRUE(ex->run(error)) << error;
+      ASSERT_TRUE(statusOut(ex->setArgument(0, v.data(), v.size()), error)) << error;
+      ASSERT_TRUE(statusOut(ex->setArgument(1, &seed, 1), error)) << error;
+      ASSERT_TRUE(statusOut(ex->run(), error)) << error;
       v = valuesOf(*ex, size_t(pb.p.results[size_t(which)]));
     }
   }

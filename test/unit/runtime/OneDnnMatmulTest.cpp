@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/OneDnnMatmul.h"
 #include "Bf16GemmCases.h"
+#include "runtime/base/StatusOut.h"
 
 #include <gtest/gtest.h>
 
@@ -43,7 +44,7 @@ std::vector<uint8_t> runMatmul(const OneDnnMatmul &mm, const Case &c, const void
   return runOn(
       c, [&](const Bf16GemmShape &, const uint16_t *, const uint16_t *, void *out, uint32_t *) {
         std::string error;
-        EXPECT_TRUE(mm.run(a, b, out, error)) << error;
+        EXPECT_TRUE(statusOut(mm.run(a, b, out), error)) << error;
       });
 }
 
@@ -62,7 +63,7 @@ bool bf16Runs(std::string &why) {
   MatmulShape probe;
   probe.m = probe.n = probe.k = probe.lda = probe.ldb = probe.ldc = 8;
   probe.ab = MatmulType::BF16;
-  return OneDnnMatmul::get(probe, why) != nullptr;
+  return statusOut(OneDnnMatmul::get(probe), why) != nullptr;
 }
 
 TEST(OneDnnMatmul, Bf16IsWithinFp32RoundingOfExact) {
@@ -78,7 +79,7 @@ TEST(OneDnnMatmul, Bf16IsWithinFp32RoundingOfExact) {
   for (int trial = 0; trial < 300; ++trial) {
     Case c = randomCase(gen);
     std::string error;
-    const OneDnnMatmul *mm = OneDnnMatmul::get(shapeOf(c.s, MatmulType::BF16), error);
+    const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(shapeOf(c.s, MatmulType::BF16)), error);
     ASSERT_TRUE(mm) << error;
     const std::string what = "trial " + std::to_string(trial) + " on " + mm->implementation();
     std::vector<uint8_t> out = runMatmul(*mm, c, c.a.data(), c.b.data());
@@ -89,7 +90,7 @@ TEST(OneDnnMatmul, Bf16IsWithinFp32RoundingOfExact) {
 
 TEST(OneDnnMatmul, F32IsWithinFp32RoundingOfExact) {
   std::string why;
-  if (!oneDnnLibrary(why))
+  if (!statusOut(oneDnnLibrary(), why))
     GTEST_SKIP() << why;
   std::mt19937 gen(22);
   for (int trial = 0; trial < 200; ++trial) {
@@ -100,7 +101,7 @@ TEST(OneDnnMatmul, F32IsWithinFp32RoundingOfExact) {
     widenBF16(c.a.data(), a.data(), int64_t(a.size()));
     widenBF16(c.b.data(), b.data(), int64_t(b.size()));
     std::string error;
-    const OneDnnMatmul *mm = OneDnnMatmul::get(shapeOf(c.s, MatmulType::F32), error);
+    const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(shapeOf(c.s, MatmulType::F32)), error);
     ASSERT_TRUE(mm) << error;
     const std::string what = "trial " + std::to_string(trial) + " on " + mm->implementation();
     std::vector<uint8_t> out = runMatmul(*mm, c, a.data(), b.data());
@@ -111,13 +112,13 @@ TEST(OneDnnMatmul, F32IsWithinFp32RoundingOfExact) {
 
 TEST(OneDnnMatmul, F16IsExactOrRefused) {
   std::string why;
-  if (!oneDnnLibrary(why))
+  if (!statusOut(oneDnnLibrary(), why))
     GTEST_SKIP() << why;
   MatmulShape s;
   s.m = 5, s.n = 7, s.k = 9, s.lda = 9, s.ldb = 7, s.ldc = 7;
   s.ab = MatmulType::F16;
   std::string error;
-  const OneDnnMatmul *mm = OneDnnMatmul::get(s, error);
+  const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(s), error);
   if (!mm) {
     EXPECT_EQ(error, "f16 x f16 -> f32 NN 5x7x9 lda=9 ldb=7 ldc=7: oneDNN implements no matmul "
                      "for it on this CPU");
@@ -132,7 +133,7 @@ TEST(OneDnnMatmul, F16IsExactOrRefused) {
   std::vector<uint16_t> a16(a.size()), b16(b.size());
   narrowToF16(a.data(), a16.data(), int64_t(a.size()));
   narrowToF16(b.data(), b16.data(), int64_t(b.size()));
-  ASSERT_TRUE(mm->run(a16.data(), b16.data(), c.data(), error)) << error;
+  ASSERT_TRUE(statusOut(mm->run(a16.data(), b16.data(), c.data()), error)) << error;
   for (int64_t i = 0; i < 5; ++i)
     for (int64_t j = 0; j < 7; ++j) {
       float exact = 0;
@@ -144,26 +145,26 @@ TEST(OneDnnMatmul, F16IsExactOrRefused) {
 
 TEST(OneDnnMatmul, OnePrimitivePerShape) {
   std::string why;
-  if (!oneDnnLibrary(why))
+  if (!statusOut(oneDnnLibrary(), why))
     GTEST_SKIP() << why;
   MatmulShape s;
   s.m = 64, s.n = 48, s.k = 32, s.lda = 32, s.ldb = 48, s.ldc = 48;
   std::string error;
-  const OneDnnMatmul *first = OneDnnMatmul::get(s, error);
+  const OneDnnMatmul *first = statusOut(OneDnnMatmul::get(s), error);
   ASSERT_TRUE(first) << error;
-  EXPECT_EQ(OneDnnMatmul::get(s, error), first);
+  EXPECT_EQ(statusOut(OneDnnMatmul::get(s), error), first);
   EXPECT_FALSE(first->implementation().empty());
   s.accumulate = true;
-  const OneDnnMatmul *accumulating = OneDnnMatmul::get(s, error);
+  const OneDnnMatmul *accumulating = statusOut(OneDnnMatmul::get(s), error);
   ASSERT_TRUE(accumulating) << error;
   EXPECT_NE(accumulating, first);
   EXPECT_TRUE(accumulating->shape().accumulate);
   // An f32 product is never rounded to a narrow C; an empty C is no call.
   s.c = MatmulType::BF16;
-  EXPECT_FALSE(OneDnnMatmul::get(s, error));
+  EXPECT_FALSE(statusOut(OneDnnMatmul::get(s), error));
   EXPECT_NE(error.find("f32 operands make an f32 result"), std::string::npos) << error;
   s.c = MatmulType::F32, s.m = 0;
-  EXPECT_FALSE(OneDnnMatmul::get(s, error));
+  EXPECT_FALSE(statusOut(OneDnnMatmul::get(s), error));
 }
 
 TEST(OneDnnMatmul, ConcurrentCallsGiveEachCallsBits) {
@@ -187,7 +188,7 @@ TEST(OneDnnMatmul, ConcurrentCallsGiveEachCallsBits) {
     cases.push_back(c);
   }
   std::string error;
-  const OneDnnMatmul *mm = OneDnnMatmul::get(shapeOf(base.s, MatmulType::BF16), error);
+  const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(shapeOf(base.s, MatmulType::BF16)), error);
   ASSERT_TRUE(mm) << error;
   std::vector<std::vector<uint8_t>> alone, together(cases.size());
   for (const Case &c : cases)
@@ -231,7 +232,7 @@ TEST(OneDnnMatmul, CpuDevicePathIsWithinRoundingAtEveryThreadCount) {
       Program p;
       p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
       std::string error;
-      EXPECT_FALSE(dev.prepare(p, error));
+      EXPECT_FALSE(statusOut(dev.prepare(p), error));
       EXPECT_NE(error.find(why.substr(why.find(':') + 1)), std::string::npos) << error;
       continue;
     }
@@ -253,27 +254,30 @@ TEST(OneDnnMatmul, TheGateDecidesTheDefaultAndRefusesAForcedPath) {
   EXPECT_EQ(brgemmIsa("brg:avx512_core_bf16"), "avx512_core_bf16");
   EXPECT_EQ(brgemmIsa("gemm:jit"), "");
   EXPECT_EQ(brgemmIsa("ref:any"), "");
-  std::string why;
-  const std::string isa = oneDnnBf16Isa(why);
-  EXPECT_EQ(isa.empty(), !why.empty());
+  Expected<std::string> found = oneDnnBf16Isa();
+  if (found.ok())
+    EXPECT_FALSE(found->empty());
+  else
+    EXPECT_EQ(found.status().code(), StatusCode::Unavailable);
+  const std::string isa = found.ok() ? *found : "", why = found.status().message();
   Bf16GemmPath path;
   std::string error;
   {
     EnvOverride env(nullptr);
-    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
     EXPECT_EQ(path == Bf16GemmPath::OneDnn, !isa.empty() && cpuHasAvx512Bf16());
   }
   EnvOverride env("onednn");
   if (isa.empty()) {
-    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_FALSE(statusOut(selectBf16GemmPath(), path, error));
     EXPECT_EQ(error,
               "EINC_CPU_BF16=onednn, but " + why + "; unset it, or use EINC_CPU_BF16=emulate");
   } else if (!cpuHasAvx512Bf16()) { // EINC_JIT_CPU below x86-64-v4
-    EXPECT_FALSE(selectBf16GemmPath(path, error));
+    EXPECT_FALSE(statusOut(selectBf16GemmPath(), path, error));
     EXPECT_EQ(error, "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() +
                          "; unset it, or use EINC_CPU_BF16=emulate");
   } else {
-    ASSERT_TRUE(selectBf16GemmPath(path, error)) << error;
+    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
     EXPECT_EQ(path, Bf16GemmPath::OneDnn);
     EXPECT_EQ(bf16GemmPathLabel(path), "onednn " + isa);
     EXPECT_NE(isa.find("bf16"), std::string::npos) << isa;

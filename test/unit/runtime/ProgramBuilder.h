@@ -2,6 +2,7 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 #define EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/core/Program.h"
 
@@ -102,7 +103,7 @@ struct ProgramBuilder {
 inline std::vector<double> valuesOf(const Executor &ex, size_t b) {
   std::vector<double> v;
   std::string error;
-  if (!ex.read(b, v, error)) {
+  if (!statusOut(ex.read(b), v, error)) {
     ADD_FAILURE() << error;
     v.clear();
   }

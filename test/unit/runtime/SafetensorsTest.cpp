@@ -1,5 +1,6 @@
 //===- SafetensorsTest.cpp - Reading, writing and rejecting safetensors ---===//
 #include "runtime/core/Safetensors.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Crc32c.h"
 #include "runtime/core/FloatFormats.h"
@@ -71,14 +72,15 @@ std::vector<uint8_t> rawFile(const std::string &header, const std::vector<uint8_
   return out;
 }
 
+/// "" when `file` parses; else the message of its failure, which is
+/// always Corrupt (a file failing a check).
 std::string parseError(const std::vector<uint8_t> &file) {
   SafetensorsMetadata md;
-  std::string error;
-  auto r = parseSafetensors(file.data(), file.size(), md, error);
-  if (r)
+  Expected<std::vector<TensorData>> r = parseSafetensors(file.data(), file.size(), md);
+  if (r.ok())
     return "";
-  EXPECT_FALSE(error.empty());
-  return error;
+  EXPECT_EQ(r.status().code(), StatusCode::Corrupt) << r.status().message();
+  return r.status().message();
 }
 
 std::vector<TensorData> everyDType() {
@@ -101,7 +103,7 @@ TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
   std::vector<TensorData> ts = everyDType();
   SafetensorsMetadata md = {{"step", "1200"}, {"rng", "quote \" backslash \\ newline \n ü"}};
   std::string path = dir + "/ckpt.safetensors", error;
-  ASSERT_TRUE(writeSafetensors(path, ts, md, error)) << error;
+  ASSERT_TRUE(statusOut(writeSafetensors(path, ts, md), error)) << error;
   std::vector<uint8_t> raw = readAll(path);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i)
@@ -109,7 +111,7 @@ TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
   EXPECT_EQ((8 + n) % 8, 0u); // data starts 8-byte aligned
 
   SafetensorsMetadata back;
-  auto got = readSafetensors(path, back, error);
+  auto got = statusOut(readSafetensors(path, back), error);
   ASSERT_TRUE(got) << error;
   EXPECT_EQ(back, md);
   ASSERT_EQ(got->size(), ts.size());
@@ -130,7 +132,8 @@ TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
 TEST(Safetensors, HeaderLayoutIsTheStandardOne) {
   double v[] = {1, 2};
   std::string error;
-  auto bytes = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}, error);
+  auto bytes = statusOut(
+      serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}), error);
   ASSERT_TRUE(bytes) << error;
   std::string header(bytes->begin() + 8, bytes->end() - 8);
   char crc[9];
@@ -156,7 +159,7 @@ TEST(Safetensors, ReadsHandWrittenFiles) {
   std::string error;
   auto file = rawFile(header, data);
   bool checksummed = true;
-  auto ts = parseSafetensors(file.data(), file.size(), md, error, &checksummed);
+  auto ts = statusOut(parseSafetensors(file.data(), file.size(), md, &checksummed), error);
   ASSERT_TRUE(ts) << error;
   EXPECT_FALSE(checksummed); // another writer's file: read unverified
   ASSERT_EQ(ts->size(), 2u);
@@ -169,9 +172,10 @@ TEST(Safetensors, ReadsHandWrittenFiles) {
 TEST(Safetensors, RejectsCorruptFiles) {
   double v[] = {1, 2, 3, 4};
   std::string error;
-  auto good = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
-                                    TensorData::fromDoubles("b", DType::F32, {2}, v + 2)},
-                                   {}, error);
+  auto good = statusOut(serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
+                                              TensorData::fromDoubles("b", DType::F32, {2}, v + 2)},
+                                             {}),
+                        error);
   ASSERT_TRUE(good);
   EXPECT_EQ(parseError(*good), "");
 
@@ -257,7 +261,7 @@ TEST(Safetensors, RejectsCorruptFiles) {
 
 TEST(Safetensors, MutatedFilesNeverCrash) {
   std::string error;
-  auto good = serializeSafetensors(everyDType(), {{"k", "v"}}, error);
+  auto good = statusOut(serializeSafetensors(everyDType(), {{"k", "v"}}), error);
   ASSERT_TRUE(good) << error;
   uint64_t state = 99;
   auto rnd = [&](uint64_t n) {
@@ -275,7 +279,7 @@ TEST(Safetensors, MutatedFilesNeverCrash) {
     if (iter % 7 == 0)
       f.resize(rnd(f.size() + 1));
     SafetensorsMetadata md;
-    rejected += !parseSafetensors(f.data(), f.size(), md, error);
+    rejected += !statusOut(parseSafetensors(f.data(), f.size(), md), error);
   }
   EXPECT_GT(rejected, 1000);
 }
@@ -287,13 +291,15 @@ TEST(Safetensors, ChecksumsNameTheDamagedTensor) {
   double v[] = {1, 2, 3, 4, 5, 6};
   std::string error;
   SafetensorsMetadata given = {{"step", "7"}, {"crc32c.a", "stale"}};
-  auto good = serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
-                                    TensorData::fromDoubles("b", DType::F32, {4}, v + 2)},
-                                   given, error);
+  auto good = statusOut(serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
+                                              TensorData::fromDoubles("b", DType::F32, {4}, v + 2)},
+                                             given),
+                        error);
   ASSERT_TRUE(good) << error;
   SafetensorsMetadata md;
   bool checksummed = false;
-  ASSERT_TRUE(parseSafetensors(good->data(), good->size(), md, error, &checksummed)) << error;
+  ASSERT_TRUE(statusOut(parseSafetensors(good->data(), good->size(), md, &checksummed), error))
+      << error;
   EXPECT_TRUE(checksummed);
   EXPECT_EQ(md, (SafetensorsMetadata{{"step", "7"}})); // the checksums are taken out
 
@@ -336,18 +342,18 @@ TEST(Safetensors, WriterRejectsBadTensors) {
   double v[] = {1, 2};
   std::string error;
   TensorData a = TensorData::fromDoubles("a", DType::F32, {2}, v);
-  EXPECT_FALSE(serializeSafetensors({a, a}, {}, error));
+  EXPECT_FALSE(statusOut(serializeSafetensors({a, a}, {}), error));
   EXPECT_NE(error.find("duplicate tensor name"), std::string::npos);
   TensorData bad = a;
   bad.bytes.pop_back();
-  EXPECT_FALSE(serializeSafetensors({bad}, {}, error));
+  EXPECT_FALSE(statusOut(serializeSafetensors({bad}, {}), error));
   EXPECT_NE(error.find("need 8 bytes, got 7"), std::string::npos);
   TensorData meta = a;
   meta.name = "__metadata__";
-  EXPECT_FALSE(serializeSafetensors({meta}, {}, error));
+  EXPECT_FALSE(statusOut(serializeSafetensors({meta}, {}), error));
   TensorData utf = a;
   utf.name = "\xff";
-  EXPECT_FALSE(serializeSafetensors({utf}, {}, error));
+  EXPECT_FALSE(statusOut(serializeSafetensors({utf}, {}), error));
 }
 
 TEST_F(SafetensorsFile, AtomicWriteReplacesWholeAndLeavesNoTmp) {
@@ -356,8 +362,8 @@ TEST_F(SafetensorsFile, AtomicWriteReplacesWholeAndLeavesNoTmp) {
   writeAll(path, std::vector<uint8_t>(100000, 0xAB));
   double v[] = {4, 5};
   std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {2}, v)};
-  ASSERT_TRUE(writeSafetensors(path, ts, {{"step", "3"}}, error)) << error;
-  auto expected = serializeSafetensors(ts, {{"step", "3"}}, error);
+  ASSERT_TRUE(statusOut(writeSafetensors(path, ts, {{"step", "3"}}), error)) << error;
+  auto expected = statusOut(serializeSafetensors(ts, {{"step", "3"}}), error);
   ASSERT_TRUE(expected);
   EXPECT_EQ(readAll(path), *expected);
   EXPECT_EQ(listDir(), std::vector<std::string>{"model.safetensors"});
@@ -365,7 +371,7 @@ TEST_F(SafetensorsFile, AtomicWriteReplacesWholeAndLeavesNoTmp) {
   char cwd[4096];
   ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
   ASSERT_EQ(chdir(dir.c_str()), 0);
-  EXPECT_TRUE(writeSafetensors("rel.safetensors", ts, {}, error)) << error;
+  EXPECT_TRUE(statusOut(writeSafetensors("rel.safetensors", ts, {}), error)) << error;
   ASSERT_EQ(chdir(cwd), 0);
   EXPECT_EQ(listDir().size(), 2u);
 }
@@ -382,7 +388,7 @@ TEST_F(SafetensorsFile, FailedWritesAreErrorsAndLeaveNoTmp) {
   struct rlimit small = old;
   small.rlim_cur = 4096;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  bool ok = writeSafetensors(path, ts, {}, error);
+  bool ok = statusOut(writeSafetensors(path, ts, {}), error);
   setrlimit(RLIMIT_FSIZE, &old);
   signal(SIGXFSZ, oldHandler);
   EXPECT_FALSE(ok);
@@ -394,19 +400,24 @@ TEST_F(SafetensorsFile, FailedWritesAreErrorsAndLeaveNoTmp) {
 TEST_F(SafetensorsFile, UnwritablePathsAreErrors) {
   double v[] = {4, 5};
   std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {2}, v)};
-  std::string error;
-  EXPECT_FALSE(writeSafetensors(dir + "/missing/x.safetensors", ts, {}, error));
+  Status written = writeSafetensors(dir + "/missing/x.safetensors", ts, {});
+  EXPECT_EQ(written.code(), StatusCode::Io);
+  std::string error = written.message();
   EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+  Expected<std::vector<uint8_t>> missing = readFileBytes(dir + "/missing/x.safetensors", 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::NotFound);
+  EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
   // The target is a directory: rename fails and the tmp file is removed.
   ASSERT_EQ(mkdir((dir + "/sub").c_str(), 0755), 0);
-  EXPECT_FALSE(writeSafetensors(dir + "/sub", ts, {}, error));
+  EXPECT_FALSE(statusOut(writeSafetensors(dir + "/sub", ts, {}), error));
   EXPECT_NE(error.find("cannot rename"), std::string::npos) << error;
   auto names = listDir();
   EXPECT_EQ(names, std::vector<std::string>{"sub"});
   rmdir((dir + "/sub").c_str());
   SafetensorsMetadata md;
-  EXPECT_FALSE(readSafetensors(dir + "/nope.safetensors", md, error));
+  EXPECT_FALSE(statusOut(readSafetensors(dir + "/nope.safetensors", md), error));
   EXPECT_NE(error.find("cannot open"), std::string::npos);
-  EXPECT_FALSE(readSafetensors(dir, md, error));
+  EXPECT_FALSE(statusOut(readSafetensors(dir, md), error));
   EXPECT_NE(error.find("not a regular file"), std::string::npos);
 }

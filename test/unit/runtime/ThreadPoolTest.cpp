@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
+#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -111,13 +112,13 @@ struct SplitProgram {
   /// An executor on a CPU device of its own with `threads`, given `args`.
   std::optional<Executor> make(int threads) const {
     std::string error;
-    auto ex = Executor::create(
-        pb.p,
-        std::make_shared<CpuDevice>(std::vector<KernelEntry>{KernelEntry(kernel, n)}, threads),
+    auto ex = statusOut(
+        Executor::create(pb.p, std::make_shared<CpuDevice>(
+                                   std::vector<KernelEntry>{KernelEntry(kernel, n)}, threads)),
         error);
     EXPECT_TRUE(ex) << error;
     for (size_t a = 0; ex && a < args.size(); ++a)
-      EXPECT_TRUE(ex->setArgument(a, args[a].data(), args[a].size(), error)) << error;
+      EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
     return ex;
   }
 
@@ -150,7 +151,7 @@ struct SplitProgram {
                       2 * 2.0 * 263 * 530 * 40 > kParallelMatmulFlops &&
                       40 * 2.0 * 40 * 40 * 40 > kParallelMatmulFlops,
                   "the matmuls must be large enough to be split");
-    EXPECT_EQ(pb.p.validate(), "");
+    EXPECT_EQ(pb.p.validate().message(), "");
     std::mt19937 gen(9);
     std::uniform_real_distribution<double> u(-1, 1);
     for (int32_t a : pb.p.arguments) {
@@ -172,13 +173,13 @@ TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
   Executor &serial = *sp.serial;
   auto &cpu = static_cast<CpuDevice &>(serial.device());
   EXPECT_EQ(cpu.threads(), 1);
-  ASSERT_TRUE(serial.run(error)) << error;
+  ASSERT_TRUE(statusOut(serial.run(), error)) << error;
   for (int threads : {2, 3, 4}) {
     std::optional<Executor> made = sp.make(threads);
     ASSERT_TRUE(made);
     Executor &threaded = *made;
     EXPECT_EQ(static_cast<CpuDevice &>(threaded.device()).threads(), threads);
-    ASSERT_TRUE(threaded.run(error)) << error;
+    ASSERT_TRUE(statusOut(threaded.run(), error)) << error;
     for (size_t r = 0; r < serial.resultCount(); ++r)
       EXPECT_EQ(threaded.getResult(r).values, serial.getResult(r).values)
           << "result " << r << " at " << threads << " threads";
@@ -190,7 +191,7 @@ TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
   auto &shared = static_cast<CpuDevice &>(sharing.device());
   shared.setThreadPool(std::make_shared<ThreadPool>(2));
   EXPECT_EQ(shared.threads(), 2);
-  ASSERT_TRUE(sharing.run(error)) << error;
+  ASSERT_TRUE(statusOut(sharing.run(), error)) << error;
   for (size_t r = 0; r < serial.resultCount(); ++r)
     EXPECT_EQ(sharing.getResult(r).values, serial.getResult(r).values) << "result " << r;
   shared.setThreadPool(std::make_shared<ThreadPool>(1));
@@ -211,7 +212,7 @@ TEST(ThreadPool, KernelRangesDoNotDependOnTheThreadCount) {
     ASSERT_TRUE(made);
     Executor &ex = *made;
     ranges.clear();
-    ASSERT_TRUE(ex.run(error)) << error;
+    ASSERT_TRUE(statusOut(ex.run(), error)) << error;
     std::sort(ranges.begin(), ranges.end());
     if (threads == 1) {
       first = ranges;

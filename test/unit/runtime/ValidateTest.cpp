@@ -14,7 +14,7 @@ namespace {
 
 /// Expects `p.validate()` to fail with a message containing every needle.
 void expectInvalid(const Program &p, std::vector<std::string> needles) {
-  std::string e = p.validate();
+  std::string e = p.validate().message();
   ASSERT_FALSE(e.empty()) << "expected a validation error";
   for (const std::string &n : needles)
     EXPECT_NE(e.find(n), std::string::npos) << "message '" << e << "' lacks '" << n << "'";
@@ -50,12 +50,12 @@ TEST(Validate, AcceptsAWellFormedProgram) {
   int32_t s = b.step(StepKind::ReduceSum, {z}, DType::F32, {4}, {{0}});
   b.result(s);
   b.result(w); // a result may be an argument
-  EXPECT_EQ(b.p.validate(), "");
+  EXPECT_EQ(b.p.validate().message(), "");
 }
 
 TEST(Validate, MessageNamesStepKindAndNote) {
   OneStep o({{DType::F32, {2}}});
-  std::string e = o.make(StepKind::Exp, DType::F32, {3}).validate();
+  std::string e = o.make(StepKind::Exp, DType::F32, {3}).validate().message();
   EXPECT_EQ(e.rfind("step 0 (exp, ein.op at m.ein:1:2): ", 0), 0u) << e;
   EXPECT_NE(e.find("[2] 'f32' vs [3] 'f32'"), std::string::npos) << e;
 }
@@ -134,7 +134,9 @@ TEST(Validate, BuffersThemselves) {
 
 TEST(Validate, Contract) {
   OneStep o({{DType::F32, {2, 3, 4}}, {DType::F32, {2, 4, 5}}});
-  EXPECT_EQ(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}, {1}}).validate(), "");
+  EXPECT_EQ(
+      o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {2}, {1}}).validate().message(),
+      "");
   expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 5, 3}, {{0}, {0}, {2}, {1}}),
                 {"result shape [2, 5, 3] differs from the computed [2, 3, 5]"});
   expectInvalid(o.make(StepKind::Contract, DType::F32, {2, 3, 5}, {{0}, {0}, {1}, {1}}),
@@ -159,7 +161,7 @@ TEST(Validate, Contract) {
 
 TEST(Validate, TransposeReshapeBroadcast) {
   OneStep o({{DType::F32, {2, 3}}});
-  EXPECT_EQ(o.make(StepKind::Transpose, DType::F32, {3, 2}, {{1, 0}}).validate(), "");
+  EXPECT_EQ(o.make(StepKind::Transpose, DType::F32, {3, 2}, {{1, 0}}).validate().message(), "");
   expectInvalid(o.make(StepKind::Transpose, DType::F32, {2, 3}, {{0, 0}}),
                 {"not a permutation of [0, 2)"});
   expectInvalid(o.make(StepKind::Transpose, DType::F32, {2, 3}, {{0, 1, 2}}),
@@ -168,9 +170,9 @@ TEST(Validate, TransposeReshapeBroadcast) {
                 {"result shape [2, 3] differs from the computed [3, 2]"});
   expectInvalid(o.make(StepKind::Transpose, DType::BF16, {3, 2}, {{1, 0}}),
                 {"element types 'f32' and 'bf16' differ"});
-  EXPECT_EQ(o.make(StepKind::Reshape, DType::F32, {6}).validate(), "");
+  EXPECT_EQ(o.make(StepKind::Reshape, DType::F32, {6}).validate().message(), "");
   expectInvalid(o.make(StepKind::Reshape, DType::F32, {7}), {"different element counts"});
-  EXPECT_EQ(o.make(StepKind::Broadcast, DType::F32, {4, 2, 3}, {{1, 2}}).validate(), "");
+  EXPECT_EQ(o.make(StepKind::Broadcast, DType::F32, {4, 2, 3}, {{1, 2}}).validate().message(), "");
   expectInvalid(o.make(StepKind::Broadcast, DType::F32, {3, 2, 4}, {{1, 0}}),
                 {"strictly increasing"});
   expectInvalid(o.make(StepKind::Broadcast, DType::F32, {2, 4}, {{0, 1}}),
@@ -180,12 +182,12 @@ TEST(Validate, TransposeReshapeBroadcast) {
   expectInvalid(o.make(StepKind::Broadcast, DType::F32, {2, 3}, {{0}}),
                 {"has 1 entries but the input has rank 2"});
   OneStep one({{DType::F32, {1, 3}}});
-  EXPECT_EQ(one.make(StepKind::Broadcast, DType::F32, {5, 3}, {{0, 1}}).validate(), "");
+  EXPECT_EQ(one.make(StepKind::Broadcast, DType::F32, {5, 3}, {{0, 1}}).validate().message(), "");
 }
 
 TEST(Validate, Reduce) {
   OneStep o({{DType::F32, {2, 3, 4}}});
-  EXPECT_EQ(o.make(StepKind::ReduceMax, DType::F32, {3}, {{0, 2}}).validate(), "");
+  EXPECT_EQ(o.make(StepKind::ReduceMax, DType::F32, {3}, {{0, 2}}).validate().message(), "");
   expectInvalid(o.make(StepKind::ReduceSum, DType::F32, {3}, {{2, 0}}), {"strictly increasing"});
   expectInvalid(o.make(StepKind::ReduceSum, DType::F32, {2, 3}, {{3}}),
                 {"out of range for rank 3"});
@@ -197,7 +199,7 @@ TEST(Validate, Reduce) {
 
 TEST(Validate, Elementwise) {
   OneStep u({{DType::I32, {2}}});
-  EXPECT_EQ(u.make(StepKind::Neg, DType::I32, {2}).validate(), "");
+  EXPECT_EQ(u.make(StepKind::Neg, DType::I32, {2}).validate().message(), "");
   expectInvalid(u.make(StepKind::Exp, DType::I32, {2}),
                 {"step 0 (exp", "must be float, got 'i32'"});
   OneStep bin({{DType::F32, {2}}, {DType::F32, {3}}});
@@ -214,17 +216,17 @@ TEST(Validate, Elementwise) {
 
 TEST(Validate, SelectCastIota) {
   OneStep s({{DType::I1, {2}}, {DType::F32, {2}}, {DType::F32, {2}}});
-  EXPECT_EQ(s.make(StepKind::Select, DType::F32, {2}).validate(), "");
+  EXPECT_EQ(s.make(StepKind::Select, DType::F32, {2}).validate().message(), "");
   OneStep s2({{DType::F32, {2}}, {DType::F32, {2}}, {DType::F32, {2}}});
   expectInvalid(s2.make(StepKind::Select, DType::F32, {2}), {"cond must be 'i1'"});
   OneStep s3({{DType::I1, {2}}, {DType::F32, {2}}, {DType::I32, {2}}});
   expectInvalid(s3.make(StepKind::Select, DType::F32, {2}), {"on_false and result"});
   OneStep c({{DType::F32, {2, 3}}});
-  EXPECT_EQ(c.make(StepKind::Cast, DType::BF16, {2, 3}).validate(), "");
+  EXPECT_EQ(c.make(StepKind::Cast, DType::BF16, {2, 3}).validate().message(), "");
   expectInvalid(c.make(StepKind::Cast, DType::BF16, {3, 2}),
                 {"input shape [2, 3] differs from the result shape [3, 2]"});
   OneStep none({});
-  EXPECT_EQ(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, 1).validate(), "");
+  EXPECT_EQ(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, 1).validate().message(), "");
   expectInvalid(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, 2),
                 {"dimension 2 out of range for result rank 2"});
   expectInvalid(none.make(StepKind::Iota, DType::I32, {3, 4}, {}, -1),
@@ -234,7 +236,7 @@ TEST(Validate, SelectCastIota) {
 
 TEST(Validate, GatherScatterAdd) {
   OneStep g({{DType::F32, {10, 4}}, {DType::I32, {2, 3}}});
-  EXPECT_EQ(g.make(StepKind::Gather, DType::F32, {2, 3, 4}).validate(), "");
+  EXPECT_EQ(g.make(StepKind::Gather, DType::F32, {2, 3, 4}).validate().message(), "");
   expectInvalid(g.make(StepKind::Gather, DType::F32, {2, 3}),
                 {"result shape [2, 3] differs from the computed [2, 3, 4]"});
   expectInvalid(g.make(StepKind::Gather, DType::F16, {2, 3, 4}), {"table and result"});
@@ -244,7 +246,7 @@ TEST(Validate, GatherScatterAdd) {
   expectInvalid(g0.make(StepKind::Gather, DType::F32, {2}), {"rank >= 1"});
 
   OneStep s({{DType::F32, {2, 3, 4}}, {DType::I32, {2, 3}}});
-  EXPECT_EQ(s.make(StepKind::ScatterAdd, DType::F32, {10, 4}).validate(), "");
+  EXPECT_EQ(s.make(StepKind::ScatterAdd, DType::F32, {10, 4}).validate().message(), "");
   expectInvalid(s.make(StepKind::ScatterAdd, DType::F32, {10, 5}),
                 {"updates shape [2, 3, 4] differs", "[2, 3, 5]"});
   expectInvalid(s.make(StepKind::ScatterAdd, DType::F32, {}), {"result must have rank >= 1"});
@@ -254,7 +256,7 @@ TEST(Validate, PayloadOfTheKind) {
   // A step carries the payload its kind's row names (StepKinds.def).
   OneStep o({{DType::F32, {2, 3}}});
   Program p = o.make(StepKind::Transpose, DType::F32, {3, 2}, {{1, 0}});
-  ASSERT_EQ(p.validate(), "");
+  ASSERT_EQ(p.validate().message(), "");
   p.steps[0].payload = ContractDims{};
   expectInvalid(p, {"step 0 (transpose", "carries contraction dims where 'transpose' steps carry "
                                          "an axis list"});
@@ -311,21 +313,21 @@ TEST(Validate, ArbitraryCorruptionNeverCrashes) {
       s.kind = StepKind(uint8_t(rnd(40) + 2));
       break;
     }
-    invalid += !p.validate().empty();
+    invalid += !p.validate().message().empty();
   }
   EXPECT_GT(invalid, 1000);
 }
 
 TEST(Validate, SlicesAndConcats) {
   OneStep o({{DType::F32, {3, 4}}});
-  EXPECT_EQ(o.make(StepKind::Slice, DType::F32, {2, 4}, {}, 1).validate(), "");
+  EXPECT_EQ(o.make(StepKind::Slice, DType::F32, {2, 4}, {}, 1).validate().message(), "");
   expectInvalid(o.make(StepKind::Slice, DType::F32, {2, 4}, {}, 2),
                 {"rows [2, 4) are outside the input's 3"});
   expectInvalid(o.make(StepKind::Slice, DType::F32, {1, 5}, {}, 0),
                 {"input shape [3, 4] and result shape [1, 5]", "equal dims after the first"});
   expectInvalid(o.make(StepKind::Slice, DType::I32, {1, 4}), {"input has dtype 'f32'"});
   OneStep two({{DType::F32, {1, 4}}, {DType::F32, {2, 4}}});
-  EXPECT_EQ(two.make(StepKind::Concat, DType::F32, {3, 4}).validate(), "");
+  EXPECT_EQ(two.make(StepKind::Concat, DType::F32, {3, 4}).validate().message(), "");
   expectInvalid(two.make(StepKind::Concat, DType::F32, {4, 4}),
                 {"the inputs have 3 rows but the result 4"});
   OneStep none({});
@@ -347,7 +349,7 @@ TEST(Validate, Views) {
   b.p.steps.emplace_back(StepKind::Slice, std::vector<int32_t>{x}, top, SliceOffset{0});
   b.p.steps.emplace_back(StepKind::Slice, std::vector<int32_t>{x}, rest, SliceOffset{1});
   b.result(b.step(StepKind::Exp, {root}, DType::F32, {3, 4}));
-  EXPECT_EQ(b.p.validate(), "") << "the two views write all of root";
+  EXPECT_EQ(b.p.validate().message(), "") << "the two views write all of root";
 
   Program p = b.p;
   p.steps.erase(p.steps.begin() + 1);

@@ -1,6 +1,7 @@
 //===- CheckpointTest.cpp - Checkpoint files and atomic writes ------------===//
 #include "runtime/io/Checkpoint.h"
 #include "TrainerTestUtil.h"
+#include "runtime/base/StatusOut.h"
 
 #include <chrono>
 #include <csignal>
@@ -64,8 +65,8 @@ bool hasTemporary(const TempDir &d) {
 TEST(Checkpoint, MissingStepIsAnError) {
   TempDir d;
   std::string error;
-  ASSERT_TRUE(
-      writeSafetensors(d.file("p.safetensors"), {tensor("w", 2, 0)}, {{"format", "pt"}}, error));
+  ASSERT_TRUE(statusOut(
+      writeSafetensors(d.file("p.safetensors"), {tensor("w", 2, 0)}, {{"format", "pt"}}), error));
   EXPECT_FALSE(readCheckpoint(d.file("p.safetensors"), error));
   EXPECT_NE(error.find("'step'"), std::string::npos) << error;
   EXPECT_FALSE(readCheckpoint(d.file("none.safetensors"), error));

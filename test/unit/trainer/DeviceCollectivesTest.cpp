@@ -11,6 +11,7 @@
 #include "DistributedTestUtil.h"
 #include "HostCollectives.h"
 #include "ThreadGroup.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 
 #include <gtest/gtest.h>
@@ -82,7 +83,7 @@ TEST(DeviceCollectives, ShardedOptimizerBroadcastsParamsOnTheDevice) {
       Rig rig(model, 6, device);
       RankOutcome &o = out[size_t(r)];
       if (r == 1)
-        rig.apply = Executor::create(model.applyOwningNothing(), device, o.error);
+        rig.apply = statusOut(Executor::create(model.applyOwningNothing(), device), o.error);
       TrainConfig rc = c;
       rc.accumulate = 3;
       rc.comm = comm.get();
@@ -92,7 +93,8 @@ TEST(DeviceCollectives, ShardedOptimizerBroadcastsParamsOnTheDevice) {
       if (!t || !t->run(o.result, o.error))
         return;
       t->stateTensors(o.state, o.error);
-      rig.apply->read(size_t(rig.apply->program().arguments[0]), table[size_t(r)], o.error);
+      statusOut(rig.apply->read(size_t(rig.apply->program().arguments[0])), table[size_t(r)],
+                o.error);
       o.collectiveCalls = coll.calls;
     });
   for (auto &t : threads)

@@ -7,6 +7,7 @@
 #include "DistributedTestUtil.h"
 #include "ThreadGroup.h"
 #include "runtime/base/ShardPlan.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/dist/MpiCommunicator.h"
 #include "runtime/dist/OrderedSum.h"
 #include "runtime/train/Trainer.h"
@@ -122,7 +123,7 @@ TEST(OrderedSum, LaidOutInTheOrderTheStepsFinishTheResults) {
   b.result(loss2, "loss");
   b.result(table2, "table");
   std::string error;
-  auto g = Executor::create(b.p, Precision::F32, error);
+  auto g = statusOut(Executor::create(b.p, Precision::F32), error);
   ASSERT_TRUE(g) << error;
   Trainer::Impl I;
   I.accumulators = {{0, 0}, {1, 1}}; // (result, argument): the loss first

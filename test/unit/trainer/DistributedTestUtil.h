@@ -6,6 +6,7 @@
 #include "TestModel.h"
 #include "ThreadGroup.h"
 #include "TrainerTestUtil.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/train/Trainer.h"
 
@@ -92,8 +93,8 @@ struct Rig {
   Rig(const TinyModel &model, int64_t global, std::shared_ptr<Device> device = nullptr) {
     std::string error;
     auto make = [&](const Program &p) {
-      return device ? Executor::create(p, device, error)
-                    : Executor::create(p, Precision::F32, error);
+      return device ? statusOut(Executor::create(p, device), error)
+                    : statusOut(Executor::create(p, Precision::F32), error);
     };
     accumulate = make(model.accumulate(global));
     apply = make(model.apply());

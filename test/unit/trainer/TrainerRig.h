@@ -10,6 +10,7 @@
 
 #include "TestModel.h"
 #include "TrainerTestUtil.h"
+#include "runtime/base/StatusOut.h"
 #include "runtime/train/Trainer.h"
 
 #include <gtest/gtest.h>
@@ -25,15 +26,16 @@ struct Rig {
   explicit Rig(TinyModel m, int64_t accumulate = 1) : model(m) {
     std::string error;
     if (accumulate == 1) {
-      step = Executor::create(model.trainStep(), Precision::F32, error);
+      step = statusOut(Executor::create(model.trainStep(), Precision::F32), error);
       EXPECT_TRUE(step) << error;
     } else {
-      this->accumulate = Executor::create(model.accumulate(accumulate), Precision::F32, error);
+      this->accumulate =
+          statusOut(Executor::create(model.accumulate(accumulate), Precision::F32), error);
       EXPECT_TRUE(this->accumulate) << error;
-      apply = Executor::create(model.apply(), Precision::F32, error);
+      apply = statusOut(Executor::create(model.apply(), Precision::F32), error);
       EXPECT_TRUE(apply) << error;
     }
-    forward = Executor::create(model.forward(), Precision::F32, error);
+    forward = statusOut(Executor::create(model.forward(), Precision::F32), error);
     EXPECT_TRUE(forward) << error;
   }
   TrainPrograms programs() {

@@ -1,6 +1,7 @@
 //===- TrainerTest.cpp - The training loop on hand-built Programs ---------===//
 #include "runtime/train/Trainer.h"
 #include "TrainerRig.h"
+#include "runtime/base/StatusOut.h"
 
 #include <cmath>
 #include <filesystem>
@@ -374,15 +375,15 @@ TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
 
   // The large batch: the same windows (same seed, rows in order), the same
   // initial params.
-  auto ex = Executor::create(big.grad(), Precision::F32, error);
+  auto ex = statusOut(Executor::create(big.grad(), Precision::F32), error);
   ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(initParams(*ex, c.seed, error)) << error;
+  ASSERT_TRUE(statusOut(initParams(*ex, c.seed), error)) << error;
   auto layout = windowLayout(ex->program(), WindowMapping::NextToken, error);
   auto sampler = WindowSampler::create(*data.train, *layout, c.seed, 7, error);
   ASSERT_TRUE(sampler->feed(*ex, error)) << error;
-  ASSERT_TRUE(ex->run(error)) << error;
+  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<double> want;
-  ASSERT_TRUE(ex->read(size_t(ex->program().results[1]), want, error)) << error;
+  ASSERT_TRUE(statusOut(ex->read(size_t(ex->program().results[1])), want, error)) << error;
   ASSERT_EQ(want.size(), g.size());
   double worst = 0, scale = 0;
   for (size_t i = 0; i < g.size(); ++i) {
@@ -392,7 +393,7 @@ TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
   EXPECT_GT(scale, 1e-3);
   EXPECT_LT(worst, 1e-6 * scale) << worst;
   double loss;
-  ASSERT_TRUE(ex->readScalar(0, loss, error)) << error;
+  ASSERT_TRUE(statusOut(ex->readScalar(0), loss, error)) << error;
   EXPECT_NEAR(r.lastLoss, loss, 1e-6);
 }
 
