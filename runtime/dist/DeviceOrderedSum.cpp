@@ -11,19 +11,18 @@ DeviceOrderedSum::DeviceOrderedSum(Collectives &c, int64_t count)
     : coll(c), dev(c.device()), elements(count),
       slice((count + c.size() - 1) / std::max(1, c.size())) {}
 
-std::unique_ptr<DeviceOrderedSum> DeviceOrderedSum::create(Collectives &c, int64_t count,
-                                                           std::string &error) {
-  if (c.size() < 1 || count < 0) {
-    error = "an ordered sum of " + std::to_string(count) + " floats over " +
-            std::to_string(c.size()) + " ranks";
-    return nullptr;
-  }
+Expected<std::unique_ptr<DeviceOrderedSum>> DeviceOrderedSum::create(Collectives &c,
+                                                                     int64_t count) {
+  if (c.size() < 1 || count < 0)
+    return Status::invalid("an ordered sum of " + std::to_string(count) + " floats over " +
+                           std::to_string(c.size()) + " ranks");
   std::unique_ptr<DeviceOrderedSum> s(new DeviceOrderedSum(c, count));
   // The padding past `count` stays zero: it travels, and is never read.
   const int64_t bytes = s->slice * c.size() * int64_t(sizeof(float));
+  std::string error;
   for (DeviceMemory *m : {&s->mine, &s->received, &s->total})
     if (!s->dev.allocate(bytes, *m, "the data-parallel gradient sum", error))
-      return nullptr;
+      return Status(StatusCode::OutOfMemory, error);
   return s;
 }
 
@@ -32,25 +31,32 @@ DeviceOrderedSum::~DeviceOrderedSum() {
     dev.release(*m);
 }
 
-bool DeviceOrderedSum::addRound(int64_t round, std::string &error) {
+// The device's own calls (zero, addInOrder, copy) still say their failures
+// as text: a failed launch or copy on the device is i/o here.
+Status DeviceOrderedSum::addRound(int64_t round) {
   const int64_t bytes = slice * int64_t(sizeof(float));
   float *owned = static_cast<float *>(total.data) + int64_t(coll.rank()) * slice;
   if (slice == 0)
-    return true;
+    return {};
+  std::string error;
   if (round == 0 && !dev.zero(owned, bytes, error)) // s := 0, then s + x_0
-    return false;
-  return coll.allToAll(mine.data, received.data, bytes, error) &&
-         dev.addInOrder(owned, static_cast<const float *>(received.data), coll.size(), slice, slice,
-                        error);
+    return Status(StatusCode::Io, error);
+  EINRT_TRY(coll.allToAll(mine.data, received.data, bytes));
+  if (!dev.addInOrder(owned, static_cast<const float *>(received.data), coll.size(), slice, slice,
+                      error))
+    return Status(StatusCode::Io, error);
+  return {};
 }
 
-bool DeviceOrderedSum::finish(std::string &error) {
-  return slice == 0 || coll.allGather(total.data, slice * int64_t(sizeof(float)), error);
+Status DeviceOrderedSum::finish() {
+  return slice == 0 ? Status() : coll.allGather(total.data, slice * int64_t(sizeof(float)));
 }
 
-bool DeviceOrderedSum::sumUnordered(std::string &error) {
-  return dev.copy(total.data, mine.data, elements * int64_t(sizeof(float)), error) &&
-         coll.sumFloats(static_cast<float *>(total.data), elements, error);
+Status DeviceOrderedSum::sumUnordered() {
+  std::string error;
+  if (!dev.copy(total.data, mine.data, elements * int64_t(sizeof(float)), error))
+    return Status(StatusCode::Io, error);
+  return coll.sumFloats(static_cast<float *>(total.data), elements);
 }
 
 } // namespace einrt
