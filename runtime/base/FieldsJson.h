@@ -21,10 +21,10 @@
 //   std::vector<uint8_t>,   bytes at O in the file's data (doubles as
 //   asBytes(string)         little-endian IEEE binary64, bit for bit)
 //
-// The same visitors write documents (JsonForm::Document: the report's JSON,
-// the device check's): every member in order, numbers as jsonNumber, and the
-// document-only members of Fields.h (computed, orNull, group); these are
-// written, not read back.
+// The same visitors write documents (JsonForm::Document: the report's JSON;
+// DocumentWithDoubles: the device check's): every member in order, numbers
+// as jsonNumber (or doubles as doubles), and the document-only members of
+// Fields.h (computed, orNull, group); these are written, not read back.
 //
 // Reading never throws and never trusts a length: every type, range and
 // section is checked, and a problem is the path to it and what is wrong
@@ -113,6 +113,9 @@ enum class JsonForm {
   /// not finite, an integer when exactly one). Computed and group members
   /// are for this form.
   Document,
+  /// A document whose doubles stay doubles (4.0, not 4; null when not
+  /// finite): the device check's, whose readers print them as they come.
+  DocumentWithDoubles,
 };
 
 /// Writes values as JSON of type `Json`; binary sections go to `sections`.
@@ -142,6 +145,8 @@ public:
     } else if constexpr (std::is_floating_point_v<T>) {
       if (form == JsonForm::Document)
         return jsonNumber<Json>(double(v));
+      if (form == JsonForm::DocumentWithDoubles)
+        return std::isfinite(v) ? Json(double(v)) : Json(nullptr);
       if (std::isnan(v))
         return Json("nan");
       if (std::isinf(v))
@@ -175,7 +180,7 @@ public:
     } else {
       static_assert(HasFields<T>::value, "FieldsWriter: a type without a fields visitor");
       Json o = Json::object();
-      if (form == JsonForm::Document) {
+      if (form != JsonForm::ProgramFile) {
         T::fields(v, [&](const char *name, auto &&m) { writeMember(o, name, m, path); });
         return o;
       }

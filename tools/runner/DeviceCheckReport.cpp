@@ -202,7 +202,7 @@ void writeMarkdown(std::ostream &out, const CheckSummary &summary, const CheckRe
 
 bool writeJson(const std::string &path, const CheckSummary &summary, const CheckResult &result,
                std::string &error) {
-  einrt::BasicFieldsWriter<nlohmann::json> writer(einrt::JsonForm::Document);
+  einrt::BasicFieldsWriter<nlohmann::json> writer(einrt::JsonForm::DocumentWithDoubles);
   nlohmann::json j = writer.write(einrt::group([&](auto &&v) {
     v("tool", summary.tool);
     v("model", summary.model);

@@ -88,6 +88,9 @@ TEST(DeviceCheckReport, JsonMembers) {
             (std::vector<std::string>{"contraction", "data", "elementwise", "reduction"}));
   EXPECT_EQ(fn["by_class"]["data"], (nlohmann::json{{"seconds", 0.25}, {"steps", 4}}));
   EXPECT_EQ(fn["by_class"]["contraction"], (nlohmann::json{{"seconds", 0}, {"steps", 0}}));
+  // Doubles stay doubles (scripts print them as they come): 0.0, not 0.
+  EXPECT_TRUE(fn["by_class"]["contraction"]["seconds"].is_number_float());
+  EXPECT_TRUE(s["flops"].is_number_float());
 }
 
 TEST(DeviceCheckReport, Prediction) {
