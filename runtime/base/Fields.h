@@ -16,6 +16,14 @@
 // structs with fields; a struct with fields; or `asBytes(self.text)`: a
 // string stored as raw bytes rather than as text (see FieldsJson.h).
 //
+// A document written for people and scripts (the report's JSON) also lists
+// `computed(value)`: a figure derived from other members (a total, a name for
+// a flag), written but never read or compared; `orNull(self.opt)`: an
+// optional written as null when absent (rather than left out); and
+// `group([&](auto &&visit) {...})`: members listed inline that the document
+// nests as one object ("device": {...} from the report's flat members).
+// A std::vector<std::pair<std::string, T>> is a map in its own order.
+//
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_FIELDS_H
 #define EINC_RUNTIME_FIELDS_H
@@ -39,6 +47,25 @@ template <class S> struct AsBytes {
 };
 template <class S> AsBytes<S> asBytes(S &text) { return {text}; }
 
+/// A value derived from other members: `visit("total", computed(self.total()))`.
+template <class T> struct Computed {
+  T value;
+};
+template <class T> Computed<T> computed(T value) { return {std::move(value)}; }
+inline Computed<std::string> computed(const char *text) { return {text}; }
+
+/// An optional member written as null when absent: `visit("link", orNull(self.link))`.
+template <class O> struct OrNull {
+  O &value;
+};
+template <class O> OrNull<O> orNull(O &value) { return {value}; }
+
+/// Members nested as one object: `visit("device", group([&](auto &&v) { v("name", ...); }))`.
+template <class F> struct Group {
+  F list;
+};
+template <class F> Group<F> group(F list) { return {std::move(list)}; }
+
 namespace fields_detail {
 
 struct IgnoreField {
@@ -55,6 +82,14 @@ template <class T> struct IsVariant : std::false_type {};
 template <class... Ts> struct IsVariant<std::variant<Ts...>> : std::true_type {};
 template <class T> struct IsAsBytes : std::false_type {};
 template <class S> struct IsAsBytes<AsBytes<S>> : std::true_type {};
+template <class T> struct IsComputed : std::false_type {};
+template <class T> struct IsComputed<Computed<T>> : std::true_type {};
+template <class T> struct IsOrNull : std::false_type {};
+template <class O> struct IsOrNull<OrNull<O>> : std::true_type {};
+template <class T> struct IsGroup : std::false_type {};
+template <class F> struct IsGroup<Group<F>> : std::true_type {};
+template <class T> struct IsPairVector : std::false_type {};
+template <class T> struct IsPairVector<std::vector<std::pair<std::string, T>>> : std::true_type {};
 
 } // namespace fields_detail
 
@@ -96,6 +131,17 @@ template <class T> bool identical(const T &a, const T &b) {
     return a == b;
   } else if constexpr (IsAsBytes<T>::value) {
     return a.text == b.text;
+  } else if constexpr (IsComputed<T>::value) {
+    return true; // derived from members compared on their own
+  } else if constexpr (IsOrNull<T>::value) {
+    return identical(a.value, b.value);
+  } else if constexpr (IsPairVector<T>::value) {
+    if (a.size() != b.size())
+      return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].first != b[i].first || !identical(a[i].second, b[i].second))
+        return false;
+    return true;
   } else if constexpr (IsVector<T>::value) {
     if (a.size() != b.size())
       return false;

@@ -21,6 +21,11 @@
 //   std::vector<uint8_t>,   bytes at O in the file's data (doubles as
 //   asBytes(string)         little-endian IEEE binary64, bit for bit)
 //
+// The same visitors write documents (JsonForm::Document: the report's JSON;
+// DocumentWithDoubles: the device check's): every member in order, numbers
+// as jsonNumber (or doubles as doubles), and the document-only members of
+// Fields.h (computed, orNull, group); these are written, not read back.
+//
 // Reading never throws and never trusts a length: every type, range and
 // section is checked, and a problem is the path to it and what is wrong
 // ("programs[1].program.steps[7].payload.m: expected an integer, got a
@@ -35,6 +40,7 @@
 #include "runtime/base/StrictJson.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -97,65 +103,88 @@ constexpr bool isSection = std::is_same_v<T, std::vector<double>> ||
                            std::is_same_v<T, std::vector<uint8_t>> || IsAsBytes<T>::value;
 } // namespace fields_detail
 
-/// Writes values as JSON; binary sections go to `sections`. The only
-/// failure is a string that is not UTF-8 (`error`, the first one).
-class FieldsWriter {
+/// How FieldsWriter writes a value.
+enum class JsonForm {
+  /// The program file's header: a member holding its default is left out,
+  /// doubles are exact (with "inf", "-inf", "nan"), read back by FieldsReader.
+  ProgramFile,
+  /// A document for people and scripts (the report): every member in its
+  /// visitor's order (with nlohmann::ordered_json), an absent optional member
+  /// left out (orNull's written as null), doubles as jsonNumber (null when
+  /// not finite, an integer when exactly one). Computed and group members
+  /// are for this form.
+  Document,
+  /// A document whose doubles stay doubles (4.0, not 4; null when not
+  /// finite): the device check's, whose readers print them as they come.
+  DocumentWithDoubles,
+};
+
+/// Writes values as JSON of type `Json`; binary sections go to `sections`.
+/// The only failure is a string that is not UTF-8 (`error`, the first one).
+template <class Json> class BasicFieldsWriter {
 public:
-  explicit FieldsWriter(SectionWriter &sections) : sections(sections) {}
+  explicit BasicFieldsWriter(SectionWriter &sections, JsonForm form = JsonForm::ProgramFile)
+      : sections(&sections), form(form) {}
+  /// A writer for values without binary sections.
+  explicit BasicFieldsWriter(JsonForm form) : form(form) {}
   std::string error;
 
-  template <class T> nlohmann::json write(const T &v, const JsonPath &path = {}) {
+  template <class T> Json write(const T &v, const JsonPath &path = {}) {
     using namespace fields_detail;
-    using nlohmann::json;
-    if constexpr (std::is_same_v<T, std::vector<double>>) {
-      std::vector<uint8_t> le(v.size() * 8);
-      for (size_t i = 0; i < v.size(); ++i) {
-        uint64_t bits;
-        std::memcpy(&bits, &v[i], 8);
-        for (int k = 0; k < 8; ++k)
-          le[8 * i + k] = uint8_t(bits >> (8 * k));
-      }
-      return sections.add(le.data(), le.size());
-    } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
-      return sections.add(v.data(), v.size());
-    } else if constexpr (IsAsBytes<T>::value) {
-      return sections.add(reinterpret_cast<const uint8_t *>(v.text.data()), v.text.size());
+    if constexpr (isSection<T>) {
+      return writeSection(v);
+    } else if constexpr (IsComputed<T>::value) {
+      return write(v.value, path);
+    } else if constexpr (IsOrNull<T>::value) {
+      return v.value ? write(*v.value, path) : Json(nullptr);
+    } else if constexpr (IsGroup<T>::value) {
+      Json o = Json::object();
+      v.list([&](const char *name, auto &&m) { writeMember(o, name, m, path); });
+      return o;
     } else if constexpr (std::is_same_v<T, bool>) {
-      return json(v);
+      return Json(v);
     } else if constexpr (std::is_floating_point_v<T>) {
+      if (form == JsonForm::Document)
+        return jsonNumber<Json>(double(v));
+      if (form == JsonForm::DocumentWithDoubles)
+        return std::isfinite(v) ? Json(double(v)) : Json(nullptr);
       if (std::isnan(v))
-        return json("nan");
+        return Json("nan");
       if (std::isinf(v))
-        return json(v > 0 ? "inf" : "-inf");
-      return json(double(v));
+        return Json(v > 0 ? "inf" : "-inf");
+      return Json(double(v));
     } else if constexpr (std::is_integral_v<T>) {
-      return json(int64_t(v));
+      return Json(int64_t(v));
     } else if constexpr (std::is_enum_v<T>) {
-      return json(EnumNames<T>::name(v));
+      return Json(EnumNames<T>::name(v));
     } else if constexpr (std::is_same_v<T, std::string>) {
       if (error.empty() && !validUtf8(v))
         error = path.str() + ": not valid UTF-8";
-      return json(v);
-    } else if constexpr (IsVector<T>::value) {
-      json a = json::array();
-      for (size_t i = 0; i < v.size(); ++i)
-        a.push_back(write(v[i], path.element(i)));
-      return a;
-    } else if constexpr (IsOptional<T>::value) {
-      return v ? write(*v, path) : json(nullptr);
-    } else if constexpr (IsStringMap<T>::value) {
-      json o = json::object();
+      return Json(v);
+    } else if constexpr (IsStringMap<T>::value || IsPairVector<T>::value) {
+      Json o = Json::object();
       for (const auto &[key, value] : v) {
         if (error.empty() && !validUtf8(key))
           error = path.str() + ": a key that is not valid UTF-8";
         o[key] = write(value, path.member(key.c_str()));
       }
       return o;
+    } else if constexpr (IsVector<T>::value) {
+      Json a = Json::array();
+      for (size_t i = 0; i < v.size(); ++i)
+        a.push_back(write(v[i], path.element(i)));
+      return a;
+    } else if constexpr (IsOptional<T>::value) {
+      return v ? write(*v, path) : Json(nullptr);
     } else if constexpr (IsVariant<T>::value) {
       return std::visit([&](const auto &alt) { return write(alt, path); }, v);
     } else {
       static_assert(HasFields<T>::value, "FieldsWriter: a type without a fields visitor");
-      json o = json::object();
+      Json o = Json::object();
+      if (form != JsonForm::ProgramFile) {
+        T::fields(v, [&](const char *name, auto &&m) { writeMember(o, name, m, path); });
+        return o;
+      }
       const T defaults{};
       forEachFieldPair(v, defaults, [&](size_t, const char *name, const auto &m, const auto &d) {
         if (!identical(m, d))
@@ -166,8 +195,44 @@ public:
   }
 
 private:
-  SectionWriter &sections;
+  SectionWriter *sections = nullptr;
+  JsonForm form;
+
+  /// A member of a document's object: left out when it is an absent optional.
+  template <class M> void writeMember(Json &o, const char *name, const M &m, const JsonPath &path) {
+    using namespace fields_detail;
+    if constexpr (IsOptional<M>::value) {
+      if (!m)
+        return;
+    } else if constexpr (IsComputed<M>::value) {
+      if constexpr (IsOptional<decltype(m.value)>::value)
+        if (!m.value)
+          return;
+    }
+    o[name] = write(m, path.member(name));
+  }
+
+  template <class T> Json writeSection(const T &v) {
+    assert(sections && "a binary section needs the writer's SectionWriter");
+    if constexpr (std::is_same_v<T, std::vector<double>>) {
+      std::vector<uint8_t> le(v.size() * 8);
+      for (size_t i = 0; i < v.size(); ++i) {
+        uint64_t bits;
+        std::memcpy(&bits, &v[i], 8);
+        for (int k = 0; k < 8; ++k)
+          le[8 * i + k] = uint8_t(bits >> (8 * k));
+      }
+      return sections->add(le.data(), le.size());
+    } else if constexpr (std::is_same_v<T, std::vector<uint8_t>>) {
+      return sections->add(v.data(), v.size());
+    } else {
+      return sections->add(reinterpret_cast<const uint8_t *>(v.text.data()), v.text.size());
+    }
+  }
 };
+
+/// The program file's writer.
+using FieldsWriter = BasicFieldsWriter<nlohmann::json>;
 
 /// Reads values from JSON written by FieldsWriter; false with `error` (the
 /// path and the problem) on anything else.

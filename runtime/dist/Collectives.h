@@ -6,11 +6,14 @@
 // call takes addresses inside allocations of that one device and is
 // ordered with the device's other work (the cuda device's stream): a call
 // may return before the data has moved, and whatever the device runs next
-// sees it moved. Every rank makes the same calls in the same order.
+// sees it moved. Every rank makes the same calls in the same order. A
+// failed call is a Status (i/o: the engine could not move the data).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_COLLECTIVES_H
 #define EINC_RUNTIME_COLLECTIVES_H
+
+#include "runtime/base/Status.h"
 
 #include <cstdint>
 #include <string>
@@ -32,15 +35,15 @@ public:
   /// Block r of `send` (`bytesPerRank` bytes each, size() blocks) goes to
   /// rank r, and block r of `recv` arrives from rank r (this rank's own
   /// block included). `send` and `recv` do not overlap.
-  virtual bool allToAll(const void *send, void *recv, int64_t bytesPerRank, std::string &error) = 0;
+  virtual Status allToAll(const void *send, void *recv, int64_t bytesPerRank) = 0;
   /// In place: rank r's block r (`bytesPerRank` bytes at all + r·bytes)
   /// copied into block r of every rank's `all`.
-  virtual bool allGather(void *all, int64_t bytesPerRank, std::string &error) = 0;
+  virtual Status allGather(void *all, int64_t bytesPerRank) = 0;
   /// Every rank's `count` floats replaced by their element-wise sum over
   /// ranks, in the engine's order (not reproducible across rank counts).
-  virtual bool sumFloats(float *data, int64_t count, std::string &error) = 0;
+  virtual Status sumFloats(float *data, int64_t count) = 0;
   /// `bytes` of rank `root` copied to every rank.
-  virtual bool broadcast(void *data, int64_t bytes, int root, std::string &error) = 0;
+  virtual Status broadcast(void *data, int64_t bytes, int root) = 0;
 };
 
 } // namespace einrt

@@ -14,18 +14,18 @@ public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string describe() const override { return "one process"; }
-  bool send(const void *, int64_t, int to, std::string &error) override {
-    error = "a message to rank " + std::to_string(to) + " of a run with one rank";
-    return false;
+  // No step sends a message with one rank: one is a bug.
+  Status send(const void *, int64_t, int to) override {
+    return Status::internal("a message to rank " + std::to_string(to) + " of a run with one rank");
   }
-  bool recv(void *, int64_t, int from, std::string &error) override {
-    error = "a message from rank " + std::to_string(from) + " of a run with one rank";
-    return false;
+  Status recv(void *, int64_t, int from) override {
+    return Status::internal("a message from rank " + std::to_string(from) +
+                            " of a run with one rank");
   }
-  bool waitSends(std::string &) override { return true; }
-  bool broadcast(void *, int64_t, int, std::string &) override { return true; }
-  bool sumFloats(float *, int64_t, std::string &) override { return true; }
-  bool barrier(std::string &) override { return true; }
+  Status waitSends() override { return {}; }
+  Status broadcast(void *, int64_t, int) override { return {}; }
+  Status sumFloats(float *, int64_t) override { return {}; }
+  Status barrier() override { return {}; }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
 };
 

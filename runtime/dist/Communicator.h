@@ -3,12 +3,15 @@
 // What the trainer needs from a distributed engine (MPI across processes,
 // runtime/dist/MpiCommunicator.h; an in-process group of threads in the tests):
 // its rank among `size` ranks, point-to-point messages, a broadcast and a
-// library-ordered sum. Errors are messages; abort() ends every rank (the
+// library-ordered sum. A failed call is a Status (runtime/base/Status.h: i/o
+// for a transfer the engine could not make); abort() ends every rank (the
 // engine's launcher reports which one failed).
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_COMMUNICATOR_H
 #define EINC_RUNTIME_COMMUNICATOR_H
+
+#include "runtime/base/Status.h"
 
 #include <cstdint>
 #include <memory>
@@ -26,18 +29,18 @@ public:
 
   /// Posts a send of `bytes` to rank `to`; the memory must stay untouched
   /// until waitSends() returns.
-  virtual bool send(const void *data, int64_t bytes, int to, std::string &error) = 0;
+  virtual Status send(const void *data, int64_t bytes, int to) = 0;
   /// Receives exactly `bytes` from rank `from` (blocking).
-  virtual bool recv(void *data, int64_t bytes, int from, std::string &error) = 0;
+  virtual Status recv(void *data, int64_t bytes, int from) = 0;
   /// Completes every posted send.
-  virtual bool waitSends(std::string &error) = 0;
+  virtual Status waitSends() = 0;
   /// `bytes` of rank `root` copied to every rank.
-  virtual bool broadcast(void *data, int64_t bytes, int root, std::string &error) = 0;
+  virtual Status broadcast(void *data, int64_t bytes, int root) = 0;
   /// Every rank's `data` replaced by the element-wise sum over ranks, in
   /// whatever order the engine chooses (not reproducible across rank
   /// counts: the ordered sum is runtime/dist/OrderedSum.h).
-  virtual bool sumFloats(float *data, int64_t count, std::string &error) = 0;
-  virtual bool barrier(std::string &error) = 0;
+  virtual Status sumFloats(float *data, int64_t count) = 0;
+  virtual Status barrier() = 0;
   /// Ends every rank with exit status `code`.
   [[noreturn]] virtual void abort(int code) = 0;
 };

@@ -38,10 +38,10 @@ namespace einrt {
 
 class DeviceOrderedSum {
 public:
-  /// Sums of `count` floats over `collectives`' ranks; null with `error`
-  /// when the device cannot hold the three buffers.
-  static std::unique_ptr<DeviceOrderedSum> create(Collectives &collectives, int64_t count,
-                                                  std::string &error);
+  /// Sums of `count` floats over `collectives`' ranks; out of memory when
+  /// the device cannot hold the three buffers.
+  static Expected<std::unique_ptr<DeviceOrderedSum>> create(Collectives &collectives,
+                                                            int64_t count);
   ~DeviceOrderedSum();
   DeviceOrderedSum(const DeviceOrderedSum &) = delete;
   DeviceOrderedSum &operator=(const DeviceOrderedSum &) = delete;
@@ -51,12 +51,12 @@ public:
   float *contribution() const { return static_cast<float *>(mine.data); }
   /// Adds this round's contributions of every rank into the owned slice,
   /// in rank order; round 0 starts the slice from zero.
-  bool addRound(int64_t round, std::string &error);
+  Status addRound(int64_t round);
   /// After the last round: the sum, on every rank.
-  bool finish(std::string &error);
+  Status finish();
   /// `--allreduce fast`: sum() := the engine's sum over ranks of each
   /// rank's contribution (not reproducible across rank counts).
-  bool sumUnordered(std::string &error);
+  Status sumUnordered();
   /// The sum (`count` floats of device memory), after finish or
   /// sumUnordered.
   const float *sum() const { return static_cast<const float *>(total.data); }

@@ -50,26 +50,23 @@ class MpiCommunicator final : public Communicator {
 public:
   explicit MpiCommunicator(MpiApi api) : mpi(api) {}
   ~MpiCommunicator() override {
-    std::string ignored;
-    waitSends(ignored);
+    waitSends().ignore();
     mpi.barrier(mpi.commWorld);
     mpi.finalize();
   }
 
-  bool start(std::string &error) {
+  Status start() {
+    const StatusCode code = StatusCode::Unavailable;
     int provided = 0;
-    if (!ok(mpi.initThread(nullptr, nullptr, kThreadSerialized, &provided), "MPI_Init_thread",
-            error))
-      return false;
-    if (provided < kThreadSerialized) {
-      error = "MPI_Init_thread: this MPI gives thread level " + std::to_string(provided) +
-              ", below MPI_THREAD_SERIALIZED";
-      return false;
-    }
-    return ok(mpi.commSetErrhandler(mpi.commWorld, mpi.errorsReturn), "MPI_Comm_set_errhandler",
-              error) &&
-           ok(mpi.commRank(mpi.commWorld, &me), "MPI_Comm_rank", error) &&
-           ok(mpi.commSize(mpi.commWorld, &n), "MPI_Comm_size", error);
+    EINRT_TRY(ok(mpi.initThread(nullptr, nullptr, kThreadSerialized, &provided), "MPI_Init_thread",
+                 code));
+    if (provided < kThreadSerialized)
+      return Status(code, "MPI_Init_thread: this MPI gives thread level " +
+                              std::to_string(provided) + ", below MPI_THREAD_SERIALIZED");
+    EINRT_TRY(ok(mpi.commSetErrhandler(mpi.commWorld, mpi.errorsReturn), "MPI_Comm_set_errhandler",
+                 code));
+    EINRT_TRY(ok(mpi.commRank(mpi.commWorld, &me), "MPI_Comm_rank", code));
+    return ok(mpi.commSize(mpi.commWorld, &n), "MPI_Comm_size", code);
   }
 
   int rank() const override { return me; }
@@ -85,76 +82,70 @@ public:
     return "mpi (" + v + ")";
   }
 
-  bool send(const void *data, int64_t bytes, int to, std::string &error) override {
+  Status send(const void *data, int64_t bytes, int to) override {
     const char *p = static_cast<const char *>(data);
     for (int64_t at = 0; at < bytes || (bytes == 0 && at == 0); at += kMaxChunk) {
       Handle request = nullptr;
       int len = int(std::min(kMaxChunk, bytes - at));
-      if (!ok(mpi.isend(p + at, len, mpi.byteType, to, 0, mpi.commWorld, &request), "MPI_Isend",
-              error))
-        return false;
+      EINRT_TRY(
+          ok(mpi.isend(p + at, len, mpi.byteType, to, 0, mpi.commWorld, &request), "MPI_Isend"));
       pending.push_back(request);
       if (bytes == 0)
         break;
     }
-    return true;
+    return {};
   }
-  bool recv(void *data, int64_t bytes, int from, std::string &error) override {
+  Status recv(void *data, int64_t bytes, int from) override {
     char *p = static_cast<char *>(data);
     for (int64_t at = 0; at < bytes || (bytes == 0 && at == 0); at += kMaxChunk) {
       int len = int(std::min(kMaxChunk, bytes - at));
-      if (!ok(mpi.recv(p + at, len, mpi.byteType, from, 0, mpi.commWorld, nullptr), "MPI_Recv",
-              error))
-        return false;
+      EINRT_TRY(
+          ok(mpi.recv(p + at, len, mpi.byteType, from, 0, mpi.commWorld, nullptr), "MPI_Recv"));
       if (bytes == 0)
         break;
     }
-    return true;
+    return {};
   }
-  bool waitSends(std::string &error) override {
+  Status waitSends() override {
     if (pending.empty())
-      return true;
-    bool done = ok(mpi.waitall(int(pending.size()), pending.data(), nullptr), "MPI_Waitall", error);
+      return {};
+    Status done = ok(mpi.waitall(int(pending.size()), pending.data(), nullptr), "MPI_Waitall");
     pending.clear();
     return done;
   }
-  bool broadcast(void *data, int64_t bytes, int root, std::string &error) override {
+  Status broadcast(void *data, int64_t bytes, int root) override {
     char *p = static_cast<char *>(data);
     for (int64_t at = 0; at < bytes; at += kMaxChunk)
-      if (!ok(mpi.bcast(p + at, int(std::min(kMaxChunk, bytes - at)), mpi.byteType, root,
-                        mpi.commWorld),
-              "MPI_Bcast", error))
-        return false;
-    return true;
+      EINRT_TRY(ok(mpi.bcast(p + at, int(std::min(kMaxChunk, bytes - at)), mpi.byteType, root,
+                             mpi.commWorld),
+                   "MPI_Bcast"));
+    return {};
   }
-  bool sumFloats(float *data, int64_t count, std::string &error) override {
+  Status sumFloats(float *data, int64_t count) override {
     void *inPlace = reinterpret_cast<void *>(mpi_abi::kInPlace);
     for (int64_t at = 0; at < count; at += kMaxChunk)
-      if (!ok(mpi.allreduce(inPlace, data + at, int(std::min(kMaxChunk, count - at)), mpi.floatType,
-                            mpi.opSum, mpi.commWorld),
-              "MPI_Allreduce", error))
-        return false;
-    return true;
+      EINRT_TRY(ok(mpi.allreduce(inPlace, data + at, int(std::min(kMaxChunk, count - at)),
+                                 mpi.floatType, mpi.opSum, mpi.commWorld),
+                   "MPI_Allreduce"));
+    return {};
   }
-  bool barrier(std::string &error) override {
-    return ok(mpi.barrier(mpi.commWorld), "MPI_Barrier", error);
-  }
+  Status barrier() override { return ok(mpi.barrier(mpi.commWorld), "MPI_Barrier"); }
   [[noreturn]] void abort(int code) override {
     mpi.abort(mpi.commWorld, code);
     std::_Exit(code); // MPI_Abort does not return; if it did, end this rank
   }
 
 private:
-  bool ok(int rc, const char *call, std::string &error) const {
+  /// A failed MPI call: i/o (the message did not move), or `code`.
+  Status ok(int rc, const char *call, StatusCode code = StatusCode::Io) const {
     if (rc == mpi_abi::kSuccess)
-      return true;
+      return {};
     char text[kMaxErrorString] = {};
     int len = 0;
     std::string why = mpi.errorString && mpi.errorString(rc, text, &len) == 0
                           ? std::string(text, size_t(std::max(0, len)))
                           : "error " + std::to_string(rc);
-    error = std::string(call) + " failed on rank " + std::to_string(me) + ": " + why;
-    return false;
+    return Status(code, std::string(call) + " failed on rank " + std::to_string(me) + ": " + why);
   }
 
   MpiApi mpi;
@@ -189,7 +180,8 @@ int launcherLocalRank() {
   return 0;
 }
 
-std::unique_ptr<Communicator> openMpi(std::string &error) {
+Expected<std::unique_ptr<Communicator>> openMpi() {
+  const StatusCode code = StatusCode::Unavailable;
   std::vector<std::string> files;
   if (const char *env = std::getenv("EINC_MPI_LIBRARY"); env && *env) {
     files.push_back(env); // that library and no other
@@ -209,12 +201,10 @@ std::unique_ptr<Communicator> openMpi(std::string &error) {
     const char *e = dlerror();
     why += (why.empty() ? "" : "; ") + std::string(e ? e : file + ": dlopen failed");
   }
-  if (!api.lib) {
-    error = "--distributed mpi needs Open MPI's libmpi (apt-get install openmpi-bin "
-            "libopenmpi-dev, or set EINC_MPI_LIBRARY): " +
-            why;
-    return nullptr;
-  }
+  if (!api.lib)
+    return Status(code, "--distributed mpi needs Open MPI's libmpi (apt-get install openmpi-bin "
+                        "libopenmpi-dev, or set EINC_MPI_LIBRARY): " +
+                            why);
   void *lib = api.lib;
   bool found =
       load(lib, "MPI_Init_thread", api.initThread) &&
@@ -232,19 +222,14 @@ std::unique_ptr<Communicator> openMpi(std::string &error) {
   api.floatType = dlsym(lib, mpi_abi::kFloat);
   api.opSum = dlsym(lib, mpi_abi::kSum);
   api.errorsReturn = dlsym(lib, mpi_abi::kErrorsReturn);
-  if (!found) {
-    error = "the MPI library lacks MPI-3 functions (" + files.front() + ")";
-    return nullptr;
-  }
-  if (!api.commWorld || !api.byteType || !api.floatType || !api.opSum || !api.errorsReturn) {
-    error = "the MPI library is not Open MPI (no ompi_mpi_comm_world): einc loads Open MPI's "
-            "ABI only";
-    return nullptr;
-  }
+  if (!found)
+    return Status(code, "the MPI library lacks MPI-3 functions (" + files.front() + ")");
+  if (!api.commWorld || !api.byteType || !api.floatType || !api.opSum || !api.errorsReturn)
+    return Status(code, "the MPI library is not Open MPI (no ompi_mpi_comm_world): einc loads "
+                        "Open MPI's ABI only");
   auto comm = std::make_unique<MpiCommunicator>(api);
-  if (!comm->start(error))
-    return nullptr;
-  return comm;
+  EINRT_TRY(comm->start());
+  return std::unique_ptr<Communicator>(std::move(comm));
 }
 
 } // namespace einrt

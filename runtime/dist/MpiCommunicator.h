@@ -42,9 +42,9 @@ std::pair<int, std::string> launcherWorldSize();
 int launcherLocalRank();
 
 /// Loads libmpi (EINC_MPI_LIBRARY alone when set, else libmpi.so.40, then
-/// libmpi.so) and
-/// initialises it; null with a message when there is none or it fails.
-std::unique_ptr<Communicator> openMpi(std::string &error);
+/// libmpi.so) and initialises it; unavailable when there is none or it
+/// fails.
+Expected<std::unique_ptr<Communicator>> openMpi();
 
 } // namespace einrt
 

@@ -1,6 +1,5 @@
 //===- NcclCollectives.cpp - NCCL on the cuda device's stream -------------===//
 #include "runtime/dist/NcclCollectives.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/CudaLibraries.h"
@@ -44,10 +43,12 @@ template <class T> bool load(void *lib, const char *name, T &out) {
 
 /// Opens and resolves NCCL into `api` (the library stays loaded: NCCL is
 /// never unloaded while the process lives).
-bool openLibrary(NcclApi &api, std::string &error) {
-  OpenedCudaLibrary opened;
-  if (!statusOut(openCudaLibrary(ncclLibrary(), cudaLibrarySearch(ncclLibrary())), opened, error))
-    return false;
+Status openLibrary(NcclApi &api) {
+  Expected<OpenedCudaLibrary> found =
+      openCudaLibrary(ncclLibrary(), cudaLibrarySearch(ncclLibrary()));
+  if (!found.ok())
+    return Status(StatusCode::Unavailable, found.status().message());
+  OpenedCudaLibrary opened = found.take();
   // RTLD_LOCAL (openCudaLibrary's): NCCL's own copy of the CUDA runtime stays its own.
   void *lib = opened.handle;
   api.file = opened.file;
@@ -62,19 +63,19 @@ bool openLibrary(NcclApi &api, std::string &error) {
       load(lib, "ncclSend", api.send) && load(lib, "ncclRecv", api.recv) &&
       load(lib, "ncclAllGather", api.allGather) && load(lib, "ncclAllReduce", api.allReduce) &&
       load(lib, "ncclBroadcast", api.broadcast);
-  if (!found || api.getVersion(&api.version) != abi::kSuccess) {
-    error = api.file + " is not an NCCL of " + ncclVersionText(abi::kOldestVersion) +
+  if (!found || api.getVersion(&api.version) != abi::kSuccess)
+    return Status(
+        StatusCode::Unavailable,
+        api.file + " is not an NCCL of " + ncclVersionText(abi::kOldestVersion) +
             " or later (it lacks " +
-            (found ? std::string("a working ncclGetVersion") : "NCCL's point-to-point calls") + ")";
-    return false;
-  }
-  if (api.version < abi::kOldestVersion) {
-    error = api.file + " is NCCL " + ncclVersionText(api.version) + "; einc needs NCCL " +
-            ncclVersionText(abi::kOldestVersion) + " or later";
-    return false;
-  }
+            (found ? std::string("a working ncclGetVersion") : "NCCL's point-to-point calls") +
+            ")");
+  if (api.version < abi::kOldestVersion)
+    return Status(StatusCode::Unavailable, api.file + " is NCCL " + ncclVersionText(api.version) +
+                                               "; einc needs NCCL " +
+                                               ncclVersionText(abi::kOldestVersion) + " or later");
   api.lib = lib;
-  return true;
+  return {};
 }
 
 class NcclCollectives final : public Collectives {
@@ -92,18 +93,9 @@ public:
       nccl.commDestroy(comm);
   }
 
-  bool init(const abi::UniqueId &id, std::string &error) {
-    if (!current(error))
-      return false;
-    return ok(nccl.commInitRank(&comm, n, id, me), "ncclCommInitRank", error);
-  }
-
-  /// The GPU's context on this thread (its Status as the collectives' error).
-  bool current(std::string &error) {
-    Status st = gpu->makeCurrent();
-    if (!st.ok())
-      error = st.message();
-    return st.ok();
+  Status init(const abi::UniqueId &id) {
+    EINRT_TRY(makeCurrent());
+    return ok(nccl.commInitRank(&comm, n, id, me), "ncclCommInitRank", StatusCode::Unavailable);
   }
 
   int rank() const override { return me; }
@@ -113,52 +105,52 @@ public:
   }
   Device &device() const override { return *gpu; }
 
-  bool allToAll(const void *send, void *recv, int64_t bytes, std::string &error) override {
-    if (!current(error) || !ok(nccl.groupStart(), "ncclGroupStart", error))
-      return false;
-    bool posted = true;
-    for (int r = 0; r < n && posted; ++r)
+  Status allToAll(const void *send, void *recv, int64_t bytes) override {
+    EINRT_TRY(makeCurrent());
+    EINRT_TRY(ok(nccl.groupStart(), "ncclGroupStart"));
+    Status posted;
+    for (int r = 0; r < n && posted.ok(); ++r) {
       posted = ok(nccl.send(static_cast<const char *>(send) + r * bytes, size_t(bytes), abi::kUint8,
                             r, comm, stream()),
-                  "ncclSend", error) &&
-               ok(nccl.recv(static_cast<char *>(recv) + r * bytes, size_t(bytes), abi::kUint8, r,
-                            comm, stream()),
-                  "ncclRecv", error);
-    std::string ended;
-    bool closed = ok(nccl.groupEnd(), "ncclGroupEnd", ended); // a group is always closed
-    if (posted && !closed)
-      error = ended;
-    return posted && closed;
+                  "ncclSend");
+      if (posted.ok())
+        posted = ok(nccl.recv(static_cast<char *>(recv) + r * bytes, size_t(bytes), abi::kUint8, r,
+                              comm, stream()),
+                    "ncclRecv");
+    }
+    Status closed = ok(nccl.groupEnd(), "ncclGroupEnd"); // a group is always closed
+    return posted.ok() ? closed : posted;
   }
-  bool allGather(void *all, int64_t bytes, std::string &error) override {
+  Status allGather(void *all, int64_t bytes) override {
     char *base = static_cast<char *>(all);
-    return current(error) &&
-           ok(nccl.allGather(base + me * bytes, base, size_t(bytes), abi::kUint8, comm, stream()),
-              "ncclAllGather", error);
+    EINRT_TRY(makeCurrent());
+    return ok(nccl.allGather(base + me * bytes, base, size_t(bytes), abi::kUint8, comm, stream()),
+              "ncclAllGather");
   }
-  bool sumFloats(float *data, int64_t count, std::string &error) override {
-    return current(error) &&
-           ok(nccl.allReduce(data, data, size_t(count), abi::kFloat32, abi::kSum, comm, stream()),
-              "ncclAllReduce", error);
+  Status sumFloats(float *data, int64_t count) override {
+    EINRT_TRY(makeCurrent());
+    return ok(nccl.allReduce(data, data, size_t(count), abi::kFloat32, abi::kSum, comm, stream()),
+              "ncclAllReduce");
   }
-  bool broadcast(void *data, int64_t bytes, int root, std::string &error) override {
-    return current(error) &&
-           ok(nccl.broadcast(data, data, size_t(bytes), abi::kUint8, root, comm, stream()),
-              "ncclBroadcast", error);
+  Status broadcast(void *data, int64_t bytes, int root) override {
+    EINRT_TRY(makeCurrent());
+    return ok(nccl.broadcast(data, data, size_t(bytes), abi::kUint8, root, comm, stream()),
+              "ncclBroadcast");
   }
 
 private:
   abi::Stream stream() const { return gpu->nativeStream(); }
-  bool ok(int rc, const char *call, std::string &error) {
+  Status makeCurrent() { return gpu->makeCurrent(); }
+  /// A failed NCCL call: i/o (the data did not move), or `code`.
+  Status ok(int rc, const char *call, StatusCode code = StatusCode::Io) {
     if (rc == abi::kSuccess)
-      return true;
+      return {};
     failed = true;
     std::string why = nccl.getErrorString(rc);
     if (const char *last = comm ? nccl.getLastError(comm) : nullptr; last && *last)
       why += ": " + std::string(last);
-    error = std::string(call) + " failed on rank " + std::to_string(me) + " (GPU " +
-            std::to_string(gpu->ordinal()) + "): " + why;
-    return false;
+    return Status(code, std::string(call) + " failed on rank " + std::to_string(me) + " (GPU " +
+                            std::to_string(gpu->ordinal()) + "): " + why);
   }
 
   const NcclApi nccl;
@@ -177,47 +169,43 @@ std::string ncclVersionText(int code) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
 }
 
-bool findNccl(NcclLibraryInfo &out, std::string &error) {
+Expected<NcclLibraryInfo> findNccl() {
   NcclApi api;
-  if (!openLibrary(api, error))
-    return false;
+  EINRT_TRY(openLibrary(api));
+  NcclLibraryInfo out;
   out.file = api.file;
   out.version = api.version;
-  return true;
+  return out;
 }
 
-std::unique_ptr<Collectives> openNccl(std::shared_ptr<CudaDevice> device, Communicator *bootstrap,
-                                      std::string &error) {
+Expected<std::unique_ptr<Collectives>> openNccl(std::shared_ptr<CudaDevice> device,
+                                                Communicator *bootstrap) {
   const int me = bootstrap ? bootstrap->rank() : 0, n = bootstrap ? bootstrap->size() : 1;
   // Rank 0 draws the id and tells every rank whether it could: a rank
   // that cannot go on must not leave the others waiting in the broadcast.
-  std::string why;
   NcclApi api;
-  const bool opened = openLibrary(api, why);
+  Status why = openLibrary(api);
+  const bool opened = why.ok();
   abi::UniqueId id{};
   char status[1 + abi::kUniqueIdBytes] = {0};
   if (me == 0) {
     int rc = opened ? api.getUniqueId(&id) : abi::kSuccess;
     status[0] = opened && rc == abi::kSuccess;
     if (opened && !status[0])
-      why = "ncclGetUniqueId failed: " + std::string(api.getErrorString(rc));
+      why = Status(StatusCode::Unavailable,
+                   "ncclGetUniqueId failed: " + std::string(api.getErrorString(rc)));
     std::memcpy(status + 1, id.internal, sizeof id.internal);
   }
-  if (n > 1 && !bootstrap->broadcast(status, sizeof status, 0, error))
-    return nullptr;
-  if (!opened) {
-    error = why;
-    return nullptr;
-  }
-  if (!status[0]) {
-    error = me == 0 ? why : "rank 0 could not start NCCL";
-    return nullptr;
-  }
+  if (n > 1)
+    EINRT_TRY(bootstrap->broadcast(status, sizeof status, 0));
+  if (!opened)
+    return why;
+  if (!status[0])
+    return me == 0 ? why : Status(StatusCode::Unavailable, "rank 0 could not start NCCL");
   std::memcpy(id.internal, status + 1, sizeof id.internal);
   auto nccl = std::make_unique<NcclCollectives>(api, std::move(device), me, n);
-  if (!nccl->init(id, error))
-    return nullptr;
-  return nccl;
+  EINRT_TRY(nccl->init(id));
+  return std::unique_ptr<Collectives>(std::move(nccl));
 }
 
 } // namespace einrt

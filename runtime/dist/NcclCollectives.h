@@ -36,19 +36,19 @@ struct NcclLibraryInfo {
 
 /// Opens libnccl.so.2 (found as runtime/cuda/CudaLibraries.h says:
 /// EINC_NCCL_LIBRARY alone when set, else the loader, the toolkit, the
-/// nvidia-nccl wheel) and reads its version; needs no GPU. False with
-/// `error`: none found ("einc: NCCL not found ..."), a library without
-/// NCCL's functions, or an NCCL older than nccl_abi::kOldestVersion.
-bool findNccl(NcclLibraryInfo &out, std::string &error);
+/// nvidia-nccl wheel) and reads its version; needs no GPU. Unavailable:
+/// none found ("einc: NCCL not found ..."), a library without NCCL's
+/// functions, or an NCCL older than nccl_abi::kOldestVersion.
+Expected<NcclLibraryInfo> findNccl();
 
 /// "2.28.9" of an NCCL_VERSION_CODE.
 std::string ncclVersionText(int code);
 
 /// An NCCL communicator of `bootstrap`'s ranks (null: this process alone)
-/// on `device`'s GPU and stream; null with `error`. Collective: every rank
-/// calls it.
-std::unique_ptr<Collectives> openNccl(std::shared_ptr<CudaDevice> device, Communicator *bootstrap,
-                                      std::string &error);
+/// on `device`'s GPU and stream (unavailable: no NCCL, or it could not
+/// start). Collective: every rank calls it.
+Expected<std::unique_ptr<Collectives>> openNccl(std::shared_ptr<CudaDevice> device,
+                                                Communicator *bootstrap);
 
 } // namespace einrt
 

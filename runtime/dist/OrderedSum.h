@@ -38,10 +38,10 @@ public:
   /// contribution's first e elements are in place (false: give up, the
   /// round failed), so the sum can start while the contribution is still
   /// being computed.
-  bool addRound(const float *contribution, int64_t round, int64_t rounds, std::string &error,
-                const std::function<bool(int64_t)> &ready = {});
+  Status addRound(const float *contribution, int64_t round, int64_t rounds,
+                  const std::function<bool(int64_t)> &ready = {});
   /// After the last round: the sum, on every rank.
-  bool finish(std::string &error);
+  Status finish();
   const std::vector<float> &sum() const { return total; }
   std::vector<float> &sum() { return total; }
 

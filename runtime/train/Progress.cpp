@@ -61,18 +61,17 @@ std::string metricsJson(const StepMetrics &m) {
 
 MetricsLog::~MetricsLog() { close(); }
 
-bool MetricsLog::open(const std::string &path, bool append, std::string &error) {
+Status MetricsLog::open(const std::string &path, bool append) {
   close();
   file = std::fopen(path.c_str(), append ? "a" : "w");
-  if (!file) {
-    error = "cannot open the log " + einrt::quoted(path) + ": " + std::strerror(errno);
-    return false;
-  }
+  if (!file)
+    return Status(StatusCode::Io,
+                  "cannot open the log " + einrt::quoted(path) + ": " + std::strerror(errno));
   filePath = path;
-  return true;
+  return {};
 }
 
-bool MetricsLog::openResumed(const std::string &path, int64_t step, std::string &error) {
+Status MetricsLog::openResumed(const std::string &path, int64_t step) {
   std::ifstream in(path, std::ios::binary);
   int64_t keep = 0; // bytes of the whole lines up to `step`
   for (std::string line; in.good();) {
@@ -87,23 +86,20 @@ bool MetricsLog::openResumed(const std::string &path, int64_t step, std::string 
     keep += int64_t(line.size()) + 1;
   }
   in.close();
-  if (::truncate(path.c_str(), off_t(keep)) != 0 && errno != ENOENT) {
-    error = "cannot cut the log " + einrt::quoted(path) + " back to step " + std::to_string(step) +
-            ": " + std::strerror(errno);
-    return false;
-  }
-  return open(path, /*append=*/true, error);
+  if (::truncate(path.c_str(), off_t(keep)) != 0 && errno != ENOENT)
+    return Status(StatusCode::Io, "cannot cut the log " + einrt::quoted(path) + " back to step " +
+                                      std::to_string(step) + ": " + std::strerror(errno));
+  return open(path, /*append=*/true);
 }
 
-bool MetricsLog::write(const StepMetrics &m, std::string &error) {
+Status MetricsLog::write(const StepMetrics &m) {
   if (!file)
-    return true;
+    return {};
   std::string line = metricsJson(m) + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file) != line.size() || std::fflush(file) != 0) {
-    error = "cannot write the log " + einrt::quoted(filePath) + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (std::fwrite(line.data(), 1, line.size(), file) != line.size() || std::fflush(file) != 0)
+    return Status(StatusCode::Io,
+                  "cannot write the log " + einrt::quoted(filePath) + ": " + std::strerror(errno));
+  return {};
 }
 
 void MetricsLog::close() {

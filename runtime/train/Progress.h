@@ -27,6 +27,8 @@
 #ifndef EINC_RUNTIME_PROGRESS_H
 #define EINC_RUNTIME_PROGRESS_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -60,15 +62,15 @@ public:
   ~MetricsLog();
   MetricsLog(const MetricsLog &) = delete;
   MetricsLog &operator=(const MetricsLog &) = delete;
-  /// Opens `path` (truncating, or appending when `append`).
-  bool open(const std::string &path, bool append, std::string &error);
+  /// Opens `path` (truncating, or appending when `append`); i/o when it cannot.
+  Status open(const std::string &path, bool append);
   /// Opens `path` to append after a resume from `step`: the lines of later
   /// steps (logged by the run that went past its last checkpoint) and a
   /// partial last line are cut off first, so each step is logged once.
-  bool openResumed(const std::string &path, int64_t step, std::string &error);
+  Status openResumed(const std::string &path, int64_t step);
   bool isOpen() const { return file != nullptr; }
   /// Writes one line and flushes.
-  bool write(const StepMetrics &m, std::string &error);
+  Status write(const StepMetrics &m);
   void close();
 
 private:

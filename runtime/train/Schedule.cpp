@@ -65,48 +65,37 @@ std::string Schedule::describeShape() const {
   return s.describe();
 }
 
-std::optional<Schedule> Schedule::parse(const std::string &text, std::string &error) {
+Expected<Schedule> Schedule::parse(const std::string &text) {
   std::istringstream in(text);
   std::string word;
   Schedule s;
-  if (!(in >> word) || (word != "constant" && word != "cosine")) {
-    error = "schedule '" + text + "': expected 'constant' or 'cosine' first";
-    return std::nullopt;
-  }
+  if (!(in >> word) || (word != "constant" && word != "cosine"))
+    return Status::invalid("schedule '" + text + "': expected 'constant' or 'cosine' first");
   s.kind = word == "cosine" ? Kind::Cosine : Kind::Constant;
   while (in >> word) {
     size_t eq = word.find('=');
     std::string key = word.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
     char *end = nullptr;
-    if (value.empty()) {
-      error = "schedule '" + text + "': '" + word + "' is not key=value";
-      return std::nullopt;
-    }
+    if (value.empty())
+      return Status::invalid("schedule '" + text + "': '" + word + "' is not key=value");
     if (key == "lr" || key == "min_lr") {
       double v = std::strtod(value.c_str(), &end);
-      if (*end) {
-        error = "schedule '" + text + "': bad number '" + value + "'";
-        return std::nullopt;
-      }
+      if (*end)
+        return Status::invalid("schedule '" + text + "': bad number '" + value + "'");
       (key == "lr" ? s.lr : s.minLr) = v;
     } else if (key == "warmup" || key == "total") {
       long long v = std::strtoll(value.c_str(), &end, 10);
-      if (*end) {
-        error = "schedule '" + text + "': bad integer '" + value + "'";
-        return std::nullopt;
-      }
+      if (*end)
+        return Status::invalid("schedule '" + text + "': bad integer '" + value + "'");
       (key == "warmup" ? s.warmup : s.total) = v;
     } else {
-      error = "schedule '" + text + "': unknown key '" + key + "'";
-      return std::nullopt;
+      return Status::invalid("schedule '" + text + "': unknown key '" + key + "'");
     }
   }
   std::string problem = s.validate();
-  if (!problem.empty()) {
-    error = "schedule '" + text + "': " + problem;
-    return std::nullopt;
-  }
+  if (!problem.empty())
+    return Status::invalid("schedule '" + text + "': " + problem);
   return s;
 }
 

@@ -13,6 +13,8 @@
 #ifndef EINC_RUNTIME_SCHEDULE_H
 #define EINC_RUNTIME_SCHEDULE_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,7 +38,8 @@ struct Schedule {
   /// describe() without the length: what a resume must keep (the length may
   /// change explicitly, e.g. to extend a finished schedule).
   std::string describeShape() const;
-  static std::optional<Schedule> parse(const std::string &text, std::string &error);
+  /// The schedule describe() wrote; invalid for any other text.
+  static Expected<Schedule> parse(const std::string &text);
   static const char *kindName(Kind k); // "constant", "cosine"
 };
 

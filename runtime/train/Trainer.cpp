@@ -593,8 +593,9 @@ bool Trainer::run(TrainResult &result, std::string &error) {
                           ", left by a checkpoint writer that was killed");
   }
   if (leader() && !cfg.logPath.empty() &&
-      !(cfg.resume ? I.log.openResumed(cfg.logPath, curStep, error)
-                   : I.log.open(cfg.logPath, /*append=*/false, error)))
+      !succeeded(cfg.resume ? I.log.openResumed(cfg.logPath, curStep)
+                            : I.log.open(cfg.logPath, /*append=*/false),
+                 error))
     return false;
   if (curStep >= cfg.steps) {
     I.progress->message("already at step " + std::to_string(curStep) + " (steps " +
@@ -619,8 +620,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
         m.loss = loss;
         m.lr = cfg.schedule.at(t);
         m.gradNorm = gradNorm;
-        std::string ignored;
-        I.log.write(m, ignored);
+        I.log.write(m).ignore(); // the step's own failure is the message
         I.progress->finish();
       }
       return false;
@@ -675,7 +675,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     // every save (rank 0 says whether `best` improved).
     if (sharded() && evalDue) {
       uint8_t flag = improved;
-      if (!cfg.comm->broadcast(&flag, 1, 0, error))
+      if (!succeeded(cfg.comm->broadcast(&flag, 1, 0), error))
         return false;
       if (flag && !last.empty() && !saveOrSay(cfg.checkpointDir + "/best.safetensors"))
         return false;
@@ -690,14 +690,14 @@ bool Trainer::run(TrainResult &result, std::string &error) {
       m.tokensPerSecond = m.stepSeconds > 0 ? tokens / m.stepSeconds : 0;
       secondsSinceReport = 0;
       stepsSinceReport = 0;
-      if (!I.log.write(m, error))
+      if (!succeeded(I.log.write(m), error))
         return false;
       I.progress->report(m);
     }
     if (stopping && !final) {
       // No rank leaves before rank 0 has written the step: a launcher may
       // end the job when the first rank exits.
-      if (ranks() > 1 && !cfg.comm->barrier(error))
+      if (ranks() > 1 && !succeeded(cfg.comm->barrier(), error))
         return false;
       result.stopped = true;
       break;

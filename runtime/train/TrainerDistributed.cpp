@@ -200,7 +200,7 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
               lock, [&] { return feed.failed || (feed.round[b] == j && feed.final[b] >= end); });
           return !feed.failed;
         };
-        if (!ordered.addRound(contributions[b].data(), j, k, ring.error, ready)) {
+        if (!succeeded(ordered.addRound(contributions[b].data(), j, k, ready), ring.error)) {
           ring.ok = false;
           ring.error = where(j * n + me) + ring.error;
         }
@@ -267,11 +267,11 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
       if (!gather(g, size_t(ap.arguments[I.accumulators[a].second]), own.data() + I.accOffsets[a],
                   error))
         return false;
-    if (!comm.sumFloats(own.data(), int64_t(own.size()), error))
+    if (!succeeded(comm.sumFloats(own.data(), int64_t(own.size())), error))
       return false;
     gradientSum = std::move(own);
   } else {
-    if (!joinRing() || !ordered.finish(error))
+    if (!joinRing() || !succeeded(ordered.finish(), error))
       return false;
     gradientSum = std::move(ordered.sum());
   }
@@ -329,8 +329,13 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
     }
     pieces.push_back(p);
   }
-  if (!deviceSum && !(deviceSum = DeviceOrderedSum::create(coll, I.accCount, error)))
-    return false;
+  if (!deviceSum) {
+    Expected<std::unique_ptr<DeviceOrderedSum>> created =
+        DeviceOrderedSum::create(coll, I.accCount);
+    if (!succeeded(created.status(), error))
+      return false;
+    deviceSum = created.take();
+  }
   float *mine = deviceSum->contribution();
   auto pack = [&](bool results) {
     for (const Piece &p : pieces)
@@ -349,7 +354,7 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
     if (cfg.fastSum)
       continue; // summed below
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
-    if (!pack(/*results=*/true) || !deviceSum->addRound(j, error)) {
+    if (!pack(/*results=*/true) || !succeeded(deviceSum->addRound(j), error)) {
       error = where(j * n + me) + error;
       return false;
     }
@@ -358,8 +363,8 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
   // the all-reduce), the copies; reading the loss waits for all of it.
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
-  if (cfg.fastSum ? !pack(/*results=*/false) || !deviceSum->sumUnordered(error)
-                  : !deviceSum->finish(error)) {
+  if (cfg.fastSum ? !pack(/*results=*/false) || !succeeded(deviceSum->sumUnordered(), error)
+                  : !succeeded(deviceSum->finish(), error)) {
     error = "step " + std::to_string(t) + " (rank " + std::to_string(me) + "): " + error;
     return false;
   }
@@ -392,7 +397,7 @@ bool Trainer::stopAgreed(bool &stop, std::string &error) {
   // rank told to stop stops the others after the same step (none waits in
   // a collective for a rank that has left).
   float votes = stop ? 1.0f : 0.0f;
-  if (!cfg.comm->sumFloats(&votes, 1, error))
+  if (!succeeded(cfg.comm->sumFloats(&votes, 1), error))
     return false;
   stop = votes > 0;
   return true;

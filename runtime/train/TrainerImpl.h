@@ -79,6 +79,14 @@ struct Trainer::Impl {
   size_t holderBuf(const Slot &s) const { return size_t(holder->program().arguments[s.holderArg]); }
 };
 
+/// A Status of runtime/dist as the trainer's bool and message (the trainer
+/// still says its failures as text): true when ok, else false with `error`.
+inline bool succeeded(const Status &status, std::string &error) {
+  if (!status.ok())
+    error = status.message();
+  return status.ok();
+}
+
 namespace trainer_detail {
 /// "[2, 3]".
 /// Copies the holder's params (and the loss scale) into @accumulate_grad's

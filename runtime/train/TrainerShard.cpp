@@ -36,21 +36,20 @@ int64_t paramOfState(const std::string &state, const std::vector<std::string> &n
   return best;
 }
 
-bool sendBlob(Communicator &c, const void *data, int64_t bytes, int to, std::string &error) {
-  return c.send(&bytes, sizeof bytes, to, error) && c.send(data, bytes, to, error) &&
-         c.waitSends(error);
+Status sendBlob(Communicator &c, const void *data, int64_t bytes, int to) {
+  EINRT_TRY(c.send(&bytes, sizeof bytes, to));
+  EINRT_TRY(c.send(data, bytes, to));
+  return c.waitSends();
 }
 
-bool recvBlob(Communicator &c, std::vector<uint8_t> &out, int from, std::string &error) {
+Status recvBlob(Communicator &c, std::vector<uint8_t> &out, int from) {
   int64_t bytes = 0;
-  if (!c.recv(&bytes, sizeof bytes, from, error))
-    return false;
-  if (bytes < 0 || bytes > (int64_t(1) << 40)) {
-    error = "a message of " + std::to_string(bytes) + " bytes from rank " + std::to_string(from);
-    return false;
-  }
+  EINRT_TRY(c.recv(&bytes, sizeof bytes, from));
+  if (bytes < 0 || bytes > (int64_t(1) << 40))
+    return Status(StatusCode::Corrupt, "a message of " + std::to_string(bytes) +
+                                           " bytes from rank " + std::to_string(from));
   out.resize(size_t(bytes));
-  return c.recv(out.data(), bytes, from, error);
+  return c.recv(out.data(), bytes, from);
 }
 
 /// A tensor as bytes: name, dtype, shape, data (rank 0 assembles the
@@ -67,19 +66,15 @@ std::vector<uint8_t> pack(const TensorData &t) {
   return out;
 }
 
-bool unpack(const std::vector<uint8_t> &in, TensorData &t, std::string &error) {
+Status unpack(const std::vector<uint8_t> &in, TensorData &t) {
   int64_t head[4];
-  if (in.size() < sizeof head) {
-    error = "a truncated tensor message";
-    return false;
-  }
+  if (in.size() < sizeof head)
+    return Status(StatusCode::Corrupt, "a truncated tensor message");
   std::memcpy(head, in.data(), sizeof head);
   size_t at = sizeof head;
   if (head[0] < 0 || head[2] < 0 || head[2] > 16 || head[3] < 0 ||
-      in.size() != at + size_t(head[2]) * 8 + size_t(head[0]) + size_t(head[3])) {
-    error = "a malformed tensor message";
-    return false;
-  }
+      in.size() != at + size_t(head[2]) * 8 + size_t(head[0]) + size_t(head[3]))
+    return Status(StatusCode::Corrupt, "a malformed tensor message");
   t.shape.resize(size_t(head[2]));
   std::memcpy(t.shape.data(), in.data() + at, size_t(head[2]) * 8);
   at += size_t(head[2]) * 8;
@@ -87,7 +82,7 @@ bool unpack(const std::vector<uint8_t> &in, TensorData &t, std::string &error) {
   at += size_t(head[0]);
   t.dtype = DType(head[1]);
   t.bytes.assign(in.begin() + std::ptrdiff_t(at), in.end());
-  return true;
+  return {};
 }
 
 } // namespace
@@ -140,10 +135,10 @@ bool Trainer::prepareShards(std::string &error) {
   std::map<int64_t, std::string> stateWords;
   for (int r = 0; r < n; ++r) {
     int64_t bytes = r == me ? int64_t(mine.size()) : 0;
-    if (!comm.broadcast(&bytes, sizeof bytes, r, error))
+    if (!succeeded(comm.broadcast(&bytes, sizeof bytes, r), error))
       return false;
     std::string text = r == me ? mine : std::string(size_t(bytes), '\0');
-    if (bytes > 0 && !comm.broadcast(text.data(), bytes, r, error))
+    if (bytes > 0 && !succeeded(comm.broadcast(text.data(), bytes, r), error))
       return false;
     for (size_t at = 0; at < text.size();) {
       size_t tab = text.find('\t', at), nl = text.find('\n', at);
@@ -184,7 +179,8 @@ bool Trainer::allGatherParams(std::string &error) {
       const Impl::Slot &s = I.slots[k];
       size_t buffer = I.holderBuf(s);
       int64_t bytes = I.holder->elementCount(buffer) * storageBytes(I.holder->storageOf(buffer));
-      if (!cfg.collectives->broadcast(I.holder->deviceData(buffer), bytes, s.owner, error))
+      if (!succeeded(cfg.collectives->broadcast(I.holder->deviceData(buffer), bytes, s.owner),
+                     error))
         return false;
     }
     return true;
@@ -198,7 +194,7 @@ bool Trainer::allGatherParams(std::string &error) {
     values.resize(size_t(count));
     if (s.owned && !gather(*I.holder, buffer, values.data(), error))
       return false;
-    if (!comm.broadcast(values.data(), count * int64_t(sizeof(float)), s.owner, error))
+    if (!succeeded(comm.broadcast(values.data(), count * int64_t(sizeof(float)), s.owner), error))
       return false;
     if (!s.owned &&
         !statusOut(I.holder->setArgument(s.holderArg, values.data(), values.size()), error))
@@ -232,7 +228,8 @@ bool Trainer::gatherState(std::vector<TensorData> &out, std::string &error) cons
           return false;
     } else if (owner == me) { // to rank 0: the count, then each tensor
       int64_t count = int64_t(I.paramState[k].size());
-      if (!comm.send(&count, sizeof count, 0, error) || !comm.waitSends(error))
+      if (!succeeded(comm.send(&count, sizeof count, 0), error) ||
+          !succeeded(comm.waitSends(), error))
         return false;
       for (size_t i : I.paramState[k]) {
         TensorData t;
@@ -240,17 +237,17 @@ bool Trainer::gatherState(std::vector<TensorData> &out, std::string &error) cons
           return false;
         t.name = I.slots[i].name;
         std::vector<uint8_t> bytes = pack(t);
-        if (!sendBlob(comm, bytes.data(), int64_t(bytes.size()), 0, error))
+        if (!succeeded(sendBlob(comm, bytes.data(), int64_t(bytes.size()), 0), error))
           return false;
       }
     } else if (me == 0) {
       int64_t count = 0;
-      if (!comm.recv(&count, sizeof count, owner, error))
+      if (!succeeded(comm.recv(&count, sizeof count, owner), error))
         return false;
       for (int64_t j = 0; j < count; ++j) {
         std::vector<uint8_t> bytes;
         TensorData t;
-        if (!recvBlob(comm, bytes, owner, error) || !unpack(bytes, t, error))
+        if (!succeeded(recvBlob(comm, bytes, owner), error) || !succeeded(unpack(bytes, t), error))
           return false;
         out.push_back(std::move(t));
       }
@@ -276,7 +273,7 @@ bool Trainer::optimizerStateBytes(std::vector<int64_t> &perRank, std::string &er
   perRank.assign(size_t(ranks()), 0);
   for (int r = 0; r < int(ranks()); ++r) {
     int64_t bytes = cfg.comm && r != cfg.comm->rank() ? 0 : mine;
-    if (cfg.comm && ranks() > 1 && !cfg.comm->broadcast(&bytes, sizeof bytes, r, error))
+    if (cfg.comm && ranks() > 1 && !succeeded(cfg.comm->broadcast(&bytes, sizeof bytes, r), error))
       return false;
     perRank[size_t(r)] = bytes;
   }

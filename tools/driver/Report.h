@@ -16,6 +16,7 @@
 
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
+#include "runtime/base/Fields.h"
 #include "runtime/base/TrainSettings.h"
 #include "runtime/core/Program.h"
 
@@ -49,6 +50,31 @@ struct ReportOp {
   double intensity = 0; // flops / bytes (0 when bytes = 0)
   bool computeBound = false;
   double seconds = 0; // max(flops / peak, bytes / bandwidth)
+
+  /// "compute", "memory", or "none" (no FLOPs, no bytes).
+  const char *bound() const {
+    return flops == 0 && bytes == 0 ? "none" : computeBound ? "compute" : "memory";
+  }
+
+  // The JSON (docs/report.md) of this and the structs below: their fields,
+  // written by einrt::BasicFieldsWriter (ReportJson.cpp).
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("index", self.index);
+    visit("name", self.name);
+    visit("kind", self.kind);
+    visit("layer", self.layer);
+    visit("phase", self.phase);
+    visit("location", self.location);
+    visit("dtype", self.dtype);
+    visit("units", einrt::computed(self.matrixUnits ? "matrix" : "vector"));
+    visit("model", self.modelFlop);
+    visit("flops", self.flops);
+    visit("transcendentals", self.transcendentals);
+    visit("bytes", self.bytes);
+    visit("intensity", self.intensity);
+    visit("bound", einrt::computed(self.bound()));
+    visit("seconds", self.seconds);
+  }
 };
 
 /// A boundary fusion stopped at: a value this kernel writes and kernel `to`
@@ -57,6 +83,12 @@ struct ReportFusionStop {
   int64_t to = 0;     // index of the reading kernel in Report::kernels
   std::string reason; // policy | contraction | movement | reduction | phase | shape | cycle | ...
   std::string detail; // "f32[8x64x256] vs f32[8x64]", "read by a GEMM", ...
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("to", self.to);
+    visit("reason", self.reason);
+    visit("detail", self.detail);
+  }
 };
 
 /// One kernel of @train_step as a fusing backend runs it (passes/StepKernels.h),
@@ -73,6 +105,30 @@ struct ReportKernel {
   bool computeBound = false;
   double seconds = 0; // max(Σ ops' compute time at their peaks, bytes / bandwidth)
   std::vector<ReportFusionStop> stops;
+
+  /// "compute", "memory", or "none" (no FLOPs, no bytes).
+  const char *bound() const {
+    return flops == 0 && bytesRead + bytesWritten == 0 ? "none"
+           : computeBound                              ? "compute"
+                                                       : "memory";
+  }
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("index", self.index);
+    visit("kind", self.kind);
+    visit("phase", self.phase);
+    visit("layer", self.layer);
+    visit("dtype", self.dtype);
+    visit("ops", self.ops);
+    visit("locations", self.locations);
+    visit("flops", self.flops);
+    visit("bytes_read", self.bytesRead);
+    visit("bytes_written", self.bytesWritten);
+    visit("intensity", self.intensity);
+    visit("bound", einrt::computed(self.bound()));
+    visit("seconds", self.seconds);
+    visit("fusion_stops", self.stops);
+  }
 };
 
 /// FLOPs split by phase (recompute: the clones of forward ops ein-remat
@@ -90,6 +146,17 @@ struct ReportRematPlan {
   int64_t recomputeFlops = 0;
   double recomputeSeconds = 0; // the plan's model (what budget: minimises)
   double stepSeconds = 0;      // predicted step without remat + recomputeSeconds
+
+  /// A named policy is written with its name, a rung of the ladder with its budget.
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    bool named = self.budget == 0;
+    visit("policy", einrt::computed(named ? std::optional(self.label) : std::nullopt));
+    visit("budget", einrt::computed(named ? std::nullopt : std::optional(self.budget)));
+    visit("peak", self.peak);
+    visit("recompute_flops", self.recomputeFlops);
+    visit("recompute_seconds", self.recomputeSeconds);
+    visit("step_seconds", self.stepSeconds);
+  }
 };
 
 /// "Does it fit?" as an answer: the cheapest plan that fits the device, or
@@ -104,6 +171,17 @@ struct ReportFitAdvice {
   std::string command;     // the command line that applies it
   std::string why;         // when nothing was found
   int64_t splitsBuilt = 0; // micro-batch splits of the model built to find it (not printed)
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("found", self.found);
+    visit("remat", self.remat);
+    visit("accumulate", self.accumulate);
+    visit("micro_batch", self.microBatch);
+    visit("peak", self.peak);
+    visit("recompute_seconds", self.recomputeSeconds);
+    visit("command", self.command);
+    visit("why", self.why);
+  }
 };
 
 /// `--remat-sweep`, and the plans a report that does not fit looks at:
@@ -140,6 +218,17 @@ struct ReportDtype {
   int64_t bytes = 0;       // read + written
   double seconds = 0;
   double matrixPeak = 0, vectorPeak = 0; // the device's FLOP/s for this dtype
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("dtype", self.dtype);
+    visit("ops", self.ops);
+    visit("flops", self.flops);
+    visit("matrix_flops", self.matrixFlops);
+    visit("bytes", self.bytes);
+    visit("seconds", self.seconds);
+    visit("matrix_flops_per_second", self.matrixPeak);
+    visit("vector_flops_per_second", self.vectorPeak);
+  }
 };
 
 /// Sums over the ops of one layer ("layer.N" or "—").
@@ -150,6 +239,15 @@ struct ReportLayer {
   int64_t modelFlops = 0;
   int64_t bytes = 0;
   double seconds = 0;
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("name", self.name);
+    visit("ops", self.ops);
+    visit("flops", self.flops);
+    visit("model_flops", self.modelFlops);
+    visit("bytes", self.bytes);
+    visit("seconds", self.seconds);
+  }
 };
 
 /// The cluster questions (--gpus G --tokens D [--mfu M]).
@@ -166,26 +264,61 @@ struct ReportCluster {
   double bytesPerParam = 0; // (params + grads + optimizer state) / N under the policy
   double maxParams = 0;     // G × device memory / bytesPerParam
   double maxParamsPerDevice = 0;
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("gpus", self.gpus);
+    visit("tokens", self.tokens);
+    visit("mfu", self.mfu);
+    visit("mfu_given", self.mfuGiven);
+    visit("flops_per_token", self.flopsPerToken);
+    visit("total_flops", self.totalFlops);
+    visit("six_nd_flops", self.sixNDFlops);
+    visit("seconds", self.seconds);
+    visit("days", self.days);
+    visit("gpu_hours", self.gpuHours);
+    visit("bytes_per_param", self.bytesPerParam);
+    visit("max_params", self.maxParams);
+    visit("max_params_per_device", self.maxParamsPerDevice);
+  }
 };
 
 /// Data parallelism on a cluster (--gpus N [--nodes M] [--shard-optimizer]):
 /// the gradient all-reduce of one step against its compute.
 struct ReportDataParallel {
   int64_t gpus = 1, nodes = 1;
-  std::string link;           // the ring's slowest link kind ("" : none in the profile)
-  double linkBandwidth = 0;   // bytes/s per device and direction
-  int64_t gradientBytes = 0;  // what each step all-reduces
-  double ringBytes = 0;       // sent per device: 2(N−1)/N × gradientBytes
-  double commSeconds = 0;     // ringBytes / linkBandwidth
-  double computeSeconds = 0;  // the report's predicted step
-  double backwardSeconds = 0; // its backward ops (what the all-reduce can hide behind)
-  double exposedSeconds = 0;  // max(0, comm − backward)
-  double stepSeconds = 0;     // compute + exposed
-  bool hidden = false;        // comm <= backward
-  double mfu = 0;             // model FLOPs / (step × peak)
+  std::optional<std::string> link; // the ring's slowest link kind (none in the profile: null)
+  double linkBandwidth = 0;        // bytes/s per device and direction
+  int64_t gradientBytes = 0;       // what each step all-reduces
+  double ringBytes = 0;            // sent per device: 2(N−1)/N × gradientBytes
+  double commSeconds = 0;          // ringBytes / linkBandwidth
+  double computeSeconds = 0;       // the report's predicted step
+  double backwardSeconds = 0;      // its backward ops (what the all-reduce can hide behind)
+  double exposedSeconds = 0;       // max(0, comm − backward)
+  double stepSeconds = 0;          // compute + exposed
+  bool hidden = false;             // comm <= backward
+  double mfu = 0;                  // model FLOPs / (step × peak)
   bool shardOptimizer = false;
   int64_t optimizerBytesPerRank = 0; // ZeRO-1: ceil(state / N); else all of it
   int64_t peakBytesPerRank = 0;      // the planned peak with that state
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("gpus", self.gpus);
+    visit("nodes", self.nodes);
+    visit("link", einrt::orNull(self.link));
+    visit("link_bandwidth", self.linkBandwidth);
+    visit("gradient_bytes", self.gradientBytes);
+    visit("ring_bytes", self.ringBytes);
+    visit("comm_seconds", self.commSeconds);
+    visit("compute_seconds", self.computeSeconds);
+    visit("backward_seconds", self.backwardSeconds);
+    visit("exposed_seconds", self.exposedSeconds);
+    visit("step_seconds", self.stepSeconds);
+    visit("hidden", self.hidden);
+    visit("mfu", self.mfu);
+    visit("shard_optimizer", self.shardOptimizer);
+    visit("optimizer_bytes_per_rank", self.optimizerBytesPerRank);
+    visit("peak_bytes_per_rank", self.peakBytesPerRank);
+  }
 };
 
 struct Report {
@@ -273,6 +406,9 @@ struct Report {
 
   // Ops by predicted time, longest first (indices into `ops`).
   std::vector<size_t> topOps(size_t n) const;
+
+  /// The JSON's members, nested as docs/report.md shows them (ReportJson.cpp).
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit);
 };
 
 /// The report of a module whose @train_step was built and fused under

@@ -376,9 +376,9 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
     os << "\nData parallel: " << d.gpus << " × " << r.device << " on " << d.nodes << " node"
        << (d.nodes == 1 ? "" : "s") << "\n";
     Pairs q;
-    q.add("link", d.link.empty()
+    q.add("link", !d.link
                       ? std::string("none in the profile (its communication is unknown)")
-                      : d.link + ", " + formatBytes(d.linkBandwidth) + "/s per device each way" +
+                      : *d.link + ", " + formatBytes(d.linkBandwidth) + "/s per device each way" +
                             (d.nodes > 1 ? " (between nodes)" : " (within the node)"));
     q.add("all-reduce", formatBytes(double(d.gradientBytes)) + " of gradients; ring: 2(N−1)/N × " +
                             "that = " + formatBytes(d.ringBytes) + " per device");

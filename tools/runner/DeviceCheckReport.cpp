@@ -4,6 +4,7 @@
 
 #include "Runner.h"
 
+#include "runtime/base/FieldsJson.h"
 #include "runtime/base/Memory.h"
 #include "runtime/core/Safetensors.h"
 
@@ -14,8 +15,6 @@
 
 namespace einc::runner {
 namespace {
-
-const char *const kClasses[] = {"contraction", "reduction", "elementwise", "data"};
 
 std::string sci(double v) {
   if (v == 0)
@@ -34,9 +33,6 @@ std::string cell(std::string s) {
       c = '/';
   return s;
 }
-
-/// A non-finite number is null in JSON.
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
 const nlohmann::json *member(const nlohmann::json &j, const char *key) {
   if (!j.is_object())
@@ -172,7 +168,7 @@ void writeMarkdown(std::ostream &out, const CheckSummary &summary, const CheckRe
     out << "| class | steps | measured ms |"
         << (predicted ? " predicted ms (" + p->device + ") | predicted / measured |" : "") << "\n";
     out << "|---|---:|---:|" << (predicted ? "---:|---:|" : "") << "\n";
-    for (const char *c : kClasses) {
+    for (const char *c : kStepClasses) {
       auto steps = f.stepsByClass.find(c);
       double measured = f.byClass.count(c) ? f.byClass.at(c) : 0.0;
       double want = predicted && p->byKind.count(c) ? p->byKind.at(c) : 0.0;
@@ -212,83 +208,22 @@ void writeMarkdown(std::ostream &out, const CheckSummary &summary, const CheckRe
 
 bool writeJson(const std::string &path, const CheckSummary &summary, const CheckResult &result,
                std::string &error) {
-  nlohmann::json j;
-  j["tool"] = summary.tool;
-  j["model"] = summary.model;
-  j["tested"] = summary.tested;
-  j["tested_description"] = summary.testedDescription;
-  j["reference"] = summary.reference;
-  j["passed"] = result.passed();
-  nlohmann::json steps = nlohmann::json::array();
-  for (const StepResult &s : result.steps) {
-    nlohmann::json r;
-    r["function"] = s.function;
-    r["index"] = s.index;
-    r["occurrences"] = s.occurrences;
-    r["kernel"] = s.kernel;
-    r["what"] = s.what;
-    r["launch"] = s.launch;
-    r["note"] = s.note;
-    r["class"] = s.cls;
-    r["result"] = s.result;
-    r["bytes"] = s.bytes;
-    r["flops"] = s.flops;
-    r["bound"] = boundKindName(s.rule.kind);
-    r["bound_why"] = s.rule.why;
-    r["compared"] = s.compared;
-    r["elements"] = s.elements;
-    r["differing"] = s.differing;
-    r["outside"] = s.outside;
-    r["max_error"] = number(s.maxError);
-    r["error_over_bound"] = number(s.worstRatio);
-    r["problem"] = s.problem;
-    r["seconds"] = s.seconds;
-    r["copies"] = s.copies;
-    r["error"] = s.error;
-    r["passed"] = s.passed();
-    steps.push_back(std::move(r));
-  }
-  j["steps"] = std::move(steps);
-  nlohmann::json functions = nlohmann::json::array();
-  for (const FunctionResult &f : result.functions) {
-    nlohmann::json r;
-    r["name"] = f.name;
-    r["steps"] = f.steps;
-    r["run_seconds"] = f.runSeconds;
-    r["profiled_seconds"] = f.profiledSeconds;
-    nlohmann::json classes = nlohmann::json::object();
-    for (const char *c : kClasses)
-      classes[c] = {{"seconds", f.byClass.count(c) ? f.byClass.at(c) : 0.0},
-                    {"steps", f.stepsByClass.count(c) ? f.stepsByClass.at(c) : 0}};
-    r["by_class"] = std::move(classes);
-    r["error"] = f.error;
-    functions.push_back(std::move(r));
-  }
-  j["functions"] = std::move(functions);
-  if (const Prediction *p = summary.prediction ? &*summary.prediction : nullptr) {
-    nlohmann::json byKind = nlohmann::json::object();
-    for (const auto &[kind, seconds] : p->byKind)
-      byKind[kind] = seconds;
-    j["prediction"] = {{"device", p->device},
-                       {"function", "train_step"},
-                       {"step_seconds", p->stepSeconds},
-                       {"by_class", byKind},
-                       {"model_flops", p->modelFlops},
-                       {"matrix_flops_per_second", p->matrixPeak},
-                       {"bandwidth_bytes_per_second", p->bandwidth},
-                       {"tokens_per_step", p->tokensPerStep}};
-  } else {
-    j["prediction"] = nullptr;
-  }
-  if (result.copy)
-    j["copy"] = {{"bytes", result.copy->bytes},
-                 {"seconds", result.copy->seconds},
-                 {"error", result.copy->error}};
-  else
-    j["copy"] = nullptr;
-  std::string text = j.dump(1) + "\n";
-  return statusOut(einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end())),
-                   error);
+  einrt::BasicFieldsWriter<nlohmann::json> writer(einrt::JsonForm::DocumentWithDoubles);
+  nlohmann::json j = writer.write(einrt::group([&](auto &&v) {
+    v("tool", summary.tool);
+    v("model", summary.model);
+    v("tested", summary.tested);
+    v("tested_description", summary.testedDescription);
+    v("reference", summary.reference);
+    v("passed", einrt::computed(result.passed()));
+    v("steps", result.steps);
+    v("functions", result.functions);
+    v("prediction", einrt::orNull(summary.prediction));
+    v("copy", einrt::orNull(result.copy));
+  }));
+  std::string text = einrt::dumpJson(j, 1) + "\n";
+  return einrt::statusOut(
+      einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end())), error);
 }
 
 } // namespace einc::runner

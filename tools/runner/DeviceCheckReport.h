@@ -2,7 +2,9 @@
 //
 // The results of `NAME check` (DeviceCheck.cpp) and their two forms: a
 // Markdown table on stdout and a JSON document (--json FILE) that
-// scripts/gpu-check reads. The JSON's fields are listed once, in writeJson.
+// scripts/gpu-check reads. The JSON's members are listed once, in the
+// structs' `fields` visitors (runtime/base/Fields.h), written by
+// einrt::BasicFieldsWriter as a document.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_TOOLS_RUNNER_DEVICECHECKREPORT_H
@@ -10,6 +12,7 @@
 
 #include "CheckCompare.h"
 
+#include "runtime/base/Fields.h"
 #include "runtime/core/Device.h"
 
 #include <nlohmann/json.hpp>
@@ -22,6 +25,9 @@
 #include <vector>
 
 namespace einc::runner {
+
+/// The classes of steps, in the order the table and the JSON list them.
+inline const char *const kStepClasses[] = {"contraction", "reduction", "elementwise", "data"};
 
 /// One distinct Kernel or Matmul step.
 struct StepResult {
@@ -45,6 +51,33 @@ struct StepResult {
   int copies = 0;      // the step repeated this many times per timed run
   std::string error;   // a run failed
   bool passed() const { return error.empty() && outside == 0; }
+
+  template <class Self, class Visit> static void fields(Self &s, Visit &&visit) {
+    visit("function", s.function);
+    visit("index", s.index);
+    visit("occurrences", s.occurrences);
+    visit("kernel", s.kernel);
+    visit("what", s.what);
+    visit("launch", s.launch);
+    visit("note", s.note);
+    visit("class", s.cls);
+    visit("result", s.result);
+    visit("bytes", s.bytes);
+    visit("flops", s.flops);
+    visit("bound", einrt::computed(boundKindName(s.rule.kind)));
+    visit("bound_why", s.rule.why);
+    visit("compared", s.compared);
+    visit("elements", s.elements);
+    visit("differing", s.differing);
+    visit("outside", s.outside);
+    visit("max_error", s.maxError);
+    visit("error_over_bound", s.worstRatio);
+    visit("problem", s.problem);
+    visit("seconds", s.seconds);
+    visit("copies", s.copies);
+    visit("error", s.error);
+    visit("passed", einrt::computed(s.passed()));
+  }
 };
 
 /// One function run whole on the device under test.
@@ -56,6 +89,24 @@ struct FunctionResult {
   std::map<std::string, double> byClass;       // profiled seconds per class
   std::map<std::string, int64_t> stepsByClass; // steps per class
   std::string error;
+
+  template <class Self, class Visit> static void fields(Self &f, Visit &&visit) {
+    visit("name", f.name);
+    visit("steps", f.steps);
+    visit("run_seconds", f.runSeconds);
+    visit("profiled_seconds", f.profiledSeconds);
+    visit("by_class", einrt::group([&](auto &&v) {
+            for (const char *c : kStepClasses) {
+              auto seconds = f.byClass.find(c);
+              auto steps = f.stepsByClass.find(c);
+              v(c, einrt::group([&](auto &&w) {
+                  w("seconds", einrt::computed(seconds == f.byClass.end() ? 0.0 : seconds->second));
+                  w("steps", einrt::computed(steps == f.stepsByClass.end() ? 0 : steps->second));
+                }));
+            }
+          }));
+    visit("error", f.error);
+  }
 };
 
 /// Device-to-device copy bandwidth (Device::copy).
@@ -63,6 +114,12 @@ struct CopyResult {
   int64_t bytes = 0; // copied (read and written once each)
   double seconds = 0;
   std::string error;
+
+  template <class Self, class Visit> static void fields(Self &c, Visit &&visit) {
+    visit("bytes", c.bytes);
+    visit("seconds", c.seconds);
+    visit("error", c.error);
+  }
 };
 
 struct CheckResult {
@@ -81,6 +138,17 @@ struct Prediction {
   double matrixPeak = 0;                // device.matrix_flops_per_second
   double bandwidth = 0;                 // device.bandwidth_bytes_per_second
   int64_t tokensPerStep = 0;
+
+  template <class Self, class Visit> static void fields(Self &p, Visit &&visit) {
+    visit("device", p.device);
+    visit("function", einrt::computed("train_step"));
+    visit("step_seconds", p.stepSeconds);
+    visit("by_class", p.byKind);
+    visit("model_flops", p.modelFlops);
+    visit("matrix_flops_per_second", p.matrixPeak);
+    visit("bandwidth_bytes_per_second", p.bandwidth);
+    visit("tokens_per_step", p.tokensPerStep);
+  }
 };
 std::optional<Prediction> predictionOf(const nlohmann::json &report);
 

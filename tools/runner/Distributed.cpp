@@ -32,7 +32,6 @@ Ranks::Ranks(const RunOptions &o, const std::string &tool) {
     }
     return;
   }
-  std::string error;
   if (!einrt::launchedByMpi()) {
     std::cerr << tool << " train: note: --distributed " << o.distributed
               << " outside mpirun runs one rank (launch with `mpirun -np N`)\n";
@@ -41,9 +40,11 @@ Ranks::Ranks(const RunOptions &o, const std::string &tool) {
       return;
     }
   }
-  group = einrt::openMpi(error);
-  if (!group) {
-    std::cerr << tool << " train: " << error << "\n";
+  einrt::Expected<std::unique_ptr<einrt::Communicator>> mpi = einrt::openMpi();
+  if (mpi.ok()) {
+    group = mpi.take();
+  } else {
+    std::cerr << tool << " train: " << mpi.status().message() << "\n";
     opened = false;
   }
 }

@@ -104,7 +104,10 @@ std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
   auto ck = einrt::readCheckpoint(lastPath, error);
   if (!ck)
     return std::nullopt;
-  return einrt::Schedule::parse(ck->info.schedule, error);
+  einrt::Expected<einrt::Schedule> schedule = einrt::Schedule::parse(ck->info.schedule);
+  if (!schedule.ok())
+    return std::nullopt;
+  return schedule.take();
 }
 
 /// --profile's table per profiled function, and its {"profile": ...} line
@@ -315,8 +318,12 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   std::unique_ptr<einrt::Collectives> nccl;
   if (o.distributed == "nccl") {
     auto gpu = std::dynamic_pointer_cast<einrt::CudaDevice>(loaded.device);
-    if (!gpu || !(nccl = einrt::openNccl(gpu, context.comm, error)))
-      return fail(gpu ? error : "--distributed nccl: the model does not run on a cuda device");
+    if (!gpu)
+      return fail("--distributed nccl: the model does not run on a cuda device");
+    auto opened = einrt::openNccl(gpu, context.comm);
+    if (!opened.ok())
+      return fail(opened.status().message());
+    nccl = opened.take();
   }
 
   // How a window maps onto the inputs.

@@ -213,10 +213,10 @@ TEST(CudaLibraries, NotFoundNamesWhatWasTried) {
 
 TEST(CudaLibraries, CublasLtAndNcclSayTheSameLine) {
   setenv("EINC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
-  NcclLibraryInfo info;
-  std::string error;
-  EXPECT_FALSE(findNccl(info, error));
+  Expected<NcclLibraryInfo> info = findNccl();
   unsetenv("EINC_NCCL_LIBRARY");
+  ASSERT_FALSE(info.ok());
+  std::string error = info.status().message();
   EXPECT_EQ(error.rfind("einc: NCCL not found (libnccl.so.2): tried "
                         "EINC_NCCL_LIBRARY=/nonexistent/libnccl.so.2 (",
                         0),

@@ -8,7 +8,6 @@
 // whole DeviceOrderedSum against a left-to-right host sum, bit for bit.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 #include "runtime/dist/NcclAbi.h"
@@ -68,28 +67,28 @@ TEST(Nccl, FindsTheToolkitsLibraryWithoutAGpu) {
 #ifndef EINC_TEST_HAVE_NCCL_H
   GTEST_SKIP() << "no NCCL in this build";
 #else
-  NcclLibraryInfo info;
-  std::string error;
-  ASSERT_TRUE(findNccl(info, error)) << error;
-  EXPECT_NE(info.file.find("libnccl.so.2"), std::string::npos) << info.file;
-  EXPECT_GE(info.version, nccl_abi::kOldestVersion);
+  Expected<NcclLibraryInfo> info = findNccl();
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_NE(info->file.find("libnccl.so.2"), std::string::npos) << info->file;
+  EXPECT_GE(info->version, nccl_abi::kOldestVersion);
 #endif
 }
 
 TEST(Nccl, AMissingLibraryIsAClearError) {
   LibraryOverride only("/nonexistent/libnccl.so.2");
-  NcclLibraryInfo info;
-  std::string error;
-  EXPECT_FALSE(findNccl(info, error));
+  Expected<NcclLibraryInfo> info = findNccl();
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), StatusCode::Unavailable);
+  const std::string &error = info.status().message();
   EXPECT_EQ(error.rfind("einc: NCCL not found (libnccl.so.2): tried ", 0), 0u) << error;
   EXPECT_NE(error.find("/nonexistent/libnccl.so.2"), std::string::npos) << error;
 }
 
 TEST(Nccl, ALibraryThatIsNotNcclIsRefused) {
   LibraryOverride only("libm.so.6");
-  NcclLibraryInfo info;
-  std::string error;
-  EXPECT_FALSE(findNccl(info, error));
+  Expected<NcclLibraryInfo> info = findNccl();
+  ASSERT_FALSE(info.ok());
+  const std::string &error = info.status().message();
   EXPECT_NE(error.find("libm.so.6 is not an NCCL of 2.13.0 or later"), std::string::npos) << error;
 }
 
@@ -123,16 +122,19 @@ private:
 };
 
 TEST(Nccl, OpeningWithoutAGpuIsAnErrorNotACrash) {
-  std::string error;
   {
     LibraryOverride only("/nonexistent/libnccl.so.2");
-    EXPECT_FALSE(openNccl(std::make_shared<NoGpu>(), nullptr, error));
+    auto opened = openNccl(std::make_shared<NoGpu>(), nullptr);
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().code(), StatusCode::Unavailable);
+    const std::string &error = opened.status().message();
     EXPECT_EQ(error.rfind("einc: NCCL not found (libnccl.so.2): tried ", 0), 0u) << error;
   }
 #ifdef EINC_TEST_HAVE_NCCL_H
   // The toolkit's NCCL, but no GPU for its communicator.
-  error.clear();
-  EXPECT_FALSE(openNccl(std::make_shared<NoGpu>(), nullptr, error));
+  auto opened = openNccl(std::make_shared<NoGpu>(), nullptr);
+  ASSERT_FALSE(opened.ok());
+  const std::string &error = opened.status().message();
   // (ncclGetUniqueId needs a network interface, loopback will do; where
   // there is none, that is the message.)
   EXPECT_TRUE(error.find("ncclCommInitRank failed on rank 0 (GPU 0): ") != std::string::npos ||
@@ -148,12 +150,13 @@ uint32_t bits(float f) {
 }
 
 TEST(NcclOnGpu, OneRankSumsInOneProcessesOrder) {
-  std::string error;
-  std::shared_ptr<CudaDevice> gpu = statusOut(createCudaDevice({}), error);
-  if (!gpu)
-    GTEST_SKIP() << "no cuda device here: " << error;
-  auto nccl = openNccl(gpu, nullptr, error);
-  ASSERT_TRUE(nccl) << error;
+  auto created = createCudaDevice({});
+  if (!created.ok())
+    GTEST_SKIP() << "no cuda device here: " << created.status().message();
+  std::shared_ptr<CudaDevice> gpu = created.take();
+  auto opened = openNccl(gpu, nullptr);
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  std::unique_ptr<Collectives> nccl = opened.take();
   EXPECT_EQ(nccl->size(), 1);
   const int64_t count = 100003, rounds = 5;
   std::mt19937 gen(3);
@@ -166,21 +169,25 @@ TEST(NcclOnGpu, OneRankSumsInOneProcessesOrder) {
       v[size_t(i)] = std::ldexp(mant(gen), exp(gen));
       want[size_t(i)] = want[size_t(i)] + v[size_t(i)];
     }
-  auto sum = DeviceOrderedSum::create(*nccl, count, error);
-  ASSERT_TRUE(sum) << error;
+  auto created = DeviceOrderedSum::create(*nccl, count);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  std::unique_ptr<DeviceOrderedSum> sum = created.take();
   for (int64_t j = 0; j < rounds; ++j) {
-    ASSERT_TRUE(statusOut(gpu->upload(sum->contribution(), x[size_t(j)].data(), count * 4), error))
-        << error;
-    ASSERT_TRUE(sum->addRound(j, error)) << error;
+    Status uploaded = gpu->upload(sum->contribution(), x[size_t(j)].data(), count * 4);
+    ASSERT_TRUE(uploaded.ok()) << uploaded.message();
+    Status added = sum->addRound(j);
+    ASSERT_TRUE(added.ok()) << added.message();
   }
-  ASSERT_TRUE(sum->finish(error)) << error;
+  Status finished = sum->finish();
+  ASSERT_TRUE(finished.ok()) << finished.message();
   std::vector<float> got(count);
-  ASSERT_TRUE(statusOut(gpu->download(got.data(), sum->sum(), count * 4), error)) << error;
+  ASSERT_TRUE(gpu->download(got.data(), sum->sum(), count * 4).ok());
   for (int64_t i = 0; i < count; ++i)
     ASSERT_EQ(bits(got[size_t(i)]), bits(want[size_t(i)])) << "element " << i;
   // One rank's all-reduce and broadcast leave the values as they are.
-  ASSERT_TRUE(sum->sumUnordered(error)) << error;
-  ASSERT_TRUE(statusOut(gpu->download(got.data(), sum->sum(), count * 4), error)) << error;
+  Status unordered = sum->sumUnordered();
+  ASSERT_TRUE(unordered.ok()) << unordered.message();
+  ASSERT_TRUE(gpu->download(got.data(), sum->sum(), count * 4).ok());
   for (int64_t i = 0; i < count; ++i)
     ASSERT_EQ(bits(got[size_t(i)]), bits(x[rounds - 1][size_t(i)])) << "element " << i;
 }

@@ -40,7 +40,7 @@ TEST(BackendRegistry, HostBackendsOpenAndRunAProgram) {
   int32_t y = pb.step(StepKind::Exp, {x}, DType::F32, {4});
   pb.result(y);
   const Program &p = pb.p;
-  ASSERT_EQ(p.validate(), "");
+  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
   for (const char *name : {"cpu", "reference"}) {
     const Backend *b = findBackend(name);
     ASSERT_NE(b, nullptr);
@@ -54,14 +54,16 @@ TEST(BackendRegistry, HostBackendsOpenAndRunAProgram) {
     EXPECT_EQ(b->threads(**device), b->hostKernels() ? 2 : 1) << name;
     EXPECT_NE(b->memoryShortfall(**device, int64_t(1) << 62, "the plan"), "") << name;
     EXPECT_EQ(b->memoryShortfall(**device, 1024, "the plan"), "") << name;
-    std::string error;
-    auto ex = Executor::create(p, *device, error);
-    ASSERT_TRUE(ex) << error;
+    Expected<Executor> ex = Executor::create(p, *device);
+    ASSERT_TRUE(ex.ok()) << ex.status().message();
     std::vector<float> xs = {0, 1, 2, 3};
-    ASSERT_TRUE(ex->setArgument(0, xs.data(), xs.size(), error)) << error;
-    ASSERT_TRUE(ex->run(error)) << error;
-    std::vector<double> ys;
-    ASSERT_TRUE(ex->read(size_t(y), ys, error)) << error;
+    Status set = ex->setArgument(0, xs.data(), xs.size());
+    ASSERT_TRUE(set.ok()) << set.message();
+    Status ran = ex->run();
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    Expected<std::vector<double>> read = ex->read(size_t(y));
+    ASSERT_TRUE(read.ok()) << read.status().message();
+    const std::vector<double> &ys = *read;
     ASSERT_EQ(ys.size(), 4u);
     EXPECT_NEAR(ys[2], std::exp(2.0), 1e-5) << name;
   }

@@ -13,6 +13,7 @@
 #include "ThreadGroup.h"
 #include "runtime/base/StatusOut.h"
 #include "runtime/dist/DeviceOrderedSum.h"
+#include "runtime/train/TrainerImpl.h"
 
 #include <gtest/gtest.h>
 #include <thread>
@@ -30,16 +31,17 @@ TEST(DeviceOrderedSum, EqualsOneProcessSumBitForBit) {
         ThreadGroup group(n);
         auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
           HostCollectives coll(comm, std::make_shared<HostDevice>());
-          auto sum = DeviceOrderedSum::create(coll, count, error);
-          if (!sum)
+          auto created = DeviceOrderedSum::create(coll, count);
+          if (!succeeded(created.status(), error))
             return false;
+          std::unique_ptr<DeviceOrderedSum> sum = created.take();
           EXPECT_EQ(sum->sliceElements(), (count + n - 1) / n);
           for (int64_t j = 0; j < rounds; ++j) { // round j: micro-batch j·n + r
             std::memcpy(sum->contribution(), x[size_t(j * n + r)].data(), size_t(count) * 4);
-            if (!sum->addRound(j, error))
+            if (!succeeded(sum->addRound(j), error))
               return false;
           }
-          if (!sum->finish(error))
+          if (!succeeded(sum->finish(), error))
             return false;
           out.assign(sum->sum(), sum->sum() + count);
           return true;
@@ -54,11 +56,11 @@ TEST(DeviceOrderedSum, TheF64ReferenceDeviceSaysItCannot) {
   ThreadGroup group(1);
   auto comm = group.rank(0);
   HostCollectives coll(*comm, std::make_shared<HostDevice>(Precision::F64));
-  std::string error;
-  auto sum = DeviceOrderedSum::create(coll, 8, error);
-  ASSERT_TRUE(sum) << error;
-  EXPECT_FALSE(sum->addRound(0, error));
-  EXPECT_NE(error.find("stores floats as doubles"), std::string::npos) << error;
+  auto sum = DeviceOrderedSum::create(coll, 8);
+  ASSERT_TRUE(sum.ok()) << sum.status().message();
+  Status added = (*sum)->addRound(0);
+  EXPECT_FALSE(added.ok());
+  EXPECT_NE(added.message().find("stores floats as doubles"), std::string::npos) << added.message();
 }
 
 // ZeRO-1 on the device path: rank 0 owns the one param (runtime/base/ShardPlan.h)

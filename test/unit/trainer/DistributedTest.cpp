@@ -37,9 +37,9 @@ TEST(OrderedSum, EqualsOneProcessSumBitForBit) {
         auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
           OrderedSum sum(comm, count, bucket);
           for (int64_t j = 0; j < rounds; ++j) // round j: micro-batch j·n + r
-            if (!sum.addRound(x[size_t(j * n + r)].data(), j, rounds, error))
+            if (!succeeded(sum.addRound(x[size_t(j * n + r)].data(), j, rounds), error))
               return false;
-          if (!sum.finish(error))
+          if (!succeeded(sum.finish(), error))
             return false;
           out = sum.sum();
           return true;
@@ -85,13 +85,13 @@ TEST(OrderedSum, WaitsForEachBucketsPartOfTheContribution) {
           changed.wait(lock, [&] { return released >= end; });
           return true;
         };
-        bool ok = sum.addRound(part.data(), j, rounds, error, ready);
+        bool ok = succeeded(sum.addRound(part.data(), j, rounds, ready), error);
         producer.join();
         if (!ok)
           return false;
         EXPECT_EQ(asked, (std::vector<int64_t>{5, 10, 15, 20, 25, 30, 35, 37}));
       }
-      if (!sum.finish(error))
+      if (!succeeded(sum.finish(), error))
         return false;
       out = sum.sum();
       return true;
@@ -102,10 +102,10 @@ TEST(OrderedSum, WaitsForEachBucketsPartOfTheContribution) {
   ThreadGroup one(1);
   auto comm = one.rank(0);
   OrderedSum sum(*comm, count, bucket);
-  std::string error;
   std::vector<float> zeros(size_t(count), 0.0f);
-  EXPECT_FALSE(sum.addRound(zeros.data(), 0, 1, error, [](int64_t end) { return end < 20; }));
-  EXPECT_EQ(error, "the contribution of round 0 was never complete");
+  Status added = sum.addRound(zeros.data(), 0, 1, [](int64_t end) { return end < 20; });
+  EXPECT_EQ(added.code(), StatusCode::Invalid);
+  EXPECT_EQ(added.message(), "the contribution of round 0 was never complete");
 }
 
 // The flat sum lies in the order @accumulate_grad finishes its results, so

@@ -28,33 +28,32 @@ public:
   Device &device() const override { return *dev; }
   int64_t calls = 0;
 
-  bool allToAll(const void *send, void *recv, int64_t bytes, std::string &error) override {
+  Status allToAll(const void *send, void *recv, int64_t bytes) override {
     ++calls;
     const char *in = static_cast<const char *>(send);
     char *out = static_cast<char *>(recv);
     for (int r = 0; r < size(); ++r)
-      if (r != rank() && !comm.send(in + r * bytes, bytes, r, error))
-        return false;
+      if (r != rank())
+        EINRT_TRY(comm.send(in + r * bytes, bytes, r));
     std::memcpy(out + rank() * bytes, in + rank() * bytes, size_t(bytes));
     for (int r = 0; r < size(); ++r)
-      if (r != rank() && !comm.recv(out + r * bytes, bytes, r, error))
-        return false;
-    return comm.waitSends(error);
+      if (r != rank())
+        EINRT_TRY(comm.recv(out + r * bytes, bytes, r));
+    return comm.waitSends();
   }
-  bool allGather(void *all, int64_t bytes, std::string &error) override {
+  Status allGather(void *all, int64_t bytes) override {
     ++calls;
     for (int r = 0; r < size(); ++r)
-      if (!comm.broadcast(static_cast<char *>(all) + r * bytes, bytes, r, error))
-        return false;
-    return true;
+      EINRT_TRY(comm.broadcast(static_cast<char *>(all) + r * bytes, bytes, r));
+    return {};
   }
-  bool sumFloats(float *data, int64_t count, std::string &error) override {
+  Status sumFloats(float *data, int64_t count) override {
     ++calls;
-    return comm.sumFloats(data, count, error);
+    return comm.sumFloats(data, count);
   }
-  bool broadcast(void *data, int64_t bytes, int root, std::string &error) override {
+  Status broadcast(void *data, int64_t bytes, int root) override {
     ++calls;
-    return comm.broadcast(data, bytes, root, error);
+    return comm.broadcast(data, bytes, root);
   }
 
 private:

@@ -50,21 +50,21 @@ TEST(Metrics, LossScalerByName) {
 
 TEST(Metrics, LogWritesAndAppends) {
   TempDir d;
-  std::string path = d.file("log.jsonl"), error;
+  std::string path = d.file("log.jsonl");
   StepMetrics m;
   {
     MetricsLog log;
-    ASSERT_TRUE(log.open(path, false, error)) << error;
+    ASSERT_TRUE(log.open(path, false).ok());
     m.step = 1;
-    ASSERT_TRUE(log.write(m, error));
+    ASSERT_TRUE(log.write(m).ok());
     m.step = 2;
-    ASSERT_TRUE(log.write(m, error));
+    ASSERT_TRUE(log.write(m).ok());
   }
   {
     MetricsLog log;
-    ASSERT_TRUE(log.open(path, true, error)) << error;
+    ASSERT_TRUE(log.open(path, true).ok());
     m.step = 3;
-    ASSERT_TRUE(log.write(m, error));
+    ASSERT_TRUE(log.write(m).ok());
   }
   std::ifstream in(path);
   std::string line;
@@ -75,25 +75,26 @@ TEST(Metrics, LogWritesAndAppends) {
   }
   EXPECT_EQ(n, 3);
   MetricsLog bad;
-  EXPECT_FALSE(bad.open("/nonexistent/dir/log", false, error));
-  EXPECT_NE(error.find("/nonexistent/dir/log"), std::string::npos);
+  Status opened = bad.open("/nonexistent/dir/log", false);
+  EXPECT_EQ(opened.code(), StatusCode::Io);
+  EXPECT_NE(opened.message().find("/nonexistent/dir/log"), std::string::npos) << opened.message();
 }
 
 // A resume cuts the log back to the checkpoint's step: lines are read as
 // JSON, so a log written before the format turned compact still resumes.
 TEST(Metrics, ResumedLogKeepsTheStepsUpToTheCheckpoint) {
   TempDir d;
-  std::string path = d.file("log.jsonl"), error;
+  std::string path = d.file("log.jsonl");
   {
     std::ofstream out(path);
     out << "{\"step\": 1, \"loss\": 2.5}\n{\"step\": 2, \"loss\": 2.4}\n"
         << "{\"step\":3,\"loss\":2.3}\n{\"step\":4,\"loss\":2.2}\n{\"step\":5,\"lo";
   }
   MetricsLog log;
-  ASSERT_TRUE(log.openResumed(path, 3, error)) << error;
+  ASSERT_TRUE(log.openResumed(path, 3).ok());
   StepMetrics m;
   m.step = 4;
-  ASSERT_TRUE(log.write(m, error)) << error;
+  ASSERT_TRUE(log.write(m).ok());
   log.close();
   std::ifstream in(path);
   std::vector<std::string> lines;
@@ -108,7 +109,7 @@ TEST(Metrics, ResumedLogKeepsTheStepsUpToTheCheckpoint) {
     std::ofstream out(path);
     out << "{\"step\":1}\nnot json\n{\"step\":2}\n";
   }
-  ASSERT_TRUE(log.openResumed(path, 5, error)) << error;
+  ASSERT_TRUE(log.openResumed(path, 5).ok());
   log.close();
   std::ifstream again(path);
   std::string all((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());

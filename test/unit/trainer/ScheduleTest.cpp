@@ -57,9 +57,8 @@ TEST(Schedule, DescribeAndParseRoundTrip) {
   s.warmup = 7;
   s.total = 99;
   std::string text = s.describe();
-  std::string error;
-  auto back = Schedule::parse(text, error);
-  ASSERT_TRUE(back) << error;
+  Expected<Schedule> back = Schedule::parse(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->kind, s.kind);
   EXPECT_EQ(back->lr, s.lr);
   EXPECT_EQ(back->minLr, s.minLr);
@@ -69,12 +68,14 @@ TEST(Schedule, DescribeAndParseRoundTrip) {
 }
 
 TEST(Schedule, Errors) {
-  std::string error;
-  EXPECT_FALSE(Schedule::parse("linear lr=1", error));
-  EXPECT_FALSE(Schedule::parse("constant lr=abc", error));
-  EXPECT_FALSE(Schedule::parse("constant rate=1", error));
-  EXPECT_FALSE(Schedule::parse("cosine lr=1 warmup=10 total=10", error));
-  EXPECT_NE(error.find("above its warmup"), std::string::npos) << error;
+  EXPECT_FALSE(Schedule::parse("linear lr=1").ok());
+  EXPECT_FALSE(Schedule::parse("constant lr=abc").ok());
+  EXPECT_FALSE(Schedule::parse("constant rate=1").ok());
+  Expected<Schedule> tooShort = Schedule::parse("cosine lr=1 warmup=10 total=10");
+  ASSERT_FALSE(tooShort.ok());
+  EXPECT_EQ(tooShort.status().code(), StatusCode::Invalid);
+  EXPECT_NE(tooShort.status().message().find("above its warmup"), std::string::npos)
+      << tooShort.status().message();
   Schedule s;
   s.lr = -1;
   EXPECT_NE(s.validate(), "");

@@ -39,56 +39,54 @@ public:
     int rank() const override { return me; }
     int size() const override { return g.n; }
     std::string describe() const override { return "threads"; }
-    bool send(const void *data, int64_t bytes, int to, std::string &) override {
+    Status send(const void *data, int64_t bytes, int to) override {
       const char *p = static_cast<const char *>(data);
       std::lock_guard<std::mutex> lock(g.m);
       g.boxes[{me, to}].emplace_back(p, p + bytes);
       ++g.sent;
       g.cv.notify_all();
-      return true;
+      return {};
     }
-    bool recv(void *data, int64_t bytes, int from, std::string &error) override {
+    Status recv(void *data, int64_t bytes, int from) override {
       std::unique_lock<std::mutex> lock(g.m);
       auto &box = g.boxes[{from, me}];
       g.cv.wait(lock, [&] { return !box.empty(); });
       std::vector<char> msg = std::move(box.front());
       box.pop_front();
-      if (int64_t(msg.size()) != bytes) {
-        error = "message of " + std::to_string(msg.size()) + " bytes, expected " +
-                std::to_string(bytes);
-        return false;
-      }
+      if (int64_t(msg.size()) != bytes)
+        return Status(StatusCode::Io, "message of " + std::to_string(msg.size()) +
+                                          " bytes, expected " + std::to_string(bytes));
       std::memcpy(data, msg.data(), msg.size());
-      return true;
+      return {};
     }
-    bool waitSends(std::string &) override { return true; }
-    bool broadcast(void *data, int64_t bytes, int root, std::string &error) override {
+    Status waitSends() override { return {}; }
+    Status broadcast(void *data, int64_t bytes, int root) override {
       if (me == root) {
         for (int r = 0; r < g.n; ++r)
-          if (r != root && !send(data, bytes, r, error))
-            return false;
-        return true;
+          if (r != root)
+            EINRT_TRY(send(data, bytes, r));
+        return {};
       }
-      return recv(data, bytes, root, error);
+      return recv(data, bytes, root);
     }
-    bool sumFloats(float *data, int64_t count, std::string &error) override {
-      if (me != 0)
-        return send(data, count * 4, 0, error) && recv(data, count * 4, 0, error);
+    Status sumFloats(float *data, int64_t count) override {
+      if (me != 0) {
+        EINRT_TRY(send(data, count * 4, 0));
+        return recv(data, count * 4, 0);
+      }
       std::vector<float> other(static_cast<size_t>(count));
       for (int r = 1; r < g.n; ++r) {
-        if (!recv(other.data(), count * 4, r, error))
-          return false;
+        EINRT_TRY(recv(other.data(), count * 4, r));
         for (int64_t i = 0; i < count; ++i)
           data[i] += other[size_t(i)];
       }
       for (int r = 1; r < g.n; ++r)
-        if (!send(data, count * 4, r, error))
-          return false;
-      return true;
+        EINRT_TRY(send(data, count * 4, r));
+      return {};
     }
-    bool barrier(std::string &error) override {
+    Status barrier() override {
       char byte = 0;
-      return sumFloats(reinterpret_cast<float *>(&byte), 0, error);
+      return sumFloats(reinterpret_cast<float *>(&byte), 0);
     }
     [[noreturn]] void abort(int) override { std::abort(); }
 
