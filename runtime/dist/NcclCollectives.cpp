@@ -44,11 +44,11 @@ template <class T> bool load(void *lib, const char *name, T &out) {
 /// Opens and resolves NCCL into `api` (the library stays loaded: NCCL is
 /// never unloaded while the process lives).
 Status openLibrary(NcclApi &api) {
-  Expected<OpenedCudaLibrary> found =
+  Expected<OpenedCudaLibrary> library =
       openCudaLibrary(ncclLibrary(), cudaLibrarySearch(ncclLibrary()));
-  if (!found.ok())
-    return Status(StatusCode::Unavailable, found.status().message());
-  OpenedCudaLibrary opened = found.take();
+  if (!library.ok())
+    return Status(StatusCode::Unavailable, library.status().message());
+  OpenedCudaLibrary opened = library.take();
   // RTLD_LOCAL (openCudaLibrary's): NCCL's own copy of the CUDA runtime stays its own.
   void *lib = opened.handle;
   api.file = opened.file;

@@ -150,10 +150,10 @@ uint32_t bits(float f) {
 }
 
 TEST(NcclOnGpu, OneRankSumsInOneProcessesOrder) {
-  auto created = createCudaDevice({});
-  if (!created.ok())
-    GTEST_SKIP() << "no cuda device here: " << created.status().message();
-  std::shared_ptr<CudaDevice> gpu = created.take();
+  auto device = createCudaDevice({});
+  if (!device.ok())
+    GTEST_SKIP() << "no cuda device here: " << device.status().message();
+  std::shared_ptr<CudaDevice> gpu = device.take();
   auto opened = openNccl(gpu, nullptr);
   ASSERT_TRUE(opened.ok()) << opened.status().message();
   std::unique_ptr<Collectives> nccl = opened.take();
