@@ -61,4 +61,15 @@ const KernelSectionRenderer *findKernelSection(std::string_view name) {
   return nullptr;
 }
 
+mlir::FailureOr<std::vector<uint8_t>>
+renderKernelSection(std::string_view name, const KernelCompiler *kernels,
+                    const std::vector<const einrt::Program *> &programs) {
+  const KernelSectionRenderer *renderer = findKernelSection(name);
+  if (!renderer || !kernels) {
+    llvm::errs() << "einc: this einc cannot render the " << name << " kernel section\n";
+    return mlir::failure();
+  }
+  return renderer->render(*kernels, programs);
+}
+
 } // namespace ein::codegen

@@ -56,6 +56,14 @@ const std::vector<KernelSectionRenderer> &kernelSections();
 const ProgramLowering *findProgramLowering(std::string_view name);
 const KernelSectionRenderer *findKernelSection(std::string_view name);
 
+/// The kernel section `name` of `kernels`' whole table, notes from
+/// `programs` (einc compile, train, sample and run all render it here);
+/// failure after a message ("einc: this einc cannot render ...") when there
+/// is no renderer of that name or no kernel table.
+mlir::FailureOr<std::vector<uint8_t>>
+renderKernelSection(std::string_view name, const KernelCompiler *kernels,
+                    const std::vector<const einrt::Program *> &programs);
+
 } // namespace ein::codegen
 
 #endif // EINC_CODEGEN_LOWERINGS_H

@@ -206,13 +206,11 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
     return false;
 
   if (const std::string name = backend->kernelSection(); !name.empty()) {
-    const ::ein::codegen::KernelSectionRenderer *renderer = ::ein::codegen::findKernelSection(name);
-    if (!renderer || !out.kernels)
-      return fail("this einc cannot render the " + name + " kernel section");
     std::vector<const einrt::Program *> lowered;
     for (const einrt::Program &p : programs)
       lowered.push_back(&p);
-    FailureOr<std::vector<uint8_t>> section = renderer->render(*out.kernels, lowered);
+    FailureOr<std::vector<uint8_t>> section =
+        ::ein::codegen::renderKernelSection(name, out.kernels.get(), lowered);
     if (failed(section))
       return false;
     out.bundle.kernelSections[name] = std::move(*section);

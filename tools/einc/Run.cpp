@@ -79,20 +79,14 @@ int64_t stepsOf(const einrt::Program &program, einrt::StepKind kind) {
 /// Renders the backend's kernel section of every kernel so far and gives
 /// it to the device.
 bool attachSection(Backend &backend, llvm::StringRef name, const einrt::Program &program) {
-  const std::string section = backend.kind->kernelSection();
-  const ::ein::codegen::KernelSectionRenderer *renderer =
-      ::ein::codegen::findKernelSection(section);
-  if (!renderer) {
-    fail("this einc cannot render the " + section + " kernel section");
-    return false;
-  }
   // Every kernel of the table so far, with the notes of every Program
   // lowered (kernel i stays kernel i as the table grows).
   backend.lowered.push_back(program);
   std::vector<const einrt::Program *> programs;
   for (const einrt::Program &p : backend.lowered)
     programs.push_back(&p);
-  FailureOr<std::vector<uint8_t>> bytes = renderer->render(*backend.kernels, programs);
+  FailureOr<std::vector<uint8_t>> bytes = ::ein::codegen::renderKernelSection(
+      backend.kind->kernelSection(), backend.kernels.get(), programs);
   if (failed(bytes))
     return false;
   einrt::BackendKernels kernels;
