@@ -1,7 +1,9 @@
 //===- Compile.h - The one compile path: a model's module → a bundle -*- C++ -*-===//
 //
 // Every einc command that runs or prices a model goes through compileModel,
-// once, with a typed CompileRequest (CompileRequest.h): the train-step
+// once (`einc run --gradcheck` a second time: the model as elaborated for the
+// reference backend in float64), with a typed CompileRequest
+// (CompileRequest.h): the train-step
 // pipeline (ein-build-train-step with the settings as its options), fusion
 // (unless `fusion = off`), lowering of each requested function to an
 // einrt::Program for the backend, and — for the CPU backend — the kernels

@@ -1,29 +1,25 @@
 //===- Run.cpp - `einc run`: one batch on the CPU, cuda or reference backend ===//
 //
-// Lowers @forward / @grad / @train_step to Programs (for the CPU backend:
-// BLAS Matmul steps and JIT-compiled kernels; for the cuda backend: the same
-// Programs, cuBLASLt matmuls and the kernels rendered to CUDA; for the
-// reference backend: the reference kernels), initialises params (or loads
-// them), draws or loads inputs, runs, and prints the loss and gradient
-// norms. With --gradcheck,
-// holds @grad against finite differences of @forward in float64 (always on
-// the reference backend).
+// Compiles @forward, @grad or @train_step through the one compile path
+// (tools/driver/Compile.h compileModel: for the CPU backend BLAS Matmul
+// steps and JIT-compiled kernels; for the cuda backend the same Programs,
+// cuBLASLt matmuls and the kernels rendered to CUDA; for the reference
+// backend the reference kernels), initialises params (or loads them), draws
+// or loads inputs, runs, and prints the loss and gradient norms. With
+// --gradcheck, holds @grad against finite differences of @forward in
+// float64 (always on the reference backend, compiled from the model as
+// elaborated).
 //
 //===----------------------------------------------------------------------===//
 #include "Run.h"
 #include "BackendDevice.h"
-#include "runtime/base/StatusOut.h"
+#include "CompileOptions.h"
 
 #include "tools/driver/Compile.h"
 #include "tools/driver/Errors.h"
-#include "tools/driver/Stages.h"
 
 #include "tools/runner/Distributed.h"
 
-#include "codegen/CpuKernels.h"
-#include "codegen/CpuLowering.h"
-#include "codegen/Lowerings.h"
-#include "codegen/ReferenceLowering.h"
 #include "runtime/base/LossScaleState.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Executor.h"
@@ -34,7 +30,6 @@
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/io/Checkpoint.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include "llvm/Support/Format.h"
@@ -43,9 +38,7 @@
 
 #include <chrono>
 #include <cmath>
-#include <deque>
 #include <limits>
-#include <map>
 #include <memory>
 #include <set>
 
@@ -56,17 +49,25 @@ namespace {
 
 int fail(const llvm::Twine &message) { return exitError("", message); }
 
-/// The backend a run uses (runtime/core/Backend.h) and what it holds for the
-/// whole run: the kernel compiler of its lowering (whose table the executors
-/// call), one device for every executor, and the Programs lowered so far (a
-/// kernel section is rendered again, notes and all, as the table grows).
-struct Backend {
+/// `status`'s message as einc's error line; 1.
+int fail(const einrt::Status &status) { return fail(status.message()); }
+
+/// `result`'s value into `out`; false after printing its failure.
+template <class T, class U> bool got(einrt::Expected<T> result, U &out) {
+  if (!result.ok())
+    return fail(result.status()), false;
+  out = result.take();
+  return true;
+}
+
+/// What a run holds: the request every function is compiled with (its
+/// backend, settings, model), the device every executor runs on, and the
+/// compiled model whose kernel table those executors call.
+struct RunBackend {
   const einrt::Backend *kind = nullptr;
-  const ::ein::codegen::ProgramLowering *lowering = nullptr;
-  const einrt::TrainSettings *settings = nullptr; // the model's (fusion, step, lr)
-  std::unique_ptr<::ein::codegen::KernelCompiler> kernels;
+  CompileRequest request;
   std::shared_ptr<einrt::Device> device;
-  std::deque<einrt::Program> lowered;
+  CompiledModel compiled;
   std::string name() const { return std::string(kind->name()) + " backend"; }
 };
 
@@ -76,62 +77,40 @@ int64_t stepsOf(const einrt::Program &program, einrt::StepKind kind) {
                        [&](const einrt::Step &s) { return s.kind == kind; });
 }
 
-/// Renders the backend's kernel section of every kernel so far and gives
-/// it to the device.
-bool attachSection(Backend &backend, llvm::StringRef name, const einrt::Program &program) {
-  // Every kernel of the table so far, with the notes of every Program
-  // lowered (kernel i stays kernel i as the table grows).
-  backend.lowered.push_back(program);
-  std::vector<const einrt::Program *> programs;
-  for (const einrt::Program &p : backend.lowered)
-    programs.push_back(&p);
-  FailureOr<std::vector<uint8_t>> bytes = ::ein::codegen::renderKernelSection(
-      backend.kind->kernelSection(), backend.kernels.get(), programs);
-  if (failed(bytes))
-    return false;
+/// Gives the device the compiled model's kernels (its host table or its
+/// kernel section) and says what @name runs.
+bool attachKernels(RunBackend &backend, llvm::StringRef name, const einrt::Program &program) {
+  const einrt::Backend &kind = *backend.kind;
+  CompiledModel &c = backend.compiled;
   einrt::BackendKernels kernels;
-  kernels.section = &*bytes;
-  if (einrt::Status s = backend.kind->attachKernels(*backend.device, kernels); !s.ok()) {
-    fail(s.message());
+  if (kind.hostKernels())
+    kernels.host = c.kernels->table();
+  kernels.section = c.bundle.kernelSection(kind.kernelSection());
+  if (einrt::Status s = kind.attachKernels(*backend.device, kernels); !s.ok()) {
+    fail(s);
     return false;
   }
-  llvm::outs() << backend.name() << ": @" << name << ": "
-               << stepsOf(program, einrt::StepKind::Matmul) << " matmul steps, "
-               << stepsOf(program, einrt::StepKind::Kernel) << " kernel steps; "
-               << backend.kernels->kernelCount() << " kernels rendered; "
-               << backend.kind->describe(*backend.device) << "\n";
-  return true;
-}
-
-/// JIT-compiles the host kernels so far and gives the table to the device.
-bool attachHostKernels(Backend &backend, llvm::StringRef name, const einrt::Program &program) {
-  ::ein::codegen::KernelCompiler &k = *backend.kernels;
-  double before = k.compileSeconds();
-  int64_t compiled = k.compiledCount(), cached = k.cachedCount();
-  if (failed(k.compile())) {
-    fail("cannot compile the kernels of @" + name);
-    return false;
+  llvm::raw_ostream &os = llvm::outs();
+  if (kernels.section) {
+    os << backend.name() << ": @" << name << ": " << stepsOf(program, einrt::StepKind::Matmul)
+       << " matmul steps, " << stepsOf(program, einrt::StepKind::Kernel) << " kernel steps; "
+       << c.kernels->kernelCount() << " kernels rendered; " << kind.describe(*backend.device)
+       << "\n";
+  } else if (kind.hostKernels()) {
+    int64_t epilogues = 0;
+    for (const einrt::Step &s : program.steps)
+      if (const auto *g = std::get_if<einrt::GemmDesc>(&s.payload))
+        epilogues += g->post.present();
+    int threads = kind.threads(*backend.device);
+    os << backend.name() << ": @" << name << ": " << stepsOf(program, einrt::StepKind::Matmul)
+       << " BLAS matmul steps";
+    if (epilogues > 0)
+      os << " (" << epilogues << " with epilogues)";
+    os << ", " << stepsOf(program, einrt::StepKind::Kernel)
+       << " kernel steps; kernels: " << c.kernelsCompiled << " compiled, " << c.kernelsCached
+       << " cached, " << llvm::format("%.2f s compiling for ", c.kernels->compileSeconds())
+       << c.kernels->jitTarget() << "; " << threads << (threads == 1 ? " thread\n" : " threads\n");
   }
-  int64_t epilogues = 0;
-  for (const einrt::Step &s : program.steps)
-    if (const auto *g = std::get_if<einrt::GemmDesc>(&s.payload))
-      epilogues += g->post.present();
-  einrt::BackendKernels kernels;
-  kernels.host = k.table();
-  if (einrt::Status s = backend.kind->attachKernels(*backend.device, kernels); !s.ok()) {
-    fail(s.message());
-    return false;
-  }
-  int threads = backend.kind->threads(*backend.device);
-  llvm::outs() << backend.name() << ": @" << name << ": "
-               << stepsOf(program, einrt::StepKind::Matmul) << " BLAS matmul steps";
-  if (epilogues > 0)
-    llvm::outs() << " (" << epilogues << " with epilogues)";
-  llvm::outs() << ", " << stepsOf(program, einrt::StepKind::Kernel)
-               << " kernel steps; kernels: " << k.compiledCount() - compiled << " compiled, "
-               << k.cachedCount() - cached << " cached, "
-               << llvm::format("%.2f s compiling for ", k.compileSeconds() - before)
-               << k.jitTarget() << "; " << threads << (threads == 1 ? " thread\n" : " threads\n");
   return true;
 }
 
@@ -152,46 +131,57 @@ void describeCpuGemms(const einrt::CpuDevice &cpu, llvm::StringRef name,
     llvm::outs() << "cpu backend: @" << name << ": " << cpu.gemmMeasurement() << "\n";
 }
 
-/// An executor of @name on the backend's device; without a backend, on the
-/// reference interpreter in `precision` (gradcheck's float64 runs).
-std::optional<einrt::Executor> makeExecutor(ModuleOp module, llvm::StringRef name,
-                                            einrt::Precision precision,
-                                            Backend *backend = nullptr) {
-  auto fn = module.lookupSymbol<func::FuncOp>(name);
-  if (!fn) {
-    fail("the module has no @" + name);
-    return std::nullopt;
-  }
-  if (backend && backend->lowering->fused && failed(applyFusion(module, *backend->settings)))
-    return std::nullopt;
-  // `budget:N%` where the device's memory is this machine's: N% of it.
-  std::optional<RematDevice> here;
-  if (!backend || backend->kind->hostMemory())
-    here = thisMachineForRemat(nullptr);
-  if (backend && backend->settings &&
-      failed(applyRemat(module, *backend->settings, here ? &*here : nullptr)))
-    return std::nullopt;
-  auto program = backend ? backend->lowering->lower(fn, backend->kernels.get())
-                         : ::ein::codegen::lowerToProgram(fn);
-  if (failed(program))
-    return std::nullopt;
-  if (backend && *backend->kind->kernelSection() && !attachSection(*backend, name, *program))
-    return std::nullopt;
-  if (backend && backend->kind->hostKernels() && !attachHostKernels(*backend, name, *program))
-    return std::nullopt;
-  std::string error;
-  auto ex = backend ? einrt::statusOut(einrt::Executor::create(*program, backend->device), error)
-                    : einrt::statusOut(einrt::Executor::create(*program, precision), error);
-  if (!ex) {
-    fail("cannot run @" + name + ": " + error);
-    return ex;
-  }
-  if (auto *cpu = backend ? dynamic_cast<einrt::CpuDevice *>(backend->device.get()) : nullptr)
-    describeCpuGemms(*cpu, name, *program);
+/// The executor's memory line.
+void describeMemory(llvm::StringRef name, const einrt::Executor &ex) {
   llvm::outs() << "@" << name << ": "
                << llvm::format("arena %.1f MiB (+ %.1f MiB params, inputs, state, results)\n",
-                               ex->arenaBytes() / 1048576.0, ex->residentBytes() / 1048576.0);
-  return ex;
+                               ex.arenaBytes() / 1048576.0, ex.residentBytes() / 1048576.0);
+}
+
+/// @name compiled for the run's backend (the one compile path, once per
+/// run) and an executor of it on the backend's device.
+std::optional<einrt::Executor> compileAndOpen(ModuleOp module, llvm::StringRef name,
+                                              RunBackend &backend) {
+  CompileRequest request = backend.request;
+  request.functions = {name.str()};
+  if (!compileModel(module, request, backend.compiled))
+    return std::nullopt;
+  const einrt::Program &program = *backend.compiled.program(name.str());
+  if (!attachKernels(backend, name, program))
+    return std::nullopt;
+  einrt::Expected<einrt::Executor> ex = einrt::Executor::create(program, backend.device);
+  if (!ex.ok()) {
+    fail("cannot run @" + name + ": " + ex.status().message());
+    return std::nullopt;
+  }
+  if (auto *cpu = dynamic_cast<einrt::CpuDevice *>(backend.device.get()))
+    describeCpuGemms(*cpu, name, program);
+  describeMemory(name, *ex);
+  return ex.take();
+}
+
+/// --gradcheck's executors: @forward and @grad of `module` (as elaborated)
+/// compiled for the reference backend and run in float64.
+struct Float64Pair {
+  CompiledModel compiled;
+  std::optional<einrt::Executor> forward, grad;
+};
+bool compileFloat64(ModuleOp module, const CompileRequest &run, Float64Pair &out) {
+  CompileRequest request = run;
+  request.backend = "reference";
+  request.functions = {"forward", "grad"};
+  request.jit = false;
+  if (!compileModel(module, request, out.compiled))
+    return false;
+  for (auto [name, ex] : {std::pair{"forward", &out.forward}, std::pair{"grad", &out.grad}}) {
+    einrt::Expected<einrt::Executor> made =
+        einrt::Executor::create(*out.compiled.program(name), einrt::Precision::F64);
+    if (!made.ok())
+      return fail("cannot run @" + llvm::Twine(name) + ": " + made.status().message()), false;
+    describeMemory(name, *made);
+    *ex = made.take();
+  }
+  return true;
 }
 
 /// The exclusive upper bound for random token ids: the `vocab` dim when the
@@ -218,18 +208,18 @@ double norm(const std::vector<double> &values) {
 /// Params from their initialisers, inputs at random, then whatever --load
 /// provides on top.
 bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
-  std::string error;
-  if (!statusOut(einrt::initParams(ex, o.seed), error))
-    return fail(error), false;
-  if (!statusOut(einrt::fillRandomInputs(ex, o.seed + 1, tokenBound(module, ex.program())), error))
-    return fail(error), false;
+  if (einrt::Status s = einrt::initParams(ex, o.seed); !s.ok())
+    return fail(s), false;
+  if (einrt::Status s = einrt::fillRandomInputs(ex, o.seed + 1, tokenBound(module, ex.program()));
+      !s.ok())
+    return fail(s), false;
   if (o.load.empty())
     return true;
   einrt::SafetensorsMetadata metadata;
   bool checksummed = false;
-  auto tensors = statusOut(einrt::readSafetensors(o.load, metadata, &checksummed), error);
-  if (!tensors)
-    return fail("cannot load " + einrt::quoted(o.load) + ": " + error), false;
+  auto tensors = einrt::readSafetensors(o.load, metadata, &checksummed);
+  if (!tensors.ok())
+    return fail("cannot load " + einrt::quoted(o.load) + ": " + tensors.status().message()), false;
   if (std::string missing = einrt::missingChecksums(o.load, metadata, checksummed);
       !missing.empty())
     return fail("cannot load " + missing), false;
@@ -256,9 +246,9 @@ bool prepareArguments(const Options &o, ModuleOp module, einrt::Executor &ex) {
                    << "\n";
       continue;
     }
-    if (!statusOut(ex.importBuffer(found, t), error))
+    if (einrt::Status s = ex.importBuffer(found, t); !s.ok())
       return fail("cannot load " + einrt::quoted(t.name) + " from " + einrt::quoted(o.load) + ": " +
-                  error),
+                  s.message()),
              false;
     given.insert(int32_t(found));
     ++loaded;
@@ -290,53 +280,53 @@ constexpr int kProfileRuns = 5;
 
 /// Runs `ex` kProfileRuns more times with profiling on and prints the table.
 int profileRuns(einrt::Executor &ex) {
-  std::string error;
   ex.setProfiling(true);
   ex.resetProfile();
   for (int r = 0; r < kProfileRuns; ++r)
-    if (!statusOut(ex.run(), error))
-      return fail(error);
+    if (einrt::Status s = ex.run(); !s.ok())
+      return fail(s);
   llvm::outs() << einrt::formatStepProfile(ex.program(), ex.stepSeconds(), ex.profiledRuns());
   return 0;
 }
 
-int runForward(const Options &o, ModuleOp module, einrt::Precision precision, Backend &backend) {
-  auto ex = makeExecutor(module, "forward", precision, &backend);
+int runForward(const Options &o, ModuleOp module, RunBackend &backend) {
+  auto ex = compileAndOpen(module, "forward", backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
-  std::string error;
   auto start = std::chrono::steady_clock::now();
-  if (!statusOut(ex->run(), error))
-    return fail(error);
+  if (einrt::Status s = ex->run(); !s.ok())
+    return fail(s);
   double loss;
-  if (!statusOut(ex->readScalar(0), loss, error))
-    return fail(error);
+  if (!got(ex->readScalar(0), loss))
+    return 1;
   llvm::outs() << "loss " << llvm::format("%.6f", loss) << "   (forward, " << backend.name()
                << llvm::format(", %.2f s)\n", seconds(start));
   return o.profile ? profileRuns(*ex) : 0;
 }
 
-int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backend &backend) {
-  if (failed(buildGrad(module)))
-    return 1;
-  auto ex = makeExecutor(module, "grad", precision, &backend);
+int runGrad(const Options &o, ModuleOp module, RunBackend &backend) {
+  // --gradcheck compiles the model as elaborated again, for the reference
+  // backend in float64: a copy from before this run's compile changes it.
+  OwningOpRef<ModuleOp> elaborated;
+  if (o.gradcheck)
+    elaborated = cast<ModuleOp>(module->clone());
+  auto ex = compileAndOpen(module, "grad", backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
-  std::string error;
   auto start = std::chrono::steady_clock::now();
-  if (!statusOut(ex->run(), error))
-    return fail(error);
+  if (einrt::Status s = ex->run(); !s.ok())
+    return fail(s);
   double elapsed = seconds(start);
   double loss;
-  if (!statusOut(ex->readScalar(0), loss, error))
-    return fail(error);
+  if (!got(ex->readScalar(0), loss))
+    return 1;
   double total = 0;
   const einrt::Program &p = ex->program();
   std::vector<std::pair<std::string, double>> norms;
   for (size_t r = 1; r < ex->resultCount(); ++r) {
     std::vector<double> values;
-    if (!statusOut(ex->read(size_t(p.results[r])), values, error))
-      return fail(error);
+    if (!got(ex->read(size_t(p.results[r])), values))
+      return 1;
     double n = norm(values);
     total += n * n;
     norms.emplace_back(p.resultNames[r], n);
@@ -362,37 +352,38 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
     std::vector<einrt::TensorData> out;
     for (size_t r = 0; r < ex->resultCount(); ++r) {
       einrt::TensorData t;
-      if (!statusOut(ex->exportBuffer(size_t(p.results[r])), t, error))
-        return fail(error);
+      if (!got(ex->exportBuffer(size_t(p.results[r])), t))
+        return 1;
       t.name = p.resultNames[r];
       out.push_back(std::move(t));
     }
-    if (!statusOut(einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}), error))
-      return fail("cannot write " + einrt::quoted(o.saveGrads) + ": " + error);
+    if (einrt::Status s = einrt::writeSafetensors(o.saveGrads, out, {{"format", "pt"}}); !s.ok())
+      return fail("cannot write " + einrt::quoted(o.saveGrads) + ": " + s.message());
     llvm::outs() << "wrote the loss and " << out.size() - 1 << " gradients to "
                  << einrt::terminalSafe(o.saveGrads) << "\n";
   }
 
   if (o.gradcheck) {
-    auto forward = makeExecutor(module, "forward", einrt::Precision::F64);
-    auto grad = makeExecutor(module, "grad", einrt::Precision::F64);
-    if (!forward || !grad)
+    Float64Pair f64;
+    if (!compileFloat64(*elaborated, backend.request, f64))
       return 1;
+    einrt::Executor &forward = *f64.forward, &grad = *f64.grad;
     // Both take (inputs, params): the same values as the run above.
     for (size_t a = 0; a < ex->argumentCount(); ++a) {
       std::vector<double> values;
-      if (!statusOut(ex->read(size_t(p.arguments[a])), values, error))
-        return fail(error);
-      if (!statusOut(forward->setArgument(a, values.data(), values.size()), error) ||
-          !statusOut(grad->setArgument(a, values.data(), values.size()), error))
-        return fail(error);
+      if (!got(ex->read(size_t(p.arguments[a])), values))
+        return 1;
+      if (einrt::Status s = forward.setArgument(a, values.data(), values.size()); !s.ok())
+        return fail(s);
+      if (einrt::Status s = grad.setArgument(a, values.data(), values.size()); !s.ok())
+        return fail(s);
     }
     einrt::GradCheckOptions options;
     options.samplesPerParam = static_cast<int>(o.samples);
     options.seed = o.seed;
     einrt::GradCheckReport report;
-    if (!statusOut(einrt::gradCheck(*forward, *grad, options), report, error))
-      return fail(error);
+    if (!got(einrt::gradCheck(forward, grad, options), report))
+      return 1;
     const einrt::GradCheckEntry &w = report.worst;
     llvm::outs() << "gradcheck: " << report.checked
                  << " entries against central differences (float64, h = "
@@ -428,14 +419,11 @@ int runGrad(const Options &o, ModuleOp module, einrt::Precision precision, Backe
   return 0;
 }
 
-int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Backend &backend) {
-  if (failed(buildTrainStep(module, *backend.settings)))
-    return 1;
-  auto ex = makeExecutor(module, "train_step", precision, &backend);
+int runSteps(const Options &o, ModuleOp module, RunBackend &backend) {
+  auto ex = compileAndOpen(module, "train_step", backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
   const einrt::Program &p = ex->program();
-  std::string error;
   // Results 2.. feed the arguments of the same name (params, optimizer state).
   std::vector<std::pair<size_t, size_t>> feedback;
   int64_t stepArg = -1, lrArg = -1;
@@ -464,7 +452,7 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
       skippedResult = int64_t(r);
   }
   double skippedBefore = 0;
-  double lr = backend.settings->lr;
+  double lr = backend.compiled.settings.lr;
   llvm::outs() << "training " << o.steps << " step" << (o.steps == 1 ? "" : "s")
                << " on one batch (" << backend.name() << ", lr " << einrt::formatShortest(lr)
                << ")\n";
@@ -472,25 +460,25 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
   double t = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
     t += 1;
-    if (!statusOut(ex->setArgument(stepArg, &t, 1), error) ||
-        !statusOut(ex->setArgument(lrArg, &lr, 1), error))
-      return fail(error);
+    if (einrt::Status s = ex->setArgument(stepArg, &t, 1); !s.ok())
+      return fail(s);
+    if (einrt::Status s = ex->setArgument(lrArg, &lr, 1); !s.ok())
+      return fail(s);
     // --profile: every step after the first, which warms caches and pages.
     ex->setProfiling(o.profile && (step > 1 || o.steps == 1));
-    if (!statusOut(ex->run(), error))
-      return fail(error);
+    if (einrt::Status s = ex->run(); !s.ok())
+      return fail(s);
     double loss, gradNorm;
-    if (!statusOut(ex->readScalar(0), loss, error) ||
-        !statusOut(ex->readScalar(1), gradNorm, error))
-      return fail(error);
+    if (!got(ex->readScalar(0), loss) || !got(ex->readScalar(1), gradNorm))
+      return 1;
     llvm::outs() << "step " << step << "  loss " << llvm::format("%.6f", loss) << "  grad_norm "
                  << llvm::format("%.6g", gradNorm);
     bool skipped = false;
     if (skippedResult >= 0) {
       double skippedNow, scale;
-      if (!statusOut(ex->readScalar(size_t(skippedResult)), skippedNow, error) ||
-          !statusOut(ex->readScalar(size_t(scaleResult)), scale, error))
-        return fail(error);
+      if (!got(ex->readScalar(size_t(skippedResult)), skippedNow) ||
+          !got(ex->readScalar(size_t(scaleResult)), scale))
+        return 1;
       skipped = skippedNow > skippedBefore;
       skippedBefore = skippedNow;
       llvm::outs() << "  loss_scale " << einrt::formatShortest(scale)
@@ -502,8 +490,9 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     if (!std::isfinite(loss) || (!skipped && !std::isfinite(gradNorm)))
       return fail("step " + llvm::Twine(step) + ": the loss or gradient norm is not finite");
     for (auto [r, a] : feedback) {
-      if (!statusOut(ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r])), error))
-        return fail(error);
+      if (einrt::Status s = ex->copyFrom(size_t(p.arguments[a]), *ex, size_t(p.results[r]));
+          !s.ok())
+        return fail(s);
     }
   }
   llvm::outs() << llvm::format("%.2f s\n", seconds(start));
@@ -513,15 +502,15 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
     std::vector<einrt::TensorData> out;
     for (auto [r, a] : feedback) {
       einrt::TensorData t;
-      if (!statusOut(ex->exportBuffer(size_t(p.arguments[a])), t, error))
-        return fail(error);
+      if (!got(ex->exportBuffer(size_t(p.arguments[a])), t))
+        return 1;
       t.name = p.buffers[p.arguments[a]].name;
       out.push_back(std::move(t));
     }
-    if (!statusOut(einrt::writeSafetensors(o.saveParams, out,
-                                           {{"format", "pt"}, {"step", std::to_string(o.steps)}}),
-                   error))
-      return fail("cannot write " + einrt::quoted(o.saveParams) + ": " + error);
+    if (einrt::Status s = einrt::writeSafetensors(
+            o.saveParams, out, {{"format", "pt"}, {"step", std::to_string(o.steps)}});
+        !s.ok())
+      return fail("cannot write " + einrt::quoted(o.saveParams) + ": " + s.message());
     llvm::outs() << "wrote " << out.size() << " tensors to " << einrt::terminalSafe(o.saveParams)
                  << "\n";
   }
@@ -530,30 +519,22 @@ int runSteps(const Options &o, ModuleOp module, einrt::Precision precision, Back
 
 } // namespace
 
-int runModel(const Options &o, const einrt::TrainSettings &settings, ModuleOp module) {
-  auto precision = o.f64 ? einrt::Precision::F64 : einrt::Precision::F32;
-  Backend backend;
+int runModel(const Options &o, const Frontend &fe, ModuleOp module) {
+  RunBackend backend;
   backend.kind = einrt::findBackend(o.backend);
-  backend.lowering = ::ein::codegen::findProgramLowering(backend.kind->programLowering());
-  if (!backend.lowering)
-    return fail("this einc cannot lower Programs for the " + o.backend + " backend");
-  backend.settings = &settings;
-  if (backend.lowering->kernels && !(backend.kernels = ::ein::codegen::KernelCompiler::create()))
-    return fail("cannot start the CPU backend's kernel compiler");
-  einrt::BackendOpen open = runner::deviceOptions({}, settings);
+  CompileRequest what;
+  what.backend = o.backend;
+  backend.request = compileRequest(o, fe.settings, fe.file->text().str(), &fe, what);
+  einrt::BackendOpen open = runner::deviceOptions({}, fe.settings);
   open.threads = o.threads;
   open.f64 = o.f64;
   if (!(backend.device = openBackendDevice(*backend.kind, open)))
     return 1;
-  // Every mode runs the precision policy's forward (the step's pipeline
-  // finds it applied).
-  if (failed(applyPrecision(module, settings)))
-    return 1;
   if (o.mode == "forward")
-    return runForward(o, module, precision, backend);
+    return runForward(o, module, backend);
   if (o.mode == "step")
-    return runSteps(o, module, precision, backend);
-  return runGrad(o, module, precision, backend);
+    return runSteps(o, module, backend);
+  return runGrad(o, module, backend);
 }
 
 } // namespace einc

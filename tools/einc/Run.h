@@ -1,8 +1,10 @@
-//===- Run.h - `einc run`: the reference backend on one batch ---*- C++ -*-===//
+//===- Run.h - `einc run`: one batch on a backend ---*- C++ -*-===//
 #ifndef EINC_TOOLS_EINC_RUN_H
 #define EINC_TOOLS_EINC_RUN_H
 
 #include "Options.h"
+
+#include "tools/driver/Frontend.h"
 
 #include "runtime/base/TrainSettings.h"
 
@@ -11,7 +13,7 @@
 namespace einc {
 
 /// Runs the model as `o` says; returns the process exit status.
-int runModel(const Options &o, const einrt::TrainSettings &settings, mlir::ModuleOp module);
+int runModel(const Options &o, const Frontend &fe, mlir::ModuleOp module);
 
 } // namespace einc
 

@@ -108,7 +108,7 @@ int run(const Options &o) {
   if (o.command == "check")
     return 0;
   if (o.command == "run")
-    return runModel(o, fe.settings, *module);
+    return runModel(o, fe, *module);
   if (o.command == "train")
     return trainModel(o, fe, *module);
   if (o.command == "sample")

@@ -20,7 +20,6 @@
 #include "CheckCompare.h"
 #include "DeviceCheckReport.h"
 #include "Runner.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/StrictJson.h"
 #include "runtime/core/Init.h"
@@ -171,76 +170,89 @@ einrt::Program stepProgram(const einrt::Program &p, const einrt::Step &s, int co
 /// Params from their initialisers, random inputs (ids below the vocab),
 /// `step` 1 and `lr` 1e-3, any other scalar 1: what a first training step
 /// sees.
-bool fillArguments(einrt::Executor &ex, const einrt::ModelBundle &bundle, uint64_t seed,
-                   std::string &error) {
+einrt::Status fillArguments(einrt::Executor &ex, const einrt::ModelBundle &bundle, uint64_t seed) {
   int32_t vocab = int32_t(std::max<int64_t>(bundle.vocab(), 1));
-  if (!statusOut(einrt::initParams(ex, seed), error) ||
-      !statusOut(einrt::fillRandomInputs(ex, seed + 1, vocab), error))
-    return false;
+  EINRT_TRY(einrt::initParams(ex, seed));
+  EINRT_TRY(einrt::fillRandomInputs(ex, seed + 1, vocab));
   const einrt::Program &p = ex.program();
   for (int32_t a : p.arguments) {
     const einrt::Buffer &b = p.buffers[size_t(a)];
     if (b.role != einrt::BufferRole::Scalar)
       continue;
     std::vector<double> v(size_t(b.elementCount()), b.name == "lr" ? 1e-3 : 1.0);
-    if (!statusOut(ex.write(size_t(a), v.data(), v.size()), error))
-      return false;
+    EINRT_TRY(ex.write(size_t(a), v.data(), v.size()));
   }
-  return true;
+  return einrt::Status();
 }
 
 /// What `values` (a whole run's executor) holds in the source buffers of
 /// `program`'s arguments, in argument order: copied out once per step.
-bool argumentValues(const einrt::Program &program, const std::vector<int32_t> &source,
-                    const einrt::Executor &values, std::vector<einrt::TensorData> &out,
-                    std::string &error) {
-  out.assign(program.arguments.size(), {});
-  for (size_t i = 0; i < program.arguments.size(); ++i)
-    if (!statusOut(values.exportBuffer(size_t(source[size_t(program.arguments[i])])), out[i],
-                   error))
-      return false;
-  return true;
+einrt::Expected<std::vector<einrt::TensorData>> argumentValues(const einrt::Program &program,
+                                                               const std::vector<int32_t> &source,
+                                                               const einrt::Executor &values) {
+  std::vector<einrt::TensorData> out;
+  for (int32_t a : program.arguments) {
+    auto value = values.exportBuffer(size_t(source[size_t(a)]));
+    if (!value.ok())
+      return value.takeStatus();
+    out.push_back(value.take());
+  }
+  return out;
 }
 
 /// An executor of `program` on `device` with `args` in its arguments (their
 /// absolute values with `absolute`).
-std::optional<einrt::Executor> loadStep(const einrt::Program &program,
-                                        const std::vector<einrt::TensorData> &args,
-                                        const std::shared_ptr<einrt::Device> &device, bool absolute,
-                                        std::string &error) {
-  auto ex = statusOut(einrt::Executor::create(program, device), error);
-  if (!ex)
-    return std::nullopt;
+einrt::Expected<einrt::Executor> loadStep(const einrt::Program &program,
+                                          const std::vector<einrt::TensorData> &args,
+                                          const std::shared_ptr<einrt::Device> &device,
+                                          bool absolute) {
+  auto ex = einrt::Executor::create(program, device);
+  if (!ex.ok())
+    return ex;
   for (size_t i = 0; i < program.arguments.size(); ++i)
-    if (!statusOut(ex->importBuffer(size_t(program.arguments[i]),
-                                    absolute ? runner::absolute(args[i]) : args[i]),
-                   error))
-      return std::nullopt;
+    EINRT_TRY(ex->importBuffer(size_t(program.arguments[i]),
+                               absolute ? runner::absolute(args[i]) : args[i]));
   return ex;
 }
 
-bool results(const einrt::Executor &ex, std::vector<einrt::TensorData> &out, std::string &error) {
-  out.clear();
+/// Every result of `ex` (run).
+einrt::Expected<std::vector<einrt::TensorData>> results(const einrt::Executor &ex) {
+  std::vector<einrt::TensorData> out;
   for (int32_t r : ex.program().results) {
-    out.emplace_back();
-    if (!statusOut(ex.exportBuffer(size_t(r)), out.back(), error))
-      return false;
+    auto value = ex.exportBuffer(size_t(r));
+    if (!value.ok())
+      return value.takeStatus();
+    out.push_back(value.take());
   }
-  return true;
+  return out;
+}
+
+/// A fresh executor of `program` on `device` with `args`, run once, and its
+/// results.
+einrt::Expected<std::vector<einrt::TensorData>>
+runStep(const einrt::Program &program, const std::vector<einrt::TensorData> &args,
+        const std::shared_ptr<einrt::Device> &device, bool absolute,
+        std::optional<einrt::Executor> *keep = nullptr) {
+  auto ex = loadStep(program, args, device, absolute);
+  if (!ex.ok())
+    return ex.takeStatus();
+  EINRT_TRY(ex->run());
+  auto out = results(*ex);
+  if (keep && out.ok())
+    *keep = ex.take();
+  return out;
 }
 
 /// Seconds of one run of `ex` (already run once), as the median of
 /// `repeat` runs.
-bool timeRuns(einrt::Executor &ex, int repeat, double &seconds, std::string &error) {
+einrt::Expected<double> timeRuns(einrt::Executor &ex, int repeat) {
   std::vector<double> samples;
   for (int i = 0; i < repeat; ++i) {
     Clock::time_point start = Clock::now();
-    if (!statusOut(ex.run(), error))
-      return false;
+    EINRT_TRY(ex.run());
     samples.push_back(since(start));
   }
-  seconds = median(samples);
-  return true;
+  return median(samples);
 }
 
 class Checker {
@@ -301,12 +313,13 @@ CheckResult Checker::run(const std::vector<const einrt::BundledProgram *> &progr
 
 void Checker::checkFunction(const einrt::Program &p, CheckResult &out) {
   FunctionResult &f = out.functions.back();
-  std::string error;
   // The whole run on the reference device, every buffer kept.
-  auto values = statusOut(einrt::Executor::create(p, reference.device, /*useArena=*/false), error);
-  if (!values || !fillArguments(*values, bundle, o.seed, error) ||
-      !statusOut(values->run(), error)) {
-    f.error = "the reference run failed: " + error;
+  auto values = einrt::Executor::create(p, reference.device, /*useArena=*/false);
+  einrt::Status ran = values.ok() ? fillArguments(*values, bundle, o.seed) : values.status();
+  if (ran.ok())
+    ran = values->run();
+  if (!ran.ok()) {
+    f.error = "the reference run failed: " + ran.message();
     progress("@" + p.name + ": " + f.error);
     return;
   }
@@ -369,41 +382,42 @@ void Checker::checkStep(const einrt::Program &p, size_t index, const einrt::Exec
   r.result += "]";
   r.rule = ruleFor(s, p, info, exact);
 
-  std::string error;
   std::vector<int32_t> source;
   einrt::Program one = stepProgram(p, s, 1, source);
-  std::vector<einrt::TensorData> args, want, got, magnitude;
-  if (!argumentValues(one, source, values, args, error)) {
-    r.error = "the reference run's values: " + error;
+  auto arguments = argumentValues(one, source, values);
+  if (!arguments.ok()) {
+    r.error = "the reference run's values: " + arguments.status().message();
     return;
   }
-  auto ref = loadStep(one, args, reference.device, false, error);
-  if (!ref || !statusOut(ref->run(), error) || !results(*ref, want, error)) {
-    r.error = "on the reference device: " + error;
+  const std::vector<einrt::TensorData> &args = *arguments;
+  auto wanted = runStep(one, args, reference.device, false);
+  if (!wanted.ok()) {
+    r.error = "on the reference device: " + wanted.status().message();
     return;
   }
-  ref.reset();
-  auto test = loadStep(one, args, tested.device, false, error);
-  if (!test || !statusOut(test->run(), error) || !results(*test, got, error)) {
-    r.error = "on " + tested.device->name() + ": " + error;
+  std::optional<einrt::Executor> test;
+  auto tried = runStep(one, args, tested.device, false, &test);
+  if (!tried.ok()) {
+    r.error = "on " + tested.device->name() + ": " + tried.status().message();
     return;
   }
+  std::vector<einrt::TensorData> &want = *wanted, &got = *tried, magnitude;
   if (perturb == int64_t(index) + 1 && !got.empty() && !got[0].bytes.empty())
     got[0].bytes[got[0].bytes.size() - 1] ^= 0x01; // the check of the check: one element off
   if (r.rule.kind == BoundKind::Gemm) {            // |A|·|B| (+ |C|) on the reference device
-    auto abs = loadStep(one, args, reference.device, true, error);
-    if (!abs || !statusOut(abs->run(), error) || !results(*abs, magnitude, error)) {
-      r.error = "the |A|·|B| product: " + error;
+    auto abs = runStep(one, args, reference.device, true);
+    if (!abs.ok()) {
+      r.error = "the |A|·|B| product: " + abs.status().message();
       return;
     }
+    magnitude = abs.take();
   }
   r.compared = true;
   for (size_t t = 0; t < want.size() && t < got.size(); ++t) {
     std::vector<double> scale;
     if (r.rule.kind == BoundKind::RowSum) {
-      einrt::TensorData in;
-      if (statusOut(values.exportBuffer(size_t(s.inputs[0])), in, error))
-        scale = rowMagnitudes(in, want[t]);
+      if (auto in = values.exportBuffer(size_t(s.inputs[0])); in.ok())
+        scale = rowMagnitudes(*in, want[t]);
     } else if (r.rule.kind == BoundKind::Gemm && !magnitude.empty()) {
       // An epilogue's results (m x n like C) scale with C's |A|·|B|.
       scale = magnitude[0].toDoubles();
@@ -425,50 +439,58 @@ void Checker::timeStep(const einrt::Program &p, const einrt::Step &s,
                        std::optional<einrt::Executor> &ex, StepResult &r) {
   if (o.checkRepeat <= 0)
     return;
-  std::string error;
+  auto failed = [&](const einrt::Status &s) {
+    r.error = "timing on " + tested.device->name() + ": " + s.message();
+  };
   // The compared executor (run once) again: a second run (the cuda device
   // records it as a graph), then a third timed to size the repetition.
-  double single = 0;
-  if (!statusOut(ex->run(), error) || !timeRuns(*ex, 1, single, error)) {
-    r.error = "timing on " + tested.device->name() + ": " + error;
-    return;
-  }
+  if (einrt::Status s = ex->run(); !s.ok())
+    return failed(s);
+  einrt::Expected<double> single = timeRuns(*ex, 1);
+  if (!single.ok())
+    return failed(single.status());
   int copies =
-      int(std::clamp(std::ceil(kTargetSeconds / std::max(single, 1e-7)), 1.0, double(kMaxCopies)));
+      int(std::clamp(std::ceil(kTargetSeconds / std::max(*single, 1e-7)), 1.0, double(kMaxCopies)));
   if (copies > 1) {
     ex.reset();
     std::vector<int32_t> source;
     einrt::Program many = stepProgram(p, s, copies, source);
-    ex = loadStep(many, args, tested.device, false, error);
-    if (!ex || !statusOut(ex->run(), error) || !statusOut(ex->run(), error)) {
-      r.error = "timing on " + tested.device->name() + ": " + error;
-      return;
-    }
+    auto loaded = loadStep(many, args, tested.device, false);
+    if (!loaded.ok())
+      return failed(loaded.status());
+    ex = loaded.take();
+    for (int warm = 0; warm < 2; ++warm)
+      if (einrt::Status s = ex->run(); !s.ok())
+        return failed(s);
   }
-  double seconds = 0;
-  if (!timeRuns(*ex, int(o.checkRepeat), seconds, error)) {
-    r.error = "timing on " + tested.device->name() + ": " + error;
-    return;
-  }
+  einrt::Expected<double> seconds = timeRuns(*ex, int(o.checkRepeat));
+  if (!seconds.ok())
+    return failed(seconds.status());
   r.copies = copies;
-  r.seconds = seconds / copies;
+  r.seconds = *seconds / copies;
 }
 
 void Checker::profileFunction(const einrt::Program &p, FunctionResult &f) {
-  std::string error;
-  auto ex = statusOut(einrt::Executor::create(p, tested.device), error);
-  if (!ex || !fillArguments(*ex, bundle, o.seed, error) || !statusOut(ex->run(), error) ||
-      !statusOut(ex->run(), error) || !timeRuns(*ex, int(o.checkRepeat), f.runSeconds, error)) {
-    f.error += (f.error.empty() ? "" : "; ") + std::string("the whole run: ") + error;
-    return;
-  }
+  auto failed = [&](const char *what, const einrt::Status &s) {
+    f.error += (f.error.empty() ? "" : "; ") + std::string(what) + s.message();
+  };
+  auto ex = einrt::Executor::create(p, tested.device);
+  if (!ex.ok())
+    return failed("the whole run: ", ex.status());
+  einrt::Status ran = fillArguments(*ex, bundle, o.seed);
+  for (int warm = 0; warm < 2 && ran.ok(); ++warm)
+    ran = ex->run();
+  if (!ran.ok())
+    return failed("the whole run: ", ran);
+  einrt::Expected<double> runSeconds = timeRuns(*ex, int(o.checkRepeat));
+  if (!runSeconds.ok())
+    return failed("the whole run: ", runSeconds.status());
+  f.runSeconds = *runSeconds;
   ex->setProfiling(true);
   ex->resetProfile();
   for (int i = 0; i < o.checkRepeat; ++i)
-    if (!statusOut(ex->run(), error)) {
-      f.error += (f.error.empty() ? "" : "; ") + std::string("the profiled run: ") + error;
-      return;
-    }
+    if (einrt::Status s = ex->run(); !s.ok())
+      return failed("the profiled run: ", s);
   const std::vector<double> &seconds = ex->stepSeconds();
   for (size_t i = 0; i < p.steps.size() && i < seconds.size(); ++i) {
     double t = seconds[i] / double(std::max<int64_t>(ex->profiledRuns(), 1));
@@ -524,8 +546,9 @@ int check(const RunContext &context, const RunOptions &o, const einrt::ModelBund
     result.copy =
         measureCopy(*tested.device, o.copyMiB << 20, int(std::max<int64_t>(o.checkRepeat, 1)));
   writeMarkdown(std::cout, summary, result);
-  if (!o.checkJson.empty() && !writeJson(o.checkJson, summary, result, error))
-    return fail(error);
+  if (!o.checkJson.empty())
+    if (einrt::Status written = writeJson(o.checkJson, summary, result); !written.ok())
+      return fail(written.message());
   return result.passed() ? 0 : 1;
 }
 

@@ -1,6 +1,5 @@
 //===- DeviceCheckReport.cpp - What `check` found, as Markdown and JSON ---===//
 #include "DeviceCheckReport.h"
-#include "runtime/base/StatusOut.h"
 
 #include "Runner.h"
 
@@ -85,17 +84,25 @@ CopyResult measureCopy(einrt::Device &device, int64_t bytes, int repeat) {
   CopyResult r;
   r.bytes = bytes;
   einrt::DeviceMemory from, to;
-  std::string error;
+  einrt::Status status;
   auto copied = [&] {
-    einrt::Status st = device.copy(to.data, from.data, bytes);
-    if (st.ok())
-      st = device.synchronize();
-    return einrt::statusOut(st, error);
+    status = device.copy(to.data, from.data, bytes);
+    if (status.ok())
+      status = device.synchronize();
+    return status.ok();
   };
-  if (einrt::statusOut(device.allocate(bytes, "the copy check's source"), from, error) &&
-      einrt::statusOut(device.allocate(bytes, "the copy check's target"), to, error) && copied()) {
+  auto allocate = [&](einrt::DeviceMemory &m, const char *what) {
+    einrt::Expected<einrt::DeviceMemory> got = device.allocate(bytes, what);
+    if (got.ok())
+      m = got.take();
+    else
+      status = got.takeStatus();
+    return status.ok();
+  };
+  if (allocate(from, "the copy check's source") && allocate(to, "the copy check's target") &&
+      copied()) {
     std::vector<double> samples;
-    for (int i = 0; i < repeat && r.error.empty(); ++i) {
+    for (int i = 0; i < repeat; ++i) {
       auto start = std::chrono::steady_clock::now();
       if (!copied())
         break;
@@ -106,7 +113,7 @@ CopyResult measureCopy(einrt::Device &device, int64_t bytes, int repeat) {
     if (!samples.empty())
       r.seconds = samples[samples.size() / 2];
   }
-  r.error = error;
+  r.error = status.message();
   if (from.data)
     device.release(from);
   if (to.data)
@@ -206,8 +213,8 @@ void writeMarkdown(std::ostream &out, const CheckSummary &summary, const CheckRe
   out.flush();
 }
 
-bool writeJson(const std::string &path, const CheckSummary &summary, const CheckResult &result,
-               std::string &error) {
+einrt::Status writeJson(const std::string &path, const CheckSummary &summary,
+                        const CheckResult &result) {
   einrt::BasicFieldsWriter<nlohmann::json> writer(einrt::JsonForm::DocumentWithDoubles);
   nlohmann::json j = writer.write(einrt::group([&](auto &&v) {
     v("tool", summary.tool);
@@ -222,8 +229,7 @@ bool writeJson(const std::string &path, const CheckSummary &summary, const Check
     v("copy", einrt::orNull(result.copy));
   }));
   std::string text = einrt::dumpJson(j, 1) + "\n";
-  return einrt::statusOut(
-      einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end())), error);
+  return einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 } // namespace einc::runner

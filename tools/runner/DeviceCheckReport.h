@@ -162,8 +162,8 @@ struct CheckSummary {
 CopyResult measureCopy(einrt::Device &device, int64_t bytes, int repeat);
 
 void writeMarkdown(std::ostream &out, const CheckSummary &summary, const CheckResult &result);
-bool writeJson(const std::string &path, const CheckSummary &summary, const CheckResult &result,
-               std::string &error);
+einrt::Status writeJson(const std::string &path, const CheckSummary &summary,
+                        const CheckResult &result);
 
 } // namespace einc::runner
 

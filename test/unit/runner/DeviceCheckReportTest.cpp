@@ -20,8 +20,8 @@ using namespace einc::runner;
 
 nlohmann::json written(const CheckSummary &summary, const CheckResult &result) {
   std::string path = testing::TempDir() + "device-check-report.json";
-  std::string error;
-  EXPECT_TRUE(writeJson(path, summary, result, error)) << error;
+  einrt::Status status = writeJson(path, summary, result);
+  EXPECT_TRUE(status.ok()) << status.message();
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
