@@ -54,14 +54,16 @@ namespace {
 std::string bodyName(const std::string &symbol) { return symbol + "_body"; }
 
 /// Generates the kernels as MLIR and lowers them to the LLVM dialect.
+/// Null after setting `failure` (Internal).
 OwningOpRef<ModuleOp> lowerToLLVMDialect(MLIRContext &context, const KernelObjectRequest &r,
                                          const std::vector<std::string> &symbols,
-                                         const std::string &diagnostics, std::string &error) {
+                                         const std::string &diagnostics, einrt::Status &failure) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
   for (size_t k = 0; k < r.specs.size(); ++k)
     generateKernel(*r.specs[k], bodyName(symbols[k]), *module);
   if (failed(verify(*module))) {
-    error = "internal error: a generated CPU kernel does not verify" + diagnostics;
+    failure = einrt::Status::internal("internal error: a generated CPU kernel does not verify" +
+                                      diagnostics);
     return nullptr;
   }
   if (std::getenv("EINC_DUMP_KERNEL_MLIR"))
@@ -73,7 +75,8 @@ OwningOpRef<ModuleOp> lowerToLLVMDialect(MLIRContext &context, const KernelObjec
   RewritePatternSet approximations(&context);
   populateMathPolynomialApproximationPatterns(approximations);
   if (failed(applyPatternsAndFoldGreedily(*module, std::move(approximations)))) {
-    error = "internal error: expanding math functions in a CPU kernel failed" + diagnostics;
+    failure = einrt::Status::internal(
+        "internal error: expanding math functions in a CPU kernel failed" + diagnostics);
     return nullptr;
   }
 
@@ -91,7 +94,8 @@ OwningOpRef<ModuleOp> lowerToLLVMDialect(MLIRContext &context, const KernelObjec
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*module))) {
-    error = "internal error: lowering the CPU kernels to LLVM failed" + diagnostics;
+    failure = einrt::Status::internal("internal error: lowering the CPU kernels to LLVM failed" +
+                                      diagnostics);
     return nullptr;
   }
   return module;
@@ -142,8 +146,8 @@ void addKernelTable(llvm::Module &m, const KernelObjectRequest &r,
 
 } // namespace
 
-bool compileKernelObject(const KernelObjectRequest &r, llvm::SmallVectorImpl<char> &object,
-                         std::string &error) {
+einrt::Status compileKernelObject(const KernelObjectRequest &r,
+                                  llvm::SmallVectorImpl<char> &object) {
   std::vector<std::string> symbols;
   for (size_t k = 0; k < r.specs.size(); ++k)
     symbols.push_back(einrt::kernelSymbol(r.prefix, r.target->name, r.indices[k]));
@@ -160,21 +164,23 @@ bool compileKernelObject(const KernelObjectRequest &r, llvm::SmallVectorImpl<cha
     diagnostics += "\n  " + d.str();
     return success();
   });
-  OwningOpRef<ModuleOp> module = lowerToLLVMDialect(context, r, symbols, diagnostics, error);
+  einrt::Status lowered;
+  OwningOpRef<ModuleOp> module = lowerToLLVMDialect(context, r, symbols, diagnostics, lowered);
   if (!module)
-    return false;
+    return lowered;
 
   // The optimiser gets the target's TargetMachine: without it the loop
   // vectoriser has no cost model for the vector units and does nothing
   // useful. The functions carry the target's CPU and tuning.
-  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(*r.target, error);
-  if (!tm)
-    return false;
+  einrt::Expected<std::unique_ptr<llvm::TargetMachine>> machine = createTargetMachine(*r.target);
+  if (!machine.ok())
+    return machine.takeStatus();
+  std::unique_ptr<llvm::TargetMachine> tm = machine.take();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> m = translateModuleToLLVMIR(*module, llvmContext, "einc_kernels");
   if (!m) {
-    error = "internal error: translating the CPU kernels to LLVM IR failed" + diagnostics;
-    return false;
+    return einrt::Status::internal("internal error: translating the CPU kernels to LLVM IR failed" +
+                                   diagnostics);
   }
   m->setDataLayout(tm->createDataLayout());
   m->setTargetTriple(tm->getTargetTriple().str());
@@ -192,8 +198,8 @@ bool compileKernelObject(const KernelObjectRequest &r, llvm::SmallVectorImpl<cha
   }
 
   if (llvm::Error err = makeOptimizingTransformer(3, 0, tm.get())(m.get())) {
-    error = "internal error: optimising the CPU kernels failed: " + llvm::toString(std::move(err));
-    return false;
+    return einrt::Status::internal("internal error: optimising the CPU kernels failed: " +
+                                   llvm::toString(std::move(err)));
   }
   if (r.optimizedIR) {
     r.optimizedIR->clear();
@@ -204,11 +210,11 @@ bool compileKernelObject(const KernelObjectRequest &r, llvm::SmallVectorImpl<cha
   llvm::raw_svector_ostream os(object);
   llvm::legacy::PassManager codegen;
   if (tm->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
-    error = std::string("LLVM cannot emit object code for ") + r.target->name;
-    return false;
+    return einrt::Status::internal(std::string("LLVM cannot emit object code for ") +
+                                   r.target->name);
   }
   codegen.run(*m);
-  return true;
+  return einrt::Status();
 }
 
 } // namespace ein::codegen

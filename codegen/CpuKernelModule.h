@@ -13,6 +13,7 @@
 #define EINC_CODEGEN_CPUKERNELMODULE_H
 
 #include "codegen/CpuTargets.h"
+#include "runtime/base/Status.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -34,11 +35,11 @@ struct KernelObjectRequest {
   std::string *optimizedIR = nullptr; // when set: receives the optimised module
 };
 
-/// Compiles the request into a relocatable ELF object in `object`; false with
-/// `error` (an internal error: generated kernels should always compile). Runs
-/// in LLVM and MLIR contexts of its own, so calls may run on several threads.
-bool compileKernelObject(const KernelObjectRequest &request, llvm::SmallVectorImpl<char> &object,
-                         std::string &error);
+/// Compiles the request into a relocatable ELF object in `object`; else
+/// Internal (generated kernels should always compile). Runs in LLVM and MLIR
+/// contexts of its own, so calls may run on several threads.
+einrt::Status compileKernelObject(const KernelObjectRequest &request,
+                                  llvm::SmallVectorImpl<char> &object);
 
 } // namespace ein::codegen
 

@@ -75,37 +75,35 @@ struct Chunk {
   std::string prefix;           // of its symbols, unique in the process
   std::string *optimizedIR = nullptr;
   // Results:
-  std::string error;
+  einrt::Status status;
   llvm::SmallVector<char, 0> object;
 };
 
 /// Loads a compiled chunk into the process's JIT and reads its table.
-bool loadChunk(ProcessCache &pc, const CpuTarget &target, Chunk &chunk,
-               std::vector<einrt::KernelFn> &fns, std::string &error) {
+einrt::Expected<std::vector<einrt::KernelFn>> loadChunk(ProcessCache &pc, const CpuTarget &target,
+                                                        Chunk &chunk) {
   if (!pc.jit) {
     auto jit = llvm::orc::LLJITBuilder().create();
-    if (!jit) {
-      error = "cannot start the JIT for the CPU kernels: " + llvm::toString(jit.takeError());
-      return false;
-    }
+    if (!jit)
+      return einrt::Status::internal("cannot start the JIT for the CPU kernels: " +
+                                     llvm::toString(jit.takeError()));
     pc.jit = std::move(*jit);
   }
   auto buffer =
       std::make_unique<llvm::SmallVectorMemoryBuffer>(std::move(chunk.object), chunk.prefix, false);
-  if (llvm::Error err = pc.jit->addObjectFile(std::move(buffer))) {
-    error = "JIT loading of the CPU kernels failed: " + llvm::toString(std::move(err));
-    return false;
-  }
+  if (llvm::Error err = pc.jit->addObjectFile(std::move(buffer)))
+    return einrt::Status::internal("JIT loading of the CPU kernels failed: " +
+                                   llvm::toString(std::move(err)));
   const std::string table = einrt::kernelTableSymbol(chunk.prefix, target.name);
   auto address = pc.jit->lookup(table);
-  if (!address) {
-    error = "JIT lookup of " + table + " failed: " + llvm::toString(address.takeError());
-    return false;
-  }
+  if (!address)
+    return einrt::Status::internal("JIT lookup of " + table +
+                                   " failed: " + llvm::toString(address.takeError()));
   const auto *entries = address->toPtr<const einrt_kernel_entry *>();
+  std::vector<einrt::KernelFn> fns;
   for (size_t k = 0; k < chunk.specs.size(); ++k)
     fns.push_back(entries[k].fn);
-  return true;
+  return fns;
 }
 
 } // namespace
@@ -154,16 +152,17 @@ int64_t KernelCompiler::add(KernelSpec spec) {
 void KernelCompiler::setTarget(const std::string &target) { impl_->target = target; }
 const std::string &KernelCompiler::jitTarget() const { return impl_->jitTarget; }
 
-/// The target compile() uses; null with `error`.
-static const CpuTarget *chooseJitTarget(const std::string &requested, std::string &error) {
+/// The target compile() uses.
+static einrt::Expected<const CpuTarget *> chooseJitTarget(const std::string &requested) {
   if (requested.empty())
-    return jitCpuTarget(error);
+    return jitCpuTarget();
   const CpuTarget *t = findCpuTarget(requested);
   if (!t)
-    error = "unknown CPU target '" + requested + "' (einc knows " + cpuTargetNames() + ")";
-  else if (!hostRuns(*t))
-    error = "this CPU cannot run " + requested + " code";
-  return t && hostRuns(*t) ? t : nullptr;
+    return einrt::Status::invalid("unknown CPU target '" + requested + "' (einc knows " +
+                                  cpuTargetNames() + ")");
+  if (!hostRuns(*t))
+    return einrt::Status::invalid("this CPU cannot run " + requested + " code");
+  return t;
 }
 
 LogicalResult KernelCompiler::compile() {
@@ -173,12 +172,12 @@ LogicalResult KernelCompiler::compile() {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
-  std::string targetError;
-  const CpuTarget *target = chooseJitTarget(impl_->target, targetError);
-  if (!target) {
-    llvm::errs() << targetError << "\n";
+  einrt::Expected<const CpuTarget *> chosen = chooseJitTarget(impl_->target);
+  if (!chosen.ok()) {
+    llvm::errs() << chosen.status().message() << "\n";
     return finish(failure());
   }
+  const CpuTarget *target = *chosen;
   // Kernels compiled for another target (an earlier call) are not these.
   if (impl_->jitTarget != target->name)
     for (einrt::KernelEntry &e : impl_->table)
@@ -228,7 +227,7 @@ LogicalResult KernelCompiler::compile() {
     request.prefix = c.prefix;
     request.indices = c.indices;
     request.optimizedIR = c.optimizedIR;
-    compileKernelObject(request, c.object, c.error);
+    c.status = compileKernelObject(request, c.object);
   };
   std::vector<std::thread> pool;
   for (size_t c = 1; c < chunks; ++c)
@@ -239,14 +238,15 @@ LogicalResult KernelCompiler::compile() {
 
   bool ok = true;
   for (Chunk &c : work) {
-    std::vector<einrt::KernelFn> fns;
-    if (c.error.empty())
-      loadChunk(pc, *target, c, fns, c.error);
-    if (!c.error.empty()) {
-      llvm::errs() << c.error << "\n";
+    einrt::Expected<std::vector<einrt::KernelFn>> loaded =
+        c.status.ok() ? loadChunk(pc, *target, c)
+                      : einrt::Expected<std::vector<einrt::KernelFn>>(c.status);
+    if (!loaded.ok()) {
+      llvm::errs() << loaded.status().message() << "\n";
       ok = false;
       continue;
     }
+    const std::vector<einrt::KernelFn> &fns = *loaded;
     for (size_t k = 0; k < c.indices.size(); ++k) {
       const KernelSpec &spec = impl_->specs[c.indices[k]];
       pc.kernels[cacheKey(*target, spec)] = fns[k];
@@ -257,18 +257,16 @@ LogicalResult KernelCompiler::compile() {
   return finish(success(ok));
 }
 
-bool KernelCompiler::emitObject(const std::string &target, const std::string &prefix,
-                                llvm::raw_ostream &out, std::string &error) {
+einrt::Status KernelCompiler::emitObject(const std::string &target, const std::string &prefix,
+                                         llvm::raw_ostream &out) {
   auto start = std::chrono::steady_clock::now();
   const CpuTarget *t = findCpuTarget(target);
-  if (!t) {
-    error = "unknown CPU target '" + target + "' (einc knows " + cpuTargetNames() + ")";
-    return false;
-  }
-  if (!einrt::isSymbolPrefix(prefix)) {
-    error = "the kernel symbol prefix '" + prefix + "' is not a C identifier";
-    return false;
-  }
+  if (!t)
+    return einrt::Status::invalid("unknown CPU target '" + target + "' (einc knows " +
+                                  cpuTargetNames() + ")");
+  if (!einrt::isSymbolPrefix(prefix))
+    return einrt::Status::invalid("the kernel symbol prefix '" + prefix +
+                                  "' is not a C identifier");
   std::vector<const KernelSpec *> specs;
   KernelObjectRequest request;
   for (size_t i = 0; i < impl_->specs.size(); ++i) {
@@ -281,19 +279,19 @@ bool KernelCompiler::emitObject(const std::string &target, const std::string &pr
   if (impl_->keepIR)
     request.optimizedIR = &impl_->optimizedIR;
   llvm::SmallVector<char, 0> object;
-  bool ok = compileKernelObject(request, object, error);
-  if (ok)
+  einrt::Status compiled = compileKernelObject(request, object);
+  if (compiled.ok())
     out.write(object.data(), object.size());
   impl_->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return ok;
+  return compiled;
 }
 
-bool KernelCompiler::emitObjectFile(const std::string &target, const std::string &prefix,
-                                    const std::string &path, std::string &error) {
+einrt::Status KernelCompiler::emitObjectFile(const std::string &target, const std::string &prefix,
+                                             const std::string &path) {
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream os(object);
-  if (!emitObject(target, prefix, os, error))
-    return false; // before opening `path`: no empty file left behind
+  // Before opening `path`: no empty file left behind.
+  EINRT_TRY(emitObject(target, prefix, os));
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
   if (!ec) {
@@ -302,11 +300,9 @@ bool KernelCompiler::emitObjectFile(const std::string &target, const std::string
     ec = out.error();
     out.clear_error();
   }
-  if (ec) {
-    error = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
-  return true;
+  if (ec)
+    return einrt::Status(einrt::StatusCode::Io, "cannot write " + path + ": " + ec.message());
+  return einrt::Status();
 }
 
 const std::vector<einrt::KernelEntry> &KernelCompiler::table() const { return impl_->table; }

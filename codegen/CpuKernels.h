@@ -17,6 +17,7 @@
 #define EINC_CODEGEN_CPUKERNELS_H
 
 #include "codegen/KernelSpec.h"
+#include "runtime/base/Status.h"
 #include "runtime/core/Program.h"
 
 #include "mlir/IR/Operation.h"
@@ -67,12 +68,13 @@ public:
   /// and the count `P_T_kernel_count` (runtime/core/KernelTable.h: P = `prefix`,
   /// a C identifier; T = the target with '_' for '-'). It needs nothing at
   /// link time beyond libc and libm. The same IR and code as compile() for
-  /// that target. False with `error`: an unknown target or a bad prefix.
-  bool emitObject(const std::string &target, const std::string &prefix, llvm::raw_ostream &out,
-                  std::string &error);
-  /// The same into the file `path` (written only when compilation succeeds).
-  bool emitObjectFile(const std::string &target, const std::string &prefix, const std::string &path,
-                      std::string &error);
+  /// that target. Invalid: an unknown target or a bad prefix.
+  einrt::Status emitObject(const std::string &target, const std::string &prefix,
+                           llvm::raw_ostream &out);
+  /// The same into the file `path` (written only when compilation succeeds;
+  /// Io when it cannot be).
+  einrt::Status emitObjectFile(const std::string &target, const std::string &prefix,
+                               const std::string &path);
 
   /// Each kernel with the extent of its parallel loop (parallelExtent).
   const std::vector<einrt::KernelEntry> &table() const;

@@ -76,44 +76,39 @@ const CpuTarget *hostCpuTarget() {
   return nullptr;
 }
 
-const CpuTarget *jitCpuTarget(std::string &error) {
+einrt::Expected<const CpuTarget *> jitCpuTarget() {
   const char *env = std::getenv("EINC_JIT_CPU");
   if (env && *env) {
     const CpuTarget *t = findCpuTarget(env);
-    if (!t) {
-      error = std::string("EINC_JIT_CPU: '") + env + "' is not a CPU target einc knows (" +
-              cpuTargetNames() + ")";
-      return nullptr;
-    }
+    if (!t)
+      return einrt::Status::invalid(std::string("EINC_JIT_CPU: '") + env +
+                                    "' is not a CPU target einc knows (" + cpuTargetNames() + ")");
     if (!hostRuns(*t)) {
       const CpuTarget *best = hostCpuTarget();
-      error = std::string("EINC_JIT_CPU: this CPU cannot run ") + t->name + " code (" +
-              (best ? std::string("its best target is ") + best->name : "it runs none") + ")";
-      return nullptr;
+      return einrt::Status::invalid(
+          std::string("EINC_JIT_CPU: this CPU cannot run ") + t->name + " code (" +
+          (best ? std::string("its best target is ") + best->name : "it runs none") + ")");
     }
     return t;
   }
   if (const CpuTarget *t = hostCpuTarget())
     return t;
-  error = "the CPU backend needs an x86-64 CPU of at least x86-64-v2 (SSE4.2, POPCNT); this "
-          "one is '" +
-          llvm::sys::getHostCPUName().str() + "' (use --backend reference)";
-  return nullptr;
+  return einrt::Status(
+      einrt::StatusCode::Unavailable,
+      "the CPU backend needs an x86-64 CPU of at least x86-64-v2 (SSE4.2, POPCNT); this one is '" +
+          llvm::sys::getHostCPUName().str() + "' (use --backend reference)");
 }
 
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget &target,
-                                                         std::string &error) {
+einrt::Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const CpuTarget &target) {
   std::string lookupError;
   const llvm::Target *llvmTarget = llvm::TargetRegistry::lookupTarget(kTriple, lookupError);
-  if (!llvmTarget) {
-    error = "this LLVM has no x86-64 code generator: " + lookupError;
-    return nullptr;
-  }
+  if (!llvmTarget)
+    return einrt::Status::internal("this LLVM has no x86-64 code generator: " + lookupError);
   std::unique_ptr<llvm::TargetMachine> tm(llvmTarget->createTargetMachine(
       kTriple, target.cpu, /*Features=*/"", llvm::TargetOptions(), llvm::Reloc::PIC_,
       /*CodeModel=*/std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
-    error = std::string("cannot create a TargetMachine for ") + target.name;
+    return einrt::Status::internal(std::string("cannot create a TargetMachine for ") + target.name);
   return tm;
 }
 

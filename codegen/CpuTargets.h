@@ -14,6 +14,8 @@
 #ifndef EINC_CODEGEN_CPUTARGETS_H
 #define EINC_CODEGEN_CPUTARGETS_H
 
+#include "runtime/base/Status.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Target/TargetMachine.h"
@@ -50,15 +52,14 @@ const CpuTarget *hostCpuTarget();
 
 /// The JIT's target: EINC_JIT_CPU=NAME when set (a target the host runs: how
 /// scripts/test-matrix emulates an AVX2 machine on an AVX-512 one), else
-/// hostCpuTarget(). Null with `error` when the variable names no target or
-/// one the host cannot run, or when the host runs none.
-const CpuTarget *jitCpuTarget(std::string &error);
+/// hostCpuTarget(). Invalid when the variable names no target or one the
+/// host cannot run; Unavailable when the host runs none.
+einrt::Expected<const CpuTarget *> jitCpuTarget();
 
 /// The TargetMachine both the JIT and object files use for `target`: x86-64
 /// Linux ELF, position-independent code, the small code model, O3. The
-/// caller initialises LLVM's x86 target. Null with `error` on failure.
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget &target,
-                                                         std::string &error);
+/// caller initialises LLVM's x86 target. Internal on failure.
+einrt::Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(const CpuTarget &target);
 
 } // namespace ein::codegen
 

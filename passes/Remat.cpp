@@ -71,15 +71,14 @@ std::vector<char> keepRegionBoundaries(const RematGraph &g, int64_t spacing) {
 
 } // namespace
 
-std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
-                                std::string &error) {
+einrt::Expected<std::vector<char>> planForPolicy(const RematGraph &g, const RematPolicyChoice &c) {
   const std::vector<RematNode> &nodes = g.nodes();
   const int64_t iterations = int64_t(g.iterations().size());
   using Kind = einrt::RematPolicy::Kind;
   std::optional<Kind> kind = einrt::rematKindNamed(c.policy);
   if (!kind) {
-    error = "unknown policy '" + c.policy + "' (valid: " + rematPolicyNames() + ")";
-    return {};
+    return einrt::Status::invalid("unknown policy '" + c.policy +
+                                  "' (valid: " + rematPolicyNames() + ")");
   }
   switch (*kind) {
   case Kind::None:
@@ -90,8 +89,8 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
     return keepRegionBoundaries(g, sqrtSpacing(iterations));
   case Kind::Every:
     if (c.every < 1) {
-      error = "every needs a spacing of at least 1 iteration, got " + std::to_string(c.every);
-      return {};
+      return einrt::Status::invalid("every needs a spacing of at least 1 iteration, got " +
+                                    std::to_string(c.every));
     }
     return keepRegionBoundaries(g, c.every);
   case Kind::Selective: {
@@ -108,9 +107,9 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
       known.insert(n.lets.begin(), n.lets.end());
     for (const std::string &name : c.names)
       if (!known.count(name)) {
-        error = "names: '" + name +
-                "' is not a value of the program; its let-bound names: " + llvm::join(known, ", ");
-        return {};
+        return einrt::Status::invalid(
+            "names: '" + name +
+            "' is not a value of the program; its let-bound names: " + llvm::join(known, ", "));
       }
     std::set<std::string> wanted(c.names.begin(), c.names.end());
     std::vector<char> keep(nodes.size(), 0);
@@ -125,8 +124,8 @@ std::vector<char> planForPolicy(const RematGraph &g, const RematPolicyChoice &c,
   case Kind::Budget:
     break;
   }
-  error = "'budget' is no named plan: the solver chooses it (passes/RematSolver.h)";
-  return {};
+  return einrt::Status::invalid(
+      "'budget' is no named plan: the solver chooses it (passes/RematSolver.h)");
 }
 
 RematCost applyRematPlan(const RematGraph &g, const std::vector<char> &keep) {
@@ -294,10 +293,10 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
         return failure();
       graphOptions.seconds = *seconds;
       graph.emplace(fn, graphOptions);
-      std::string error;
-      keep = planForPolicy(*graph, choice, error);
-      if (keep.empty() && !graph->nodes().empty())
-        return fn.emitError() << "ein-remat: " << error;
+      einrt::Expected<std::vector<char>> plan = planForPolicy(*graph, choice);
+      if (!plan.ok())
+        return fn.emitError() << "ein-remat: " << plan.status().message();
+      keep = plan.take();
     }
     if (keep.empty())
       return success();

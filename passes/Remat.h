@@ -11,6 +11,7 @@
 #define EINC_PASSES_REMAT_H
 
 #include "passes/RematGraph.h"
+#include "runtime/base/Status.h"
 
 #include <string>
 #include <vector>
@@ -27,10 +28,10 @@ struct RematPolicyChoice {
 /// The policies planForPolicy knows, as the pass's help and errors list them.
 const char *rematPolicyNames();
 
-/// The keep bits of `choice` on `graph`; an empty vector with `error` set
-/// when the choice is invalid (an unknown policy or name, every < 1).
-std::vector<char> planForPolicy(const RematGraph &graph, const RematPolicyChoice &choice,
-                                std::string &error);
+/// The keep bits of `choice` on `graph`; Invalid when the choice is (an
+/// unknown policy or name, every < 1).
+einrt::Expected<std::vector<char>> planForPolicy(const RematGraph &graph,
+                                                 const RematPolicyChoice &choice);
 
 /// The checkpoint spacing of `sqrt` for `iterations` loop iterations: ⌈√L⌉.
 int64_t sqrtSpacing(int64_t iterations);

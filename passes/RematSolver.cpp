@@ -334,12 +334,11 @@ RematFrontier solveRematFrontier(const RematGraph &g, const RematSolverOptions &
 
   // The named plans.
   for (const char *policy : einrt::rematPlainPolicies()) {
-    std::string error;
     RematPolicyChoice choice;
     choice.policy = policy;
-    std::vector<char> keep = planForPolicy(g, choice, error);
-    if (!keep.empty())
-      addPoint(pool, g, std::move(keep), policy);
+    einrt::Expected<std::vector<char>> keep = planForPolicy(g, choice);
+    if (keep.ok() && !keep->empty())
+      addPoint(pool, g, keep.take(), policy);
   }
 
   // The segment DP over the loop iterations.

@@ -32,39 +32,38 @@ const Unit kUnits[] = {{"KiB", 1024.0},
                        {"TB", 1e12},
                        {"B", 1}};
 
-/// "2GiB", "1e9", "60%": the budget, or false with `error`.
-bool parseSize(const std::string &text, RematPolicy &p, std::string &error) {
+/// "2GiB", "1e9", "60%": the budget into `p`, or why not.
+Status parseSize(const std::string &text, RematPolicy &p) {
   const char *begin = text.c_str();
   char *end = nullptr;
   double v = std::strtod(begin, &end);
   std::string rest(end);
   if (end == begin || !std::isfinite(v) || v <= 0) {
-    error = "budget: '" + text + "' is not a positive size (e.g. 2GiB, 512MiB, 1e9, 60%)";
-    return false;
+    return Status::invalid("budget: '" + text +
+                           "' is not a positive size (e.g. 2GiB, 512MiB, 1e9, 60%)");
   }
   if (rest == "%") {
     if (v > 100) {
-      error = "budget: " + text + " is more than the device's memory (at most 100%)";
-      return false;
+      return Status::invalid("budget: " + text +
+                             " is more than the device's memory (at most 100%)");
     }
     p.budgetPercent = v;
-    return true;
+    return Status();
   }
   double scale = rest.empty() ? 1 : 0;
   for (const Unit &u : kUnits)
     if (rest == u.name)
       scale = u.bytes;
   if (scale == 0) {
-    error = "budget: unknown unit '" + rest + "' in '" + text +
-            "' (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or % of the device's memory)";
-    return false;
+    return Status::invalid(
+        "budget: unknown unit '" + rest + "' in '" + text +
+        "' (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or % of the device's memory)");
   }
   p.budgetBytes = v * scale;
   if (p.budgetBytes < 1) {
-    error = "budget: '" + text + "' is less than a byte";
-    return false;
+    return Status::invalid("budget: '" + text + "' is less than a byte");
   }
-  return true;
+  return Status();
 }
 
 } // namespace
@@ -133,7 +132,7 @@ const char *rematPolicyForms() {
   return text.c_str();
 }
 
-std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string &error) {
+Expected<RematPolicy> parseRematPolicy(const std::string &text) {
   RematPolicy p;
   size_t colon = text.find(':');
   std::string head = text.substr(0, colon);
@@ -141,27 +140,24 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
   const RematPolicyForm *form = formNamed(head);
   if (form && !form->argument) {
     if (colon != std::string::npos) {
-      error = "'" + head + "' takes no argument, got '" + text + "'";
-      return std::nullopt;
+      return Status::invalid("'" + head + "' takes no argument, got '" + text + "'");
     }
     p.kind = form->kind;
     return p;
   }
   if (!form) {
-    error = "unknown policy '" + text + "'; valid: " + rematPolicyForms();
-    return std::nullopt;
+    return Status::invalid("unknown policy '" + text + "'; valid: " + rematPolicyForms());
   }
   if (colon == std::string::npos) {
-    error = "'" + head + "' needs an argument (" + form->argument + ")";
-    return std::nullopt;
+    return Status::invalid("'" + head + "' needs an argument (" + form->argument + ")");
   }
   switch (form->kind) {
   case RematPolicy::Kind::Every: {
     char *end = nullptr;
     long long k = std::strtoll(arg.c_str(), &end, 10);
     if (arg.empty() || *end != '\0' || k < 1 || k > 1000000) {
-      error = "every:K takes a whole number of iterations K >= 1, got '" + arg + "'";
-      return std::nullopt;
+      return Status::invalid("every:K takes a whole number of iterations K >= 1, got '" + arg +
+                             "'");
     }
     p.kind = RematPolicy::Kind::Every;
     p.every = k;
@@ -173,8 +169,8 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
       size_t comma = arg.find(',', start);
       std::string name = arg.substr(start, comma == std::string::npos ? comma : comma - start);
       if (!isIdentifier(name)) {
-        error = "names: '" + name + "' is not a name (names:a,b lists let-bound names)";
-        return std::nullopt;
+        return Status::invalid("names: '" + name +
+                               "' is not a name (names:a,b lists let-bound names)");
       }
       p.names.push_back(name);
       if (comma == std::string::npos)
@@ -185,8 +181,7 @@ std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string
     return p;
   }
   case RematPolicy::Kind::Budget:
-    if (!parseSize(arg, p, error))
-      return std::nullopt;
+    EINRT_TRY(parseSize(arg, p));
     p.kind = RematPolicy::Kind::Budget;
     return p;
   case RematPolicy::Kind::None:

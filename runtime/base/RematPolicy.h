@@ -15,6 +15,8 @@
 #ifndef EINC_RUNTIME_REMATPOLICY_H
 #define EINC_RUNTIME_REMATPOLICY_H
 
+#include "runtime/base/Status.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -63,9 +65,9 @@ const char *rematKindNames();
 /// The valid forms, for messages: "none, full, every:K, ...".
 const char *rematPolicyForms();
 
-/// Parses `text`; std::nullopt with `error` saying what is wrong and
-/// listing the valid forms.
-std::optional<RematPolicy> parseRematPolicy(const std::string &text, std::string &error);
+/// Parses `text`; else Invalid, saying what is wrong and listing the valid
+/// forms.
+Expected<RematPolicy> parseRematPolicy(const std::string &text);
 
 } // namespace einrt
 

@@ -72,8 +72,8 @@ std::string canonicalPrecision(const std::string &word) {
 }
 
 std::string checkRemat(const std::string &word) {
-  std::string error;
-  return parseRematPolicy(word, error) ? "" : error;
+  Expected<RematPolicy> policy = parseRematPolicy(word);
+  return policy.ok() ? "" : policy.status().message();
 }
 
 } // namespace

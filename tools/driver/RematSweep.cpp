@@ -171,11 +171,10 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest
     for (const char *policy : einrt::rematPlainPolicies()) {
       pe::RematPolicyChoice choice;
       choice.policy = policy;
-      std::string error;
-      std::vector<char> keep = pe::planForPolicy(graph, choice, error);
-      if (keep.empty())
+      einrt::Expected<std::vector<char>> keep = pe::planForPolicy(graph, choice);
+      if (!keep.ok() || keep->empty())
         continue;
-      pe::RematCost cost = graph.evaluate(keep, nullptr, placed);
+      pe::RematCost cost = graph.evaluate(*keep, nullptr, placed);
       sweep.policies.push_back(planOf(policy, 0, cost.peakBytes, cost));
     }
   }

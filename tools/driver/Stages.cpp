@@ -109,10 +109,9 @@ LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
   // options; its errors point at `train { remat = ... }`, or name no line
   // when --set gave it.
   Location where = ein::trainEntryLoc(module, "remat", UnknownLoc::get(module.getContext()));
-  std::string error;
-  std::optional<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat, error);
-  if (!remat)
-    return emitError(where) << "remat: " << error;
+  einrt::Expected<einrt::RematPolicy> remat = einrt::parseRematPolicy(settings.remat);
+  if (!remat.ok())
+    return emitError(where) << "remat: " << remat.status().message();
   if (remat->kind == einrt::RematPolicy::Kind::None)
     return success();
   ein::EinRematOptions options;

@@ -168,8 +168,8 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
   for (const ::ein::codegen::CpuTarget &t : ::ein::codegen::cpuTargets()) {
     std::string bytes;
     llvm::raw_string_ostream os(bytes);
-    if (!compiled.kernels->emitObject(t.name, exe::kKernelPrefix, os, error))
-      return fail("cannot compile the kernels for " + std::string(t.name) + ": " + error);
+    if (einrt::Status s = compiled.kernels->emitObject(t.name, exe::kKernelPrefix, os); !s.ok())
+      return fail("cannot compile the kernels for " + std::string(t.name) + ": " + s.message());
     os.flush();
     einrt::KernelObject k;
     k.name = std::string("cpu/") + t.name;

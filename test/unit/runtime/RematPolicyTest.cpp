@@ -13,16 +13,16 @@ namespace {
 using einrt::RematPolicy;
 
 RematPolicy parse(const std::string &text) {
-  std::string error;
-  auto p = einrt::parseRematPolicy(text, error);
-  EXPECT_TRUE(p.has_value()) << text << ": " << error;
-  return p.value_or(RematPolicy{});
+  auto p = einrt::parseRematPolicy(text);
+  EXPECT_TRUE(p.ok()) << text << ": " << p.status().message();
+  return p.ok() ? *p : RematPolicy{};
 }
 
 std::string problem(const std::string &text) {
-  std::string error;
-  EXPECT_FALSE(einrt::parseRematPolicy(text, error).has_value()) << text;
-  return error;
+  auto p = einrt::parseRematPolicy(text);
+  EXPECT_FALSE(p.ok()) << text;
+  EXPECT_EQ(p.status().code(), einrt::StatusCode::Invalid) << text;
+  return p.status().message();
 }
 
 TEST(RematPolicy, NamedPolicies) {
@@ -101,18 +101,19 @@ TEST(RematPolicy, EveryTableRowParsesToItsKind) {
   std::set<RematPolicy::Kind> kinds;
   for (const einrt::RematPolicyForm &f : einrt::rematPolicyTable()) {
     EXPECT_TRUE(kinds.insert(f.kind).second) << f.name << " is listed twice";
-    std::string error;
     if (f.argument) {
-      EXPECT_FALSE(einrt::parseRematPolicy(f.name, error));
-      EXPECT_NE(error.find(f.argument), std::string::npos) << error;
+      auto bare = einrt::parseRematPolicy(f.name);
+      EXPECT_FALSE(bare.ok());
+      EXPECT_NE(bare.status().message().find(f.argument), std::string::npos)
+          << bare.status().message();
     }
     std::string valid = f.name;
     if (f.argument)
       valid += f.kind == RematPolicy::Kind::Every   ? ":2"
                : f.kind == RematPolicy::Kind::Names ? ":x,y"
                                                     : ":1GiB";
-    auto p = einrt::parseRematPolicy(valid, error);
-    ASSERT_TRUE(p) << f.name << ": " << error;
+    auto p = einrt::parseRematPolicy(valid);
+    ASSERT_TRUE(p.ok()) << f.name << ": " << p.status().message();
     EXPECT_EQ(p->kind, f.kind);
     EXPECT_STREQ(p->kindName(), f.name);
     EXPECT_EQ(einrt::rematKindNamed(f.name), f.kind);
