@@ -51,8 +51,9 @@ struct TrainSettings {
   std::string decay = "matrices"; // matrices | all
   double momentum = kOptimizerDefaults[0].momentum;
   double clip = 1.0;               // 0: off
-  std::string schedule = "cosine"; // cosine | constant
+  std::string schedule = "cosine"; // runtime/train/Schedule.h: cosine | constant | linear | ...
   std::optional<int64_t> warmup;   // default: min(100, steps / 10)
+  double cooldown = 0.2;           // wsd: the share of the steps after warmup spent decaying
   std::optional<int64_t> steps;    // default: the checkpoint's, else --steps
   int64_t accumulate = 1;
   std::optional<int64_t> evalEvery; // default: 100 with --val, else 0

@@ -230,14 +230,15 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
     if (std::string inTheWay = einrt::checkpointInTheWay(ckDir); !inTheWay.empty())
       return r->fail(inTheWay), nullptr;
   einrt::Schedule &schedule = r->schedule;
-  schedule.kind =
-      s.schedule == "constant" ? einrt::Schedule::Kind::Constant : einrt::Schedule::Kind::Cosine;
+  // The settings table admits only the schedules' names.
+  schedule.kind = einrt::Schedule::kindNamed(s.schedule).value_or(einrt::Schedule::Kind::Cosine);
   schedule.lr = s.lr;
+  schedule.cooldown = s.cooldown;
   schedule.minLr = s.minLr.value_or(schedule.lr / 10);
   // Its length is fixed when a run starts and recorded in the checkpoint:
   // the `steps` setting, else the first run's --steps. A resume keeps it
   // unless `steps` is set (an explicit extension or cut); running past the
-  // end of a recorded cosine without saying so is refused.
+  // end of a recorded schedule with an end without saying so is refused.
   std::optional<einrt::Schedule> recorded = o.resume ? recordedSchedule(lastPath) : std::nullopt;
   std::string &totalFrom = r->totalFrom;
   totalFrom = "the `steps` setting";
@@ -254,33 +255,36 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
       s.warmup.value_or(recorded ? recorded->warmup : std::min<int64_t>(100, schedule.total / 10));
   // The default warmup fits any length; a warmup that was set and does not
   // fit is refused below (Schedule::validate), not cut short.
-  if (!s.warmup && schedule.kind == einrt::Schedule::Kind::Cosine &&
-      schedule.warmup >= schedule.total)
+  if (!s.warmup && schedule.ends() && schedule.warmup >= schedule.total)
     schedule.warmup = schedule.total - 1;
-  const bool cosine = schedule.kind == einrt::Schedule::Kind::Cosine;
+  const bool ends = schedule.ends();
+  const std::string shape =
+      schedule.kind == einrt::Schedule::Kind::Cosine
+          ? "cosine"
+          : std::string(einrt::Schedule::kindName(schedule.kind)) + " schedule";
   auto n = [](int64_t v) { return std::to_string(v); };
-  if (cosine && recorded && !s.steps && o.steps > schedule.total) {
+  if (ends && recorded && !s.steps && o.steps > schedule.total) {
     einrt::Schedule stretched = schedule;
     stretched.total = o.steps;
     int64_t t = schedule.total + 1;
     return r->fail("--steps " + n(o.steps) + " runs past the end of the schedule recorded in " +
                    einrt::quoted(lastPath) + " (" + recorded->describe() + "): steps " + n(t) +
                    ".." + n(o.steps) + " would all run at min_lr " + lrText(schedule.minLr) +
-                   ". Say which you mean: --set steps=" + n(o.steps) +
-                   " stretches the cosine to end at step " + n(o.steps) + " (the lr at step " +
-                   n(t) + " becomes " + lrText(stretched.at(t)) + ", up from " +
-                   lrText(schedule.at(t)) + "), or --set steps=" + n(schedule.total) +
+                   ". Say which you mean: --set steps=" + n(o.steps) + " stretches the " + shape +
+                   " to end at step " + n(o.steps) + " (the lr at step " + n(t) + " becomes " +
+                   lrText(stretched.at(t)) + ", up from " + lrText(schedule.at(t)) +
+                   "), or --set steps=" + n(schedule.total) +
                    " keeps the schedule and trains on at min_lr"),
            nullptr;
   }
-  if (cosine && recorded && s.steps && recorded->total != schedule.total) {
+  if (ends && recorded && s.steps && recorded->total != schedule.total) {
     int64_t t = 0; // the first step this run trains: the checkpoint's + 1
     std::string ignored;
     if (auto ck = einrt::readCheckpoint(lastPath, ignored))
       t = ck->info.step + 1;
     totalFrom += "; the checkpoint's was " + n(recorded->total) + ": the lr at step " + n(t) +
                  " is " + lrText(schedule.at(t)) + ", it was " + lrText(recorded->at(t));
-  } else if (cosine && o.steps > schedule.total) {
+  } else if (ends && o.steps > schedule.total) {
     totalFrom += "; steps " + n(schedule.total + 1) + ".." + n(o.steps) + " run at min_lr " +
                  lrText(schedule.minLr);
   }
