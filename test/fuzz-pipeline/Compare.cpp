@@ -1,6 +1,5 @@
 //===- Compare.cpp - Results of two backends, within float32's reach ------===//
 #include "Compare.h"
-#include "runtime/base/StatusOut.h"
 
 #include <cmath>
 #include <cstring>
@@ -12,10 +11,8 @@ RunResults resultsOf(const einrt::Executor &ex) {
   RunResults r;
   for (size_t i = 0; i < ex.resultCount(); ++i) {
     size_t b = size_t(ex.program().results[i]);
-    std::vector<double> values;
-    std::string error;
-    if (!statusOut(ex.read(b), values, error))
-      values.clear();
+    einrt::Expected<std::vector<double>> read = ex.read(b);
+    std::vector<double> values = read.ok() ? read.take() : std::vector<double>{};
     r.names.push_back(ex.program().resultNames[i]);
     // The raw float32 storage where the device keeps floats as f32 (host
     // memory on the reference and cpu devices).

@@ -6,7 +6,6 @@
 #include "PassVerifier.h"
 #include "Perturb.h"
 #include "Runs.h"
-#include "runtime/base/StatusOut.h"
 
 #include "tools/driver/Stages.h"
 
@@ -72,6 +71,13 @@ struct Failure {
   bool nonFinite = false;
 };
 using MaybeFailure = std::optional<Failure>;
+
+/// A Failure of `combination` saying why `status` failed; none when it is ok.
+MaybeFailure failed(const std::string &combination, const einrt::Status &status) {
+  if (status.ok())
+    return std::nullopt;
+  return Failure{combination, status.message()};
+}
 
 class Checker {
 public:
@@ -208,41 +214,45 @@ MaybeFailure Checker::gradCheck(ModuleOp grad) {
   Lowered ref;
   if (auto f = lower(grad, {"forward", "grad"}, false, "gradient check", ref))
     return f;
-  std::string error;
-  auto forward = ref.executor("forward", einrt::Precision::F64, 1, error);
-  auto gradEx = ref.executor("grad", einrt::Precision::F64, 1, error);
-  if (!forward || !gradEx)
-    return Failure{"gradient check", error};
+  einrt::Expected<einrt::Executor> forward = ref.executor("forward", einrt::Precision::F64, 1);
+  if (!forward.ok())
+    return failed("gradient check", forward.status());
+  einrt::Expected<einrt::Executor> gradEx = ref.executor("grad", einrt::Precision::F64, 1);
+  if (!gradEx.ok())
+    return failed("gradient check", gradEx.status());
   // Two tries at points jittered off the initialisers' ties (ones, zeros):
   // a kink (relu, abs, max at a tie) near the point of the first moves away.
   for (int attempt = 0; attempt < 2; ++attempt) {
     Values point = jittered(initial, *forward, options.seed + 7 + uint64_t(attempt));
-    if (!setByName(*forward, point, error) || !setByName(*gradEx, point, error))
-      return Failure{"gradient check", error};
+    if (auto f = failed("gradient check", setByName(*forward, point)))
+      return f;
+    if (auto f = failed("gradient check", setByName(*gradEx, point)))
+      return f;
     einrt::GradCheckOptions o;
     o.seed = options.seed;
-    einrt::GradCheckReport report;
-    if (!statusOut(einrt::gradCheck(*forward, *gradEx, o), report, error))
-      return Failure{"gradient check", error};
+    einrt::Expected<einrt::GradCheckReport> checked = einrt::gradCheck(*forward, *gradEx, o);
+    if (!checked.ok())
+      return failed("gradient check", checked.status());
+    const einrt::GradCheckReport report = checked.take();
     stats.gradEntries += report.checked;
     if (report.worst.relativeError <= 1e-5)
       return std::nullopt;
     // Truncation or a kink within the stencil: a smaller step (the same
     // entries: the same seed).
     o.step = 1e-6;
-    einrt::GradCheckReport fine;
-    if (!statusOut(einrt::gradCheck(*forward, *gradEx, o), fine, error))
-      return Failure{"gradient check", error};
+    einrt::Expected<einrt::GradCheckReport> checkedFine = einrt::gradCheck(*forward, *gradEx, o);
+    if (!checkedFine.ok())
+      return failed("gradient check", checkedFine.status());
+    const einrt::GradCheckReport fine = checkedFine.take();
     if (fine.worst.relativeError <= 1e-4)
       return std::nullopt;
     if (!atKink(*forward, fine.worst.param, fine.worst.index, 2 * o.step)) {
       const einrt::GradCheckEntry &w = fine.worst;
-      std::vector<double> at;
-      int64_t b = forward->findBuffer(w.param);
-      std::string value =
-          b >= 0 && statusOut(forward->read(size_t(b)), at, error) && w.index < int64_t(at.size())
-              ? " = " + formatNumber(at[size_t(w.index)])
-              : "";
+      std::string value; // the param's value, where it can be read
+      if (int64_t b = forward->findBuffer(w.param); b >= 0)
+        if (einrt::Expected<std::vector<double>> at = forward->read(size_t(b));
+            at.ok() && w.index < int64_t(at->size()))
+          value = " = " + formatNumber((*at)[size_t(w.index)]);
       return Failure{"gradient check (reference backend, float64, @grad vs central "
                      "differences of @forward)",
                      w.param + "[" + std::to_string(w.index) + "]" + value + ": analytic " +
@@ -297,18 +307,22 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
   for (const std::string &name : names) {
     std::vector<Sample> samples(points.size());
     RunResults rf, cf, cu;
-    std::string error;
-    for (size_t k = 0; k < points.size(); ++k)
-      if (!runOnce(ref, name, einrt::Precision::F32, 1, points[k], samples[k].ref32, error) ||
-          !runOnce(ref, name, einrt::Precision::F64, 1, points[k], samples[k].ref64, error))
-        return Failure{"@" + name, error};
+    for (size_t k = 0; k < points.size(); ++k) {
+      if (auto f = failed("@" + name, runOnce(ref, name, einrt::Precision::F32, 1, points[k],
+                                              samples[k].ref32)))
+        return f;
+      if (auto f = failed("@" + name, runOnce(ref, name, einrt::Precision::F64, 1, points[k],
+                                              samples[k].ref64)))
+        return f;
+    }
     for (const Lowered &n : nudgedRefs) {
       samples.push_back({{}, samples[0].ref64});
-      if (!runOnce(n, name, einrt::Precision::F32, 1, initial, samples.back().ref32, error))
-        return Failure{"@" + name, error};
+      if (auto f = failed("@" + name, runOnce(n, name, einrt::Precision::F32, 1, initial,
+                                              samples.back().ref32)))
+        return f;
     }
-    if (!runOnce(refFused, name, einrt::Precision::F32, 1, initial, rf, error))
-      return Failure{"@" + name, error};
+    if (auto f = failed("@" + name, runOnce(refFused, name, einrt::Precision::F32, 1, initial, rf)))
+      return f;
     if (std::string d = compareBits(rf, samples[0].ref32); !d.empty())
       return Failure{"@" + name +
                          ": reference backend, fused op order vs program order "
@@ -316,9 +330,12 @@ MaybeFailure Checker::checkGrad(ModuleOp fused, ModuleOp unfused) {
                      d};
     if (!options.cpu)
       continue;
-    if (!runOnce(cpuFused, name, einrt::Precision::F32, options.threads, initial, cf, error) ||
-        !runOnce(cpuUnfused, name, einrt::Precision::F32, options.threads, initial, cu, error))
-      return Failure{"@" + name, error};
+    if (auto f = failed("@" + name, runOnce(cpuFused, name, einrt::Precision::F32, options.threads,
+                                            initial, cf)))
+      return f;
+    if (auto f = failed("@" + name, runOnce(cpuUnfused, name, einrt::Precision::F32,
+                                            options.threads, initial, cu)))
+      return f;
     const RunResults &r64 = samples[0].ref64;
     std::vector<double> noise = noiseOf(samples);
     if (name == "grad") {
@@ -375,27 +392,30 @@ MaybeFailure Checker::checkSteps(ModuleOp fused, ModuleOp unfused, const std::st
   std::vector<Values> points = noisePoints(ref.programs.at("train_step"), initial);
   std::vector<std::vector<Sample>> samples(static_cast<size_t>(steps)); // [step][sample]
   std::vector<RunResults> cf, cu;
-  std::string error;
+  const std::string what = "@train_step, " + label;
   for (const Values &p : points) {
     std::vector<RunResults> r32, r64;
-    if (!runSteps(ref, "train_step", einrt::Precision::F32, 1, p, steps, r32, error) ||
-        !runSteps(ref, "train_step", einrt::Precision::F64, 1, p, steps, r64, error))
-      return Failure{"@train_step, " + label, error};
+    if (auto f = failed(what, runSteps(ref, "train_step", einrt::Precision::F32, 1, p, steps, r32)))
+      return f;
+    if (auto f = failed(what, runSteps(ref, "train_step", einrt::Precision::F64, 1, p, steps, r64)))
+      return f;
     for (int s = 0; s < steps; ++s)
       samples[size_t(s)].push_back({r32[size_t(s)], r64[size_t(s)]});
   }
   for (const Lowered &n : nudgedRefs) {
     std::vector<RunResults> r32;
-    if (!runSteps(n, "train_step", einrt::Precision::F32, 1, initial, steps, r32, error))
-      return Failure{"@train_step, " + label, error};
+    if (auto f =
+            failed(what, runSteps(n, "train_step", einrt::Precision::F32, 1, initial, steps, r32)))
+      return f;
     for (int s = 0; s < steps; ++s)
       samples[size_t(s)].push_back({r32[size_t(s)], samples[size_t(s)][0].ref64});
   }
-  if (!runSteps(cpuFused, "train_step", einrt::Precision::F32, options.threads, initial, steps, cf,
-                error) ||
-      !runSteps(cpuUnfused, "train_step", einrt::Precision::F32, options.threads, initial, steps,
-                cu, error))
-    return Failure{"@train_step, " + label, error};
+  if (auto f = failed(what, runSteps(cpuFused, "train_step", einrt::Precision::F32, options.threads,
+                                     initial, steps, cf)))
+    return f;
+  if (auto f = failed(what, runSteps(cpuUnfused, "train_step", einrt::Precision::F32,
+                                     options.threads, initial, steps, cu)))
+    return f;
   // The left-out entries: in each param and its optimizer state ("w.m", ...).
   Skips skips;
   for (const std::string &result : samples[0][0].ref64.names)
@@ -442,13 +462,15 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
   if (options.cpu)
     if (auto f = lower(cpuStep, {"grad", "apply_update"}, true, combination, cpu))
       return f;
-  std::string error;
   // @apply_update on @grad's gradients is @train_step (float64, one batch).
   RunResults step, grads, applied;
-  if (!runOnce(ref, "train_step", einrt::Precision::F64, 1, initial, step, error) ||
-      !runOnce(ref, "grad", einrt::Precision::F64, 1, initial, grads, error) ||
-      !runApply(ref, einrt::Precision::F64, initial, {grads}, applied, error))
-    return Failure{combination, error};
+  if (auto f =
+          failed(combination, runOnce(ref, "train_step", einrt::Precision::F64, 1, initial, step)))
+    return f;
+  if (auto f = failed(combination, runOnce(ref, "grad", einrt::Precision::F64, 1, initial, grads)))
+    return f;
+  if (auto f = failed(combination, runApply(ref, einrt::Precision::F64, initial, {grads}, applied)))
+    return f;
   RunResults stepUpdate = step;
   stepUpdate.names.erase(stepUpdate.names.begin()); // the loss
   stepUpdate.values.erase(stepUpdate.values.begin());
@@ -468,17 +490,23 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
     std::vector<Values> points = noisePoints(ref.programs.at("grad"), batches[m]);
     std::vector<Sample> samples(points.size());
     RunResults c;
-    for (size_t k = 0; k < points.size(); ++k)
-      if (!runOnce(ref, "grad", einrt::Precision::F32, 1, points[k], samples[k].ref32, error) ||
-          !runOnce(ref, "grad", einrt::Precision::F64, 1, points[k], samples[k].ref64, error))
-        return Failure{combination, error};
+    for (size_t k = 0; k < points.size(); ++k) {
+      if (auto f = failed(combination, runOnce(ref, "grad", einrt::Precision::F32, 1, points[k],
+                                               samples[k].ref32)))
+        return f;
+      if (auto f = failed(combination, runOnce(ref, "grad", einrt::Precision::F64, 1, points[k],
+                                               samples[k].ref64)))
+        return f;
+    }
     for (const Lowered &n : nudgedRefs) {
       samples.push_back({{}, samples[0].ref64});
-      if (!runOnce(n, "grad", einrt::Precision::F32, 1, batches[m], samples.back().ref32, error))
-        return Failure{combination, error};
+      if (auto f = failed(combination, runOnce(n, "grad", einrt::Precision::F32, 1, batches[m],
+                                               samples.back().ref32)))
+        return f;
     }
-    if (!runOnce(cpu, "grad", einrt::Precision::F32, options.threads, batches[m], c, error))
-      return Failure{combination, error};
+    if (auto f = failed(combination, runOnce(cpu, "grad", einrt::Precision::F32, options.threads,
+                                             batches[m], c)))
+      return f;
     bool nonFinite = false;
     std::vector<double> noise = noiseOf(samples);
     for (size_t t = 1; t < noise.size(); ++t)
@@ -491,10 +519,14 @@ MaybeFailure Checker::checkApply(ModuleOp unfusedStep, ModuleOp cpuStep) {
   }
   Sample sample;
   RunResults c;
-  if (!runApply(cpu, einrt::Precision::F32, initial, cpuGrads, c, error) ||
-      !runApply(ref, einrt::Precision::F32, initial, cpuGrads, sample.ref32, error) ||
-      !runApply(ref, einrt::Precision::F64, initial, cpuGrads, sample.ref64, error))
-    return Failure{combination, error};
+  if (auto f = failed(combination, runApply(cpu, einrt::Precision::F32, initial, cpuGrads, c)))
+    return f;
+  if (auto f = failed(combination,
+                      runApply(ref, einrt::Precision::F32, initial, cpuGrads, sample.ref32)))
+    return f;
+  if (auto f = failed(combination,
+                      runApply(ref, einrt::Precision::F64, initial, cpuGrads, sample.ref64)))
+    return f;
   stats.tensorsCompared += int64_t(sample.ref64.names.size()) * (1 + int64_t(batches.size()));
   bool nonFinite = false;
   if (std::string d = compareWithReference(c, sample.ref64, noiseOf({sample}), nonFinite);
@@ -563,11 +595,13 @@ MaybeFailure Checker::checkCombination() {
     if (auto f = lower(*baseline, {"train_step"}, cpu, plainLabel, without))
       return f;
     RunResults a, b;
-    std::string error;
     int threads = cpu ? options.threads : 1;
-    if (!runOnce(with, "train_step", einrt::Precision::F32, threads, initial, a, error) ||
-        !runOnce(without, "train_step", einrt::Precision::F32, threads, initial, b, error))
-      return Failure{label, error};
+    if (auto f =
+            failed(label, runOnce(with, "train_step", einrt::Precision::F32, threads, initial, a)))
+      return f;
+    if (auto f = failed(label,
+                        runOnce(without, "train_step", einrt::Precision::F32, threads, initial, b)))
+      return f;
     // A narrow step may overflow (fp16-mixed then skips it): NaNs are equal
     // whatever their sign and payload, which no op can observe (x86 makes
     // -nan for an invalid operation; a propagated NaN keeps its sign).
@@ -644,12 +678,12 @@ CheckResult Checker::run() {
     Lowered ref;
     if (auto f = lower(*step[0], {"train_step"}, false, "@train_step", ref))
       return finish(f);
-    std::string error;
     if (auto dims = (*base)->getAttrOfType<DictionaryAttr>("ein.dims"))
       if (auto v = dims.getAs<IntegerAttr>("vocab"))
         vocab = int32_t(v.getInt());
-    if (!initialValues(ref, "train_step", vocab, settings.lr, options.seed, initial, error))
-      return finish(Failure{"@train_step", error});
+    if (auto f = failed("@train_step", initialValues(ref, "train_step", vocab, settings.lr,
+                                                     options.seed, initial)))
+      return finish(f);
   }
   if (options.gradcheck)
     if (auto f = gradCheck(*grad[0]))

@@ -1,6 +1,5 @@
 //===- Runs.cpp - Lowered functions run on given argument values ----------===//
 #include "Runs.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/core/HostDevice.h"
 #include "runtime/core/Init.h"
@@ -12,73 +11,67 @@
 
 namespace einc::pipelinefuzz {
 
-std::optional<einrt::Executor> Lowered::executor(const std::string &name,
-                                                 einrt::Precision precision, int threads,
-                                                 std::string &error) const {
+einrt::Expected<einrt::Executor> Lowered::executor(const std::string &name,
+                                                   einrt::Precision precision, int threads) const {
   auto it = programs.find(name);
-  if (it == programs.end()) {
-    error = "@" + name + " was not lowered";
-    return std::nullopt;
-  }
+  if (it == programs.end())
+    return einrt::Status(einrt::StatusCode::NotFound, "@" + name + " was not lowered");
   std::shared_ptr<einrt::Device> device;
   if (kernels)
     device = std::make_shared<einrt::CpuDevice>(kernels->table(), threads);
   else
     device = std::make_shared<einrt::HostDevice>(precision);
-  auto ex = statusOut(einrt::Executor::create(it->second, device), error);
-  if (!ex)
-    error = "@" + name + ": " + error;
+  einrt::Expected<einrt::Executor> ex = einrt::Executor::create(it->second, device);
+  if (!ex.ok())
+    return ex.takeStatus().withContext("@" + name + ": ");
   return ex;
 }
 
-bool setByName(einrt::Executor &ex, const Values &values, std::string &error) {
+einrt::Status setByName(einrt::Executor &ex, const Values &values) {
   const einrt::Program &p = ex.program();
   for (size_t a = 0; a < p.arguments.size(); ++a) {
     auto it = values.find(p.buffers[size_t(p.arguments[a])].name);
-    if (it != values.end() &&
-        !statusOut(ex.setArgument(a, it->second.data(), it->second.size()), error))
-      return false;
+    if (it != values.end())
+      EINRT_TRY(ex.setArgument(a, it->second.data(), it->second.size()));
   }
-  return true;
+  return einrt::Status::success();
 }
 
 namespace {
 /// Fresh values for every Input buffer of `ex` (each its own stream).
-bool fillInputs(einrt::Executor &ex, int32_t vocab, uint64_t seed, std::string &error) {
+einrt::Status fillInputs(einrt::Executor &ex, int32_t vocab, uint64_t seed) {
   const einrt::Program &p = ex.program();
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     if (p.buffers[b].role != einrt::BufferRole::Input)
       continue;
-    bool ok = p.buffers[b].dtype == einrt::DType::I32
-                  ? statusOut(einrt::fillRandomInts(ex, b, seed + b, vocab), error)
-                  : statusOut(einrt::fillRandomNormal(ex, b, seed + b), error);
-    if (!ok)
-      return false;
+    EINRT_TRY(p.buffers[b].dtype == einrt::DType::I32
+                  ? einrt::fillRandomInts(ex, b, seed + b, vocab)
+                  : einrt::fillRandomNormal(ex, b, seed + b));
   }
-  return true;
+  return einrt::Status::success();
 }
 
+/// The arguments' values by name (an argument that cannot be read: empty).
 void readArguments(const einrt::Executor &ex, Values &out) {
   const einrt::Program &p = ex.program();
-  std::string error;
-  for (int32_t a : p.arguments)
-    if (!statusOut(ex.read(size_t(a)), out[p.buffers[size_t(a)].name], error))
-      out[p.buffers[size_t(a)].name].clear();
+  for (int32_t a : p.arguments) {
+    einrt::Expected<std::vector<double>> values = ex.read(size_t(a));
+    out[p.buffers[size_t(a)].name] = values.ok() ? values.take() : std::vector<double>{};
+  }
 }
 } // namespace
 
-bool initialValues(const Lowered &l, const std::string &name, int32_t vocab, double lr,
-                   uint64_t seed, Values &out, std::string &error) {
-  auto ex = l.executor(name, einrt::Precision::F32, 1, error);
-  if (!ex)
-    return false;
-  if (!statusOut(einrt::initParams(*ex, seed), error) ||
-      !fillInputs(*ex, vocab, seed + 1000, error))
-    return false;
+einrt::Status initialValues(const Lowered &l, const std::string &name, int32_t vocab, double lr,
+                            uint64_t seed, Values &out) {
+  einrt::Expected<einrt::Executor> ex = l.executor(name, einrt::Precision::F32, 1);
+  if (!ex.ok())
+    return ex.takeStatus();
+  EINRT_TRY(einrt::initParams(*ex, seed));
+  EINRT_TRY(fillInputs(*ex, vocab, seed + 1000));
   readArguments(*ex, out);
   out["step"] = {1};
   out["lr"] = {lr};
-  return true;
+  return einrt::Status::success();
 }
 
 Values jittered(const Values &values, const einrt::Executor &ex, uint64_t seed) {
@@ -110,11 +103,10 @@ Values nudged(const Values &values, const einrt::Program &program, uint64_t seed
 std::vector<Values> microBatches(const Lowered &l, const std::string &name, const Values &values,
                                  int64_t count, int32_t vocab, uint64_t seed) {
   std::vector<Values> out;
-  std::string error;
-  auto ex = l.executor(name, einrt::Precision::F32, 1, error);
-  for (int64_t m = 0; ex && m < count; ++m) {
+  einrt::Expected<einrt::Executor> ex = l.executor(name, einrt::Precision::F32, 1);
+  for (int64_t m = 0; ex.ok() && m < count; ++m) {
     Values batch = values;
-    if (fillInputs(*ex, vocab, seed + 5000 + 100 * uint64_t(m), error))
+    if (fillInputs(*ex, vocab, seed + 5000 + 100 * uint64_t(m)).ok())
       readArguments(*ex, batch);
     for (auto &[k, v] : values) // keep the params
       if (ex->findBuffer(k) >= 0 &&
@@ -125,38 +117,41 @@ std::vector<Values> microBatches(const Lowered &l, const std::string &name, cons
   return out;
 }
 
-bool runOnce(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
-             const Values &values, RunResults &out, std::string &error) {
-  auto ex = l.executor(name, precision, threads, error);
-  if (!ex || !setByName(*ex, values, error) || !statusOut(ex->run(), error))
-    return false;
+einrt::Status runOnce(const Lowered &l, const std::string &name, einrt::Precision precision,
+                      int threads, const Values &values, RunResults &out) {
+  einrt::Expected<einrt::Executor> ex = l.executor(name, precision, threads);
+  if (!ex.ok())
+    return ex.takeStatus();
+  EINRT_TRY(setByName(*ex, values));
+  EINRT_TRY(ex->run());
   out = resultsOf(*ex);
-  return true;
+  return einrt::Status::success();
 }
 
-bool runSteps(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
-              Values values, int steps, std::vector<RunResults> &out, std::string &error) {
-  auto ex = l.executor(name, precision, threads, error);
-  if (!ex)
-    return false;
+einrt::Status runSteps(const Lowered &l, const std::string &name, einrt::Precision precision,
+                       int threads, Values values, int steps, std::vector<RunResults> &out) {
+  einrt::Expected<einrt::Executor> ex = l.executor(name, precision, threads);
+  if (!ex.ok())
+    return ex.takeStatus();
   for (int s = 1; s <= steps; ++s) {
     values["step"] = {double(s)};
-    if (!setByName(*ex, values, error) || !statusOut(ex->run(), error))
-      return false;
+    EINRT_TRY(setByName(*ex, values));
+    EINRT_TRY(ex->run());
     out.push_back(resultsOf(*ex));
     const RunResults &r = out.back();
     for (size_t i = 0; i < r.names.size(); ++i)
       if (values.count(r.names[i]))
         values[r.names[i]] = r.values[i];
   }
-  return true;
+  return einrt::Status::success();
 }
 
-bool runApply(const Lowered &l, einrt::Precision precision, const Values &values,
-              const std::vector<RunResults> &grads, RunResults &out, std::string &error) {
-  auto ex = l.executor("apply_update", precision, 1, error);
-  if (!ex || !setByName(*ex, values, error))
-    return false;
+einrt::Status runApply(const Lowered &l, einrt::Precision precision, const Values &values,
+                       const std::vector<RunResults> &grads, RunResults &out) {
+  einrt::Expected<einrt::Executor> ex = l.executor("apply_update", precision, 1);
+  if (!ex.ok())
+    return ex.takeStatus();
+  EINRT_TRY(setByName(*ex, values));
   const einrt::Program &p = ex->program();
   size_t g = 1; // @grad's results: the loss, then one gradient per param
   for (size_t a = 0; a < p.arguments.size(); ++a) {
@@ -164,42 +159,38 @@ bool runApply(const Lowered &l, einrt::Precision precision, const Values &values
     if (role == einrt::BufferRole::Param || role == einrt::BufferRole::OptState ||
         role == einrt::BufferRole::Scalar)
       continue;
-    if (grads.empty() || g >= grads[0].values.size()) {
-      error = "@apply_update takes more gradients than @grad returns";
-      return false;
-    }
+    if (grads.empty() || g >= grads[0].values.size())
+      return einrt::Status::invalid("@apply_update takes more gradients than @grad returns");
     std::vector<double> mean(grads[0].values[g].size(), 0.0);
     for (const RunResults &r : grads)
       for (size_t i = 0; i < mean.size(); ++i)
         mean[i] += r.values[g][i];
     for (double &v : mean)
       v /= double(grads.size());
-    if (!statusOut(ex->setArgument(a, mean.data(), mean.size()), error))
-      return false;
+    EINRT_TRY(ex->setArgument(a, mean.data(), mean.size()));
     ++g;
   }
-  if (!statusOut(ex->run(), error))
-    return false;
+  EINRT_TRY(ex->run());
   out = resultsOf(*ex);
-  return true;
+  return einrt::Status::success();
 }
 
 bool atKink(einrt::Executor &forward, const std::string &param, int64_t index, double reach) {
   int64_t b = forward.findBuffer(param);
   if (b < 0)
     return false;
-  std::vector<double> p;
-  std::string error;
-  if (!statusOut(forward.read(size_t(b)), p, error) || index < 0 || size_t(index) >= p.size())
+  einrt::Expected<std::vector<double>> read = forward.read(size_t(b));
+  if (!read.ok() || index < 0 || size_t(index) >= read->size())
     return false;
+  std::vector<double> p = read.take();
   double x = p[size_t(index)];
+  // The loss with param[index] = v; NaN where the run fails.
   auto loss = [&](double v) {
     p[size_t(index)] = v;
-    double l = NAN;
-    if (statusOut(forward.write(size_t(b), p.data(), p.size()), error) &&
-        statusOut(forward.run(), error))
-      statusOut(forward.readScalar(0), l, error);
-    return l;
+    if (!forward.write(size_t(b), p.data(), p.size()).ok() || !forward.run().ok())
+      return double(NAN);
+    einrt::Expected<double> l = forward.readScalar(0);
+    return l.ok() ? *l : double(NAN);
   };
   // Slopes over 50 steps across [x - reach, x + reach]: smooth, neighbouring
   // slopes differ by the curvature times the step; a kink is one jump.
@@ -213,7 +204,9 @@ bool atKink(einrt::Executor &forward, const std::string &param, int64_t index, d
     previous = next;
   }
   p[size_t(index)] = x;
-  statusOut(forward.write(size_t(b), p.data(), p.size()), error);
+  // Puts the param back (best effort, as before: a caller that runs
+  // @forward again sets its arguments by name first).
+  forward.write(size_t(b), p.data(), p.size()).ignore();
   std::vector<double> jumps;
   double largest = 0;
   for (size_t k = 0; k + 1 < slopes.size(); ++k) {

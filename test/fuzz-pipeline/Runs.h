@@ -28,18 +28,18 @@ using Values = std::map<std::string, std::vector<double>>;
 struct Lowered {
   std::unique_ptr<ein::codegen::KernelCompiler> kernels; // the CPU backend's
   std::map<std::string, einrt::Program> programs;
-  std::optional<einrt::Executor> executor(const std::string &name, einrt::Precision precision,
-                                          int threads, std::string &error) const;
+  einrt::Expected<einrt::Executor> executor(const std::string &name, einrt::Precision precision,
+                                            int threads) const;
 };
 
 /// Sets every argument `values` names.
-bool setByName(einrt::Executor &ex, const Values &values, std::string &error);
+einrt::Status setByName(einrt::Executor &ex, const Values &values);
 
 /// The start: params from their initialisers (einc's initParams), float
 /// inputs N(0, 1) and token ids in [0, vocab) (each input its own stream),
 /// zero optimizer state, step 1, lr.
-bool initialValues(const Lowered &l, const std::string &name, int32_t vocab, double lr,
-                   uint64_t seed, Values &out, std::string &error);
+einrt::Status initialValues(const Lowered &l, const std::string &name, int32_t vocab, double lr,
+                            uint64_t seed, Values &out);
 /// `values` with every param of `ex`'s program moved by 0.01 N(0, 1).
 Values jittered(const Values &values, const einrt::Executor &ex, uint64_t seed);
 /// `values` with every float param and input of `program` scaled by
@@ -50,16 +50,17 @@ Values nudged(const Values &values, const einrt::Program &program, uint64_t seed
 std::vector<Values> microBatches(const Lowered &l, const std::string &name, const Values &values,
                                  int64_t count, int32_t vocab, uint64_t seed);
 
-bool runOnce(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
-             const Values &values, RunResults &out, std::string &error);
+/// One run of @name on `values`, its results into `out`.
+einrt::Status runOnce(const Lowered &l, const std::string &name, einrt::Precision precision,
+                      int threads, const Values &values, RunResults &out);
 /// `steps` runs of a training function, its results fed back into the
 /// arguments of the same name (params, optimizer state); step = 1, 2, ...
-bool runSteps(const Lowered &l, const std::string &name, einrt::Precision precision, int threads,
-              Values values, int steps, std::vector<RunResults> &out, std::string &error);
+einrt::Status runSteps(const Lowered &l, const std::string &name, einrt::Precision precision,
+                       int threads, Values values, int steps, std::vector<RunResults> &out);
 /// @apply_update(params, the mean of the gradients of the @grad runs
 /// `grads`, optimizer state, step, lr), as the trainer runs it.
-bool runApply(const Lowered &l, einrt::Precision precision, const Values &values,
-              const std::vector<RunResults> &grads, RunResults &out, std::string &error);
+einrt::Status runApply(const Lowered &l, einrt::Precision precision, const Values &values,
+                       const std::vector<RunResults> &grads, RunResults &out);
 
 /// Whether @forward's loss has a kink at param[index] or within `reach` of
 /// it: its slopes across [x - reach, x + reach] (float64) jump once.

@@ -12,9 +12,9 @@
 #include "codegen/CpuKernels.h"
 #include "codegen/ReferenceLowering.h"
 #include "ir/EinOps.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuTarget.h"
+#include "test/unit/StatusTesting.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -97,13 +97,11 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
   EXPECT_TRUE(succeeded(program)) << diags;
   if (failed(program))
     return 0;
-  std::string error;
   // No arena: every step's output is read back after the run.
-  auto exec = statusOut(einrt::Executor::create(*program, einrt::Precision::F32,
-                                                /*useArena=*/false),
-                        error);
-  EXPECT_TRUE(exec.has_value()) << error;
-  if (!exec)
+  einrt::Expected<einrt::Executor> exec =
+      einrt::Executor::create(*program, einrt::Precision::F32, /*useArena=*/false);
+  EINC_EXPECT_OK(exec);
+  if (!exec.ok())
     return 0;
   std::mt19937 rng(opt.seed);
   for (size_t a = 0; a < exec->argumentCount(); ++a) {
@@ -124,9 +122,9 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
         }
       }
     }
-    EXPECT_TRUE(statusOut(exec->setArgument(a, v.data(), v.size()), error)) << error;
+    EINC_EXPECT_OK(exec->setArgument(a, v.data(), v.size()));
   }
-  EXPECT_TRUE(statusOut(exec->run(), error)) << error;
+  EINC_EXPECT_OK(exec->run());
   EXPECT_EQ(program->steps.size(), ops.size());
   if (program->steps.size() != ops.size())
     return 0;
@@ -137,8 +135,9 @@ int checkFunction(const std::string &text, const Options &opt = {}) {
     // The reference device's buffers are host memory: f32, i32, u8.
     for (int32_t in : step.inputs)
       ptrs.push_back(exec->deviceData(size_t(in)));
-    std::vector<double> want;
-    EXPECT_TRUE(statusOut(exec->read(size_t(step.output)), want, error)) << error;
+    einrt::Expected<std::vector<double>> read = exec->read(size_t(step.output));
+    EINC_EXPECT_OK(read);
+    std::vector<double> want = read.ok() ? read.take() : std::vector<double>{};
     const einrt::DType wantType = program->buffers[size_t(step.output)].dtype;
     int64_t n = int64_t(want.size());
     // Filled with garbage: the kernel must write every element.

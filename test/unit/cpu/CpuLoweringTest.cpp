@@ -15,7 +15,7 @@
 #include "../pipeline/Compile.h"
 #include "../pipeline/SmallExamples.h"
 #include "CpuTestSupport.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "codegen/CpuKernels.h"
 #include "codegen/CpuLowering.h"
@@ -145,10 +145,10 @@ TEST(CpuLowering, ContractionLayouts) {
     EXPECT_EQ(l.cpu->buffers.size(), l.reference->buffers.size() + c.transposes);
     EXPECT_EQ(l.cpu->arguments, l.reference->arguments);
     EXPECT_EQ(l.cpu->results, l.reference->results);
-    std::string error;
     for (unsigned seed : {1u, 2u}) {
-      double e = compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error);
-      EXPECT_LT(e, 1e-5) << error;
+      EINC_ASSERT_OK_AND_ASSIGN(double e,
+                                compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }));
+      EXPECT_LT(e, 1e-5);
     }
   }
 }
@@ -179,8 +179,9 @@ func.func @f(%x: tensor<4x3xf32>, %w: tensor<3x5xf32>) -> (tensor<4x5xf32>, tens
   for (const einrt::Buffer &b : l.cpu->buffers)
     constants += b.role == einrt::BufferRole::Constant;
   EXPECT_EQ(constants, 1);
-  std::string error;
-  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 3); }, error), 1e-5) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(double e,
+                            compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 3); }));
+  EXPECT_LT(e, 1e-5);
 }
 
 /// A fusion group: one Kernel step reading the broadcasts' inputs in place
@@ -225,12 +226,11 @@ func.func @f(%x: tensor<2x4x8xf32>, %row: tensor<2x4xf32>, %bias: tensor<8xf32>,
   // Inputs: x, row, s, bias (in place), the materialised broadcast of p2.
   EXPECT_EQ(fused.inputs.size(), 5u);
   EXPECT_EQ(l.cpu->buffers[fused.inputs[1]].shape, (std::vector<int64_t>{2, 4}));
-  std::string error;
-  for (unsigned seed : {4u, 5u})
-    EXPECT_LT(compareRuns(
-                  l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error),
-              1e-5)
-        << error;
+  for (unsigned seed : {4u, 5u}) {
+    EINC_ASSERT_OK_AND_ASSIGN(double e,
+                              compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }));
+    EXPECT_LT(e, 1e-5);
+  }
 }
 
 /// A reshape is the same row-major bytes: no step, its readers read the
@@ -254,8 +254,9 @@ func.func @f(%x: tensor<4x6xf32>, %w: tensor<3x5xf32>) -> (tensor<8x5xf32>, tens
   EXPECT_EQ(l.cpu->steps[1].kind, StepKind::Matmul);
   EXPECT_EQ(l.cpu->steps[1].inputs[0], l.cpu->steps[0].output);
   EXPECT_EQ(l.cpu->steps[2].output, l.cpu->results[1]);
-  std::string error;
-  EXPECT_LT(compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 6); }, error), 1e-5) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(double e,
+                            compareRuns(l, [](einrt::Executor &ex) { fillRandom(ex, 6); }));
+  EXPECT_LT(e, 1e-5);
 }
 
 /// Hand-written `ein.fusion` marks the pass would never write: adjacent ops
@@ -299,9 +300,8 @@ func.func @f(%x: tensor<4x3xbf16>, %w: tensor<3x5xbf16>) -> tensor<4x5xf32> {
 
 /// Params from their initialisers, inputs at random (token ids below 64).
 void fillModel(einrt::Executor &ex) {
-  std::string error;
-  EXPECT_TRUE(statusOut(einrt::initParams(ex, 7), error)) << error;
-  ASSERT_TRUE(statusOut(einrt::fillRandomInputs(ex, 8, 64), error)) << error;
+  EINC_EXPECT_OK(einrt::initParams(ex, 7));
+  EINC_ASSERT_OK(einrt::fillRandomInputs(ex, 8, 64));
 }
 
 TEST(CpuLowering, ModelsForwardAndGrad) {
@@ -319,9 +319,8 @@ TEST(CpuLowering, ModelsForwardAndGrad) {
         Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>(name));
         ASSERT_TRUE(l.cpu && l.reference) << l.errors;
         EXPECT_GT(count(*l.cpu).matmuls, 0);
-        std::string error;
-        double e = compareRuns(l, fillModel, error);
-        EXPECT_LT(e, 1e-5) << error;
+        EINC_ASSERT_OK_AND_ASSIGN(double e, compareRuns(l, fillModel));
+        EXPECT_LT(e, 1e-5);
       }
     }
 }
@@ -341,23 +340,18 @@ TEST(CpuLowering, ModelsTrainStep) {
       }
       Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("train_step"));
       ASSERT_TRUE(l.cpu && l.reference) << l.errors;
-      std::string error;
-      double e = compareRuns(
-          l,
-          [](einrt::Executor &ex) {
+      EINC_ASSERT_OK_AND_ASSIGN(
+          double e, compareRuns(l, [](einrt::Executor &ex) {
             fillModel(ex);
             // step 1, lr 1e-3 (the Scalar arguments)
             for (size_t a = 0; a < ex.argumentCount(); ++a) {
               const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
               double v = b.name == "lr" ? 1e-3 : 1.0;
-              std::string error;
               if (b.role == einrt::BufferRole::Scalar) {
-                EXPECT_TRUE(statusOut(ex.write(size_t(ex.program().arguments[a]), &v, 1), error))
-                    << error;
+                EINC_EXPECT_OK(ex.write(size_t(ex.program().arguments[a]), &v, 1));
               }
             }
-          },
-          error);
+          }));
       // One AdamW step: the updates are lr-sized, the comparison is on whole
       // tensors (max error over max magnitude). The second moment squares a
       // gradient (twice its relative error; the gradients are within 1e-5,
@@ -368,7 +362,7 @@ TEST(CpuLowering, ModelsTrainStep) {
       // OpenBLAS's AVX-512 sgemm on an AMD EPYC (Zen 4), below 3e-5 with its
       // Haswell one. 1e-4 is a tenth of one lr-sized step on a unit-sized
       // param: a wrong update of any element still fails.
-      EXPECT_LT(e, 1e-4) << error;
+      EXPECT_LT(e, 1e-4);
     }
 }
 

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -44,14 +44,13 @@ std::vector<std::vector<double>> randomArgs(const einrt::Program &p, unsigned se
 
 std::vector<std::vector<double>> run(const einrt::Program &p, std::shared_ptr<einrt::Device> dev,
                                      const std::vector<std::vector<double>> &args) {
-  std::string error;
-  auto ex = statusOut(einrt::Executor::create(p, std::move(dev)), error);
-  EXPECT_TRUE(ex) << error;
-  if (!ex)
+  auto ex = einrt::Executor::create(p, std::move(dev));
+  EINC_EXPECT_OK(ex);
+  if (!ex.ok())
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
-  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
+    EINC_EXPECT_OK(ex->setArgument(a, args[a].data(), args[a].size()));
+  EINC_EXPECT_OK(ex->run());
   std::vector<std::vector<double>> out;
   for (size_t r = 0; r < ex->resultCount(); ++r)
     out.push_back(ex->getResult(r).values);
@@ -200,9 +199,7 @@ TEST(CpuNarrow, StorageIsTwoBytesAndGemmWorkspaceIsPlanned) {
   // bf16 result, C (2x5x3) as f32.
   EXPECT_EQ(einrt::CpuDevice::gemmWorkspaceBytes(*l.cpu), (70 + 42 + 30) * 4);
   EXPECT_EQ(dev->gemmWorkspaceBytes(), 0);
-  std::string error;
-  auto ex = statusOut(einrt::Executor::create(*l.cpu, dev), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, einrt::Executor::create(*l.cpu, dev));
   EXPECT_EQ(dev->gemmWorkspaceBytes(), (70 + 42 + 30) * 4);
 }
 

@@ -12,9 +12,9 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/ReferenceLowering.h"
 #include "passes/Passes.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
+#include "test/unit/StatusTesting.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -77,21 +77,24 @@ inline std::shared_ptr<einrt::CpuDevice> cpuDevice(const Lowered &l) {
 /// Runs both programs on the same arguments (`fill` sets them on the
 /// reference executor; they are copied to the CPU one; the CPU one on
 /// einrt::defaultThreadCount() threads) and returns the worst relative
-/// error over the results.
-template <class Fill> double compareRuns(Lowered &l, Fill fill, std::string &error) {
-  auto ref = statusOut(einrt::Executor::create(*l.reference, einrt::Precision::F32), error);
-  auto cpu = statusOut(einrt::Executor::create(*l.cpu, cpuDevice(l)), error);
-  if (!ref || !cpu)
-    return INFINITY;
+/// error over the results, or why a run failed.
+template <class Fill> einrt::Expected<double> compareRuns(Lowered &l, Fill fill) {
+  einrt::Expected<einrt::Executor> ref =
+      einrt::Executor::create(*l.reference, einrt::Precision::F32);
+  if (!ref.ok())
+    return ref.takeStatus().withContext("the reference executor: ");
+  einrt::Expected<einrt::Executor> cpu = einrt::Executor::create(*l.cpu, cpuDevice(l));
+  if (!cpu.ok())
+    return cpu.takeStatus().withContext("the cpu executor: ");
   fill(*ref);
   for (size_t a = 0; a < ref->argumentCount(); ++a) {
-    std::vector<double> v;
-    if (!statusOut(ref->read(size_t(l.reference->arguments[a])), v, error) ||
-        !statusOut(cpu->setArgument(a, v.data(), v.size()), error))
-      return INFINITY;
+    einrt::Expected<std::vector<double>> v = ref->read(size_t(l.reference->arguments[a]));
+    if (!v.ok())
+      return v.takeStatus();
+    EINRT_TRY(cpu->setArgument(a, v->data(), v->size()));
   }
-  if (!statusOut(ref->run(), error) || !statusOut(cpu->run(), error))
-    return INFINITY;
+  EINRT_TRY(ref->run().withContext("the reference run: "));
+  EINRT_TRY(cpu->run().withContext("the cpu run: "));
   double worst = 0;
   for (size_t r = 0; r < ref->resultCount(); ++r) {
     double e = relativeError(cpu->getResult(r).values, ref->getResult(r).values);
@@ -104,13 +107,12 @@ template <class Fill> double compareRuns(Lowered &l, Fill fill, std::string &err
 inline void fillRandom(einrt::Executor &ex, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::string error;
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
     size_t b = size_t(ex.program().arguments[a]);
     std::vector<double> v(size_t(ex.elementCount(b)));
     for (double &x : v)
       x = u(gen);
-    EXPECT_TRUE(statusOut(ex.write(b, v.data(), v.size()), error)) << error;
+    EINC_EXPECT_OK(ex.write(b, v.data(), v.size()));
   }
 }
 

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "tools/driver/Stages.h"
 
@@ -158,10 +158,10 @@ void checkRow(const ViewKind &view, const Consumer &consumer, const std::string 
   ASSERT_TRUE(l.cpu && l.reference) << l.errors;
   if (fusion == "all")
     EXPECT_TRUE(hasReader(*l.cpu, consumer.reader, view.isView));
-  std::string error;
   for (unsigned seed : {1u, 2u}) {
-    double e = compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error);
-    EXPECT_LT(e, 1e-5) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(double e,
+                              compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }));
+    EXPECT_LT(e, 1e-5);
   }
 }
 
@@ -183,13 +183,11 @@ TEST(CpuViewConsumers, SecondPieceOfASplitIsItsSecondRow) {
   ASSERT_TRUE(compiled.module) << compiled.errors;
   Lowered l = lowerBoth(compiled.module->lookupSymbol<func::FuncOp>("forward"));
   ASSERT_TRUE(l.cpu) << l.errors;
-  auto cpu = statusOut(einrt::Executor::create(*l.cpu, cpuDevice(l)), l.errors);
-  ASSERT_TRUE(cpu) << l.errors;
+  EINC_ASSERT_OK_AND_ASSIGN(auto cpu, einrt::Executor::create(*l.cpu, cpuDevice(l)));
   std::vector<double> x = {1, 2, 10, 20};
-  std::string error;
-  ASSERT_TRUE(statusOut(cpu->setArgument(0, x.data(), x.size()), error)) << error;
-  ASSERT_TRUE(statusOut(cpu->run(), error)) << error;
-  EXPECT_EQ(cpu->getResult(0).values, std::vector<double>{30 + 1000 * 20});
+  EINC_ASSERT_OK(cpu.setArgument(0, x.data(), x.size()));
+  EINC_ASSERT_OK(cpu.run());
+  EXPECT_EQ(cpu.getResult(0).values, std::vector<double>{30 + 1000 * 20});
 }
 
 } // namespace

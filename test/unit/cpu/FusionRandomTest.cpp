@@ -14,7 +14,7 @@
 #include "../pipeline/Compile.h"
 #include "CpuTestSupport.h"
 #include "RandomGraphs.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -43,9 +43,9 @@ TEST(FusionRandom, FusedProgramsMatchTheReference) {
     ASSERT_TRUE(l.cpu && l.reference) << l.errors;
     for (const einrt::Step &s : l.cpu->steps)
       fusedKernels += s.note.rfind("fused", 0) == 0;
-    std::string error;
-    double e = compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }, error);
-    EXPECT_LT(e, 1e-5) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(double e,
+                              compareRuns(l, [&](einrt::Executor &ex) { fillRandom(ex, seed); }));
+    EXPECT_LT(e, 1e-5);
   }
   // The generator does exercise fusion.
   EXPECT_GT(fusedKernels, 60);
@@ -76,23 +76,23 @@ TEST(FusionRandom, FusedAndUnfusedAreBitIdentical) {
     ASSERT_TRUE(lf.cpu && lu.cpu) << lf.errors << lu.errors;
     iotaStepsFused += iotaSteps(*lf.cpu);
     iotaStepsUnfused += iotaSteps(*lu.cpu);
-    std::string error;
-    auto run = [&](Lowered &l) {
-      auto ex = statusOut(einrt::Executor::create(*l.cpu, cpuDevice(l)), error);
-      EXPECT_TRUE(ex) << error;
+    auto run = [&](Lowered &l) -> einrt::Expected<einrt::Executor> {
+      einrt::Expected<einrt::Executor> ex = einrt::Executor::create(*l.cpu, cpuDevice(l));
+      if (!ex.ok())
+        return ex;
       fillRandom(*ex, seed);
-      EXPECT_TRUE(statusOut(ex->run(), error)) << error;
+      EINRT_TRY(ex->run());
       return ex;
     };
-    auto a = run(lf), b = run(lu);
-    ASSERT_TRUE(a && b);
-    ASSERT_EQ(a->resultCount(), b->resultCount());
-    for (size_t r = 0; r < a->resultCount(); ++r) {
+    EINC_ASSERT_OK_AND_ASSIGN(einrt::Executor a, run(lf));
+    EINC_ASSERT_OK_AND_ASSIGN(einrt::Executor b, run(lu));
+    ASSERT_EQ(a.resultCount(), b.resultCount());
+    for (size_t r = 0; r < a.resultCount(); ++r) {
       // Raw bits in the devices' (host) memory: NaN payloads included.
-      size_t x = size_t(a->program().results[r]), y = size_t(b->program().results[r]);
-      ASSERT_EQ(a->elementCount(x), b->elementCount(y));
-      ASSERT_EQ(a->storageOf(x), einrt::StorageType::F32);
-      EXPECT_EQ(std::memcmp(a->deviceData(x), b->deviceData(y), 4 * size_t(a->elementCount(x))), 0)
+      size_t x = size_t(a.program().results[r]), y = size_t(b.program().results[r]);
+      ASSERT_EQ(a.elementCount(x), b.elementCount(y));
+      ASSERT_EQ(a.storageOf(x), einrt::StorageType::F32);
+      EXPECT_EQ(std::memcmp(a.deviceData(x), b.deviceData(y), 4 * size_t(a.elementCount(x))), 0)
           << "result " << r;
     }
   }

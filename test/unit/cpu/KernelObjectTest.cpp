@@ -17,7 +17,7 @@
 #include "../pipeline/SmallExamples.h"
 #include "CpuTestSupport.h"
 #include "RandomGraphs.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "codegen/CpuTargets.h"
 #include "runtime/core/Init.h"
@@ -64,14 +64,13 @@ struct Case {
 
 /// Params from their initialisers, token ids below 64, step 1, lr 1e-3.
 void fillTrainStep(einrt::Executor &ex) {
-  std::string error;
-  EXPECT_TRUE(statusOut(einrt::initParams(ex, 7), error)) << error;
-  ASSERT_TRUE(statusOut(einrt::fillRandomInputs(ex, 8, 64), error)) << error;
+  EINC_EXPECT_OK(einrt::initParams(ex, 7));
+  EINC_ASSERT_OK(einrt::fillRandomInputs(ex, 8, 64));
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
     const einrt::Buffer &b = ex.program().buffers[ex.program().arguments[a]];
     double v = b.name == "lr" ? 1e-3 : 1.0;
     if (b.role == einrt::BufferRole::Scalar) {
-      EXPECT_TRUE(statusOut(ex.write(size_t(ex.program().arguments[a]), &v, 1), error)) << error;
+      EINC_EXPECT_OK(ex.write(size_t(ex.program().arguments[a]), &v, 1));
     }
   }
 }
@@ -216,7 +215,6 @@ std::string everyOpKind() {
 void fillOpKinds(einrt::Executor &ex) {
   std::mt19937 gen(5);
   std::uniform_real_distribution<double> u(0.1, 2);
-  std::string error;
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
     size_t b = size_t(ex.program().arguments[a]);
     einrt::DType dtype = ex.program().buffers[b].dtype;
@@ -225,7 +223,7 @@ void fillOpKinds(einrt::Executor &ex) {
       x = dtype == einrt::DType::I32  ? double(1 + gen() % 3)
           : dtype == einrt::DType::I1 ? double(gen() % 2)
                                       : u(gen);
-    EXPECT_TRUE(statusOut(ex.write(b, v.data(), v.size()), error)) << error;
+    EINC_EXPECT_OK(ex.write(b, v.data(), v.size()));
   }
 }
 
@@ -237,15 +235,13 @@ Suite &opKinds() {
 }
 
 /// Runs `c` with `table`, its arguments from c.fill.
-std::optional<einrt::Executor> run(const Case &c, std::vector<einrt::KernelEntry> table,
-                                   std::string &error) {
+einrt::Expected<einrt::Executor> run(const Case &c, std::vector<einrt::KernelEntry> table) {
   auto device = std::make_shared<einrt::CpuDevice>(std::move(table), einrt::defaultThreadCount());
-  auto ex = statusOut(einrt::Executor::create(c.program, device), error);
-  if (!ex)
-    return std::nullopt;
+  einrt::Expected<einrt::Executor> ex = einrt::Executor::create(c.program, device);
+  if (!ex.ok())
+    return ex;
   c.fill(*ex);
-  if (!statusOut(ex->run(), error))
-    return std::nullopt;
+  EINRT_TRY(ex->run());
   return ex;
 }
 
@@ -451,13 +447,11 @@ void checkLinkedMatchesJit(Suite &s, const std::string &target) {
   int compared = 0, different = 0;
   for (const Case &c : s.cases) {
     SCOPED_TRACE(c.name);
-    auto a = run(c, jit, error);
-    ASSERT_TRUE(a) << error;
-    auto b = run(c, linked, error);
-    ASSERT_TRUE(b) << error;
-    ASSERT_EQ(a->resultCount(), b->resultCount());
-    for (size_t r = 0; r < a->resultCount(); ++r, ++compared) {
-      bool same = sameBits(*a, *b, r);
+    EINC_ASSERT_OK_AND_ASSIGN(einrt::Executor a, run(c, jit));
+    EINC_ASSERT_OK_AND_ASSIGN(einrt::Executor b, run(c, linked));
+    ASSERT_EQ(a.resultCount(), b.resultCount());
+    for (size_t r = 0; r < a.resultCount(); ++r, ++compared) {
+      bool same = sameBits(a, b, r);
       different += !same;
       EXPECT_TRUE(same) << "result " << r;
     }

@@ -9,8 +9,8 @@
 // of it; NcclTest's NcclOnGpu checks it there.)
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/HostDevice.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -66,10 +66,7 @@ TEST(AddInOrderKernel, EqualsTheHostDevicesAddBitForBit) {
             f = std::ldexp(mant(gen), exp(gen));
           std::vector<float> got = start, want = start;
           launch(grid, block, got.data(), parts.data(), partCount, stride, count);
-          std::string error;
-          ASSERT_TRUE(statusOut(
-              host.addInOrder(want.data(), parts.data(), partCount, stride, count), error))
-              << error;
+          EINC_ASSERT_OK(host.addInOrder(want.data(), parts.data(), partCount, stride, count));
           ASSERT_EQ(0, std::memcmp(got.data(), want.data(), size_t(count) * sizeof(float)))
               << "count " << count << ", " << partCount << " parts, grid " << grid << " x "
               << block;

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/cuda/CublasLtMapping.h"
 
@@ -132,9 +132,9 @@ CublasLtPlan expectFused(const GemmDesc &g, uint64_t seed, std::vector<DType> ty
   buffers.insert(buffers.end(), p.outputs.begin(), p.outputs.end());
   if (types.empty())
     types.assign(buffers.size(), DType::F32);
-  CublasLtPlan plan;
-  std::string error;
-  EXPECT_TRUE(statusOut(mapGemmToCublasLt(g, {}, &types), plan, error)) << error;
+  Expected<CublasLtPlan> mapped = mapGemmToCublasLt(g, {}, &types);
+  EINC_EXPECT_OK(mapped);
+  CublasLtPlan plan = mapped.ok() ? mapped.take() : CublasLtPlan{};
   EXPECT_FALSE(plan.epilogueKernel) << plan.unfusedWhy;
   std::mt19937_64 rng(seed);
   test::GemmSpans s = spansOf(g);
@@ -235,10 +235,9 @@ TEST(CublasLtEpilogue, ResidualIsBetaOneAndScaleIsAlpha) {
 
 TEST(CublasLtEpilogue, WhatCublasLtDoesNotFuse) {
   auto why = [](const GemmDesc &g, std::vector<DType> types, bool withTypes = true) {
-    CublasLtPlan plan;
-    std::string error;
-    EXPECT_TRUE(statusOut(mapGemmToCublasLt(g, {}, withTypes ? &types : nullptr), plan, error))
-        << error;
+    Expected<CublasLtPlan> mapped = mapGemmToCublasLt(g, {}, withTypes ? &types : nullptr);
+    EINC_EXPECT_OK(mapped);
+    CublasLtPlan plan = mapped.ok() ? mapped.take() : CublasLtPlan{};
     EXPECT_TRUE(plan.epilogueKernel);
     EXPECT_EQ(plan.calls[0].epilogue, LtEpilogue::Default); // the plain product
     EXPECT_FALSE(plan.calls[0].separateD);
@@ -266,9 +265,8 @@ TEST(CublasLtEpilogue, WhatCublasLtDoesNotFuse) {
   GemmDesc empty = dense(1, 4, 8, 0); // k = 0: nothing to fuse into
   empty.post = library({kC}, {kOut});
   CublasLtPlan plan;
-  std::string error;
   std::vector<DType> two(2, DType::F32);
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(empty, {}, &two), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(empty, {}, &two));
   EXPECT_TRUE(plan.emptySum);
   EXPECT_TRUE(plan.epilogueKernel);
 }
@@ -276,12 +274,11 @@ TEST(CublasLtEpilogue, WhatCublasLtDoesNotFuse) {
 TEST(CublasLtEpilogue, KeysAndNames) {
   GemmDesc g = dense(1, 4, 8, 3);
   CublasLtPlan plain, fused;
-  std::string error;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plain, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plain, mapGemmToCublasLt(g, {}));
   g.post = library({kC, kBias}, {kOut});
   g.post.bias = kBias;
   std::vector<DType> types(3, DType::F32);
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}, &types), fused, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(fused, mapGemmToCublasLt(g, {}, &types));
   EXPECT_NE(plain.calls[0].key(), fused.calls[0].key());
   EXPECT_STREQ(ltEpilogueName(LtEpilogue::GeluAuxBias), "GELU_AUX_BIAS");
   EXPECT_STREQ(ltEpilogueName(LtEpilogue::Default), "DEFAULT");
@@ -303,8 +300,7 @@ TEST(CublasLtEpilogue, NoAlgorithmForTheEpilogueFallsBackToItsKernel) {
   std::vector<int32_t> buffers = {kC, kBias, kOut, kAux};
   std::vector<DType> types(buffers.size(), DType::F32);
   CublasLtPlan plan;
-  std::string error;
-  ASSERT_TRUE(statusOut(planner.plan(g, {}, &types), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, planner.plan(g, {}, &types));
   EXPECT_TRUE(plan.epilogueKernel);
   EXPECT_EQ(plan.unfusedWhy,
             "cuBLASLt's heuristic has no algorithm for its GELU_AUX_BIAS epilogue on this call");
@@ -330,20 +326,20 @@ TEST(CublasLtEpilogue, NoAlgorithmForTheEpilogueFallsBackToItsKernel) {
   // The same shape again (another step, a later run): the same plan, the
   // heuristic not asked again; another shape is asked about.
   CublasLtPlan again;
-  ASSERT_TRUE(statusOut(planner.plan(g, {}, &types), again, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(again, planner.plan(g, {}, &types));
   EXPECT_TRUE(again.epilogueKernel);
   EXPECT_EQ(asked.size(), 2u);
   EXPECT_EQ(planner.asked(), 2u);
   GemmDesc h = dense(1, 4, 16, 5);
   h.post = g.post;
-  ASSERT_TRUE(statusOut(planner.plan(h, {}, &types), again, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(again, planner.plan(h, {}, &types));
   EXPECT_EQ(asked.size(), 4u);
 
   // A heuristic that fuses: the fused plan; one with no algorithm at all:
   // the step's error names the call; one that fails: its error.
   CublasLtPlanner fusing(
       [](const CublasLtCall &) -> Expected<LtHeuristic> { return LtHeuristic::Found; });
-  ASSERT_TRUE(statusOut(fusing.plan(g, {}, &types), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, fusing.plan(g, {}, &types));
   EXPECT_FALSE(plan.epilogueKernel);
   EXPECT_EQ(plan.calls[0].epilogue, LtEpilogue::GeluAuxBias);
   CublasLtPlanner none(

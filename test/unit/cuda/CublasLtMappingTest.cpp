@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/cuda/CublasLtMapping.h"
 
@@ -29,8 +29,7 @@ using test::spansOf;
 /// (C starts random too: Accumulate reads it, untouched elements keep it).
 void expectSameProduct(const GemmDesc &g, uint64_t seed, CublasLtPlan *planOut = nullptr) {
   CublasLtPlan plan;
-  std::string error;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   std::mt19937_64 rng(seed);
   test::GemmSpans s = spansOf(g);
   std::vector<double> a = smallIntegers(s.a, rng), b = smallIntegers(s.b, rng),
@@ -166,10 +165,7 @@ TEST(CublasLtMapping, EmptySums) {
   g.epilogue = GemmEpilogue::Accumulate;
   expectSameProduct(g, 42, &plan); // C unchanged
   // No matrices, or no rows: no call at all.
-  ASSERT_TRUE([&] {
-    std::string e;
-    return statusOut(mapGemmToCublasLt(plain(0, 4, 3), {}), plan, e);
-  }());
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(plain(0, 4, 3), {}));
   EXPECT_TRUE(plan.calls.empty());
 }
 
@@ -221,53 +217,48 @@ TEST(CublasLtMapping, RandomGemmsMatchTheRowMajorProduct) {
 
 TEST(CublasLtMapping, ElementAndComputeTypes) {
   CublasLtPlan plan;
-  std::string error;
   GemmDesc g = plain(4, 4, 4);
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_EQ(plan.calls[0].compute, LtCompute::F32);
   EXPECT_EQ(plan.calls[0].typeC, LtType::F32);
   CublasLtOptions tf32;
   tf32.tf32 = true;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, tf32), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, tf32));
   EXPECT_EQ(plan.calls[0].compute, LtCompute::F32FastTF32);
   // bf16 operands (f32 sums), into f32 or bf16; tf32 leaves them alone.
   g.a = g.b = DType::BF16;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, tf32), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, tf32));
   EXPECT_EQ(plan.calls[0].typeA, LtType::BF16);
   EXPECT_EQ(plan.calls[0].typeB, LtType::BF16);
   EXPECT_EQ(plan.calls[0].typeC, LtType::F32);
   EXPECT_EQ(plan.calls[0].compute, LtCompute::F32);
   g.c = DType::BF16;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_EQ(plan.calls[0].typeC, LtType::BF16);
   g.a = g.b = g.c = DType::F16;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_EQ(plan.calls[0].typeA, LtType::F16);
   EXPECT_STREQ(ltTypeName(plan.calls[0].typeC), "f16");
 }
 
 TEST(CublasLtMapping, WhatCublasLtCannotRun) {
   CublasLtPlan plan;
-  std::string error;
   GemmDesc g = plain(4, 4, 4);
   g.a = DType::BF16; // B stays f32
-  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
-  EXPECT_NE(error.find("A and B of one type"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(mapGemmToCublasLt(g, {}), StatusCode::Invalid, "A and B of one type");
   g = plain(4, 4, 4);
   g.a = g.b = DType::F32;
   g.c = DType::BF16; // f32 operands into bf16
-  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
+  EINC_EXPECT_STATUS(mapGemmToCublasLt(g, {}), StatusCode::Invalid, "");
   g = plain(4, 4, 4);
   g.accumulate = DType::F64;
-  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
-  EXPECT_NE(error.find("reference backend"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(mapGemmToCublasLt(g, {}), StatusCode::Invalid, "reference backend");
   g = plain(4, 4, 4);
   g.a = g.b = DType::I32;
-  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
-  EXPECT_NE(error.find("f32, bf16 and f16"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(mapGemmToCublasLt(g, {}), StatusCode::Invalid, "f32, bf16 and f16");
   g = plain(4, 4, 4);
   g.m = -1;
-  EXPECT_FALSE(statusOut(mapGemmToCublasLt(g, {}), plan, error));
+  EINC_EXPECT_STATUS(mapGemmToCublasLt(g, {}), StatusCode::Invalid, "");
 }
 
 TEST(CublasLtMapping, LeadingDimensionsCublasLtAccepts) {
@@ -282,12 +273,8 @@ TEST(CublasLtMapping, LeadingDimensionsCublasLtAccepts) {
   // Rows that overlap cannot be described to cuBLASLt.
   GemmDesc h = plain(4, 6, 5);
   h.ldb = 3; // B's rows of 6, 3 apart
-  std::string error;
-  EXPECT_FALSE(statusOut(mapGemmToCublasLt(h, {}), plan, error));
-  EXPECT_NE(
-      error.find("the step's B rows apart by at least their 6 elements (leading dimension 3)"),
-      std::string::npos)
-      << error;
+  EINC_EXPECT_STATUS(mapGemmToCublasLt(h, {}), StatusCode::Invalid,
+                     "the step's B rows apart by at least their 6 elements (leading dimension 3)");
 }
 
 TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
@@ -295,8 +282,7 @@ TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
   g.batch = 2;
   g.strideA = 64, g.strideB = 64 + 1, g.strideC = 64;
   CublasLtPlan plan;
-  std::string error;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_EQ(plan.calls[0].alignA, 4);   // the step's B: 65 floats apart
   EXPECT_EQ(plan.calls[0].alignB, 256); // the step's A: 256 bytes apart
   EXPECT_EQ(plan.calls[0].alignC, 256);
@@ -306,7 +292,7 @@ TEST(CublasLtMapping, AlignmentsFollowOffsetsAndStrides) {
   h.outer.push_back({2, 2, 2, 100});
   h.batch = 1;
   h.outer.push_back({2, 6, 6, 4}); // does not continue {2, 2, 2, 100}: calls
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(h, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(h, {}));
   ASSERT_EQ(plan.calls.size(), 2u);
   EXPECT_EQ(plan.calls[1].offsetB, 2); // the step's A, 2 bf16
   EXPECT_EQ(plan.calls[1].alignB, 4);
@@ -327,13 +313,12 @@ TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
   g.a = g.b = DType::BF16;
   LtAlignments bases{2, 8, 64, {}}; // A, B, C
   CublasLtPlan plan;
-  std::string error;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}, nullptr, &bases), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}, nullptr, &bases));
   EXPECT_EQ(plan.calls[0].alignA, 8); // the step's B
   EXPECT_EQ(plan.calls[0].alignB, 2); // the step's A
   EXPECT_EQ(plan.calls[0].alignC, 64);
   std::string key = plan.calls[0].key();
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_EQ(plan.calls[0].alignB, 256);
   EXPECT_NE(plan.calls[0].key(), key); // another algorithm may be picked
 
@@ -350,7 +335,7 @@ TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
   f.post.activation = GemmActivation::Gelu;
   std::vector<DType> types(5, DType::F32);
   LtAlignments post{256, 256, 256, {256, 4, 32, 16, 32}};
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(f, {}, &types, &post), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(f, {}, &types, &post));
   ASSERT_FALSE(plan.epilogueKernel) << plan.unfusedWhy;
   ASSERT_EQ(plan.calls.size(), 2u);
   EXPECT_EQ(plan.calls[0].alignC, 16); // the residual 32, the result 16
@@ -363,21 +348,20 @@ TEST(CublasLtMapping, BufferAlignmentsLimitTheCalls) {
 TEST(CublasLtMapping, KeysNameDescriptors) {
   std::set<std::string> keys;
   CublasLtPlan plan;
-  std::string error;
   for (bool ta : {false, true})
     for (int64_t m : {4, 5}) {
-      ASSERT_TRUE(statusOut(mapGemmToCublasLt(plain(m, 4, 4, ta), {}), plan, error)) << error;
+      EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(plain(m, 4, 4, ta), {}));
       keys.insert(plan.calls[0].key());
     }
   EXPECT_EQ(keys.size(), 4u);
   GemmDesc g = plain(4, 4, 4);
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   std::string key = plan.calls[0].key();
   g.epilogue = GemmEpilogue::Accumulate;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_NE(plan.calls[0].key(), key);
   g.epilogue = GemmEpilogue::Store;
-  ASSERT_TRUE(statusOut(mapGemmToCublasLt(g, {}), plan, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(g, {}));
   EXPECT_EQ(plan.calls[0].key(), key);
 }
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GemmReference.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "../pipeline/Compile.h"
 #include "../pipeline/SmallExamples.h"
@@ -82,8 +82,7 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
           ++gemms;
           narrow += g->a == DType::BF16;
           CublasLtPlan plan;
-          std::string error;
-          ASSERT_TRUE(statusOut(mapGemmToCublasLt(*g, {}), plan, error)) << error;
+          EINC_ASSERT_OK_AND_ASSIGN(plan, mapGemmToCublasLt(*g, {}));
           for (const CublasLtCall &c : plan.calls) {
             keys.insert(c.key());
             EXPECT_GE(c.lda, std::max<int64_t>(1, c.rowsA));
@@ -111,7 +110,7 @@ TEST(CublasLtModels, EveryTrainStepGemmMapsExactly) {
           for (int32_t buffer : g->post.outputs)
             types.push_back(program->buffers[size_t(buffer)].dtype);
           CublasLtPlan fusedPlan;
-          ASSERT_TRUE(statusOut(mapGemmToCublasLt(*g, {}, &types), fusedPlan, error)) << error;
+          EINC_ASSERT_OK_AND_ASSIGN(fusedPlan, mapGemmToCublasLt(*g, {}, &types));
           if (fusedPlan.epilogueKernel) {
             EXPECT_FALSE(fusedPlan.unfusedWhy.empty());
             ++asKernel[fusedPlan.unfusedWhy];

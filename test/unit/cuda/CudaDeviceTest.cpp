@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -39,12 +39,12 @@ using test::valuesOf;
 class CudaDeviceTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    std::string error;
     CudaDeviceOptions options;
     options.stagingBytes = 4096; // copies in parts
-    device = statusOut(createCudaDevice(options), error);
-    if (!device)
-      GTEST_SKIP() << "no cuda device here: " << error;
+    Expected<std::shared_ptr<CudaDevice>> opened = createCudaDevice(options);
+    if (!opened.ok())
+      GTEST_SKIP() << "no cuda device here: " << opened.status().message();
+    device = opened.take();
   }
   std::shared_ptr<CudaDevice> device;
 };
@@ -59,11 +59,10 @@ std::vector<double> randomValues(size_t n, uint64_t seed, int lo = -4, int hi = 
 }
 
 void setInputs(Executor &ex, uint64_t seed) {
-  std::string error;
   for (size_t a = 0; a < ex.argumentCount(); ++a) {
     size_t b = size_t(ex.program().arguments[a]);
     std::vector<double> v = randomValues(size_t(ex.elementCount(b)), seed + a);
-    ASSERT_TRUE(statusOut(ex.write(b, v.data(), v.size()), error)) << error;
+    EINC_ASSERT_OK(ex.write(b, v.data(), v.size()));
   }
 }
 
@@ -73,29 +72,27 @@ TEST_F(CudaDeviceTest, BuffersOfEveryStorageRoundTrip) {
     int32_t x = b.arg(t, {3000}); // 12000 bytes of f32: three staging parts
     b.result(b.step(StepKind::Copy, {x}, t, {3000}));
   }
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, device), error);
-  ASSERT_TRUE(ex) << error;
-  for (size_t r = 0; r < ex->resultCount(); ++r) // allocations are zeroed
-    for (double v : valuesOf(*ex, size_t(ex->program().results[r])))
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, device));
+  for (size_t r = 0; r < ex.resultCount(); ++r) // allocations are zeroed
+    for (double v : valuesOf(ex, size_t(ex.program().results[r])))
       ASSERT_EQ(v, 0.0);
   for (int run = 0; run < 3; ++run) { // the third replays a graph
-    for (size_t a = 0; a < ex->argumentCount(); ++a) {
-      size_t buffer = size_t(ex->program().arguments[a]);
-      DType t = ex->program().buffers[buffer].dtype;
+    for (size_t a = 0; a < ex.argumentCount(); ++a) {
+      size_t buffer = size_t(ex.program().arguments[a]);
+      DType t = ex.program().buffers[buffer].dtype;
       std::vector<double> v =
           randomValues(3000, 10 * run + a, t == DType::I1 ? 0 : -100, t == DType::I1 ? 1 : 100);
-      ASSERT_TRUE(statusOut(ex->write(buffer, v.data(), v.size()), error)) << error;
+      EINC_ASSERT_OK(ex.write(buffer, v.data(), v.size()));
     }
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-    for (size_t r = 0; r < ex->resultCount(); ++r)
-      EXPECT_EQ(valuesOf(*ex, size_t(ex->program().results[r])),
-                valuesOf(*ex, size_t(ex->program().arguments[r])))
+    EINC_ASSERT_OK(ex.run());
+    for (size_t r = 0; r < ex.resultCount(); ++r)
+      EXPECT_EQ(valuesOf(ex, size_t(ex.program().results[r])),
+                valuesOf(ex, size_t(ex.program().arguments[r])))
           << "result " << r << " run " << run;
   }
   EXPECT_EQ(device->graphsRecorded(), 1);
-  ASSERT_TRUE(statusOut(ex->zeroBuffer(size_t(ex->program().arguments[0])), error)) << error;
-  for (double v : valuesOf(*ex, size_t(ex->program().arguments[0])))
+  EINC_ASSERT_OK(ex.zeroBuffer(size_t(ex.program().arguments[0])));
+  for (double v : valuesOf(ex, size_t(ex.program().arguments[0])))
     ASSERT_EQ(v, 0.0);
 }
 
@@ -126,24 +123,21 @@ const GemmCase kGemmCases[] = {
 };
 
 TEST_F(CudaDeviceTest, GemmsMatchTheCpuDevice) {
-  std::string error;
   for (auto [in, out] : {std::pair{DType::F32, DType::F32}, std::pair{DType::BF16, DType::F32},
                          std::pair{DType::BF16, DType::BF16}})
     for (const GemmCase &c : kGemmCases) {
       Program p = gemmProgram(in, out, c.plan, c.loops, c.a, c.b, c.c);
       ASSERT_EQ(p.validate().message(), "");
-      auto gpu = statusOut(Executor::create(p, device), error);
-      ASSERT_TRUE(gpu) << error;
-      auto cpu = statusOut(Executor::create(p, std::make_shared<CpuDevice>()), error);
-      ASSERT_TRUE(cpu) << error;
+      EINC_ASSERT_OK_AND_ASSIGN(auto gpu, Executor::create(p, device));
+      EINC_ASSERT_OK_AND_ASSIGN(auto cpu, Executor::create(p, std::make_shared<CpuDevice>()));
       for (int run = 0; run < 3; ++run) {
-        setInputs(*gpu, 100 + run);
-        setInputs(*cpu, 100 + run);
-        ASSERT_TRUE(statusOut(gpu->run(), error)) << error;
-        ASSERT_TRUE(statusOut(cpu->run(), error)) << error;
+        setInputs(gpu, 100 + run);
+        setInputs(cpu, 100 + run);
+        EINC_ASSERT_OK(gpu.run());
+        EINC_ASSERT_OK(cpu.run());
         // Small integers: every product and f32 sum exact, so any order of
         // summation agrees (a bf16 result rounds the same value once).
-        EXPECT_EQ(valuesOf(*gpu, size_t(p.results[0])), valuesOf(*cpu, size_t(p.results[0])))
+        EXPECT_EQ(valuesOf(gpu, size_t(p.results[0])), valuesOf(cpu, size_t(p.results[0])))
             << dtypeName(in) << " -> " << dtypeName(out) << " run " << run;
       }
     }
@@ -242,23 +236,21 @@ TEST_F(CudaDeviceTest, KernelsFromCubinAndPtxReplayedAsGraphs) {
     std::string error;
     if (!readKernels(*bundle, which, error))
       GTEST_SKIP() << error;
-    auto dev = statusOut(createCudaDevice({}), error); // a device per image kind
-    ASSERT_TRUE(dev) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(auto dev, createCudaDevice({})); // a device per image kind
     dev->setKernels(bundle);
-    auto ex = statusOut(Executor::create(kernelProgram(), dev), error);
-    ASSERT_TRUE(ex) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(kernelProgram(), dev));
     for (int run = 0; run < 4; ++run) {
-      setInputs(*ex, 7 + run);
-      ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-      expectKernelResults(*ex);
+      setInputs(ex, 7 + run);
+      EINC_ASSERT_OK(ex.run());
+      expectKernelResults(ex);
     }
     EXPECT_EQ(dev->graphsRecorded(), 1);
     // Profiled runs are issued step by step and give the same results.
-    ex->setProfiling(true);
-    setInputs(*ex, 99);
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-    expectKernelResults(*ex);
-    EXPECT_EQ(ex->profiledRuns(), 1);
+    ex.setProfiling(true);
+    setInputs(ex, 99);
+    EINC_ASSERT_OK(ex.run());
+    expectKernelResults(ex);
+    EXPECT_EQ(ex.profiledRuns(), 1);
   }
 }
 
@@ -272,18 +264,17 @@ TEST_F(CudaDeviceTest, DebugSwitchesRunStepByStep) {
   for (const char *variable : {"EINC_CUDA_GRAPHS", "EINC_CUDA_SYNC"}) {
     SCOPED_TRACE(variable);
     setenv(variable, variable == std::string("EINC_CUDA_GRAPHS") ? "0" : "1", 1);
-    auto dev = statusOut(createCudaDevice({}), error);
+    Expected<std::shared_ptr<CudaDevice>> opened = createCudaDevice({});
     unsetenv(variable);
-    ASSERT_TRUE(dev) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(auto dev, std::move(opened));
     EXPECT_NE(dev->describe().find(std::string(variable) + "="), std::string::npos)
         << dev->describe();
     dev->setKernels(bundle);
-    auto ex = statusOut(Executor::create(kernelProgram(), dev), error);
-    ASSERT_TRUE(ex) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(kernelProgram(), dev));
     for (int run = 0; run < 3; ++run) {
-      setInputs(*ex, 17 + run);
-      ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-      expectKernelResults(*ex);
+      setInputs(ex, 17 + run);
+      EINC_ASSERT_OK(ex.run());
+      expectKernelResults(ex);
     }
     EXPECT_EQ(dev->graphsRecorded(), 0);
   }
@@ -293,10 +284,12 @@ TEST_F(CudaDeviceTest, DebugSwitchesRunStepByStep) {
 TEST_F(CudaDeviceTest, StagingLargerThanTheHostIsRefusedAtOpen) {
   CudaDeviceOptions options;
   options.stagingBytes = int64_t(1) << 60;
-  std::string error;
-  EXPECT_FALSE(statusOut(createCudaDevice(options), error));
-  EXPECT_EQ(error.rfind("the cuda device's pinned staging buffer (host memory) needs ", 0), 0u)
-      << error;
+  Status refused = createCudaDevice(options).takeStatus();
+  EXPECT_EQ(refused.code(), StatusCode::OutOfMemory) << refused.message();
+  EXPECT_EQ(
+      refused.message().rfind("the cuda device's pinned staging buffer (host memory) needs ", 0),
+      0u)
+      << refused.message();
 }
 
 TEST_F(CudaDeviceTest, NoImageForTheDeviceIsAnError) {
@@ -306,27 +299,24 @@ TEST_F(CudaDeviceTest, NoImageForTheDeviceIsAnError) {
     GTEST_SKIP() << error;
   bundle->images = {{"sm_10", false, "not a cubin"}};
   device->setKernels(bundle);
-  EXPECT_FALSE(statusOut(Executor::create(kernelProgram(), device), error));
-  EXPECT_NE(error.find("the kernels were compiled for sm_10"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(Executor::create(kernelProgram(), device), StatusCode::Unavailable,
+                     "the kernels were compiled for sm_10");
 }
 
 TEST_F(CudaDeviceTest, TooLargeForTheGpu) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {int64_t(1) << 40}); // 4 TiB
   b.result(b.step(StepKind::Copy, {x}, DType::F32, {int64_t(1) << 40}));
-  std::string error;
-  EXPECT_FALSE(statusOut(Executor::create(b.p, device), error));
-  EXPECT_NE(error.find("are available (free memory of the cuda device"), std::string::npos)
-      << error;
+  EINC_EXPECT_STATUS(Executor::create(b.p, device), StatusCode::OutOfMemory,
+                     "are available (free memory of the cuda device");
 }
 
 TEST_F(CudaDeviceTest, ReferenceStepsOtherThanCopyAreRefused) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::F32, {8});
   b.result(b.step(StepKind::Exp, {x}, DType::F32, {8}));
-  std::string error;
-  EXPECT_FALSE(statusOut(Executor::create(b.p, device), error));
-  EXPECT_NE(error.find("not on the cuda device yet"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(Executor::create(b.p, device), StatusCode::Invalid,
+                     "not on the cuda device yet");
 }
 
 // The Programs above are valid and, but for the GPU, runnable: each GEMM
@@ -339,10 +329,9 @@ TEST(CudaDeviceTestPrograms, AreValid) {
       Program p = gemmProgram(in, DType::F32, c.plan, c.loops, c.a, c.b, c.c);
       ASSERT_EQ(p.validate().message(), "");
       EXPECT_EQ(cudaProgramProblem(p, nullptr, {}).message(), "");
-      auto cpu = statusOut(Executor::create(p, std::make_shared<CpuDevice>()), error);
-      ASSERT_TRUE(cpu) << error;
-      setInputs(*cpu, 1);
-      ASSERT_TRUE(statusOut(cpu->run(), error)) << error;
+      EINC_ASSERT_OK_AND_ASSIGN(auto cpu, Executor::create(p, std::make_shared<CpuDevice>()));
+      setInputs(cpu, 1);
+      EINC_ASSERT_OK(cpu.run());
     }
   CudaKernelBundle bundle;
   ASSERT_TRUE(readKernels(bundle, Images::All, error) || error.find("no ") == 0) << error;
@@ -352,14 +341,17 @@ TEST(CudaDeviceTestPrograms, AreValid) {
   // The source the NVRTC case hands the device compiles for sm_90 (where
   // this machine has NVRTC; the device compiles it the same way).
   CudaKernelBundle source;
-  const Nvrtc *nvrtc = statusOut(Nvrtc::load(), error);
-  if (!readKernels(source, Images::SourceOnly, error) || !nvrtc)
+  if (!readKernels(source, Images::SourceOnly, error))
     GTEST_SKIP() << error;
+  Expected<const Nvrtc *> loaded = Nvrtc::load();
+  if (!loaded.ok())
+    GTEST_SKIP() << loaded.status().message();
+  const Nvrtc *nvrtc = *loaded;
   NvrtcOptions options;
   options.arch = "sm_90";
   options.cache = false;
   NvrtcOutput out;
-  ASSERT_TRUE(statusOut(nvrtc->compile(source.source, options), out, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(out, nvrtc->compile(source.source, options));
   EXPECT_FALSE(out.image.bytes.empty());
   EXPECT_FALSE(out.image.ptx);
 }

@@ -10,8 +10,8 @@
 // stub is loaded, its soname libcuda.so.1 would satisfy the default load.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "test/unit/StatusTesting.h"
 
 #ifdef EINC_HAVE_CUDA
 #include "runtime/cuda/CudaDriver.h"
@@ -40,13 +40,14 @@ TEST(CudaDriver, NoDriverLibrary) {
   void *probe = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (probe)
     dlclose(probe);
-  std::string error;
-  std::shared_ptr<CudaDevice> device = statusOut(createCudaDevice({}), error);
-  if (device) {
-    EXPECT_EQ(device->name(), "cuda");
-    EXPECT_NE(device->describe().find("sm_"), std::string::npos) << device->describe();
-    GTEST_SKIP() << "this machine has a CUDA device: " << device->describe();
+  Expected<std::shared_ptr<CudaDevice>> device = createCudaDevice({});
+  if (device.ok()) {
+    EXPECT_EQ((*device)->name(), "cuda");
+    EXPECT_NE((*device)->describe().find("sm_"), std::string::npos) << (*device)->describe();
+    GTEST_SKIP() << "this machine has a CUDA device: " << (*device)->describe();
   }
+  EXPECT_EQ(device.status().code(), StatusCode::Unavailable);
+  const std::string &error = device.status().message();
   EXPECT_TRUE(startsWith(error, "no CUDA driver (libcuda.so.1 not found: ") ||
               startsWith(error, "no CUDA device ("))
       << error;
@@ -59,15 +60,18 @@ TEST(CudaDriver, NoDriverLibrary) {
 TEST(CudaDriver, NamedLibraryMissing) {
   CudaDeviceOptions options;
   options.driver = "/nonexistent/libcuda.so.1";
-  std::string error;
-  EXPECT_FALSE(statusOut(createCudaDevice(options), error));
-  EXPECT_TRUE(startsWith(error, "no CUDA driver (/nonexistent/libcuda.so.1 not found: ")) << error;
+  Status named = createCudaDevice(options).takeStatus();
+  EXPECT_EQ(named.code(), StatusCode::Unavailable);
+  EXPECT_TRUE(startsWith(named.message(), "no CUDA driver (/nonexistent/libcuda.so.1 not found: "))
+      << named.message();
   // Through the environment, as einc's lit tests and users name it.
   setenv("EINC_CUDA_DRIVER", "/nonexistent/libcuda-env.so.1", 1);
-  EXPECT_FALSE(statusOut(createCudaDevice({}), error));
+  Status fromEnvironment = createCudaDevice({}).takeStatus();
   unsetenv("EINC_CUDA_DRIVER");
-  EXPECT_TRUE(startsWith(error, "no CUDA driver (/nonexistent/libcuda-env.so.1 not found"))
-      << error;
+  EXPECT_EQ(fromEnvironment.code(), StatusCode::Unavailable);
+  EXPECT_TRUE(startsWith(fromEnvironment.message(),
+                         "no CUDA driver (/nonexistent/libcuda-env.so.1 not found"))
+      << fromEnvironment.message();
 }
 
 TEST(CudaDriver, NotADriverLibrary) {
@@ -110,18 +114,18 @@ TEST(CudaDriverStub, StubLibraryIsNoDevice) {
 #else
   CudaDeviceOptions options;
   options.driver = EINC_CUDA_STUB_DRIVER;
-  std::string error;
-  EXPECT_FALSE(statusOut(createCudaDevice(options), error));
-  EXPECT_EQ(error, "no CUDA device (cuInit failed: CUDA_ERROR_STUB_LIBRARY)") << error;
+  EINC_EXPECT_STATUS_EQ(createCudaDevice(options), StatusCode::Unavailable,
+                        "no CUDA device (cuInit failed: CUDA_ERROR_STUB_LIBRARY)");
 #endif
 }
 
 #else // built without the CUDA headers
 
 TEST(CudaDriver, BuiltWithoutCudaHeaders) {
-  std::string error;
-  EXPECT_FALSE(statusOut(createCudaDevice({}), error));
-  EXPECT_TRUE(startsWith(error, "this einc was built without CUDA headers")) << error;
+  Status refused = createCudaDevice({}).takeStatus();
+  EXPECT_EQ(refused.code(), StatusCode::Unavailable);
+  EXPECT_TRUE(startsWith(refused.message(), "this einc was built without CUDA headers"))
+      << refused.message();
 }
 
 #endif

@@ -7,8 +7,8 @@
 // BlockRows; and the image a device loads (cudaImageFor).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaKernels.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -161,40 +161,32 @@ CudaKernelBundle bundleWith(std::vector<std::pair<std::string, bool>> images) {
 
 TEST(CudaImage, CubinForTheDeviceFirst) {
   CudaKernelBundle b = bundleWith({{"compute_80", true}, {"sm_80", false}, {"sm_90", false}});
-  std::string why;
-  const CudaImage *i = statusOut(cudaImageFor(b, 9, 0), why);
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(const CudaImage *i, cudaImageFor(b, 9, 0));
   EXPECT_EQ(i->arch, "sm_90");
-  i = statusOut(cudaImageFor(b, 8, 0), why);
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(i, cudaImageFor(b, 8, 0));
   EXPECT_EQ(i->arch, "sm_80");
 }
 
 TEST(CudaImage, ArchitectureSpecificCubinBeforePtx) {
   CudaKernelBundle b = bundleWith({{"compute_90", true}, {"sm_90a", false}, {"sm_80", false}});
-  std::string why;
-  const CudaImage *i = statusOut(cudaImageFor(b, 9, 0), why);
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(const CudaImage *i, cudaImageFor(b, 9, 0));
   EXPECT_EQ(i->arch, "sm_90a");
   b = bundleWith({{"sm_90a", false}, {"sm_90", false}});
-  i = statusOut(cudaImageFor(b, 9, 0), why);
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(i, cudaImageFor(b, 9, 0));
   EXPECT_EQ(i->arch, "sm_90");
-  EXPECT_FALSE(statusOut(cudaImageFor(bundleWith({{"sm_90a", false}}), 10, 0), why));
+  EINC_EXPECT_STATUS(cudaImageFor(bundleWith({{"sm_90a", false}}), 10, 0), StatusCode::Unavailable,
+                     "");
 }
 
 TEST(CudaImage, NewestPtxNotNewerThanTheDevice) {
   CudaKernelBundle b = bundleWith({{"sm_80", false}, {"compute_80", true}, {"compute_90", true}});
-  std::string why;
-  const CudaImage *i = statusOut(cudaImageFor(b, 10, 0), why); // sm_100: no cubin of major 10
-  ASSERT_TRUE(i) << why;
+  // sm_100: no cubin of major 10
+  EINC_ASSERT_OK_AND_ASSIGN(const CudaImage *i, cudaImageFor(b, 10, 0));
   EXPECT_EQ(i->arch, "compute_90");
-  i = statusOut(cudaImageFor(b, 9, 0), why); // sm_80's cubin does not run across majors
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(i, cudaImageFor(b, 9, 0)); // sm_80's cubin does not run across majors
   EXPECT_EQ(i->arch, "compute_90");
   b = bundleWith({{"sm_90", false}, {"compute_80", true}});
-  i = statusOut(cudaImageFor(b, 8, 6), why); // sm_86: sm_90's cubin is newer; PTX 80 runs
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(i, cudaImageFor(b, 8, 6)); // sm_86: sm_90's cubin is newer; PTX 80 runs
   EXPECT_EQ(i->arch, "compute_80");
 }
 
@@ -202,10 +194,9 @@ TEST(CudaImage, NewestPtxNotNewerThanTheDevice) {
 // every card: sm_86 and sm_89 take sm_80's cubin, not NVRTC.
 TEST(CudaImage, ACubinRunsOnLaterMinorsOfItsMajor) {
   CudaKernelBundle b = bundleWith({{"sm_80", false}, {"sm_90", false}, {"compute_90", true}});
-  std::string why;
   auto chosen = [&](int major, int minor) {
-    const CudaImage *i = statusOut(cudaImageFor(b, major, minor), why);
-    return i ? i->arch : "none: " + why;
+    Expected<const CudaImage *> i = cudaImageFor(b, major, minor);
+    return i.ok() ? (*i)->arch : "none: " + i.status().message();
   };
   EXPECT_EQ(chosen(8, 0), "sm_80");
   EXPECT_EQ(chosen(8, 6), "sm_80");
@@ -230,34 +221,28 @@ TEST(CudaImage, ArchitectureSpecificImagesOnlyOnTheirArchitecture) {
   // sm_90a (and compute_90a) run on sm_90 alone: not on a later minor, not
   // across majors; a plain lower cubin of the major runs instead.
   CudaKernelBundle b = bundleWith({{"sm_100a", false}, {"sm_100", false}, {"compute_90a", true}});
-  std::string why;
-  const CudaImage *i = statusOut(cudaImageFor(b, 10, 3), why);
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(const CudaImage *i, cudaImageFor(b, 10, 3));
   EXPECT_EQ(i->arch, "sm_100");
-  EXPECT_FALSE(statusOut(cudaImageFor(b, 9, 2), why)); // compute_90a is sm_90's alone
-  i = statusOut(cudaImageFor(b, 9, 0), why);
-  ASSERT_TRUE(i) << why;
+  EINC_EXPECT_STATUS(cudaImageFor(b, 9, 2), StatusCode::Unavailable,
+                     ""); // compute_90a is sm_90's alone
+  EINC_ASSERT_OK_AND_ASSIGN(i, cudaImageFor(b, 9, 0));
   EXPECT_EQ(i->arch, "compute_90a");
   b = bundleWith({{"sm_120", false}, {"sm_121a", false}});
-  i = statusOut(cudaImageFor(b, 12, 1), why); // the exact specific one before the lower minor
-  ASSERT_TRUE(i) << why;
+  EINC_ASSERT_OK_AND_ASSIGN(
+      i, cudaImageFor(b, 12, 1)); // the exact specific one before the lower minor
   EXPECT_EQ(i->arch, "sm_121a");
 }
 
 TEST(CudaImage, NoImageNamesTheArchitectures) {
   CudaKernelBundle b = bundleWith({{"sm_90", false}, {"compute_90", true}});
-  std::string why;
-  EXPECT_FALSE(statusOut(cudaImageFor(b, 8, 0), why));
-  EXPECT_NE(why.find("sm_90, compute_90 (PTX)"), std::string::npos) << why;
-  EXPECT_NE(why.find("sm_80 device (a cubin for sm_80, or PTX for compute_80 or older, is needed)"),
-            std::string::npos)
-      << why;
-  EXPECT_FALSE(statusOut(cudaImageFor(b, 8, 9), why));
-  EXPECT_NE(why.find("(a cubin for sm_80 to sm_89, or PTX"), std::string::npos) << why;
+  Status none80 = cudaImageFor(b, 8, 0).takeStatus();
+  EINC_EXPECT_STATUS(none80, StatusCode::Unavailable, "sm_90, compute_90 (PTX)");
+  EINC_EXPECT_STATUS(none80, StatusCode::Unavailable,
+                     "sm_80 device (a cubin for sm_80, or PTX for compute_80 or older, is needed)");
+  EINC_EXPECT_STATUS(cudaImageFor(b, 8, 9), StatusCode::Unavailable,
+                     "(a cubin for sm_80 to sm_89, or PTX");
   CudaKernelBundle none;
-  EXPECT_FALSE(statusOut(cudaImageFor(none, 9, 0), why));
-  EXPECT_NE(why.find("no architecture"), std::string::npos) << why;
-  EXPECT_EQ(cudaImageFor(none, 9, 0).status().code(), StatusCode::Unavailable);
+  EINC_EXPECT_STATUS(cudaImageFor(none, 9, 0), StatusCode::Unavailable, "no architecture");
 }
 
 } // namespace

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/CudaLibraries.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/dist/NcclCollectives.h"
+#include "test/unit/StatusTesting.h"
 #ifdef EINC_HAVE_CUDA
 #include "runtime/cuda/CublasLt.h"
 #endif
@@ -45,12 +45,11 @@ struct TempDir {
 /// The real file of `library` (the toolkit's, through the usual search),
 /// or "" where this machine has none.
 std::string realFile(const CudaLibrary &library) {
-  OpenedCudaLibrary opened;
-  std::string error;
-  if (!statusOut(openCudaLibrary(library, cudaLibrarySearch(library)), opened, error))
+  Expected<OpenedCudaLibrary> opened = openCudaLibrary(library, cudaLibrarySearch(library));
+  if (!opened.ok())
     return "";
   char resolved[PATH_MAX];
-  return realpath(opened.file.c_str(), resolved) ? resolved : "";
+  return realpath(opened->file.c_str(), resolved) ? resolved : "";
 }
 
 std::string dirOf(const std::string &file) { return file.substr(0, file.find_last_of('/')); }
@@ -101,10 +100,8 @@ TEST(CudaLibraries, AWheelsLibraryInAFakeSitePackagesIsFound) {
   link(real, cu13 + "/libcublasLt.so.13");
   link(real, cu12 + "/libcublasLt.so.13");
   OpenedCudaLibrary opened;
-  std::string error;
-  ASSERT_TRUE(statusOut(
-      openCudaLibrary(cublasLtLibrary(), packagesOnly(pythonPackageDirs({t.path}))), opened, error))
-      << error;
+  EINC_ASSERT_OK_AND_ASSIGN(
+      opened, openCudaLibrary(cublasLtLibrary(), packagesOnly(pythonPackageDirs({t.path}))));
   EXPECT_NE(opened.handle, nullptr);
   EXPECT_EQ(opened.file, cu13 + "/libcublasLt.so.13"); // the CUDA 13 wheels' folder first
 
@@ -113,7 +110,7 @@ TEST(CudaLibraries, AWheelsLibraryInAFakeSitePackagesIsFound) {
   link(real, toolkit + "/libcublasLt.so.13");
   CudaLibrarySearch s = packagesOnly({packages});
   s.toolkitDir = toolkit;
-  ASSERT_TRUE(statusOut(openCudaLibrary(cublasLtLibrary(), s), opened, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(opened, openCudaLibrary(cublasLtLibrary(), s));
   EXPECT_EQ(opened.file, toolkit + "/libcublasLt.so.13");
 }
 
@@ -125,12 +122,9 @@ TEST(CudaLibraries, NvrtcNeedsItsBuiltinsBesideIt) {
   std::string packages = t.folder("lib/python3.12/site-packages");
   std::string lib = t.folder("lib/python3.12/site-packages/nvidia/cu13/lib");
   link(real, lib + "/libnvrtc.so.13");
-  OpenedCudaLibrary opened;
-  std::string error;
-  EXPECT_FALSE(statusOut(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages})), opened, error));
-  EXPECT_NE(error.find(lib + "/libnvrtc.so.13 (no libnvrtc-builtins.so.13.* beside it)"),
-            std::string::npos)
-      << error;
+  EINC_EXPECT_STATUS(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages})),
+                     StatusCode::Unavailable,
+                     lib + "/libnvrtc.so.13 (no libnvrtc-builtins.so.13.* beside it)");
 
   std::string builtins;
   for (const char *name :
@@ -139,8 +133,8 @@ TEST(CudaLibraries, NvrtcNeedsItsBuiltinsBesideIt) {
       builtins = name;
   ASSERT_FALSE(builtins.empty()) << "no builtins beside " << real;
   link(dirOf(real) + "/" + builtins, lib + "/" + builtins);
-  ASSERT_TRUE(statusOut(openCudaLibrary(nvrtcLibrary(), packagesOnly({packages})), opened, error))
-      << error;
+  EINC_ASSERT_OK_AND_ASSIGN(OpenedCudaLibrary opened,
+                            openCudaLibrary(nvrtcLibrary(), packagesOnly({packages})));
   EXPECT_EQ(opened.file, lib + "/libnvrtc.so.13");
   EXPECT_EQ(opened.companions, std::vector<std::string>{lib + "/" + builtins});
 }
@@ -156,10 +150,9 @@ TEST(CudaLibraries, AnOverrideToAMissingFileIsOneLineAndNoFallback) {
   unsetenv("EINC_CUBLASLT_LIBRARY");
   EXPECT_EQ(s.overrideFile, "/nonexistent/libcublasLt.so.13");
   s.packageDirs = {packages}; // a library there would be found without the override
-  OpenedCudaLibrary opened;
-  std::string error;
-  EXPECT_FALSE(statusOut(openCudaLibrary(cublasLtLibrary(), s), opened, error));
-  EXPECT_EQ(opened.handle, nullptr);
+  Status missing = openCudaLibrary(cublasLtLibrary(), s).takeStatus();
+  EXPECT_EQ(missing.code(), StatusCode::Unavailable);
+  const std::string &error = missing.message();
   EXPECT_EQ(error.rfind("einc: cuBLASLt not found (libcublasLt.so.13): tried "
                         "EINC_CUBLASLT_LIBRARY=/nonexistent/libcublasLt.so.13 (",
                         0),
@@ -183,9 +176,9 @@ TEST(CudaLibraries, NotFoundNamesWhatWasTried) {
   std::ofstream(bad) << "not an ELF file";
   CudaLibrarySearch s = packagesOnly({packages});
   s.toolkitDir = toolkit;
-  OpenedCudaLibrary opened;
-  std::string error;
-  EXPECT_FALSE(statusOut(openCudaLibrary(ncclLibrary(), s), opened, error));
+  Status missing = openCudaLibrary(ncclLibrary(), s).takeStatus();
+  EXPECT_EQ(missing.code(), StatusCode::Unavailable);
+  const std::string &error = missing.message();
   EXPECT_EQ(
       error.rfind("einc: NCCL not found (libnccl.so.2): tried " + toolkit + ", " + bad + " (", 0),
       0u)
@@ -196,19 +189,21 @@ TEST(CudaLibraries, NotFoundNamesWhatWasTried) {
       << error;
 
   // The same form for every library; no Python folder at all is said so.
-  EXPECT_FALSE(statusOut(openCudaLibrary(cublasLtLibrary(), packagesOnly({})), opened, error));
-  EXPECT_EQ(error, "einc: cuBLASLt not found (libcublasLt.so.13): tried nvidia/cu13/lib and "
-                   "nvidia/cublas/lib in no Python package folder (none found); set "
-                   "EINC_CUBLASLT_LIBRARY=/path/to/libcublasLt.so.13");
+  EINC_EXPECT_STATUS_EQ(openCudaLibrary(cublasLtLibrary(), packagesOnly({})),
+                        StatusCode::Unavailable,
+                        "einc: cuBLASLt not found (libcublasLt.so.13): tried nvidia/cu13/lib and "
+                        "nvidia/cublas/lib in no Python package folder (none found); set "
+                        "EINC_CUBLASLT_LIBRARY=/path/to/libcublasLt.so.13");
   s.loader = true;
   s.toolkitDir.clear();
   s.packageDirs.clear();
   CudaLibrary nowhere{
       "Nothing", "libeinc-no-such-library.so.1", "EINC_NOTHING_LIBRARY", {"x/lib"}, ""};
-  EXPECT_FALSE(statusOut(openCudaLibrary(nowhere, s), opened, error));
-  EXPECT_EQ(error, "einc: Nothing not found (libeinc-no-such-library.so.1): tried the loader's "
-                   "path (LD_LIBRARY_PATH, ld.so.cache), x/lib in no Python package folder (none "
-                   "found); set EINC_NOTHING_LIBRARY=/path/to/libeinc-no-such-library.so.1");
+  EINC_EXPECT_STATUS_EQ(
+      openCudaLibrary(nowhere, s), StatusCode::Unavailable,
+      "einc: Nothing not found (libeinc-no-such-library.so.1): tried the loader's "
+      "path (LD_LIBRARY_PATH, ld.so.cache), x/lib in no Python package folder (none "
+      "found); set EINC_NOTHING_LIBRARY=/path/to/libeinc-no-such-library.so.1");
 }
 
 TEST(CudaLibraries, CublasLtAndNcclSayTheSameLine) {
@@ -216,6 +211,7 @@ TEST(CudaLibraries, CublasLtAndNcclSayTheSameLine) {
   Expected<NcclLibraryInfo> info = findNccl();
   unsetenv("EINC_NCCL_LIBRARY");
   ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), StatusCode::Unavailable);
   std::string error = info.status().message();
   EXPECT_EQ(error.rfind("einc: NCCL not found (libnccl.so.2): tried "
                         "EINC_NCCL_LIBRARY=/nonexistent/libnccl.so.2 (",
@@ -224,9 +220,10 @@ TEST(CudaLibraries, CublasLtAndNcclSayTheSameLine) {
       << error;
 #ifdef EINC_HAVE_CUDA
   setenv("EINC_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so.13", 1);
-  error.clear();
-  EXPECT_FALSE(statusOut(CublasLt::load({}), error));
+  Status cublasLt = CublasLt::load({}).takeStatus();
   unsetenv("EINC_CUBLASLT_LIBRARY");
+  EXPECT_EQ(cublasLt.code(), info.status().code()) << cublasLt.message();
+  error = cublasLt.message();
   EXPECT_EQ(error.rfind("einc: cuBLASLt not found (libcublasLt.so.13): tried "
                         "EINC_CUBLASLT_LIBRARY=/nonexistent/libcublasLt.so.13 (",
                         0),

@@ -7,8 +7,8 @@
 // memory.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -24,35 +24,28 @@ struct Env {
   ~Env() { unsetenv(name); }
 };
 
-CudaDeviceOptions switches(std::string &error, bool &ok) {
+Expected<CudaDeviceOptions> switches() {
   CudaDeviceOptions o;
-  ok = statusOut(readCudaDebugSwitches(o), error);
+  EINRT_TRY(readCudaDebugSwitches(o));
   return o;
 }
 
 TEST(CudaSwitches, DefaultsCaptureGraphsWithoutSyncing) {
   unsetenv("EINC_CUDA_GRAPHS");
   unsetenv("EINC_CUDA_SYNC");
-  std::string error;
-  bool ok = false;
-  CudaDeviceOptions o = switches(error, ok);
-  ASSERT_TRUE(ok) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(CudaDeviceOptions o, switches());
   EXPECT_TRUE(o.graphs);
   EXPECT_FALSE(o.syncEveryStep);
   EXPECT_TRUE(o.capturesGraphs());
   EXPECT_EQ(cudaSwitchesText(o), "");
   Env empty("EINC_CUDA_GRAPHS", ""); // empty: as unset
-  o = switches(error, ok);
-  ASSERT_TRUE(ok) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(o, switches());
   EXPECT_TRUE(o.capturesGraphs());
 }
 
 TEST(CudaSwitches, GraphsOffRunsPlainLaunches) {
   Env graphs("EINC_CUDA_GRAPHS", "0");
-  std::string error;
-  bool ok = false;
-  CudaDeviceOptions o = switches(error, ok);
-  ASSERT_TRUE(ok) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(CudaDeviceOptions o, switches());
   EXPECT_FALSE(o.graphs);
   EXPECT_FALSE(o.capturesGraphs());
   EXPECT_FALSE(o.syncEveryStep);
@@ -61,40 +54,35 @@ TEST(CudaSwitches, GraphsOffRunsPlainLaunches) {
 
 TEST(CudaSwitches, SyncAfterEveryStepTurnsGraphsOff) {
   Env sync("EINC_CUDA_SYNC", "1");
-  std::string error;
-  bool ok = false;
-  CudaDeviceOptions o = switches(error, ok);
-  ASSERT_TRUE(ok) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(CudaDeviceOptions o, switches());
   EXPECT_TRUE(o.syncEveryStep);
   EXPECT_TRUE(o.graphs); // asked for, but a capture cannot synchronise
   EXPECT_FALSE(o.capturesGraphs());
   EXPECT_EQ(cudaSwitchesText(o), "; synchronised after every step (EINC_CUDA_SYNC=1)");
   Env graphs("EINC_CUDA_GRAPHS", "1");
   Env noSync("EINC_CUDA_SYNC", "0");
-  o = switches(error, ok);
-  ASSERT_TRUE(ok) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(o, switches());
   EXPECT_TRUE(o.capturesGraphs());
 }
 
 TEST(CudaSwitches, BadValuesAreNamed) {
-  std::string error;
-  bool ok = true;
   {
     Env graphs("EINC_CUDA_GRAPHS", "maybe");
-    switches(error, ok);
-    EXPECT_FALSE(ok);
-    EXPECT_EQ(error, "EINC_CUDA_GRAPHS=maybe: expected 0 (run every step by plain launches) or 1 "
-                     "(capture runs as CUDA graphs and replay them, the default)");
+    EINC_EXPECT_STATUS_EQ(switches(), StatusCode::Invalid,
+                          "EINC_CUDA_GRAPHS=maybe: expected 0 (run every step by plain launches) "
+                          "or 1 (capture runs as CUDA graphs and replay them, the default)");
     // The device reads them before anything else: said without a GPU.
-    error.clear();
-    EXPECT_FALSE(statusOut(createCudaDevice({}), error));
-    EXPECT_EQ(error.rfind("EINC_CUDA_GRAPHS=maybe: expected 0", 0), 0u) << error;
+    Status refused = createCudaDevice({}).takeStatus();
+    EXPECT_EQ(refused.code(), StatusCode::Invalid);
+    EXPECT_EQ(refused.message().rfind("EINC_CUDA_GRAPHS=maybe: expected 0", 0), 0u)
+        << refused.message();
   }
   Env sync("EINC_CUDA_SYNC", "yes");
-  switches(error, ok);
-  EXPECT_FALSE(ok);
-  EXPECT_EQ(error.rfind("EINC_CUDA_SYNC=yes: expected 0 (the default) or 1 (synchronise", 0), 0u)
-      << error;
+  Status bad = switches().takeStatus();
+  EXPECT_EQ(bad.code(), StatusCode::Invalid);
+  EXPECT_EQ(
+      bad.message().rfind("EINC_CUDA_SYNC=yes: expected 0 (the default) or 1 (synchronise", 0), 0u)
+      << bad.message();
 }
 
 TEST(CudaStaging, CheckedAgainstTheHostsMemory) {

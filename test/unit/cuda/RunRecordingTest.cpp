@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../runtime/ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/core/HostDevice.h"
@@ -78,10 +78,8 @@ Program twoSteps() {
 
 TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
   auto dev = std::make_shared<RecordingDevice>();
-  std::string error;
-  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
-  ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(twoSteps(), dev));
+  EINC_ASSERT_OK(ex.run());
   EXPECT_EQ(dev->steps, 2);
   ASSERT_EQ(dev->begun.size(), 1u);
   uint64_t key = dev->begun[0];
@@ -89,7 +87,7 @@ TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
   ASSERT_EQ(dev->ended.size(), 1u);
   EXPECT_EQ(dev->ended[0], std::make_pair(key, true));
   for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+    EINC_ASSERT_OK(ex.run());
   EXPECT_EQ(dev->steps, 2); // the device replayed: no step issued again
   EXPECT_EQ(dev->replays, 3);
   EXPECT_EQ(dev->ended.size(), 1u); // a replay has no end to report
@@ -98,81 +96,68 @@ TEST(RunRecording, FirstRunIssuesStepsLaterRunsReplay) {
 
 TEST(RunRecording, ProfilingIssuesEveryStep) {
   auto dev = std::make_shared<RecordingDevice>();
-  std::string error;
-  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
-  ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  ex->setProfiling(true);
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(twoSteps(), dev));
+  EINC_ASSERT_OK(ex.run());
+  ex.setProfiling(true);
+  EINC_ASSERT_OK(ex.run());
   EXPECT_EQ(dev->steps, 4);
   EXPECT_EQ(dev->begun.size(), 1u);
-  EXPECT_EQ(ex->profiledRuns(), 1);
+  EXPECT_EQ(ex.profiledRuns(), 1);
 }
 
 TEST(RunRecording, AFailedStepEndsTheRunUnrecorded) {
   auto dev = std::make_shared<RecordingDevice>();
   dev->failSteps = true;
-  std::string error;
-  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
-  ASSERT_TRUE(ex) << error;
-  EXPECT_FALSE(statusOut(ex->run(), error));
-  EXPECT_NE(error.find("step failed"), std::string::npos) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(twoSteps(), dev));
+  EINC_EXPECT_STATUS(ex.run(), StatusCode::Invalid, "step failed");
   ASSERT_EQ(dev->ended.size(), 1u);
   EXPECT_FALSE(dev->ended[0].second);
   dev->failSteps = false;
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error; // not replayed: issued again
+  EINC_ASSERT_OK(ex.run()); // not replayed: issued again
   EXPECT_EQ(dev->steps, 1 + 2);
   dev->failBegin = true;
-  EXPECT_FALSE(statusOut(ex->run(), error));
-  EXPECT_EQ(error, "begin failed");
+  EINC_EXPECT_STATUS_EQ(ex.run(), StatusCode::Internal, "begin failed");
 }
 
 TEST(RunRecording, AFailedRecordingIssuesTheStepsAgain) {
   auto dev = std::make_shared<RecordingDevice>();
-  std::string error;
-  auto ex = statusOut(Executor::create(twoSteps(), dev), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(twoSteps(), dev));
   double in[3] = {0, 1, 2};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, in, 3), error)) << error;
+  EINC_ASSERT_OK(ex.setArgument(0, in, 3));
   dev->issueAgain = true;
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+  EINC_ASSERT_OK(ex.run());
   EXPECT_EQ(dev->steps, 4); // issued, then issued again unrecorded
   EXPECT_EQ(dev->ended.size(), 1u);
-  std::vector<double> out = valuesOf(*ex, size_t(ex->program().results[0]));
+  std::vector<double> out = valuesOf(ex, size_t(ex.program().results[0]));
   EXPECT_FLOAT_EQ(float(out[1]), -std::exp(1.0f));
   // A failing step inside a failed recording: issued again, and its error
   // is the run's.
-  auto other = statusOut(Executor::create(twoSteps(), dev), error);
-  ASSERT_TRUE(other) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto other, Executor::create(twoSteps(), dev));
   dev->issueAgain = true;
   dev->failSteps = true;
-  EXPECT_FALSE(statusOut(other->run(), error));
-  EXPECT_NE(error.find("step failed"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(other.run(), StatusCode::Invalid, "step failed");
   // The device's own failure at the end.
   dev->failSteps = false;
   dev->failEnd = true;
-  EXPECT_FALSE(statusOut(other->run(), error));
-  EXPECT_EQ(error, "end failed");
+  EINC_EXPECT_STATUS_EQ(other.run(), StatusCode::Internal, "end failed");
 }
 
 TEST(RunRecording, KeysFollowTheMemory) {
   auto dev = std::make_shared<RecordingDevice>();
-  std::string error;
   uint64_t key = 0, copyKey = 0;
   {
-    auto ex = statusOut(Executor::create(twoSteps(), dev), error);
-    ASSERT_TRUE(ex) << error;
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(twoSteps(), dev));
+    EINC_ASSERT_OK(ex.run());
     key = dev->begun.back();
     // A copy has memory of its own: a key of its own, recorded anew.
-    Executor copy(*ex);
-    ASSERT_TRUE(statusOut(copy.run(), error)) << error;
+    Executor copy(ex);
+    EINC_ASSERT_OK(copy.run());
     copyKey = dev->begun.back();
     EXPECT_NE(copyKey, key);
     EXPECT_EQ(dev->steps, 4);
     // A move keeps the memory and the key: still replayed.
-    Executor moved(std::move(*ex));
-    ASSERT_TRUE(statusOut(moved.run(), error)) << error;
+    Executor moved(std::move(ex));
+    EINC_ASSERT_OK(moved.run());
     EXPECT_EQ(dev->begun.back(), key);
     EXPECT_EQ(dev->steps, 4);
     EXPECT_TRUE(dev->forgotten.empty());
@@ -183,14 +168,12 @@ TEST(RunRecording, KeysFollowTheMemory) {
 }
 
 TEST(RunRecording, HostDevicesRunAsBefore) {
-  std::string error;
-  auto ex = statusOut(Executor::create(twoSteps(), Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(twoSteps(), Precision::F32));
   double in[3] = {0, 1, 2};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, in, 3), error)) << error;
+  EINC_ASSERT_OK(ex.setArgument(0, in, 3));
   for (int i = 0; i < 2; ++i) {
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-    std::vector<double> out = valuesOf(*ex, size_t(ex->program().results[0]));
+    EINC_ASSERT_OK(ex.run());
+    std::vector<double> out = valuesOf(ex, size_t(ex.program().results[0]));
     ASSERT_EQ(out.size(), 3u);
     EXPECT_FLOAT_EQ(out[2], -std::exp(2.0f));
   }

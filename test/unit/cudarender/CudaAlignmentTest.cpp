@@ -11,7 +11,7 @@
 // carry the alignment of their buffers into cuBLASLt's heuristic.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 #include "tools/driver/Compile.h"
 #include "tools/driver/Frontend.h"
 
@@ -164,11 +164,8 @@ TEST(CudaAlignment, GemmCallsCarryTheirBuffersAlignment) {
         bases.post.push_back(place.alignment(b));
       }
     einrt::CublasLtPlan calls;
-    std::string error;
-    ASSERT_TRUE(
-        statusOut(einrt::mapGemmToCublasLt(*g, {}, g->post.present() ? &types : nullptr, &bases),
-                  calls, error))
-        << error;
+    EINC_ASSERT_OK_AND_ASSIGN(
+        calls, einrt::mapGemmToCublasLt(*g, {}, g->post.present() ? &types : nullptr, &bases));
     for (const einrt::CublasLtCall &call : calls.calls) {
       EXPECT_LE(call.alignA, bases.b); // cuBLASLt's A is the step's B
       EXPECT_LE(call.alignB, bases.a);

@@ -15,7 +15,7 @@
 // be loaded. Prints the counts and times.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 #include "tools/driver/Compile.h"
 #include "tools/driver/Frontend.h"
 
@@ -94,10 +94,10 @@ struct Result {
 };
 
 TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
-  std::string error;
-  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
-  if (!nvrtc)
-    GTEST_SKIP() << error;
+  einrt::Expected<const einrt::Nvrtc *> loaded = einrt::Nvrtc::load();
+  if (!loaded.ok())
+    GTEST_SKIP() << loaded.status().message();
+  const einrt::Nvrtc *nvrtc = *loaded;
   auto start = std::chrono::steady_clock::now();
   auto since = [](std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -167,12 +167,14 @@ TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
         einrt::NvrtcOptions o;
         o.arch = archs[a];
         o.cacheDir = cacheDir;
-        einrt::NvrtcOutput out;
         Result &r = results[a][u];
-        if (statusOut(nvrtc->compile(units[u].source, o), out, r.error)) {
-          r.functions = std::move(out.functions);
-          r.seconds = out.seconds;
-          r.cached = out.fromCache;
+        einrt::Expected<einrt::NvrtcOutput> out = nvrtc->compile(units[u].source, o);
+        if (out.ok()) {
+          r.functions = std::move(out->functions);
+          r.seconds = out->seconds;
+          r.cached = out->fromCache;
+        } else {
+          r.error = out.status().message();
         }
       }
     });
@@ -205,7 +207,7 @@ TEST(CudaCompileExamples, EveryKernelEveryPolicyNoSpills) {
   o.arch = "sm_90";
   o.cacheDir = cacheDir;
   einrt::NvrtcOutput out;
-  ASSERT_TRUE(statusOut(nvrtc->compile(wholeBundle, o), out, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(out, nvrtc->compile(wholeBundle, o));
   for (const einrt::PtxasReport &f : out.functions)
     EXPECT_FALSE(f.spills()) << f.function;
   double bundleSeconds = since(bundleStart);

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/CudaRenderer.h"
 #include "codegen/CpuKernelGen.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -326,10 +326,10 @@ TEST(CudaRenderer, StochasticRoundAndCompare) {
 
 // Last: every kernel the tests above rendered, through NVRTC.
 TEST(CudaRenderer, ZRenderedKernelsCompile) {
-  std::string error;
-  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
-  if (!nvrtc)
-    GTEST_SKIP() << error;
+  einrt::Expected<const einrt::Nvrtc *> loaded = einrt::Nvrtc::load();
+  if (!loaded.ok())
+    GTEST_SKIP() << loaded.status().message();
+  const einrt::Nvrtc *nvrtc = *loaded;
   if (rendered().empty()) // run alone (a --gtest_filter): the others render the kernels
     GTEST_SKIP() << "no kernels rendered: run the whole CudaRenderer suite";
   std::string body;
@@ -344,8 +344,7 @@ TEST(CudaRenderer, ZRenderedKernelsCompile) {
   o.arch = "sm_90";
   o.cache = false;
   einrt::NvrtcOutput out;
-  ASSERT_TRUE(statusOut(nvrtc->compile(ein::codegen::cudaPrelude(bf16, f16) + body, o), out, error))
-      << error;
+  EINC_ASSERT_OK_AND_ASSIGN(out, nvrtc->compile(ein::codegen::cudaPrelude(bf16, f16) + body, o));
   size_t entries = 0;
   for (const einrt::PtxasReport &r : out.functions) {
     entries += r.entry;

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/Nvrtc.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/cuda/NvrtcCache.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -150,10 +150,10 @@ extern "C" __global__ void k0_scale(const __nv_bfloat16 *__restrict__ in0, float
 )";
 
 TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
-  std::string error;
-  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
-  if (!nvrtc)
-    GTEST_SKIP() << error;
+  einrt::Expected<const einrt::Nvrtc *> loaded = einrt::Nvrtc::load();
+  if (!loaded.ok())
+    GTEST_SKIP() << loaded.status().message();
+  const einrt::Nvrtc *nvrtc = *loaded;
   EXPECT_NE(nvrtc->version().find('.'), std::string::npos);
   EXPECT_FALSE(nvrtc->includeDir().empty()) << "no CUDA include directory found";
   std::string dir = tempDir();
@@ -161,7 +161,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   o.arch = "sm_80";
   o.cacheDir = dir;
   einrt::NvrtcOutput out;
-  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), out, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(out, nvrtc->compile(kSource, o));
   EXPECT_FALSE(out.fromCache);
   EXPECT_TRUE(out.cacheWarning.empty()) << out.cacheWarning;
   EXPECT_EQ(out.image.bytes.substr(0, 4), "\x7f"
@@ -175,7 +175,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
 
   // Again: from the cache, the same image and report.
   einrt::NvrtcOutput again;
-  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), again, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(again, nvrtc->compile(kSource, o));
   EXPECT_TRUE(again.fromCache);
   EXPECT_TRUE(again.image.bytes == out.image.bytes); // (no binary in a failure message)
   ASSERT_EQ(again.functions.size(), 1u);
@@ -191,7 +191,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   ASSERT_FALSE(bytes.empty()) << file;
   writeFile(file, bytes.substr(0, bytes.size() / 2));
   einrt::NvrtcOutput recompiled;
-  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), recompiled, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(recompiled, nvrtc->compile(kSource, o));
   EXPECT_FALSE(recompiled.fromCache);
   EXPECT_TRUE(recompiled.image.bytes == out.image.bytes);
   namespace c = einrt::nvrtccache;
@@ -204,7 +204,7 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
   // PTX for a virtual architecture: text, no ptxas report.
   o.arch = "compute_90";
   einrt::NvrtcOutput ptx;
-  ASSERT_TRUE(statusOut(nvrtc->compile(kSource, o), ptx, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(ptx, nvrtc->compile(kSource, o));
   EXPECT_TRUE(ptx.image.ptx);
   EXPECT_NE(ptx.image.bytes.find(".entry k0_scale"), std::string::npos);
   EXPECT_NE(ptx.image.bytes.find(".target sm_90"), std::string::npos);
@@ -212,21 +212,20 @@ TEST(Nvrtc, CompilesCubinAndPtxThroughTheCache) {
 }
 
 TEST(Nvrtc, ErrorsCarryTheLog) {
-  std::string error;
-  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
-  if (!nvrtc)
-    GTEST_SKIP() << error;
+  einrt::Expected<const einrt::Nvrtc *> loaded = einrt::Nvrtc::load();
+  if (!loaded.ok())
+    GTEST_SKIP() << loaded.status().message();
+  const einrt::Nvrtc *nvrtc = *loaded;
   einrt::NvrtcOptions o;
   o.cache = false;
-  einrt::NvrtcOutput out;
-  EXPECT_FALSE(statusOut(
-      nvrtc->compile("extern \"C\" __global__ void k() { undeclared_thing(); }", o), out, error));
-  EXPECT_NE(error.find("NVRTC_ERROR_COMPILATION"), std::string::npos) << error;
-  EXPECT_NE(error.find("undeclared_thing"), std::string::npos) << error;
-  EXPECT_NE(error.find("Nvrtc.cpp:"), std::string::npos) << error;
+  einrt::Status failed =
+      nvrtc->compile("extern \"C\" __global__ void k() { undeclared_thing(); }", o).takeStatus();
+  EINC_EXPECT_STATUS(failed, einrt::StatusCode::Invalid, "NVRTC_ERROR_COMPILATION");
+  EINC_EXPECT_STATUS(failed, einrt::StatusCode::Invalid, "undeclared_thing");
+  EINC_EXPECT_STATUS(failed, einrt::StatusCode::Invalid, "Nvrtc.cpp:");
   o.arch = "sm90";
-  EXPECT_FALSE(statusOut(nvrtc->compile("", o), out, error));
-  EXPECT_NE(error.find("unknown CUDA architecture 'sm90'"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(nvrtc->compile("", o), einrt::StatusCode::Invalid,
+                     "unknown CUDA architecture 'sm90'");
 }
 
 } // namespace

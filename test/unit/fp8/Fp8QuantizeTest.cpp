@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../pipeline/Compile.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 // After Compile.h, which brings ModuleOp.
 #include "../cpu/CpuTestSupport.h"
 #include "../runtime/ProgramBuilder.h"
@@ -137,16 +137,15 @@ BothRuns runBoth(const std::string &mlir, const std::vector<double> &x) {
   for (const Step &s : l.cpu->steps)
     quantizeSteps += s.kind == StepKind::Quantize;
   EXPECT_EQ(quantizeSteps, 2);
-  std::string error;
-  auto ref = statusOut(Executor::create(*l.reference, Precision::F32), error);
-  auto cpu = statusOut(Executor::create(*l.cpu, einc::cputest::cpuDevice(l)), error);
-  EXPECT_TRUE(ref && cpu) << error;
-  if (!ref || !cpu)
+  Expected<Executor> ref = Executor::create(*l.reference, Precision::F32);
+  Expected<Executor> cpu = Executor::create(*l.cpu, einc::cputest::cpuDevice(l));
+  EINC_EXPECT_OK(ref);
+  EINC_EXPECT_OK(cpu);
+  if (!ref.ok() || !cpu.ok())
     return out;
   for (auto [ex, results] : {std::pair{&*ref, &out.reference}, std::pair{&*cpu, &out.cpu}}) {
-    EXPECT_TRUE(statusOut(ex->setArgument(0, x.data(), x.size()), error) &&
-                statusOut(ex->run(), error))
-        << error;
+    EINC_EXPECT_OK(ex->setArgument(0, x.data(), x.size()));
+    EINC_EXPECT_OK(ex->run());
     for (size_t r = 0; r < ex->resultCount(); ++r)
       results->push_back(ex->getResult(r).values);
   }
@@ -242,11 +241,10 @@ func.func @forward(%x: tensor<4x64xf32> {ein.kind = "input", ein.name = "x"},
     cv[i] = 0.1 + 0.0123 * double(i); // few are E5M2 values
   for (size_t i = 0; i < w.size(); ++i)
     w[i] = std::cos(0.11 * double(i));
-  ASSERT_TRUE(statusOut(grad->setArgument(0, x.data(), x.size()), error) &&
-              statusOut(grad->setArgument(1, cv.data(), cv.size()), error) &&
-              statusOut(grad->setArgument(2, w.data(), w.size()), error) &&
-              statusOut(grad->run(), error))
-      << error;
+  EINC_ASSERT_OK(grad->setArgument(0, x.data(), x.size()));
+  EINC_ASSERT_OK(grad->setArgument(1, cv.data(), cv.size()));
+  EINC_ASSERT_OK(grad->setArgument(2, w.data(), w.size()));
+  EINC_ASSERT_OK(grad->run());
   ASSERT_EQ(grad->resultCount(), 2u);
   std::vector<double> dw = grad->getResult(1).values;
 

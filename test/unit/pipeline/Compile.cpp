@@ -1,6 +1,5 @@
 //===- Compile.cpp - Model or MLIR text to runnable Programs, for tests ---===//
 #include "Compile.h"
-#include "runtime/base/StatusOut.h"
 
 #include "codegen/ReferenceLowering.h"
 #include "dsl/Elaborator.h"
@@ -90,7 +89,12 @@ std::optional<einrt::Executor> executorFor(Compiled &c, const std::string &name,
   auto program = ein::codegen::lowerToProgram(fn);
   if (failed(program))
     return std::nullopt;
-  return statusOut(einrt::Executor::create(*program, precision), error);
+  einrt::Expected<einrt::Executor> ex = einrt::Executor::create(*program, precision);
+  if (!ex.ok()) {
+    error = ex.status().message();
+    return std::nullopt;
+  }
+  return ex.take();
 }
 
 } // namespace einc::testing

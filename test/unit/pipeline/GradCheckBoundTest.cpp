@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
@@ -25,22 +25,37 @@ struct Checked {
   einrt::GradCheckReport report;
 };
 
+/// Random params and inputs on `grad`, copied to `forward`, and the check
+/// with `options`.
+einrt::Expected<einrt::GradCheckReport> runCheck(einrt::Executor &forward, einrt::Executor &grad,
+                                                 const einrt::GradCheckOptions &options,
+                                                 uint64_t seed) {
+  EINRT_TRY(einrt::initParams(grad, seed));
+  EINRT_TRY(einrt::fillRandomInputs(grad, seed + 7, 8));
+  for (size_t i = 0; i < grad.argumentCount(); ++i) {
+    einrt::Expected<std::vector<double>> values = grad.read(size_t(grad.program().arguments[i]));
+    if (!values.ok())
+      return values.takeStatus();
+    EINRT_TRY(forward.setArgument(i, values->data(), values->size()));
+  }
+  return einrt::gradCheck(forward, grad, options);
+}
+
 /// Compiles `m`'s @forward and @grad (which `m` must hold) in float64, sets
 /// random params and inputs, and runs the check with `options`.
 Checked check(Compiled &m, const einrt::GradCheckOptions &options, uint64_t seed = 1) {
   Checked c;
   auto forward = executorFor(m, "forward", einrt::Precision::F64, c.error);
   auto grad = executorFor(m, "grad", einrt::Precision::F64, c.error);
-  if (!forward || !grad || !statusOut(einrt::initParams(*grad, seed), c.error) ||
-      !statusOut(einrt::fillRandomInputs(*grad, seed + 7, 8), c.error))
+  if (!forward || !grad)
     return c;
-  for (size_t i = 0; i < grad->argumentCount(); ++i) {
-    std::vector<double> values;
-    if (!statusOut(grad->read(size_t(grad->program().arguments[i])), values, c.error) ||
-        !statusOut(forward->setArgument(i, values.data(), values.size()), c.error))
-      return c;
+  einrt::Expected<einrt::GradCheckReport> report = runCheck(*forward, *grad, options, seed);
+  if (!report.ok()) {
+    c.error = ::testing::PrintToString(report.status());
+    return c;
   }
-  c.ok = statusOut(einrt::gradCheck(*forward, *grad, options), c.report, c.error);
+  c.ok = true;
+  c.report = report.take();
   // The executors round bf16/f16 again after the check.
   EXPECT_TRUE(forward->roundsLowPrecision() && grad->roundsLowPrecision());
   return c;
@@ -293,9 +308,8 @@ TEST(GradCheckBound, NeedsFloat64) {
   auto forward = executorFor(m, "forward", einrt::Precision::F32, error);
   auto grad = executorFor(m, "grad", einrt::Precision::F32, error);
   ASSERT_TRUE(forward && grad) << error;
-  einrt::GradCheckReport report;
-  EXPECT_FALSE(statusOut(einrt::gradCheck(*forward, *grad, {}), report, error));
-  EXPECT_NE(error.find("Precision::F64"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(einrt::gradCheck(*forward, *grad, {}), einrt::StatusCode::Invalid,
+                     "Precision::F64");
 }
 
 } // namespace

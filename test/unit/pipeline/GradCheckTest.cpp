@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
@@ -128,21 +128,20 @@ TEST_P(GradCheck, MatchesFiniteDifferences) {
   ASSERT_TRUE(forward) << error;
   auto grad = executorFor(m, "grad", einrt::Precision::F64, error);
   ASSERT_TRUE(grad) << error;
-  ASSERT_TRUE(statusOut(einrt::initParams(*grad, seed), error)) << error;
+  EINC_ASSERT_OK(einrt::initParams(*grad, seed));
   int32_t vocab = std::stoi(dims.back().second);
-  ASSERT_TRUE(statusOut(einrt::fillRandomInputs(*grad, seed + 7, vocab), error)) << error;
+  EINC_ASSERT_OK(einrt::fillRandomInputs(*grad, seed + 7, vocab));
   // classes index the `a`-sized logits' vocab axis in cross_entropy cases.
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
     std::vector<double> values;
-    ASSERT_TRUE(statusOut(grad->read(size_t(grad->program().arguments[i])), values, error))
-        << error;
-    ASSERT_TRUE(statusOut(forward->setArgument(i, values.data(), values.size()), error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(values, grad->read(size_t(grad->program().arguments[i])));
+    EINC_ASSERT_OK(forward->setArgument(i, values.data(), values.size()));
   }
   einrt::GradCheckOptions options;
   options.samplesPerParam = 12;
   options.seed = seed;
   einrt::GradCheckReport report;
-  ASSERT_TRUE(statusOut(einrt::gradCheck(*forward, *grad, options), report, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(report, einrt::gradCheck(*forward, *grad, options));
   EXPECT_GT(report.checked, 0);
   EXPECT_LT(report.worst.relativeError, 1e-6)
       << c.name << " seed " << seed << ": " << report.worst.param << "[" << report.worst.index
@@ -184,15 +183,14 @@ module {
   auto forward = executorFor(m, "forward", einrt::Precision::F64, error);
   auto grad = executorFor(m, "grad", einrt::Precision::F64, error);
   ASSERT_TRUE(forward && grad) << error;
-  ASSERT_TRUE(statusOut(einrt::initParams(*grad, 3), error)) << error;
+  EINC_ASSERT_OK(einrt::initParams(*grad, 3));
   for (size_t i = 0; i < grad->argumentCount(); ++i) {
     std::vector<double> values;
-    ASSERT_TRUE(statusOut(grad->read(size_t(grad->program().arguments[i])), values, error))
-        << error;
-    ASSERT_TRUE(statusOut(forward->setArgument(i, values.data(), values.size()), error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(values, grad->read(size_t(grad->program().arguments[i])));
+    EINC_ASSERT_OK(forward->setArgument(i, values.data(), values.size()));
   }
   einrt::GradCheckReport report;
-  ASSERT_TRUE(statusOut(einrt::gradCheck(*forward, *grad, {}), report, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(report, einrt::gradCheck(*forward, *grad, {}));
   EXPECT_LT(report.worst.relativeError, 1e-6) << report.worst.param;
 }
 

@@ -1,8 +1,8 @@
 //===- ArenaTest.cpp - The memory planner and the executor's arenas -------===//
 #include "runtime/core/Arena.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/core/HostDevice.h"
+#include "test/unit/StatusTesting.h"
 
 #include "ProgramBuilder.h"
 
@@ -111,14 +111,13 @@ std::vector<double> values(size_t n, uint32_t seed) {
 /// Runs `p` on the given arguments; every result's values, in order.
 std::vector<std::vector<double>> runAll(const Program &p, Precision prec, bool arena,
                                         const std::vector<std::vector<double>> &args) {
-  std::string error;
-  auto ex = statusOut(Executor::create(p, prec, arena), error);
-  EXPECT_TRUE(ex) << error;
-  if (!ex)
+  auto ex = Executor::create(p, prec, arena);
+  EINC_EXPECT_OK(ex);
+  if (!ex.ok())
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
-  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
+    EINC_EXPECT_OK(ex->setArgument(a, args[a].data(), args[a].size()));
+  EINC_EXPECT_OK(ex->run());
   std::vector<std::vector<double>> out;
   for (size_t r = 0; r < ex->resultCount(); ++r)
     out.push_back(ex->getResult(r).values);
@@ -201,15 +200,12 @@ TEST(Arena, ArgumentsResultsAndConstantsAreResident) {
   EXPECT_EQ(mp.arenaBytes, 64);
   EXPECT_EQ(mp.residentBytes, 5 * 64); // x, w, c, u, m: 32, 32, 32, 32, 8 bytes
 
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
-  EXPECT_EQ(ex->arenaBytes(), 64);
-  EXPECT_EQ(ex->residentBytes(), 5 * 64);
-  auto plain = statusOut(Executor::create(b.p, Precision::F32, false), error);
-  ASSERT_TRUE(plain) << error;
-  EXPECT_EQ(plain->arenaBytes(), 0);
-  EXPECT_EQ(plain->residentBytes(), 7 * 64); // + t, i
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F32));
+  EXPECT_EQ(ex.arenaBytes(), 64);
+  EXPECT_EQ(ex.residentBytes(), 5 * 64);
+  EINC_ASSERT_OK_AND_ASSIGN(auto plain, Executor::create(b.p, Precision::F32, false));
+  EXPECT_EQ(plain.arenaBytes(), 0);
+  EXPECT_EQ(plain.residentBytes(), 7 * 64); // + t, i
 }
 
 TEST(Arena, ChainOfEqualBuffersNeedsTwoSlots) {
@@ -286,18 +282,16 @@ TEST(Arena, CopiedAndMovedExecutorsKeepTheirOwnArena) {
   std::vector<std::vector<double>> args = {values(16 * 16, 5), values(16 * 32, 6),
                                            values(32 * 16, 7)};
   auto want = runAll(p, Precision::F32, false, args);
-  std::string error;
-  auto ex = statusOut(Executor::create(p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(std::optional<Executor> ex, Executor::create(p, Precision::F32));
   for (size_t i = 0; i < args.size(); ++i)
-    ASSERT_TRUE(statusOut(ex->setArgument(i, args[i].data(), args[i].size()), error));
+    EINC_ASSERT_OK(ex->setArgument(i, args[i].data(), args[i].size()));
   Executor copy = *ex;
   Executor moved = std::move(*ex);
   ex.reset(); // the original's storage is gone
   EXPECT_NE(copy.deviceData(size_t(a)), moved.deviceData(size_t(a)));
   EXPECT_NE(copy.deviceData(size_t(a)), nullptr);
   for (Executor *e : {&copy, &moved}) {
-    ASSERT_TRUE(statusOut(e->run(), error)) << error;
+    EINC_ASSERT_OK(e->run());
     std::vector<std::vector<double>> got;
     for (size_t r = 0; r < e->resultCount(); ++r)
       got.push_back(e->getResult(r).values);
@@ -413,15 +407,13 @@ TEST(Arena, ViewsLiveInTheirRoot) {
     EXPECT_EQ(m.liveAtStep[2], 2 * 64 * f);
   }
   // And it runs: z = tanh(x's first two rows).
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F64));
   std::vector<double> in(64);
   for (size_t i = 0; i < in.size(); ++i)
     in[i] = 0.01 * double(i);
-  ASSERT_TRUE(statusOut(ex->write(size_t(x), in.data(), in.size()), error)) << error;
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  std::vector<double> out = einrt::test::valuesOf(*ex, size_t(z));
+  EINC_ASSERT_OK(ex.write(size_t(x), in.data(), in.size()));
+  EINC_ASSERT_OK(ex.run());
+  std::vector<double> out = einrt::test::valuesOf(ex, size_t(z));
   ASSERT_EQ(out.size(), 32u);
   for (size_t i = 0; i < out.size(); ++i)
     EXPECT_EQ(out[i], std::tanh(in[i]));

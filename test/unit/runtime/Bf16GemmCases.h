@@ -10,10 +10,10 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_BF16GEMMCASES_H
 #define EINC_TEST_UNIT_RUNTIME_BF16GEMMCASES_H
 
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/FloatFormats.h"
 #include "runtime/cpu/Bf16Gemm.h"
 #include "runtime/cpu/CpuDevice.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -150,14 +150,13 @@ inline std::vector<uint8_t> onDevice(const DeviceCase &d, Bf16GemmPath path, int
   dev.setBf16GemmPath(path);
   Program p;
   p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
-  std::string error;
-  EXPECT_TRUE(statusOut(dev.prepare(p), error)) << error;
+  EINC_EXPECT_OK(dev.prepare(p));
   EXPECT_EQ(dev.gemmWorkspaceBytes(), CpuDevice::gemmWorkspaceBytes(p, path));
   const bool bf16 = d.g.c == DType::BF16;
   std::vector<uint8_t> out(bf16 ? d.c16.size() * 2 : d.c32.size() * 4);
   std::memcpy(out.data(), bf16 ? static_cast<const void *>(d.c16.data()) : d.c32.data(),
               out.size());
-  EXPECT_TRUE(statusOut(dev.gemm(d.g, d.a.data(), d.b.data(), out.data()), error)) << error;
+  EINC_EXPECT_OK(dev.gemm(d.g, d.a.data(), d.b.data(), out.data()));
   return out;
 }
 

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bf16GemmCases.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/cpu/OneDnnMatmul.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -145,9 +145,8 @@ TEST(Bf16Gemm, KernelEqualsModelBitForBit) {
     if (trial % 3 == 0)
       for (uint16_t &x : c.a)
         x = uint16_t(std::uniform_int_distribution<int>(0, 0xFFFF)(gen) & 0xFF7F);
-    std::string error;
-    std::vector<uint8_t> kernel = runOn(
-        c, [&](auto &&...args) { EXPECT_TRUE(statusOut(bf16Gemm(args...), error)) << error; });
+    std::vector<uint8_t> kernel =
+        runOn(c, [&](auto &&...args) { EINC_EXPECT_OK(bf16Gemm(args...)); });
     std::vector<uint8_t> model = runOn(c, bf16GemmModel);
     ASSERT_EQ(kernel.size(), model.size());
     for (size_t i = 0; i < kernel.size(); ++i)
@@ -205,20 +204,18 @@ TEST(Bf16Gemm, PackedWorkspaceIsPlanned) {
   EXPECT_GT(CpuDevice::gemmWorkspaceBytes(p, Bf16GemmPath::Emulate), 0);
   CpuDevice dev;
   dev.setBf16GemmPath(Bf16GemmPath::Model);
-  std::string error;
   std::vector<float> c(size_t(d.g.matrices() * d.g.strideC));
-  EXPECT_FALSE(statusOut(dev.gemm(d.g, d.a.data(), d.b.data(), c.data()), error));
-  EXPECT_NE(error.find("packed bf16 workspace"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(dev.gemm(d.g, d.a.data(), d.b.data(), c.data()), StatusCode::Internal,
+                     "packed bf16 workspace");
 }
 
 TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
   Bf16GemmPath path;
-  std::string error;
   {
     // oneDNN's bf16 brgemm where it has one (OneDnnMatmulTest.cpp), else
     // the kernel where the CPU runs it, else the emulation.
     EnvOverride env(nullptr);
-    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(path, selectBf16GemmPath());
     EXPECT_EQ(path, cpuHasAvx512Bf16() && oneDnnBf16Isa().ok() ? Bf16GemmPath::OneDnn
                     : cpuHasAvx512Bf16()                       ? Bf16GemmPath::Avx512Bf16
                                                                : Bf16GemmPath::Emulate);
@@ -229,7 +226,7 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     // AVX-512 paths are refused, naming it; x86-64-v4 changes nothing.
     EnvOverride avx2("x86-64-v3", "EINC_JIT_CPU");
     EnvOverride unset(nullptr);
-    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(path, selectBf16GemmPath());
     EXPECT_EQ(path, Bf16GemmPath::Emulate);
     const std::string why = whyNoAvx512Bf16();
     ASSERT_FALSE(why.empty());
@@ -240,8 +237,7 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
               "EINC_CPU_BF16=avx512bf16, but " + why + "; unset it, or use EINC_CPU_BF16=emulate");
     EXPECT_EQ(missing.status().code(), StatusCode::Unavailable);
     EnvOverride onednn("onednn");
-    EXPECT_FALSE(statusOut(selectBf16GemmPath(), path, error));
-    EXPECT_NE(error.find("EINC_CPU_BF16=onednn, but "), std::string::npos) << error;
+    EINC_EXPECT_STATUS(selectBf16GemmPath(), StatusCode::Unavailable, "EINC_CPU_BF16=onednn, but ");
   }
   {
     EnvOverride unset(nullptr, "EINC_JIT_CPU");
@@ -251,12 +247,12 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
   }
   {
     EnvOverride env("emulate");
-    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(path, selectBf16GemmPath());
     EXPECT_EQ(path, Bf16GemmPath::Emulate);
   }
   {
     EnvOverride env("model");
-    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(path, selectBf16GemmPath());
     EXPECT_EQ(path, Bf16GemmPath::Model);
   }
   {
@@ -276,11 +272,10 @@ TEST(Bf16Gemm, OverrideSelectsThePathAndRefusesAMissingInstruction) {
     Program p;
     p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
     CpuDevice dev;
-    error.clear();
-    bool prepared = statusOut(dev.prepare(p), error);
-    EXPECT_EQ(prepared, cpuHasAvx512Bf16()) << error;
-    if (!prepared) {
-      EXPECT_NE(error.find(whyNoAvx512Bf16()), std::string::npos) << error;
+    Status prepared = dev.prepare(p);
+    EXPECT_EQ(prepared.ok(), cpuHasAvx512Bf16()) << ::testing::PrintToString(prepared);
+    if (!prepared.ok()) {
+      EINC_EXPECT_STATUS(prepared, StatusCode::Unavailable, whyNoAvx512Bf16());
       EXPECT_FALSE(dev.bf16GemmPath().has_value());
     } else {
       EXPECT_EQ(dev.bf16GemmPath(), Bf16GemmPath::Avx512Bf16);

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/core/StepProfile.h"
@@ -23,9 +23,8 @@ using einrt::test::ProgramBuilder;
 namespace {
 
 /// An executor of `p` on a CPU device with `kernels`.
-std::optional<Executor> onCpu(const Program &p, std::string &error,
-                              std::vector<KernelEntry> kernels = {}) {
-  return statusOut(Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels))), error);
+Expected<Executor> onCpu(const Program &p, std::vector<KernelEntry> kernels = {}) {
+  return Executor::create(p, std::make_shared<CpuDevice>(std::move(kernels)));
 }
 
 std::vector<double> randoms(int64_t n, unsigned seed) {
@@ -80,19 +79,17 @@ TEST(CpuSteps, MatmulLayouts) {
     pb.result(pb.step(StepKind::Matmul, {a, b}, DType::F32, {c.batch, c.m, c.n},
                       {{c.batch, c.m, c.n, c.k, c.ta, c.tb, lda, ldb, std::max<int64_t>(1, c.n), sa,
                         sb, c.m * c.n}}));
-    std::string error;
-    auto ex = onCpu(pb.p, error);
-    ASSERT_TRUE(ex) << error;
-    auto av = randoms(ex->elementCount(a), 1), bv = randoms(ex->elementCount(b), 2);
-    ASSERT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error)) << error;
-    ASSERT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(auto ex, onCpu(pb.p));
+    auto av = randoms(ex.elementCount(a), 1), bv = randoms(ex.elementCount(b), 2);
+    EINC_ASSERT_OK(ex.setArgument(0, av.data(), av.size()));
+    EINC_ASSERT_OK(ex.setArgument(1, bv.data(), bv.size()));
     // A stale result must be overwritten (K = 0 included).
     size_t result = size_t(pb.p.results[0]);
-    std::vector<double> stale(size_t(ex->elementCount(result)), 42.0);
-    ASSERT_TRUE(statusOut(ex->write(result, stale.data(), stale.size()), error)) << error;
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+    std::vector<double> stale(size_t(ex.elementCount(result)), 42.0);
+    EINC_ASSERT_OK(ex.write(result, stale.data(), stale.size()));
+    EINC_ASSERT_OK(ex.run());
     auto want = expected(c, av, lda, sa, bv, ldb, sb);
-    auto got = ex->getResult(0).values;
+    auto got = ex.getResult(0).values;
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], 1e-5)
@@ -114,16 +111,14 @@ TEST(CpuSteps, MatmulAccumulates) {
     pb.p.steps.emplace_back(StepKind::Matmul, std::vector<int32_t>{a, b}, c, g, "test");
     pb.result(c);
     ASSERT_EQ(pb.p.validate().message(), "");
-    std::string error;
-    auto ex = onCpu(pb.p, error);
-    ASSERT_TRUE(ex) << error;
-    auto av = randoms(ex->elementCount(a), 3), bv = randoms(ex->elementCount(b), 4);
+    EINC_ASSERT_OK_AND_ASSIGN(auto ex, onCpu(pb.p));
+    auto av = randoms(ex.elementCount(a), 3), bv = randoms(ex.elementCount(b), 4);
     auto cv = randoms(15, 5);
-    ASSERT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error)) << error;
-    ASSERT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error)) << error;
-    ASSERT_TRUE(statusOut(ex->setArgument(2, cv.data(), cv.size()), error)) << error;
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-    auto got = ex->getResult(0).values;
+    EINC_ASSERT_OK(ex.setArgument(0, av.data(), av.size()));
+    EINC_ASSERT_OK(ex.setArgument(1, bv.data(), bv.size()));
+    EINC_ASSERT_OK(ex.setArgument(2, cv.data(), cv.size()));
+    EINC_ASSERT_OK(ex.run());
+    auto got = ex.getResult(0).values;
     for (int64_t i = 0; i < 3; ++i)
       for (int64_t j = 0; j < 5; ++j) {
         double want = cv[i * 5 + j];
@@ -227,14 +222,12 @@ TEST(CpuSteps, MatmulOuterLoops) {
       StepKind::Matmul, {a, b}, DType::F32, {I, J, M, N},
       {{J, M, N, K, 0, 0, K, N, N, I * M * K, K * N, M * N}, {I, M * K, J * K * N, J * M * N}});
   pb.result(c);
-  std::string error;
-  auto ex = onCpu(pb.p, error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, onCpu(pb.p));
   auto av = randoms(J * I * M * K, 3), bv = randoms(I * J * K * N, 4);
-  ASSERT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error));
-  ASSERT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error));
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  auto got = ex->getResult(0).values;
+  EINC_ASSERT_OK(ex.setArgument(0, av.data(), av.size()));
+  EINC_ASSERT_OK(ex.setArgument(1, bv.data(), bv.size()));
+  EINC_ASSERT_OK(ex.run());
+  auto got = ex.getResult(0).values;
   for (int64_t i = 0; i < I; ++i)
     for (int64_t j = 0; j < J; ++j)
       for (int64_t m = 0; m < M; ++m)
@@ -255,39 +248,31 @@ TEST(CpuSteps, KernelTable) {
   int32_t z = pb.step(StepKind::Kernel, {ids, mask}, DType::F32, {3}, {}, 1);
   pb.result(y);
   pb.result(z);
-  std::string error;
   // No table, too small a table, a null entry: the device refuses the
   // program before anything is allocated, naming the step.
-  EXPECT_FALSE(onCpu(pb.p, error));
-  EXPECT_NE(error.find("step 0 (test kernel) launches kernel 0, but the cpu device was given no "
-                       "kernels"),
-            std::string::npos)
-      << error;
-  EXPECT_FALSE(onCpu(pb.p, error, {&doubleIt}));
-  EXPECT_NE(error.find("launches kernel 1, which is not in the cpu device's table of 1 kernels"),
-            std::string::npos)
-      << error;
-  EXPECT_FALSE(onCpu(pb.p, error, {&doubleIt, nullptr}));
+  EINC_EXPECT_STATUS(onCpu(pb.p), StatusCode::Invalid,
+                     "step 0 (test kernel) launches kernel 0, but the cpu device was given no "
+                     "kernels");
+  EINC_EXPECT_STATUS(onCpu(pb.p, {&doubleIt}), StatusCode::Invalid,
+                     "launches kernel 1, which is not in the cpu device's table of 1 kernels");
+  EINC_EXPECT_STATUS(onCpu(pb.p, {&doubleIt, nullptr}), StatusCode::Invalid, "");
   // Nor does a device whose table shrinks later run it.
   auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{&doubleIt, &pick});
-  auto ex = statusOut(Executor::create(pb.p, device), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(pb.p, device));
   double xv[] = {1, 2, 3};
   int32_t iv[] = {7, 8, 9};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, xv, 3), error));
-  ASSERT_TRUE(statusOut(ex->setArgument(1, iv, 3), error));
+  EINC_ASSERT_OK(ex.setArgument(0, xv, 3));
+  EINC_ASSERT_OK(ex.setArgument(1, iv, 3));
   device->setKernels({&doubleIt});
-  EXPECT_FALSE(statusOut(ex->run(), error));
-  EXPECT_NE(error.find("step 1 (kernel, test kernel): kernel 1 is not in the cpu device's table"),
-            std::string::npos)
-      << error;
+  EINC_EXPECT_STATUS(ex.run(), StatusCode::Internal,
+                     "step 1 (kernel, test kernel): kernel 1 is not in the cpu device's table");
 
   calls = 0;
   device->setKernels({&doubleIt, &pick});
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
+  EINC_ASSERT_OK(ex.run());
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 4, 6}));
-  EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{7, -1, 9}));
+  EXPECT_EQ(ex.getResult(0).values, (std::vector<double>{2, 4, 6}));
+  EXPECT_EQ(ex.getResult(1).values, (std::vector<double>{7, -1, 9}));
 }
 
 TEST(CpuSteps, KernelValidation) {
@@ -324,14 +309,12 @@ TEST(CpuSteps, KernelWithExtraOutputs) {
   pb.result(c);
   pb.result(a);
   ASSERT_EQ(pb.p.validate().message(), "");
-  std::string error;
-  auto ex = onCpu(pb.p, error, {&plusOneAndSquare});
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, onCpu(pb.p, {&plusOneAndSquare}));
   double xv[] = {1, 2, 3};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, xv, 3), error));
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{-1, 1, 5}));
-  EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{2, 3, 4}));
+  EINC_ASSERT_OK(ex.setArgument(0, xv, 3));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.getResult(0).values, (std::vector<double>{-1, 1, 5}));
+  EXPECT_EQ(ex.getResult(1).values, (std::vector<double>{2, 3, 4}));
 
   // Validation: extra outputs only on kernels, in range, written once, not
   // inputs, not constants.
@@ -360,28 +343,26 @@ TEST(CpuSteps, Profile) {
   int32_t z = pb.step(StepKind::Kernel, {y}, DType::F32, {3}, {}, 0,
                       "fused 2 ops (ein.mul ein.add) at m.ein:5:3");
   pb.result(pb.step(StepKind::Neg, {z}, DType::F32, {3}));
-  std::string error;
-  auto ex = onCpu(pb.p, error, {&doubleIt});
-  ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  EXPECT_EQ(ex->profiledRuns(), 0); // off by default
-  ex->setProfiling(true);
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, onCpu(pb.p, {&doubleIt}));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.profiledRuns(), 0); // off by default
+  ex.setProfiling(true);
   for (int r = 0; r < 3; ++r)
-    ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  EXPECT_EQ(ex->profiledRuns(), 3);
-  ASSERT_EQ(ex->stepSeconds().size(), 3u);
-  for (double s : ex->stepSeconds())
+    EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.profiledRuns(), 3);
+  ASSERT_EQ(ex.stepSeconds().size(), 3u);
+  for (double s : ex.stepSeconds())
     EXPECT_GE(s, 0.0);
   EXPECT_EQ(stepGroup(pb.p.steps[0]), "ein.mul");
   EXPECT_EQ(stepGroup(pb.p.steps[1]), "fused");
   EXPECT_EQ(stepGroup(pb.p.steps[2]), "neg");
-  std::string table = formatStepProfile(pb.p, ex->stepSeconds(), ex->profiledRuns());
+  std::string table = formatStepProfile(pb.p, ex.stepSeconds(), ex.profiledRuns());
   EXPECT_NE(table.find("3 steps"), std::string::npos) << table;
   EXPECT_NE(table.find("mean of 3 runs"), std::string::npos) << table;
   EXPECT_NE(table.find("fused 2 ops (ein.mul ein.add) at m.ein:5:3"), std::string::npos) << table;
-  ex->resetProfile();
-  EXPECT_EQ(ex->profiledRuns(), 0);
-  EXPECT_EQ(formatStepProfile(pb.p, ex->stepSeconds(), 0), "no profile: no run was timed\n");
+  ex.resetProfile();
+  EXPECT_EQ(ex.profiledRuns(), 0);
+  EXPECT_EQ(formatStepProfile(pb.p, ex.stepSeconds(), 0), "no profile: no run was timed\n");
 
   // Matmul FLOPs: 2·M·N·K per matrix, times the batch and outer loops.
   Step mm(StepKind::Matmul, {}, -1, ProgramBuilder::gemmOf({2, 3, 5, 4}, {7, 0, 0, 0}));
@@ -390,16 +371,14 @@ TEST(CpuSteps, Profile) {
 }
 
 TEST(CpuSteps, ReferenceDevicesRefuseThem) {
-  std::string error;
   for (Precision p : {Precision::F32, Precision::F64}) {
-    auto ex =
-        statusOut(Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), p), error);
-    EXPECT_FALSE(ex);
-    EXPECT_NE(error.find("step 0 (matmul) does not run on the reference"), std::string::npos)
-        << error;
-    EXPECT_NE(error.find("runs f32, bf16 and f16"), std::string::npos) << error;
+    Status refused =
+        Executor::create(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), p).takeStatus();
+    EINC_EXPECT_STATUS(refused, StatusCode::Invalid,
+                       "step 0 (matmul) does not run on the reference");
+    EINC_EXPECT_STATUS(refused, StatusCode::Invalid, "runs f32, bf16 and f16");
   }
-  EXPECT_TRUE(onCpu(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0}), error));
+  EINC_EXPECT_OK(onCpu(matmulProgram({1, 3, 5, 4, 0, 0, 4, 5, 5, 0, 0, 0})));
 }
 
 } // namespace

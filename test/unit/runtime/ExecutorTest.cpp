@@ -1,8 +1,8 @@
 //===- ExecutorTest.cpp - Reference kernels on hand-computed cases --------===//
 #include "runtime/core/Executor.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/FloatFormats.h"
 #include "runtime/core/ReferenceKernels.h"
+#include "test/unit/StatusTesting.h"
 
 #include "ProgramBuilder.h"
 
@@ -19,33 +19,25 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-/// Runs `p` with `args` (one vector per argument) and returns result 0; on
-/// failure returns {} and stores the message in *error.
-std::vector<double> runProgram(const Program &p, Precision prec,
-                               const std::vector<std::vector<double>> &args,
-                               std::string *errorOut = nullptr) {
-  std::string error;
-  auto ex = statusOut(Executor::create(p, prec), error);
-  if (!ex) {
-    if (errorOut)
-      *errorOut = error;
-    else
-      ADD_FAILURE() << error;
-    return {};
-  }
+/// Runs `p` with `args` (one vector per argument) and returns result 0, or
+/// why creating or running the executor failed.
+Expected<std::vector<double>> tryProgram(const Program &p, Precision prec,
+                                         const std::vector<std::vector<double>> &args) {
+  Expected<Executor> ex = Executor::create(p, prec);
+  if (!ex.ok())
+    return ex.takeStatus();
   for (size_t a = 0; a < args.size(); ++a)
-    if (!statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) {
-      ADD_FAILURE() << error;
-      return {};
-    }
-  if (!statusOut(ex->run(), error)) {
-    if (errorOut)
-      *errorOut = error;
-    else
-      ADD_FAILURE() << error;
-    return {};
-  }
+    EINRT_TRY(ex->setArgument(a, args[a].data(), args[a].size()));
+  EINRT_TRY(ex->run());
   return ex->getResult(0).values;
+}
+
+/// tryProgram's result 0; a failure fails the test and returns {}.
+std::vector<double> runProgram(const Program &p, Precision prec,
+                               const std::vector<std::vector<double>> &args) {
+  Expected<std::vector<double>> values = tryProgram(p, prec, args);
+  EINC_EXPECT_OK(values);
+  return values.ok() ? values.take() : std::vector<double>{};
 }
 
 std::vector<double> iotaValues(int64_t n, double scale = 1, double offset = 0) {
@@ -106,17 +98,15 @@ TEST(Executor, ContractOuterProductAndFullDot) {
   int32_t dot = b.step(StepKind::Contract, {x, x}, DType::F64, {}, {{}, {}, {0}, {0}});
   b.result(outer);
   b.result(dot);
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F64));
   double xs[] = {2, 3}, ys[] = {1, 10, 100};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, xs, 2), error));
-  ASSERT_TRUE(statusOut(ex->setArgument(1, ys, 3), error));
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 20, 200, 3, 30, 300}));
-  EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{13}));
-  EXPECT_TRUE(ex->getResult(1).shape.empty());
-  EXPECT_EQ(ex->getResult(0).name, "r0");
+  EINC_ASSERT_OK(ex.setArgument(0, xs, 2));
+  EINC_ASSERT_OK(ex.setArgument(1, ys, 3));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.getResult(0).values, (std::vector<double>{2, 20, 200, 3, 30, 300}));
+  EXPECT_EQ(ex.getResult(1).values, (std::vector<double>{13}));
+  EXPECT_TRUE(ex.getResult(1).shape.empty());
+  EXPECT_EQ(ex.getResult(0).name, "r0");
 }
 
 TEST_P(BothPrecisions, Transpose3D) {
@@ -311,10 +301,9 @@ TEST(Executor, IntegerDivisionByZeroIsAnError) {
   b.result(b.step(StepKind::Div, {x, y}, DType::I32, {3}, {}, 0, "ein.div at t.ein:3:4"));
   EXPECT_EQ(runProgram(b.p, Precision::F32, {{7, -7, 6}, {2, 2, -4}}),
             (std::vector<double>{3, -3, -1})); // truncation toward zero
-  std::string error;
-  EXPECT_TRUE(runProgram(b.p, Precision::F32, {{7, 1, 6}, {2, 0, 1}}, &error).empty());
-  EXPECT_NE(error.find("step 0 (div, ein.div at t.ein:3:4)"), std::string::npos) << error;
-  EXPECT_NE(error.find("division by zero at element 1"), std::string::npos);
+  Status failed = tryProgram(b.p, Precision::F32, {{7, 1, 6}, {2, 0, 1}}).takeStatus();
+  EINC_EXPECT_STATUS(failed, StatusCode::Invalid, "step 0 (div, ein.div at t.ein:3:4)");
+  EINC_EXPECT_STATUS(failed, StatusCode::Invalid, "division by zero at element 1");
 }
 
 TEST(Executor, IntegerAddWraps) {
@@ -388,14 +377,11 @@ TEST(Executor, GatherOutOfRangeIsAnError) {
   b.result(b.step(StepKind::Gather, {table, ids}, DType::F32, {3, 2}, {}, 0,
                   "ein.gather at gpt.ein:10:3"));
   for (double bad : {5.0, -1.0, 2147483647.0}) {
-    std::string error;
-    EXPECT_TRUE(runProgram(b.p, Precision::F32, {iotaValues(10), {0, bad, 1}}, &error).empty());
-    EXPECT_NE(error.find("step 0 (gather, ein.gather at gpt.ein:10:3)"), std::string::npos)
-        << error;
-    EXPECT_NE(error.find("index " + std::to_string(int64_t(bad)) +
-                         " at position 1 is out of range [0, 5)"),
-              std::string::npos)
-        << error;
+    Status failed = tryProgram(b.p, Precision::F32, {iotaValues(10), {0, bad, 1}}).takeStatus();
+    EINC_EXPECT_STATUS(failed, StatusCode::Invalid, "step 0 (gather, ein.gather at gpt.ein:10:3)");
+    EINC_EXPECT_STATUS(failed, StatusCode::Invalid,
+                       "index " + std::to_string(int64_t(bad)) +
+                           " at position 1 is out of range [0, 5)");
   }
 }
 
@@ -406,10 +392,9 @@ TEST_P(BothPrecisions, ScatterAddAccumulatesRepeatedIds) {
   b.result(b.step(StepKind::ScatterAdd, {upd, ids}, DType::F32, {3, 2}));
   EXPECT_EQ(runProgram(b.p, GetParam(), {{1, 2, 10, 20, 100, 200, 1000, 2000}, {2, 0, 2, 2}}),
             (std::vector<double>{10, 20, 0, 0, 1101, 2202}));
-  std::string error;
-  EXPECT_TRUE(runProgram(b.p, GetParam(), {iotaValues(8), {0, 3, 0, 0}}, &error).empty());
-  EXPECT_NE(error.find("scatter_add"), std::string::npos) << error;
-  EXPECT_NE(error.find("index 3 at position 1"), std::string::npos) << error;
+  Status failed = tryProgram(b.p, GetParam(), {iotaValues(8), {0, 3, 0, 0}}).takeStatus();
+  EINC_EXPECT_STATUS(failed, StatusCode::Invalid, "scatter_add");
+  EINC_EXPECT_STATUS(failed, StatusCode::Invalid, "index 3 at position 1");
 }
 
 TEST(Executor, ScatterAddIsTheTransposeOfGather) {
@@ -425,16 +410,14 @@ TEST(Executor, ScatterAddIsTheTransposeOfGather) {
   int32_t rhs = b.step(StepKind::Contract, {table, s}, DType::F32, {}, {{}, {}, {0, 1}, {0, 1}});
   b.result(lhs);
   b.result(rhs);
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F64));
   std::vector<double> t = iotaValues(12, 0.7, -3), u = iotaValues(18, -0.3, 2);
   std::vector<int32_t> i = {3, 1, 3, 0, 0, 2};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, t.data(), t.size()), error));
-  ASSERT_TRUE(statusOut(ex->setArgument(1, i.data(), i.size()), error));
-  ASSERT_TRUE(statusOut(ex->setArgument(2, u.data(), u.size()), error));
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  EXPECT_NEAR(ex->getResult(0).values[0], ex->getResult(1).values[0], 1e-12);
+  EINC_ASSERT_OK(ex.setArgument(0, t.data(), t.size()));
+  EINC_ASSERT_OK(ex.setArgument(1, i.data(), i.size()));
+  EINC_ASSERT_OK(ex.setArgument(2, u.data(), u.size()));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_NEAR(ex.getResult(0).values[0], ex.getResult(1).values[0], 1e-12);
 }
 
 TEST(Executor, CastRules) {
@@ -506,20 +489,18 @@ TEST(Executor, ReshapeCopyAndConstants) {
   int32_t c2 = b.step(StepKind::Copy, {k2}, DType::I32, {2});
   b.result(c);
   b.result(c2);
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F32));
   std::vector<float> xs = {1, 2, 3, 4, 5, 6};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, xs.data(), xs.size()), error));
-  ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{2, 4, 6, 8, 10, 12}));
-  EXPECT_EQ(ex->getResult(0).shape, (std::vector<int64_t>{6}));
-  EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{5, 6}));
-  EXPECT_EQ(ex->getResult(1).dtype, DType::I32);
-  EXPECT_EQ(ex->elementCount(size_t(b.p.results[0])), 6);
-  EXPECT_EQ(ex->storageOf(size_t(b.p.results[0])), StorageType::F32);
-  EXPECT_EQ(ex->findBuffer("arg0"), 0);
-  EXPECT_EQ(ex->findBuffer("nope"), -1);
+  EINC_ASSERT_OK(ex.setArgument(0, xs.data(), xs.size()));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.getResult(0).values, (std::vector<double>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(ex.getResult(0).shape, (std::vector<int64_t>{6}));
+  EXPECT_EQ(ex.getResult(1).values, (std::vector<double>{5, 6}));
+  EXPECT_EQ(ex.getResult(1).dtype, DType::I32);
+  EXPECT_EQ(ex.elementCount(size_t(b.p.results[0])), 6);
+  EXPECT_EQ(ex.storageOf(size_t(b.p.results[0])), StorageType::F32);
+  EXPECT_EQ(ex.findBuffer("arg0"), 0);
+  EXPECT_EQ(ex.findBuffer("nope"), -1);
 }
 
 // Executor::run's observer on a host device: after each step, in order,
@@ -532,30 +513,28 @@ TEST(Executor, RunCallsTheObserverAfterEachStep) {
   int32_t z = b.step(StepKind::Mul, {y, y}, DType::F32, {4});
   b.result(y);
   b.result(z);
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F32));
   std::vector<float> xs = {1, 2, 3, 4};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, xs.data(), xs.size()), error));
+  EINC_ASSERT_OK(ex.setArgument(0, xs.data(), xs.size()));
   for (bool profiling : {false, true}) {
-    ex->setProfiling(profiling);
+    ex.setProfiling(profiling);
     std::vector<size_t> seen;
     std::vector<float> yAfter0, zAfter0;
     auto observe = [&](size_t step) {
       seen.push_back(step);
       if (step == 0) { // y is in place, z not yet computed this run
-        const auto *yp = static_cast<const float *>(ex->deviceData(size_t(y)));
-        const auto *zp = static_cast<const float *>(ex->deviceData(size_t(z)));
+        const auto *yp = static_cast<const float *>(ex.deviceData(size_t(y)));
+        const auto *zp = static_cast<const float *>(ex.deviceData(size_t(z)));
         yAfter0.assign(yp, yp + 4);
         zAfter0.assign(zp, zp + 4);
       }
     };
-    std::fill_n(static_cast<float *>(ex->deviceData(size_t(z))), 4, -1.0f);
-    ASSERT_TRUE(statusOut(ex->run(observe), error)) << error;
+    std::fill_n(static_cast<float *>(ex.deviceData(size_t(z))), 4, -1.0f);
+    EINC_ASSERT_OK(ex.run(observe));
     EXPECT_EQ(seen, (std::vector<size_t>{0, 1}));
     EXPECT_EQ(yAfter0, (std::vector<float>{2, 4, 6, 8}));
     EXPECT_EQ(zAfter0, (std::vector<float>{-1, -1, -1, -1}));
-    EXPECT_EQ(ex->getResult(1).values, (std::vector<double>{4, 16, 36, 64}));
+    EXPECT_EQ(ex.getResult(1).values, (std::vector<double>{4, 16, 36, 64}));
   }
 }
 
@@ -563,18 +542,16 @@ TEST(Executor, ArgumentsAreCheckedAndRoundedToBF16) {
   ProgramBuilder b;
   int32_t x = b.arg(DType::BF16, {2});
   b.result(b.step(StepKind::Copy, {x}, DType::BF16, {2}));
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F64));
   double three[] = {1, 2, 3};
-  EXPECT_FALSE(statusOut(ex->setArgument(0, three, 3), error));
-  EXPECT_NE(error.find("has 2 elements, got 3 values"), std::string::npos) << error;
-  EXPECT_FALSE(statusOut(ex->setArgument(1, three, 2), error));
-  EXPECT_NE(error.find("argument index 1 out of range"), std::string::npos);
+  EINC_EXPECT_STATUS(ex.setArgument(0, three, 3), StatusCode::Invalid,
+                     "has 2 elements, got 3 values");
+  EINC_EXPECT_STATUS(ex.setArgument(1, three, 2), StatusCode::Invalid,
+                     "argument index 1 out of range");
   double v[] = {1 + std::ldexp(1, -9), 0.1};
-  ASSERT_TRUE(statusOut(ex->setArgument(0, v, 2), error));
-  ASSERT_TRUE(statusOut(ex->run(), error));
-  EXPECT_EQ(ex->getResult(0).values, (std::vector<double>{1, roundToBF16(0.1)}));
+  EINC_ASSERT_OK(ex.setArgument(0, v, 2));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.getResult(0).values, (std::vector<double>{1, roundToBF16(0.1)}));
 }
 
 TEST(Executor, EveryStepRoundsBF16Outputs) {
@@ -582,17 +559,15 @@ TEST(Executor, EveryStepRoundsBF16Outputs) {
   int32_t x = b.arg(DType::BF16, {1});
   int32_t y = b.arg(DType::BF16, {1});
   b.result(b.step(StepKind::Add, {x, y}, DType::BF16, {1}));
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F32));
   double one = 1, tiny = std::ldexp(1, -9);
-  ASSERT_TRUE(statusOut(ex->setArgument(0, &one, 1), error));
-  ASSERT_TRUE(statusOut(ex->setArgument(1, &tiny, 1), error));
-  ASSERT_TRUE(statusOut(ex->run(), error));
-  EXPECT_EQ(ex->getResult(0).values[0], 1.0); // 1 + 2^-9 computed in f32, rounded
-  ex->setRoundLowPrecision(false);            // bf16 buffers as plain floats
-  ASSERT_TRUE(statusOut(ex->run(), error));
-  EXPECT_EQ(ex->getResult(0).values[0], 1 + tiny);
+  EINC_ASSERT_OK(ex.setArgument(0, &one, 1));
+  EINC_ASSERT_OK(ex.setArgument(1, &tiny, 1));
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.getResult(0).values[0], 1.0); // 1 + 2^-9 computed in f32, rounded
+  ex.setRoundLowPrecision(false);            // bf16 buffers as plain floats
+  EINC_ASSERT_OK(ex.run());
+  EXPECT_EQ(ex.getResult(0).values[0], 1 + tiny);
 }
 
 TEST(Executor, CreateRejectsInvalidPrograms) {
@@ -653,26 +628,21 @@ TEST(Executor, ExportImportBuffers) {
   int32_t i = b.buffer(DType::I32, {2}, BufferRole::Param, "i");
   b.p.arguments = {w, i};
   b.result(b.step(StepKind::Copy, {w}, DType::BF16, {2}));
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F32));
   double v[] = {0.5, -3}, v3[] = {1, 2, 3};
-  ASSERT_TRUE(statusOut(ex->write(size_t(w), v, 2), error));
+  EINC_ASSERT_OK(ex.write(size_t(w), v, 2));
   TensorData t;
-  ASSERT_TRUE(statusOut(ex->exportBuffer(size_t(w)), t, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(t, ex.exportBuffer(size_t(w)));
   EXPECT_EQ(t.name, "w");
   EXPECT_EQ(t.dtype, DType::BF16);
   ASSERT_EQ(t.bytes.size(), 4u);
   EXPECT_EQ(t.bytes[0] | (t.bytes[1] << 8), 0x3F00); // 0.5
   EXPECT_EQ(t.bytes[2] | (t.bytes[3] << 8), 0xC040); // -3
-  ASSERT_TRUE(statusOut(
-      ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {2}, v)), error));
-  EXPECT_FALSE(statusOut(
-      ex->importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {3}, v3)), error));
-  EXPECT_NE(error.find("shapes differ"), std::string::npos);
-  EXPECT_FALSE(statusOut(
-      ex->importBuffer(size_t(i), TensorData::fromDoubles("i", DType::F32, {2}, v)), error));
-  EXPECT_NE(error.find("cannot load"), std::string::npos);
+  EINC_ASSERT_OK(ex.importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {2}, v)));
+  EINC_EXPECT_STATUS(ex.importBuffer(size_t(w), TensorData::fromDoubles("w", DType::F32, {3}, v3)),
+                     StatusCode::Invalid, "shapes differ");
+  EINC_EXPECT_STATUS(ex.importBuffer(size_t(i), TensorData::fromDoubles("i", DType::F32, {2}, v)),
+                     StatusCode::Invalid, "cannot load");
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, BothPrecisions,

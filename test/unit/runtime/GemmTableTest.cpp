@@ -11,9 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/GemmTable.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "runtime/cpu/GemmLibrary.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -99,13 +99,11 @@ float at(const std::vector<float> &x, int64_t ld, bool trans, int64_t r, int64_t
 } // namespace
 
 TEST(GemmLibrary, OpenBlasIsAlwaysThereAndUnknownNamesAreErrors) {
-  std::string error;
-  const GemmLibrary *openblas = statusOut(gemmLibrary("openblas"), error);
-  ASSERT_TRUE(openblas) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(const GemmLibrary *openblas, gemmLibrary("openblas"));
   EXPECT_NE(openblas->version.find("OpenBLAS"), std::string::npos) << openblas->version;
   EXPECT_EQ(availableGemmLibraries().front(), openblas);
-  EXPECT_FALSE(statusOut(gemmLibrary("mkl"), error));
-  EXPECT_EQ(error, "no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
+  EINC_EXPECT_STATUS_EQ(gemmLibrary("mkl"), StatusCode::Invalid,
+                        "no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
 }
 
 TEST(GemmLibrary, EveryLibraryComputesRowMajorSgemm) {
@@ -146,10 +144,10 @@ TEST(GemmLibrary, EveryLibraryComputesRowMajorSgemm) {
 
 TEST(GemmTable, RoundTripsAndDamagedTablesAreErrors) {
   TempCache cache;
-  std::string path = gemmTablePath(), error;
+  std::string path = gemmTablePath();
   ASSERT_EQ(path.rfind(cache.dir + "/gemm/", 0), 0u) << path;
   GemmTable empty;
-  ASSERT_TRUE(statusOut(readGemmTable(path), empty, error)) << error; // none yet: empty
+  EINC_ASSERT_OK_AND_ASSIGN(empty, readGemmTable(path)); // none yet: empty
   EXPECT_TRUE(empty.shapes.empty());
 
   GemmTable t;
@@ -159,9 +157,9 @@ TEST(GemmTable, RoundTripsAndDamagedTablesAreErrors) {
   m.gflops = {{"openblas", 40.5}, {"blis", 52.25}};
   m.chosen = "blis";
   t.shapes[m.shape.key()] = m;
-  ASSERT_TRUE(statusOut(writeGemmTable(path, t), error)) << error;
+  EINC_ASSERT_OK(writeGemmTable(path, t));
   GemmTable back;
-  ASSERT_TRUE(statusOut(readGemmTable(path), back, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(back, readGemmTable(path));
   EXPECT_EQ(back.machine, t.machine);
   ASSERT_EQ(back.shapes.size(), 1u);
   const GemmMeasurement &b = back.shapes.begin()->second;
@@ -170,58 +168,57 @@ TEST(GemmTable, RoundTripsAndDamagedTablesAreErrors) {
   EXPECT_EQ(b.gflops, m.gflops);
 
   std::ofstream(path) << "{\"machine\": \"x\", \"shapes\": [{\"m\": 1}]}";
-  EXPECT_FALSE(statusOut(readGemmTable(path), back, error));
-  EXPECT_EQ(error, "the GEMM table '" + path +
-                       "' is damaged (a shape without m, n, k, lda, ldb, ldc, trans_a, trans_b, "
-                       "chosen): remove it, or measure again with einc calibrate --gemm");
+  EINC_EXPECT_STATUS_EQ(
+      readGemmTable(path), StatusCode::Corrupt,
+      "the GEMM table '" + path +
+          "' is damaged (a shape without m, n, k, lda, ldb, ldc, trans_a, trans_b, "
+          "chosen): remove it, or measure again with einc calibrate --gemm");
   std::ofstream(path) << "not json";
-  EXPECT_FALSE(statusOut(readGemmTable(path), back, error));
+  EINC_EXPECT_STATUS(readGemmTable(path), StatusCode::Corrupt, "");
   std::shared_ptr<const GemmChooser> chooser;
-  EXPECT_FALSE(
-      statusOut(GemmChooser::fromEnvironment(), chooser, error)); // the device refuses it too
-  EXPECT_NE(error.find("is damaged (not a GEMM table)"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(GemmChooser::fromEnvironment(), StatusCode::Corrupt,
+                     "is damaged (not a GEMM table)"); // the device refuses it too
 }
 
 TEST(GemmTable, TheChooserFollowsEincGemmThenThisMachinesTable) {
   TempCache cache;
-  std::string error;
   std::shared_ptr<const GemmChooser> chooser;
   const GemmShape shape{false, false, 64, 48, 40, 40, 48, 48}, other{true, false, 8, 8, 8, 8, 8, 8};
   {
     ScopedEnv unset("EINC_GEMM", nullptr);
-    ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::fromEnvironment());
     EXPECT_TRUE(chooser->isDefault());
     EXPECT_EQ(chooser->forShape(shape).name, "openblas");
   }
   {
     ScopedEnv bad("EINC_GEMM", "mkl");
-    EXPECT_FALSE(statusOut(GemmChooser::fromEnvironment(), chooser, error));
-    EXPECT_EQ(error,
-              "EINC_GEMM=mkl: no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
+    EINC_EXPECT_STATUS_EQ(
+        GemmChooser::fromEnvironment(), StatusCode::Invalid,
+        "EINC_GEMM=mkl: no GEMM library named 'mkl' (openblas, onednn, onednn-sgemm, blis)");
   }
   // A table choosing the last library that loads for `shape`.
   std::string last = availableGemmLibraries().back()->name;
   GemmTable t;
   t.machine = gemmMachineKey();
   t.shapes[shape.key()] = GemmMeasurement{shape, {{last, 1.0}}, last};
-  ASSERT_TRUE(statusOut(writeGemmTable(gemmTablePath(), t), error)) << error;
+  EINC_ASSERT_OK(writeGemmTable(gemmTablePath(), t));
   ScopedEnv unset("EINC_GEMM", nullptr);
-  ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::fromEnvironment());
   EXPECT_EQ(chooser->forShape(shape).name, last);
   EXPECT_EQ(chooser->forShape(other).name, "openblas");
   EXPECT_EQ(chooser->isDefault(), false);
   EXPECT_NE(chooser->describe().find("1 " + last), std::string::npos) << chooser->describe();
   {
     ScopedEnv forced("EINC_GEMM", "openblas");
-    ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::fromEnvironment());
     EXPECT_EQ(chooser->forShape(shape).name, "openblas");
     EXPECT_EQ(chooser->describe(), "openblas (EINC_GEMM)");
   }
   // Another machine's table (a CPU or library version since changed) is
   // not used.
   t.machine = "another CPU | OpenBLAS 0.0.1";
-  ASSERT_TRUE(statusOut(writeGemmTable(gemmTablePath(), t), error)) << error;
-  ASSERT_TRUE(statusOut(GemmChooser::fromEnvironment(), chooser, error)) << error;
+  EINC_ASSERT_OK(writeGemmTable(gemmTablePath(), t));
+  EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::fromEnvironment());
   EXPECT_TRUE(chooser->isDefault());
   EXPECT_EQ(chooser->forShape(shape).name, "openblas");
 }
@@ -233,17 +230,16 @@ TEST(GemmTable, TheChooserFollowsEincGemmThenThisMachinesTable) {
 TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   TempCache cache;
   ScopedEnv unset("EINC_GEMM", nullptr);
-  std::string error, measured;
+  std::string measured;
   std::shared_ptr<const GemmChooser> chooser;
   const GemmShape big{false, true, 96, 80, 256, 256, 256, 80}; // 3.9 MFLOP
   const GemmShape bigger{true, false, 128, 96, 200, 128, 96, 96};
   const GemmShape small{false, false, 8, 8, 8, 8, 8, 8}; // below kMeasuredGemmFlops
-  ASSERT_TRUE(statusOut(GemmChooser::forShapes({big, small, big}, &measured), chooser, error))
-      << error;
+  EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::forShapes({big, small, big}, &measured));
   EXPECT_EQ(measured.rfind("timed 1 GEMM shape on each library in ", 0), 0u) << measured;
   EXPECT_NE(measured.find(gemmTablePath()), std::string::npos) << measured;
   GemmTable t;
-  ASSERT_TRUE(statusOut(readGemmTable(gemmTablePath()), t, error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(t, readGemmTable(gemmTablePath()));
   EXPECT_EQ(t.machine, gemmMachineKey());
   ASSERT_EQ(t.shapes.size(), 1u);
   ASSERT_TRUE(t.shapes.count(big.key()));
@@ -254,28 +250,26 @@ TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   // whatever a new measurement would say.
   std::string last = availableGemmLibraries().back()->name;
   t.shapes[big.key()].chosen = last;
-  ASSERT_TRUE(statusOut(writeGemmTable(gemmTablePath(), t), error)) << error;
-  ASSERT_TRUE(statusOut(GemmChooser::forShapes({big, small}, &measured), chooser, error)) << error;
+  EINC_ASSERT_OK(writeGemmTable(gemmTablePath(), t));
+  EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::forShapes({big, small}, &measured));
   EXPECT_EQ(measured, "");
   EXPECT_EQ(chooser->forShape(big).name, last);
   EXPECT_EQ(chooser->forShape(small).name, "openblas");
   // Racing processes (each its own lock file descriptor, as two processes
   // have): each measures what is missing when it holds the lock, so the
   // second finds the first's shape and takes its choice.
-  std::vector<std::shared_ptr<const GemmChooser>> racers(4);
-  std::vector<std::string> errors(racers.size()), timed(racers.size());
+  std::vector<Expected<std::shared_ptr<const GemmChooser>>> racers(4, Status::internal("not run"));
+  std::vector<std::string> timed(racers.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < racers.size(); ++i)
-    threads.emplace_back([&, i] {
-      statusOut(GemmChooser::forShapes({bigger, big}, &timed[i]), racers[i], errors[i]);
-    });
+    threads.emplace_back([&, i] { racers[i] = GemmChooser::forShapes({bigger, big}, &timed[i]); });
   for (std::thread &th : threads)
     th.join();
   int timers = 0;
   for (size_t i = 0; i < racers.size(); ++i) {
-    ASSERT_TRUE(racers[i]) << errors[i];
-    EXPECT_EQ(racers[i]->forShape(bigger).name, racers[0]->forShape(bigger).name);
-    EXPECT_EQ(racers[i]->forShape(big).name, last);
+    EINC_ASSERT_OK(racers[i]);
+    EXPECT_EQ((*racers[i])->forShape(bigger).name, (*racers[0])->forShape(bigger).name);
+    EXPECT_EQ((*racers[i])->forShape(big).name, last);
     timers += !timed[i].empty();
   }
   EXPECT_EQ(timers, 1) << "one of them timed the new shape, the others read it";
@@ -283,12 +277,12 @@ TEST(GemmTable, TheTableIsBuiltOnFirstUse) {
   {
     ScopedEnv forced("EINC_GEMM", "openblas");
     const GemmShape other{false, false, 200, 64, 64, 64, 64, 64};
-    ASSERT_TRUE(statusOut(GemmChooser::forShapes({other}, &measured), chooser, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::forShapes({other}, &measured));
     EXPECT_EQ(measured, "");
     ScopedEnv noDir("EINC_CACHE_DIR", nullptr), noXdg("XDG_CACHE_HOME", nullptr),
         noHome("HOME", nullptr);
     ScopedEnv table("EINC_GEMM", "table");
-    ASSERT_TRUE(statusOut(GemmChooser::forShapes({other}, &measured), chooser, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(chooser, GemmChooser::forShapes({other}, &measured));
     EXPECT_EQ(measured, "");
     EXPECT_TRUE(chooser->isDefault());
   }
@@ -303,8 +297,7 @@ TEST(GemmTable, MeasuringPicksALibraryThatLoads) {
     EXPECT_EQ(r.gflops.size(), availableGemmLibraries().size()) << r.shape.key();
     for (const auto &[lib, rate] : r.gflops)
       EXPECT_GT(rate, 0.0) << lib;
-    std::string error;
-    EXPECT_TRUE(statusOut(gemmLibrary(r.chosen), error)) << r.chosen;
+    EINC_EXPECT_OK(gemmLibrary(r.chosen)) << r.chosen;
     // The choice is OpenBLAS unless another was more than 3% faster.
     if (r.chosen != "openblas")
       EXPECT_GT(r.gflops.at(r.chosen), 1.03 * r.gflops.at("openblas"));
@@ -329,8 +322,7 @@ TEST(GemmTable, TheCpuDeviceRunsEachShapeOnItsLibrary) {
     CpuDevice cpu({}, threads);
     cpu.setGemmChooser(std::make_shared<GemmChooser>(lib));
     std::vector<float> c(size_t(g.batch * g.strideC));
-    std::string error;
-    EXPECT_TRUE(statusOut(cpu.gemm(g, a.data(), b.data(), c.data()), error)) << error;
+    EINC_EXPECT_OK(cpu.gemm(g, a.data(), b.data(), c.data()));
     return c;
   };
   std::vector<float> reference = run(libs[0], 1);

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -45,11 +45,11 @@ struct Shape {
 
 /// Isolated seconds over in-step seconds for one GEMM of `s` at one thread.
 double inStepOverIsolated(const Shape &s) {
-  std::string error;
-  const GemmLibrary *openblas = statusOut(gemmLibrary("openblas"), error);
-  EXPECT_TRUE(openblas) << error;
-  if (!openblas)
+  Expected<const GemmLibrary *> found = gemmLibrary("openblas");
+  EINC_EXPECT_OK(found);
+  if (!found.ok())
     return 0;
+  const GemmLibrary *openblas = *found;
   const int64_t lda = s.transA ? s.m : s.k, ldb = s.transB ? s.k : s.n;
   ProgramBuilder pb;
   int32_t a = pb.arg(DType::F32, {s.m * s.k});
@@ -58,18 +58,18 @@ double inStepOverIsolated(const Shape &s) {
                     {{1, s.m, s.n, s.k, s.transA, s.transB, lda, ldb, s.n, 0, 0, 0}}));
   auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{}, 1);
   device->setGemmChooser(std::make_shared<GemmChooser>(openblas));
-  auto ex = statusOut(Executor::create(pb.p, device), error);
-  EXPECT_TRUE(ex) << error;
-  if (!ex)
+  auto ex = Executor::create(pb.p, device);
+  EINC_EXPECT_OK(ex);
+  if (!ex.ok())
     return 0;
   std::vector<double> av(size_t(s.m * s.k), 0.5), bv(size_t(s.k * s.n), 0.25);
-  EXPECT_TRUE(statusOut(ex->setArgument(0, av.data(), av.size()), error)) << error;
-  EXPECT_TRUE(statusOut(ex->setArgument(1, bv.data(), bv.size()), error)) << error;
+  EINC_EXPECT_OK(ex->setArgument(0, av.data(), av.size()));
+  EINC_EXPECT_OK(ex->setArgument(1, bv.data(), bv.size()));
   std::vector<float> af(av.begin(), av.end()), bf(bv.begin(), bv.end()), c(size_t(s.m * s.n));
   std::vector<double> inStep, isolated;
   for (int rep = 0; rep < 7; ++rep) {
     double t0 = threadSeconds();
-    EXPECT_TRUE(statusOut(ex->run(), error)) << error;
+    EINC_EXPECT_OK(ex->run());
     double t1 = threadSeconds();
     openblas->sgemm(s.transA, s.transB, s.m, s.n, s.k, 1.0f, af.data(), lda, bf.data(), ldb, 0.0f,
                     c.data(), s.n);

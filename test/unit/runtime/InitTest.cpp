@@ -1,7 +1,7 @@
 //===- InitTest.cpp - Seeded RNG and parameter initialisation -------------===//
 #include "runtime/core/Init.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/FloatFormats.h"
+#include "test/unit/StatusTesting.h"
 
 #include "ProgramBuilder.h"
 
@@ -48,12 +48,11 @@ std::vector<double> initOne(const Init &init, int64_t n, uint64_t seed, DType t 
   int32_t w = b.buffer(t, {n}, BufferRole::Param, "w");
   b.p.buffers[w].init = init;
   b.p.arguments.push_back(w);
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, prec), error);
-  EXPECT_TRUE(ex) << error;
-  if (!ex)
+  auto ex = Executor::create(b.p, prec);
+  EINC_EXPECT_OK(ex);
+  if (!ex.ok())
     return {};
-  EXPECT_TRUE(statusOut(initParams(*ex, seed), error)) << error;
+  EINC_EXPECT_OK(initParams(*ex, seed));
   return einrt::test::valuesOf(*ex, size_t(w));
 }
 
@@ -157,45 +156,40 @@ TEST(Init, DeterministicPerSeedAndPerName) {
   int32_t c = b.buffer(DType::F32, {4}, BufferRole::Param, "c");
   b.p.buffers[a].init = normal(0, 1);
   b.p.buffers[c].init = normal(0, 1);
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F64), error);
-  ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(statusOut(initParams(*ex, 11), error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F64));
+  EINC_ASSERT_OK(initParams(ex, 11));
   using einrt::test::valuesOf;
-  EXPECT_NE(valuesOf(*ex, a), valuesOf(*ex, c));
+  EXPECT_NE(valuesOf(ex, a), valuesOf(ex, c));
   ProgramBuilder b2 = b;
   int32_t extra = b2.buffer(DType::F32, {4}, BufferRole::Param, "extra");
   b2.p.buffers[extra].init = normal(0, 1);
   std::swap(b2.p.buffers[0], b2.p.buffers[2]); // and reorder
-  auto ex2 = statusOut(Executor::create(b2.p, Precision::F64), error);
-  ASSERT_TRUE(ex2) << error;
-  ASSERT_TRUE(statusOut(initParams(*ex2, 11), error)) << error;
-  EXPECT_EQ(valuesOf(*ex2, 2), valuesOf(*ex, a));
-  EXPECT_EQ(valuesOf(*ex2, 1), valuesOf(*ex, c));
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex2, Executor::create(b2.p, Precision::F64));
+  EINC_ASSERT_OK(initParams(ex2, 11));
+  EXPECT_EQ(valuesOf(ex2, 2), valuesOf(ex, a));
+  EXPECT_EQ(valuesOf(ex2, 1), valuesOf(ex, c));
 }
 
 TEST(Init, RandomInputs) {
   ProgramBuilder b;
   int32_t tokens = b.arg(DType::I32, {4000}, "tokens");
   int32_t x = b.arg(DType::F32, {20000}, "x");
-  std::string error;
-  auto ex = statusOut(Executor::create(b.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
-  ASSERT_TRUE(statusOut(fillRandomInputs(*ex, 3, 50), error)) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(b.p, Precision::F32));
+  EINC_ASSERT_OK(fillRandomInputs(ex, 3, 50));
   std::set<int32_t> seen;
-  for (double t : einrt::test::valuesOf(*ex, size_t(tokens))) {
+  for (double t : einrt::test::valuesOf(ex, size_t(tokens))) {
     ASSERT_GE(t, 0);
     ASSERT_LT(t, 50);
     seen.insert(t);
   }
   EXPECT_EQ(seen.size(), 50u);
-  Moments m = moments(einrt::test::valuesOf(*ex, size_t(x)));
+  Moments m = moments(einrt::test::valuesOf(ex, size_t(x)));
   EXPECT_NEAR(m.mean, 0, 0.03);
   EXPECT_NEAR(m.std, 1, 0.03);
-  std::vector<double> before = einrt::test::valuesOf(*ex, size_t(tokens));
-  ASSERT_TRUE(statusOut(fillRandomInts(*ex, size_t(tokens), 3, 50), error));
-  EXPECT_EQ(einrt::test::valuesOf(*ex, size_t(tokens)), before); // reproducible
-  EXPECT_FALSE(statusOut(fillRandomInts(*ex, size_t(tokens), 3, 0), error));
-  EXPECT_NE(error.find("upper bound > 0"), std::string::npos);
-  EXPECT_FALSE(statusOut(fillRandomInts(*ex, 99, 3, 5), error));
+  std::vector<double> before = einrt::test::valuesOf(ex, size_t(tokens));
+  EINC_ASSERT_OK(fillRandomInts(ex, size_t(tokens), 3, 50));
+  EXPECT_EQ(einrt::test::valuesOf(ex, size_t(tokens)), before); // reproducible
+  EINC_EXPECT_STATUS(fillRandomInts(ex, size_t(tokens), 3, 0), StatusCode::Invalid,
+                     "upper bound > 0");
+  EINC_EXPECT_STATUS(fillRandomInts(ex, 99, 3, 5), StatusCode::Invalid, "");
 }

@@ -1,7 +1,7 @@
 //===- MemoryTest.cpp - Available memory and the executor's check ---------===//
 #include "runtime/base/Memory.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
+#include "test/unit/StatusTesting.h"
 
 #include "ProgramBuilder.h"
 
@@ -34,10 +34,8 @@ TEST(Memory, FormatBytes) {
 
 TEST(Memory, PlannedBytesAreWhatCreateAllocates) {
   Program p = bigProgram(1000);
-  std::string error;
-  auto ex = statusOut(Executor::create(p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
-  EXPECT_EQ(Executor::plannedBytes(p, ex->device()), ex->arenaBytes() + ex->residentBytes());
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(p, Precision::F32));
+  EXPECT_EQ(Executor::plannedBytes(p, ex.device()), ex.arenaBytes() + ex.residentBytes());
   // x and y resident, each at a 64-byte-aligned place: 2 x 4032.
   EXPECT_EQ(Executor::plannedBytes(p, HostDevice(Precision::F32)), 8064);
   EXPECT_EQ(Executor::plannedBytes(p, HostDevice(Precision::F64)), 16000);
@@ -66,16 +64,16 @@ TEST(Memory, ExecutorRefusesAProgramLargerThanTheAddressSpaceLimit) {
         if (!(m.bytes <= (int64_t(256) << 20) && m.bytes < before.bytes &&
               m.limitedBy.find("ulimit -v") != std::string::npos))
           std::exit(4);
-        std::string error;
         // 1 G floats in and out: 8 GiB.
-        auto ex = statusOut(Executor::create(bigProgram(int64_t(1) << 30), Precision::F32), error);
-        if (ex ||
+        Status big = Executor::create(bigProgram(int64_t(1) << 30), Precision::F32).takeStatus();
+        const std::string &error = big.message();
+        if (big.code() != StatusCode::OutOfMemory ||
             error.find("program 'big' (arena and buffers) needs 8.00 "
                        "GiB (8589934592 bytes) but only ") == std::string::npos ||
             error.find("the address-space limit (ulimit -v)") == std::string::npos)
           std::exit(5);
         // A small one still fits.
-        if (!statusOut(Executor::create(bigProgram(1000), Precision::F32), error))
+        if (!Executor::create(bigProgram(1000), Precision::F32).ok())
           std::exit(6);
         std::exit(0);
       },

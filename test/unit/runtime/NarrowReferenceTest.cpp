@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/FloatFormats.h"
 
@@ -24,14 +24,13 @@ namespace {
 std::vector<std::vector<double>> runReference(ProgramBuilder &pb,
                                               const std::vector<std::vector<double>> &args,
                                               Precision precision = Precision::F32) {
-  std::string error;
-  auto ex = statusOut(Executor::create(pb.p, precision), error);
-  EXPECT_TRUE(ex) << error;
-  if (!ex)
+  auto ex = Executor::create(pb.p, precision);
+  EINC_EXPECT_OK(ex);
+  if (!ex.ok())
     return {};
   for (size_t a = 0; a < args.size(); ++a)
-    EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
-  EXPECT_TRUE(statusOut(ex->run(), error)) << error;
+    EINC_EXPECT_OK(ex->setArgument(a, args[a].data(), args[a].size()));
+  EINC_EXPECT_OK(ex->run());
   std::vector<std::vector<double>> out;
   for (int32_t r : pb.p.results)
     out.push_back(valuesOf(*ex, size_t(r)));
@@ -182,18 +181,16 @@ TEST(NarrowReference, SmallUpdatesSurviveStochasticRoundingNotNearest) {
   int32_t seeds = pb.op(StepKind::Broadcast, {s}, DType::I32, {n}, AxisList{{}});
   pb.result(pb.op(StepKind::StochasticRound, {sum, seeds}, DType::BF16, {n}, NoPayload{}));
   pb.result(pb.op(StepKind::Cast, {sum}, DType::BF16, {n}, NoPayload{}));
-  std::string error;
-  auto ex = statusOut(Executor::create(pb.p, Precision::F32), error);
-  ASSERT_TRUE(ex) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ex, Executor::create(pb.p, Precision::F32));
   std::vector<double> sr(n, 1.0), rne(n, 1.0);
   for (int t = 0; t < steps; ++t) {
     for (int which = 0; which < 2; ++which) {
       std::vector<double> &v = which ? rne : sr;
       double seed = t;
-      ASSERT_TRUE(statusOut(ex->setArgument(0, v.data(), v.size()), error)) << error;
-      ASSERT_TRUE(statusOut(ex->setArgument(1, &seed, 1), error)) << error;
-      ASSERT_TRUE(statusOut(ex->run(), error)) << error;
-      v = valuesOf(*ex, size_t(pb.p.results[size_t(which)]));
+      EINC_ASSERT_OK(ex.setArgument(0, v.data(), v.size()));
+      EINC_ASSERT_OK(ex.setArgument(1, &seed, 1));
+      EINC_ASSERT_OK(ex.run());
+      v = valuesOf(ex, size_t(pb.p.results[size_t(which)]));
     }
   }
   double mean = 0;

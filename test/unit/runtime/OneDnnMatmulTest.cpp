@@ -16,7 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/OneDnnMatmul.h"
 #include "Bf16GemmCases.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -41,11 +41,8 @@ MatmulShape shapeOf(const Bf16GemmShape &s, MatmulType ab) {
 /// Runs `mm` on a copy of c's C (its operands as given); returns the C.
 std::vector<uint8_t> runMatmul(const OneDnnMatmul &mm, const Case &c, const void *a,
                                const void *b) {
-  return runOn(
-      c, [&](const Bf16GemmShape &, const uint16_t *, const uint16_t *, void *out, uint32_t *) {
-        std::string error;
-        EXPECT_TRUE(statusOut(mm.run(a, b, out), error)) << error;
-      });
+  return runOn(c, [&](const Bf16GemmShape &, const uint16_t *, const uint16_t *, void *out,
+                      uint32_t *) { EINC_EXPECT_OK(mm.run(a, b, out)); });
 }
 
 void expectPaddingKept(const Case &c, const std::vector<uint8_t> &out, const std::string &what) {
@@ -59,16 +56,18 @@ void expectPaddingKept(const Case &c, const std::vector<uint8_t> &out, const std
     }
 }
 
-bool bf16Runs(std::string &why) {
+/// Whether oneDNN runs a bf16 matmul here; else why not.
+Status bf16Runs() {
   MatmulShape probe;
   probe.m = probe.n = probe.k = probe.lda = probe.ldb = probe.ldc = 8;
   probe.ab = MatmulType::BF16;
-  return statusOut(OneDnnMatmul::get(probe), why) != nullptr;
+  return OneDnnMatmul::get(probe).takeStatus();
 }
 
 TEST(OneDnnMatmul, Bf16IsWithinFp32RoundingOfExact) {
-  std::string why;
-  if (!bf16Runs(why)) {
+  Status runs = bf16Runs();
+  if (!runs.ok()) {
+    const std::string &why = runs.message();
     // No oneDNN, or none with a bf16 matmul here: a clear refusal.
     EXPECT_TRUE(why.find("oneDNN is not available") != std::string::npos ||
                 why.find("oneDNN implements no matmul") != std::string::npos)
@@ -78,9 +77,8 @@ TEST(OneDnnMatmul, Bf16IsWithinFp32RoundingOfExact) {
   std::mt19937 gen(21);
   for (int trial = 0; trial < 300; ++trial) {
     Case c = randomCase(gen);
-    std::string error;
-    const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(shapeOf(c.s, MatmulType::BF16)), error);
-    ASSERT_TRUE(mm) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(const OneDnnMatmul *mm,
+                              OneDnnMatmul::get(shapeOf(c.s, MatmulType::BF16)));
     const std::string what = "trial " + std::to_string(trial) + " on " + mm->implementation();
     std::vector<uint8_t> out = runMatmul(*mm, c, c.a.data(), c.b.data());
     expectWithinRounding(c, out.data(), c.c32, what);
@@ -89,9 +87,8 @@ TEST(OneDnnMatmul, Bf16IsWithinFp32RoundingOfExact) {
 }
 
 TEST(OneDnnMatmul, F32IsWithinFp32RoundingOfExact) {
-  std::string why;
-  if (!statusOut(oneDnnLibrary(), why))
-    GTEST_SKIP() << why;
+  if (Status loaded = oneDnnLibrary().takeStatus(); !loaded.ok())
+    GTEST_SKIP() << loaded.message();
   std::mt19937 gen(22);
   for (int trial = 0; trial < 200; ++trial) {
     Case c = randomCase(gen);
@@ -100,9 +97,8 @@ TEST(OneDnnMatmul, F32IsWithinFp32RoundingOfExact) {
     std::vector<float> a(c.a.size()), b(c.b.size());
     widenBF16(c.a.data(), a.data(), int64_t(a.size()));
     widenBF16(c.b.data(), b.data(), int64_t(b.size()));
-    std::string error;
-    const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(shapeOf(c.s, MatmulType::F32)), error);
-    ASSERT_TRUE(mm) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(const OneDnnMatmul *mm,
+                              OneDnnMatmul::get(shapeOf(c.s, MatmulType::F32)));
     const std::string what = "trial " + std::to_string(trial) + " on " + mm->implementation();
     std::vector<uint8_t> out = runMatmul(*mm, c, a.data(), b.data());
     expectWithinRounding(c, out.data(), c.c32, what);
@@ -111,19 +107,19 @@ TEST(OneDnnMatmul, F32IsWithinFp32RoundingOfExact) {
 }
 
 TEST(OneDnnMatmul, F16IsExactOrRefused) {
-  std::string why;
-  if (!statusOut(oneDnnLibrary(), why))
-    GTEST_SKIP() << why;
+  if (Status loaded = oneDnnLibrary().takeStatus(); !loaded.ok())
+    GTEST_SKIP() << loaded.message();
   MatmulShape s;
   s.m = 5, s.n = 7, s.k = 9, s.lda = 9, s.ldb = 7, s.ldc = 7;
   s.ab = MatmulType::F16;
-  std::string error;
-  const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(s), error);
-  if (!mm) {
-    EXPECT_EQ(error, "f16 x f16 -> f32 NN 5x7x9 lda=9 ldb=7 ldc=7: oneDNN implements no matmul "
-                     "for it on this CPU");
+  Expected<const OneDnnMatmul *> found = OneDnnMatmul::get(s);
+  if (!found.ok()) {
+    EINC_EXPECT_STATUS_EQ(found, StatusCode::Unavailable,
+                          "f16 x f16 -> f32 NN 5x7x9 lda=9 ldb=7 ldc=7: oneDNN implements no "
+                          "matmul for it on this CPU");
     return;
   }
+  const OneDnnMatmul *mm = *found;
   // Small integers: exact in f16, their sums exact in f32.
   std::vector<float> a(45), b(63), c(35, 0.0f);
   for (size_t i = 0; i < a.size(); ++i)
@@ -133,7 +129,7 @@ TEST(OneDnnMatmul, F16IsExactOrRefused) {
   std::vector<uint16_t> a16(a.size()), b16(b.size());
   narrowToF16(a.data(), a16.data(), int64_t(a.size()));
   narrowToF16(b.data(), b16.data(), int64_t(b.size()));
-  ASSERT_TRUE(statusOut(mm->run(a16.data(), b16.data(), c.data()), error)) << error;
+  EINC_ASSERT_OK(mm->run(a16.data(), b16.data(), c.data()));
   for (int64_t i = 0; i < 5; ++i)
     for (int64_t j = 0; j < 7; ++j) {
       float exact = 0;
@@ -144,33 +140,28 @@ TEST(OneDnnMatmul, F16IsExactOrRefused) {
 }
 
 TEST(OneDnnMatmul, OnePrimitivePerShape) {
-  std::string why;
-  if (!statusOut(oneDnnLibrary(), why))
-    GTEST_SKIP() << why;
+  if (Status loaded = oneDnnLibrary().takeStatus(); !loaded.ok())
+    GTEST_SKIP() << loaded.message();
   MatmulShape s;
   s.m = 64, s.n = 48, s.k = 32, s.lda = 32, s.ldb = 48, s.ldc = 48;
-  std::string error;
-  const OneDnnMatmul *first = statusOut(OneDnnMatmul::get(s), error);
-  ASSERT_TRUE(first) << error;
-  EXPECT_EQ(statusOut(OneDnnMatmul::get(s), error), first);
+  EINC_ASSERT_OK_AND_ASSIGN(const OneDnnMatmul *first, OneDnnMatmul::get(s));
+  EINC_ASSERT_OK_AND_ASSIGN(const OneDnnMatmul *again, OneDnnMatmul::get(s));
+  EXPECT_EQ(again, first);
   EXPECT_FALSE(first->implementation().empty());
   s.accumulate = true;
-  const OneDnnMatmul *accumulating = statusOut(OneDnnMatmul::get(s), error);
-  ASSERT_TRUE(accumulating) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(const OneDnnMatmul *accumulating, OneDnnMatmul::get(s));
   EXPECT_NE(accumulating, first);
   EXPECT_TRUE(accumulating->shape().accumulate);
   // An f32 product is never rounded to a narrow C; an empty C is no call.
   s.c = MatmulType::BF16;
-  EXPECT_FALSE(statusOut(OneDnnMatmul::get(s), error));
-  EXPECT_NE(error.find("f32 operands make an f32 result"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(OneDnnMatmul::get(s), StatusCode::Invalid, "f32 operands make an f32 result");
   s.c = MatmulType::F32, s.m = 0;
-  EXPECT_FALSE(statusOut(OneDnnMatmul::get(s), error));
+  EINC_EXPECT_STATUS(OneDnnMatmul::get(s), StatusCode::Invalid, "");
 }
 
 TEST(OneDnnMatmul, ConcurrentCallsGiveEachCallsBits) {
-  std::string why;
-  if (!bf16Runs(why))
-    GTEST_SKIP() << why;
+  if (Status runs = bf16Runs(); !runs.ok())
+    GTEST_SKIP() << runs.message();
   // One primitive, four threads at once on their own operands: each C is
   // the one a call alone on this thread gives.
   std::mt19937 gen(23);
@@ -187,9 +178,8 @@ TEST(OneDnnMatmul, ConcurrentCallsGiveEachCallsBits) {
     widenBF16(c.c16.data(), c.c32.data(), int64_t(c.c16.size()));
     cases.push_back(c);
   }
-  std::string error;
-  const OneDnnMatmul *mm = statusOut(OneDnnMatmul::get(shapeOf(base.s, MatmulType::BF16)), error);
-  ASSERT_TRUE(mm) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(const OneDnnMatmul *mm,
+                            OneDnnMatmul::get(shapeOf(base.s, MatmulType::BF16)));
   std::vector<std::vector<uint8_t>> alone, together(cases.size());
   for (const Case &c : cases)
     alone.push_back(runMatmul(*mm, c, c.a.data(), c.b.data()));
@@ -219,8 +209,9 @@ TEST(OneDnnMatmul, CpuDevicePathIsWithinRoundingAtEveryThreadCount) {
       {1, 1, 300, 96, 81, false, false, false, true}, {3, 2, 300, 40, 81, true, true, true, false},
       {1, 1, 700, 130, 77, true, false, true, true},  {2, 1, 5, 7, 0, false, false, false, false},
   };
-  std::string why;
-  const bool runs = bf16Runs(why);
+  const Status bf16 = bf16Runs();
+  const bool runs = bf16.ok();
+  const std::string &why = bf16.message();
   for (const Shape &sh : shapes) {
     DeviceCase d =
         deviceCase(sh.batch, sh.outer, sh.m, sh.n, sh.k, sh.ta, sh.tb, sh.accumulate, sh.bf16, gen);
@@ -231,9 +222,7 @@ TEST(OneDnnMatmul, CpuDevicePathIsWithinRoundingAtEveryThreadCount) {
       dev.setBf16GemmPath(Bf16GemmPath::OneDnn);
       Program p;
       p.steps.push_back(Step(StepKind::Matmul, {}, -1, d.g));
-      std::string error;
-      EXPECT_FALSE(statusOut(dev.prepare(p), error));
-      EXPECT_NE(error.find(why.substr(why.find(':') + 1)), std::string::npos) << error;
+      EINC_EXPECT_STATUS(dev.prepare(p), StatusCode::Unavailable, why.substr(why.find(':') + 1));
       continue;
     }
     std::vector<uint8_t> two = onDevice(d, Bf16GemmPath::OneDnn, 2);
@@ -261,23 +250,22 @@ TEST(OneDnnMatmul, TheGateDecidesTheDefaultAndRefusesAForcedPath) {
     EXPECT_EQ(found.status().code(), StatusCode::Unavailable);
   const std::string isa = found.ok() ? *found : "", why = found.status().message();
   Bf16GemmPath path;
-  std::string error;
   {
     EnvOverride env(nullptr);
-    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(path, selectBf16GemmPath());
     EXPECT_EQ(path == Bf16GemmPath::OneDnn, !isa.empty() && cpuHasAvx512Bf16());
   }
   EnvOverride env("onednn");
   if (isa.empty()) {
-    EXPECT_FALSE(statusOut(selectBf16GemmPath(), path, error));
-    EXPECT_EQ(error,
-              "EINC_CPU_BF16=onednn, but " + why + "; unset it, or use EINC_CPU_BF16=emulate");
+    EINC_EXPECT_STATUS_EQ(selectBf16GemmPath(), StatusCode::Unavailable,
+                          "EINC_CPU_BF16=onednn, but " + why +
+                              "; unset it, or use EINC_CPU_BF16=emulate");
   } else if (!cpuHasAvx512Bf16()) { // EINC_JIT_CPU below x86-64-v4
-    EXPECT_FALSE(statusOut(selectBf16GemmPath(), path, error));
-    EXPECT_EQ(error, "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() +
-                         "; unset it, or use EINC_CPU_BF16=emulate");
+    EINC_EXPECT_STATUS_EQ(selectBf16GemmPath(), StatusCode::Unavailable,
+                          "EINC_CPU_BF16=onednn, but " + whyNoAvx512Bf16() +
+                              "; unset it, or use EINC_CPU_BF16=emulate");
   } else {
-    ASSERT_TRUE(statusOut(selectBf16GemmPath(), path, error)) << error;
+    EINC_ASSERT_OK_AND_ASSIGN(path, selectBf16GemmPath());
     EXPECT_EQ(path, Bf16GemmPath::OneDnn);
     EXPECT_EQ(bf16GemmPathLabel(path), "onednn " + isa);
     EXPECT_NE(isa.find("bf16"), std::string::npos) << isa;

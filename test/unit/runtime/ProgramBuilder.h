@@ -2,9 +2,9 @@
 #ifndef EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 #define EINC_TEST_UNIT_RUNTIME_PROGRAMBUILDER_H
 
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/Executor.h"
 #include "runtime/core/Program.h"
+#include "test/unit/StatusTesting.h"
 
 #include <gtest/gtest.h>
 
@@ -101,13 +101,9 @@ struct ProgramBuilder {
 
 /// Buffer `b` of `ex` copied out (empty, with a test failure, on an error).
 inline std::vector<double> valuesOf(const Executor &ex, size_t b) {
-  std::vector<double> v;
-  std::string error;
-  if (!statusOut(ex.read(b), v, error)) {
-    ADD_FAILURE() << error;
-    v.clear();
-  }
-  return v;
+  Expected<std::vector<double>> v = ex.read(b);
+  EINC_EXPECT_OK(v);
+  return v.ok() ? v.take() : std::vector<double>{};
 }
 
 } // namespace test

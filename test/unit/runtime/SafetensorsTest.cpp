@@ -1,6 +1,6 @@
 //===- SafetensorsTest.cpp - Reading, writing and rejecting safetensors ---===//
 #include "runtime/core/Safetensors.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/base/Crc32c.h"
 #include "runtime/core/FloatFormats.h"
@@ -102,8 +102,8 @@ std::vector<TensorData> everyDType() {
 TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
   std::vector<TensorData> ts = everyDType();
   SafetensorsMetadata md = {{"step", "1200"}, {"rng", "quote \" backslash \\ newline \n ü"}};
-  std::string path = dir + "/ckpt.safetensors", error;
-  ASSERT_TRUE(statusOut(writeSafetensors(path, ts, md), error)) << error;
+  std::string path = dir + "/ckpt.safetensors";
+  EINC_ASSERT_OK(writeSafetensors(path, ts, md));
   std::vector<uint8_t> raw = readAll(path);
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i)
@@ -111,38 +111,35 @@ TEST_F(SafetensorsFile, RoundTripsEveryDTypeAndMetadata) {
   EXPECT_EQ((8 + n) % 8, 0u); // data starts 8-byte aligned
 
   SafetensorsMetadata back;
-  auto got = statusOut(readSafetensors(path, back), error);
-  ASSERT_TRUE(got) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto got, readSafetensors(path, back));
   EXPECT_EQ(back, md);
-  ASSERT_EQ(got->size(), ts.size());
+  ASSERT_EQ(got.size(), ts.size());
   for (size_t i = 0; i < ts.size(); ++i) {
-    EXPECT_EQ((*got)[i].name, ts[i].name);
-    EXPECT_EQ((*got)[i].dtype, ts[i].dtype);
-    EXPECT_EQ((*got)[i].shape, ts[i].shape);
-    EXPECT_EQ((*got)[i].bytes, ts[i].bytes) << ts[i].name;
+    EXPECT_EQ(got[i].name, ts[i].name);
+    EXPECT_EQ(got[i].dtype, ts[i].dtype);
+    EXPECT_EQ(got[i].shape, ts[i].shape);
+    EXPECT_EQ(got[i].bytes, ts[i].bytes) << ts[i].name;
   }
-  EXPECT_EQ((*got)[0].toDoubles(),
+  EXPECT_EQ(got[0].toDoubles(),
             (std::vector<double>{1.5, -2.25, double(0.1f), double(3e-5f), -0.0, 65504}));
-  EXPECT_EQ((*got)[2].toDoubles()[2], roundToBF16(0.1));
-  EXPECT_EQ((*got)[3].toDoubles()[2], roundToF16(0.1));
-  EXPECT_EQ((*got)[4].toDoubles(), (std::vector<double>{1, -2, 0, 0, 0, 65504}));
-  EXPECT_EQ((*got)[5].toDoubles(), (std::vector<double>{1, 1, 1, 1, 0, 1}));
+  EXPECT_EQ(got[2].toDoubles()[2], roundToBF16(0.1));
+  EXPECT_EQ(got[3].toDoubles()[2], roundToF16(0.1));
+  EXPECT_EQ(got[4].toDoubles(), (std::vector<double>{1, -2, 0, 0, 0, 65504}));
+  EXPECT_EQ(got[5].toDoubles(), (std::vector<double>{1, 1, 1, 1, 0, 1}));
 }
 
 TEST(Safetensors, HeaderLayoutIsTheStandardOne) {
   double v[] = {1, 2};
-  std::string error;
-  auto bytes = statusOut(
-      serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}), error);
-  ASSERT_TRUE(bytes) << error;
-  std::string header(bytes->begin() + 8, bytes->end() - 8);
+  EINC_ASSERT_OK_AND_ASSIGN(
+      auto bytes, serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v)}, {}));
+  std::string header(bytes.begin() + 8, bytes.end() - 8);
   char crc[9];
-  std::snprintf(crc, sizeof crc, "%08x", crc32c(bytes->data() + bytes->size() - 8, 8));
+  std::snprintf(crc, sizeof crc, "%08x", crc32c(bytes.data() + bytes.size() - 8, 8));
   EXPECT_EQ(header.substr(0, header.find_last_not_of(' ') + 1),
             std::string(R"({"__metadata__":{"crc32c.a":")") + crc +
                 R"("},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})");
   float f[2];
-  std::memcpy(f, bytes->data() + bytes->size() - 8, 8);
+  std::memcpy(f, bytes.data() + bytes.size() - 8, 8);
   EXPECT_EQ(f[0], 1.0f);
   EXPECT_EQ(f[1], 2.0f);
 }
@@ -156,38 +153,34 @@ TEST(Safetensors, ReadsHandWrittenFiles) {
                        "  \"a\": {\"data_offsets\": [0, 8], \"dtype\": "
                        "\"I32\", \"shape\": [1, 2]} }";
   SafetensorsMetadata md;
-  std::string error;
   auto file = rawFile(header, data);
   bool checksummed = true;
-  auto ts = statusOut(parseSafetensors(file.data(), file.size(), md, &checksummed), error);
-  ASSERT_TRUE(ts) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto ts, parseSafetensors(file.data(), file.size(), md, &checksummed));
   EXPECT_FALSE(checksummed); // another writer's file: read unverified
-  ASSERT_EQ(ts->size(), 2u);
-  EXPECT_EQ((*ts)[0].name, "b\xC3\xA9");
-  EXPECT_EQ((*ts)[0].toDoubles(), (std::vector<double>{1, 0}));
-  EXPECT_EQ((*ts)[1].toDoubles(), (std::vector<double>{1, 2}));
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[0].name, "b\xC3\xA9");
+  EXPECT_EQ(ts[0].toDoubles(), (std::vector<double>{1, 0}));
+  EXPECT_EQ(ts[1].toDoubles(), (std::vector<double>{1, 2}));
   EXPECT_EQ(md.at("format"), "pt");
 }
 
 TEST(Safetensors, RejectsCorruptFiles) {
   double v[] = {1, 2, 3, 4};
-  std::string error;
-  auto good = statusOut(serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
-                                              TensorData::fromDoubles("b", DType::F32, {2}, v + 2)},
-                                             {}),
-                        error);
-  ASSERT_TRUE(good);
-  EXPECT_EQ(parseError(*good), "");
+  EINC_ASSERT_OK_AND_ASSIGN(
+      auto good, serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
+                                       TensorData::fromDoubles("b", DType::F32, {2}, v + 2)},
+                                      {}));
+  EXPECT_EQ(parseError(good), "");
 
   // Truncated anywhere.
-  for (size_t cut : {size_t(0), size_t(5), size_t(8), size_t(20), good->size() - 1}) {
-    std::vector<uint8_t> t(good->begin(), good->begin() + cut);
+  for (size_t cut : {size_t(0), size_t(5), size_t(8), size_t(20), good.size() - 1}) {
+    std::vector<uint8_t> t(good.begin(), good.begin() + cut);
     EXPECT_NE(parseError(t), "") << cut;
   }
-  std::vector<uint8_t> t(good->begin(), good->end() - 1);
+  std::vector<uint8_t> t(good.begin(), good.end() - 1);
   EXPECT_NE(parseError(t).find("beyond the 15 data bytes"), std::string::npos) << parseError(t);
   // Header length larger than the file.
-  std::vector<uint8_t> big = *good;
+  std::vector<uint8_t> big = good;
   big[0] = 0xFF;
   big[1] = 0xFF;
   EXPECT_NE(parseError(big).find("header length"), std::string::npos);
@@ -260,9 +253,7 @@ TEST(Safetensors, RejectsCorruptFiles) {
 }
 
 TEST(Safetensors, MutatedFilesNeverCrash) {
-  std::string error;
-  auto good = statusOut(serializeSafetensors(everyDType(), {{"k", "v"}}), error);
-  ASSERT_TRUE(good) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(auto good, serializeSafetensors(everyDType(), {{"k", "v"}}));
   uint64_t state = 99;
   auto rnd = [&](uint64_t n) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -270,7 +261,7 @@ TEST(Safetensors, MutatedFilesNeverCrash) {
   };
   int rejected = 0;
   for (int iter = 0; iter < 20000; ++iter) {
-    std::vector<uint8_t> f = *good;
+    std::vector<uint8_t> f = good;
     int edits = 1 + int(rnd(4));
     for (int e = 0; e < edits; ++e) {
       size_t at = rnd(iter % 3 == 0 ? 8 : f.size());
@@ -279,7 +270,7 @@ TEST(Safetensors, MutatedFilesNeverCrash) {
     if (iter % 7 == 0)
       f.resize(rnd(f.size() + 1));
     SafetensorsMetadata md;
-    rejected += !statusOut(parseSafetensors(f.data(), f.size(), md), error);
+    rejected += !parseSafetensors(f.data(), f.size(), md).ok();
   }
   EXPECT_GT(rejected, 1000);
 }
@@ -289,40 +280,37 @@ TEST(Safetensors, MutatedFilesNeverCrash) {
 // a checksum taken out or added.
 TEST(Safetensors, ChecksumsNameTheDamagedTensor) {
   double v[] = {1, 2, 3, 4, 5, 6};
-  std::string error;
   SafetensorsMetadata given = {{"step", "7"}, {"crc32c.a", "stale"}};
-  auto good = statusOut(serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
-                                              TensorData::fromDoubles("b", DType::F32, {4}, v + 2)},
-                                             given),
-                        error);
-  ASSERT_TRUE(good) << error;
+  EINC_ASSERT_OK_AND_ASSIGN(
+      auto good, serializeSafetensors({TensorData::fromDoubles("a", DType::F32, {2}, v),
+                                       TensorData::fromDoubles("b", DType::F32, {4}, v + 2)},
+                                      given));
   SafetensorsMetadata md;
   bool checksummed = false;
-  ASSERT_TRUE(statusOut(parseSafetensors(good->data(), good->size(), md, &checksummed), error))
-      << error;
+  EINC_ASSERT_OK(parseSafetensors(good.data(), good.size(), md, &checksummed));
   EXPECT_TRUE(checksummed);
   EXPECT_EQ(md, (SafetensorsMetadata{{"step", "7"}})); // the checksums are taken out
 
   // Each data byte of b, flipped: refused, naming b and both checksums.
-  const size_t end = good->size(), bStart = end - 16;
+  const size_t end = good.size(), bStart = end - 16;
   for (size_t at = bStart; at < end; ++at) {
-    std::vector<uint8_t> bad = *good;
+    std::vector<uint8_t> bad = good;
     bad[at] ^= 0x40;
     std::string e = parseError(bad);
     EXPECT_NE(e.find("tensor \"b\": its data fails its checksum (CRC-32C "), std::string::npos)
         << e;
     EXPECT_NE(e.find("the file is damaged"), std::string::npos) << e;
   }
-  std::vector<uint8_t> badA = *good;
+  std::vector<uint8_t> badA = good;
   badA[bStart - 1] ^= 1; // a's last byte
   EXPECT_NE(parseError(badA).find("tensor \"a\": its data fails"), std::string::npos);
 
   // The header edited: one checksum removed, one for no tensor added.
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i)
-    n = (n << 8) | (*good)[i];
-  std::string header(good->begin() + 8, good->begin() + 8 + n);
-  std::vector<uint8_t> data(good->begin() + 8 + n, good->end());
+    n = (n << 8) | good[i];
+  std::string header(good.begin() + 8, good.begin() + 8 + n);
+  std::vector<uint8_t> data(good.begin() + 8 + n, good.end());
   size_t key = header.find("\"crc32c.a\"");
   ASSERT_NE(key, std::string::npos);
   std::string without = header;
@@ -340,45 +328,42 @@ TEST(Safetensors, ChecksumsNameTheDamagedTensor) {
 
 TEST(Safetensors, WriterRejectsBadTensors) {
   double v[] = {1, 2};
-  std::string error;
   TensorData a = TensorData::fromDoubles("a", DType::F32, {2}, v);
-  EXPECT_FALSE(statusOut(serializeSafetensors({a, a}, {}), error));
-  EXPECT_NE(error.find("duplicate tensor name"), std::string::npos);
+  EINC_EXPECT_STATUS(serializeSafetensors({a, a}, {}), StatusCode::Invalid,
+                     "duplicate tensor name");
   TensorData bad = a;
   bad.bytes.pop_back();
-  EXPECT_FALSE(statusOut(serializeSafetensors({bad}, {}), error));
-  EXPECT_NE(error.find("need 8 bytes, got 7"), std::string::npos);
+  EINC_EXPECT_STATUS(serializeSafetensors({bad}, {}), StatusCode::Invalid, "need 8 bytes, got 7");
   TensorData meta = a;
   meta.name = "__metadata__";
-  EXPECT_FALSE(statusOut(serializeSafetensors({meta}, {}), error));
+  EINC_EXPECT_STATUS(serializeSafetensors({meta}, {}), StatusCode::Invalid, "");
   TensorData utf = a;
   utf.name = "\xff";
-  EXPECT_FALSE(statusOut(serializeSafetensors({utf}, {}), error));
+  EINC_EXPECT_STATUS(serializeSafetensors({utf}, {}), StatusCode::Invalid, "");
 }
 
 TEST_F(SafetensorsFile, AtomicWriteReplacesWholeAndLeavesNoTmp) {
-  std::string path = dir + "/model.safetensors", error;
+  std::string path = dir + "/model.safetensors";
   // An existing, larger file is replaced whole.
   writeAll(path, std::vector<uint8_t>(100000, 0xAB));
   double v[] = {4, 5};
   std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {2}, v)};
-  ASSERT_TRUE(statusOut(writeSafetensors(path, ts, {{"step", "3"}}), error)) << error;
-  auto expected = statusOut(serializeSafetensors(ts, {{"step", "3"}}), error);
-  ASSERT_TRUE(expected);
-  EXPECT_EQ(readAll(path), *expected);
+  EINC_ASSERT_OK(writeSafetensors(path, ts, {{"step", "3"}}));
+  EINC_ASSERT_OK_AND_ASSIGN(auto expected, serializeSafetensors(ts, {{"step", "3"}}));
+  EXPECT_EQ(readAll(path), expected);
   EXPECT_EQ(listDir(), std::vector<std::string>{"model.safetensors"});
   // Relative paths work too (the directory is ".").
   char cwd[4096];
   ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
   ASSERT_EQ(chdir(dir.c_str()), 0);
-  EXPECT_TRUE(statusOut(writeSafetensors("rel.safetensors", ts, {}), error)) << error;
+  EINC_EXPECT_OK(writeSafetensors("rel.safetensors", ts, {}));
   ASSERT_EQ(chdir(cwd), 0);
   EXPECT_EQ(listDir().size(), 2u);
 }
 
 TEST_F(SafetensorsFile, FailedWritesAreErrorsAndLeaveNoTmp) {
   // A file size limit makes write() fail part way, as a full disk does.
-  std::string path = dir + "/big.safetensors", error;
+  std::string path = dir + "/big.safetensors";
   writeAll(path, {1, 2, 3});
   std::vector<double> v(100000, 1.0);
   std::vector<TensorData> ts = {TensorData::fromDoubles("w", DType::F32, {100000}, v.data())};
@@ -388,11 +373,10 @@ TEST_F(SafetensorsFile, FailedWritesAreErrorsAndLeaveNoTmp) {
   struct rlimit small = old;
   small.rlim_cur = 4096;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  bool ok = statusOut(writeSafetensors(path, ts, {}), error);
+  Status written = writeSafetensors(path, ts, {});
   setrlimit(RLIMIT_FSIZE, &old);
   signal(SIGXFSZ, oldHandler);
-  EXPECT_FALSE(ok);
-  EXPECT_NE(error.find("cannot write"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(written, StatusCode::Io, "cannot write");
   EXPECT_EQ(listDir(), std::vector<std::string>{"big.safetensors"});
   EXPECT_EQ(readAll(path), (std::vector<uint8_t>{1, 2, 3})); // untouched
 }
@@ -410,14 +394,12 @@ TEST_F(SafetensorsFile, UnwritablePathsAreErrors) {
   EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
   // The target is a directory: rename fails and the tmp file is removed.
   ASSERT_EQ(mkdir((dir + "/sub").c_str(), 0755), 0);
-  EXPECT_FALSE(statusOut(writeSafetensors(dir + "/sub", ts, {}), error));
-  EXPECT_NE(error.find("cannot rename"), std::string::npos) << error;
+  EINC_EXPECT_STATUS(writeSafetensors(dir + "/sub", ts, {}), StatusCode::Io, "cannot rename");
   auto names = listDir();
   EXPECT_EQ(names, std::vector<std::string>{"sub"});
   rmdir((dir + "/sub").c_str());
   SafetensorsMetadata md;
-  EXPECT_FALSE(statusOut(readSafetensors(dir + "/nope.safetensors", md), error));
-  EXPECT_NE(error.find("cannot open"), std::string::npos);
-  EXPECT_FALSE(statusOut(readSafetensors(dir, md), error));
-  EXPECT_NE(error.find("not a regular file"), std::string::npos);
+  EINC_EXPECT_STATUS(readSafetensors(dir + "/nope.safetensors", md), StatusCode::NotFound,
+                     "cannot open");
+  EINC_EXPECT_STATUS(readSafetensors(dir, md), StatusCode::Io, "not a regular file");
 }

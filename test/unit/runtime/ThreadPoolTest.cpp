@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusTesting.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"
@@ -111,15 +111,15 @@ struct SplitProgram {
 
   /// An executor on a CPU device of its own with `threads`, given `args`.
   std::optional<Executor> make(int threads) const {
-    std::string error;
-    auto ex = statusOut(
-        Executor::create(pb.p, std::make_shared<CpuDevice>(
-                                   std::vector<KernelEntry>{KernelEntry(kernel, n)}, threads)),
-        error);
-    EXPECT_TRUE(ex) << error;
-    for (size_t a = 0; ex && a < args.size(); ++a)
-      EXPECT_TRUE(statusOut(ex->setArgument(a, args[a].data(), args[a].size()), error)) << error;
-    return ex;
+    auto ex = Executor::create(
+        pb.p,
+        std::make_shared<CpuDevice>(std::vector<KernelEntry>{KernelEntry(kernel, n)}, threads));
+    EINC_EXPECT_OK(ex);
+    for (size_t a = 0; ex.ok() && a < args.size(); ++a)
+      EINC_EXPECT_OK(ex->setArgument(a, args[a].data(), args[a].size()));
+    if (!ex.ok())
+      return std::nullopt;
+    return ex.take();
   }
 
   explicit SplitProgram(KernelFn kernel) : kernel(kernel) {
@@ -169,17 +169,16 @@ struct SplitProgram {
 TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
   SplitProgram sp(&triple);
   ASSERT_TRUE(sp.serial);
-  std::string error;
   Executor &serial = *sp.serial;
   auto &cpu = static_cast<CpuDevice &>(serial.device());
   EXPECT_EQ(cpu.threads(), 1);
-  ASSERT_TRUE(statusOut(serial.run(), error)) << error;
+  EINC_ASSERT_OK(serial.run());
   for (int threads : {2, 3, 4}) {
     std::optional<Executor> made = sp.make(threads);
     ASSERT_TRUE(made);
     Executor &threaded = *made;
     EXPECT_EQ(static_cast<CpuDevice &>(threaded.device()).threads(), threads);
-    ASSERT_TRUE(statusOut(threaded.run(), error)) << error;
+    EINC_ASSERT_OK(threaded.run());
     for (size_t r = 0; r < serial.resultCount(); ++r)
       EXPECT_EQ(threaded.getResult(r).values, serial.getResult(r).values)
           << "result " << r << " at " << threads << " threads";
@@ -191,7 +190,7 @@ TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
   auto &shared = static_cast<CpuDevice &>(sharing.device());
   shared.setThreadPool(std::make_shared<ThreadPool>(2));
   EXPECT_EQ(shared.threads(), 2);
-  ASSERT_TRUE(statusOut(sharing.run(), error)) << error;
+  EINC_ASSERT_OK(sharing.run());
   for (size_t r = 0; r < serial.resultCount(); ++r)
     EXPECT_EQ(sharing.getResult(r).values, serial.getResult(r).values) << "result " << r;
   shared.setThreadPool(std::make_shared<ThreadPool>(1));
@@ -205,14 +204,13 @@ TEST(ThreadPool, ExecutorSplitsKernelsAndMatmuls) {
 TEST(ThreadPool, KernelRangesDoNotDependOnTheThreadCount) {
   SplitProgram sp(&tripleRecording);
   ASSERT_TRUE(sp.serial);
-  std::string error;
   std::vector<std::pair<int64_t, int64_t>> first;
   for (int threads : {1, 2, 3, 4}) {
     std::optional<Executor> made = sp.make(threads);
     ASSERT_TRUE(made);
     Executor &ex = *made;
     ranges.clear();
-    ASSERT_TRUE(statusOut(ex.run(), error)) << error;
+    EINC_ASSERT_OK(ex.run());
     std::sort(ranges.begin(), ranges.end());
     if (threads == 1) {
       first = ranges;
