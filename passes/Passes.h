@@ -37,6 +37,12 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
                              llvm::cl::init(-1)};
   Option<std::string> decay{*this, "decay", llvm::cl::desc("matrices | all"),
                             llvm::cl::init("matrices")};
+  Option<std::string> noDecay{*this, "no-decay",
+                              llvm::cl::desc("params that never decay: name patterns"),
+                              llvm::cl::init("")};
+  Option<std::string> lrScale{*this, "lr-scale",
+                              llvm::cl::desc("learning-rate multipliers: pattern:factor, ..."),
+                              llvm::cl::init("")};
   Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0)};
   Option<double> clip{*this, "clip", llvm::cl::desc("max gradient norm (0: off)"),
                       llvm::cl::init(1.0)};

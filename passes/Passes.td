@@ -107,6 +107,11 @@ def EinTrainStep : Pass<"ein-train-step", "mlir::ModuleOp"> {
            "weight decay (-1: torch's default for the optimizer)">,
     Option<"decay", "decay", "std::string", "\"matrices\"",
            "params weight decay applies to: matrices (rank >= 2) | all">,
+    Option<"noDecay", "no-decay", "std::string", "\"\"",
+           "params weight decay never applies to: name patterns, ',' between "
+           "(runtime/base/ParamGroups.h)">,
+    Option<"lrScale", "lr-scale", "std::string", "\"\"",
+           "learning-rate multipliers: pattern:factor entries, ',' between">,
     Option<"momentum", "momentum", "double", "0", "SGD momentum (torch's default: 0)">,
     Option<"clip", "clip", "double", "1.0", "max global gradient norm (0: no clipping)">,
     Option<"narrowUpdate", "narrow-update", "std::string", "\"stochastic\"",

@@ -37,6 +37,8 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
   step.eps = o.eps;
   step.weightDecay = o.weightDecay;
   step.decay = o.decay;
+  step.noDecay = o.noDecay;
+  step.lrScale = o.lrScale;
   step.momentum = o.momentum;
   step.clip = o.clip;
   step.narrowUpdate = o.narrowUpdate;

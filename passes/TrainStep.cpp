@@ -35,6 +35,7 @@
 #include "passes/Optimizers.h"
 #include "passes/TrainEntryLoc.h"
 #include "runtime/base/LossScaleState.h"
+#include "runtime/base/ParamGroups.h"
 #include "runtime/base/TrainSettings.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -44,6 +45,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <map>
 
 namespace mlir::ein {
 #define GEN_PASS_DEF_EINTRAINSTEP
@@ -71,6 +73,7 @@ struct Param {
   RankedTensorType type;
   ArrayAttr axes; // its `ein.axes`, when it names every dim; else null
   bool decays = false;
+  double lrScale = 1;  // the lr_scale setting's factor (runtime/base/ParamGroups.h)
   bool unused = false; // the loss does not depend on it (kUnusedGradient)
 };
 
@@ -211,13 +214,21 @@ Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block, ArrayRef
     }
   }
 
-  // The optimizer.
-  StepScalars scalars;
-  scalars.step = in.step;
-  scalars.lr = in.lr;
-  scalars.anyDecays = llvm::any_of(params, [](const Param &p) { return p.decays; });
+  // The optimizer: its shared scalars once per learning rate (the lr_scale
+  // setting's groups; one group, the step's lr, without it).
   e.setLoc(locs.optimizer);
-  SmallVector<Value> shared = o.rule.prepare(e, o.hyper, scalars);
+  std::map<double, std::pair<StepScalars, SmallVector<Value>>> byScale;
+  for (const Param &p : params) {
+    if (p.unused || byScale.count(p.lrScale))
+      continue;
+    StepScalars scalars;
+    scalars.step = in.step;
+    scalars.lr = p.lrScale == 1 ? in.lr : e.mul(in.lr, e.constant(p.lrScale), none);
+    scalars.anyDecays = llvm::any_of(
+        params, [&](const Param &q) { return q.decays && !q.unused && q.lrScale == p.lrScale; });
+    SmallVector<Value> shared = o.rule.prepare(e, o.hyper, scalars);
+    byScale.emplace(p.lrScale, std::pair{scalars, std::move(shared)});
+  }
   // Stochastic rounding's seed: t · P + k for the k-th of P params, in i32
   // (a fresh draw per step and param; it wraps after 2^31 / P steps).
   Value stepI32;
@@ -244,6 +255,7 @@ Updated emitUpdate(OpBuilder &ob, const SharedLocs &locs, Block &block, ArrayRef
       u.state.push_back(in.state[k * o.slotCount + s]);
     u.decays = p.decays;
     ParamEmitter pe{e, type, p.axes};
+    const auto &[scalars, shared] = byScale.at(p.lrScale);
     o.rule.update(pe, o.hyper, scalars, shared, u);
     assert(u.newParam && u.newState.size() == o.slotCount && "incomplete update");
     Value newParam = u.newParam;
@@ -414,6 +426,27 @@ void EinTrainStepPass::runOnOperation() {
       return signalPassFailure();
     }
     params.push_back(p);
+  }
+  // Param groups: which params never decay, which train at a multiple of lr.
+  {
+    std::vector<std::string> names;
+    for (const Param &p : params)
+      names.push_back(p.name.str());
+    einrt::Expected<std::vector<einrt::ParamGroup>> groups =
+        einrt::paramGroups(names, noDecay, lrScale);
+    if (!groups.ok()) {
+      // At the setting the message names, when the model file sets it.
+      StringRef key = llvm::StringRef(groups.status().message()).starts_with("lr_scale")
+                          ? "lr_scale"
+                          : "no_decay";
+      emitError(ein::trainEntryLoc(module, key, grad.getLoc()), "ein-train-step: ")
+          << groups.status().message();
+      return signalPassFailure();
+    }
+    for (auto [p, g] : llvm::zip(params, *groups)) {
+      p.decays = p.decays && !g.noDecay;
+      p.lrScale = g.lrScale;
+    }
   }
   if (gradType.getNumResults() != params.size() + 1) {
     grad.emitError("ein-train-step: @")

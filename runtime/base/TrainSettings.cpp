@@ -1,5 +1,6 @@
 //===- TrainSettings.cpp - The table of train settings --------------------===//
 #include "runtime/base/TrainSettings.h"
+#include "runtime/base/ParamGroups.h"
 #include "runtime/base/RematPolicy.h"
 #include "runtime/base/TerminalText.h"
 
@@ -71,6 +72,16 @@ std::string canonicalPrecision(const std::string &word) {
   return p ? p->name : word;
 }
 
+std::string checkNoDecay(const std::string &word) {
+  Expected<std::vector<std::string>> patterns = parseNamePatterns(word);
+  return patterns.ok() ? "" : patterns.status().message();
+}
+
+std::string checkLrScale(const std::string &word) {
+  Expected<std::vector<LrScale>> scales = parseLrScales(word);
+  return scales.ok() ? "" : scales.status().message();
+}
+
 std::string checkRemat(const std::string &word) {
   Expected<RematPolicy> policy = parseRematPolicy(word);
   return policy.ok() ? "" : policy.status().message();
@@ -89,6 +100,11 @@ const std::vector<SettingInfo> &trainSettingTable() {
       {"weight_decay", &S::weightDecay, nullptr, 0, 10,
        "weight decay (adamw: decoupled; adam, sgd, adagrad: L2 added to the gradient)", Compiled},
       {"decay", &S::decay, "matrices all", 0, 0, "which params weight decay applies to", Compiled},
+      {"no_decay", &S::noDecay, "PATTERN,... b*", 0, 0,
+       "params weight decay never applies to, by name ('*': any run of characters)", Compiled,
+       checkNoDecay},
+      {"lr_scale", &S::lrScale, "PATTERN:FACTOR,... emb*:0.1", 0, 0,
+       "learning-rate multipliers by param name", Compiled, checkLrScale},
       {"momentum", &S::momentum, nullptr, 0, 0.999999, "SGD momentum", Compiled},
       {"clip", &S::clip, nullptr, 0, kInf, "global gradient-norm clip (0: off)", Compiled},
       {"schedule", &S::schedule, "cosine constant linear wsd inverse_sqrt", 0, 0,

@@ -49,6 +49,8 @@ struct TrainSettings {
   double beta1 = 0.9, beta2 = 0.999, eps = kOptimizerDefaults[0].eps;
   double weightDecay = kOptimizerDefaults[0].weightDecay;
   std::string decay = "matrices"; // matrices | all
+  std::string noDecay;            // runtime/base/ParamGroups.h: params that never decay
+  std::string lrScale;            // ... and learning-rate multipliers
   double momentum = kOptimizerDefaults[0].momentum;
   double clip = 1.0;               // 0: off
   std::string schedule = "cosine"; // runtime/train/Schedule.h: cosine | constant | linear | ...

@@ -88,6 +88,8 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.eps = settings.eps;
   options.weightDecay = settings.weightDecay;
   options.decay = settings.decay;
+  options.noDecay = settings.noDecay;
+  options.lrScale = settings.lrScale;
   options.momentum = settings.momentum;
   options.clip = settings.clip;
   options.microBatches = settings.accumulate;

@@ -80,6 +80,9 @@ const std::map<std::string, std::string> kChanged = {
     {"eps", "1e-6"},
     {"weight_decay", "0.1"},
     {"decay", "all"},
+    {"no_decay", "w*"},
+    {"lr_scale", "w*:0.5"},
+    {"cooldown", "0.5"},
     {"momentum", "0.5"}, // SGD's: compared under optimizer=sgd
     {"clip", "0.5"},
     {"schedule", "constant"},
