@@ -188,25 +188,22 @@ private:
 
 } // namespace
 
-bool parseStrictJson(const char *text, size_t size, json &out, std::string &error,
-                     std::vector<std::string> *topLevelKeys) {
-  out = json();
+Expected<json> parseStrictJson(const char *text, size_t size,
+                               std::vector<std::string> *topLevelKeys) {
+  json out;
   if (topLevelKeys)
     topLevelKeys->clear();
   StrictBuilder builder(out, topLevelKeys);
   if (json::sax_parse(text, text + size, &builder))
-    return true;
-  error = builder.error().empty() ? "invalid JSON" : builder.error();
-  out = json();
-  return false;
+    return out;
+  return Status::invalid(builder.error().empty() ? "invalid JSON" : builder.error());
 }
 
-bool checkStrictJson(const char *text, size_t size, std::string &error) {
+Status checkStrictJson(const char *text, size_t size) {
   StrictChecker checker;
   if (json::sax_parse(text, text + size, &checker))
-    return true;
-  error = checker.error().empty() ? "invalid JSON" : checker.error();
-  return false;
+    return Status::success();
+  return Status::invalid(checker.error().empty() ? "invalid JSON" : checker.error());
 }
 
 const char *jsonKindName(const json &j) {

@@ -187,11 +187,10 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
 
   // Inputs of the program that draws training data.
   Executor *dataEx = global == 1 ? programs.trainStep : programs.accumulate;
-  I.trainLayout = windowLayout(dataEx->program(), c.mapping, error);
-  if (!I.trainLayout)
+  if (!statusOut(windowLayout(dataEx->program(), c.mapping), I.trainLayout, error))
     return nullptr;
-  t->trainSampler = WindowSampler::create(train, *I.trainLayout, c.seed, c.vocab, error);
-  if (!t->trainSampler)
+  if (!statusOut(WindowSampler::create(train, *I.trainLayout, c.seed, c.vocab), t->trainSampler,
+                 error))
     return nullptr;
   I.lossResult = 0;
 
@@ -292,13 +291,12 @@ std::unique_ptr<Trainer> Trainer::create(const TrainConfig &config, const TrainP
       error = "@forward returns nothing";
       return nullptr;
     }
-    I.evalLayout = windowLayout(fp, c.mapping, error);
-    if (!I.evalLayout)
+    if (!statusOut(windowLayout(fp, c.mapping), I.evalLayout, error))
       return nullptr;
     // The same batches at every evaluation: rewound before each.
-    t->valSampler =
-        WindowSampler::create(*val, *I.evalLayout, c.seed ^ 0x76616C6964617465ull, c.vocab, error);
-    if (!t->valSampler)
+    if (!statusOut(
+            WindowSampler::create(*val, *I.evalLayout, c.seed ^ 0x76616C6964617465ull, c.vocab),
+            t->valSampler, error))
       return nullptr;
   }
 
@@ -326,7 +324,7 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
 
   if (globalMicroBatches() == 1) {
     Executor &ex = *progs.trainStep;
-    if (!trainSampler->feed(ex, error))
+    if (!statusOut(trainSampler->feed(ex), error))
       return false;
     if (!statusOut(ex.run(), error)) {
       error = "step " + std::to_string(t) + ": " + error;
@@ -345,7 +343,7 @@ bool Trainer::trainStep(double &loss, double &gradNorm, std::string &error) {
     if (!trainer_detail::zeroAccumulators(I, g, error))
       return false;
     for (int64_t m = 0; m < cfg.accumulate; ++m) {
-      if (!trainSampler->feed(g, error))
+      if (!statusOut(trainSampler->feed(g), error))
         return false;
       if (!statusOut(g.run(), error)) {
         error =
@@ -479,7 +477,7 @@ bool Trainer::evaluate(double &valLoss, std::string &error) {
   valSampler->rewind();
   double sum = 0;
   for (int64_t i = 0; i < cfg.evalSteps; ++i) {
-    if (!valSampler->feed(f, error))
+    if (!statusOut(valSampler->feed(f), error))
       return false;
     if (!statusOut(f.run(), error)) {
       error = "evaluation at step " + std::to_string(curStep) + ": " + error;
@@ -537,7 +535,7 @@ bool Trainer::run(TrainResult &result, std::string &error) {
     }
     // --init-from: read before --overwrite removes `last`, which it may be.
     std::optional<Checkpoint> init;
-    if (!cfg.initFrom.empty() && !(init = readCheckpoint(cfg.initFrom, error)))
+    if (!cfg.initFrom.empty() && !statusOut(readCheckpoint(cfg.initFrom), init, error))
       return false;
     curStep = 0;
     optStep = 0;

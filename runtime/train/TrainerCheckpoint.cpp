@@ -115,11 +115,11 @@ bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
   if (!stateTensors(tensors, error))
     return false;
   // ZeRO-1: every rank took part in gathering the state; rank 0 writes.
-  return !leader() || writeCheckpoint(path, tensors, info, error);
+  return !leader() || statusOut(writeCheckpoint(path, tensors, info), error);
 }
 
 bool Trainer::resumeFrom(const std::string &path, std::string &error) {
-  auto ck = readCheckpoint(path, error);
+  std::optional<Checkpoint> ck = statusOut(readCheckpoint(path), error);
   if (!ck)
     return false;
   Impl &I = *impl;
@@ -174,7 +174,7 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
       return false;
     }
   }
-  if (!trainSampler->restoreState(ck->info.sampler, error)) {
+  if (!statusOut(trainSampler->restoreState(ck->info.sampler), error)) {
     error = "checkpoint " + einrt::quoted(path) + ": " + error;
     return false;
   }

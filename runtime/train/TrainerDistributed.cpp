@@ -124,7 +124,7 @@ bool Trainer::microBatch(int64_t j, std::string &error,
   // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's the
   // (me)th of them.
   trainSampler->skip(me);
-  if (!trainSampler->feed(g, error))
+  if (!statusOut(trainSampler->feed(g), error))
     return false;
   trainSampler->skip(n - 1 - me);
   if (!statusOut(g.run(afterStep), error)) {

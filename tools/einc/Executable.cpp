@@ -185,17 +185,18 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
   }
 
   // 3. The program file.
-  auto programFile = einrt::serializeModelBundle(bundle, error);
-  if (!programFile)
-    return fail("cannot write the program file: " + error);
+  einrt::Expected<std::vector<uint8_t>> programFile = einrt::serializeModelBundle(bundle);
+  if (!programFile.ok())
+    return fail("cannot write the program file: " + programFile.status().message());
   std::string programPath =
       temp.file(bundle.modelName.empty() ? "model.eincprog" : bundle.modelName + ".eincprog");
   llvm::StringRef programBytes(reinterpret_cast<const char *>(programFile->data()),
                                programFile->size());
   if (!writeFile(programPath, programBytes, error))
     return fail(error);
-  if (!o.programFile.empty() && !einrt::writeModelBundle(o.programFile, bundle, error))
-    return fail(error);
+  if (!o.programFile.empty())
+    if (einrt::Status written = einrt::writeModelBundle(o.programFile, bundle); !written.ok())
+      return fail(written.message());
 
   // 4. Embed and link, into a temporary beside the output.
   std::string assembly = temp.file("embed.s");

@@ -513,9 +513,9 @@ int check(const RunContext &context, const RunOptions &o, const einrt::ModelBund
   summary.reference = "cpu, " + std::to_string(reference.threads) + " thread" +
                       (reference.threads == 1 ? "" : "s") + ", the linked kernels";
   if (!bundle.reportJson.empty()) {
-    nlohmann::json report;
-    if (einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size(), report, error))
-      summary.prediction = predictionOf(report);
+    auto report = einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size());
+    if (report.ok())
+      summary.prediction = predictionOf(*report);
   }
 
   Checker checker(context, o, bundle, reference, tested, exact);

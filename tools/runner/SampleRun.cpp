@@ -78,13 +78,15 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
   std::optional<einrt::WindowMapping> mapping;
   if (settings.data)
     mapping = einrt::parseWindowMapping(*settings.data);
-  if (!mapping)
-    mapping = einrt::inferWindowMapping(p, error);
-  if (!mapping)
-    return fail("cannot tell which input is the context: " + error);
-  auto layout = einrt::windowLayout(p, *mapping, error);
-  if (!layout)
-    return fail(error);
+  if (!mapping) {
+    einrt::Expected<einrt::WindowMapping> inferred = einrt::inferWindowMapping(p);
+    if (!inferred.ok())
+      return fail("cannot tell which input is the context: " + inferred.status().message());
+    mapping = *inferred;
+  }
+  einrt::Expected<einrt::WindowLayout> layout = einrt::windowLayout(p, *mapping);
+  if (!layout.ok())
+    return fail(layout.status().message());
 
   // The logits: the result named "logits", else the first output of the
   // right rank (next_token: [batch, vocab]; shifted: [batch, ctx, vocab]).

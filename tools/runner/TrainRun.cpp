@@ -78,11 +78,12 @@ bool profileRuns(const std::string &profile, const Backend &backend, const Loade
 
 Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend, const Loaded &loaded) {
   Prediction p;
-  nlohmann::json j;
-  std::string error;
-  if (bundle.reportJson.empty() ||
-      !einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size(), j, error))
+  if (bundle.reportJson.empty())
     return p;
+  auto parsed = einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size());
+  if (!parsed.ok())
+    return p;
+  const nlohmann::json j = parsed.take();
   const nlohmann::json *device = member(&j, "device"), *name = member(device, "name");
   if (!name || !name->is_string())
     return p;
@@ -100,9 +101,8 @@ Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend, con
 
 /// The schedule recorded in CK/last.safetensors, if any.
 std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
-  std::string error;
-  auto ck = einrt::readCheckpoint(lastPath, error);
-  if (!ck)
+  einrt::Expected<einrt::Checkpoint> ck = einrt::readCheckpoint(lastPath);
+  if (!ck.ok())
     return std::nullopt;
   einrt::Expected<einrt::Schedule> schedule = einrt::Schedule::parse(ck->info.schedule);
   if (!schedule.ok())
@@ -194,18 +194,21 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
   r->options = o;
   r->settings = s;
   r->vocab = vocab;
-  std::string error;
 
   // The data first: a bad file (every token id checked against the vocab)
   // is reported before minutes of compiling.
-  r->trainFile = einrt::TokenFile::open(o.trainData, error);
-  if (!r->trainFile || !r->trainFile->checkVocabulary(vocab, error))
-    return r->fail(error), nullptr;
-  if (!o.valData.empty()) {
-    r->valFile = einrt::TokenFile::open(o.valData, error);
-    if (!r->valFile || !r->valFile->checkVocabulary(vocab, error))
-      return r->fail(error), nullptr;
-  }
+  auto openChecked = [&](const std::string &path, std::optional<einrt::TokenFile> &file) {
+    einrt::Expected<einrt::TokenFile> opened = einrt::TokenFile::open(path);
+    if (!opened.ok())
+      return opened.takeStatus();
+    file = opened.take();
+    return file->checkVocabulary(vocab);
+  };
+  if (einrt::Status opened = openChecked(o.trainData, r->trainFile); !opened.ok())
+    return r->fail(opened.message()), nullptr;
+  if (!o.valData.empty())
+    if (einrt::Status opened = openChecked(o.valData, r->valFile); !opened.ok())
+      return r->fail(opened.message()), nullptr;
 
   // The schedule: its length from the settings, else the checkpoint being
   // resumed, else this run's --steps.
@@ -220,9 +223,10 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
   // The directory this run writes: made, shown writable and locked now, not
   // found wanting at the first save (rank 0 alone writes it).
   if (!context.comm || context.comm->rank() == 0) {
-    r->lock = einrt::CheckpointDirLock::acquire(ckDir, error);
-    if (!r->lock)
-      return r->fail(error), nullptr;
+    auto lock = einrt::CheckpointDirLock::acquire(ckDir);
+    if (!lock.ok())
+      return r->fail(lock.status().message()), nullptr;
+    r->lock = lock.take();
     if (!r->lock->note().empty())
       std::cerr << context.tool << " train: " << r->lock->note() << "\n";
   }
@@ -275,8 +279,7 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
   }
   if (cosine && recorded && s.steps && recorded->total != schedule.total) {
     int64_t t = 0; // the first step this run trains: the checkpoint's + 1
-    std::string ignored;
-    if (auto ck = einrt::readCheckpoint(lastPath, ignored))
+    if (einrt::Expected<einrt::Checkpoint> ck = einrt::readCheckpoint(lastPath); ck.ok())
       t = ck->info.step + 1;
     totalFrom += "; the checkpoint's was " + n(recorded->total) + ": the lr at step " + n(t) +
                  " is " + lrText(schedule.at(t)) + ", it was " + lrText(recorded->at(t));
@@ -332,16 +335,16 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (auto word = s.data) {
     config.mapping = *einrt::parseWindowMapping(*word);
   } else {
-    auto inferred = einrt::inferWindowMapping(first, error);
-    if (!inferred)
+    einrt::Expected<einrt::WindowMapping> inferred = einrt::inferWindowMapping(first);
+    if (!inferred.ok())
       return fail("cannot tell how a token window maps onto the inputs (set `data` to "
                   "next_token or shifted): " +
-                  error);
+                  inferred.status().message());
     config.mapping = *inferred;
   }
-  auto layout = einrt::windowLayout(first, config.mapping, error);
-  if (!layout)
-    return fail(error);
+  einrt::Expected<einrt::WindowLayout> layout = einrt::windowLayout(first, config.mapping);
+  if (!layout.ok())
+    return fail(layout.status().message());
 
   const std::string &ckDir = o.checkpointDir;
   config.steps = o.steps;

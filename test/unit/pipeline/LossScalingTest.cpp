@@ -269,7 +269,7 @@ struct ScaledRun {
     }
     einrt::test::writeBytes(dir.file("train.bin"),
                             einrt::test::tokenBytes(einrt::test::patternTokens(4000, 16)));
-    data = einrt::TokenFile::open(dir.file("train.bin"), error);
+    data = einrt::test::valueOf(einrt::TokenFile::open(dir.file("train.bin")));
     EXPECT_TRUE(data) << error;
   }
   einrt::TrainConfig config(int64_t steps, int64_t microBatches) const {
@@ -299,9 +299,9 @@ struct ScaledRun {
     std::vector<nlohmann::json> lines;
     std::ifstream in(dir.file("log.jsonl"));
     for (std::string line; std::getline(in, line);) {
-      nlohmann::json j;
-      std::string error;
-      EXPECT_TRUE(einrt::parseStrictJson(line.data(), line.size(), j, error)) << error;
+      einrt::Expected<nlohmann::json> parsed = einrt::parseStrictJson(line.data(), line.size());
+      EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+      nlohmann::json j = parsed.ok() ? parsed.take() : nlohmann::json();
       j.erase("tokens_per_second"); // a measurement
       lines.push_back(j);
     }
@@ -376,7 +376,7 @@ TEST(LossScalingTrainer, CheckpointRoundTripsTheScaler) {
   ASSERT_TRUE(straight.trainer(straight.config(8, 1))->run(r, error)) << error;
   ASSERT_TRUE(resumed.trainer(resumed.config(4, 1))->run(r, error)) << error;
   // The checkpoint holds the scaler's state.
-  auto ck = einrt::readCheckpoint(resumed.dir.file("ck/last.safetensors"), error);
+  auto ck = einrt::test::valueOf(einrt::readCheckpoint(resumed.dir.file("ck/last.safetensors")));
   ASSERT_TRUE(ck) << error;
   for (const char *name : {einrt::kLossScaleName, einrt::kGoodStepsName, einrt::kSkippedStepsName})
     ASSERT_TRUE(ck->find(name)) << name;

@@ -81,8 +81,8 @@ struct Data {
     writeBytes(dir.file("train.bin"), tokenBytes(patternTokens(20000, 7, 1)));
     writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, 7, 2)));
     std::string error;
-    train = TokenFile::open(dir.file("train.bin"), error);
-    val = TokenFile::open(dir.file("val.bin"), error);
+    train = valueOf(TokenFile::open(dir.file("train.bin")));
+    val = valueOf(TokenFile::open(dir.file("val.bin")));
   }
 };
 

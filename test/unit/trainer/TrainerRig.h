@@ -55,8 +55,8 @@ struct Data {
     writeBytes(dir.file("train.bin"), tokenBytes(patternTokens(20000, vocab, 1)));
     writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, vocab, 2)));
     std::string error;
-    train = TokenFile::open(dir.file("train.bin"), error);
-    val = TokenFile::open(dir.file("val.bin"), error);
+    train = valueOf(TokenFile::open(dir.file("train.bin")));
+    val = valueOf(TokenFile::open(dir.file("val.bin")));
   }
 };
 

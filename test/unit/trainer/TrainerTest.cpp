@@ -114,8 +114,8 @@ TEST(Trainer, ResumeIsBitExact) {
 
   // The checkpoints agree too, metadata included.
   std::string error;
-  auto ca = readCheckpoint(one.file("last.safetensors"), error);
-  auto cb = readCheckpoint(two.file("last.safetensors"), error);
+  auto ca = valueOf(readCheckpoint(one.file("last.safetensors")));
+  auto cb = valueOf(readCheckpoint(two.file("last.safetensors")));
   ASSERT_TRUE(ca && cb) << error;
   EXPECT_EQ(ca->info.step, 200);
   EXPECT_EQ(ca->metadata, cb->metadata);
@@ -183,10 +183,10 @@ TEST(Trainer, TheFinalEvaluationCountsForBest) {
   ASSERT_TRUE(o.result.lastValLoss && o.result.bestValLoss);
   EXPECT_EQ(*o.result.lastValLoss, *o.result.bestValLoss);
   std::string error;
-  auto best = readCheckpoint(d.file("best.safetensors"), error);
+  auto best = valueOf(readCheckpoint(d.file("best.safetensors")));
   ASSERT_TRUE(best) << error;
   EXPECT_EQ(best->info.step, 25);
-  auto last = readCheckpoint(d.file("last.safetensors"), error);
+  auto last = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(last) << error;
   ASSERT_TRUE(last->info.valLoss);
   EXPECT_EQ(*last->info.valLoss, *o.result.lastValLoss);
@@ -284,10 +284,10 @@ TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
   ASSERT_TRUE(o.ok) << o.error;
   // Rewrite `last` with the params only (as an exported model would be).
   std::string error;
-  auto ck = readCheckpoint(d.file("last.safetensors"), error);
+  auto ck = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(ck) << error;
   std::vector<TensorData> paramsOnly = {*ck->find("table")};
-  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info, error));
+  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info).ok());
 
   c.steps = 40;
   c.resume = true;
@@ -303,7 +303,7 @@ TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
   ASSERT_TRUE(reset.ok) << reset.error;
   EXPECT_EQ(reset.result.lastStep, 40);
   // The optimizer restarted: its update count is 10, not 40.
-  auto after = readCheckpoint(d.file("last.safetensors"), error);
+  auto after = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(after) << error;
   EXPECT_EQ(after->info.step, 40);
   EXPECT_EQ(after->info.optimizerStep, 10);
@@ -325,7 +325,7 @@ TEST(Trainer, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   EXPECT_EQ(o.result.lastStep, 6);
   EXPECT_NE(o.error.find("step 7: the loss is not finite"), std::string::npos) << o.error;
   std::string error;
-  auto ck = readCheckpoint(d.file("last.safetensors"), error);
+  auto ck = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(ck) << error;
   EXPECT_EQ(ck->info.step, 6);
   // The params held are the last good ones (not step 7's).
@@ -378,9 +378,12 @@ TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
   auto ex = statusOut(Executor::create(big.grad(), Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   ASSERT_TRUE(statusOut(initParams(*ex, c.seed), error)) << error;
-  auto layout = windowLayout(ex->program(), WindowMapping::NextToken, error);
-  auto sampler = WindowSampler::create(*data.train, *layout, c.seed, 7, error);
-  ASSERT_TRUE(sampler->feed(*ex, error)) << error;
+  auto layout = valueOf(windowLayout(ex->program(), WindowMapping::NextToken));
+  ASSERT_TRUE(layout);
+  auto sampler = valueOf(WindowSampler::create(*data.train, *layout, c.seed, 7));
+  ASSERT_TRUE(sampler);
+  Status fed = sampler->feed(*ex);
+  ASSERT_TRUE(fed.ok()) << fed.message();
   ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<double> want;
   ASSERT_TRUE(statusOut(ex->read(size_t(ex->program().results[1])), want, error)) << error;
@@ -457,7 +460,7 @@ TEST(Trainer, EvaluationKeepsBestAndLogsValLoss) {
   }
   EXPECT_EQ(withVal, 4);
   std::string error;
-  auto best = readCheckpoint(d.file("best.safetensors"), error);
+  auto best = valueOf(readCheckpoint(d.file("best.safetensors")));
   ASSERT_TRUE(best) << error;
   ASSERT_TRUE(best->info.bestValLoss);
   EXPECT_EQ(*best->info.bestValLoss, *o.result.bestValLoss);
@@ -481,8 +484,8 @@ TEST(Trainer, BadTokenAnywhereIsFoundBeforeTheFirstStep) {
   writeBytes(d.file("bad.bin"), tokenBytes(tokens));
   writeBytes(d.file("good.bin"), tokenBytes(patternTokens(1000, 7)));
   std::string error;
-  auto bad = TokenFile::open(d.file("bad.bin"), error);
-  auto good = TokenFile::open(d.file("good.bin"), error);
+  auto bad = valueOf(TokenFile::open(d.file("bad.bin")));
+  auto good = valueOf(TokenFile::open(d.file("good.bin")));
   ASSERT_TRUE(bad && good) << error;
   Rig rig(TinyModel{});
   TrainConfig c = baseConfig(3);
@@ -513,7 +516,7 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
         TempDir d;
         writeBytes(d.file("t.bin"), tokenBytes(patternTokens(1000, 512)));
         std::string error;
-        auto f = TokenFile::open(d.file("t.bin"), error);
+        auto f = valueOf(TokenFile::open(d.file("t.bin")));
         std::ifstream status("/proc/self/status");
         int64_t vmKb = 0;
         for (std::string l; std::getline(status, l);)
