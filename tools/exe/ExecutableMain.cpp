@@ -149,10 +149,10 @@ int main(int argc, char **argv) {
 
   auto fail = [&](const std::string &message) { return context.fail(o.command, message); };
   // The settings with --set applied (the device reads tf32 when it opens).
-  einrt::TrainSettings settings;
-  std::string error;
-  if (!runner::runSettings(*bundle, run, settings, error))
-    return fail(error);
+  einrt::Expected<einrt::TrainSettings> runSettings = runner::runSettings(*bundle, run);
+  if (!runSettings.ok())
+    return fail(runSettings.status().message());
+  const einrt::TrainSettings settings = runSettings.take();
   // The backend: --backend, else the one whose kernel section the model
   // carries (cuda, when compiled for it), else the default.
   runner::Backend backend;

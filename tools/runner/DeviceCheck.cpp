@@ -500,9 +500,10 @@ int check(const RunContext &context, const RunOptions &o, const einrt::ModelBund
 
   std::string error;
   Loaded reference, tested;
-  if (!load(bundle, {}, referenceBackend, reference, error) ||
-      !load(bundle, {}, testedBackend, tested, error))
-    return fail(error);
+  if (einrt::Status loaded = load(bundle, {}, referenceBackend, reference); !loaded.ok())
+    return fail(loaded.message());
+  if (einrt::Status loaded = load(bundle, {}, testedBackend, tested); !loaded.ok())
+    return fail(loaded.message());
   bool exact = testedBackend.kind->exactAsHostKernels();
   CheckSummary summary;
   summary.tool = context.tool;

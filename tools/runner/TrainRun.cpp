@@ -112,8 +112,8 @@ std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
 
 /// --profile's table per profiled function, and its {"profile": ...} line
 /// appended to the metrics log.
-bool printProfile(const std::vector<einrt::Executor *> &profiled, const Prediction &prediction,
-                  const std::string &logFile, std::string &error) {
+einrt::Status printProfile(const std::vector<einrt::Executor *> &profiled,
+                           const Prediction &prediction, const std::string &logFile) {
   std::ostream &out = std::cout;
   nlohmann::json functions = nlohmann::json::array();
   einrt::StepRoofline roofline{prediction.peak, prediction.bandwidth};
@@ -145,15 +145,14 @@ bool printProfile(const std::vector<einrt::Executor *> &profiled, const Predicti
     functions.push_back({{"function", p.name}, {"runs", ex->profiledRuns()}, {"steps", steps}});
   }
   if (logFile.empty())
-    return true;
+    return einrt::Status::success();
   std::ofstream log(logFile, std::ios::app);
   log << nlohmann::json({{"profile", functions}}).dump() << "\n";
   log.flush();
-  if (!log) {
-    error = "cannot append the profile to " + einrt::quoted(logFile);
-    return false;
-  }
-  return true;
+  if (!log)
+    return einrt::Status(einrt::StatusCode::Io,
+                         "cannot append the profile to " + einrt::quoted(logFile));
+  return einrt::Status::success();
 }
 
 std::string lrText(double lr) { return einrt::formatShortest(lr); }
@@ -296,7 +295,6 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
                   const std::string &origin) {
   const RunOptions &o = options;
   const einrt::TrainSettings &s = settings;
-  std::string error;
   // The settings' accumulate is the global micro-batch count (einc train
   // compiled N x its per-rank one); each of N ranks runs accumulate / N.
   const int64_t accumulate = s.accumulate;
@@ -314,8 +312,8 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
 
   std::vector<std::string> names = trainFunctionNames(s, withValidation());
   Loaded loaded;
-  if (!load(bundle, names, backend, loaded, error))
-    return fail(error);
+  if (einrt::Status ok = load(bundle, names, backend, loaded); !ok.ok())
+    return fail(ok.message());
   // --distributed nccl: the ranks' NCCL communicator on this rank's GPU
   // (declared after `loaded`, so it goes before the device does).
   std::unique_ptr<einrt::Collectives> nccl;
@@ -483,15 +481,17 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
       }
   }
 
-  auto trainer =
-      einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr, error);
-  if (!trainer)
-    return fail(error);
+  einrt::Expected<std::unique_ptr<einrt::Trainer>> created =
+      einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr);
+  if (!created.ok())
+    return fail(created.status().message());
+  std::unique_ptr<einrt::Trainer> trainer = created.take();
   if (context.comm) {
     // Per rank: ZeRO-1 divides the optimizer state (docs/distributed.md).
-    std::vector<int64_t> state;
-    if (!trainer->optimizerStateBytes(state, error))
-      return fail(error);
+    einrt::Expected<std::vector<int64_t>> stateBytes = trainer->optimizerStateBytes();
+    if (!stateBytes.ok())
+      return fail(stateBytes.status().message());
+    const std::vector<int64_t> &state = *stateBytes;
     int64_t total = 0;
     std::string list;
     for (size_t r = 0; r < state.size(); ++r) {
@@ -508,26 +508,26 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   einrt::TrainResult result;
   auto runStart = std::chrono::steady_clock::now();
   int stopSignal = 0;
-  bool ok;
+  einrt::Status trained;
   {
     // SIGINT/SIGTERM while training: save after this step, then stop.
     einrt::StopSignals signals(context.tool + " train: ", !leader);
-    ok = trainer->run(result, error);
+    trained = trainer->run(result);
     stopSignal = einrt::StopSignals::received();
   }
   out.flush();
   double runSeconds = seconds(runStart);
-  if (!ok)
-    return fail(error);
+  if (!trained.ok())
+    return fail(trained.message());
 
   // The trainer evaluates at the last step; a resume with nothing to do has
   // the checkpoint's validation loss, if any.
   std::optional<double> valLoss = result.lastValLoss;
   if (config.evalEvery > 0 && !valLoss && leader && !result.stopped) {
-    double v;
-    if (!trainer->evaluate(v, error))
-      return fail(error);
-    valLoss = v;
+    einrt::Expected<double> evaluation = trainer->evaluate();
+    if (!evaluation.ok())
+      return fail(evaluation.status().message());
+    valLoss = *evaluation;
   }
   int64_t stepsRun = result.lastStep - result.startStep;
   if (stepsRun > 0)
@@ -562,8 +562,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << " (" << einrt::terminalSafe(ckDir) << "/best.safetensors)\n";
   }
   out << "checkpoint " << einrt::terminalSafe(ckDir) << "/last.safetensors\n";
-  if (leader && !profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
-    return fail(error);
+  if (leader && !profiled.empty())
+    if (einrt::Status printed = printProfile(profiled, prediction, o.logFile); !printed.ok())
+      return fail(printed.message());
   out.flush();
   if (!result.stopped)
     return 0;

@@ -126,7 +126,7 @@ TEST(TrainerInit, RefusesACheckpointThatDoesNotFit) {
   c.initFrom = d.file("other.safetensors");
   Rig rig(TinyModel{});
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("--init-from '" + c.initFrom + "' does not fit the model"),
             std::string::npos)
       << o.error;
@@ -147,7 +147,7 @@ TEST(TrainerInit, KeepOptimizerNeedsTheState) {
   c.keepOptimizer = true;
   Rig rig(TinyModel{});
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("lacks the optimizer state this run's optimizer keeps ('table.m [7, 7]')"),
             std::string::npos)
       << o.error;
@@ -172,7 +172,7 @@ TEST(TrainerInit, ResumeNamesTheChangedSettings) {
   c.settings = {{"dim d", "8"}, {"lr", "0.003"}, {"optimizer", "adamw"}, {"fusion", "off"}};
   Rig again(TinyModel{});
   Outcome o = train(again, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("was written with other training settings (seed '11', now '12'; lr "
                          "'0.001', now '0.003'; fusion (none), now 'off')"),
             std::string::npos)

@@ -229,7 +229,7 @@ TEST(Trainer, ResumeWithoutCheckpointIsAnError) {
   c.resume = true;
   Rig rig(TinyModel{});
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::NotFound);
   EXPECT_NE(o.error.find("nothing to resume"), std::string::npos) << o.error;
 }
 
@@ -249,7 +249,7 @@ TEST(Trainer, CheckpointDirectoryIsCreatedOrRefused) {
   }
   c.checkpointDir = d.file("afile");
   o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Io);
   EXPECT_NE(o.error.find("cannot create the checkpoint directory '" + d.file("afile") +
                          "': Not a directory"),
             std::string::npos)
@@ -268,7 +268,7 @@ TEST(Trainer, ResumeWithOtherSettingsIsRefused) {
   c.resume = true;
   c.seed = 99;
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("other training settings"), std::string::npos) << o.error;
   c.allowConfigChange = true;
   EXPECT_TRUE(train(rig, data, c).ok);
@@ -293,7 +293,7 @@ TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
   c.resume = true;
   Rig again(TinyModel{});
   Outcome refused = train(again, data, c);
-  EXPECT_FALSE(refused.ok);
+  EXPECT_EQ(refused.code, StatusCode::Invalid);
   EXPECT_NE(refused.error.find("has no optimizer state ('table.m')"), std::string::npos)
       << refused.error;
   EXPECT_NE(refused.error.find("reset_optimizer"), std::string::npos);
@@ -363,13 +363,15 @@ TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
   TrainConfig c = baseConfig(1);
   c.accumulate = 4;
   std::string error;
-  auto t = Trainer::create(c, acc.programs(), *data.train, nullptr, error);
-  ASSERT_TRUE(t) << error;
+  auto t = valueOf(Trainer::create(c, acc.programs(), *data.train, nullptr));
+  ASSERT_TRUE(t);
   TrainResult r;
-  ASSERT_TRUE(t->run(r, error)) << error;
-  EXPECT_EQ(t->tokensPerStep(), 8);
-  std::vector<std::vector<double>> grads;
-  ASSERT_TRUE(t->lastGradients(grads, error)) << error;
+  Status ran = (*t)->run(r);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  EXPECT_EQ((*t)->tokensPerStep(), 8);
+  auto gradients = valueOf((*t)->lastGradients());
+  ASSERT_TRUE(gradients);
+  const std::vector<std::vector<double>> &grads = *gradients;
   ASSERT_EQ(grads.size(), 1u);
   const std::vector<double> &g = grads[0];
 
@@ -483,21 +485,20 @@ TEST(Trainer, BadTokenAnywhereIsFoundBeforeTheFirstStep) {
   tokens.back() = 9;
   writeBytes(d.file("bad.bin"), tokenBytes(tokens));
   writeBytes(d.file("good.bin"), tokenBytes(patternTokens(1000, 7)));
-  std::string error;
   auto bad = valueOf(TokenFile::open(d.file("bad.bin")));
   auto good = valueOf(TokenFile::open(d.file("good.bin")));
-  ASSERT_TRUE(bad && good) << error;
+  ASSERT_TRUE(bad && good);
   Rig rig(TinyModel{});
   TrainConfig c = baseConfig(3);
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *bad, nullptr, error));
+  std::string error =
+      failureOf(Trainer::create(c, rig.programs(), *bad, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999 (byte offset "
                                            "3999998) is 9, not below the "
                                            "vocabulary size 7"),
             std::string::npos)
       << error;
   c.evalEvery = 1;
-  error.clear();
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *good, &*bad, error));
+  error = failureOf(Trainer::create(c, rig.programs(), *good, &*bad), StatusCode::Invalid);
   EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999"), std::string::npos) << error;
 }
 
@@ -515,7 +516,6 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
         Rig rig(m);
         TempDir d;
         writeBytes(d.file("t.bin"), tokenBytes(patternTokens(1000, 512)));
-        std::string error;
         auto f = valueOf(TokenFile::open(d.file("t.bin")));
         std::ifstream status("/proc/self/status");
         int64_t vmKb = 0;
@@ -530,14 +530,16 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
         TrainConfig c = baseConfig(1);
         c.vocab = 512;
         c.checkpointDir = d.path;
-        if (Trainer::create(c, rig.programs(), *f, nullptr, error) ||
+        Status staged = Trainer::create(c, rig.programs(), *f, nullptr).status();
+        const std::string &error = staged.message();
+        if (staged.code() != StatusCode::OutOfMemory ||
             error.find(
                 "the trainer (checkpoint staging) needs 4.0 MiB (4194304 bytes) but only ") ==
                 std::string::npos ||
             error.find("ulimit -v") == std::string::npos)
           std::exit(4);
         c.checkpointDir.clear();
-        if (!Trainer::create(c, rig.programs(), *f, nullptr, error))
+        if (!Trainer::create(c, rig.programs(), *f, nullptr).ok())
           std::exit(5);
         std::exit(0);
       },
@@ -546,19 +548,19 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
 
 TEST(Trainer, CreateChecksProgramsAndData) {
   Data data;
-  std::string error;
   Rig rig(TinyModel{});
   TrainConfig c = baseConfig(3);
   c.accumulate = 2;
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  std::string error =
+      failureOf(Trainer::create(c, rig.programs(), *data.train, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find("needs the @accumulate_grad and @apply_update"), std::string::npos) << error;
   c.accumulate = 1;
   c.mapping = WindowMapping::Shifted;
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  error = failureOf(Trainer::create(c, rig.programs(), *data.train, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find("shifted mapping"), std::string::npos) << error;
   c.mapping = WindowMapping::NextToken;
   c.schedule.kind = Schedule::Kind::Cosine; // total 0
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  error = failureOf(Trainer::create(c, rig.programs(), *data.train, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find("cosine"), std::string::npos) << error;
 }
 
