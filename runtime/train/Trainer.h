@@ -235,7 +235,7 @@ public:
   int64_t gradientSumSteps() const { return sumSteps; }
   const TrainConfig &config() const { return cfg; }
 
-  struct Impl; // argument plumbing (Trainer.cpp)
+  struct Impl; // argument plumbing (TrainerImpl.h, built in TrainerCreate.cpp)
 
 private:
   Trainer() = default;

@@ -1,9 +1,9 @@
 //===- TrainerImpl.h - The trainer's argument plumbing (private) -*- C++ -*-===//
 //
-// Trainer::Impl, shared by Trainer.cpp (building it, the step, the loop),
-// TrainerCheckpoint.cpp (saving and resuming), TrainerDistributed.cpp and
-// TrainerShard.cpp. Not installed; only they and the trainer's unit tests
-// include it.
+// Trainer::Impl, shared by TrainerCreate.cpp (building it), TrainerStep.cpp
+// (the step), Trainer.cpp (the loop), TrainerCheckpoint.cpp (saving and
+// resuming), TrainerDistributed.cpp and TrainerShard.cpp. Not installed;
+// only they and the trainer's unit tests include it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_TRAINERIMPL_H
@@ -80,6 +80,8 @@ struct Trainer::Impl {
 };
 
 namespace trainer_detail {
+/// A loss or a norm in a message: "%.9g".
+std::string shortNumber(double v);
 /// Copies the holder's params (and the loss scale) into @accumulate_grad's
 /// arguments; a no-op when the holder computes the gradient itself.
 Status syncParamsToGrad(Trainer::Impl &I, Executor *grad);

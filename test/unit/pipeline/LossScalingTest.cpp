@@ -349,8 +349,9 @@ TEST(LossScalingTrainer, SkipsOverflowingStepsAndLogsTheScaler) {
     EXPECT_EQ(t->lossScaler()->scale, std::ldexp(1.0, 89));
     EXPECT_EQ(t->lossScaler()->skippedSteps, 1);
     for (size_t i = 0; i < before->size(); ++i)
-      if (!einrt::isLossScaleState((*before)[i].name))
+      if (!einrt::isLossScaleState((*before)[i].name)) {
         EXPECT_EQ((*before)[i].bytes, (*after)[i].bytes) << (*before)[i].name;
+      }
 
     // A whole run: the skips it needs, then training; the log says so.
     t = run.trainer(run.config(10, k));
