@@ -47,7 +47,7 @@ public:
   StrictBuilder(json &root, std::vector<std::string> *topLevelKeys)
       : root(root), topLevelKeys(topLevelKeys) {}
 
-  const std::string &error() const { return err; }
+  const std::string &failure() const { return err; }
 
   bool null() override { return place(json(nullptr)) != nullptr; }
   bool boolean(bool v) override { return place(json(v)) != nullptr; }
@@ -131,7 +131,7 @@ private:
 /// object's keys so far.
 class StrictChecker final : public nlohmann::json_sax<json> {
 public:
-  const std::string &error() const { return err; }
+  const std::string &failure() const { return err; }
 
   bool null() override { return value(); }
   bool boolean(bool) override { return value(); }
@@ -196,14 +196,14 @@ Expected<json> parseStrictJson(const char *text, size_t size,
   StrictBuilder builder(out, topLevelKeys);
   if (json::sax_parse(text, text + size, &builder))
     return out;
-  return Status::invalid(builder.error().empty() ? "invalid JSON" : builder.error());
+  return Status::invalid(builder.failure().empty() ? "invalid JSON" : builder.failure());
 }
 
 Status checkStrictJson(const char *text, size_t size) {
   StrictChecker checker;
   if (json::sax_parse(text, text + size, &checker))
     return Status::success();
-  return Status::invalid(checker.error().empty() ? "invalid JSON" : checker.error());
+  return Status::invalid(checker.failure().empty() ? "invalid JSON" : checker.failure());
 }
 
 const char *jsonKindName(const json &j) {
