@@ -169,12 +169,12 @@ double divide(double a, double b) {
 
 std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json,
                                                               std::string &error) {
-  Json top;
-  std::string jsonError;
-  if (!einrt::parseStrictJson(json.data(), json.size(), top, jsonError)) {
-    error = "not valid JSON: " + jsonError;
+  einrt::Expected<Json> parsed = einrt::parseStrictJson(json.data(), json.size());
+  if (!parsed.ok()) {
+    error = "not valid JSON: " + parsed.status().message();
     return std::nullopt;
   }
+  Json top = parsed.take();
   if (!top.is_object()) {
     error = "expected a JSON object with a \"profiles\" array";
     return std::nullopt;

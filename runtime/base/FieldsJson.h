@@ -435,11 +435,11 @@ template <class T> Status decodeFieldsBlob(const std::vector<uint8_t> &blob, T &
   if (headerBytes > blob.size() - 8)
     return Status(StatusCode::Corrupt, "a header of " + std::to_string(headerBytes) + " bytes in " +
                                            std::to_string(blob.size()));
-  nlohmann::json header;
-  std::string problem;
-  if (!parseStrictJson(reinterpret_cast<const char *>(blob.data() + 8), size_t(headerBytes), header,
-                       problem))
-    return Status(StatusCode::Corrupt, problem);
+  Expected<nlohmann::json> parsed =
+      parseStrictJson(reinterpret_cast<const char *>(blob.data() + 8), size_t(headerBytes));
+  if (!parsed.ok())
+    return Status(StatusCode::Corrupt, parsed.status().message());
+  nlohmann::json header = parsed.take();
   SectionReader sections{blob.data() + 8 + headerBytes, blob.size() - 8 - headerBytes};
   FieldsReader reader(sections);
   if (!reader.read(header, out))

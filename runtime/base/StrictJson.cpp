@@ -47,7 +47,7 @@ public:
   StrictBuilder(json &root, std::vector<std::string> *topLevelKeys)
       : root(root), topLevelKeys(topLevelKeys) {}
 
-  const std::string &error() const { return err; }
+  const std::string &failure() const { return err; }
 
   bool null() override { return place(json(nullptr)) != nullptr; }
   bool boolean(bool v) override { return place(json(v)) != nullptr; }
@@ -131,7 +131,7 @@ private:
 /// object's keys so far.
 class StrictChecker final : public nlohmann::json_sax<json> {
 public:
-  const std::string &error() const { return err; }
+  const std::string &failure() const { return err; }
 
   bool null() override { return value(); }
   bool boolean(bool) override { return value(); }
@@ -188,25 +188,22 @@ private:
 
 } // namespace
 
-bool parseStrictJson(const char *text, size_t size, json &out, std::string &error,
-                     std::vector<std::string> *topLevelKeys) {
-  out = json();
+Expected<json> parseStrictJson(const char *text, size_t size,
+                               std::vector<std::string> *topLevelKeys) {
+  json out;
   if (topLevelKeys)
     topLevelKeys->clear();
   StrictBuilder builder(out, topLevelKeys);
   if (json::sax_parse(text, text + size, &builder))
-    return true;
-  error = builder.error().empty() ? "invalid JSON" : builder.error();
-  out = json();
-  return false;
+    return out;
+  return Status::invalid(builder.failure().empty() ? "invalid JSON" : builder.failure());
 }
 
-bool checkStrictJson(const char *text, size_t size, std::string &error) {
+Status checkStrictJson(const char *text, size_t size) {
   StrictChecker checker;
   if (json::sax_parse(text, text + size, &checker))
-    return true;
-  error = checker.error().empty() ? "invalid JSON" : checker.error();
-  return false;
+    return Status::success();
+  return Status::invalid(checker.failure().empty() ? "invalid JSON" : checker.failure());
 }
 
 const char *jsonKindName(const json &j) {

@@ -18,6 +18,8 @@
 #ifndef EINC_RUNTIME_STRICTJSON_H
 #define EINC_RUNTIME_STRICTJSON_H
 
+#include "runtime/base/Status.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -31,17 +33,18 @@ namespace einrt {
 /// Deeper nesting is an error (hostile input; no file einc reads needs it).
 constexpr int kMaxJsonDepth = 64;
 
-/// Parses one whole document into `out`; false with `error` ("invalid JSON
-/// at byte N: ...", no input bytes quoted) on malformed input. With
-/// `topLevelKeys`, the root object's keys are recorded in document order
-/// (nlohmann::json keeps keys sorted).
-bool parseStrictJson(const char *text, size_t size, nlohmann::json &out, std::string &error,
-                     std::vector<std::string> *topLevelKeys = nullptr);
+/// Parses one whole document; Invalid ("invalid JSON at byte N: ...", no
+/// input bytes quoted) on malformed input (a reader of a file calls that
+/// file Corrupt where it should not be). With `topLevelKeys`, the root
+/// object's keys are recorded in document order (nlohmann::json keeps keys
+/// sorted).
+Expected<nlohmann::json> parseStrictJson(const char *text, size_t size,
+                                         std::vector<std::string> *topLevelKeys = nullptr);
 
 /// Whether the whole of `text` is one document parseStrictJson accepts,
 /// without building it (a fraction of the time and memory: for text that
-/// is checked now and read, if at all, later). False with the same `error`.
-bool checkStrictJson(const char *text, size_t size, std::string &error);
+/// is checked now and read, if at all, later): the same failure otherwise.
+Status checkStrictJson(const char *text, size_t size);
 
 /// "null", "a boolean", "a number", "a string", "an array", "an object".
 const char *jsonKindName(const nlohmann::json &j);

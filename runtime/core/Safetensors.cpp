@@ -206,11 +206,11 @@ Expected<std::vector<TensorData>> parseSafetensors(const uint8_t *data, size_t s
   const char *hdr = reinterpret_cast<const char *>(data + 8);
   if (headerLen == 0 || hdr[0] != '{')
     return Status(StatusCode::Corrupt, "header does not start with '{'");
-  nlohmann::json root;
   std::vector<std::string> keys; // the header's keys in file order
-  std::string jsonError;
-  if (!parseStrictJson(hdr, headerLen, root, jsonError, &keys))
-    return Status(StatusCode::Corrupt, "header: " + jsonError);
+  Expected<nlohmann::json> parsed = parseStrictJson(hdr, headerLen, &keys);
+  if (!parsed.ok())
+    return Status(StatusCode::Corrupt, "header: " + parsed.status().message());
+  nlohmann::json root = parsed.take();
   if (!root.is_object())
     return Status(StatusCode::Corrupt, "header is not a JSON object");
   const uint8_t *payload = data + 8 + headerLen;

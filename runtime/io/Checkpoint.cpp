@@ -1,7 +1,6 @@
 //===- Checkpoint.cpp - Training checkpoints in safetensors ---------------===//
 #include "runtime/io/Checkpoint.h"
 #include "runtime/base/LossScaleState.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/base/StrictJson.h"
 #include "runtime/base/TerminalText.h"
 
@@ -55,8 +54,8 @@ std::string checkpointInTheWay(const std::string &dir) {
   std::string path = dir + "/last.safetensors";
   if (::access(path.c_str(), F_OK) != 0)
     return "";
-  std::string error, step = "unreadable";
-  if (auto ck = readCheckpoint(path, error))
+  std::string step = "unreadable";
+  if (Expected<Checkpoint> ck = readCheckpoint(path); ck.ok())
     step = "step " + std::to_string(ck->info.step);
   return einrt::quoted(path) + " holds a checkpoint (" + step +
          ") that this run would overwrite: continue it with --resume, or "
@@ -208,48 +207,41 @@ SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info) {
   return m;
 }
 
-bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
-                     const CheckpointInfo &info, std::string &error) {
-  if (!statusOut(writeSafetensors(path, tensors, checkpointMetadata(info)), error)) {
-    error = "cannot write checkpoint " + einrt::quoted(path) + " at step " +
-            std::to_string(info.step) + ": " + error;
-    return false;
-  }
-  return true;
+Status writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
+                       const CheckpointInfo &info) {
+  return writeSafetensors(path, tensors, checkpointMetadata(info))
+      .withContext("cannot write checkpoint " + einrt::quoted(path) + " at step " +
+                   std::to_string(info.step) + ": ");
 }
 
-std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error) {
+Expected<Checkpoint> readCheckpoint(const std::string &path) {
   Checkpoint c;
-  auto tensors = statusOut(readSafetensors(path, c.metadata, &c.checksummed), error);
-  if (!tensors) {
-    error = "cannot read checkpoint " + einrt::quoted(path) + ": " + error;
-    return std::nullopt;
-  }
-  c.tensors = std::move(*tensors);
+  Expected<std::vector<TensorData>> tensors = readSafetensors(path, c.metadata, &c.checksummed);
+  if (!tensors.ok())
+    return tensors.takeStatus().withContext("cannot read checkpoint " + einrt::quoted(path) + ": ");
+  c.tensors = tensors.take();
   auto get = [&](const char *key) {
     auto it = c.metadata.find(key);
     return it == c.metadata.end() ? std::string() : it->second;
   };
   auto bad = [&](const std::string &key) {
-    error = "checkpoint " + einrt::quoted(path) + ": malformed or missing metadata " +
-            einrt::quoted(key) + " (" + einrt::quoted(get(key.c_str())) + ")";
-    return std::nullopt;
+    return Status(StatusCode::Corrupt, "checkpoint " + einrt::quoted(path) +
+                                           ": malformed or missing metadata " + einrt::quoted(key) +
+                                           " (" + einrt::quoted(get(key.c_str())) + ")");
   };
   // Format 2 and later always carry checksums: none means the header was
   // rewritten, and the data can no longer be trusted.
-  if (std::string missing = missingChecksums(path, c.metadata, c.checksummed); !missing.empty()) {
-    error = "checkpoint " + missing;
-    return std::nullopt;
-  }
+  if (std::string missing = missingChecksums(path, c.metadata, c.checksummed); !missing.empty())
+    return Status(StatusCode::Corrupt, "checkpoint " + missing);
   if (!parseInt(get("step"), c.info.step))
     return bad("step");
   if (c.metadata.count("settings")) {
-    nlohmann::json j;
-    std::string jsonError;
     std::vector<std::string> names; // in the file's order
     const std::string &text = c.metadata["settings"];
-    if (!parseStrictJson(text.data(), text.size(), j, jsonError, &names) || !j.is_object())
+    Expected<nlohmann::json> parsed = parseStrictJson(text.data(), text.size(), &names);
+    if (!parsed.ok() || !parsed->is_object())
       return bad("settings");
+    nlohmann::json j = parsed.take();
     SettingsRecord record;
     for (const std::string &name : names) {
       const nlohmann::json &value = j[name];

@@ -84,15 +84,17 @@ std::string settingsDifference(const SettingsRecord &recorded, const SettingsRec
 /// The metadata map for `info` (doubles printed with 17 significant digits).
 SafetensorsMetadata checkpointMetadata(const CheckpointInfo &info);
 
-/// Writes `tensors` with `info` atomically to `path`.
-bool writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
-                     const CheckpointInfo &info, std::string &error);
+/// Writes `tensors` with `info` atomically to `path` (writeSafetensors's
+/// failure, naming the file and the step).
+Status writeCheckpoint(const std::string &path, const std::vector<TensorData> &tensors,
+                       const CheckpointInfo &info);
 
-/// Reads a checkpoint; fails (naming the file) on a corrupt file (a tensor
-/// that fails its checksum named), a format-2 checkpoint without checksums,
-/// missing or malformed `step` metadata or a malformed `settings`. Other
-/// keys are optional.
-std::optional<Checkpoint> readCheckpoint(const std::string &path, std::string &error);
+/// Reads a checkpoint; fails naming the file: readSafetensors's NotFound,
+/// Io or OutOfMemory, and Corrupt for a corrupt file (a tensor that fails
+/// its checksum named), a format-2 checkpoint without checksums, missing or
+/// malformed `step` metadata or a malformed `settings`. Other keys are
+/// optional.
+Expected<Checkpoint> readCheckpoint(const std::string &path);
 
 /// "" when `dir` holds no `last.safetensors`; else the refusal of a fresh run
 /// that would overwrite it, naming the file, its step and the two ways on

@@ -47,20 +47,17 @@ std::string holder(int fd) {
 
 } // namespace
 
-std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string &dir,
-                                                              std::string &error) {
+Expected<std::unique_ptr<CheckpointDirLock>> CheckpointDirLock::acquire(const std::string &dir) {
   std::error_code ec;
   const bool existed = std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
-  if (ec || !std::filesystem::is_directory(dir, ec)) {
-    error = "cannot create the checkpoint directory " + einrt::quoted(dir) + ": " +
-            (ec ? ec.message() : "a file of that name is in the way");
-    return nullptr;
-  }
+  if (ec || !std::filesystem::is_directory(dir, ec))
+    return Status(StatusCode::Io, "cannot create the checkpoint directory " + einrt::quoted(dir) +
+                                      ": " +
+                                      (ec ? ec.message() : "a file of that name is in the way"));
   auto unwritable = [&](int err) {
-    error = "cannot write in the checkpoint directory " + einrt::quoted(dir) + ": " +
-            std::strerror(err);
-    return nullptr;
+    return Status(StatusCode::Io, "cannot write in the checkpoint directory " + einrt::quoted(dir) +
+                                      ": " + std::strerror(err));
   };
   std::string path = dir + "/" + kCheckpointLockName;
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -71,6 +68,7 @@ std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string 
   lock.l_type = F_WRLCK; // the whole file
   lock.l_whence = SEEK_SET;
   std::string unlocked;
+  Status refused;
   if (::fcntl(fd, F_SETLK, &lock) != 0) {
     int err = errno;
     if (err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS) {
@@ -78,17 +76,19 @@ std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string 
       unlocked = "note: the checkpoint directory " + einrt::quoted(dir) + " cannot be locked (" +
                  std::strerror(err) + "): nothing stops a second run from writing into it";
     } else if (err == EACCES || err == EAGAIN) {
-      error = "the checkpoint directory " + einrt::quoted(dir) +
-              " is in use by another training run (" + holder(fd) + " holds its lock, " +
-              kCheckpointLockName +
-              "): wait for it to end, stop it (SIGINT or SIGTERM saves and stops it), or choose "
-              "another --checkpoint-dir";
+      refused = Status(StatusCode::Unavailable,
+                       "the checkpoint directory " + einrt::quoted(dir) +
+                           " is in use by another training run (" + holder(fd) +
+                           " holds its lock, " + kCheckpointLockName +
+                           "): wait for it to end, stop it (SIGINT or SIGTERM saves and stops "
+                           "it), or choose another --checkpoint-dir");
     } else {
-      error = "cannot lock " + einrt::quoted(path) + ": " + std::strerror(err);
+      refused =
+          Status(StatusCode::Io, "cannot lock " + einrt::quoted(path) + ": " + std::strerror(err));
     }
     if (unlocked.empty()) {
       ::close(fd);
-      return nullptr;
+      return refused;
     }
   }
   // The lock file existed: show with a file of the checkpoint writer's own
@@ -114,7 +114,7 @@ std::unique_ptr<CheckpointDirLock> CheckpointDirLock::acquire(const std::string 
   held->unlockedNote = unlocked;
   if (!existed)
     held->createdDir = dir;
-  return held;
+  return std::move(held);
 }
 
 CheckpointDirLock::~CheckpointDirLock() {

@@ -14,6 +14,8 @@
 #ifndef EINC_RUNTIME_CHECKPOINTDIR_H
 #define EINC_RUNTIME_CHECKPOINTDIR_H
 
+#include "runtime/base/Status.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,10 +28,10 @@ inline constexpr const char *kCheckpointLockName = "train.lock";
 class CheckpointDirLock {
 public:
   /// Creates `dir` (and its parents), checks that files can be created in
-  /// it and takes its lock. Null with `error` naming the directory and why:
-  /// it cannot be created or written, or another process holds the lock
-  /// (its pid, and host when another).
-  static std::unique_ptr<CheckpointDirLock> acquire(const std::string &dir, std::string &error);
+  /// it and takes its lock. Fails naming the directory and why: Io when it
+  /// cannot be created, written or locked, Unavailable when another process
+  /// holds the lock (its pid, and host when another).
+  static Expected<std::unique_ptr<CheckpointDirLock>> acquire(const std::string &dir);
   /// Releases the lock (the file stays); a directory this lock created and
   /// nothing else wrote into (a run refused before its first checkpoint)
   /// is removed with its lock file, as if the run had not started.

@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/io/ModelBundle.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Crc32c.h"
 #include "runtime/base/FieldsJson.h"
@@ -313,25 +312,21 @@ std::string checkModelBundle(const ModelBundle &b) {
   if (std::string problem = checkKernelSections(b); !problem.empty())
     return problem;
   if (!b.reportJson.empty()) {
-    std::string problem; // checked, not built: read (if at all) by who prints it
-    if (!checkStrictJson(b.reportJson.data(), b.reportJson.size(), problem))
-      return "report: " + problem;
+    // Checked, not built: read (if at all) by who prints it.
+    if (Status problem = checkStrictJson(b.reportJson.data(), b.reportJson.size()); !problem.ok())
+      return "report: " + problem.message();
   }
   return "";
 }
 
-std::optional<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b, std::string &error) {
-  if (std::string problem = checkModelBundle(b); !problem.empty()) {
-    error = "cannot write the program file: " + problem;
-    return std::nullopt;
-  }
+Expected<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b) {
+  if (std::string problem = checkModelBundle(b); !problem.empty())
+    return Status::invalid("cannot write the program file: " + problem);
   SectionWriter sections;
   FieldsWriter writer(sections);
   nlohmann::json header = writer.write(b);
-  if (!writer.error.empty()) {
-    error = "cannot write the program file: " + writer.error;
-    return std::nullopt;
-  }
+  if (!writer.error.empty())
+    return Status::invalid("cannot write the program file: " + writer.error);
   std::string text = dumpJson(header); // keys sorted: the same bundle, the same bytes
   while (text.size() % 8 != 0)
     text += ' ';
@@ -350,15 +345,15 @@ std::optional<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b, s
   return out;
 }
 
-std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
-                                            const std::string &name, std::string &error) {
+Expected<ModelBundle> parseModelBundle(const uint8_t *data, size_t size, const std::string &name) {
   const std::string file = einrt::quoted(name);
-  auto fail = [&](const std::string &message) { // every message starts with `file`
-    error = file + oneLine(message.substr(file.size()));
-    return std::nullopt;
+  // Every message starts with `file`; most failures are a damaged file.
+  auto fail = [&](const std::string &message, StatusCode code = StatusCode::Corrupt) {
+    return Status(code, file + oneLine(message.substr(file.size())));
   };
   if (size < sizeof(kMagic) || std::memcmp(data, kMagic, sizeof(kMagic)) != 0)
-    return fail(file + " is not an einc program file" + (size == 0 ? " (it is empty)" : ""));
+    return fail(file + " is not an einc program file" + (size == 0 ? " (it is empty)" : ""),
+                StatusCode::Invalid);
   if (size < kPreamble + kChecksumBytes)
     return fail(file + " is corrupt: truncated to " + std::to_string(size) + " bytes");
   const size_t checked = size - kChecksumBytes;
@@ -371,11 +366,13 @@ std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
     return fail(file + " is corrupt: a writer's name of " + std::to_string(writerBytes) + " bytes");
   if (version != kProgramFormatVersion)
     return fail(file + " was written by " +
-                (writerBytes ? terminalSafe(std::string_view(
-                                   reinterpret_cast<const char *>(data + kPreamble), writerBytes))
-                             : "an unnamed einc") +
-                " (program format " + std::to_string(version) + "); this einc reads format " +
-                std::to_string(kProgramFormatVersion) + ": recompile the model");
+                    (writerBytes
+                         ? terminalSafe(std::string_view(
+                               reinterpret_cast<const char *>(data + kPreamble), writerBytes))
+                         : "an unnamed einc") +
+                    " (program format " + std::to_string(version) + "); this einc reads format " +
+                    std::to_string(kProgramFormatVersion) + ": recompile the model",
+                StatusCode::Invalid);
 
   // Format 1: the header's and the data's lengths, the header, the data.
   const size_t lengths = align8(kPreamble + writerBytes);
@@ -388,11 +385,11 @@ std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
                 " bytes and data of " + std::to_string(dataBytes) +
                 " bytes do not fill the file's " + std::to_string(size) + " bytes");
 
-  nlohmann::json header;
-  std::string problem;
-  if (!parseStrictJson(reinterpret_cast<const char *>(data + headerAt), size_t(headerBytes), header,
-                       problem))
-    return fail(file + ": header: " + problem);
+  Expected<nlohmann::json> parsed =
+      parseStrictJson(reinterpret_cast<const char *>(data + headerAt), size_t(headerBytes));
+  if (!parsed.ok())
+    return fail(file + ": header: " + parsed.status().message());
+  const nlohmann::json header = parsed.take();
   SectionReader sections{data + headerAt + headerBytes, dataBytes};
   FieldsReader reader(sections);
   ModelBundle b;
@@ -404,17 +401,19 @@ std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
   return b;
 }
 
-bool writeModelBundle(const std::string &path, const ModelBundle &b, std::string &error) {
-  auto bytes = serializeModelBundle(b, error);
-  return bytes && statusOut(writeFileAtomically(path, *bytes), error);
+Status writeModelBundle(const std::string &path, const ModelBundle &b) {
+  Expected<std::vector<uint8_t>> bytes = serializeModelBundle(b);
+  if (!bytes.ok())
+    return bytes.takeStatus();
+  return writeFileAtomically(path, *bytes);
 }
 
-std::optional<ModelBundle> readModelBundle(const std::string &path, std::string &error) {
-  std::vector<uint8_t> bytes;
+Expected<ModelBundle> readModelBundle(const std::string &path) {
   // The file's bytes, then the bundle copied out of them.
-  if (!statusOut(readFileBytes(path, 2), bytes, error))
-    return std::nullopt;
-  return parseModelBundle(bytes.data(), bytes.size(), path, error);
+  Expected<std::vector<uint8_t>> bytes = readFileBytes(path, 2);
+  if (!bytes.ok())
+    return bytes.takeStatus();
+  return parseModelBundle(bytes->data(), bytes->size(), path);
 }
 
 } // namespace einrt

@@ -19,6 +19,7 @@
 #define EINC_RUNTIME_MODELBUNDLE_H
 
 #include "runtime/base/Fields.h"
+#include "runtime/base/Status.h"
 #include "runtime/base/TrainSettings.h"
 #include "runtime/core/Program.h"
 #include "runtime/io/TokenData.h"
@@ -124,24 +125,25 @@ inline bool operator!=(const ModelBundle &a, const ModelBundle &b) { return !(a 
 /// validate() message, a duplicate name, a setting out of its range, ...).
 std::string checkModelBundle(const ModelBundle &b);
 
-/// The file's bytes: the same bundle always gives the same bytes. Fails when
-/// checkModelBundle does, or on text that is not UTF-8.
-std::optional<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b, std::string &error);
+/// The file's bytes: the same bundle always gives the same bytes. Invalid
+/// when checkModelBundle fails, or on text that is not UTF-8.
+Expected<std::vector<uint8_t>> serializeModelBundle(const ModelBundle &b);
 
 /// Reads a whole file held in memory; `name` is the file's for messages:
-///   "'NAME' is not an einc program file"
-///   "'NAME' is corrupt: checksum mismatch"
-///   "'NAME' was written by einc X (program format N); this einc reads
-///    format M: recompile the model"
-///   "'NAME': <where>: <problem>" (a checksum-valid file einc did not write)
-std::optional<ModelBundle> parseModelBundle(const uint8_t *data, size_t size,
-                                            const std::string &name, std::string &error);
+///   Invalid: "'NAME' is not an einc program file"
+///   Corrupt: "'NAME' is corrupt: checksum mismatch"
+///   Invalid: "'NAME' was written by einc X (program format N); this einc
+///            reads format M: recompile the model"
+///   Corrupt: "'NAME': <where>: <problem>" (a checksum-valid file einc did
+///            not write)
+Expected<ModelBundle> parseModelBundle(const uint8_t *data, size_t size, const std::string &name);
 
 /// serializeModelBundle, written atomically (runtime/core/Safetensors.h's
-/// writeFileAtomically).
-bool writeModelBundle(const std::string &path, const ModelBundle &b, std::string &error);
-/// Reads and parses `path` (its bytes checked against the memory available).
-std::optional<ModelBundle> readModelBundle(const std::string &path, std::string &error);
+/// writeFileAtomically: Io when the file system refuses).
+Status writeModelBundle(const std::string &path, const ModelBundle &b);
+/// Reads and parses `path` (its bytes checked against the memory available:
+/// readFileBytes's NotFound, Io or OutOfMemory, then parseModelBundle's).
+Expected<ModelBundle> readModelBundle(const std::string &path);
 
 } // namespace einrt
 

@@ -1,6 +1,5 @@
 //===- TokenData.cpp - Token files and random training windows ------------===//
 #include "runtime/io/TokenData.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/base/TerminalText.h"
 
 #include <algorithm>
@@ -58,17 +57,17 @@ bool parseHex64(const std::string &s, uint64_t &v) {
 // TokenFile
 //===----------------------------------------------------------------------===//
 
-std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &error) {
+Expected<TokenFile> TokenFile::open(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    error = "cannot open " + einrt::quoted(path) + ": " + std::strerror(errno);
-    return std::nullopt;
+    int err = errno;
+    return Status(err == ENOENT ? StatusCode::NotFound : StatusCode::Io,
+                  "cannot open " + einrt::quoted(path) + ": " + std::strerror(err));
   }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error = einrt::quoted(path) + " is not a regular file";
     ::close(fd);
-    return std::nullopt;
+    return Status::invalid(einrt::quoted(path) + " is not a regular file");
   }
   TokenFile f;
   f.filePath = path;
@@ -76,61 +75,52 @@ std::optional<TokenFile> TokenFile::open(const std::string &path, std::string &e
   if (f.mapBytes > 0) {
     void *m = mmap(nullptr, f.mapBytes, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
-      error = "cannot map " + einrt::quoted(path) + ": " + std::strerror(errno);
+      int err = errno;
       ::close(fd);
-      return std::nullopt;
+      return Status(StatusCode::Io,
+                    "cannot map " + einrt::quoted(path) + ": " + std::strerror(err));
     }
     f.map = static_cast<const uint8_t *>(m);
   }
   ::close(fd);
 
+  // The size disagrees with the format: a damaged (or truncated) file.
+  auto corrupt = [&](const std::string &problem) {
+    return Status(StatusCode::Corrupt, einrt::terminalSafe(path) + ": " + problem);
+  };
   int64_t bytes = int64_t(f.mapBytes);
   if (bytes >= 4 && readI32(f.map) == kLlmcMagic) {
     f.fmt = Format::LlmC;
-    if (bytes < kLlmcHeaderBytes) {
-      error = einrt::terminalSafe(path) + ": llm.c token file (magic 20240520) of " +
-              std::to_string(bytes) + " bytes is shorter than its " +
-              std::to_string(kLlmcHeaderBytes) + "-byte header";
-      return std::nullopt;
-    }
+    if (bytes < kLlmcHeaderBytes)
+      return corrupt("llm.c token file (magic 20240520) of " + std::to_string(bytes) +
+                     " bytes is shorter than its " + std::to_string(kLlmcHeaderBytes) +
+                     "-byte header");
     int32_t version = readI32(f.map + 4);
-    if (version != 1) {
-      error = einrt::terminalSafe(path) + ": llm.c token file version " + std::to_string(version) +
-              " (header[1], byte 4) is not supported: only version 1 "
-              "(uint16 tokens)";
-      return std::nullopt;
-    }
+    if (version != 1)
+      return Status::invalid(einrt::terminalSafe(path) + ": llm.c token file version " +
+                             std::to_string(version) +
+                             " (header[1], byte 4) is not supported: only version 1 "
+                             "(uint16 tokens)");
     int32_t declared = readI32(f.map + 8);
     int64_t body = bytes - kLlmcHeaderBytes;
-    if (body % 2 != 0) {
-      error = einrt::terminalSafe(path) + ": odd byte count after the 1024-byte llm.c header (" +
-              std::to_string(body) +
-              " bytes): not a whole number of uint16 tokens (the last byte, "
-              "at offset " +
-              std::to_string(bytes - 1) + ", is left over)";
-      return std::nullopt;
-    }
-    if (declared < 0 || int64_t(declared) != body / 2) {
-      error = einrt::terminalSafe(path) +
-              ": the llm.c header's token count (header[2], byte 8) "
-              "is " +
-              std::to_string(declared) + " but the file holds " + std::to_string(body / 2) +
-              " tokens after the header";
-      return std::nullopt;
-    }
+    if (body % 2 != 0)
+      return corrupt("odd byte count after the 1024-byte llm.c header (" + std::to_string(body) +
+                     " bytes): not a whole number of uint16 tokens (the last byte, at offset " +
+                     std::to_string(bytes - 1) + ", is left over)");
+    if (declared < 0 || int64_t(declared) != body / 2)
+      return corrupt("the llm.c header's token count (header[2], byte 8) is " +
+                     std::to_string(declared) + " but the file holds " + std::to_string(body / 2) +
+                     " tokens after the header");
     f.headerBytes = kLlmcHeaderBytes;
     f.count = body / 2;
-    return f;
+    return std::move(f);
   }
-  if (bytes % 2 != 0) {
-    error = einrt::terminalSafe(path) + ": odd byte count (" + std::to_string(bytes) +
-            " bytes): not a whole number of uint16 tokens (the last byte, at "
-            "offset " +
-            std::to_string(bytes - 1) + ", is left over)";
-    return std::nullopt;
-  }
+  if (bytes % 2 != 0)
+    return corrupt("odd byte count (" + std::to_string(bytes) +
+                   " bytes): not a whole number of uint16 tokens (the last byte, at offset " +
+                   std::to_string(bytes - 1) + ", is left over)");
   f.count = bytes / 2;
-  return f;
+  return std::move(f);
 }
 
 TokenFile::TokenFile(TokenFile &&o) noexcept { *this = std::move(o); }
@@ -167,9 +157,9 @@ uint16_t TokenFile::token(int64_t i) const {
   return uint16_t(p[0] | p[1] << 8);
 }
 
-bool TokenFile::checkVocabulary(int32_t vocab, std::string &error) const {
+Status TokenFile::checkVocabulary(int32_t vocab) const {
   if (vocab <= 0 || vocab > 65535)
-    return true; // every uint16 id is below it
+    return Status::success(); // every uint16 id is below it
   // Blocks of tokens: the max of a block is a loop the compiler vectorises;
   // only a block holding a bad id is searched for the first one.
   constexpr int64_t kBlock = 1 << 14;
@@ -183,12 +173,10 @@ bool TokenFile::checkVocabulary(int32_t vocab, std::string &error) const {
     if (int32_t(top) < vocab)
       continue;
     for (int64_t i = start; i < start + n; ++i)
-      if (int32_t(token(i)) >= vocab) {
-        error = badTokenMessage(i, vocab);
-        return false;
-      }
+      if (int32_t(token(i)) >= vocab)
+        return Status::invalid(badTokenMessage(i, vocab));
   }
-  return true;
+  return Status::success();
 }
 
 std::string TokenFile::badTokenMessage(int64_t i, int32_t vocab) const {
@@ -197,23 +185,18 @@ std::string TokenFile::badTokenMessage(int64_t i, int32_t vocab) const {
          ", not below the vocabulary size " + std::to_string(vocab);
 }
 
-bool TokenFile::read(int64_t start, int64_t n, int32_t vocab, int32_t *out,
-                     std::string &error) const {
-  if (start < 0 || n < 0 || start + n > count) {
-    error = einrt::terminalSafe(filePath) + ": tokens [" + std::to_string(start) + ", " +
-            std::to_string(start + n) + ") are outside the file's " + std::to_string(count) +
-            " tokens";
-    return false;
-  }
+Status TokenFile::read(int64_t start, int64_t n, int32_t vocab, int32_t *out) const {
+  if (start < 0 || n < 0 || start + n > count)
+    return Status::invalid(einrt::terminalSafe(filePath) + ": tokens [" + std::to_string(start) +
+                           ", " + std::to_string(start + n) + ") are outside the file's " +
+                           std::to_string(count) + " tokens");
   for (int64_t i = 0; i < n; ++i) {
     uint16_t t = token(start + i);
-    if (vocab > 0 && int32_t(t) >= vocab) {
-      error = badTokenMessage(start + i, vocab);
-      return false;
-    }
+    if (vocab > 0 && int32_t(t) >= vocab)
+      return Status::invalid(badTokenMessage(start + i, vocab));
     out[i] = t;
   }
-  return true;
+  return Status::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,47 +221,45 @@ int64_t WindowLayout::targetsPerBatch() const {
 
 namespace {
 
-bool tokenInputs(const Program &p, std::vector<size_t> &args, std::string &error) {
+/// The argument indices of the two i32 inputs (context, targets).
+Expected<std::vector<size_t>> tokenInputs(const Program &p) {
+  std::vector<size_t> args;
   for (size_t a = 0; a < p.arguments.size(); ++a) {
     const Buffer &b = p.buffers[p.arguments[a]];
     if (b.role != BufferRole::Input)
       continue;
-    if (b.dtype != DType::I32) {
-      error = "@" + p.name + ": input '" + b.name + "' is " + dtypeName(b.dtype) +
-              ", but the token data feeds only i32 inputs (context, targets)";
-      return false;
-    }
+    if (b.dtype != DType::I32)
+      return Status::invalid("@" + p.name + ": input '" + b.name + "' is " + dtypeName(b.dtype) +
+                             ", but the token data feeds only i32 inputs (context, targets)");
     args.push_back(a);
   }
-  if (args.size() != 2) {
-    error = "@" + p.name + " takes " + std::to_string(args.size()) +
-            " inputs; the token data feeds exactly two (context, targets)";
-    return false;
-  }
-  return true;
+  if (args.size() != 2)
+    return Status::invalid("@" + p.name + " takes " + std::to_string(args.size()) +
+                           " inputs; the token data feeds exactly two (context, targets)");
+  return args;
 }
 
 } // namespace
 
-std::optional<WindowMapping> inferWindowMapping(const Program &p, std::string &error) {
-  std::vector<size_t> args;
-  if (!tokenInputs(p, args, error))
-    return std::nullopt;
-  size_t rank = p.buffers[p.arguments[args[1]]].shape.size();
+Expected<WindowMapping> inferWindowMapping(const Program &p) {
+  Expected<std::vector<size_t>> args = tokenInputs(p);
+  if (!args.ok())
+    return args.takeStatus();
+  const Buffer &targets = p.buffers[p.arguments[(*args)[1]]];
+  size_t rank = targets.shape.size();
   if (rank == 1)
     return WindowMapping::NextToken;
   if (rank == 2)
     return WindowMapping::Shifted;
-  error = "@" + p.name + ": the targets input '" + p.buffers[p.arguments[args[1]]].name +
-          "' has rank " + std::to_string(rank) + "; expected 1 (next_token) or 2 (shifted)";
-  return std::nullopt;
+  return Status::invalid("@" + p.name + ": the targets input '" + targets.name + "' has rank " +
+                         std::to_string(rank) + "; expected 1 (next_token) or 2 (shifted)");
 }
 
-std::optional<WindowLayout> windowLayout(const Program &p, WindowMapping mapping,
-                                         std::string &error) {
-  std::vector<size_t> args;
-  if (!tokenInputs(p, args, error))
-    return std::nullopt;
+Expected<WindowLayout> windowLayout(const Program &p, WindowMapping mapping) {
+  Expected<std::vector<size_t>> found = tokenInputs(p);
+  if (!found.ok())
+    return found.takeStatus();
+  const std::vector<size_t> &args = *found;
   const Buffer &ctx = p.buffers[p.arguments[args[0]]];
   const Buffer &tgt = p.buffers[p.arguments[args[1]]];
   WindowLayout l;
@@ -294,15 +275,14 @@ std::optional<WindowLayout> windowLayout(const Program &p, WindowMapping mapping
     else
       ok = tgt.shape == ctx.shape;
   }
-  if (!ok) {
-    error = "@" + p.name + ": inputs '" + ctx.name + "' " + shapeText(ctx.shape) + " and '" +
-            tgt.name + "' " + shapeText(tgt.shape) + " do not fit the " +
-            windowMappingName(mapping) + " mapping (expected " +
-            (mapping == WindowMapping::NextToken ? "i32[batch, window] and i32[batch]"
-                                                 : "i32[batch, ctx] and i32[batch, ctx]") +
-            ")";
-    return std::nullopt;
-  }
+  if (!ok)
+    return Status::invalid("@" + p.name + ": inputs '" + ctx.name + "' " + shapeText(ctx.shape) +
+                           " and '" + tgt.name + "' " + shapeText(tgt.shape) + " do not fit the " +
+                           windowMappingName(mapping) + " mapping (expected " +
+                           (mapping == WindowMapping::NextToken
+                                ? "i32[batch, window] and i32[batch]"
+                                : "i32[batch, ctx] and i32[batch, ctx]") +
+                           ")");
   return l;
 }
 
@@ -310,25 +290,21 @@ std::optional<WindowLayout> windowLayout(const Program &p, WindowMapping mapping
 // WindowSampler
 //===----------------------------------------------------------------------===//
 
-std::optional<WindowSampler> WindowSampler::create(const TokenFile &file,
-                                                   const WindowLayout &layout, uint64_t seed,
-                                                   int32_t vocab, std::string &error) {
-  if (file.size() < layout.span()) {
-    error = einrt::terminalSafe(file.path()) + ": " + std::to_string(file.size()) +
-            " tokens, too short for one window of " + std::to_string(layout.span()) + " tokens (" +
-            std::to_string(layout.context) + " of context and the " +
-            (layout.mapping == WindowMapping::NextToken ? "next token" : "shifted target") + ")";
-    return std::nullopt;
-  }
-  if (!file.checkVocabulary(vocab, error))
-    return std::nullopt;
+Expected<WindowSampler> WindowSampler::create(const TokenFile &file, const WindowLayout &layout,
+                                              uint64_t seed, int32_t vocab) {
+  if (file.size() < layout.span())
+    return Status::invalid(
+        einrt::terminalSafe(file.path()) + ": " + std::to_string(file.size()) +
+        " tokens, too short for one window of " + std::to_string(layout.span()) + " tokens (" +
+        std::to_string(layout.context) + " of context and the " +
+        (layout.mapping == WindowMapping::NextToken ? "next token" : "shifted target") + ")");
+  EINRT_TRY(file.checkVocabulary(vocab));
   WindowSampler s(file, layout, seed);
   s.row.resize(size_t(layout.span()));
   return s;
 }
 
-bool WindowSampler::next(std::vector<int32_t> &context, std::vector<int32_t> &targets,
-                         std::string &error) {
+Status WindowSampler::next(std::vector<int32_t> &context, std::vector<int32_t> &targets) {
   const int64_t b = lay.batch, c = lay.context, span = lay.span();
   context.resize(size_t(b * c));
   targets.resize(size_t(lay.targetsPerBatch()));
@@ -337,15 +313,14 @@ bool WindowSampler::next(std::vector<int32_t> &context, std::vector<int32_t> &ta
     int64_t start = int64_t(rng.below(starts));
     ++rows;
     // The ids were checked against the vocabulary at create().
-    if (!file->read(start, span, /*vocab=*/0, row.data(), error))
-      return false;
+    EINRT_TRY(file->read(start, span, /*vocab=*/0, row.data()));
     std::copy(row.begin(), row.begin() + c, context.begin() + r * c);
     if (lay.mapping == WindowMapping::NextToken)
       targets[size_t(r)] = row[size_t(c)];
     else
       std::copy(row.begin() + 1, row.end(), targets.begin() + r * c);
   }
-  return true;
+  return Status::success();
 }
 
 void WindowSampler::skip(int64_t batches) {
@@ -356,35 +331,31 @@ void WindowSampler::skip(int64_t batches) {
   }
 }
 
-bool WindowSampler::feed(Executor &ex, std::string &error) {
+Status WindowSampler::feed(Executor &ex) {
   thread_local std::vector<int32_t> context, targets;
-  if (!next(context, targets, error))
-    return false;
-  return statusOut(ex.setArgument(lay.contextArg, context.data(), context.size()), error) &&
-         statusOut(ex.setArgument(lay.targetArg, targets.data(), targets.size()), error);
+  EINRT_TRY(next(context, targets));
+  EINRT_TRY(ex.setArgument(lay.contextArg, context.data(), context.size()));
+  return ex.setArgument(lay.targetArg, targets.data(), targets.size());
 }
 
 std::string WindowSampler::saveState() const {
   return "rows:" + std::to_string(rows) + ";rng:" + rngStateToHex(rng.state());
 }
 
-bool WindowSampler::restoreState(const std::string &state, std::string &error) {
+Status WindowSampler::restoreState(const std::string &state) {
+  const Status malformed(StatusCode::Corrupt, "malformed sampler state " + einrt::quoted(state));
   size_t semi = state.find(';');
   if (state.compare(0, 5, "rows:") != 0 || semi == std::string::npos ||
-      state.compare(semi + 1, 4, "rng:") != 0) {
-    error = "malformed sampler state " + einrt::quoted(state);
-    return false;
-  }
+      state.compare(semi + 1, 4, "rng:") != 0)
+    return malformed;
   std::string count = state.substr(5, semi - 5);
   Rng::State st;
   if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos ||
-      count.size() > 19 || !rngStateFromHex(state.substr(semi + 5), st)) {
-    error = "malformed sampler state " + einrt::quoted(state);
-    return false;
-  }
+      count.size() > 19 || !rngStateFromHex(state.substr(semi + 5), st))
+    return malformed;
   rows = std::stoull(count);
   rng.setState(st);
-  return true;
+  return Status::success();
 }
 
 void WindowSampler::rewind() {

@@ -7,7 +7,8 @@
 //     count), then the tokens. Recognised by its magic.
 //
 // Opening checks only the size: an odd byte count or a header whose count
-// disagrees with the file size is an error naming the file. checkVocabulary
+// disagrees with the file size is Corrupt, naming the file (a file that is
+// not there is NotFound). checkVocabulary
 // scans every token id against the vocabulary (a vectorised max over blocks:
 // about a millisecond per 2 M tokens), so a bad id is found before training,
 // not at the step whose window first draws it; the error names the file, the
@@ -42,7 +43,7 @@ class TokenFile {
 public:
   enum class Format { Raw, LlmC };
 
-  static std::optional<TokenFile> open(const std::string &path, std::string &error);
+  static Expected<TokenFile> open(const std::string &path);
   TokenFile(TokenFile &&other) noexcept;
   TokenFile &operator=(TokenFile &&other) noexcept;
   TokenFile(const TokenFile &) = delete;
@@ -59,14 +60,14 @@ public:
   /// The byte offset of token i in the file (header included).
   int64_t byteOffset(int64_t i) const { return headerBytes + 2 * i; }
 
-  /// Every token id is < vocab; else false with an error naming the file, the
-  /// first bad token (index and byte offset) and its value.
-  bool checkVocabulary(int32_t vocab, std::string &error) const;
+  /// Every token id is < vocab; else Invalid naming the file, the first bad
+  /// token (index and byte offset) and its value.
+  Status checkVocabulary(int32_t vocab) const;
 
   /// Copies tokens [start, start + n) as int32 into `out`; with vocab > 0
-  /// every id must be < vocab, else an error naming the file, the position
+  /// every id must be < vocab, else Invalid naming the file, the position
   /// (token index and byte offset) and the value.
-  bool read(int64_t start, int64_t n, int32_t vocab, int32_t *out, std::string &error) const;
+  Status read(int64_t start, int64_t n, int32_t vocab, int32_t *out) const;
 
 private:
   TokenFile() = default;
@@ -101,26 +102,26 @@ struct WindowLayout {
 };
 
 /// The layout of `program`'s inputs for `mapping`: exactly two i32 Input
-/// arguments with the shapes above, else an error naming the argument.
-std::optional<WindowLayout> windowLayout(const Program &program, WindowMapping mapping,
-                                         std::string &error);
-/// next_token when the second i32 input has rank 1, shifted when rank 2.
-std::optional<WindowMapping> inferWindowMapping(const Program &program, std::string &error);
+/// arguments with the shapes above, else Invalid naming the argument.
+Expected<WindowLayout> windowLayout(const Program &program, WindowMapping mapping);
+/// next_token when the second i32 input has rank 1, shifted when rank 2;
+/// Invalid otherwise.
+Expected<WindowMapping> inferWindowMapping(const Program &program);
 
 /// Draws random windows from a TokenFile. The file must outlive it.
 class WindowSampler {
 public:
-  /// Fails when the file is too short for one window of `layout.span()`
+  /// Invalid when the file is too short for one window of `layout.span()`
   /// tokens (the message names the file and both lengths) or, with vocab > 0,
   /// holds an id >= vocab anywhere (TokenFile::checkVocabulary).
-  static std::optional<WindowSampler> create(const TokenFile &file, const WindowLayout &layout,
-                                             uint64_t seed, int32_t vocab, std::string &error);
+  static Expected<WindowSampler> create(const TokenFile &file, const WindowLayout &layout,
+                                        uint64_t seed, int32_t vocab);
 
   const WindowLayout &layout() const { return lay; }
   /// Draws `layout().batch` rows into `context` and `targets` (resized).
-  bool next(std::vector<int32_t> &context, std::vector<int32_t> &targets, std::string &error);
+  Status next(std::vector<int32_t> &context, std::vector<int32_t> &targets);
   /// Draws a batch and sets it as the executor's two token arguments.
-  bool feed(Executor &ex, std::string &error);
+  Status feed(Executor &ex);
 
   /// Draws `batches` × `layout().batch` windows as next() would, reading
   /// none (another rank's micro-batches of a data-parallel step).
@@ -130,7 +131,8 @@ public:
   /// The generator's state and the row count, as text (for checkpoints):
   /// "rows:<n>;rng:<hex>".
   std::string saveState() const;
-  bool restoreState(const std::string &state, std::string &error);
+  /// Corrupt for text saveState did not write.
+  Status restoreState(const std::string &state);
   /// Back to the state right after construction.
   void rewind();
 

@@ -77,11 +77,10 @@ Status MetricsLog::openResumed(const std::string &path, int64_t step) {
   for (std::string line; in.good();) {
     if (!std::getline(in, line) || in.eof())
       break; // no more lines, or a partial last line (no newline)
-    nlohmann::json j;
-    std::string ignored;
+    Expected<nlohmann::json> j = parseStrictJson(line.data(), line.size());
     int64_t s = 0;
-    if (!parseStrictJson(line.data(), line.size(), j, ignored) || !j.is_object() ||
-        !j.contains("step") || !jsonToIndex(j["step"], s) || s > step)
+    if (!j.ok() || !j->is_object() || !j->contains("step") || !jsonToIndex((*j)["step"], s) ||
+        s > step)
       break;
     keep += int64_t(line.size()) + 1;
   }

@@ -180,34 +180,38 @@ class Trainer {
 public:
   /// Checks the Programs against each other and the data (argument names,
   /// roles, shapes; the windows fit the files), opens the log. `val` may be
-  /// null (no evaluation). The files must outlive the Trainer.
-  static std::unique_ptr<Trainer> create(const TrainConfig &config, const TrainPrograms &programs,
-                                         const TokenFile &train, const TokenFile *val,
-                                         std::string &error);
+  /// null (no evaluation). The files must outlive the Trainer. Invalid for a
+  /// setting or Programs that do not fit; OutOfMemory when the checkpoint
+  /// staging does not fit the memory left.
+  static Expected<std::unique_ptr<Trainer>> create(const TrainConfig &config,
+                                                   const TrainPrograms &programs,
+                                                   const TokenFile &train, const TokenFile *val);
   ~Trainer();
 
-  /// Initialises or resumes, then trains to `config.steps`. False with a
-  /// message on any error, including a non-finite loss (`result` says how
-  /// far it got).
-  bool run(TrainResult &result, std::string &error);
+  /// Initialises or resumes, then trains to `config.steps`. Fails on any
+  /// error, including a non-finite loss (`result` says how far it got).
+  Status run(TrainResult &result);
 
   /// Single pieces, for tests and tools:
-  /// Resume from a checkpoint file (as run() does with `resume`).
-  bool resumeFrom(const std::string &path, std::string &error);
+  /// Resume from a checkpoint file (as run() does with `resume`): the
+  /// checkpoint's failure (readCheckpoint), or Invalid when it does not
+  /// fit this run (other settings, a param or optimizer state missing).
+  Status resumeFrom(const std::string &path);
   /// A fresh run's state from checkpoint `ck`, read from `path` (as run()
   /// does with `initFrom`): params, and with keepOptimizer optimizer state.
-  bool startFrom(const Checkpoint &ck, const std::string &path, std::string &error);
-  /// One optimizer step (step() + 1); fills loss, grad_norm.
-  bool trainStep(double &loss, double &gradNorm, std::string &error);
+  Status startFrom(const Checkpoint &ck, const std::string &path);
+  /// One optimizer step (step() + 1); fills loss, grad_norm (also when a
+  /// non-finite one fails the step).
+  Status trainStep(double &loss, double &gradNorm);
   /// Mean @forward loss over evalSteps batches of the validation file.
-  bool evaluate(double &valLoss, std::string &error);
+  Expected<double> evaluate();
   /// Writes params + optimizer state with the current metadata.
-  bool saveCheckpoint(const std::string &path, std::string &error);
+  Status saveCheckpoint(const std::string &path);
   /// Params and optimizer state as tensors, argument order, Program dtypes.
-  bool stateTensors(std::vector<TensorData> &out, std::string &error) const;
+  Expected<std::vector<TensorData>> stateTensors() const;
   /// The mean gradients of the last accumulated step (accumulate > 1),
   /// indexed like the params: the accumulators of @accumulate_grad.
-  bool lastGradients(std::vector<std::vector<double>> &out, std::string &error) const;
+  Expected<std::vector<std::vector<double>>> lastGradients() const;
 
   int64_t step() const { return curStep; }
   /// The optimizer's update count t of the last step (skipped steps aside).
@@ -231,34 +235,34 @@ public:
   int64_t gradientSumSteps() const { return sumSteps; }
   const TrainConfig &config() const { return cfg; }
 
-  struct Impl; // argument plumbing (Trainer.cpp)
+  struct Impl; // argument plumbing (TrainerImpl.h, built in TrainerCreate.cpp)
 
 private:
   Trainer() = default;
-  /// The accumulated step of N > 1 ranks (the micro-batches, the sum);
-  /// with `collectives`, on the device (TrainerDistributed.cpp).
-  bool distributedMicroBatches(double &loss, std::string &error);
-  bool deviceMicroBatches(double &loss, std::string &error);
+  /// The accumulated step of N > 1 ranks (the micro-batches, the sum): the
+  /// loss; with `collectives`, on the device (TrainerDistributed.cpp).
+  Expected<double> distributedMicroBatches();
+  Expected<double> deviceMicroBatches();
   /// Whether any rank's stopRequested says stop (collective with N > 1
   /// ranks and stopRequested set; TrainerDistributed.cpp).
-  bool stopAgreed(bool &stop, std::string &error);
+  Expected<bool> stopAgreed();
   /// Round j's micro-batch of this rank through @accumulate_grad (with
   /// fastSum, added into the accumulators).
-  bool microBatch(int64_t j, std::string &error, const std::function<void(size_t)> &afterStep = {});
+  Status microBatch(int64_t j, const std::function<void(size_t)> &afterStep = {});
   /// ZeRO-1 (TrainerShard.cpp): checks the holder against the shard plan
   /// and learns the other ranks' state (collective, at create).
-  bool prepareShards(std::string &error);
+  Status prepareShards();
   /// Every param to every rank from its owner, after the update.
-  bool allGatherParams(std::string &error);
+  Status allGatherParams();
   /// Params and all ranks' optimizer state on rank 0 (collective; the
-  /// other ranks' `out` is empty).
-  bool gatherState(std::vector<TensorData> &out, std::string &error) const;
+  /// other ranks get none).
+  Expected<std::vector<TensorData>> gatherState() const;
   bool sharded() const { return cfg.shardOptimizer && ranks() > 1; }
 
 public:
   /// Bytes of optimizer state (the loss scaler's aside) each rank holds,
   /// rank order (collective with N > 1 ranks: every rank must call it).
-  bool optimizerStateBytes(std::vector<int64_t> &perRank, std::string &error) const;
+  Expected<std::vector<int64_t>> optimizerStateBytes() const;
 
 private:
   TrainConfig cfg;

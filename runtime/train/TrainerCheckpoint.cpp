@@ -6,7 +6,6 @@
 // run from another's params, --init-from (docs/training.md).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/train/TrainerImpl.h"
 
@@ -22,18 +21,18 @@ std::string argText(const Buffer &b) {
 
 using trainer_detail::syncParamsToGrad;
 
-bool Trainer::stateTensors(std::vector<TensorData> &out, std::string &error) const {
+Expected<std::vector<TensorData>> Trainer::stateTensors() const {
   if (sharded())
-    return gatherState(out, error);
-  out.clear();
+    return gatherState();
+  std::vector<TensorData> out;
   for (const Impl::Slot &s : impl->slots) {
-    TensorData t;
-    if (!statusOut(impl->holder->exportBuffer(impl->holderBuf(s)), t, error))
-      return false;
-    t.name = s.name;
-    out.push_back(std::move(t));
+    Expected<TensorData> t = impl->holder->exportBuffer(impl->holderBuf(s));
+    if (!t.ok())
+      return t.takeStatus();
+    out.push_back(t.take());
+    out.back().name = s.name;
   }
-  return true;
+  return out;
 }
 
 namespace {
@@ -100,7 +99,7 @@ std::string settingsRefusal(const std::string &path, const CheckpointInfo &info,
 }
 } // namespace
 
-bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
+Status Trainer::saveCheckpoint(const std::string &path) {
   CheckpointInfo info;
   info.step = curStep;
   info.optimizerStep = optStep;
@@ -111,17 +110,17 @@ bool Trainer::saveCheckpoint(const std::string &path, std::string &error) {
   info.configHash = settingsHash(*info.settings);
   info.valLoss = lastVal;
   info.bestValLoss = bestVal;
-  std::vector<TensorData> tensors;
-  if (!stateTensors(tensors, error))
-    return false;
+  Expected<std::vector<TensorData>> tensors = stateTensors();
+  if (!tensors.ok())
+    return tensors.takeStatus();
   // ZeRO-1: every rank took part in gathering the state; rank 0 writes.
-  return !leader() || writeCheckpoint(path, tensors, info, error);
+  return leader() ? writeCheckpoint(path, *tensors, info) : Status::success();
 }
 
-bool Trainer::resumeFrom(const std::string &path, std::string &error) {
-  auto ck = readCheckpoint(path, error);
-  if (!ck)
-    return false;
+Status Trainer::resumeFrom(const std::string &path) {
+  Expected<Checkpoint> ck = readCheckpoint(path);
+  if (!ck.ok())
+    return ck.takeStatus();
   Impl &I = *impl;
   if (std::string note = uncheckedNote(path, ck->checksummed); !note.empty())
     I.progress->message(note);
@@ -130,10 +129,8 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
   for (size_t k = 0; k < I.paramCount; ++k)
     params.push_back(I.slots[k].name);
   if (std::string refusal = settingsRefusal(path, ck->info, now, params);
-      !refusal.empty() && !cfg.allowConfigChange) {
-    error = refusal;
-    return false;
-  }
+      !refusal.empty() && !cfg.allowConfigChange)
+    return Status::invalid(refusal);
   // Params first; then optimizer state (all or nothing).
   // The loss scaler's state is not the optimizer's: reset_optimizer keeps
   // it, and a checkpoint without it (loss scaling newly on) starts it fresh.
@@ -147,45 +144,39 @@ bool Trainer::resumeFrom(const std::string &path, std::string &error) {
         missingOpt.push_back(s.name);
         continue;
       }
-      error = "checkpoint " + einrt::quoted(path) + " has no param " + einrt::quoted(s.name);
-      return false;
+      return Status::invalid("checkpoint " + einrt::quoted(path) + " has no param " +
+                             einrt::quoted(s.name));
     }
   }
-  if (!missingOpt.empty()) {
-    error = "checkpoint " + einrt::quoted(path) + " has no optimizer state (" +
-            einrt::quoted(missingOpt.front()) +
-            (missingOpt.size() > 1 ? " and " + std::to_string(missingOpt.size() - 1) + " more"
-                                   : std::string()) +
-            "); resuming without it restarts the optimizer from zero "
-            "moments: ask for that with reset_optimizer (--reset-optimizer)";
-    return false;
-  }
+  if (!missingOpt.empty())
+    return Status::invalid("checkpoint " + einrt::quoted(path) + " has no optimizer state (" +
+                           einrt::quoted(missingOpt.front()) +
+                           (missingOpt.size() > 1
+                                ? " and " + std::to_string(missingOpt.size() - 1) + " more"
+                                : std::string()) +
+                           "); resuming without it restarts the optimizer from zero "
+                           "moments: ask for that with reset_optimizer (--reset-optimizer)");
   const Program &hp = I.holder->program();
   for (const Impl::Slot &s : I.slots) {
     size_t buf = size_t(hp.arguments[s.holderArg]);
     if ((s.opt && !s.scaler && cfg.resetOptimizer) || (s.scaler && !ck->find(s.name))) {
-      if (!statusOut(I.holder->zeroBuffer(buf), error))
-        return false;
+      EINRT_TRY(I.holder->zeroBuffer(buf));
       continue;
     }
-    if (!statusOut(I.holder->importBuffer(buf, *ck->find(s.name)), error)) {
-      error =
-          "checkpoint " + einrt::quoted(path) + ", tensor " + einrt::quoted(s.name) + ": " + error;
-      return false;
-    }
+    EINRT_TRY(I.holder->importBuffer(buf, *ck->find(s.name))
+                  .withContext("checkpoint " + einrt::quoted(path) + ", tensor " +
+                               einrt::quoted(s.name) + ": "));
   }
-  if (!trainSampler->restoreState(ck->info.sampler, error)) {
-    error = "checkpoint " + einrt::quoted(path) + ": " + error;
-    return false;
-  }
+  EINRT_TRY(trainSampler->restoreState(ck->info.sampler)
+                .withContext("checkpoint " + einrt::quoted(path) + ": "));
   curStep = ck->info.step;
   optStep = cfg.resetOptimizer ? 0 : ck->info.optimizerStep;
   lastVal = ck->info.valLoss;
   bestVal = ck->info.bestValLoss;
-  return syncParamsToGrad(I, progs.accumulate, error);
+  return syncParamsToGrad(I, progs.accumulate);
 }
 
-bool Trainer::startFrom(const Checkpoint &ck, const std::string &path, std::string &error) {
+Status Trainer::startFrom(const Checkpoint &ck, const std::string &path) {
   Impl &I = *impl;
   const Program &hp = I.holder->program();
   if (std::string note = uncheckedNote(path, ck.checksummed); !note.empty())
@@ -195,10 +186,8 @@ bool Trainer::startFrom(const Checkpoint &ck, const std::string &path, std::stri
   std::vector<ParamShape> params;
   for (size_t k = 0; k < I.paramCount; ++k)
     params.push_back({I.slots[k].name, hp.buffers[I.holderBuf(I.slots[k])].shape});
-  if (std::string mismatch = checkpointMismatch(ck.tensors, params); !mismatch.empty()) {
-    error = "--init-from '" + path + "' does not fit the model:\n" + mismatch;
-    return false;
-  }
+  if (std::string mismatch = checkpointMismatch(ck.tensors, params); !mismatch.empty())
+    return Status::invalid("--init-from '" + path + "' does not fit the model:\n" + mismatch);
   std::vector<std::string> missing; // --keep-optimizer: state this optimizer needs
   for (size_t i = I.paramCount; i < I.slots.size(); ++i) {
     const Impl::Slot &s = I.slots[i];
@@ -206,15 +195,14 @@ bool Trainer::startFrom(const Checkpoint &ck, const std::string &path, std::stri
     if (cfg.keepOptimizer && !s.scaler && (!t || t->shape != hp.buffers[I.holderBuf(s)].shape))
       missing.push_back(s.name + " " + shapeText(hp.buffers[I.holderBuf(s)].shape));
   }
-  if (!missing.empty()) {
-    error = "--init-from '" + path + "' lacks the optimizer state this run's optimizer keeps ('" +
-            missing.front() + "'" +
-            (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more"
-                                : std::string()) +
-            "): it was trained with another optimizer or saved without state; without "
-            "--keep-optimizer the state starts at zero";
-    return false;
-  }
+  if (!missing.empty())
+    return Status::invalid(
+        "--init-from '" + path + "' lacks the optimizer state this run's optimizer keeps ('" +
+        missing.front() + "'" +
+        (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more"
+                            : std::string()) +
+        "): it was trained with another optimizer or saved without state; without "
+        "--keep-optimizer the state starts at zero");
   for (size_t i = 0; i < I.slots.size(); ++i) {
     const Impl::Slot &s = I.slots[i];
     const TensorData *t = ck.find(s.name);
@@ -222,10 +210,8 @@ bool Trainer::startFrom(const Checkpoint &ck, const std::string &path, std::stri
     // kept (and present: a checkpoint without loss scaling starts it fresh).
     if (s.opt && (!cfg.keepOptimizer || !t))
       continue;
-    if (!statusOut(I.holder->importBuffer(I.holderBuf(s), *t), error)) {
-      error = "--init-from '" + path + "', tensor '" + s.name + "': " + error;
-      return false;
-    }
+    EINRT_TRY(I.holder->importBuffer(I.holderBuf(s), *t)
+                  .withContext("--init-from '" + path + "', tensor '" + s.name + "': "));
   }
   optStep = cfg.keepOptimizer ? ck.info.optimizerStep : 0;
   I.progress->message(
@@ -233,28 +219,23 @@ bool Trainer::startFrom(const Checkpoint &ck, const std::string &path, std::stri
       "; optimizer state " +
       (cfg.keepOptimizer ? "kept, update count " + std::to_string(optStep) : std::string("reset")) +
       ")");
-  return true;
+  return Status::success();
 }
 
 namespace trainer_detail {
-bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error) {
+Status syncParamsToGrad(Trainer::Impl &I, Executor *grad) {
   if (!grad || I.holder == grad)
-    return true;
-  if (I.accScaleArg >= 0 &&
-      !statusOut(grad->copyFrom(size_t(grad->program().arguments[size_t(I.accScaleArg)]), *I.holder,
-                                I.holderBuf(I.slots[size_t(I.scalerSlots[0])])),
-                 error))
-    return false;
+    return Status::success();
+  if (I.accScaleArg >= 0)
+    EINRT_TRY(grad->copyFrom(size_t(grad->program().arguments[size_t(I.accScaleArg)]), *I.holder,
+                             I.holderBuf(I.slots[size_t(I.scalerSlots[0])])));
   for (size_t k = 0; k < I.paramCount; ++k) {
     const Trainer::Impl::Slot &s = I.slots[k];
-    if (s.accArg < 0)
-      continue;
-    if (!statusOut(grad->copyFrom(size_t(grad->program().arguments[size_t(s.accArg)]), *I.holder,
-                                  I.holderBuf(s)),
-                   error))
-      return false;
+    if (s.accArg >= 0)
+      EINRT_TRY(grad->copyFrom(size_t(grad->program().arguments[size_t(s.accArg)]), *I.holder,
+                               I.holderBuf(s)));
   }
-  return true;
+  return Status::success();
 }
 } // namespace trainer_detail
 

@@ -5,7 +5,6 @@
 // N·accumulate, then the sum over all ranks, handed to @apply_update.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 #include "runtime/dist/OrderedSum.h"
@@ -23,24 +22,23 @@
 namespace einrt {
 namespace trainer_detail {
 
-bool gather(const Executor &ex, size_t buffer, float *out, std::string &error) {
+Status gather(const Executor &ex, size_t buffer, float *out) {
   const int64_t n = ex.elementCount(buffer);
-  if (ex.storageOf(buffer) != StorageType::F32) {
-    error = "a data-parallel step sums float32 gradients; '" + ex.program().buffers[buffer].name +
-            "' is stored otherwise on the " + ex.device().name() + " device";
-    return false;
-  }
+  if (ex.storageOf(buffer) != StorageType::F32)
+    return Status::invalid("a data-parallel step sums float32 gradients; '" +
+                           ex.program().buffers[buffer].name + "' is stored otherwise on the " +
+                           ex.device().name() + " device");
   if (dynamic_cast<const HostDevice *>(&ex.device())) {
     if (n > 0)
       std::memcpy(out, ex.deviceData(buffer), size_t(n) * sizeof(float));
-    return true;
+    return Status::success();
   }
-  std::vector<double> values;
-  if (!statusOut(ex.read(buffer), values, error))
-    return false;
+  Expected<std::vector<double>> values = ex.read(buffer);
+  if (!values.ok())
+    return values.takeStatus();
   for (int64_t i = 0; i < n; ++i)
-    out[i] = float(values[size_t(i)]);
-  return true;
+    out[i] = float((*values)[size_t(i)]);
+  return Status::success();
 }
 
 void layOutByReadiness(Trainer::Impl &I, const Executor &g) {
@@ -81,11 +79,10 @@ void layOutByReadiness(Trainer::Impl &I, const Executor &g) {
   I.accCount = offset;
 }
 
-bool zeroAccumulators(const Trainer::Impl &I, Executor &g, std::string &error) {
+Status zeroAccumulators(const Trainer::Impl &I, Executor &g) {
   for (auto [result, arg] : I.accumulators)
-    if (!statusOut(g.zeroBuffer(size_t(g.program().arguments[arg])), error))
-      return false;
-  return true;
+    EINRT_TRY(g.zeroBuffer(size_t(g.program().arguments[arg])));
+  return Status::success();
 }
 
 std::string collectivesProblem(const TrainConfig &c, const TrainPrograms &programs,
@@ -115,8 +112,7 @@ std::string microBatchWhere(int64_t step, int64_t m, int64_t rank) {
 using trainer_detail::gather;
 using trainer_detail::microBatchWhere;
 
-bool Trainer::microBatch(int64_t j, std::string &error,
-                         const std::function<void(size_t)> &afterStep) {
+Status Trainer::microBatch(int64_t j, const std::function<void(size_t)> &afterStep) {
   Impl &I = *impl;
   const int64_t n = ranks(), me = cfg.comm ? cfg.comm->rank() : 0;
   Executor &g = *progs.accumulate;
@@ -124,23 +120,18 @@ bool Trainer::microBatch(int64_t j, std::string &error,
   // Round j: the global micro-batches j·N .. j·N + N − 1, this rank's the
   // (me)th of them.
   trainSampler->skip(me);
-  if (!trainSampler->feed(g, error))
-    return false;
+  EINRT_TRY(trainSampler->feed(g));
   trainSampler->skip(n - 1 - me);
-  if (!statusOut(g.run(afterStep), error)) {
-    error = microBatchWhere(curStep + 1, j * n + me, me) + error;
-    return false;
-  }
+  EINRT_TRY(g.run(afterStep).withContext(microBatchWhere(curStep + 1, j * n + me, me)));
   if (cfg.fastSum) // this rank's own micro-batches summed in compiled code
     for (auto [result, arg] : I.accumulators)
-      if (!statusOut(g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result])), error))
-        return false;
-  return true;
+      EINRT_TRY(g.copyFrom(size_t(ap.arguments[arg]), g, size_t(ap.results[result])));
+  return Status::success();
 }
 
-bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
+Expected<double> Trainer::distributedMicroBatches() {
   if (cfg.collectives)
-    return deviceMicroBatches(loss, error);
+    return deviceMicroBatches();
   Impl &I = *impl;
   Communicator &comm = *cfg.comm;
   const int64_t n = comm.size(), me = comm.rank(), k = cfg.accumulate;
@@ -148,8 +139,7 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   Executor &g = *progs.accumulate;
   const Program &ap = g.program();
   auto where = [&](int64_t m) { return microBatchWhere(t, m, me); };
-  if (!trainer_detail::zeroAccumulators(I, g, error))
-    return false;
+  EINRT_TRY(trainer_detail::zeroAccumulators(I, g));
 
   // Two contribution buffers: round j's fills buffer j % 2 while its
   // micro-batch runs, accumulator by accumulator as the step finishing each
@@ -175,8 +165,7 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   OrderedSum ordered(comm, I.accCount, std::max<int64_t>(1, cfg.bucketBytes / 4));
   struct Ring {
     std::thread thread;
-    bool ok = true;
-    std::string error;
+    Status status; // the ring's failure
     std::function<void()> stop;
     ~Ring() {
       if (thread.joinable()) {
@@ -192,7 +181,7 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   };
   if (!cfg.fastSum)
     ring.thread = std::thread([&] {
-      for (int64_t j = 0; j < k && ring.ok; ++j) {
+      for (int64_t j = 0; j < k && ring.status.ok(); ++j) {
         const int b = int(j % 2);
         auto ready = [&](int64_t end) {
           Lock lock(feed.m);
@@ -200,13 +189,11 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
               lock, [&] { return feed.failed || (feed.round[b] == j && feed.final[b] >= end); });
           return !feed.failed;
         };
-        if (!succeeded(ordered.addRound(contributions[b].data(), j, k, ready), ring.error)) {
-          ring.ok = false;
-          ring.error = where(j * n + me) + ring.error;
-        }
+        ring.status =
+            ordered.addRound(contributions[b].data(), j, k, ready).withContext(where(j * n + me));
         Lock lock(feed.m);
         feed.summed = j;
-        feed.failed = feed.failed || !ring.ok;
+        feed.failed = feed.failed || !ring.status.ok();
         feed.changed.notify_all();
       }
     });
@@ -215,15 +202,12 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
     if (ring.thread.joinable())
       ring.thread.join();
     exposed += std::chrono::duration<double>(Clock::now() - start).count();
-    if (!ring.ok)
-      error = ring.error;
-    return ring.ok;
+    return ring.status;
   };
 
   for (int64_t j = 0; j < k; ++j) {
     if (cfg.fastSum) {
-      if (!microBatch(j, error))
-        return false;
+      EINRT_TRY(microBatch(j));
       continue; // summed below
     }
     // Buffer j % 2 held round j − 2, which the ring must have finished.
@@ -239,22 +223,24 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
       feed.final[b] = 0;
     }
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
-    bool copied = true;
+    Status copied; // the observer's first failure
     auto afterStep = [&](size_t step) {
-      if (step >= I.finishedBy.size() || !copied)
+      if (step >= I.finishedBy.size() || !copied.ok())
         return;
       for (size_t a : I.finishedBy[step])
-        copied = copied && gather(g, size_t(ap.results[I.accumulators[a].first]),
-                                  contributions[b].data() + I.accOffsets[a], error);
-      if (!I.finishedBy[step].empty() && copied) {
+        if (copied.ok())
+          copied = gather(g, size_t(ap.results[I.accumulators[a].first]),
+                          contributions[b].data() + I.accOffsets[a]);
+      if (!I.finishedBy[step].empty() && copied.ok()) {
         Lock lock(feed.m);
         feed.final[b] = I.finalPrefix[step];
         feed.changed.notify_all();
       }
     };
-    if (!microBatch(j, error, afterStep) || !copied) {
+    Status ran = microBatch(j, afterStep);
+    if (!ran.ok() || !copied.ok()) {
       ring.stop();
-      return false;
+      return ran.ok() ? copied : ran;
     }
     Lock lock(feed.m);
     feed.final[b] = I.accCount; // every result, whatever the observer saw
@@ -264,38 +250,34 @@ bool Trainer::distributedMicroBatches(double &loss, std::string &error) {
   if (cfg.fastSum) {
     std::vector<float> &own = contributions[0];
     for (size_t a = 0; a < I.accumulators.size(); ++a)
-      if (!gather(g, size_t(ap.arguments[I.accumulators[a].second]), own.data() + I.accOffsets[a],
-                  error))
-        return false;
-    if (!succeeded(comm.sumFloats(own.data(), int64_t(own.size())), error))
-      return false;
+      EINRT_TRY(
+          gather(g, size_t(ap.arguments[I.accumulators[a].second]), own.data() + I.accOffsets[a]));
+    EINRT_TRY(comm.sumFloats(own.data(), int64_t(own.size())));
     gradientSum = std::move(own);
   } else {
-    if (!joinRing() || !succeeded(ordered.finish(), error))
-      return false;
+    EINRT_TRY(joinRing());
+    EINRT_TRY(ordered.finish());
     gradientSum = std::move(ordered.sum());
   }
   sumSeconds += exposed + std::chrono::duration<double>(Clock::now() - start).count();
   ++sumSteps;
 
-  loss = gradientSum.empty() ? 0 : gradientSum[size_t(I.accOffsets[0])];
+  const double loss = gradientSum.empty() ? 0 : gradientSum[size_t(I.accOffsets[0])];
   for (size_t p = 0; p < I.paramCount; ++p) {
     size_t a = 0;
     while (I.accumulators[a].second != size_t(I.slots[p].sumArg))
       ++a;
     size_t count = size_t(ap.buffers[ap.arguments[I.accumulators[a].second]].elementCount());
-    if (!statusOut(I.holder->setArgument(size_t(I.slots[p].applyGradArg),
-                                         gradientSum.data() + I.accOffsets[a], count),
-                   error))
-      return false;
+    EINRT_TRY(I.holder->setArgument(size_t(I.slots[p].applyGradArg),
+                                    gradientSum.data() + I.accOffsets[a], count));
   }
-  return true;
+  return loss;
 }
 
 // The same step with the device's collectives: the contributions, the sum
 // and the apply step's gradients stay in device memory, and every call is
 // ordered on the device (the cuda device's stream) with the micro-batches.
-bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
+Expected<double> Trainer::deviceMicroBatches() {
   Impl &I = *impl;
   Collectives &coll = *cfg.collectives;
   const int64_t n = coll.size(), me = coll.rank(), k = cfg.accumulate;
@@ -322,85 +304,73 @@ bool Trainer::deviceMicroBatches(double &loss, std::string &error) {
     if (g.storageOf(p.result) != StorageType::F32 ||
         (p.applyArg >= 0 &&
          I.holder->storageOf(size_t(I.holder->program().arguments[size_t(p.applyArg)])) !=
-             StorageType::F32)) {
-      error = "a data-parallel step sums float32 gradients; '" + ap.buffers[p.result].name +
-              "' is stored otherwise on the " + dev.name() + " device";
-      return false;
-    }
+             StorageType::F32))
+      return Status::invalid("a data-parallel step sums float32 gradients; '" +
+                             ap.buffers[p.result].name + "' is stored otherwise on the " +
+                             dev.name() + " device");
     pieces.push_back(p);
   }
   if (!deviceSum) {
     Expected<std::unique_ptr<DeviceOrderedSum>> created =
         DeviceOrderedSum::create(coll, I.accCount);
-    if (!succeeded(created.status(), error))
-      return false;
+    if (!created.ok())
+      return created.takeStatus();
     deviceSum = created.take();
   }
   float *mine = deviceSum->contribution();
   auto pack = [&](bool results) {
     for (const Piece &p : pieces)
-      if (!statusOut(dev.copy(mine + p.offset, g.deviceData(results ? p.result : p.argument),
-                              p.count * int64_t(sizeof(float))),
-                     error))
-        return false;
-    return true;
+      EINRT_TRY(dev.copy(mine + p.offset, g.deviceData(results ? p.result : p.argument),
+                         p.count * int64_t(sizeof(float))));
+    return Status::success();
   };
 
-  if (!trainer_detail::zeroAccumulators(I, g, error))
-    return false;
+  EINRT_TRY(trainer_detail::zeroAccumulators(I, g));
   for (int64_t j = 0; j < k; ++j) {
-    if (!microBatch(j, error))
-      return false;
+    EINRT_TRY(microBatch(j));
     if (cfg.fastSum)
       continue; // summed below
     // The accumulators stay zero: the results are 0 + g/(N·k), the addends.
-    if (!pack(/*results=*/true) || !succeeded(deviceSum->addRound(j), error)) {
-      error = where(j * n + me) + error;
-      return false;
-    }
+    EINRT_TRY(pack(/*results=*/true).withContext(where(j * n + me)));
+    EINRT_TRY(deviceSum->addRound(j).withContext(where(j * n + me)));
   }
   // What runs after the last micro-batch: its round, the all-gather (or
   // the all-reduce), the copies; reading the loss waits for all of it.
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
-  if (cfg.fastSum ? !pack(/*results=*/false) || !succeeded(deviceSum->sumUnordered(), error)
-                  : !succeeded(deviceSum->finish(), error)) {
-    error = "step " + std::to_string(t) + " (rank " + std::to_string(me) + "): " + error;
-    return false;
+  const std::string stepWhere =
+      "step " + std::to_string(t) + " (rank " + std::to_string(me) + "): ";
+  if (cfg.fastSum) {
+    EINRT_TRY(pack(/*results=*/false).withContext(stepWhere));
+    EINRT_TRY(deviceSum->sumUnordered().withContext(stepWhere));
+  } else {
+    EINRT_TRY(deviceSum->finish().withContext(stepWhere));
   }
   for (const Piece &p : pieces)
-    if (p.applyArg >= 0 &&
-        !statusOut(dev.copy(I.holder->deviceData(
-                                size_t(I.holder->program().arguments[size_t(p.applyArg)])),
-                            deviceSum->sum() + p.offset, p.count * int64_t(sizeof(float))),
-                   error))
-      return false;
+    if (p.applyArg >= 0)
+      EINRT_TRY(
+          dev.copy(I.holder->deviceData(size_t(I.holder->program().arguments[size_t(p.applyArg)])),
+                   deviceSum->sum() + p.offset, p.count * int64_t(sizeof(float))));
   float first = 0; // the loss
-  if (deviceSum->count() > 0 &&
-      !statusOut(dev.download(&first, deviceSum->sum() + I.accOffsets[0], int64_t(sizeof(float))),
-                 error))
-    return false;
-  loss = first;
+  if (deviceSum->count() > 0)
+    EINRT_TRY(dev.download(&first, deviceSum->sum() + I.accOffsets[0], int64_t(sizeof(float))));
   sumSeconds += std::chrono::duration<double>(Clock::now() - start).count();
   ++sumSteps;
-  return true;
+  return double(first);
 }
 
-bool Trainer::stopAgreed(bool &stop, std::string &error) {
-  stop = false;
+Expected<bool> Trainer::stopAgreed() {
   if (!cfg.stopRequested)
-    return true;
-  stop = cfg.stopRequested();
+    return false;
+  bool stop = cfg.stopRequested();
   if (ranks() == 1)
-    return true;
+    return stop;
   // Every rank asks after every step, so this sum pairs up across them: a
   // rank told to stop stops the others after the same step (none waits in
   // a collective for a rank that has left).
   float votes = stop ? 1.0f : 0.0f;
-  if (!succeeded(cfg.comm->sumFloats(&votes, 1), error))
-    return false;
-  stop = votes > 0;
-  return true;
+  EINRT_TRY(cfg.comm->sumFloats(&votes, 1));
+  return votes > 0;
 }
 
 } // namespace einrt

@@ -1,9 +1,9 @@
 //===- TrainerImpl.h - The trainer's argument plumbing (private) -*- C++ -*-===//
 //
-// Trainer::Impl, shared by Trainer.cpp (building it, the step, the loop),
-// TrainerCheckpoint.cpp (saving and resuming), TrainerDistributed.cpp and
-// TrainerShard.cpp. Not installed; only they and the trainer's unit tests
-// include it.
+// Trainer::Impl, shared by TrainerCreate.cpp (building it), TrainerStep.cpp
+// (the step), Trainer.cpp (the loop), TrainerCheckpoint.cpp (saving and
+// resuming), TrainerDistributed.cpp and TrainerShard.cpp. Not installed;
+// only they and the trainer's unit tests include it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef EINC_RUNTIME_TRAINERIMPL_H
@@ -79,26 +79,20 @@ struct Trainer::Impl {
   size_t holderBuf(const Slot &s) const { return size_t(holder->program().arguments[s.holderArg]); }
 };
 
-/// A Status of runtime/dist as the trainer's bool and message (the trainer
-/// still says its failures as text): true when ok, else false with `error`.
-inline bool succeeded(const Status &status, std::string &error) {
-  if (!status.ok())
-    error = status.message();
-  return status.ok();
-}
-
 namespace trainer_detail {
-/// "[2, 3]".
+/// A loss or a norm in a message: "%.9g".
+std::string shortNumber(double v);
 /// Copies the holder's params (and the loss scale) into @accumulate_grad's
 /// arguments; a no-op when the holder computes the gradient itself.
-bool syncParamsToGrad(Trainer::Impl &I, Executor *grad, std::string &error);
+Status syncParamsToGrad(Trainer::Impl &I, Executor *grad);
 /// "name:dtype[shape]," of a holder argument (the config hash's words).
 std::string argText(const Buffer &b);
-/// Buffer `buffer` of `ex` into `out` (f32 storage; a host device's memory
-/// directly, another's through the host as doubles, exact for f32).
-bool gather(const Executor &ex, size_t buffer, float *out, std::string &error);
+/// Buffer `buffer` of `ex` into `out` (f32 storage, else Invalid; a host
+/// device's memory directly, another's through the host as doubles, exact
+/// for f32).
+Status gather(const Executor &ex, size_t buffer, float *out);
 /// @accumulate_grad's accumulators (in `g`) := 0.
-bool zeroAccumulators(const Trainer::Impl &I, Executor &g, std::string &error);
+Status zeroAccumulators(const Trainer::Impl &I, Executor &g);
 /// "" when `c.collectives` (if any) are the run's ranks on the programs'
 /// device; else why not.
 std::string collectivesProblem(const TrainConfig &c, const TrainPrograms &programs, int64_t global);

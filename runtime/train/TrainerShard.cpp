@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/base/ShardPlan.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/TrainerImpl.h"
 
@@ -87,15 +86,13 @@ Status unpack(const std::vector<uint8_t> &in, TensorData &t) {
 
 } // namespace
 
-bool Trainer::prepareShards(std::string &error) {
+Status Trainer::prepareShards() {
   Impl &I = *impl;
   Communicator &comm = *cfg.comm;
   const int me = comm.rank(), n = comm.size();
   const Program &hp = I.holder->program();
-  if (I.holder != progs.apply) {
-    error = "--shard-optimizer shards @apply_update, which this run does not use";
-    return false;
-  }
+  if (I.holder != progs.apply)
+    return Status::invalid("--shard-optimizer shards @apply_update, which this run does not use");
   std::vector<std::string> names;
   std::vector<int64_t> elements;
   for (size_t k = 0; k < I.paramCount; ++k) {
@@ -106,13 +103,11 @@ bool Trainer::prepareShards(std::string &error) {
   for (size_t k = 0; k < I.paramCount; ++k) {
     Impl::Slot &s = I.slots[k];
     s.owner = owners[k];
-    if ((s.owner == me) != s.owned) {
-      error = "@apply_update was sharded for another plan: param '" + s.name + "' is rank " +
-              std::to_string(s.owner) + "'s of " + std::to_string(n) + ", but rank " +
-              std::to_string(me) + "'s program " + (s.owned ? "updates" : "does not update") +
-              " it";
-      return false;
-    }
+    if ((s.owner == me) != s.owned)
+      return Status::invalid("@apply_update was sharded for another plan: param '" + s.name +
+                             "' is rank " + std::to_string(s.owner) + "'s of " + std::to_string(n) +
+                             ", but rank " + std::to_string(me) + "'s program " +
+                             (s.owned ? "updates" : "does not update") + " it");
   }
   // This rank's state slots, by param; every state slot must be of a
   // param this rank owns (the scaler's state is everyone's).
@@ -123,11 +118,10 @@ bool Trainer::prepareShards(std::string &error) {
     if (s.scaler)
       continue;
     int64_t k = paramOfState(s.name, names);
-    if (k < 0 || !I.slots[size_t(k)].owned) {
-      error = "@apply_update holds the optimizer state '" + s.name + "' of " +
-              (k < 0 ? "no param" : "another rank's param '" + names[size_t(k)] + "'");
-      return false;
-    }
+    if (k < 0 || !I.slots[size_t(k)].owned)
+      return Status::invalid(
+          "@apply_update holds the optimizer state '" + s.name + "' of " +
+          (k < 0 ? "no param" : "another rank's param '" + names[size_t(k)] + "'"));
     I.paramState[size_t(k)].push_back(i);
     mine += std::to_string(k) + "\t" + argText(hp.buffers[I.holderBuf(s)]) + "\n";
   }
@@ -135,17 +129,15 @@ bool Trainer::prepareShards(std::string &error) {
   std::map<int64_t, std::string> stateWords;
   for (int r = 0; r < n; ++r) {
     int64_t bytes = r == me ? int64_t(mine.size()) : 0;
-    if (!succeeded(comm.broadcast(&bytes, sizeof bytes, r), error))
-      return false;
+    EINRT_TRY(comm.broadcast(&bytes, sizeof bytes, r));
     std::string text = r == me ? mine : std::string(size_t(bytes), '\0');
-    if (bytes > 0 && !succeeded(comm.broadcast(text.data(), bytes, r), error))
-      return false;
+    if (bytes > 0)
+      EINRT_TRY(comm.broadcast(text.data(), bytes, r));
     for (size_t at = 0; at < text.size();) {
       size_t tab = text.find('\t', at), nl = text.find('\n', at);
-      if (tab == std::string::npos || nl == std::string::npos || tab > nl) {
-        error = "malformed shard description from rank " + std::to_string(r);
-        return false;
-      }
+      if (tab == std::string::npos || nl == std::string::npos || tab > nl)
+        return Status(StatusCode::Corrupt,
+                      "malformed shard description from rank " + std::to_string(r));
       stateWords[std::stoll(text.substr(at, tab - at))] += text.substr(tab + 1, nl - tab - 1);
       at = nl + 1;
     }
@@ -169,21 +161,19 @@ bool Trainer::prepareShards(std::string &error) {
   for (size_t k = 0; k < I.paramCount; ++k)
     args += stateWords[int64_t(k)];
   I.unshardedArgs = args + scaler + scalars;
-  return true;
+  return Status::success();
 }
 
-bool Trainer::allGatherParams(std::string &error) {
+Status Trainer::allGatherParams() {
   Impl &I = *impl;
   if (cfg.collectives) { // device to device: the owner's buffer into every rank's
     for (size_t k = 0; k < I.paramCount; ++k) {
       const Impl::Slot &s = I.slots[k];
       size_t buffer = I.holderBuf(s);
       int64_t bytes = I.holder->elementCount(buffer) * storageBytes(I.holder->storageOf(buffer));
-      if (!succeeded(cfg.collectives->broadcast(I.holder->deviceData(buffer), bytes, s.owner),
-                     error))
-        return false;
+      EINRT_TRY(cfg.collectives->broadcast(I.holder->deviceData(buffer), bytes, s.owner));
     }
-    return true;
+    return Status::success();
   }
   Communicator &comm = *cfg.comm;
   std::vector<float> values;
@@ -192,77 +182,74 @@ bool Trainer::allGatherParams(std::string &error) {
     size_t buffer = I.holderBuf(s);
     int64_t count = I.holder->elementCount(buffer);
     values.resize(size_t(count));
-    if (s.owned && !gather(*I.holder, buffer, values.data(), error))
-      return false;
-    if (!succeeded(comm.broadcast(values.data(), count * int64_t(sizeof(float)), s.owner), error))
-      return false;
-    if (!s.owned &&
-        !statusOut(I.holder->setArgument(s.holderArg, values.data(), values.size()), error))
-      return false;
+    if (s.owned)
+      EINRT_TRY(gather(*I.holder, buffer, values.data()));
+    EINRT_TRY(comm.broadcast(values.data(), count * int64_t(sizeof(float)), s.owner));
+    if (!s.owned)
+      EINRT_TRY(I.holder->setArgument(s.holderArg, values.data(), values.size()));
   }
-  return true;
+  return Status::success();
 }
 
-bool Trainer::gatherState(std::vector<TensorData> &out, std::string &error) const {
+Expected<std::vector<TensorData>> Trainer::gatherState() const {
   const Impl &I = *impl;
   Communicator &comm = *cfg.comm;
   const int me = comm.rank();
-  out.clear();
-  auto exportSlot = [&](size_t i) {
-    TensorData t;
-    if (!statusOut(I.holder->exportBuffer(I.holderBuf(I.slots[i])), t, error))
-      return false;
-    t.name = I.slots[i].name;
-    out.push_back(std::move(t));
-    return true;
+  std::vector<TensorData> out;
+  auto exportSlot = [&](size_t i) -> Expected<TensorData> {
+    Expected<TensorData> t = I.holder->exportBuffer(I.holderBuf(I.slots[i]));
+    if (t.ok())
+      t->name = I.slots[i].name;
+    return t;
+  };
+  auto keepSlot = [&](size_t i) -> Status {
+    Expected<TensorData> t = exportSlot(i);
+    if (!t.ok())
+      return t.takeStatus();
+    out.push_back(t.take());
+    return Status::success();
   };
   if (me == 0)
     for (size_t k = 0; k < I.paramCount; ++k) // every param (all-gathered)
-      if (!exportSlot(k))
-        return false;
+      EINRT_TRY(keepSlot(k));
   for (size_t k = 0; k < I.paramCount; ++k) {
     const int owner = I.slots[k].owner;
     if (owner == me && me == 0) {
       for (size_t i : I.paramState[k])
-        if (!exportSlot(i))
-          return false;
+        EINRT_TRY(keepSlot(i));
     } else if (owner == me) { // to rank 0: the count, then each tensor
       int64_t count = int64_t(I.paramState[k].size());
-      if (!succeeded(comm.send(&count, sizeof count, 0), error) ||
-          !succeeded(comm.waitSends(), error))
-        return false;
+      EINRT_TRY(comm.send(&count, sizeof count, 0));
+      EINRT_TRY(comm.waitSends());
       for (size_t i : I.paramState[k]) {
-        TensorData t;
-        if (!statusOut(I.holder->exportBuffer(I.holderBuf(I.slots[i])), t, error))
-          return false;
-        t.name = I.slots[i].name;
-        std::vector<uint8_t> bytes = pack(t);
-        if (!succeeded(sendBlob(comm, bytes.data(), int64_t(bytes.size()), 0), error))
-          return false;
+        Expected<TensorData> t = exportSlot(i);
+        if (!t.ok())
+          return t.takeStatus();
+        std::vector<uint8_t> bytes = pack(*t);
+        EINRT_TRY(sendBlob(comm, bytes.data(), int64_t(bytes.size()), 0));
       }
     } else if (me == 0) {
       int64_t count = 0;
-      if (!succeeded(comm.recv(&count, sizeof count, owner), error))
-        return false;
+      EINRT_TRY(comm.recv(&count, sizeof count, owner));
       for (int64_t j = 0; j < count; ++j) {
         std::vector<uint8_t> bytes;
         TensorData t;
-        if (!succeeded(recvBlob(comm, bytes, owner), error) || !succeeded(unpack(bytes, t), error))
-          return false;
+        EINRT_TRY(recvBlob(comm, bytes, owner));
+        EINRT_TRY(unpack(bytes, t));
         out.push_back(std::move(t));
       }
     }
   }
   if (me == 0)
     for (size_t i = I.paramCount; i < I.slots.size(); ++i)
-      if (I.slots[i].scaler && !exportSlot(i))
-        return false;
+      if (I.slots[i].scaler)
+        EINRT_TRY(keepSlot(i));
   if (me != 0)
     out.clear();
-  return true;
+  return out;
 }
 
-bool Trainer::optimizerStateBytes(std::vector<int64_t> &perRank, std::string &error) const {
+Expected<std::vector<int64_t>> Trainer::optimizerStateBytes() const {
   const Impl &I = *impl;
   int64_t mine = 0;
   for (size_t i = I.paramCount; i < I.slots.size(); ++i)
@@ -270,14 +257,14 @@ bool Trainer::optimizerStateBytes(std::vector<int64_t> &perRank, std::string &er
       const Buffer &b = I.holder->program().buffers[I.holderBuf(I.slots[i])];
       mine += b.elementCount() * dtypeSize(b.dtype);
     }
-  perRank.assign(size_t(ranks()), 0);
+  std::vector<int64_t> perRank(size_t(ranks()), 0);
   for (int r = 0; r < int(ranks()); ++r) {
     int64_t bytes = cfg.comm && r != cfg.comm->rank() ? 0 : mine;
-    if (cfg.comm && ranks() > 1 && !succeeded(cfg.comm->broadcast(&bytes, sizeof bytes, r), error))
-      return false;
+    if (cfg.comm && ranks() > 1)
+      EINRT_TRY(cfg.comm->broadcast(&bytes, sizeof bytes, r));
     perRank[size_t(r)] = bytes;
   }
-  return true;
+  return perRank;
 }
 
 } // namespace einrt

@@ -242,10 +242,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   for (const einrt::BundledProgram &bp : b.programs) {
     if (!needsTrainStep(bp.program.name))
       continue;
-    std::string error;
     if (priced.data)
       b.window = einrt::parseWindowMapping(*priced.data);
-    else if (auto inferred = einrt::inferWindowMapping(bp.program, error))
+    else if (auto inferred = einrt::inferWindowMapping(bp.program); inferred.ok())
       b.window = *inferred;
     break;
   }

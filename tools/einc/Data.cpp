@@ -33,43 +33,45 @@ namespace {
 
 int fail(const std::string &message) { return exitError("data", message); }
 
-bool readAll(const std::string &path, std::vector<unsigned char> &bytes, std::string &error) {
+einrt::Expected<std::vector<unsigned char>> readAll(const std::string &path) {
+  const std::string cannot = "cannot read " + einrt::quoted(path) + ": ";
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
-    error = "cannot read " + einrt::quoted(path) + ": " + std::strerror(errno);
-    return false;
+    int err = errno;
+    return einrt::Status(err == ENOENT ? einrt::StatusCode::NotFound : einrt::StatusCode::Io,
+                         cannot + std::strerror(err));
   }
   struct stat st;
   if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
     std::fclose(f);
-    error = "cannot read " + einrt::quoted(path) + ": it is a directory";
-    return false;
+    return einrt::Status::invalid(cannot + "it is a directory");
   }
+  std::vector<unsigned char> bytes;
   unsigned char buffer[1 << 16];
   size_t n;
   while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0)
     bytes.insert(bytes.end(), buffer, buffer + n);
   bool bad = std::ferror(f);
   std::fclose(f);
-  if (bad) {
-    error = "cannot read " + einrt::quoted(path) + ": read error";
-    return false;
-  }
-  return true;
+  if (bad)
+    return einrt::Status(einrt::StatusCode::Io, cannot + "read error");
+  return bytes;
 }
 
 /// Writes tokens [begin, end) of `bytes` as little-endian uint16 to `path`
 /// atomically (temporary file in the same folder, fsync, rename, fsync of
 /// the folder).
-bool writeTokens(const std::string &dir, const std::string &name, const unsigned char *begin,
-                 const unsigned char *end, std::string &error) {
+einrt::Status writeTokens(const std::string &dir, const std::string &name,
+                          const unsigned char *begin, const unsigned char *end) {
   std::string path = dir + "/" + name;
   std::string tmp = dir + "/." + name + ".tmp." + std::to_string(getpid());
+  auto refused = [&](int err) {
+    return einrt::Status(einrt::StatusCode::Io,
+                         "cannot write " + einrt::quoted(path) + ": " + std::strerror(err));
+  };
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
-    return false;
-  }
+  if (fd < 0)
+    return refused(errno);
   std::vector<unsigned char> out;
   out.reserve(2 * (end - begin));
   for (const unsigned char *p = begin; p != end; ++p) {
@@ -82,45 +84,42 @@ bool writeTokens(const std::string &dir, const std::string &name, const unsigned
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0) {
-      error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
+      einrt::Status failed = refused(errno);
       ::close(fd);
       ::unlink(tmp.c_str());
-      return false;
+      return failed;
     }
     done += w;
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
+    einrt::Status failed = refused(errno);
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot write " + einrt::quoted(path) + ": " + std::strerror(errno);
+    einrt::Status failed = refused(errno);
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
   }
-  return true;
+  return einrt::Status::success();
 }
 
 } // namespace
 
-bool makeDirs(const std::string &dir, std::string &error) {
+einrt::Status makeDirs(const std::string &dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    error = "cannot create the folder " + einrt::quoted(dir) + ": " + ec.message();
-    return false;
-  }
-  if (!std::filesystem::is_directory(dir, ec)) {
-    error = einrt::quoted(dir) + " is not a folder";
-    return false;
-  }
-  return true;
+  if (ec)
+    return einrt::Status(einrt::StatusCode::Io,
+                         "cannot create the folder " + einrt::quoted(dir) + ": " + ec.message());
+  if (!std::filesystem::is_directory(dir, ec))
+    return einrt::Status(einrt::StatusCode::Io, einrt::quoted(dir) + " is not a folder");
+  return einrt::Status::success();
 }
 
 namespace {
@@ -135,10 +134,10 @@ std::string withCommas(uint64_t v) {
 } // namespace
 
 int prepareData(const Options &o) {
-  std::string error;
-  std::vector<unsigned char> bytes;
-  if (!readAll(o.input, bytes, error))
-    return fail(error);
+  einrt::Expected<std::vector<unsigned char>> read = readAll(o.input);
+  if (!read.ok())
+    return fail(read.status().message());
+  const std::vector<unsigned char> bytes = read.take();
   if (bytes.empty())
     return fail(einrt::quoted(o.input) + " is empty: no tokens to write");
   uint64_t n = bytes.size();
@@ -153,12 +152,15 @@ int prepareData(const Options &o) {
   std::string dir = o.dataOut;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
-  if (!makeDirs(dir, error))
-    return fail(error);
-  if (!writeTokens(dir, "train.bin", bytes.data(), bytes.data() + train, error))
-    return fail(error);
-  if (val > 0 && !writeTokens(dir, "val.bin", bytes.data() + train, bytes.data() + n, error))
-    return fail(error);
+  if (einrt::Status made = makeDirs(dir); !made.ok())
+    return fail(made.message());
+  if (einrt::Status written = writeTokens(dir, "train.bin", bytes.data(), bytes.data() + train);
+      !written.ok())
+    return fail(written.message());
+  if (val > 0)
+    if (einrt::Status written = writeTokens(dir, "val.bin", bytes.data() + train, bytes.data() + n);
+        !written.ok())
+      return fail(written.message());
   llvm::outs() << "read " << withCommas(n) << " bytes from " << einrt::terminalSafe(o.input)
                << " (byte-level tokens, vocab 256)\n";
   llvm::outs() << "  " << einrt::terminalSafe(dir) << "/train.bin  " << withCommas(train)

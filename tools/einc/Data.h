@@ -3,6 +3,7 @@
 #define EINC_TOOLS_EINC_DATA_H
 
 #include "Options.h"
+#include "runtime/base/Status.h"
 
 #include <string>
 
@@ -14,9 +15,9 @@ namespace einc {
 /// each file is written atomically. Returns the exit status.
 int prepareData(const Options &o);
 
-/// Creates `dir` and its parents (std::filesystem::create_directories); false
-/// with `error` set, also when `dir` exists and is not a folder.
-bool makeDirs(const std::string &dir, std::string &error);
+/// Creates `dir` and its parents (std::filesystem::create_directories); Io
+/// when it cannot, also when `dir` exists and is not a folder.
+einrt::Status makeDirs(const std::string &dir);
 
 } // namespace einc
 

@@ -73,7 +73,7 @@ struct TempDir {
   }
 };
 
-bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &error) {
+einrt::Status writeFile(const std::string &path, llvm::StringRef bytes) {
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec);
   if (!ec) {
@@ -82,8 +82,9 @@ bool writeFile(const std::string &path, llvm::StringRef bytes, std::string &erro
     ec = out.error();
   }
   if (ec)
-    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
-  return !ec;
+    return einrt::Status(einrt::StatusCode::Io,
+                         "cannot write " + einrt::quoted(path) + ": " + ec.message());
+  return einrt::Status::success();
 }
 
 } // namespace
@@ -122,14 +123,13 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
     ::close(fd);
     llvm::sys::fs::remove(probe);
   }
-  std::string error;
-  std::string linker = findLinker(error);
-  if (linker.empty())
-    return fail(error);
-  std::string kitDir;
-  std::vector<std::string> kit;
-  if (!kitArguments(kitDir, kit, error))
-    return fail(error);
+  einrt::Expected<std::string> linker = findLinker();
+  if (!linker.ok())
+    return fail(linker.status().message());
+  einrt::Expected<LinkKit> kit = kitArguments();
+  if (!kit.ok())
+    return fail(kit.status().message());
+  std::string error; // the kernel compilers' (codegen) messages
 
   // 1. The one compile.
   CompileRequest request;
@@ -178,36 +178,38 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
     k.bytes.assign(bytes.begin(), bytes.end());
     bundle.kernelObjects.push_back(std::move(k));
     std::string path = temp.file(std::string("kernels-") + t.name + ".o");
-    if (!writeFile(path, bytes, error))
-      return fail(error);
+    if (einrt::Status written = writeFile(path, bytes); !written.ok())
+      return fail(written.message());
     targets.push_back(t.name);
     objects.push_back(path);
   }
 
   // 3. The program file.
-  auto programFile = einrt::serializeModelBundle(bundle, error);
-  if (!programFile)
-    return fail("cannot write the program file: " + error);
+  einrt::Expected<std::vector<uint8_t>> programFile = einrt::serializeModelBundle(bundle);
+  if (!programFile.ok())
+    return fail("cannot write the program file: " + programFile.status().message());
   std::string programPath =
       temp.file(bundle.modelName.empty() ? "model.eincprog" : bundle.modelName + ".eincprog");
   llvm::StringRef programBytes(reinterpret_cast<const char *>(programFile->data()),
                                programFile->size());
-  if (!writeFile(programPath, programBytes, error))
-    return fail(error);
-  if (!o.programFile.empty() && !einrt::writeModelBundle(o.programFile, bundle, error))
-    return fail(error);
+  if (einrt::Status written = writeFile(programPath, programBytes); !written.ok())
+    return fail(written.message());
+  if (!o.programFile.empty())
+    if (einrt::Status written = einrt::writeModelBundle(o.programFile, bundle); !written.ok())
+      return fail(written.message());
 
   // 4. Embed and link, into a temporary beside the output.
   std::string assembly = temp.file("embed.s");
-  if (!writeFile(assembly, embeddingAssembly(programPath, targets), error))
-    return fail(error);
+  if (einrt::Status written = writeFile(assembly, embeddingAssembly(programPath, targets));
+      !written.ok())
+    return fail(written.message());
   std::string partial = output + ".tmp." + std::to_string(::getpid());
   std::vector<std::string> args{"-o", partial, assembly};
   args.insert(args.end(), objects.begin(), objects.end());
-  args.insert(args.end(), kit.begin(), kit.end());
-  if (!runProgram(linker, args, error)) {
+  args.insert(args.end(), kit->args.begin(), kit->args.end());
+  if (einrt::Status linked = runProgram(*linker, args); !linked.ok()) {
     llvm::sys::fs::remove(partial);
-    return fail("linking failed: " + error);
+    return fail("linking failed: " + linked.message());
   }
   if (std::error_code ec = llvm::sys::fs::rename(partial, output)) {
     llvm::sys::fs::remove(partial);

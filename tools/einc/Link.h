@@ -9,24 +9,30 @@
 #ifndef EINC_TOOLS_EINC_LINK_H
 #define EINC_TOOLS_EINC_LINK_H
 
+#include "runtime/base/Status.h"
+
 #include <string>
 #include <vector>
 
 namespace einc {
 
 /// The driver: $CXX when set (a program name or a path; one word), else
-/// `c++` on PATH. "" with `error` when there is none.
-std::string findLinker(std::string &error);
+/// `c++` on PATH; Unavailable when there is none.
+einrt::Expected<std::string> findLinker();
 
 /// The kit's folder (bin/../lib/einc-exe beside einc's executable) and the
-/// arguments of its link.txt, relative paths made absolute. False with
-/// `error` when the kit is missing or says it cannot link.
-bool kitArguments(std::string &kitDir, std::vector<std::string> &args, std::string &error);
+/// arguments of its link.txt, relative paths made absolute.
+struct LinkKit {
+  std::string dir;
+  std::vector<std::string> args;
+};
+/// NotFound when the kit or one of its files is missing, Unavailable when
+/// it says it cannot link.
+einrt::Expected<LinkKit> kitArguments();
 
-/// Runs `program` with `args` (not through a shell); false with `error`
-/// holding what it printed (or why it did not start).
-bool runProgram(const std::string &program, const std::vector<std::string> &args,
-                std::string &error);
+/// Runs `program` with `args` (not through a shell); Unavailable when it did
+/// not start, Internal when it failed, with what it printed.
+einrt::Status runProgram(const std::string &program, const std::vector<std::string> &args);
 
 } // namespace einc
 

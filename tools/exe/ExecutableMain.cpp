@@ -122,11 +122,10 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::string error;
-  std::optional<einrt::ModelBundle> bundle = einrt::parseModelBundle(
-      einc_program_file, size_t(einc_program_file_size), name + "'s embedded program", error);
-  if (!bundle) {
-    std::cerr << name << ": " << error << "\n";
+  einrt::Expected<einrt::ModelBundle> bundle = einrt::parseModelBundle(
+      einc_program_file, size_t(einc_program_file_size), name + "'s embedded program");
+  if (!bundle.ok()) {
+    std::cerr << name << ": " << bundle.status().message() << "\n";
     return 1;
   }
   if (line.action == CommandLine::Action::Version) {
@@ -150,9 +149,10 @@ int main(int argc, char **argv) {
 
   auto fail = [&](const std::string &message) { return context.fail(o.command, message); };
   // The settings with --set applied (the device reads tf32 when it opens).
-  einrt::TrainSettings settings;
-  if (!runner::runSettings(*bundle, run, settings, error))
-    return fail(error);
+  einrt::Expected<einrt::TrainSettings> runSettings = runner::runSettings(*bundle, run);
+  if (!runSettings.ok())
+    return fail(runSettings.status().message());
+  const einrt::TrainSettings settings = runSettings.take();
   // The backend: --backend, else the one whose kernel section the model
   // carries (cuda, when compiled for it), else the default.
   runner::Backend backend;

@@ -1,6 +1,5 @@
 //===- BundleInfo.cpp - `report` and `info` of a compiled model -----------===//
 #include "Runner.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
@@ -46,11 +45,10 @@ int report(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     std::cout.flush();
     return std::cout ? 0 : 1;
   }
-  std::string error;
-  if (!statusOut(
-          einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end())),
-          error)) {
-    std::cerr << context.tool << " report: " << error << "\n";
+  einrt::Status written =
+      einrt::writeFileAtomically(o.output, std::vector<uint8_t>(text.begin(), text.end()));
+  if (!written.ok()) {
+    std::cerr << context.tool << " report: " << written.message() << "\n";
     return 1;
   }
   return 0;

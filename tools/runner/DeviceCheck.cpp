@@ -522,9 +522,10 @@ int check(const RunContext &context, const RunOptions &o, const einrt::ModelBund
 
   std::string error;
   Loaded reference, tested;
-  if (!load(bundle, {}, referenceBackend, reference, error) ||
-      !load(bundle, {}, testedBackend, tested, error))
-    return fail(error);
+  if (einrt::Status loaded = load(bundle, {}, referenceBackend, reference); !loaded.ok())
+    return fail(loaded.message());
+  if (einrt::Status loaded = load(bundle, {}, testedBackend, tested); !loaded.ok())
+    return fail(loaded.message());
   bool exact = testedBackend.kind->exactAsHostKernels();
   CheckSummary summary;
   summary.tool = context.tool;
@@ -535,9 +536,9 @@ int check(const RunContext &context, const RunOptions &o, const einrt::ModelBund
   summary.reference = "cpu, " + std::to_string(reference.threads) + " thread" +
                       (reference.threads == 1 ? "" : "s") + ", the linked kernels";
   if (!bundle.reportJson.empty()) {
-    nlohmann::json report;
-    if (einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size(), report, error))
-      summary.prediction = predictionOf(report);
+    auto report = einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size());
+    if (report.ok())
+      summary.prediction = predictionOf(*report);
   }
 
   Checker checker(context, o, bundle, reference, tested, exact);

@@ -43,20 +43,17 @@ einrt::Expected<std::shared_ptr<einrt::Device>> openDevice(const einrt::Backend 
   return device;
 }
 
-bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
-          const Backend &backend, Loaded &out, std::string &error) {
+einrt::Status load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
+                   const Backend &backend, Loaded &out) {
   const einrt::Backend &kind = *backend.kind;
   std::vector<const einrt::Program *> programs;
   for (const std::string &name : functions) {
     const einrt::BundledProgram *p = bundle.find(name);
-    if (!p) {
-      error = "the compiled model has no @" + name;
-      return false;
-    }
-    if (p->backend != kind.programLowering()) {
-      error = "@" + name + " was compiled for the " + p->backend + " backend, not " + kind.name();
-      return false;
-    }
+    if (!p)
+      return einrt::Status(einrt::StatusCode::NotFound, "the compiled model has no @" + name);
+    if (p->backend != kind.programLowering())
+      return einrt::Status::invalid("@" + name + " was compiled for the " + p->backend +
+                                    " backend, not " + kind.name());
     programs.push_back(&p->program);
   }
   out.device = backend.device;
@@ -64,20 +61,15 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
     einrt::BackendOpen open = backend.open;
     open.threads = backend.threads;
     auto device = openDevice(kind, open);
-    if (!device.ok()) {
-      error = device.status().message();
-      return false;
-    }
+    if (!device.ok())
+      return device.takeStatus();
     out.device = device.take();
   }
   einrt::BackendKernels kernels;
   kernels.host = backend.kernels;
   kernels.section =
       backend.section ? backend.section.get() : bundle.kernelSection(kind.kernelSection());
-  if (einrt::Status attached = kind.attachKernels(*out.device, kernels); !attached.ok()) {
-    error = attached.message();
-    return false;
-  }
+  EINRT_TRY(kind.attachKernels(*out.device, kernels));
   out.threads = kind.threads(*out.device);
   out.description = kind.describe(*out.device);
   // Every function's storage together, before any is allocated: too large
@@ -90,20 +82,15 @@ bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &func
     parts += (i ? ", @" : "@") + functions[i] + " " + einrt::formatBytes(bytes);
   }
   std::string what = "the model's storage (" + parts + ")";
-  if (std::string shortfall = kind.memoryShortfall(*out.device, planned, what);
-      !shortfall.empty()) {
-    error = shortfall;
-    return false;
-  }
+  if (std::string shortfall = kind.memoryShortfall(*out.device, planned, what); !shortfall.empty())
+    return einrt::Status(einrt::StatusCode::OutOfMemory, shortfall);
   for (size_t i = 0; i < programs.size(); ++i) {
     einrt::Expected<einrt::Executor> ex = einrt::Executor::create(*programs[i], out.device);
-    if (!ex.ok()) {
-      error = "cannot run @" + functions[i] + ": " + ex.status().message();
-      return false;
-    }
+    if (!ex.ok())
+      return ex.takeStatus().withContext("cannot run @" + functions[i] + ": ");
     out.executors.push_back(ex.take());
   }
-  return true;
+  return einrt::Status::success();
 }
 
 } // namespace einc::runner

@@ -21,40 +21,35 @@ std::string recompile(const std::string &key, const std::string &value) {
 
 } // namespace
 
-bool runSettings(const einrt::ModelBundle &bundle, const RunOptions &o, einrt::TrainSettings &out,
-                 std::string &error) {
-  out = bundle.settings;
+einrt::Expected<einrt::TrainSettings> runSettings(const einrt::ModelBundle &bundle,
+                                                  const RunOptions &o) {
+  einrt::TrainSettings out = bundle.settings;
   for (const auto &[key, value] : o.overrides) {
     std::string flag = "--set " + key + "=" + value + ": ";
     auto dim = bundle.dims.find(key);
     if (dim != bundle.dims.end()) {
       if (value == std::to_string(dim->second))
         continue;
-      error = flag + "the dim " + einrt::quoted(key) + " is compiled into this executable (" + key +
-              "=" + std::to_string(dim->second) + ")" + recompile(key, value);
-      return false;
+      return einrt::Status::invalid(flag + "the dim " + einrt::quoted(key) +
+                                    " is compiled into this executable (" + key + "=" +
+                                    std::to_string(dim->second) + ")" + recompile(key, value));
     }
     const einrt::SettingInfo *info = einrt::findTrainSetting(key);
-    if (!info) {
-      error = flag + "no dim or train setting named " + einrt::quoted(key);
-      return false;
-    }
+    if (!info)
+      return einrt::Status::invalid(flag + "no dim or train setting named " + einrt::quoted(key));
     einrt::TrainSettings changed = out;
     std::string problem = einrt::setTrainText(changed, key, value);
-    if (!problem.empty()) {
-      error = flag + problem;
-      return false;
-    }
+    if (!problem.empty())
+      return einrt::Status::invalid(flag + problem);
     std::string was = einrt::trainSettingValue(out, *info);
     if (info->time == einrt::SettingTime::Compiled &&
-        einrt::trainSettingValue(changed, *info) != was) {
-      error = flag + "the setting " + einrt::quoted(key) + " is compiled into this executable (" +
-              key + "=" + was + ")" + recompile(key, value);
-      return false;
-    }
+        einrt::trainSettingValue(changed, *info) != was)
+      return einrt::Status::invalid(flag + "the setting " + einrt::quoted(key) +
+                                    " is compiled into this executable (" + key + "=" + was + ")" +
+                                    recompile(key, value));
     out = std::move(changed);
   }
-  return true;
+  return out;
 }
 
 } // namespace einc::runner

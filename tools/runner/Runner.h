@@ -86,9 +86,10 @@ struct Loaded {
 /// gives it its kernels (the host table, or the bundle's kernel section of
 /// the backend), and creates an executor for each of `functions`, after
 /// checking that their planned storage together fits the memory the device
-/// has free. False with `error`.
-bool load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
-          const Backend &backend, Loaded &out, std::string &error);
+/// has free: NotFound for a function the bundle lacks, OutOfMemory when
+/// the storage does not fit, the device's and the Executor's failures.
+einrt::Status load(const einrt::ModelBundle &bundle, const std::vector<std::string> &functions,
+                   const Backend &backend, Loaded &out);
 
 /// The functions a training run loads: @train_step, or @accumulate_grad and
 /// @apply_update when the settings accumulate micro-batches; then @forward
@@ -172,9 +173,9 @@ int info(const RunContext &context, const einrt::ModelBundle &bundle, const Link
 /// The settings an executable runs with: the bundle's, with the run-time
 /// `--set`s of `o` applied. A dim or a compiled-in setting set to another
 /// value than the compiled one is refused, naming it and saying to
-/// recompile. False with `error`.
-bool runSettings(const einrt::ModelBundle &bundle, const RunOptions &o, einrt::TrainSettings &out,
-                 std::string &error);
+/// recompile (Invalid).
+einrt::Expected<einrt::TrainSettings> runSettings(const einrt::ModelBundle &bundle,
+                                                  const RunOptions &o);
 
 /// "0.12" ("%.*f").
 std::string fixed(double v, int digits);

@@ -18,7 +18,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Init.h"
@@ -68,23 +67,24 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
            const einrt::TrainSettings &settings, const std::string &function,
            const Backend &backend) {
   auto fail = [&](const std::string &message) { return context.fail("sample", message); };
-  std::string error;
   Loaded loaded;
-  if (!load(bundle, {function}, backend, loaded, error))
-    return fail(error);
+  if (einrt::Status ok = load(bundle, {function}, backend, loaded); !ok.ok())
+    return fail(ok.message());
   einrt::Executor &ex = *loaded.executors.front();
   const einrt::Program &p = ex.program();
 
   std::optional<einrt::WindowMapping> mapping;
   if (settings.data)
     mapping = einrt::parseWindowMapping(*settings.data);
-  if (!mapping)
-    mapping = einrt::inferWindowMapping(p, error);
-  if (!mapping)
-    return fail("cannot tell which input is the context: " + error);
-  auto layout = einrt::windowLayout(p, *mapping, error);
-  if (!layout)
-    return fail(error);
+  if (!mapping) {
+    einrt::Expected<einrt::WindowMapping> inferred = einrt::inferWindowMapping(p);
+    if (!inferred.ok())
+      return fail("cannot tell which input is the context: " + inferred.status().message());
+    mapping = *inferred;
+  }
+  einrt::Expected<einrt::WindowLayout> layout = einrt::windowLayout(p, *mapping);
+  if (!layout.ok())
+    return fail(layout.status().message());
 
   // The logits: the result named "logits", else the first output of the
   // right rank (next_token: [batch, vocab]; shifted: [batch, ctx, vocab]).
@@ -112,9 +112,9 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
   // The params, by name, from the checkpoint.
   einrt::SafetensorsMetadata metadata;
   bool checksummed = false;
-  auto tensors = statusOut(einrt::readSafetensors(o.checkpoint, metadata, &checksummed), error);
-  if (!tensors)
-    return fail("cannot read " + einrt::quoted(o.checkpoint) + ": " + error);
+  auto tensors = einrt::readSafetensors(o.checkpoint, metadata, &checksummed);
+  if (!tensors.ok())
+    return fail("cannot read " + einrt::quoted(o.checkpoint) + ": " + tensors.status().message());
   if (std::string missing = einrt::missingChecksums(o.checkpoint, metadata, checksummed);
       !missing.empty())
     return fail(missing);
@@ -138,9 +138,9 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
       continue;
     auto t = std::find_if(tensors->begin(), tensors->end(),
                           [&](const einrt::TensorData &t) { return t.name == b.name; });
-    if (!statusOut(ex.importBuffer(a, *t), error))
+    if (einrt::Status imported = ex.importBuffer(a, *t); !imported.ok())
       return fail("cannot load " + einrt::quoted(b.name) + " from " + einrt::quoted(o.checkpoint) +
-                  ": " + error);
+                  ": " + imported.message());
   }
 
   int64_t ctx = layout->context, batch = layout->batch;
@@ -159,8 +159,9 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
   for (int64_t d : p.buffers[p.arguments[layout->targetArg]].shape)
     targetCount *= d;
   targets.assign(targetCount, 0);
-  if (!statusOut(ex.setArgument(layout->targetArg, targets.data(), targets.size()), error))
-    return fail(error);
+  if (einrt::Status set = ex.setArgument(layout->targetArg, targets.data(), targets.size());
+      !set.ok())
+    return fail(set.message());
   einrt::Rng rng = einrt::Rng::forStream(o.seed, "sample");
   std::vector<double> logits(outVocab), all;
   for (int64_t n = 0; n < o.sampleTokens; ++n) {
@@ -186,12 +187,16 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     // Every row gets the same context.
     for (int64_t r = 1; r < batch; ++r)
       std::copy(contextBuf.begin(), contextBuf.begin() + ctx, contextBuf.begin() + r * ctx);
-    if (!statusOut(ex.setArgument(layout->contextArg, contextBuf.data(), contextBuf.size()), error))
-      return fail(error);
-    if (!statusOut(ex.run(), error))
-      return fail(error);
-    if (!statusOut(ex.read(size_t(p.results[logitsResult])), all, error))
-      return fail(error);
+    if (einrt::Status set =
+            ex.setArgument(layout->contextArg, contextBuf.data(), contextBuf.size());
+        !set.ok())
+      return fail(set.message());
+    if (einrt::Status ran = ex.run(); !ran.ok())
+      return fail(ran.message());
+    einrt::Expected<std::vector<double>> read = ex.read(size_t(p.results[logitsResult]));
+    if (!read.ok())
+      return fail(read.status().message());
+    all = read.take();
     for (int64_t v = 0; v < outVocab; ++v)
       logits[v] = all[size_t(position * outVocab + v)];
     for (double l : logits)

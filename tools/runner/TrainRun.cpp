@@ -78,11 +78,12 @@ bool profileRuns(const std::string &profile, const Backend &backend, const Loade
 
 Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend, const Loaded &loaded) {
   Prediction p;
-  nlohmann::json j;
-  std::string error;
-  if (bundle.reportJson.empty() ||
-      !einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size(), j, error))
+  if (bundle.reportJson.empty())
     return p;
+  auto parsed = einrt::parseStrictJson(bundle.reportJson.data(), bundle.reportJson.size());
+  if (!parsed.ok())
+    return p;
+  const nlohmann::json j = parsed.take();
   const nlohmann::json *device = member(&j, "device"), *name = member(device, "name");
   if (!name || !name->is_string())
     return p;
@@ -100,9 +101,8 @@ Prediction predict(const einrt::ModelBundle &bundle, const Backend &backend, con
 
 /// The schedule recorded in CK/last.safetensors, if any.
 std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
-  std::string error;
-  auto ck = einrt::readCheckpoint(lastPath, error);
-  if (!ck)
+  einrt::Expected<einrt::Checkpoint> ck = einrt::readCheckpoint(lastPath);
+  if (!ck.ok())
     return std::nullopt;
   einrt::Expected<einrt::Schedule> schedule = einrt::Schedule::parse(ck->info.schedule);
   if (!schedule.ok())
@@ -112,8 +112,8 @@ std::optional<einrt::Schedule> recordedSchedule(const std::string &lastPath) {
 
 /// --profile's table per profiled function, and its {"profile": ...} line
 /// appended to the metrics log.
-bool printProfile(const std::vector<einrt::Executor *> &profiled, const Prediction &prediction,
-                  const std::string &logFile, std::string &error) {
+einrt::Status printProfile(const std::vector<einrt::Executor *> &profiled,
+                           const Prediction &prediction, const std::string &logFile) {
   std::ostream &out = std::cout;
   nlohmann::json functions = nlohmann::json::array();
   einrt::StepRoofline roofline{prediction.peak, prediction.bandwidth};
@@ -145,15 +145,14 @@ bool printProfile(const std::vector<einrt::Executor *> &profiled, const Predicti
     functions.push_back({{"function", p.name}, {"runs", ex->profiledRuns()}, {"steps", steps}});
   }
   if (logFile.empty())
-    return true;
+    return einrt::Status::success();
   std::ofstream log(logFile, std::ios::app);
   log << nlohmann::json({{"profile", functions}}).dump() << "\n";
   log.flush();
-  if (!log) {
-    error = "cannot append the profile to " + einrt::quoted(logFile);
-    return false;
-  }
-  return true;
+  if (!log)
+    return einrt::Status(einrt::StatusCode::Io,
+                         "cannot append the profile to " + einrt::quoted(logFile));
+  return einrt::Status::success();
 }
 
 std::string lrText(double lr) { return einrt::formatShortest(lr); }
@@ -194,18 +193,21 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
   r->options = o;
   r->settings = s;
   r->vocab = vocab;
-  std::string error;
 
   // The data first: a bad file (every token id checked against the vocab)
   // is reported before minutes of compiling.
-  r->trainFile = einrt::TokenFile::open(o.trainData, error);
-  if (!r->trainFile || !r->trainFile->checkVocabulary(vocab, error))
-    return r->fail(error), nullptr;
-  if (!o.valData.empty()) {
-    r->valFile = einrt::TokenFile::open(o.valData, error);
-    if (!r->valFile || !r->valFile->checkVocabulary(vocab, error))
-      return r->fail(error), nullptr;
-  }
+  auto openChecked = [&](const std::string &path, std::optional<einrt::TokenFile> &file) {
+    einrt::Expected<einrt::TokenFile> opened = einrt::TokenFile::open(path);
+    if (!opened.ok())
+      return opened.takeStatus();
+    file = opened.take();
+    return file->checkVocabulary(vocab);
+  };
+  if (einrt::Status opened = openChecked(o.trainData, r->trainFile); !opened.ok())
+    return r->fail(opened.message()), nullptr;
+  if (!o.valData.empty())
+    if (einrt::Status opened = openChecked(o.valData, r->valFile); !opened.ok())
+      return r->fail(opened.message()), nullptr;
 
   // The schedule: its length from the settings, else the checkpoint being
   // resumed, else this run's --steps.
@@ -220,9 +222,10 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
   // The directory this run writes: made, shown writable and locked now, not
   // found wanting at the first save (rank 0 alone writes it).
   if (!context.comm || context.comm->rank() == 0) {
-    r->lock = einrt::CheckpointDirLock::acquire(ckDir, error);
-    if (!r->lock)
-      return r->fail(error), nullptr;
+    auto lock = einrt::CheckpointDirLock::acquire(ckDir);
+    if (!lock.ok())
+      return r->fail(lock.status().message()), nullptr;
+    r->lock = lock.take();
     if (!r->lock->note().empty())
       std::cerr << context.tool << " train: " << r->lock->note() << "\n";
   }
@@ -279,8 +282,7 @@ std::unique_ptr<TrainRun> TrainRun::prepare(const RunContext &context, const Run
   }
   if (ends && recorded && s.steps && recorded->total != schedule.total) {
     int64_t t = 0; // the first step this run trains: the checkpoint's + 1
-    std::string ignored;
-    if (auto ck = einrt::readCheckpoint(lastPath, ignored))
+    if (einrt::Expected<einrt::Checkpoint> ck = einrt::readCheckpoint(lastPath); ck.ok())
       t = ck->info.step + 1;
     totalFrom += "; the checkpoint's was " + n(recorded->total) + ": the lr at step " + n(t) +
                  " is " + lrText(schedule.at(t)) + ", it was " + lrText(recorded->at(t));
@@ -297,7 +299,6 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
                   const std::string &origin) {
   const RunOptions &o = options;
   const einrt::TrainSettings &s = settings;
-  std::string error;
   // The settings' accumulate is the global micro-batch count (einc train
   // compiled N x its per-rank one); each of N ranks runs accumulate / N.
   const int64_t accumulate = s.accumulate;
@@ -315,8 +316,8 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
 
   std::vector<std::string> names = trainFunctionNames(s, withValidation());
   Loaded loaded;
-  if (!load(bundle, names, backend, loaded, error))
-    return fail(error);
+  if (einrt::Status ok = load(bundle, names, backend, loaded); !ok.ok())
+    return fail(ok.message());
   // --distributed nccl: the ranks' NCCL communicator on this rank's GPU
   // (declared after `loaded`, so it goes before the device does).
   std::unique_ptr<einrt::Collectives> nccl;
@@ -336,16 +337,16 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   if (auto word = s.data) {
     config.mapping = *einrt::parseWindowMapping(*word);
   } else {
-    auto inferred = einrt::inferWindowMapping(first, error);
-    if (!inferred)
+    einrt::Expected<einrt::WindowMapping> inferred = einrt::inferWindowMapping(first);
+    if (!inferred.ok())
       return fail("cannot tell how a token window maps onto the inputs (set `data` to "
                   "next_token or shifted): " +
-                  error);
+                  inferred.status().message());
     config.mapping = *inferred;
   }
-  auto layout = einrt::windowLayout(first, config.mapping, error);
-  if (!layout)
-    return fail(error);
+  einrt::Expected<einrt::WindowLayout> layout = einrt::windowLayout(first, config.mapping);
+  if (!layout.ok())
+    return fail(layout.status().message());
 
   const std::string &ckDir = o.checkpointDir;
   config.steps = o.steps;
@@ -484,15 +485,17 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
       }
   }
 
-  auto trainer =
-      einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr, error);
-  if (!trainer)
-    return fail(error);
+  einrt::Expected<std::unique_ptr<einrt::Trainer>> created =
+      einrt::Trainer::create(config, programs, *trainFile, valFile ? &*valFile : nullptr);
+  if (!created.ok())
+    return fail(created.status().message());
+  std::unique_ptr<einrt::Trainer> trainer = created.take();
   if (context.comm) {
     // Per rank: ZeRO-1 divides the optimizer state (docs/distributed.md).
-    std::vector<int64_t> state;
-    if (!trainer->optimizerStateBytes(state, error))
-      return fail(error);
+    einrt::Expected<std::vector<int64_t>> stateBytes = trainer->optimizerStateBytes();
+    if (!stateBytes.ok())
+      return fail(stateBytes.status().message());
+    const std::vector<int64_t> &state = *stateBytes;
     int64_t total = 0;
     std::string list;
     for (size_t r = 0; r < state.size(); ++r) {
@@ -509,26 +512,26 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   einrt::TrainResult result;
   auto runStart = std::chrono::steady_clock::now();
   int stopSignal = 0;
-  bool ok;
+  einrt::Status trained;
   {
     // SIGINT/SIGTERM while training: save after this step, then stop.
     einrt::StopSignals signals(context.tool + " train: ", !leader);
-    ok = trainer->run(result, error);
+    trained = trainer->run(result);
     stopSignal = einrt::StopSignals::received();
   }
   out.flush();
   double runSeconds = seconds(runStart);
-  if (!ok)
-    return fail(error);
+  if (!trained.ok())
+    return fail(trained.message());
 
   // The trainer evaluates at the last step; a resume with nothing to do has
   // the checkpoint's validation loss, if any.
   std::optional<double> valLoss = result.lastValLoss;
   if (config.evalEvery > 0 && !valLoss && leader && !result.stopped) {
-    double v;
-    if (!trainer->evaluate(v, error))
-      return fail(error);
-    valLoss = v;
+    einrt::Expected<double> evaluation = trainer->evaluate();
+    if (!evaluation.ok())
+      return fail(evaluation.status().message());
+    valLoss = *evaluation;
   }
   int64_t stepsRun = result.lastStep - result.startStep;
   if (stepsRun > 0)
@@ -563,8 +566,9 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
     out << " (" << einrt::terminalSafe(ckDir) << "/best.safetensors)\n";
   }
   out << "checkpoint " << einrt::terminalSafe(ckDir) << "/last.safetensors\n";
-  if (leader && !profiled.empty() && !printProfile(profiled, prediction, o.logFile, error))
-    return fail(error);
+  if (leader && !profiled.empty())
+    if (einrt::Status printed = printProfile(profiled, prediction, o.logFile); !printed.ok())
+      return fail(printed.message());
   out.flush();
   if (!result.stopped)
     return 0;

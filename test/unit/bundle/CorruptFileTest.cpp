@@ -24,10 +24,13 @@ namespace {
 
 const std::string kName = "m.einprog";
 
+Expected<ModelBundle> parsed(const std::vector<uint8_t> &bytes) {
+  return parseModelBundle(bytes.data(), bytes.size(), kName);
+}
+
 std::string errorOf(const std::vector<uint8_t> &bytes) {
-  std::string error;
-  auto b = parseModelBundle(bytes.data(), bytes.size(), kName, error);
-  return b ? "(parsed)" : error;
+  Expected<ModelBundle> b = parsed(bytes);
+  return b.ok() ? "(parsed)" : b.status().message();
 }
 
 /// A small file: one reference program, default settings.
@@ -43,22 +46,25 @@ std::vector<uint8_t> smallFile() {
   int32_t c = pb.constant(DType::F32, {3}, {0.5});
   pb.result(pb.op(StepKind::Add, {a, c}, DType::F32, {3}, NoPayload{}), "loss");
   b.programs.push_back({"reference", pb.p});
-  std::string error;
-  auto bytes = serializeModelBundle(b, error);
-  EXPECT_TRUE(bytes) << error;
-  return *bytes;
+  auto bytes = serializeModelBundle(b);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
 }
 
 std::vector<uint8_t> sampleFile() {
-  std::string error;
-  auto bytes = serializeModelBundle(sampleBundle(), error);
-  EXPECT_TRUE(bytes) << error;
-  return *bytes;
+  auto bytes = serializeModelBundle(sampleBundle());
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
 }
 
 /// What the reader must say when the damage is caught by the frame.
 void expectFrameError(const std::vector<uint8_t> &bytes, size_t changedAt, const char *what) {
   std::string error = errorOf(bytes);
+  // Not a program file at all: Invalid; one whose frame is damaged: Corrupt.
+  const bool foreign = bytes.size() < 8 || changedAt < 8;
+  EXPECT_STREQ(statusCodeName(parsed(bytes).status().code()),
+               statusCodeName(foreign ? StatusCode::Invalid : StatusCode::Corrupt))
+      << what;
   if (bytes.empty())
     EXPECT_EQ(error, "'" + kName + "' is not an einc program file (it is empty)") << what;
   else if (bytes.size() < 8 || changedAt < 8)
@@ -143,6 +149,7 @@ TEST(CorruptFile, AnotherFormatVersionNamesTheWriter) {
     for (int i = 0; i < 4; ++i)
       file[8 + i] = uint8_t(version >> (8 * i));
     fixChecksum(file);
+    EXPECT_EQ(parsed(file).status().code(), StatusCode::Invalid);
     EXPECT_EQ(errorOf(file), "'" + kName + "' was written by einc 0.1.0 (test) (program format " +
                                  std::to_string(version) + "); this einc reads format " + reads +
                                  ": recompile the model");

@@ -70,19 +70,18 @@ std::map<std::string, int64_t> dimsOf(mlir::ModuleOp module) {
 
 /// The bundle's bytes after a round trip, checking it came back identical.
 void expectRoundTrip(const einrt::ModelBundle &b) {
-  std::string error;
-  auto bytes = einrt::serializeModelBundle(b, error);
-  ASSERT_TRUE(bytes) << error;
-  auto back = einrt::parseModelBundle(bytes->data(), bytes->size(), "model.einprog", error);
-  ASSERT_TRUE(back) << error;
+  auto bytes = einrt::serializeModelBundle(b);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto back = einrt::parseModelBundle(bytes->data(), bytes->size(), "model.einprog");
+  ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_TRUE(*back == b) << einrt::firstDifference(*back, b);
   for (const einrt::BundledProgram &bp : b.programs) {
     const einrt::BundledProgram *got = back->find(bp.program.name);
     ASSERT_NE(got, nullptr) << bp.program.name;
     EXPECT_EQ(got->program, bp.program) << bp.program.name;
   }
-  auto again = einrt::serializeModelBundle(*back, error);
-  ASSERT_TRUE(again) << error;
+  auto again = einrt::serializeModelBundle(*back);
+  ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(*again, *bytes);
 }
 
@@ -125,9 +124,8 @@ TEST(ModelPrograms, BothExamplesRoundTripOnBothBackends) {
       ASSERT_TRUE(mlir::succeeded(program)) << name;
       b.programs.push_back({"reference", std::move(*program)});
     }
-    std::string error;
-    auto window = einrt::inferWindowMapping(b.find("train_step")->program, error);
-    ASSERT_TRUE(window) << error;
+    auto window = einrt::inferWindowMapping(b.find("train_step")->program);
+    ASSERT_TRUE(window.ok()) << window.status().message();
     b.window = *window;
     b.reportJson = R"({"model": ")" + b.modelName + R"("})";
     expectRoundTrip(b);
@@ -160,7 +158,7 @@ TEST(ModelPrograms, BothExamplesRoundTripOnBothBackends) {
     b.kernelObjects.push_back(table);
     expectRoundTrip(b);
     b.kernelObjects[0].kernelCount -= 1;
-    EXPECT_FALSE(einrt::serializeModelBundle(b, error));
+    std::string error = einrt::serializeModelBundle(b).status().message();
     EXPECT_NE(error.find("launches kernel " + std::to_string(kernels->kernelCount() - 1)),
               std::string::npos)
         << error;

@@ -18,17 +18,28 @@ using namespace einrt::test;
 namespace {
 
 std::vector<uint8_t> serialized(const ModelBundle &b) {
-  std::string error;
-  auto bytes = serializeModelBundle(b, error);
-  EXPECT_TRUE(bytes) << error;
-  return bytes ? *bytes : std::vector<uint8_t>{};
+  auto bytes = serializeModelBundle(b);
+  EXPECT_TRUE(bytes.ok()) << bytes.status().message();
+  return bytes.ok() ? *bytes : std::vector<uint8_t>{};
 }
 
-std::optional<ModelBundle> parsed(const std::vector<uint8_t> &bytes, std::string &error) {
-  return parseModelBundle(bytes.data(), bytes.size(), "m.einprog", error);
+/// The bundle read back, or none after a test failure saying why.
+std::optional<ModelBundle> parsed(const std::vector<uint8_t> &bytes) {
+  Expected<ModelBundle> back = parseModelBundle(bytes.data(), bytes.size(), "m.einprog");
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  if (!back.ok())
+    return std::nullopt;
+  return back.take();
 }
 
 std::string bytesOf(const char *text) { return text; }
+
+/// Why the writer refuses `b` (a bundle the reader would refuse: Invalid).
+std::string writeRefusal(const ModelBundle &b) {
+  Expected<std::vector<uint8_t>> bytes = serializeModelBundle(b);
+  EXPECT_EQ(bytes.status().code(), StatusCode::Invalid) << bytes.status().message();
+  return bytes.status().message();
+}
 
 } // namespace
 
@@ -85,9 +96,8 @@ TEST(ProgramFile, SampleCoversEveryKindDtypeRoleAndPayload) {
 TEST(ProgramFile, RoundTripIsIdenticalAndDeterministic) {
   ModelBundle b = sampleBundle();
   std::vector<uint8_t> bytes = serialized(b);
-  std::string error;
-  auto back = parsed(bytes, error);
-  ASSERT_TRUE(back) << error;
+  auto back = parsed(bytes);
+  ASSERT_TRUE(back);
   EXPECT_TRUE(*back == b) << firstDifference(*back, b);
   EXPECT_EQ(back->writtenBy, "einc 0.1.0 (test)");
   EXPECT_EQ(back->source, b.source); // bytes that are not UTF-8 included
@@ -107,9 +117,8 @@ TEST(ProgramFile, DoublesComeBackBitForBit) {
   ASSERT_EQ(in.kind, "normal");
   in.mean = 0.1 + 0.2, in.std = 1e-300, in.clip = 5e-324;
   b.settings.lr = 1.0 / 3;
-  std::string error;
-  auto back = parsed(serialized(b), error);
-  ASSERT_TRUE(back) << error;
+  auto back = parsed(serialized(b));
+  ASSERT_TRUE(back);
   const Init &got = back->programs[0].program.buffers[7].init;
   EXPECT_TRUE(identical(got.mean, 0.1 + 0.2));
   EXPECT_TRUE(identical(got.std, 1e-300));
@@ -123,9 +132,8 @@ TEST(ProgramFile, EmptyAndDefaultBundlesRoundTrip) {
   ModelBundle empty;
   std::vector<uint8_t> bytes = serialized(empty);
   EXPECT_EQ(splitFile(bytes).header, "{}      "); // every member its default
-  std::string error;
-  auto back = parsed(bytes, error);
-  ASSERT_TRUE(back) << error;
+  auto back = parsed(bytes);
+  ASSERT_TRUE(back);
   EXPECT_TRUE(*back == empty);
   EXPECT_FALSE(back->window.has_value());
   EXPECT_FALSE(back->settings.minLr.has_value());
@@ -134,8 +142,8 @@ TEST(ProgramFile, EmptyAndDefaultBundlesRoundTrip) {
   b.programs[0].program.steps[0].note.clear();
   b.programs[0].program.buffers[7].init.mean = 0;
   b.settings.lr = TrainSettings().lr;
-  back = parsed(serialized(b), error);
-  ASSERT_TRUE(back) << error;
+  back = parsed(serialized(b));
+  ASSERT_TRUE(back);
   EXPECT_TRUE(*back == b) << firstDifference(*back, b);
 }
 
@@ -220,12 +228,11 @@ TEST(ProgramFile, WriteIsAtomicAndReadsBack) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string path = std::string(dir) + "/model.einprog";
   ModelBundle b = sampleBundle();
-  std::string error;
-  ASSERT_TRUE(writeModelBundle(path, b, error)) << error;
+  ASSERT_TRUE(writeModelBundle(path, b).ok());
   b.modelName = "second";
-  ASSERT_TRUE(writeModelBundle(path, b, error)) << error; // replaces it
-  auto back = readModelBundle(path, error);
-  ASSERT_TRUE(back) << error;
+  ASSERT_TRUE(writeModelBundle(path, b).ok()); // replaces it
+  auto back = readModelBundle(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_TRUE(*back == b);
   // Nothing left beside it (no temporary).
   DIR *d = opendir(dir);
@@ -235,31 +242,33 @@ TEST(ProgramFile, WriteIsAtomicAndReadsBack) {
     entries += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
   closedir(d);
   EXPECT_EQ(entries, 1);
-  EXPECT_FALSE(readModelBundle(std::string(dir) + "/missing.einprog", error));
-  EXPECT_EQ(error.find("cannot open '"), 0u) << error;
-  EXPECT_FALSE(readModelBundle(dir, error));
-  EXPECT_EQ(error, "'" + std::string(dir) + "' is not a regular file");
+  Status missing = readModelBundle(std::string(dir) + "/missing.einprog").status();
+  EXPECT_EQ(missing.code(), StatusCode::NotFound);
+  EXPECT_EQ(missing.message().find("cannot open '"), 0u) << missing.message();
+  Status directory = readModelBundle(dir).status();
+  EXPECT_FALSE(directory.ok());
+  EXPECT_EQ(directory.message(), "'" + std::string(dir) + "' is not a regular file");
   // A failed write (no such directory) names the file and leaves nothing.
-  EXPECT_FALSE(writeModelBundle(std::string(dir) + "/no/such/dir/m.einprog", b, error));
-  EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
+  Status written = writeModelBundle(std::string(dir) + "/no/such/dir/m.einprog", b);
+  EXPECT_EQ(written.code(), StatusCode::Io);
+  EXPECT_NE(written.message().find("cannot create"), std::string::npos) << written.message();
   ::unlink(path.c_str());
   ::rmdir(dir);
 }
 
 TEST(ProgramFile, WriterRefusesWhatTheReaderWould) {
-  std::string error;
   ModelBundle b = sampleBundle();
   b.programs[1].program.steps[0].inputs = {7};
-  EXPECT_FALSE(serializeModelBundle(b, error));
-  EXPECT_EQ(error, "cannot write the program file: program 'forward': step 0 (exp, test exp): "
-                   "input 0: buffer index 7 out of range (2 buffers)");
+  EXPECT_EQ(writeRefusal(b),
+            "cannot write the program file: program 'forward': step 0 (exp, test exp): "
+            "input 0: buffer index 7 out of range (2 buffers)");
   b = sampleBundle();
   b.programs[0].program.buffers[0].name = bytesOf("x\xc3");
-  EXPECT_FALSE(serializeModelBundle(b, error));
-  EXPECT_EQ(error, "cannot write the program file: programs[0].program.buffers[0].name: not "
-                   "valid UTF-8");
+  EXPECT_EQ(writeRefusal(b),
+            "cannot write the program file: programs[0].program.buffers[0].name: not "
+            "valid UTF-8");
   b = sampleBundle();
   b.writtenBy = std::string(300, 'e');
-  EXPECT_FALSE(serializeModelBundle(b, error));
-  EXPECT_EQ(error, "cannot write the program file: the writer's name is longer than 256 bytes");
+  EXPECT_EQ(writeRefusal(b),
+            "cannot write the program file: the writer's name is longer than 256 bytes");
 }

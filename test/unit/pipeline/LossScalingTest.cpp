@@ -269,7 +269,7 @@ struct ScaledRun {
     }
     einrt::test::writeBytes(dir.file("train.bin"),
                             einrt::test::tokenBytes(einrt::test::patternTokens(4000, 16)));
-    data = einrt::TokenFile::open(dir.file("train.bin"), error);
+    data = einrt::test::valueOf(einrt::TokenFile::open(dir.file("train.bin")));
     EXPECT_TRUE(data) << error;
   }
   einrt::TrainConfig config(int64_t steps, int64_t microBatches) const {
@@ -290,18 +290,16 @@ struct ScaledRun {
     p.trainStep = step ? &*step : nullptr;
     p.accumulate = accumulate ? &*accumulate : nullptr;
     p.apply = apply ? &*apply : nullptr;
-    std::string error;
-    auto t = einrt::Trainer::create(c, p, *data, nullptr, error);
-    EXPECT_TRUE(t) << error;
-    return t;
+    auto t = einrt::test::valueOf(einrt::Trainer::create(c, p, *data, nullptr));
+    return t ? std::move(*t) : nullptr;
   }
   std::vector<nlohmann::json> log() const {
     std::vector<nlohmann::json> lines;
     std::ifstream in(dir.file("log.jsonl"));
     for (std::string line; std::getline(in, line);) {
-      nlohmann::json j;
-      std::string error;
-      EXPECT_TRUE(einrt::parseStrictJson(line.data(), line.size(), j, error)) << error;
+      einrt::Expected<nlohmann::json> parsed = einrt::parseStrictJson(line.data(), line.size());
+      EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+      nlohmann::json j = parsed.ok() ? parsed.take() : nlohmann::json();
       j.erase("tokens_per_second"); // a measurement
       lines.push_back(j);
     }
@@ -339,25 +337,26 @@ TEST(LossScalingTrainer, SkipsOverflowingStepsAndLogsTheScaler) {
     auto t = run.trainer(run.config(10, k));
     ASSERT_TRUE(t);
     // The first step overflows (2^90 · 1e12 > 3.4e38): the params are kept.
-    std::vector<einrt::TensorData> before, after;
-    std::string error;
-    ASSERT_TRUE(t->stateTensors(before, error)) << error;
+    auto before = einrt::test::valueOf(t->stateTensors());
+    ASSERT_TRUE(before);
     double loss, norm;
-    ASSERT_TRUE(t->trainStep(loss, norm, error)) << error;
-    ASSERT_TRUE(t->stateTensors(after, error)) << error;
+    ASSERT_EQ(t->trainStep(loss, norm).message(), "");
+    auto after = einrt::test::valueOf(t->stateTensors());
+    ASSERT_TRUE(after);
     EXPECT_FALSE(std::isfinite(norm));
     EXPECT_EQ(t->optimizerStep(), 0);
     ASSERT_TRUE(t->lossScaler());
     EXPECT_EQ(t->lossScaler()->scale, std::ldexp(1.0, 89));
     EXPECT_EQ(t->lossScaler()->skippedSteps, 1);
-    for (size_t i = 0; i < before.size(); ++i)
-      if (!einrt::isLossScaleState(before[i].name))
-        EXPECT_EQ(before[i].bytes, after[i].bytes) << before[i].name;
+    for (size_t i = 0; i < before->size(); ++i)
+      if (!einrt::isLossScaleState((*before)[i].name)) {
+        EXPECT_EQ((*before)[i].bytes, (*after)[i].bytes) << (*before)[i].name;
+      }
 
     // A whole run: the skips it needs, then training; the log says so.
     t = run.trainer(run.config(10, k));
     einrt::TrainResult result;
-    ASSERT_TRUE(t->run(result, error)) << error;
+    ASSERT_EQ(t->run(result).message(), "");
     std::vector<nlohmann::json> log = run.log();
     ASSERT_EQ(log.size(), 10u);
     int64_t skipped = checkScalerLog(log, 2);
@@ -371,29 +370,28 @@ TEST(LossScalingTrainer, SkipsOverflowingStepsAndLogsTheScaler) {
 
 TEST(LossScalingTrainer, CheckpointRoundTripsTheScaler) {
   ScaledRun straight(1), resumed(1);
-  std::string error;
   einrt::TrainResult r;
-  ASSERT_TRUE(straight.trainer(straight.config(8, 1))->run(r, error)) << error;
-  ASSERT_TRUE(resumed.trainer(resumed.config(4, 1))->run(r, error)) << error;
+  ASSERT_EQ(straight.trainer(straight.config(8, 1))->run(r).message(), "");
+  ASSERT_EQ(resumed.trainer(resumed.config(4, 1))->run(r).message(), "");
   // The checkpoint holds the scaler's state.
-  auto ck = einrt::readCheckpoint(resumed.dir.file("ck/last.safetensors"), error);
-  ASSERT_TRUE(ck) << error;
+  auto ck = einrt::test::valueOf(einrt::readCheckpoint(resumed.dir.file("ck/last.safetensors")));
+  ASSERT_TRUE(ck);
   for (const char *name : {einrt::kLossScaleName, einrt::kGoodStepsName, einrt::kSkippedStepsName})
     ASSERT_TRUE(ck->find(name)) << name;
   EXPECT_EQ(ck->find(einrt::kLossScaleName)->bytes.size(), 4u); // one f32
   einrt::TrainConfig c = resumed.config(8, 1);
   c.resume = true;
   auto t = resumed.trainer(c);
-  ASSERT_TRUE(t->run(r, error)) << error;
+  ASSERT_EQ(t->run(r).message(), "");
   // Bit for bit the run that did not stop: params, moments and scaler.
-  std::vector<einrt::TensorData> a, b;
   auto s = straight.trainer(straight.config(8, 1));
-  ASSERT_TRUE(s->resumeFrom(straight.dir.file("ck/last.safetensors"), error)) << error;
-  ASSERT_TRUE(s->stateTensors(a, error)) << error;
-  ASSERT_TRUE(t->stateTensors(b, error)) << error;
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_EQ(a[i].bytes, b[i].bytes) << a[i].name;
+  ASSERT_EQ(s->resumeFrom(straight.dir.file("ck/last.safetensors")).message(), "");
+  auto a = einrt::test::valueOf(s->stateTensors());
+  auto b = einrt::test::valueOf(t->stateTensors());
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->size(), b->size());
+  for (size_t i = 0; i < a->size(); ++i)
+    EXPECT_EQ((*a)[i].bytes, (*b)[i].bytes) << (*a)[i].name;
   EXPECT_EQ(straight.log(), resumed.log());
   EXPECT_EQ(s->optimizerStep(), t->optimizerStep());
 }

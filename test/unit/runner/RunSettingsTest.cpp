@@ -183,19 +183,18 @@ einrt::ModelBundle smallBundle() {
 std::string refusal(const std::vector<std::pair<std::string, std::string>> &sets) {
   einc::runner::RunOptions o;
   o.overrides = sets;
-  einrt::TrainSettings s;
-  std::string error;
-  EXPECT_FALSE(einc::runner::runSettings(smallBundle(), o, s, error));
-  return error;
+  einrt::Expected<einrt::TrainSettings> s = einc::runner::runSettings(smallBundle(), o);
+  EXPECT_EQ(s.status().code(), einrt::StatusCode::Invalid);
+  return s.status().message();
 }
 
 TEST(RunSettings, ExecutablesTakeRunTimeSettingsOnly) {
   einc::runner::RunOptions o;
   o.overrides = {
       {"seed", "4"}, {"lr", "0.01"}, {"lr", "0.02"}, {"hidden", "32"}, {"optimizer", "adamw"}};
-  einrt::TrainSettings s;
-  std::string error;
-  ASSERT_TRUE(einc::runner::runSettings(smallBundle(), o, s, error)) << error;
+  einrt::Expected<einrt::TrainSettings> applied = einc::runner::runSettings(smallBundle(), o);
+  ASSERT_TRUE(applied.ok()) << applied.status().message();
+  const einrt::TrainSettings s = applied.take();
   EXPECT_EQ(s.lr, 0.02); // the last --set of a key wins
   EXPECT_EQ(s.seed, 4);
   EXPECT_EQ(s.optimizer, "adamw");

@@ -287,11 +287,10 @@ TEST(GemmEpilogue, ProgramFileRoundTrip) {
   bundle.writtenBy = "einc 0.1.0 (test)";
   bundle.modelName = "tiny";
   bundle.programs.push_back({"cpu", p});
-  std::string error;
-  auto bytes = serializeModelBundle(bundle, error);
-  ASSERT_TRUE(bytes) << error;
-  auto back = parseModelBundle(bytes->data(), bytes->size(), "tiny.einprog", error);
-  ASSERT_TRUE(back) << error;
+  auto bytes = serializeModelBundle(bundle);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  auto back = parseModelBundle(bytes->data(), bytes->size(), "tiny.einprog");
+  ASSERT_TRUE(back.ok()) << back.status().message();
   ASSERT_EQ(back->programs.size(), 1u);
   const GemmPost &read = back->programs[0].program.steps.back().as<GemmDesc>().post;
   EXPECT_EQ(read.kernel, 0);

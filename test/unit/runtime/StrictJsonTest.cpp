@@ -9,30 +9,28 @@ using nlohmann::json;
 namespace {
 
 std::string errorOf(const std::string &text) {
-  json j;
-  std::string error;
-  EXPECT_FALSE(parseStrictJson(text.data(), text.size(), j, error)) << text;
-  EXPECT_TRUE(j.is_null()); // nothing half-built is left behind
+  Expected<json> j = parseStrictJson(text.data(), text.size());
+  EXPECT_FALSE(j.ok()) << text;
+  EXPECT_EQ(j.status().code(), StatusCode::Invalid) << text;
   // checkStrictJson refuses it with the same message, building nothing.
-  std::string checked;
-  EXPECT_FALSE(checkStrictJson(text.data(), text.size(), checked)) << text;
-  EXPECT_EQ(checked, error) << text;
-  return error;
+  Status checked = checkStrictJson(text.data(), text.size());
+  EXPECT_EQ(checked.code(), StatusCode::Invalid) << text;
+  EXPECT_EQ(checked.message(), j.status().message()) << text;
+  return j.status().message();
 }
 
 bool checks(const std::string &text) {
-  std::string error;
-  bool ok = checkStrictJson(text.data(), text.size(), error);
-  EXPECT_TRUE(ok) << text << ": " << error;
-  return ok;
+  Status checked = checkStrictJson(text.data(), text.size());
+  EXPECT_TRUE(checked.ok()) << text << ": " << checked.message();
+  return checked.ok();
 }
 
 TEST(StrictJson, ParsesAndKeepsTheTopLevelOrder) {
   std::string text = " {\"b\": [1, -2, 2.5, \"x\\u00e9\", true, null], \"a\": {\"c\": {}}} ";
-  json j;
-  std::string error;
   std::vector<std::string> keys;
-  ASSERT_TRUE(parseStrictJson(text.data(), text.size(), j, error, &keys)) << error;
+  Expected<json> parsed = parseStrictJson(text.data(), text.size(), &keys);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  json j = parsed.take();
   EXPECT_EQ(keys, (std::vector<std::string>{"b", "a"}));
   EXPECT_EQ(j["b"][3], "x\xC3\xA9");
   EXPECT_EQ(j["b"][1], -2);
@@ -61,9 +59,9 @@ TEST(StrictJson, NestingIsLimited) {
   auto nested = [](int depth) {
     return std::string(size_t(depth), '[') + "1" + std::string(size_t(depth), ']');
   };
-  json j;
-  std::string error, ok = nested(kMaxJsonDepth);
-  EXPECT_TRUE(parseStrictJson(ok.data(), ok.size(), j, error)) << error;
+  std::string ok = nested(kMaxJsonDepth);
+  Expected<json> j = parseStrictJson(ok.data(), ok.size());
+  EXPECT_TRUE(j.ok()) << j.status().message();
   EXPECT_TRUE(checks(ok));
   EXPECT_NE(errorOf(nested(kMaxJsonDepth + 1)).find("nesting deeper than 64"), std::string::npos);
   // Hostile depth stops at the limit, not after reading a million brackets.
@@ -84,9 +82,8 @@ TEST(StrictJson, MessagesQuoteNoInput) {
 
 TEST(StrictJson, IndicesAreNonNegativeIntegerLiterals) {
   auto index = [](const std::string &text, int64_t &v) {
-    json j;
-    std::string error;
-    return parseStrictJson(text.data(), text.size(), j, error) && jsonToIndex(j, v);
+    Expected<json> j = parseStrictJson(text.data(), text.size());
+    return j.ok() && jsonToIndex(*j, v);
   };
   int64_t v = -1;
   EXPECT_TRUE(index("0", v));

@@ -32,16 +32,16 @@ TEST(DeviceOrderedSum, EqualsOneProcessSumBitForBit) {
         auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
           HostCollectives coll(comm, std::make_shared<HostDevice>());
           auto created = DeviceOrderedSum::create(coll, count);
-          if (!succeeded(created.status(), error))
+          if (!statusOut(created.status(), error))
             return false;
           std::unique_ptr<DeviceOrderedSum> sum = created.take();
           EXPECT_EQ(sum->sliceElements(), (count + n - 1) / n);
           for (int64_t j = 0; j < rounds; ++j) { // round j: micro-batch j·n + r
             std::memcpy(sum->contribution(), x[size_t(j * n + r)].data(), size_t(count) * 4);
-            if (!succeeded(sum->addRound(j), error))
+            if (!statusOut(sum->addRound(j), error))
               return false;
           }
-          if (!succeeded(sum->finish(), error))
+          if (!statusOut(sum->finish(), error))
             return false;
           out.assign(sum->sum(), sum->sum() + count);
           return true;
@@ -91,10 +91,8 @@ TEST(DeviceCollectives, ShardedOptimizerBroadcastsParamsOnTheDevice) {
       rc.comm = comm.get();
       rc.collectives = &coll;
       rc.shardOptimizer = true;
-      auto t = Trainer::create(rc, rig.programs(), *data.train, &*data.val, o.error);
-      if (!t || !t->run(o.result, o.error))
+      if (!runInto(Trainer::create(rc, rig.programs(), *data.train, &*data.val), o))
         return;
-      t->stateTensors(o.state, o.error);
       statusOut(rig.apply->read(size_t(rig.apply->program().arguments[0])), table[size_t(r)],
                 o.error);
       o.collectiveCalls = coll.calls;
@@ -122,15 +120,16 @@ TEST(DeviceCollectives, RefusesCollectivesOfAnotherDeviceOrOtherRanks) {
   TrainConfig c = config(2, 2);
   c.comm = comm.get();
   c.collectives = &elsewhere;
-  std::string error;
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, &*data.val, error));
+  std::string error =
+      failureOf(Trainer::create(c, rig.programs(), *data.train, &*data.val), StatusCode::Invalid);
   EXPECT_NE(error.find("move another device's memory"), std::string::npos) << error;
 
   ThreadGroup two(2);
   auto other = two.rank(1);
   HostCollectives wrongRanks(*other, rig.accumulate->sharedDevice());
   c.collectives = &wrongRanks;
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, &*data.val, error));
+  error =
+      failureOf(Trainer::create(c, rig.programs(), *data.train, &*data.val), StatusCode::Invalid);
   EXPECT_NE(error.find("are not the ranks of the run"), std::string::npos) << error;
 }
 

@@ -37,9 +37,9 @@ TEST(OrderedSum, EqualsOneProcessSumBitForBit) {
         auto rank = [&](Communicator &comm, int r, std::vector<float> &out, std::string &error) {
           OrderedSum sum(comm, count, bucket);
           for (int64_t j = 0; j < rounds; ++j) // round j: micro-batch j·n + r
-            if (!succeeded(sum.addRound(x[size_t(j * n + r)].data(), j, rounds), error))
+            if (!statusOut(sum.addRound(x[size_t(j * n + r)].data(), j, rounds), error))
               return false;
-          if (!succeeded(sum.finish(), error))
+          if (!statusOut(sum.finish(), error))
             return false;
           out = sum.sum();
           return true;
@@ -85,13 +85,13 @@ TEST(OrderedSum, WaitsForEachBucketsPartOfTheContribution) {
           changed.wait(lock, [&] { return released >= end; });
           return true;
         };
-        bool ok = succeeded(sum.addRound(part.data(), j, rounds, ready), error);
+        bool ok = statusOut(sum.addRound(part.data(), j, rounds, ready), error);
         producer.join();
         if (!ok)
           return false;
         EXPECT_EQ(asked, (std::vector<int64_t>{5, 10, 15, 20, 25, 30, 35, 37}));
       }
-      if (!succeeded(sum.finish(), error))
+      if (!statusOut(sum.finish(), error))
         return false;
       out = sum.sum();
       return true;

@@ -81,8 +81,8 @@ struct Data {
     writeBytes(dir.file("train.bin"), tokenBytes(patternTokens(20000, 7, 1)));
     writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, 7, 2)));
     std::string error;
-    train = TokenFile::open(dir.file("train.bin"), error);
-    val = TokenFile::open(dir.file("val.bin"), error);
+    train = valueOf(TokenFile::open(dir.file("train.bin")));
+    val = valueOf(TokenFile::open(dir.file("val.bin")));
   }
 };
 
@@ -127,6 +127,27 @@ struct RankOutcome {
   int64_t collectiveCalls = 0; // the device path's (HostCollectives::calls)
 };
 
+/// Runs the trainer `created` and takes its state into `o`; the first
+/// failure's message into o.error. Whether it got the state.
+inline bool runInto(Expected<std::unique_ptr<Trainer>> created, RankOutcome &o) {
+  if (!created.ok()) {
+    o.error = created.status().message();
+    return false;
+  }
+  std::unique_ptr<Trainer> t = created.take();
+  if (Status ran = t->run(o.result); !ran.ok()) {
+    o.error = ran.message();
+    return false;
+  }
+  Expected<std::vector<TensorData>> state = t->stateTensors();
+  if (!state.ok()) {
+    o.error = state.status().message();
+    return false;
+  }
+  o.state = state.take();
+  return true;
+}
+
 struct RankOptions {
   bool fast = false;   // --allreduce fast
   bool device = false; // the device path: HostCollectives in NCCL's place
@@ -153,11 +174,7 @@ inline std::vector<RankOutcome> trainOnRanks(const TinyModel &model, Data &data,
       rc.fastSum = options.fast;
       rc.bucketBytes = 64; // many buckets: the pipeline, not one message
       RankOutcome &o = out[size_t(r)];
-      auto t = Trainer::create(rc, rig.programs(), *data.train, &*data.val, o.error);
-      if (!t)
-        return;
-      if (t->run(o.result, o.error))
-        t->stateTensors(o.state, o.error);
+      runInto(Trainer::create(rc, rig.programs(), *data.train, &*data.val), o);
       o.collectiveCalls = coll ? coll->calls : 0;
     });
   for (auto &t : threads)
@@ -169,9 +186,7 @@ inline RankOutcome trainAlone(const TinyModel &model, Data &data, int64_t global
   Rig rig(model, global);
   c.accumulate = global;
   RankOutcome o;
-  auto t = Trainer::create(c, rig.programs(), *data.train, &*data.val, o.error);
-  if (t && t->run(o.result, o.error))
-    t->stateTensors(o.state, o.error);
+  runInto(Trainer::create(c, rig.programs(), *data.train, &*data.val), o);
   return o;
 }
 

@@ -26,10 +26,9 @@ using namespace einrt::test;
 namespace {
 
 int64_t checkpointStep(const std::string &path) {
-  std::string error;
-  auto ck = readCheckpoint(path, error);
-  EXPECT_TRUE(ck) << error;
-  return ck ? ck->info.step : -1;
+  auto ck = readCheckpoint(path);
+  EXPECT_TRUE(ck.ok()) << ck.status().message();
+  return ck.ok() ? ck->info.step : -1;
 }
 
 // Asked after step 4 (log_every 100, no checkpoint due): step 4 is saved and
@@ -145,10 +144,9 @@ TEST(StopSignals, ThePreviousHandlersComeBack) {
 
 TEST(CheckpointDir, CreatedAndLockedWithThePid) {
   TempDir d;
-  std::string error;
-  auto lock = CheckpointDirLock::acquire(d.file("runs/a/ck"), error);
-  ASSERT_TRUE(lock) << error;
-  EXPECT_TRUE(lock->note().empty());
+  auto lock = CheckpointDirLock::acquire(d.file("runs/a/ck"));
+  ASSERT_TRUE(lock.ok()) << lock.status().message();
+  EXPECT_TRUE((*lock)->note().empty());
   std::ifstream file(d.file(std::string("runs/a/ck/") + kCheckpointLockName));
   int64_t pid = 0;
   file >> pid;
@@ -163,14 +161,13 @@ TEST(CheckpointDir, CreatedAndLockedWithThePid) {
 // Permission bits do not stop root: /proc takes no new files from anyone,
 // and nothing can be made under a file.
 TEST(CheckpointDir, UnwritableIsRefused) {
-  std::string error;
-  EXPECT_FALSE(CheckpointDirLock::acquire("/proc", error));
+  std::string error = failureOf(CheckpointDirLock::acquire("/proc"), StatusCode::Io);
   EXPECT_EQ(error.rfind("cannot write in the checkpoint directory '/proc': ", 0), 0u) << error;
   TempDir d;
   {
     std::ofstream(d.file("afile")) << "x";
   }
-  EXPECT_FALSE(CheckpointDirLock::acquire(d.file("afile/ck"), error));
+  error = failureOf(CheckpointDirLock::acquire(d.file("afile/ck")), StatusCode::Io);
   EXPECT_EQ(error,
             "cannot create the checkpoint directory '" + d.file("afile/ck") + "': Not a directory");
 }
@@ -186,9 +183,8 @@ TEST(CheckpointDir, ASecondProcessIsRefusedWithTheHoldersPid) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     close(done[1]); // the parent's end: EOF when the parent closes it
-    std::string error;
-    auto lock = CheckpointDirLock::acquire(d.path, error);
-    char c = lock ? 'y' : 'n';
+    auto lock = CheckpointDirLock::acquire(d.path);
+    char c = lock.ok() ? 'y' : 'n';
     if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) < 0)
       _exit(2);
     _exit(0); // the lock goes with the process
@@ -198,19 +194,18 @@ TEST(CheckpointDir, ASecondProcessIsRefusedWithTheHoldersPid) {
   char c = 0;
   ASSERT_EQ(read(ready[0], &c, 1), 1);
   EXPECT_EQ(c, 'y');
-  std::string error;
-  EXPECT_FALSE(CheckpointDirLock::acquire(d.path, error));
-  EXPECT_EQ(error, "the checkpoint directory '" + d.path +
-                       "' is in use by another training run (pid " + std::to_string(child) +
-                       " holds its lock, train.lock): wait for it to end, stop it (SIGINT or "
-                       "SIGTERM saves and stops it), or choose another --checkpoint-dir");
+  EXPECT_EQ(failureOf(CheckpointDirLock::acquire(d.path), StatusCode::Unavailable),
+            "the checkpoint directory '" + d.path + "' is in use by another training run (pid " +
+                std::to_string(child) +
+                " holds its lock, train.lock): wait for it to end, stop it (SIGINT or "
+                "SIGTERM saves and stops it), or choose another --checkpoint-dir");
   close(done[1]);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   close(ready[0]);
-  auto lock = CheckpointDirLock::acquire(d.path, error);
-  EXPECT_TRUE(lock) << error;
+  auto lock = CheckpointDirLock::acquire(d.path);
+  EXPECT_TRUE(lock.ok()) << lock.status().message();
 }
 
 } // namespace

@@ -23,7 +23,7 @@ Checkpoint trainedCheckpoint(Data &data, const TempDir &dir) {
   Outcome o = train(rig, data, c);
   EXPECT_TRUE(o.ok) << o.error;
   std::string error;
-  auto ck = readCheckpoint(dir.file("last.safetensors"), error);
+  auto ck = valueOf(readCheckpoint(dir.file("last.safetensors")));
   EXPECT_TRUE(ck) << error;
   return ck ? *ck : Checkpoint{};
 }
@@ -62,7 +62,7 @@ TEST(TrainerInit, TakesTheParamsAndStartsTheOptimizerAtZero) {
   Outcome trained = train(again, data, c);
   ASSERT_TRUE(trained.ok) << trained.error;
   std::string error;
-  auto last = readCheckpoint(two.file("last.safetensors"), error);
+  auto last = valueOf(readCheckpoint(two.file("last.safetensors")));
   ASSERT_TRUE(last) << error;
   EXPECT_EQ(last->info.step, 10);
   EXPECT_EQ(last->info.optimizerStep, 10);
@@ -86,7 +86,7 @@ TEST(TrainerInit, KeepOptimizerTakesTheStateAndItsUpdateCount) {
   Rig again(TinyModel{});
   ASSERT_TRUE(train(again, data, c).ok);
   std::string error;
-  auto last = readCheckpoint(two.file("last.safetensors"), error);
+  auto last = valueOf(readCheckpoint(two.file("last.safetensors")));
   ASSERT_TRUE(last) << error;
   EXPECT_EQ(last->info.step, 10);
   EXPECT_EQ(last->info.optimizerStep, 40); // the checkpoint's 30, then 10 more
@@ -118,14 +118,15 @@ TEST(TrainerInit, RefusesACheckpointThatDoesNotFit) {
   ASSERT_TRUE(writeCheckpoint(d.file("other.safetensors"),
                               {TensorData::fromDoubles("table", DType::F32, {6, 6}, values.data()),
                                TensorData::fromDoubles("bias", DType::F32, {3}, extra.data())},
-                              info, error))
+                              info)
+                  .ok())
       << error;
   TrainConfig c = baseConfig(5);
   c.checkpointDir = d.file("ck");
   c.initFrom = d.file("other.safetensors");
   Rig rig(TinyModel{});
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("--init-from '" + c.initFrom + "' does not fit the model"),
             std::string::npos)
       << o.error;
@@ -139,14 +140,14 @@ TEST(TrainerInit, KeepOptimizerNeedsTheState) {
   TempDir one, two;
   Checkpoint ck = trainedCheckpoint(data, one);
   std::string error;
-  ASSERT_TRUE(writeCheckpoint(one.file("params.safetensors"), {*ck.find("table")}, ck.info, error));
+  ASSERT_TRUE(writeCheckpoint(one.file("params.safetensors"), {*ck.find("table")}, ck.info).ok());
   TrainConfig c = baseConfig(5);
   c.checkpointDir = two.path;
   c.initFrom = one.file("params.safetensors");
   c.keepOptimizer = true;
   Rig rig(TinyModel{});
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("lacks the optimizer state this run's optimizer keeps ('table.m [7, 7]')"),
             std::string::npos)
       << o.error;
@@ -171,7 +172,7 @@ TEST(TrainerInit, ResumeNamesTheChangedSettings) {
   c.settings = {{"dim d", "8"}, {"lr", "0.003"}, {"optimizer", "adamw"}, {"fusion", "off"}};
   Rig again(TinyModel{});
   Outcome o = train(again, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("was written with other training settings (seed '11', now '12'; lr "
                          "'0.001', now '0.003'; fusion (none), now 'off')"),
             std::string::npos)

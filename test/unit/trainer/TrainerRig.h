@@ -55,8 +55,8 @@ struct Data {
     writeBytes(dir.file("train.bin"), tokenBytes(patternTokens(20000, vocab, 1)));
     writeBytes(dir.file("val.bin"), tokenBytes(patternTokens(4000, vocab, 2)));
     std::string error;
-    train = TokenFile::open(dir.file("train.bin"), error);
-    val = TokenFile::open(dir.file("val.bin"), error);
+    train = valueOf(TokenFile::open(dir.file("train.bin")));
+    val = valueOf(TokenFile::open(dir.file("val.bin")));
   }
 };
 
@@ -72,6 +72,7 @@ inline TrainConfig baseConfig(int64_t steps) {
 
 struct Outcome {
   bool ok = false;
+  StatusCode code = StatusCode::Ok; // the first failure's
   std::string error;
   TrainResult result;
   std::vector<TensorData> state;
@@ -79,14 +80,21 @@ struct Outcome {
 
 inline Outcome train(Rig &rig, Data &data, const TrainConfig &config, bool withVal = false) {
   Outcome o;
-  auto t =
-      Trainer::create(config, rig.programs(), *data.train, withVal ? &*data.val : nullptr, o.error);
-  if (!t)
+  auto t = Trainer::create(config, rig.programs(), *data.train, withVal ? &*data.val : nullptr);
+  if (!t.ok()) {
+    o.code = t.status().code();
+    o.error = t.status().message();
     return o;
-  o.ok = t->run(o.result, o.error);
-  std::string error;
-  if (!t->stateTensors(o.state, error))
-    o.error = error;
+  }
+  Status ran = (*t)->run(o.result);
+  o.ok = ran.ok();
+  o.code = ran.code();
+  o.error = ran.message();
+  Expected<std::vector<TensorData>> state = (*t)->stateTensors();
+  if (state.ok())
+    o.state = state.take();
+  else if (o.ok)
+    o.code = state.status().code(), o.error = state.status().message();
   return o;
 }
 

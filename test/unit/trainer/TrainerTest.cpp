@@ -114,8 +114,8 @@ TEST(Trainer, ResumeIsBitExact) {
 
   // The checkpoints agree too, metadata included.
   std::string error;
-  auto ca = readCheckpoint(one.file("last.safetensors"), error);
-  auto cb = readCheckpoint(two.file("last.safetensors"), error);
+  auto ca = valueOf(readCheckpoint(one.file("last.safetensors")));
+  auto cb = valueOf(readCheckpoint(two.file("last.safetensors")));
   ASSERT_TRUE(ca && cb) << error;
   EXPECT_EQ(ca->info.step, 200);
   EXPECT_EQ(ca->metadata, cb->metadata);
@@ -183,10 +183,10 @@ TEST(Trainer, TheFinalEvaluationCountsForBest) {
   ASSERT_TRUE(o.result.lastValLoss && o.result.bestValLoss);
   EXPECT_EQ(*o.result.lastValLoss, *o.result.bestValLoss);
   std::string error;
-  auto best = readCheckpoint(d.file("best.safetensors"), error);
+  auto best = valueOf(readCheckpoint(d.file("best.safetensors")));
   ASSERT_TRUE(best) << error;
   EXPECT_EQ(best->info.step, 25);
-  auto last = readCheckpoint(d.file("last.safetensors"), error);
+  auto last = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(last) << error;
   ASSERT_TRUE(last->info.valLoss);
   EXPECT_EQ(*last->info.valLoss, *o.result.lastValLoss);
@@ -229,7 +229,7 @@ TEST(Trainer, ResumeWithoutCheckpointIsAnError) {
   c.resume = true;
   Rig rig(TinyModel{});
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::NotFound);
   EXPECT_NE(o.error.find("nothing to resume"), std::string::npos) << o.error;
 }
 
@@ -249,7 +249,7 @@ TEST(Trainer, CheckpointDirectoryIsCreatedOrRefused) {
   }
   c.checkpointDir = d.file("afile");
   o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Io);
   EXPECT_NE(o.error.find("cannot create the checkpoint directory '" + d.file("afile") +
                          "': Not a directory"),
             std::string::npos)
@@ -268,7 +268,7 @@ TEST(Trainer, ResumeWithOtherSettingsIsRefused) {
   c.resume = true;
   c.seed = 99;
   Outcome o = train(rig, data, c);
-  EXPECT_FALSE(o.ok);
+  EXPECT_EQ(o.code, StatusCode::Invalid);
   EXPECT_NE(o.error.find("other training settings"), std::string::npos) << o.error;
   c.allowConfigChange = true;
   EXPECT_TRUE(train(rig, data, c).ok);
@@ -284,16 +284,16 @@ TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
   ASSERT_TRUE(o.ok) << o.error;
   // Rewrite `last` with the params only (as an exported model would be).
   std::string error;
-  auto ck = readCheckpoint(d.file("last.safetensors"), error);
+  auto ck = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(ck) << error;
   std::vector<TensorData> paramsOnly = {*ck->find("table")};
-  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info, error));
+  ASSERT_TRUE(writeCheckpoint(d.file("last.safetensors"), paramsOnly, ck->info).ok());
 
   c.steps = 40;
   c.resume = true;
   Rig again(TinyModel{});
   Outcome refused = train(again, data, c);
-  EXPECT_FALSE(refused.ok);
+  EXPECT_EQ(refused.code, StatusCode::Invalid);
   EXPECT_NE(refused.error.find("has no optimizer state ('table.m')"), std::string::npos)
       << refused.error;
   EXPECT_NE(refused.error.find("reset_optimizer"), std::string::npos);
@@ -303,7 +303,7 @@ TEST(Trainer, ResumeWithoutOptimizerStateNeedsReset) {
   ASSERT_TRUE(reset.ok) << reset.error;
   EXPECT_EQ(reset.result.lastStep, 40);
   // The optimizer restarted: its update count is 10, not 40.
-  auto after = readCheckpoint(d.file("last.safetensors"), error);
+  auto after = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(after) << error;
   EXPECT_EQ(after->info.step, 40);
   EXPECT_EQ(after->info.optimizerStep, 10);
@@ -325,7 +325,7 @@ TEST(Trainer, NonFiniteLossStopsAndKeepsLastGoodCheckpoint) {
   EXPECT_EQ(o.result.lastStep, 6);
   EXPECT_NE(o.error.find("step 7: the loss is not finite"), std::string::npos) << o.error;
   std::string error;
-  auto ck = readCheckpoint(d.file("last.safetensors"), error);
+  auto ck = valueOf(readCheckpoint(d.file("last.safetensors")));
   ASSERT_TRUE(ck) << error;
   EXPECT_EQ(ck->info.step, 6);
   // The params held are the last good ones (not step 7's).
@@ -363,13 +363,15 @@ TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
   TrainConfig c = baseConfig(1);
   c.accumulate = 4;
   std::string error;
-  auto t = Trainer::create(c, acc.programs(), *data.train, nullptr, error);
-  ASSERT_TRUE(t) << error;
+  auto t = valueOf(Trainer::create(c, acc.programs(), *data.train, nullptr));
+  ASSERT_TRUE(t);
   TrainResult r;
-  ASSERT_TRUE(t->run(r, error)) << error;
-  EXPECT_EQ(t->tokensPerStep(), 8);
-  std::vector<std::vector<double>> grads;
-  ASSERT_TRUE(t->lastGradients(grads, error)) << error;
+  Status ran = (*t)->run(r);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  EXPECT_EQ((*t)->tokensPerStep(), 8);
+  auto gradients = valueOf((*t)->lastGradients());
+  ASSERT_TRUE(gradients);
+  const std::vector<std::vector<double>> &grads = *gradients;
   ASSERT_EQ(grads.size(), 1u);
   const std::vector<double> &g = grads[0];
 
@@ -378,9 +380,12 @@ TEST(Trainer, AccumulatedGradientsEqualLargeBatch) {
   auto ex = statusOut(Executor::create(big.grad(), Precision::F32), error);
   ASSERT_TRUE(ex) << error;
   ASSERT_TRUE(statusOut(initParams(*ex, c.seed), error)) << error;
-  auto layout = windowLayout(ex->program(), WindowMapping::NextToken, error);
-  auto sampler = WindowSampler::create(*data.train, *layout, c.seed, 7, error);
-  ASSERT_TRUE(sampler->feed(*ex, error)) << error;
+  auto layout = valueOf(windowLayout(ex->program(), WindowMapping::NextToken));
+  ASSERT_TRUE(layout);
+  auto sampler = valueOf(WindowSampler::create(*data.train, *layout, c.seed, 7));
+  ASSERT_TRUE(sampler);
+  Status fed = sampler->feed(*ex);
+  ASSERT_TRUE(fed.ok()) << fed.message();
   ASSERT_TRUE(statusOut(ex->run(), error)) << error;
   std::vector<double> want;
   ASSERT_TRUE(statusOut(ex->read(size_t(ex->program().results[1])), want, error)) << error;
@@ -457,7 +462,7 @@ TEST(Trainer, EvaluationKeepsBestAndLogsValLoss) {
   }
   EXPECT_EQ(withVal, 4);
   std::string error;
-  auto best = readCheckpoint(d.file("best.safetensors"), error);
+  auto best = valueOf(readCheckpoint(d.file("best.safetensors")));
   ASSERT_TRUE(best) << error;
   ASSERT_TRUE(best->info.bestValLoss);
   EXPECT_EQ(*best->info.bestValLoss, *o.result.bestValLoss);
@@ -480,21 +485,20 @@ TEST(Trainer, BadTokenAnywhereIsFoundBeforeTheFirstStep) {
   tokens.back() = 9;
   writeBytes(d.file("bad.bin"), tokenBytes(tokens));
   writeBytes(d.file("good.bin"), tokenBytes(patternTokens(1000, 7)));
-  std::string error;
-  auto bad = TokenFile::open(d.file("bad.bin"), error);
-  auto good = TokenFile::open(d.file("good.bin"), error);
-  ASSERT_TRUE(bad && good) << error;
+  auto bad = valueOf(TokenFile::open(d.file("bad.bin")));
+  auto good = valueOf(TokenFile::open(d.file("good.bin")));
+  ASSERT_TRUE(bad && good);
   Rig rig(TinyModel{});
   TrainConfig c = baseConfig(3);
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *bad, nullptr, error));
+  std::string error =
+      failureOf(Trainer::create(c, rig.programs(), *bad, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999 (byte offset "
                                            "3999998) is 9, not below the "
                                            "vocabulary size 7"),
             std::string::npos)
       << error;
   c.evalEvery = 1;
-  error.clear();
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *good, &*bad, error));
+  error = failureOf(Trainer::create(c, rig.programs(), *good, &*bad), StatusCode::Invalid);
   EXPECT_NE(error.find(d.file("bad.bin") + ": token 1999999"), std::string::npos) << error;
 }
 
@@ -512,8 +516,7 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
         Rig rig(m);
         TempDir d;
         writeBytes(d.file("t.bin"), tokenBytes(patternTokens(1000, 512)));
-        std::string error;
-        auto f = TokenFile::open(d.file("t.bin"), error);
+        auto f = valueOf(TokenFile::open(d.file("t.bin")));
         std::ifstream status("/proc/self/status");
         int64_t vmKb = 0;
         for (std::string l; std::getline(status, l);)
@@ -527,14 +530,16 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
         TrainConfig c = baseConfig(1);
         c.vocab = 512;
         c.checkpointDir = d.path;
-        if (Trainer::create(c, rig.programs(), *f, nullptr, error) ||
+        Status staged = Trainer::create(c, rig.programs(), *f, nullptr).status();
+        const std::string &error = staged.message();
+        if (staged.code() != StatusCode::OutOfMemory ||
             error.find(
                 "the trainer (checkpoint staging) needs 4.0 MiB (4194304 bytes) but only ") ==
                 std::string::npos ||
             error.find("ulimit -v") == std::string::npos)
           std::exit(4);
         c.checkpointDir.clear();
-        if (!Trainer::create(c, rig.programs(), *f, nullptr, error))
+        if (!Trainer::create(c, rig.programs(), *f, nullptr).ok())
           std::exit(5);
         std::exit(0);
       },
@@ -543,19 +548,19 @@ TEST(Trainer, CheckpointStagingIsCheckedAgainstAvailableMemory) {
 
 TEST(Trainer, CreateChecksProgramsAndData) {
   Data data;
-  std::string error;
   Rig rig(TinyModel{});
   TrainConfig c = baseConfig(3);
   c.accumulate = 2;
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  std::string error =
+      failureOf(Trainer::create(c, rig.programs(), *data.train, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find("needs the @accumulate_grad and @apply_update"), std::string::npos) << error;
   c.accumulate = 1;
   c.mapping = WindowMapping::Shifted;
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  error = failureOf(Trainer::create(c, rig.programs(), *data.train, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find("shifted mapping"), std::string::npos) << error;
   c.mapping = WindowMapping::NextToken;
   c.schedule.kind = Schedule::Kind::Cosine; // total 0
-  EXPECT_FALSE(Trainer::create(c, rig.programs(), *data.train, nullptr, error));
+  error = failureOf(Trainer::create(c, rig.programs(), *data.train, nullptr), StatusCode::Invalid);
   EXPECT_NE(error.find("cosine"), std::string::npos) << error;
 }
 

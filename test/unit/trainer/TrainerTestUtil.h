@@ -2,10 +2,15 @@
 #ifndef EINC_TEST_UNIT_TRAINER_TRAINERTESTUTIL_H
 #define EINC_TEST_UNIT_TRAINER_TRAINERTESTUTIL_H
 
+#include "runtime/base/Status.h"
+
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +34,24 @@ struct TempDir {
   }
   std::string file(const std::string &name) const { return path + "/" + name; }
 };
+
+/// The message of a call a test expects to fail with `code`; the test fails
+/// when it failed otherwise, or succeeded.
+inline std::string failureOf(const Status &status, StatusCode code) {
+  EXPECT_STREQ(statusCodeName(status.code()), statusCodeName(code)) << status.message();
+  return status.message();
+}
+template <class T> std::string failureOf(const Expected<T> &result, StatusCode code) {
+  return failureOf(result.status(), code);
+}
+
+/// The value of `result`, or none after a test failure saying why not.
+template <class T> std::optional<T> valueOf(Expected<T> result) {
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  if (!result.ok())
+    return std::nullopt;
+  return result.take();
+}
 
 inline void writeBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
