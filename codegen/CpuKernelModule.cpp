@@ -71,9 +71,18 @@ OwningOpRef<ModuleOp> lowerToLLVMDialect(MLIRContext &context, const KernelObjec
 
   // exp, log, tanh, ... as polynomial approximations (a few ulp in f32)
   // instead of libm calls: straight-line arithmetic the loop vectoriser can
-  // widen, where one libm call per element cannot be.
+  // widen, where one libm call per element cannot be. Not sin and cos:
+  // MLIR 19 reduces their argument by one f32 multiple of π/2, which is off
+  // by thousands of ulps at the angles rotary embeddings use (positions ×
+  // frequencies) and by 2-8 ulps already within ±2π (CpuTrigTest); libm's
+  // sinf/cosf (math-to-LLVM's intrinsics, then calls) are the reference's.
   RewritePatternSet approximations(&context);
   populateMathPolynomialApproximationPatterns(approximations);
+  llvm::erase_if(approximations.getNativePatterns(), [](const std::unique_ptr<RewritePattern> &p) {
+    std::optional<OperationName> root = p->getRootKind();
+    return root && (root->getStringRef() == math::SinOp::getOperationName() ||
+                    root->getStringRef() == math::CosOp::getOperationName());
+  });
   if (failed(applyPatternsAndFoldGreedily(*module, std::move(approximations)))) {
     failure = einrt::Status::internal(
         "internal error: expanding math functions in a CPU kernel failed" + diagnostics);

@@ -47,6 +47,7 @@ enum class ExprKind {
   Binary, // `a + b`: op in + - * / ^ (^ spells `**`), args[0], args[1]
   Call,   // `f(a, b, k=v)`: callee / calleeLoc, args, kwargs
   Index,  // `table[ids]`: args[0] is the table, args[1] the indices
+  List,   // `[a, b]`: args (rearrange stacks them along a new leading axis)
 };
 
 struct Expr {

@@ -123,6 +123,9 @@ void printAST(const Expr &expr, llvm::raw_ostream &os, unsigned indent) {
   case ExprKind::Index:
     os << "index ";
     break;
+  case ExprKind::List:
+    os << "list ";
+    break;
   }
   printLoc(expr.loc, os);
   for (const ExprPtr &arg : expr.args) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dsl/ElaboratorImpl.h"
+#include "dsl/PatternTypos.h"
 
 #include "runtime/base/ScalarOps.h"
 
@@ -252,6 +253,29 @@ std::optional<Value> causal(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.select(future, ninf, *x));
 }
 
+/// arange("t"): the positions 0, 1, ..., t − 1 along the dim t, as f32[t]
+/// (an iota cast to f32). It reads no tensor, so no gradient flows into it.
+std::optional<Value> arange(Elaborator &E, const Expr &call) {
+  const Expr &arg = *call.args[0];
+  llvm::StringRef name = llvm::StringRef(arg.text).trim();
+  if (arg.kind != ExprKind::String || name.empty() || name.contains(' ')) {
+    E.diags.error(arg.loc, "'arange' needs one dim name as a string, e.g. \"t\"");
+    return std::nullopt;
+  }
+  auto size = E.dims.lookup(name);
+  if (!size) {
+    if (!E.dimFailed(name)) {
+      E.diags.error(E.locInString(arg, unsigned(name.data() - arg.text.data())),
+                    "'arange' counts along a dim, and there is no dim named '" + name + "'");
+      noteMisspeltDim(E, name);
+    }
+    return std::nullopt;
+  }
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  Axes axes = {{name.str(), *size}};
+  return Value::ofTensor(E.emit.cast(E.emit.iota(axes, 0, E.i32()), E.f32()));
+}
+
 /// cross_entropy(logits [..., V], targets i32[...]): the mean over all
 /// positions of logsumexp(logits) - logits[target].
 std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
@@ -322,6 +346,7 @@ const Builtin kBuiltins[] = {
     {"softmax", 2, "x, axis", softmax},
     {"logsumexp", 2, "x, axis", logsumexp},
     {"causal", 2, "x, \"t s\"", causal},
+    {"arange", 1, "\"t\"", arange},
     {"cross_entropy", 2, "logits, targets", crossEntropy},
 };
 

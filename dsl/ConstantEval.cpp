@@ -64,6 +64,7 @@ std::optional<double> Elaborator::constantNumber(const Expr &e) {
   }
   case ExprKind::String:
   case ExprKind::Index:
+  case ExprKind::List:
     break;
   }
   diags.error(e.loc, "expected a constant number");
@@ -155,6 +156,7 @@ std::optional<int64_t> Elaborator::constantInteger(const Expr &e) {
   case ExprKind::String:
   case ExprKind::Call:
   case ExprKind::Index:
+  case ExprKind::List:
     break;
   }
   diags.error(e.loc, "expected an integer expression of numbers and dims");

@@ -108,7 +108,9 @@ std::optional<std::vector<Elem>> PatternCall::bindLeft(const PatternSide &side, 
       ++fixed;
   }
   size_t rank = x.axes.size();
-  std::string which = operandIndex == 0 ? "the operand" : "operand " + std::to_string(operandIndex);
+  std::string which = operandIndex != 0     ? "operand " + std::to_string(operandIndex)
+                      : operandName.empty() ? std::string("the operand")
+                                            : operandName;
   if (hasEllipsis ? rank < fixed : rank != fixed) {
     E.diags.error(at(side.offset), "the pattern names " + countOf(fixed, "axis", "axes") +
                                        (hasEllipsis ? " or more" : "") + " but " + which + " has " +
@@ -405,11 +407,53 @@ bool expectArity(Elaborator &E, const Expr &call, size_t n, llvm::StringRef usag
   return false;
 }
 
+/// rearrange's list operand, as einops: the members, of one element type
+/// and the same axes, stacked along a new leading axis (named by its size,
+/// as repeat's numbers): a reshape of each to a leading axis of 1, then one
+/// ein.concat, whose gradient is a slice per member.
+std::optional<Tensor> stackList(Elaborator &E, const Expr &list) {
+  if (list.args.empty()) {
+    E.diags.error(list.loc, "'rearrange' needs at least one tensor in the list");
+    return std::nullopt;
+  }
+  std::vector<Tensor> members;
+  for (const ExprPtr &item : list.args) {
+    auto t = E.tensorOf(*item, "a list member of 'rearrange'");
+    if (!t)
+      return std::nullopt;
+    if (!members.empty() &&
+        (t->axes != members.front().axes || t->elementType() != members.front().elementType())) {
+      E.diags.error(item->loc, "list member " + std::to_string(members.size() + 1) + " is " +
+                                   formatTensor(*t) + " but member 1 is " +
+                                   formatTensor(members.front()) +
+                                   ": rearrange stacks tensors of one type and shape");
+      return std::nullopt;
+    }
+    members.push_back(*t);
+  }
+  E.emit.setLoc(E.mlirLoc(list.loc));
+  std::vector<Tensor> rows;
+  for (const Tensor &m : members) {
+    Axes one = {Axis{"1", 1}};
+    one.insert(one.end(), m.axes.begin(), m.axes.end());
+    rows.push_back(E.emit.reshape(m, one));
+  }
+  int64_t n = int64_t(rows.size());
+  return n == 1 ? rows.front() : E.emit.concat(rows, Axis{std::to_string(n), n});
+}
+
 std::optional<Value> patternOp(Elaborator &E, const Expr &call, Mode mode, size_t patternArg,
                                std::optional<std::string> reduction) {
   PatternCall pc(E, call, call.callee);
   pc.anonymousLeftAllowed = mode == Mode::Reduce;
-  auto x = E.tensorOf(*call.args[0], "'" + call.callee + "'");
+  const Expr &operand = *call.args[0];
+  std::optional<Tensor> x;
+  if (operand.kind == ExprKind::List && mode == Mode::Rearrange) {
+    x = stackList(E, operand);
+    pc.operandName = "the stacked list";
+  } else {
+    x = E.tensorOf(operand, "'" + call.callee + "'");
+  }
   if (!x || !pc.parse(*call.args[patternArg]) || !pc.readSizes())
     return std::nullopt;
   if (pc.pattern->inputs.size() != 1) {

@@ -497,6 +497,9 @@ std::optional<Value> Elaborator::expr(const Expr &e) {
     return call(e);
   case ExprKind::Index:
     return index(e);
+  case ExprKind::List:
+    diags.error(e.loc, "a list of tensors is only allowed as rearrange's first argument");
+    return std::nullopt;
   }
   return std::nullopt;
 }

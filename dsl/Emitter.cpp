@@ -133,4 +133,15 @@ Tensor Emitter::slice(const Tensor &x, int64_t offset, int64_t rows) {
   return {op.getResult(), axes};
 }
 
+Tensor Emitter::concat(llvm::ArrayRef<Tensor> parts, const Axis &first) {
+  Axes axes = parts.front().axes;
+  axes.front() = first;
+  llvm::SmallVector<mlir::Value> values;
+  for (const Tensor &p : parts)
+    values.push_back(p.value);
+  auto op = b_.create<mlir::ein::ConcatOp>(loc(), tensorType(axes, parts.front().elementType()),
+                                           values, axesAttr(axes));
+  return {op.getResult(), axes};
+}
+
 } // namespace ein::dsl

@@ -55,6 +55,10 @@ public:
   Tensor gather(const Tensor &table, const Tensor &indices, const Axes &resultAxes);
   /// Rows [offset, offset + rows) of dimension 0 (ein.slice, a view).
   Tensor slice(const Tensor &x, int64_t offset, int64_t rows);
+  /// The parts one after the other along dimension 0 (ein.concat): one
+  /// element type, the same axes after the first; the result's first axis is
+  /// `first`, its size the sum of theirs.
+  Tensor concat(llvm::ArrayRef<Tensor> parts, const Axis &first);
 
   template <typename OpT> Tensor unary(const Tensor &x) {
     auto op = b_.create<OpT>(loc(), x.value.getType(), x.value, axesAttr(x.axes));

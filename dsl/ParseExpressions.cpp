@@ -319,6 +319,31 @@ ExprPtr Parser::parsePrimary() {
     consume();
     return inner;
   }
+  case TokenKind::LBracket: {
+    Token open = consume();
+    bool ok = enter(open.loc, "expression");
+    DepthScope scope(*this);
+    if (!ok)
+      return nullptr;
+    auto list = std::make_unique<Expr>();
+    list->kind = ExprKind::List;
+    list->loc = open.loc;
+    while (!at(TokenKind::RBracket)) {
+      ExprPtr item = parseExpr();
+      if (!item)
+        return nullptr;
+      list->args.push_back(std::move(item));
+      if (accept(TokenKind::Comma))
+        continue;
+      if (!at(TokenKind::RBracket)) {
+        expected("',' or ']' in a list");
+        noteOpener(open, "the list's '[' is here");
+        return nullptr;
+      }
+    }
+    consume(); // ']'
+    return finish(std::move(list));
+  }
   default:
     expected("an expression");
     return nullptr;

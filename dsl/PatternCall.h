@@ -45,6 +45,8 @@ public:
   std::map<std::string, int64_t> known;
   /// einops lets reduce name reduced axes by their size ("(h 2) -> h").
   bool anonymousLeftAllowed = false;
+  /// How errors name a single operand ("the operand" when empty).
+  std::string operandName;
   unsigned anonymousLeft = 0;
 
   SourceLoc at(unsigned offset) const { return E.locInString(*text, offset); }

@@ -436,6 +436,26 @@ LogicalResult SoftplusOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> n
   return success();
 }
 
+// sin → dY · cos(x).
+LogicalResult SinOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                   SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (need[0])
+    grads[0] = e.binary<MulOp>(dY, e.unary<CosOp>(getInput(), getAxesAttr()), getAxesAttr());
+  return success();
+}
+
+// cos → −(dY · sin(x)).
+LogicalResult CosOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                   SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (!need[0])
+    return success();
+  ArrayAttr ax = getAxesAttr();
+  grads[0] = e.unary<NegOp>(e.binary<MulOp>(dY, e.unary<SinOp>(getInput(), ax), ax), ax);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (a = lhs, b = rhs, y the result)
 //===----------------------------------------------------------------------===//

@@ -349,6 +349,28 @@ def Ein_SoftplusOp : Ein_UnaryOp<"softplus", EinFloatTensor, [EinTranscendental]
   }];
 }
 
+def Ein_SinOp : Ein_UnaryOp<"sin", EinFloatTensor, [EinTranscendental]> {
+  let summary = "elementwise sine";
+  let description = [{
+    `sin(x)`, elementwise, `x` in radians.
+
+    ```mlir
+    %y = ein.sin %x : tensor<4xf32>
+    ```
+  }];
+}
+
+def Ein_CosOp : Ein_UnaryOp<"cos", EinFloatTensor, [EinTranscendental]> {
+  let summary = "elementwise cosine";
+  let description = [{
+    `cos(x)`, elementwise, `x` in radians.
+
+    ```mlir
+    %y = ein.cos %x : tensor<4xf32>
+    ```
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (no implicit broadcasting)
 //===----------------------------------------------------------------------===//

@@ -1,9 +1,9 @@
 //===- CompositeProductions.cpp - einops, composites, functions, repeats --===//
 //
 // The productions of Productions.h that write patterns or calls: reduce,
-// einsum, rearrange, repeat; softmax, causal, attention, logsumexp, gathers;
-// user functions; a subexpression written again; a value beside a statistic
-// of itself.
+// einsum, rearrange (also of a list), repeat, arange; softmax, causal,
+// attention, logsumexp, gathers; user functions; a subexpression written
+// again; a value beside a statistic of itself.
 //
 //===----------------------------------------------------------------------===//
 #include "Productions.h"
@@ -207,6 +207,44 @@ std::optional<Val> rearrange(Gen &g, const Axes &want, int depth) {
   Val x = g.expr(operand, depth - 1);
   return Val{"rearrange(" + x.text + ", " + quoted(side(operand), side(want)) + extra + ")", want,
              x.range};
+}
+
+/// rearrange of a list: 2 or 3 expressions with `want`'s axes stacked along
+/// a new axis (an ein.concat), which a reduce then sums or maxes away.
+std::optional<Val> stack(Gen &g, const Axes &want, int depth) {
+  int n = 2 + g.below(2);
+  bool sum = g.chance(0.5);
+  std::string list;
+  Range r;
+  for (int i = 0; i < n; ++i) {
+    Val x = g.expr(want, depth - 1);
+    list += (i ? ", " : "") + x.text;
+    r = i == 0 ? x.range : sum ? r + x.range : hull(r, x.range);
+  }
+  std::string w = side(want), sep = want.empty() ? "" : " ";
+  g.note("rearrange list");
+  if (!sum)
+    g.note("kink");
+  return Val{"reduce(rearrange([" + list + "], " +
+                 quoted("stacked" + sep + w, w + sep + "stacked") + "), " +
+                 quoted(w + sep + "stacked", w) + (sum ? ", sum)" : ", max)"),
+             want, r};
+}
+
+/// arange along one of `want`'s dims, scaled into [0, 1), added to an
+/// expression (broadcast by name).
+std::optional<Val> positions(Gen &g, const Axes &want, int depth) {
+  std::vector<std::string> candidates;
+  for (const std::string &a : want)
+    if (g.isDim(a))
+      candidates.push_back(a);
+  if (candidates.empty())
+    return std::nullopt;
+  std::string a = g.pick(candidates);
+  Val x = g.expr(want, depth - 1);
+  g.note("arange");
+  return Val{"(" + x.text + " + arange(\"" + a + "\") / " + std::to_string(g.sizeOf(a)) + ")", want,
+             x.range + Range{0, 1}};
 }
 
 /// repeat: one dim of `want` is new (its size from the dim, sometimes also

@@ -101,6 +101,8 @@ const Unary kUnary[] = {
     {"gelu", 2, [](Gen &, Val x) { return call("gelu", x, {-0.17, std::max(x.range.hi, 0.0)}); }},
     {"neg", 2,
      [](Gen &, Val x) { return Val{"(-" + x.text + ")", x.axes, {-x.range.hi, -x.range.lo}}; }},
+    {"sin", 1, [](Gen &, Val x) { return call("sin", x, {-1, 1}); }},
+    {"cos", 1, [](Gen &, Val x) { return call("cos", x, {-1, 1}); }},
 };
 
 std::optional<Val> unary(Gen &g, const Axes &want, int depth) {
@@ -264,6 +266,8 @@ const Production kProductions[] = {
     {"reduce", 4, true, reduce},
     {"einsum", 4, true, einsum},
     {"rearrange", 3, false, rearrange},
+    {"stack", 1, false, stack},
+    {"arange", 1, false, positions},
     {"repeat", 2, true, repeat},
     {"softmax", 2, true, softmax},
     {"causal", 1, true, causal},

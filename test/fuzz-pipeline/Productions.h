@@ -28,6 +28,8 @@ std::optional<Val> reduce(Gen &g, const Axes &want, int depth);
 std::optional<Val> einsum(Gen &g, const Axes &want, int depth);
 std::optional<Val> rearrange(Gen &g, const Axes &want, int depth);
 std::optional<Val> repeat(Gen &g, const Axes &want, int depth);
+std::optional<Val> stack(Gen &g, const Axes &want, int depth);
+std::optional<Val> positions(Gen &g, const Axes &want, int depth);
 std::optional<Val> softmax(Gen &g, const Axes &want, int depth);
 std::optional<Val> causal(Gen &g, const Axes &want, int depth);
 std::optional<Val> attention(Gen &g, const Axes &want, int depth);

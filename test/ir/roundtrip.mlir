@@ -53,6 +53,10 @@ func.func @unary(%x: tensor<4xf32>, %h: tensor<2x2xbf16>, %i: tensor<4xi32>) {
   %7 = ein.abs %i : tensor<4xi32>
   // CHECK: ein.softplus %{{.*}} {axes = ["a", "b"]} : tensor<2x2xbf16>
   %8 = ein.softplus %h {axes = ["a", "b"]} : tensor<2x2xbf16>
+  // CHECK: ein.sin %{{.*}} : tensor<4xf32>
+  %9 = ein.sin %x : tensor<4xf32>
+  // CHECK: ein.cos %{{.*}} {axes = ["a", "b"]} : tensor<2x2xbf16>
+  %10 = ein.cos %h {axes = ["a", "b"]} : tensor<2x2xbf16>
   return
 }
 

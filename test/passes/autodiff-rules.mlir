@@ -114,6 +114,35 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 
 // -----
 
+// sin: dY · cos(x).
+func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
+  %y = ein.sin %x {axes = ["i", "j"]} : tensor<3x4xf32>
+  %l = ein.reduce sum %y dims [0, 1] {axes = []} : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
+// CHECK-NEXT: %[[C:.+]] = ein.cos %arg0 {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[C]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: return %{{.+}}, %[[DX]] :
+
+// -----
+
+// cos: -(dY · sin(x)).
+func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
+  %y = ein.cos %x {axes = ["i", "j"]} : tensor<3x4xf32>
+  %l = ein.reduce sum %y dims [0, 1] {axes = []} : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
+// CHECK-NEXT: %[[S:.+]] = ein.sin %arg0 {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[M:.+]] = ein.mul %[[DY]], %[[S]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[DX:.+]] = ein.neg %[[M]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: return %{{.+}}, %[[DX]] :
+
+// -----
+
 // abs: dY · sign(x), sign built with cmp + select (0 at 0).
 func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
   %y = ein.abs %x {axes = ["i", "j"]} : tensor<3x4xf32>

@@ -1,6 +1,7 @@
 // RUN: ein-opt %s --ein-print-costs="func=matmul ops=true" -o /dev/null | FileCheck %s --check-prefix=MATMUL
 // RUN: ein-opt %s --ein-print-costs="func=mix ops=true" -o /dev/null | FileCheck %s --check-prefix=MIX
 // RUN: ein-opt %s --ein-print-costs="func=softplus ops=true" -o /dev/null | FileCheck %s --check-prefix=SOFTPLUS
+// RUN: ein-opt %s --ein-print-costs="func=trig ops=true" -o /dev/null | FileCheck %s --check-prefix=TRIG
 // RUN: not ein-opt %s --ein-print-costs -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 //
 // The lecture's facts about FLOPs, from einc-generated @grad functions
@@ -89,6 +90,15 @@ func.func @softplus(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>) {
 }
 // SOFTPLUS:      op 0 ein.softplus elementwise forward - flops 6 trans 6 read 24 write 24
 // SOFTPLUS-NEXT: op 1 ein.neg elementwise forward - flops 6 trans 0 read 24 write 24
+
+// sin, cos: 1 FLOP and 1 transcendental per element, as exp.
+func.func @trig(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>) {
+  %s = ein.sin %x : tensor<2x3xf32>
+  %c = ein.cos %s : tensor<2x3xf32>
+  return %c : tensor<2x3xf32>
+}
+// TRIG:      op 0 ein.sin elementwise forward - flops 6 trans 6 read 24 write 24
+// TRIG-NEXT: op 1 ein.cos elementwise forward - flops 6 trans 6 read 24 write 24
 
 func.func @mix(%x: tensor<2x3xf32>, %h: tensor<2x3xbf16>, %w: tensor<3x3xf32>) -> (tensor<f32>) {
   %e = ein.exp %x : tensor<2x3xf32>

@@ -172,6 +172,13 @@ TEST(ParserTest, CallsAndIndexing) {
   EXPECT_EQ(exprOf("f(a,\n  b,\n  k = 3)"), "(call f a b k=3)");
 }
 
+TEST(ParserTest, Lists) {
+  EXPECT_EQ(exprOf("rearrange([a, b * 2], \"p\")"), "(call rearrange (list a (* b 2)) \"p\")");
+  EXPECT_EQ(exprOf("[]"), "(list)");
+  EXPECT_EQ(exprOf("[a,]"), "(list a)");
+  EXPECT_EQ(exprOf("[a,\n b][i]"), "(index (list a b) i)");
+}
+
 TEST(ParserTest, ExpressionLocations) {
   Parsed p = parse("x = a + f(b)[c]\n");
   ASSERT_FALSE(p.diags->hasErrors());

@@ -57,6 +57,12 @@ inline std::string sexpr(const Expr *e) {
   }
   case ExprKind::Index:
     return "(index " + sexpr(e->args[0].get()) + " " + sexpr(e->args[1].get()) + ")";
+  case ExprKind::List: {
+    std::string out = "(list";
+    for (const ExprPtr &arg : e->args)
+      out += " " + sexpr(arg.get());
+    return out + ")";
+  }
   case ExprKind::Call: {
     std::string out = "(call " + e->callee;
     for (const ExprPtr &arg : e->args)
