@@ -45,16 +45,14 @@ bool readPositive(const Json &v, double &out) {
   return true;
 }
 
-/// Parses one profile; returns false with `error` set.
-bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string &error) {
+/// Parses one profile (Invalid naming the profile and the field).
+einrt::Expected<DeviceProfile> parseProfile(const Json &value, size_t index) {
   std::string where = "profile #" + std::to_string(index);
-  if (!value.is_object()) {
-    error = where + ": expected an object";
-    return false;
-  }
+  if (!value.is_object())
+    return einrt::Status::invalid(where + ": expected an object");
+  DeviceProfile p;
   auto fail = [&](const std::string &field, const std::string &what) {
-    error = where + ": field '" + field + "' " + what;
-    return false;
+    return einrt::Status::invalid(where + ": field '" + field + "' " + what);
   };
   // The name first, so that later messages can use it.
   auto name = value.find("name");
@@ -75,7 +73,7 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
                             "intraNodeLink, interNodeLink, notes)");
   }
 
-  auto readString = [&](const char *field, std::string *out) {
+  auto readString = [&](const char *field, std::string *out) -> einrt::Status {
     auto v = value.find(field);
     if (v == value.end())
       return fail(field, "is missing");
@@ -83,9 +81,9 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
       return fail(field, "must be a string");
     if (out)
       *out = v->get<std::string>();
-    return true;
+    return einrt::Status();
   };
-  auto readNumber = [&](const char *field, double &out) {
+  auto readNumber = [&](const char *field, double &out) -> einrt::Status {
     auto v = value.find(field);
     if (v == value.end())
       return fail(field, "is missing");
@@ -93,9 +91,9 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
       return fail(field, "must be a number");
     if (!readPositive(*v, out))
       return fail(field, "must be a positive finite number");
-    return true;
+    return einrt::Status();
   };
-  auto readRates = [&](const char *field, std::map<std::string, double> &out) {
+  auto readRates = [&](const char *field, std::map<std::string, double> &out) -> einrt::Status {
     auto v = value.find(field);
     if (v == value.end())
       return fail(field, "is missing");
@@ -112,17 +110,19 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
     }
     if (!out.count("f32"))
       return fail(field, "needs an \"f32\" entry (the fallback for other element types)");
-    return true;
+    return einrt::Status();
   };
 
-  if (!readString("description", &p.description) || !readString("source", &p.source) ||
-      !readRates("matmulFlops", p.matmulFlops) || !readRates("vectorFlops", p.vectorFlops) ||
-      !readNumber("bandwidth", p.bandwidth) || !readNumber("memoryBytes", p.memoryBytes))
-    return false;
-  auto readLink = [&](const char *field, std::optional<DeviceProfile::Link> &out) {
+  EINRT_TRY(readString("description", &p.description));
+  EINRT_TRY(readString("source", &p.source));
+  EINRT_TRY(readRates("matmulFlops", p.matmulFlops));
+  EINRT_TRY(readRates("vectorFlops", p.vectorFlops));
+  EINRT_TRY(readNumber("bandwidth", p.bandwidth));
+  EINRT_TRY(readNumber("memoryBytes", p.memoryBytes));
+  auto readLink = [&](const char *field, std::optional<DeviceProfile::Link> &out) -> einrt::Status {
     auto v = value.find(field);
     if (v == value.end())
-      return true; // optional
+      return einrt::Status(); // optional
     if (!v->is_object() || v->size() != 2 || !v->contains("kind") ||
         !v->contains("bytesPerSecond") || !(*v)["kind"].is_string())
       return fail(field, "must be {\"kind\": nvlink|pcie|loopback|infiniband|ethernet, "
@@ -138,14 +138,14 @@ bool parseProfile(const Json &value, size_t index, DeviceProfile &p, std::string
     if (!readPositive((*v)["bytesPerSecond"], link.bytesPerSecond))
       return fail(std::string(field) + ".bytesPerSecond", "must be a positive finite number");
     out = link;
-    return true;
+    return einrt::Status();
   };
-  if (!readLink("intraNodeLink", p.intraNodeLink) || !readLink("interNodeLink", p.interNodeLink))
-    return false;
+  EINRT_TRY(readLink("intraNodeLink", p.intraNodeLink));
+  EINRT_TRY(readLink("interNodeLink", p.interNodeLink));
   auto notes = value.find("notes");
   if (notes != value.end() && !notes->is_string())
     return fail("notes", "must be a string");
-  return true;
+  return p;
 }
 
 double rate(const std::map<std::string, double> &rates, const std::string &dtype) {
@@ -167,38 +167,35 @@ double divide(double a, double b) {
 
 } // namespace
 
-std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json,
-                                                              std::string &error) {
+einrt::Expected<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json) {
   einrt::Expected<Json> parsed = einrt::parseStrictJson(json.data(), json.size());
   if (!parsed.ok()) {
-    error = "not valid JSON: " + parsed.status().message();
-    return std::nullopt;
+    return einrt::Status::invalid("not valid JSON: " + parsed.status().message());
   }
   Json top = parsed.take();
   if (!top.is_object()) {
-    error = "expected a JSON object with a \"profiles\" array";
-    return std::nullopt;
+    return einrt::Status::invalid("expected a JSON object with a \"profiles\" array");
   }
   for (const auto &kv : top.items()) {
     if (kv.key() != "profiles") {
-      error = "unknown top-level field '" + kv.key() + "' (expected \"profiles\")";
-      return std::nullopt;
+      return einrt::Status::invalid("unknown top-level field '" + kv.key() +
+                                    "' (expected \"profiles\")");
     }
   }
   auto list = top.find("profiles");
   if (list == top.end() || !list->is_array()) {
-    error = list != top.end() ? "field 'profiles' must be an array" : "field 'profiles' is missing";
-    return std::nullopt;
+    return einrt::Status::invalid(list != top.end() ? "field 'profiles' must be an array"
+                                                    : "field 'profiles' is missing");
   }
   std::vector<DeviceProfile> profiles;
   std::set<std::string> names;
   for (size_t i = 0; i < list->size(); ++i) {
-    DeviceProfile p;
-    if (!parseProfile((*list)[i], i, p, error))
-      return std::nullopt;
+    einrt::Expected<DeviceProfile> parsed = parseProfile((*list)[i], i);
+    if (!parsed.ok())
+      return parsed.takeStatus();
+    DeviceProfile p = parsed.take();
     if (!names.insert(p.name).second) {
-      error = "profile '" + p.name + "' is defined twice";
-      return std::nullopt;
+      return einrt::Status::invalid("profile '" + p.name + "' is defined twice");
     }
     profiles.push_back(std::move(p));
   }
@@ -207,15 +204,15 @@ std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string 
 
 const std::vector<DeviceProfile> &builtinDeviceProfiles() {
   static const std::vector<DeviceProfile> profiles = [] {
-    std::string error;
-    auto parsed = parseDeviceProfiles(kDevicesJson, error);
-    if (!parsed) {
+    einrt::Expected<std::vector<DeviceProfile>> parsed = parseDeviceProfiles(kDevicesJson);
+    if (!parsed.ok()) {
       // A build-time file: a mistake in it is a bug in einc, caught by the
       // unit tests.
-      llvm::errs() << "einc: internal error: built-in passes/devices.json: " << error << "\n";
+      llvm::errs() << "einc: internal error: built-in passes/devices.json: "
+                   << parsed.status().message() << "\n";
       std::abort();
     }
-    return std::move(*parsed);
+    return parsed.take();
   }();
   return profiles;
 }

@@ -8,6 +8,8 @@
 #ifndef EINC_PASSES_DEVICEPROFILE_H
 #define EINC_PASSES_DEVICEPROFILE_H
 
+#include "runtime/base/Status.h"
+
 #include <map>
 #include <optional>
 #include <string>
@@ -39,10 +41,9 @@ struct DeviceProfile {
 
 /// The profiles embedded in the binary (passes/devices.json).
 const std::vector<DeviceProfile> &builtinDeviceProfiles();
-/// Parses a profiles file (the format of passes/devices.json); std::nullopt
-/// with `error` on a malformed file.
-std::optional<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json,
-                                                              std::string &error);
+/// Parses a profiles file (the format of passes/devices.json); Invalid,
+/// naming the profile and the field, on a malformed file.
+einrt::Expected<std::vector<DeviceProfile>> parseDeviceProfiles(const std::string &json);
 /// Serialises profiles back to that format (einc calibrate writes one).
 std::string printDeviceProfiles(const std::vector<DeviceProfile> &profiles);
 

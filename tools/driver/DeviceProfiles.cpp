@@ -27,10 +27,9 @@ bool readProfiles(const std::string &path, std::vector<ein::DeviceProfile> &prof
   if (!buffer)
     return fail("cannot read device file " + einrt::quoted(path) + ": " +
                 buffer.getError().message());
-  std::string error;
-  auto parsed = ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
-  if (!parsed)
-    return fail("device file " + einrt::quoted(path) + ": " + error);
+  auto parsed = ein::parseDeviceProfiles((*buffer)->getBuffer().str());
+  if (!parsed.ok())
+    return fail("device file " + einrt::quoted(path) + ": " + parsed.status().message());
   for (ein::DeviceProfile &p : *parsed) {
     auto same = std::find_if(profiles.begin(), profiles.end(),
                              [&](const ein::DeviceProfile &q) { return q.name == p.name; });
@@ -100,9 +99,9 @@ bool haveDeviceProfile(const std::string &deviceFile, const std::string &name) {
     if (path.empty())
       continue;
     auto buffer = llvm::MemoryBuffer::getFile(path);
-    std::string error;
-    if (auto parsed =
-            buffer ? ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error) : std::nullopt)
+    if (!buffer)
+      continue;
+    if (auto parsed = ein::parseDeviceProfiles((*buffer)->getBuffer().str()); parsed.ok())
       profiles.insert(profiles.end(), parsed->begin(), parsed->end());
   }
   return std::any_of(profiles.begin(), profiles.end(),

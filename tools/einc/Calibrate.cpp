@@ -19,12 +19,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
-#include "runtime/base/StatusOut.h"
 
 #include "passes/DeviceProfile.h"
 
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Executor.h"
+#include "runtime/core/Safetensors.h"
 #include "runtime/cpu/CpuDevice.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -106,10 +106,10 @@ struct Measurement {
 /// cpu backend's device on `threads` threads: the engine, the cut into
 /// tiles and the thread pool of a training step's GEMMs, for f32 × f32 →
 /// f32 (fp32) or bf16 × bf16 → f32 (the contractions of bf16-mixed).
-bool measureMatmulStep(einrt::DType operands, int threads, double budget, Measurement &m,
-                       std::string &error) {
+einrt::Status measureMatmulStep(einrt::DType operands, int threads, double budget, Measurement &m) {
   using namespace einrt;
-  auto run = [&](int64_t n, int minReps, int &reps, double &seconds, std::string &engine) -> bool {
+  auto run = [&](int64_t n, int minReps, int &reps, double &seconds,
+                 std::string &engine) -> Status {
     Program p;
     auto buffer = [&](DType t, BufferRole role, const char *name) {
       Buffer b;
@@ -132,44 +132,43 @@ bool measureMatmulStep(einrt::DType operands, int threads, double budget, Measur
     p.results = {c};
     p.resultNames = {"c"};
     auto device = std::make_shared<CpuDevice>(std::vector<KernelEntry>{}, threads);
-    std::optional<Executor> ex = statusOut(Executor::create(p, device), error);
-    if (!ex)
-      return false;
+    Expected<Executor> ex = Executor::create(p, device);
+    if (!ex.ok())
+      return ex.takeStatus();
     std::vector<float> av(size_t(n * n)), bv(size_t(n * n));
     for (size_t i = 0; i < av.size(); ++i) {
       av[i] = float(i % 17) * 0.01f;
       bv[i] = float(i % 13) * 0.01f;
     }
-    if (!statusOut(ex->setArgument(0, av.data(), av.size()), error) ||
-        !statusOut(ex->setArgument(1, bv.data(), bv.size()), error))
-      return false;
-    bool ok = true;
-    seconds =
-        timeMedian(budget, minReps, 25, reps, [&] { ok = ok && statusOut(ex->run(), error); });
-    if (!ok)
-      return false;
+    Status ran = ex->setArgument(0, av.data(), av.size());
+    if (ran.ok())
+      ran = ex->setArgument(1, bv.data(), bv.size());
+    if (ran.ok())
+      seconds = timeMedian(budget, minReps, 25, reps, [&] {
+        if (ran.ok())
+          ran = ex->run();
+      });
+    EINRT_TRY(ran);
     if (operands == DType::BF16 && device->bf16GemmPath())
       engine = bf16GemmPathLabel(*device->bf16GemmPath());
     else if (const GemmChooser *chooser = device->gemmChooser())
       engine = chooser->forShape(GemmShape{false, false, n, n, n, n, n, n}).name;
-    return true;
+    return Status();
   };
   int64_t n = 2048;
   int reps = 0;
   double seconds = 0;
   std::string engine;
   // One probe call: on a slow machine (or engine), a smaller problem.
-  if (!run(n, 1, reps, seconds, engine))
-    return false;
+  EINRT_TRY(run(n, 1, reps, seconds, engine));
   if (seconds > 0.5)
     n = 1024;
-  if (!run(n, 3, reps, seconds, engine))
-    return false;
+  EINRT_TRY(run(n, 3, reps, seconds, engine));
   m.value = 2.0 * double(n) * double(n) * double(n) / seconds;
   m.detail = std::string("a Matmul step ") + (operands == DType::BF16 ? "bf16" : "f32") + " " +
              std::to_string(n) + "^3 on " + engine + ", " + threadsText(threads) + ", median of " +
              std::to_string(reps);
-  return true;
+  return Status();
 }
 
 //===----------------------------------------------------------------------===//
@@ -326,40 +325,6 @@ std::string today() {
   return buf;
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder and a
-/// rename, so that readers never see half a file.
-bool writeAtomically(const std::string &path, const std::string &text, std::string &error) {
-  llvm::SmallString<256> dir(path);
-  llvm::sys::path::remove_filename(dir);
-  if (dir.empty())
-    dir = ".";
-  llvm::SmallString<256> model(dir);
-  llvm::sys::path::append(model, "." + llvm::sys::path::filename(path).str() + ".tmp-%%%%%%");
-  int fd;
-  llvm::SmallString<256> temp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp)) {
-    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
-    return false;
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      error = "cannot write " + einrt::quoted(path) + ": " + os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return false;
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    error = "cannot write " + einrt::quoted(path) + ": " + ec.message();
-    llvm::sys::fs::remove(temp);
-    return false;
-  }
-  return true;
-}
-
 std::string gflops(double v) {
   std::string s;
   llvm::raw_string_ostream(s) << llvm::format("%.1f GFLOP/s", v / 1e9);
@@ -405,11 +370,10 @@ int calibrate(const Options &o) {
                    << buffer.getError().message() << "\n";
       return 1;
     }
-    std::string error;
-    auto existing = mlir::ein::parseDeviceProfiles((*buffer)->getBuffer().str(), error);
-    if (!existing) {
+    auto existing = mlir::ein::parseDeviceProfiles((*buffer)->getBuffer().str());
+    if (!existing.ok()) {
       llvm::errs() << "einc: " << einrt::quoted(path)
-                   << " exists but is not a device profiles file (" << error
+                   << " exists but is not a device profiles file (" << existing.status().message()
                    << "); not overwriting it (remove it or pass -o FILE)\n";
       return 1;
     }
@@ -425,16 +389,17 @@ int calibrate(const Options &o) {
   llvm::outs() << "cpu:         " << model << "\n";
   llvm::outs().flush();
 
-  std::string error;
   Measurement sgemm, bf16, vector, copy, triad;
-  if (!measureMatmulStep(einrt::DType::F32, threadCount(), o.seconds * 0.3, sgemm, error)) {
-    llvm::errs() << "einc: cannot measure the f32 matmul: " << error << "\n";
+  if (einrt::Status s = measureMatmulStep(einrt::DType::F32, threadCount(), o.seconds * 0.3, sgemm);
+      !s.ok()) {
+    llvm::errs() << "einc: cannot measure the f32 matmul: " << s.message() << "\n";
     return 1;
   }
   llvm::outs() << "matmul f32:  " << gflops(sgemm.value) << "  (" << sgemm.detail << ")\n";
   llvm::outs().flush();
-  if (!measureMatmulStep(einrt::DType::BF16, threadCount(), o.seconds * 0.2, bf16, error)) {
-    llvm::errs() << "einc: cannot measure the bf16 matmul: " << error << "\n";
+  if (einrt::Status s = measureMatmulStep(einrt::DType::BF16, threadCount(), o.seconds * 0.2, bf16);
+      !s.ok()) {
+    llvm::errs() << "einc: cannot measure the bf16 matmul: " << s.message() << "\n";
     return 1;
   }
   llvm::outs() << "matmul bf16: " << gflops(bf16.value) << "  (" << bf16.detail << ")\n";
@@ -476,8 +441,11 @@ int calibrate(const Options &o) {
       return 1;
     }
   }
-  if (!writeAtomically(path, mlir::ein::printDeviceProfiles(profiles), error)) {
-    llvm::errs() << "einc: " << error << "\n";
+  std::string text = mlir::ein::printDeviceProfiles(profiles);
+  if (einrt::Status s =
+          einrt::writeFileAtomically(path, std::vector<uint8_t>(text.begin(), text.end()));
+      !s.ok()) {
+    llvm::errs() << "einc: cannot write " << einrt::quoted(path) << ": " << s.message() << "\n";
     return 1;
   }
   llvm::outs() << "wrote profile 'cpu' to " << einrt::terminalSafe(path);

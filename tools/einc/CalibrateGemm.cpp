@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 #include "Calibrate.h"
 #include "CompileOptions.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/TerminalText.h"
 #include "runtime/cpu/GemmTable.h"
@@ -93,17 +92,17 @@ int calibrateGemm(mlir::ModuleOp module, const Options &o, const einrt::TrainSet
   out << llvm::format("  %.2f (the table: %.2fx openblas)\n", 1e3 * stepSeconds["chosen"],
                       stepSeconds["openblas"] / std::max(stepSeconds["chosen"], 1e-12));
 
-  std::string error;
-  einrt::GemmTable table;
-  if (!statusOut(einrt::readGemmTable(path), table, error))
-    return fail(error);
+  einrt::Expected<einrt::GemmTable> read = einrt::readGemmTable(path);
+  if (!read.ok())
+    return fail(read.status().message());
+  einrt::GemmTable table = read.take();
   if (table.machine != einrt::gemmMachineKey())
     table = {}; // another machine's (or none): start over
   table.machine = einrt::gemmMachineKey();
   for (const einrt::GemmMeasurement &m : measured)
     table.shapes[m.shape.key()] = m;
-  if (!statusOut(einrt::writeGemmTable(path, table), error))
-    return fail(error);
+  if (einrt::Status s = einrt::writeGemmTable(path, table); !s.ok())
+    return fail(s.message());
   out << "wrote " << einrt::terminalSafe(path) << " (" << table.shapes.size()
       << " shapes): the cpu backend runs each on its chosen library from now on "
          "(EINC_GEMM=openblas ignores the table)\n";

@@ -1,6 +1,5 @@
 //===- CudaTarget.cpp - `einc compile --target cuda`: kernels for the GPU --===//
 #include "CudaTarget.h"
-#include "runtime/base/StatusOut.h"
 
 #include "codegen/CudaRenderer.h"
 #include "runtime/cuda/CudaDevice.h"
@@ -12,36 +11,40 @@
 
 namespace einc {
 
-bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,
-                    CudaTargetSummary &summary, std::string &error) {
+einrt::Status addCudaKernels(const ::ein::codegen::KernelCompiler &kernels,
+                             einrt::ModelBundle &bundle, CudaTargetSummary &summary) {
   auto start = std::chrono::steady_clock::now();
   std::vector<const einrt::Program *> programs;
   for (const einrt::BundledProgram &bp : bundle.programs)
     programs.push_back(&bp.program);
   einrt::CudaKernelBundle cuda = ::ein::codegen::renderCudaBundle(kernels, programs);
 
-  const einrt::Nvrtc *nvrtc = statusOut(einrt::Nvrtc::load(), error);
-  if (!nvrtc) {
-    error = "--target cuda needs NVRTC: " + error;
-    return false;
-  }
+  einrt::Expected<const einrt::Nvrtc *> loaded = einrt::Nvrtc::load();
+  if (!loaded.ok())
+    return loaded.takeStatus().withContext("--target cuda needs NVRTC: ");
+  const einrt::Nvrtc *nvrtc = *loaded;
   // One NVRTC program per architecture, compiled side by side (NVRTC is
   // thread-safe across programs).
-  std::vector<std::future<bool>> jobs;
-  std::vector<einrt::NvrtcOutput> outputs(std::size(kCudaImageArchs));
-  std::vector<std::string> errors(std::size(kCudaImageArchs));
+  std::vector<std::future<einrt::Expected<einrt::NvrtcOutput>>> jobs;
   for (size_t i = 0; i < std::size(kCudaImageArchs); ++i)
     jobs.push_back(std::async(std::launch::async, [&, i] {
       einrt::NvrtcOptions options;
       options.arch = kCudaImageArchs[i];
       options.name = (bundle.modelName.empty() ? std::string("model") : bundle.modelName) + ".cu";
-      return statusOut(nvrtc->compile(cuda.source, options), outputs[i], errors[i]);
+      return nvrtc->compile(cuda.source, options);
     }));
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (!jobs[i].get() && error.empty())
-      error = std::string("NVRTC for ") + kCudaImageArchs[i] + ": " + errors[i];
-  if (!error.empty())
-    return false;
+  std::vector<einrt::NvrtcOutput> outputs;
+  einrt::Status failure;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    einrt::Expected<einrt::NvrtcOutput> compiled = jobs[i].get(); // every job ends first
+    if (!compiled.ok() && failure.ok())
+      failure =
+          compiled.takeStatus().withContext(std::string("NVRTC for ") + kCudaImageArchs[i] + ": ");
+    else if (compiled.ok())
+      outputs.push_back(compiled.take());
+  }
+  if (!failure.ok())
+    return failure;
   for (einrt::NvrtcOutput &out : outputs) {
     for (const einrt::PtxasReport &f : out.functions)
       summary.spillingKernels += f.entry && f.spills();
@@ -59,12 +62,10 @@ bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelB
     if (einrt::Status why = einrt::cudaProgramProblem(bp.program, &cuda, {}); !why.ok())
       summary.warnings.push_back("@" + bp.program.name + ": " + why.message());
   einrt::Expected<std::vector<uint8_t>> section = einrt::encodeCudaKernelBundle(cuda);
-  if (!section.ok()) {
-    error = "cannot encode the CUDA kernels: " + section.status().message();
-    return false;
-  }
+  if (!section.ok())
+    return section.takeStatus().withContext("cannot encode the CUDA kernels: ");
   bundle.kernelSections["cuda"] = section.take();
-  return true;
+  return einrt::Status();
 }
 
 } // namespace einc

@@ -36,10 +36,10 @@ struct CudaTargetSummary {
 };
 
 /// Sets the bundle's "cuda" kernel section: `kernels` (the table every Program of `bundle` uses)
-/// rendered and compiled for kCudaImageArchs. False with `error` (NVRTC
-/// not available, or its log).
-bool addCudaKernels(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,
-                    CudaTargetSummary &summary, std::string &error);
+/// rendered and compiled for kCudaImageArchs. Unavailable without NVRTC;
+/// NVRTC's log when it refuses the source.
+einrt::Status addCudaKernels(const ::ein::codegen::KernelCompiler &kernels,
+                             einrt::ModelBundle &bundle, CudaTargetSummary &summary);
 
 } // namespace einc
 

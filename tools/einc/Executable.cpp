@@ -52,8 +52,8 @@ namespace {
 /// time, by the section's name (runtime/core/Backend.h's kernelSection()).
 struct AheadOfTime {
   const char *section;
-  bool (*compile)(const ::ein::codegen::KernelCompiler &kernels, einrt::ModelBundle &bundle,
-                  CudaTargetSummary &summary, std::string &error);
+  einrt::Status (*compile)(const ::ein::codegen::KernelCompiler &kernels,
+                           einrt::ModelBundle &bundle, CudaTargetSummary &summary);
 };
 const AheadOfTime kAheadOfTime[] = {{"cuda", addCudaKernels}};
 
@@ -154,8 +154,8 @@ int compileExecutable(const Options &o, const Frontend &fe, ModuleOp module) {
     if (aot == std::end(kAheadOfTime))
       return fail("--target " + o.target + ": this einc cannot compile its kernels ahead of time");
     cuda.emplace();
-    if (!aot->compile(*compiled.kernels, bundle, *cuda, error))
-      return fail(error);
+    if (einrt::Status s = aot->compile(*compiled.kernels, bundle, *cuda); !s.ok())
+      return fail(s.message());
     for (const std::string &warning : cuda->warnings)
       llvm::errs() << "einc compile: warning: --target " << o.target << ": " << warning << "\n";
   }

@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmbeddedModel.h"
-#include "runtime/base/StatusOut.h"
 
 #include "runtime/base/TerminalText.h"
 #include "tools/einc/Options.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SampleBundle.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusOut.h"
 
 #include "runtime/core/Safetensors.h"
 #include "test/unit/runtime/ProgramBuilder.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Compile.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusOut.h"
 #include "trainer/TrainerTestUtil.h"
 
 #include "runtime/base/LossScaleState.h"

@@ -42,11 +42,10 @@ std::string profileWith(const std::string &field, const std::string &replacement
 }
 
 std::string errorOf(const std::string &json) {
-  std::string error;
-  auto parsed = parseDeviceProfiles(json, error);
-  EXPECT_FALSE(parsed.has_value()) << json;
-  EXPECT_FALSE(error.empty());
-  return error;
+  auto parsed = parseDeviceProfiles(json);
+  EXPECT_FALSE(parsed.ok()) << json;
+  EXPECT_EQ(parsed.status().code(), einrt::StatusCode::Invalid) << json;
+  return parsed.status().message();
 }
 
 TEST(DeviceProfile, BuiltinsParse) {
@@ -100,9 +99,8 @@ TEST(DeviceProfile, BuiltinH100Numbers) {
 }
 
 TEST(DeviceProfile, WellFormedParses) {
-  std::string error;
-  auto parsed = parseDeviceProfiles(profileWith("", ""), error);
-  ASSERT_TRUE(parsed) << error;
+  auto parsed = parseDeviceProfiles(profileWith("", ""));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
   ASSERT_EQ(parsed->size(), 1u);
   const DeviceProfile &p = (*parsed)[0];
   EXPECT_EQ(p.name, "toy");
@@ -110,10 +108,10 @@ TEST(DeviceProfile, WellFormedParses) {
   EXPECT_DOUBLE_EQ(p.matmulFlops.at("bf16"), 2e12);
   EXPECT_DOUBLE_EQ(p.memoryBytes, 8589934592.0); // integers are numbers too
   // The optional "notes" string is accepted.
-  ASSERT_TRUE(parseDeviceProfiles(profileWith("source", "\"s\", \"notes\": \"n\""), error))
-      << error;
+  auto withNotes = parseDeviceProfiles(profileWith("source", "\"s\", \"notes\": \"n\""));
+  ASSERT_TRUE(withNotes.ok()) << withNotes.status().message();
   // An empty list is a valid (empty) file.
-  ASSERT_TRUE(parseDeviceProfiles("{\"profiles\": []}", error));
+  ASSERT_TRUE(parseDeviceProfiles("{\"profiles\": []}").ok());
 }
 
 TEST(DeviceProfile, MissingFieldNamesProfileAndField) {
@@ -199,9 +197,8 @@ TEST(DeviceProfile, PrintParseRoundTrip) {
   profiles.push_back(cpu);
 
   std::string text = printDeviceProfiles(profiles);
-  std::string error;
-  auto parsed = parseDeviceProfiles(text, error);
-  ASSERT_TRUE(parsed) << error << "\n" << text;
+  auto parsed = parseDeviceProfiles(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message() << "\n" << text;
   ASSERT_EQ(parsed->size(), profiles.size());
   for (size_t i = 0; i < profiles.size(); ++i) {
     const DeviceProfile &a = profiles[i], &b = (*parsed)[i];

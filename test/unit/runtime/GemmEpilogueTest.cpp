@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ProgramBuilder.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusOut.h"
 
 #include "runtime/core/Executor.h"
 #include "runtime/cpu/CpuDevice.h"

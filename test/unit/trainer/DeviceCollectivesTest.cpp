@@ -11,9 +11,9 @@
 #include "DistributedTestUtil.h"
 #include "HostCollectives.h"
 #include "ThreadGroup.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 #include "runtime/train/TrainerImpl.h"
+#include "test/unit/StatusOut.h"
 
 #include <gtest/gtest.h>
 #include <thread>

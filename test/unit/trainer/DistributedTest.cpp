@@ -7,11 +7,11 @@
 #include "DistributedTestUtil.h"
 #include "ThreadGroup.h"
 #include "runtime/base/ShardPlan.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/dist/MpiCommunicator.h"
 #include "runtime/dist/OrderedSum.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/TrainerImpl.h"
+#include "test/unit/StatusOut.h"
 
 #include <cmath>
 #include <condition_variable>

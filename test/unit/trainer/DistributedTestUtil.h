@@ -6,9 +6,9 @@
 #include "TestModel.h"
 #include "ThreadGroup.h"
 #include "TrainerTestUtil.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/core/HostDevice.h"
 #include "runtime/train/Trainer.h"
+#include "test/unit/StatusOut.h"
 
 #include <cmath>
 #include <cstring>

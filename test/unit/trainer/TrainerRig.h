@@ -10,8 +10,8 @@
 
 #include "TestModel.h"
 #include "TrainerTestUtil.h"
-#include "runtime/base/StatusOut.h"
 #include "runtime/train/Trainer.h"
+#include "test/unit/StatusOut.h"
 
 #include <gtest/gtest.h>
 #include <optional>

@@ -1,7 +1,7 @@
 //===- TrainerTest.cpp - The training loop on hand-built Programs ---------===//
 #include "runtime/train/Trainer.h"
 #include "TrainerRig.h"
-#include "runtime/base/StatusOut.h"
+#include "test/unit/StatusOut.h"
 
 #include <cmath>
 #include <filesystem>

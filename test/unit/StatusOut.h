@@ -1,21 +1,20 @@
-//===- StatusOut.h - A Status into a caller's `std::string &error` -*- C++ -*-===//
+//===- StatusOut.h - A Status into a test rig's `std::string` -*- C++ -*-===//
 //
-// Issue 28 turns the runtime's `bool f(..., std::string &error)` into
-// Status / Expected<T> (Status.h) folder by folder. A caller that still
-// reports through a string out-parameter (or a test written that way) calls
-// a converted function through these, at the call site:
+// The rigs of a few tests (the trainer's, the distributed sums', loss
+// scaling's) collect the first failure's text in a string they report at
+// the end; they call Status-returning code through these, at the call site:
 //
 //   if (!statusOut(ex.run(), error)) return false;
 //   if (!statusOut(ex.readScalar(0), loss, error)) return false;
 //   std::optional<Executor> ex = statusOut(Executor::create(p, device), error);
-//   std::shared_ptr<CudaDevice> gpu = statusOut(createCudaDevice({}), error); // null: failed
 //
-// The message is the Status's, unchanged. This header goes when the last
-// such caller returns a Status itself.
+// The message is the Status's, unchanged. Tests that assert a result use
+// StatusTesting.h; the runtime and the tools return Status themselves (this
+// was their bridge while issue 28 converted them, folder by folder).
 //
 //===----------------------------------------------------------------------===//
-#ifndef EINC_RUNTIME_STATUSOUT_H
-#define EINC_RUNTIME_STATUSOUT_H
+#ifndef EINC_TEST_UNIT_STATUSOUT_H
+#define EINC_TEST_UNIT_STATUSOUT_H
 
 #include "runtime/base/Status.h"
 
@@ -80,4 +79,4 @@ std::unique_ptr<T> statusOut(Expected<std::unique_ptr<T>> result, std::string &e
 
 } // namespace einrt
 
-#endif // EINC_RUNTIME_STATUSOUT_H
+#endif // EINC_TEST_UNIT_STATUSOUT_H
