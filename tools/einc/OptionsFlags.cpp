@@ -415,7 +415,7 @@ void buildTrain(Command &c, Options &o) {
   if (c.tool->executable)
     addSet(c, o,
            "override a run-time train setting (lr, min_lr, schedule, warmup,\n"
-           "steps, eval_every, eval_steps, checkpoint_every, seed, data;\n"
+           "cooldown, steps, eval_every, eval_steps, checkpoint_every, seed, data;\n"
            "repeatable); dims and the other settings are compiled in");
   else
     addSet(c, o);
