@@ -104,7 +104,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // The pipeline, once (its first pass is the precision policy on @forward;
   // without a step, @forward alone gets it: evaluation and sampling run
   // the policy's forward).
-  if (step && failed(buildTrainStep(module, priced)))
+  if (step && failed(buildTrainStep(module, priced, nullptr, !request.plainGradient)))
     return false;
   if (step && request.shardRanks > 1 && module.lookupSymbol("apply_update") &&
       failed(shardOptimizer(module, request.shardRank, request.shardRanks)))

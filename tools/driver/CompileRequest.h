@@ -76,6 +76,11 @@ struct CompileRequest {
   /// with batch 1, its kernels in the same table (an executable samples with
   /// it). Nothing when the model has no `batch` dim or it is 1.
   bool sampleProgram = false;
+  /// @grad as the loss's plain gradient: no loss scaling seeds it even where
+  /// the precision policy has it (fp16-mixed), so its results are the
+  /// gradients themselves (`einc run --mode grad`; the step is then built
+  /// without loss scaling too).
+  bool plainGradient = false;
   /// ZeRO-1 (train --shard-optimizer): @apply_update keeps rank
   /// `shardRank`'s share of `shardRanks` (1: everything).
   int64_t shardRank = 0, shardRanks = 1;

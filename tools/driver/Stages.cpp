@@ -79,7 +79,7 @@ LogicalResult shardOptimizer(ModuleOp module, int64_t rank, int64_t ranks, PassM
 }
 
 LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settings,
-                             PassManagerHook hook) {
+                             PassManagerHook hook, bool lossScaling) {
   // The settings become pass options here, in tools/: passes know no flags.
   ein::TrainStepPipelineOptions options;
   options.optimizer = settings.optimizer;
@@ -97,7 +97,7 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.precision = settings.precision;
   // fp16-mixed: dynamic loss scaling in the step (GradScaler's defaults).
   const einrt::PrecisionPolicy *policy = einrt::findPrecisionPolicy(settings.precision);
-  if (policy && policy->lossScaling)
+  if (policy && policy->lossScaling && lossScaling)
     options.lossScaling = "dynamic";
   PassManager pm(module.getContext());
   ein::buildTrainStepPipeline(pm, options);

@@ -45,8 +45,11 @@ mlir::LogicalResult applyPrecision(mlir::ModuleOp module, const einrt::TrainSett
 mlir::LogicalResult shardOptimizer(mlir::ModuleOp module, int64_t rank, int64_t ranks,
                                    PassManagerHook hook = nullptr);
 /// Adds @grad and @train_step to the module (after the precision policy).
+/// `lossScaling` false: none even where the precision policy has it (the
+/// step then trains without it: for `einc run --mode grad`, whose @grad is
+/// the loss's plain gradient).
 mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSettings &settings,
-                                   PassManagerHook hook = nullptr);
+                                   PassManagerHook hook = nullptr, bool lossScaling = true);
 
 /// The `remat` setting (runtime/base/RematPolicy.h): ein-remat on @grad,
 /// @train_step and @accumulate_grad, last, after fusion when fusion runs

@@ -310,6 +310,7 @@ int runGrad(const Options &o, ModuleOp module, RunBackend &backend) {
   OwningOpRef<ModuleOp> elaborated;
   if (o.gradcheck)
     elaborated = cast<ModuleOp>(module->clone());
+  backend.request.plainGradient = true; // the gradients, not loss_scale times them
   auto ex = compileAndOpen(module, "grad", backend);
   if (!ex || !prepareArguments(o, module, *ex))
     return 1;
