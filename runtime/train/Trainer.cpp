@@ -210,19 +210,23 @@ Status Trainer::run(TrainResult &result) {
       if (flag && !last.empty())
         EINRT_TRY(saveOrSay(cfg.checkpointDir + "/best.safetensors"));
     }
-    bool save = final || evalDue || stopping ||
-                (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
-    if (save && (writes || (sharded() && !last.empty())))
-      EINRT_TRY(saveOrSay(last));
-
-    if (final || evaluated || stopping || curStep % cfg.logEvery == 0) {
+    // The step's log line before its checkpoint: a run killed in between
+    // resumes from the previous checkpoint, which cuts the log back to it
+    // (MetricsLog::openResumed); the other order lost the line for good.
+    const bool reported = final || evaluated || stopping || curStep % cfg.logEvery == 0;
+    if (reported) {
       m.stepSeconds = secondsSinceReport / double(stepsSinceReport);
       m.tokensPerSecond = m.stepSeconds > 0 ? tokens / m.stepSeconds : 0;
       secondsSinceReport = 0;
       stepsSinceReport = 0;
       EINRT_TRY(I.log.write(m));
-      I.progress->report(m);
     }
+    bool save = final || evalDue || stopping ||
+                (cfg.checkpointEvery > 0 && curStep % cfg.checkpointEvery == 0);
+    if (save && (writes || (sharded() && !last.empty())))
+      EINRT_TRY(saveOrSay(last));
+    if (reported)
+      I.progress->report(m);
     if (stopping && !final) {
       // No rank leaves before rank 0 has written the step: a launcher may
       // end the job when the first rank exits.
