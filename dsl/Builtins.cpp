@@ -329,6 +329,17 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   return Value::ofTensor(mean);
 }
 
+/// stop_gradient(x): x's value, through which no gradient flows (the
+/// autodiff reads ein.stop_gradient; it folds away after). A number or an
+/// integer tensor has no gradient: itself.
+std::optional<Value> stopGradient(Elaborator &E, const Expr &call) {
+  auto v = E.expr(*call.args[0]);
+  if (!v || !v->isTensor() || !isa<FloatType>(v->tensor.elementType()))
+    return v;
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  return Value::ofTensor(E.emit.unary<mlir::ein::StopGradientOp>(v->tensor));
+}
+
 const Builtin kBuiltins[] = {
     {"einsum", -1, "tensors..., pattern", elaborateEinsum},
     {"rearrange", -1, "tensor, pattern, axis=size...", elaborateRearrange},
@@ -348,6 +359,7 @@ const Builtin kBuiltins[] = {
     {"causal", 2, "x, \"t s\"", causal},
     {"arange", 1, "\"t\"", arange},
     {"cross_entropy", 2, "logits, targets", crossEntropy},
+    {"stop_gradient", 1, "x", stopGradient},
 };
 
 const Builtin *findBuiltin(llvm::StringRef name) {

@@ -715,3 +715,11 @@ LogicalResult ScatterAddOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool>
         b.create<GatherOp>(e.loc, getUpdates().getType(), dY, getIndices(), namesOf(getUpdates()));
   return success();
 }
+
+// stop_gradient → none: its result is a constant to the backward (what
+// jax.lax.stop_gradient and torch's .detach() do).
+LogicalResult StopGradientOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                            SmallVectorImpl<Value> &grads) {
+  grads.assign(getOperation()->getNumOperands(), Value());
+  return success();
+}

@@ -791,4 +791,29 @@ def Ein_ScatterAddOp : Ein_Op<"scatter_add",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient control
+//===----------------------------------------------------------------------===//
+
+def Ein_StopGradientOp : Ein_Op<"stop_gradient", [SameOperandsAndResultType],
+    DeclareOpInterfaceMethods<CostOpInterface,
+                              ["getBytesRead", "getBytesWritten"]>> {
+  let summary = "its input's value, through which no gradient flows";
+  let description = [{
+    The result is the input. ein-autodiff treats the result as a constant:
+    nothing it feeds gives the input a gradient (jax.lax.stop_gradient,
+    torch's `.detach()`). Once the backward is built it has no job:
+    ein-autodiff erases it (`eraseStopGradients`), so fusion, the analyses
+    and the backends never see it, and it costs nothing. No folder: a
+    canonicalize before autodiff must not drop it.
+
+    ```mlir
+    %c = ein.stop_gradient %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 #endif // EIN_OPS_TD

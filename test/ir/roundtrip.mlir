@@ -139,3 +139,10 @@ func.func @indexing(%table: tensor<100x16xf32>, %ids: tensor<4x8xi32>)
          : tensor<4x8x16xf32>, tensor<4x8xi32> -> tensor<100x16xf32>
   return %g : tensor<100x16xf32>
 }
+
+// CHECK-LABEL: func.func @stop_gradient
+func.func @stop_gradient(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: ein.stop_gradient %{{.*}} {axes = ["b", "d"]} : tensor<4x8xf32>
+  %s = ein.stop_gradient %x {axes = ["b", "d"]} : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
