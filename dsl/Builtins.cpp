@@ -361,6 +361,59 @@ const Builtin *findBuiltin(llvm::StringRef name) {
 
 bool isBuiltinName(llvm::StringRef name) { return findBuiltin(name) != nullptr; }
 
+// --- Misspelt and foreign function names -------------------------------------
+
+namespace {
+/// Names other frameworks give a built-in, too far from it to be a typo.
+const std::pair<const char *, const char *> kForeignNames[] = {
+    {"swish", "silu"},
+    {"sum", "reduce"},
+    {"mean", "reduce"},
+    {"amax", "reduce"},
+    {"nll_loss", "cross_entropy"},
+    {"matmul", "einsum"},
+    {"transpose", "rearrange"},
+    {"reshape", "rearrange"},
+    {"view", "rearrange"},
+};
+
+/// How many edits a misspelt function name may have (the shorter name's
+/// length decides): none under 3 characters, where every name is near another.
+unsigned functionTypoLimit(size_t shorterLength) {
+  if (shorterLength < 3)
+    return 0;
+  return shorterLength < 6 ? 1 : shorterLength < 10 ? 2 : 3;
+}
+} // namespace
+
+std::optional<FunctionSuggestion>
+suggestFunction(llvm::StringRef name, llvm::ArrayRef<std::pair<llvm::StringRef, SourceLoc>> fns) {
+  auto usageOf = [](llvm::StringRef builtin) {
+    const Builtin *b = findBuiltin(builtin);
+    return FunctionSuggestion{b->name, b->usage, SourceLoc{}};
+  };
+  for (auto [foreign, builtin] : kForeignNames)
+    if (name == foreign)
+      return usageOf(builtin);
+  std::optional<FunctionSuggestion> best;
+  unsigned bestDistance = 0;
+  auto consider = [&](llvm::StringRef candidate, auto make) {
+    unsigned limit = functionTypoLimit(std::min(candidate.size(), name.size()));
+    if (limit == 0 || candidate.size() > 64 || name.size() > 64)
+      return;
+    unsigned distance = typoDistance(name.lower(), candidate, limit);
+    if (distance <= limit && (!best || distance < bestDistance)) {
+      best = make();
+      bestDistance = distance;
+    }
+  };
+  for (auto [fn, loc] : fns)
+    consider(fn, [&] { return FunctionSuggestion{fn.str(), "", loc}; });
+  for (const Builtin &b : kBuiltins)
+    consider(b.name, [&] { return usageOf(b.name); });
+  return best;
+}
+
 std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call, bool &handled) {
   const Builtin *b = findBuiltin(call.callee);
   handled = b != nullptr;

@@ -560,6 +560,15 @@ std::optional<Value> Elaborator::call(const Expr &e) {
   auto fn = functions_.find(e.callee);
   if (fn == functions_.end()) {
     diags.error(e.calleeLoc, "unknown function '" + e.callee + "'");
+    std::vector<std::pair<llvm::StringRef, SourceLoc>> fns;
+    for (const auto &[name, stmt] : functions_)
+      fns.emplace_back(name, stmt->nameLoc);
+    if (auto s = suggestFunction(e.callee, fns)) {
+      if (s->definedAt.isValid())
+        diags.note(s->definedAt, "did you mean '" + s->name + "'?");
+      else
+        diags.note(SourceLoc{}, "did you mean the built-in '" + s->name + "(" + s->usage + ")'?");
+    }
     return std::nullopt;
   }
   return callUser(e, *fn->second);
