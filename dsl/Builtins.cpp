@@ -329,6 +329,58 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   return Value::ofTensor(mean);
 }
 
+// --- Masks: where, log_softmax, argmax ----------------------------------------
+
+/// where(c, a, b): a where the i1 mask c holds, else b; a and b are tensors of
+/// one element type or numbers, and all three broadcast by axis name (§5).
+/// The gradient reaches a and b (ein.select's rule), never c.
+std::optional<Value> where(Elaborator &E, const Expr &call) {
+  auto mask = E.expr(*call.args[0]);
+  if (!mask)
+    return std::nullopt;
+  if (!mask->isTensor() || !mask->tensor.elementType().isInteger(1)) {
+    E.diags.error(call.args[0]->loc,
+                  "'where' needs a mask (a comparison such as x > 0) first, got " +
+                      (mask->isTensor() ? formatTensor(mask->tensor) : "a number"));
+    return std::nullopt;
+  }
+  const Tensor *c = &mask->tensor;
+  auto a = E.expr(*call.args[1]);
+  if (!a)
+    return std::nullopt;
+  auto b = E.expr(*call.args[2]);
+  if (!b)
+    return std::nullopt;
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  // A number takes the other branch's element type (f32 when both are numbers).
+  Type elem = a->isTensor()   ? a->tensor.elementType()
+              : b->isTensor() ? b->tensor.elementType()
+                              : E.f32();
+  auto asTensor = [&](const Value &v) {
+    return v.isTensor() ? v.tensor : E.emit.constant(v.number, elem, c->axes);
+  };
+  auto pair = E.broadcastByName("where", call.calleeLoc, asTensor(*a), asTensor(*b));
+  if (!pair)
+    return std::nullopt;
+  auto [onTrue, onFalse] = *pair;
+  Tensor cond = *c;
+  if (cond.rank() >= onTrue.rank()) {
+    auto t = E.broadcastTo(onTrue, cond.axes, call.calleeLoc, "where");
+    auto f = t ? E.broadcastTo(onFalse, cond.axes, call.calleeLoc, "where") : std::nullopt;
+    if (!f)
+      return std::nullopt;
+    onTrue = *t;
+    onFalse = *f;
+  } else {
+    auto grown = E.broadcastTo(cond, onTrue.axes, call.calleeLoc, "where");
+    if (!grown)
+      return std::nullopt;
+    cond = *grown;
+  }
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  return Value::ofTensor(E.emit.select(cond, onTrue, onFalse));
+}
+
 const Builtin kBuiltins[] = {
     {"einsum", -1, "tensors..., pattern", elaborateEinsum},
     {"rearrange", -1, "tensor, pattern, axis=size...", elaborateRearrange},
@@ -348,6 +400,7 @@ const Builtin kBuiltins[] = {
     {"causal", 2, "x, \"t s\"", causal},
     {"arange", 1, "\"t\"", arange},
     {"cross_entropy", 2, "logits, targets", crossEntropy},
+    {"where", 3, "mask, a, b", where},
 };
 
 const Builtin *findBuiltin(llvm::StringRef name) {
