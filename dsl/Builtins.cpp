@@ -381,6 +381,44 @@ std::optional<Value> where(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.select(cond, onTrue, onFalse));
 }
 
+/// x's axes but `axis`: the dims to broadcast a reduction over `axis` back.
+llvm::SmallVector<int64_t> otherDims(const Tensor &x, int64_t axis) {
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != axis)
+      dims.push_back(d);
+  return dims;
+}
+
+/// log_softmax(x, "s") = x − logsumexp_s(x): the max-shifted form, so no
+/// exp overflows and no softmax underflows to log(0).
+std::optional<Value> logSoftmax(Elaborator &E, const Expr &call) {
+  auto args = tensorAndAxisArgs(E, call);
+  if (!args)
+    return std::nullopt;
+  const auto &[x, axis] = *args;
+  Tensor lse = E.emit.broadcast(logsumexpOf(E, x, axis), x.axes, otherDims(x, axis));
+  return Value::ofTensor(E.emit.binary<mlir::ein::SubOp>(x, lse));
+}
+
+/// argmax(x, "s"): i32, the first position along s of the largest element,
+/// or of the first NaN (as torch.argmax). min over s of where(x == max or x
+/// is NaN, position, size): integer results carry no gradient.
+std::optional<Value> argmax(Elaborator &E, const Expr &call) {
+  auto args = tensorAndAxisArgs(E, call);
+  if (!args)
+    return std::nullopt;
+  const auto &[x, axis] = *args;
+  auto &em = E.emit;
+  Tensor m =
+      em.broadcast(em.reduce(x, mlir::ein::ReduceKind::max, {axis}), x.axes, otherDims(x, axis));
+  Tensor positions = em.iota(x.axes, axis, E.i32());
+  Tensor past = em.constant(static_cast<double>(x.axes[axis].size), E.i32(), x.axes);
+  Tensor atMax = em.select(em.cmp(mlir::ein::CmpPredicate::eq, x, m), positions, past);
+  Tensor atNaN = em.select(em.cmp(mlir::ein::CmpPredicate::ne, x, x), positions, atMax);
+  return Value::ofTensor(em.reduce(atNaN, mlir::ein::ReduceKind::min, {axis}));
+}
+
 const Builtin kBuiltins[] = {
     {"einsum", -1, "tensors..., pattern", elaborateEinsum},
     {"rearrange", -1, "tensor, pattern, axis=size...", elaborateRearrange},
@@ -401,6 +439,8 @@ const Builtin kBuiltins[] = {
     {"arange", 1, "\"t\"", arange},
     {"cross_entropy", 2, "logits, targets", crossEntropy},
     {"where", 3, "mask, a, b", where},
+    {"log_softmax", 2, "x, axis", logSoftmax},
+    {"argmax", 2, "x, axis", argmax},
 };
 
 const Builtin *findBuiltin(llvm::StringRef name) {
