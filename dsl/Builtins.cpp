@@ -419,6 +419,20 @@ std::optional<Value> argmax(Elaborator &E, const Expr &call) {
   return Value::ofTensor(em.reduce(atNaN, mlir::ein::ReduceKind::min, {axis}));
 }
 
+/// Exact GELU (PyTorch's default): 0.5 · x · (1 + erf(x / √2)). `gelu` is
+/// the tanh form and keeps that meaning.
+std::optional<Value> geluExact(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  auto &em = E.emit;
+  Tensor erf = em.unary<mlir::ein::ErfOp>(
+      em.binary<mlir::ein::MulOp>(scalarLike(E, 1.0 / std::sqrt(2.0), *x), *x));
+  Tensor onePlus = em.binary<mlir::ein::AddOp>(scalarLike(E, 1.0, *x), erf);
+  Tensor half = em.binary<mlir::ein::MulOp>(scalarLike(E, 0.5, *x), *x);
+  return Value::ofTensor(em.binary<mlir::ein::MulOp>(half, onePlus));
+}
+
 const Builtin kBuiltins[] = {
     {"einsum", -1, "tensors..., pattern", elaborateEinsum},
     {"rearrange", -1, "tensor, pattern, axis=size...", elaborateRearrange},
@@ -441,6 +455,7 @@ const Builtin kBuiltins[] = {
     {"where", 3, "mask, a, b", where},
     {"log_softmax", 2, "x, axis", logSoftmax},
     {"argmax", 2, "x, axis", argmax},
+    {"gelu_exact", 1, "x", geluExact},
 };
 
 const Builtin *findBuiltin(llvm::StringRef name) {
