@@ -456,6 +456,20 @@ LogicalResult CosOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   return success();
 }
 
+// erf → dY · 2/√π · exp(−x²).
+LogicalResult ErfOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                   SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (!need[0])
+    return success();
+  ArrayAttr ax = getAxesAttr();
+  Value x = getInput();
+  Value gauss = e.unary<ExpOp>(e.unary<NegOp>(e.binary<MulOp>(x, x, ax), ax), ax);
+  Value scale = e.splat(2.0 / std::sqrt(M_PI), x.getType(), ax);
+  grads[0] = e.binary<MulOp>(dY, e.binary<MulOp>(scale, gauss, ax), ax);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (a = lhs, b = rhs, y the result)
 //===----------------------------------------------------------------------===//

@@ -371,6 +371,17 @@ def Ein_CosOp : Ein_UnaryOp<"cos", EinFloatTensor, [EinTranscendental]> {
   }];
 }
 
+def Ein_ErfOp : Ein_UnaryOp<"erf", EinFloatTensor, [EinTranscendental]> {
+  let summary = "elementwise error function";
+  let description = [{
+    `erf(x)` = 2/√π ∫₀ˣ e^(−t²) dt, elementwise (exact GELU's building block).
+
+    ```mlir
+    %y = ein.erf %x : tensor<4xf32>
+    ```
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (no implicit broadcasting)
 //===----------------------------------------------------------------------===//

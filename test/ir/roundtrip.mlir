@@ -57,6 +57,8 @@ func.func @unary(%x: tensor<4xf32>, %h: tensor<2x2xbf16>, %i: tensor<4xi32>) {
   %9 = ein.sin %x : tensor<4xf32>
   // CHECK: ein.cos %{{.*}} {axes = ["a", "b"]} : tensor<2x2xbf16>
   %10 = ein.cos %h {axes = ["a", "b"]} : tensor<2x2xbf16>
+  // CHECK: ein.erf %{{.*}} : tensor<4xf32>
+  %11 = ein.erf %x : tensor<4xf32>
   return
 }
 
