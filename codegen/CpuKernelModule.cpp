@@ -81,7 +81,8 @@ OwningOpRef<ModuleOp> lowerToLLVMDialect(MLIRContext &context, const KernelObjec
   llvm::erase_if(approximations.getNativePatterns(), [](const std::unique_ptr<RewritePattern> &p) {
     std::optional<OperationName> root = p->getRootKind();
     return root && (root->getStringRef() == math::SinOp::getOperationName() ||
-                    root->getStringRef() == math::CosOp::getOperationName());
+                    root->getStringRef() == math::CosOp::getOperationName() ||
+                    root->getStringRef() == math::ErfOp::getOperationName());
   });
   if (failed(applyPatternsAndFoldGreedily(*module, std::move(approximations)))) {
     failure = einrt::Status::internal(

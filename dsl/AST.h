@@ -50,13 +50,31 @@ enum class ExprKind {
   List,   // `[a, b]`: args (rearrange stacks them along a new leading axis)
 };
 
+/// A Binary expression's operator as written ("**", "<=", ...).
+inline std::string binaryOpSpelling(char op) {
+  switch (op) {
+  case '^':
+    return "**";
+  case 'l':
+    return "<=";
+  case 'g':
+    return ">=";
+  case 'e':
+    return "==";
+  case 'n':
+    return "!=";
+  default:
+    return std::string(1, op);
+  }
+}
+
 struct Expr {
   ExprKind kind = ExprKind::Number;
   SourceLoc loc; // the first character of the expression (the operator for Binary)
   double number = 0;
   bool isInteger = false;
   std::string text;
-  char op = 0;
+  char op = 0; // + - * / and '^' for **; comparisons: < > and 'l' <=, 'g' >=, 'e' ==, 'n' !=
   std::string callee;
   SourceLoc calleeLoc;
   std::vector<ExprPtr> args;

@@ -114,8 +114,7 @@ void printAST(const Expr &expr, llvm::raw_ostream &os, unsigned indent) {
     os << "unary " << expr.op << " ";
     break;
   case ExprKind::Binary:
-    os << "binary " << (expr.op == '^' ? llvm::StringRef("**") : llvm::StringRef(&expr.op, 1))
-       << " ";
+    os << "binary " << binaryOpSpelling(expr.op) << " ";
     break;
   case ExprKind::Call:
     os << "call " << expr.callee << " ";

@@ -1,6 +1,8 @@
 //===- Broadcast.cpp - Elementwise operators, broadcasting by axis name ---===//
 #include "dsl/ElaboratorImpl.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -68,8 +70,28 @@ std::optional<std::pair<Tensor, Tensor>> Elaborator::broadcastByName(llvm::Strin
   return std::make_pair(big, *grown);
 }
 
+/// The predicate of a comparison operator; std::nullopt for arithmetic.
+static std::optional<mlir::ein::CmpPredicate> comparisonPredicate(llvm::StringRef spelling) {
+  using P = mlir::ein::CmpPredicate;
+  return llvm::StringSwitch<std::optional<P>>(spelling)
+      .Case("<", P::lt)
+      .Case("<=", P::le)
+      .Case(">", P::gt)
+      .Case(">=", P::ge)
+      .Case("==", P::eq)
+      .Case("!=", P::ne)
+      .Default(std::nullopt);
+}
+
 std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc loc, const Value &lhs,
                                           const Value &rhs) {
+  std::optional<mlir::ein::CmpPredicate> comparison = comparisonPredicate(spelling);
+  if (comparison && !lhs.isTensor() && !rhs.isTensor()) {
+    diags.error(loc, "'" + spelling +
+                         "' compares tensors (its result is an i1 mask); both "
+                         "operands here are numbers");
+    return std::nullopt;
+  }
   if (!lhs.isTensor() && !rhs.isTensor()) {
     double a = lhs.number, b = rhs.number, r = 0;
     bool integer = lhs.isInteger && rhs.isInteger;
@@ -115,12 +137,17 @@ std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc lo
     }
     return emit.constant(v.number, other.tensor.elementType(), other.tensor.axes);
   };
-  for (const Value *v : {&lhs, &rhs})
-    if (v->isTensor() && !isa<FloatType>(v->tensor.elementType())) {
-      diags.error(loc, "operands of '" + spelling + "' must be float tensors, got " +
+  for (const Value *v : {&lhs, &rhs}) {
+    if (!v->isTensor())
+      continue;
+    Type t = v->tensor.elementType();
+    if (comparison ? !isa<FloatType>(t) && !t.isInteger(32) : !isa<FloatType>(t)) {
+      diags.error(loc, "operands of '" + spelling + "' must be " +
+                           (comparison ? "float or i32" : "float") + " tensors, got " +
                            formatTensor(v->tensor));
       return std::nullopt;
     }
+  }
   auto l = asTensor(lhs, rhs);
   auto r = l ? asTensor(rhs, lhs) : std::nullopt;
   if (!l || !r)
@@ -130,6 +157,8 @@ std::optional<Value> Elaborator::binaryOp(llvm::StringRef spelling, SourceLoc lo
     return std::nullopt;
   emit.setLoc(mlirLoc(loc));
   auto &[a, b] = *pair;
+  if (comparison)
+    return Value::ofTensor(emit.cmp(*comparison, a, b));
   if (spelling == "+")
     return Value::ofTensor(emit.binary<mlir::ein::AddOp>(a, b));
   if (spelling == "-")

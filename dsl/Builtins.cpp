@@ -329,6 +329,121 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   return Value::ofTensor(mean);
 }
 
+/// stop_gradient(x): x's value, through which no gradient flows (the
+/// autodiff reads ein.stop_gradient; it folds away after). A number or an
+/// integer tensor has no gradient: itself.
+std::optional<Value> stopGradient(Elaborator &E, const Expr &call) {
+  auto v = E.expr(*call.args[0]);
+  if (!v || !v->isTensor() || !isa<FloatType>(v->tensor.elementType()))
+    return v;
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  return Value::ofTensor(E.emit.unary<mlir::ein::StopGradientOp>(v->tensor));
+}
+
+// --- Masks: where, log_softmax, argmax ----------------------------------------
+
+/// where(c, a, b): a where the i1 mask c holds, else b; a and b are tensors of
+/// one element type or numbers, and all three broadcast by axis name (§5).
+/// The gradient reaches a and b (ein.select's rule), never c.
+std::optional<Value> where(Elaborator &E, const Expr &call) {
+  auto mask = E.expr(*call.args[0]);
+  if (!mask)
+    return std::nullopt;
+  if (!mask->isTensor() || !mask->tensor.elementType().isInteger(1)) {
+    E.diags.error(call.args[0]->loc,
+                  "'where' needs a mask (a comparison such as x > 0) first, got " +
+                      (mask->isTensor() ? formatTensor(mask->tensor) : "a number"));
+    return std::nullopt;
+  }
+  const Tensor *c = &mask->tensor;
+  auto a = E.expr(*call.args[1]);
+  if (!a)
+    return std::nullopt;
+  auto b = E.expr(*call.args[2]);
+  if (!b)
+    return std::nullopt;
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  // A number takes the other branch's element type (f32 when both are numbers).
+  Type elem = a->isTensor()   ? a->tensor.elementType()
+              : b->isTensor() ? b->tensor.elementType()
+                              : E.f32();
+  auto asTensor = [&](const Value &v) {
+    return v.isTensor() ? v.tensor : E.emit.constant(v.number, elem, c->axes);
+  };
+  auto pair = E.broadcastByName("where", call.calleeLoc, asTensor(*a), asTensor(*b));
+  if (!pair)
+    return std::nullopt;
+  auto [onTrue, onFalse] = *pair;
+  Tensor cond = *c;
+  if (cond.rank() >= onTrue.rank()) {
+    auto t = E.broadcastTo(onTrue, cond.axes, call.calleeLoc, "where");
+    auto f = t ? E.broadcastTo(onFalse, cond.axes, call.calleeLoc, "where") : std::nullopt;
+    if (!f)
+      return std::nullopt;
+    onTrue = *t;
+    onFalse = *f;
+  } else {
+    auto grown = E.broadcastTo(cond, onTrue.axes, call.calleeLoc, "where");
+    if (!grown)
+      return std::nullopt;
+    cond = *grown;
+  }
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  return Value::ofTensor(E.emit.select(cond, onTrue, onFalse));
+}
+
+/// x's axes but `axis`: the dims to broadcast a reduction over `axis` back.
+llvm::SmallVector<int64_t> otherDims(const Tensor &x, int64_t axis) {
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != axis)
+      dims.push_back(d);
+  return dims;
+}
+
+/// log_softmax(x, "s") = x − logsumexp_s(x): the max-shifted form, so no
+/// exp overflows and no softmax underflows to log(0).
+std::optional<Value> logSoftmax(Elaborator &E, const Expr &call) {
+  auto args = tensorAndAxisArgs(E, call);
+  if (!args)
+    return std::nullopt;
+  const auto &[x, axis] = *args;
+  Tensor lse = E.emit.broadcast(logsumexpOf(E, x, axis), x.axes, otherDims(x, axis));
+  return Value::ofTensor(E.emit.binary<mlir::ein::SubOp>(x, lse));
+}
+
+/// argmax(x, "s"): i32, the first position along s of the largest element,
+/// or of the first NaN (as torch.argmax). min over s of where(x == max or x
+/// is NaN, position, size): integer results carry no gradient.
+std::optional<Value> argmax(Elaborator &E, const Expr &call) {
+  auto args = tensorAndAxisArgs(E, call);
+  if (!args)
+    return std::nullopt;
+  const auto &[x, axis] = *args;
+  auto &em = E.emit;
+  Tensor m =
+      em.broadcast(em.reduce(x, mlir::ein::ReduceKind::max, {axis}), x.axes, otherDims(x, axis));
+  Tensor positions = em.iota(x.axes, axis, E.i32());
+  Tensor past = em.constant(static_cast<double>(x.axes[axis].size), E.i32(), x.axes);
+  Tensor atMax = em.select(em.cmp(mlir::ein::CmpPredicate::eq, x, m), positions, past);
+  Tensor atNaN = em.select(em.cmp(mlir::ein::CmpPredicate::ne, x, x), positions, atMax);
+  return Value::ofTensor(em.reduce(atNaN, mlir::ein::ReduceKind::min, {axis}));
+}
+
+/// Exact GELU (PyTorch's default): 0.5 · x · (1 + erf(x / √2)). `gelu` is
+/// the tanh form and keeps that meaning.
+std::optional<Value> geluExact(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  if (!x)
+    return std::nullopt;
+  auto &em = E.emit;
+  Tensor erf = em.unary<mlir::ein::ErfOp>(
+      em.binary<mlir::ein::MulOp>(scalarLike(E, 1.0 / std::sqrt(2.0), *x), *x));
+  Tensor onePlus = em.binary<mlir::ein::AddOp>(scalarLike(E, 1.0, *x), erf);
+  Tensor half = em.binary<mlir::ein::MulOp>(scalarLike(E, 0.5, *x), *x);
+  return Value::ofTensor(em.binary<mlir::ein::MulOp>(half, onePlus));
+}
+
 const Builtin kBuiltins[] = {
     {"einsum", -1, "tensors..., pattern", elaborateEinsum},
     {"rearrange", -1, "tensor, pattern, axis=size...", elaborateRearrange},
@@ -348,6 +463,11 @@ const Builtin kBuiltins[] = {
     {"causal", 2, "x, \"t s\"", causal},
     {"arange", 1, "\"t\"", arange},
     {"cross_entropy", 2, "logits, targets", crossEntropy},
+    {"stop_gradient", 1, "x", stopGradient},
+    {"where", 3, "mask, a, b", where},
+    {"log_softmax", 2, "x, axis", logSoftmax},
+    {"argmax", 2, "x, axis", argmax},
+    {"gelu_exact", 1, "x", geluExact},
 };
 
 const Builtin *findBuiltin(llvm::StringRef name) {
@@ -360,6 +480,59 @@ const Builtin *findBuiltin(llvm::StringRef name) {
 } // namespace
 
 bool isBuiltinName(llvm::StringRef name) { return findBuiltin(name) != nullptr; }
+
+// --- Misspelt and foreign function names -------------------------------------
+
+namespace {
+/// Names other frameworks give a built-in, too far from it to be a typo.
+const std::pair<const char *, const char *> kForeignNames[] = {
+    {"swish", "silu"},
+    {"sum", "reduce"},
+    {"mean", "reduce"},
+    {"amax", "reduce"},
+    {"nll_loss", "cross_entropy"},
+    {"matmul", "einsum"},
+    {"transpose", "rearrange"},
+    {"reshape", "rearrange"},
+    {"view", "rearrange"},
+};
+
+/// How many edits a misspelt function name may have (the shorter name's
+/// length decides): none under 3 characters, where every name is near another.
+unsigned functionTypoLimit(size_t shorterLength) {
+  if (shorterLength < 3)
+    return 0;
+  return shorterLength < 6 ? 1 : shorterLength < 10 ? 2 : 3;
+}
+} // namespace
+
+std::optional<FunctionSuggestion>
+suggestFunction(llvm::StringRef name, llvm::ArrayRef<std::pair<llvm::StringRef, SourceLoc>> fns) {
+  auto usageOf = [](llvm::StringRef builtin) {
+    const Builtin *b = findBuiltin(builtin);
+    return FunctionSuggestion{b->name, b->usage, SourceLoc{}};
+  };
+  for (auto [foreign, builtin] : kForeignNames)
+    if (name == foreign)
+      return usageOf(builtin);
+  std::optional<FunctionSuggestion> best;
+  unsigned bestDistance = 0;
+  auto consider = [&](llvm::StringRef candidate, auto make) {
+    unsigned limit = functionTypoLimit(std::min(candidate.size(), name.size()));
+    if (limit == 0 || candidate.size() > 64 || name.size() > 64)
+      return;
+    unsigned distance = typoDistance(name.lower(), candidate, limit);
+    if (distance <= limit && (!best || distance < bestDistance)) {
+      best = make();
+      bestDistance = distance;
+    }
+  };
+  for (auto [fn, loc] : fns)
+    consider(fn, [&] { return FunctionSuggestion{fn.str(), "", loc}; });
+  for (const Builtin &b : kBuiltins)
+    consider(b.name, [&] { return usageOf(b.name); });
+  return best;
+}
 
 std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call, bool &handled) {
   const Builtin *b = findBuiltin(call.callee);

@@ -490,8 +490,7 @@ std::optional<Value> Elaborator::expr(const Expr &e) {
     auto rhs = expr(*e.args[1]);
     if (!rhs)
       return std::nullopt;
-    std::string spelling = e.op == '^' ? "**" : std::string(1, e.op);
-    return binaryOp(spelling, e.loc, *lhs, *rhs);
+    return binaryOp(binaryOpSpelling(e.op), e.loc, *lhs, *rhs);
   }
   case ExprKind::Call:
     return call(e);
@@ -510,6 +509,13 @@ std::optional<Tensor> Elaborator::tensorOf(const Expr &e, llvm::StringRef what) 
     return std::nullopt;
   if (!v->isTensor()) {
     diags.error(e.loc, what + " needs a tensor, not a number");
+    return std::nullopt;
+  }
+  // A mask only chooses (where's first argument): no op below the DSL
+  // computes on i1.
+  if (v->tensor.elementType().isInteger(1)) {
+    diags.error(e.loc, what + " cannot take the mask " + formatTensor(v->tensor) +
+                           ": a comparison's result is only where's first argument");
     return std::nullopt;
   }
   return v->tensor;
@@ -560,6 +566,15 @@ std::optional<Value> Elaborator::call(const Expr &e) {
   auto fn = functions_.find(e.callee);
   if (fn == functions_.end()) {
     diags.error(e.calleeLoc, "unknown function '" + e.callee + "'");
+    std::vector<std::pair<llvm::StringRef, SourceLoc>> fns;
+    for (const auto &[name, stmt] : functions_)
+      fns.emplace_back(name, stmt->nameLoc);
+    if (auto s = suggestFunction(e.callee, fns)) {
+      if (s->definedAt.isValid())
+        diags.note(s->definedAt, "did you mean '" + s->name + "'?");
+      else
+        diags.note(SourceLoc{}, "did you mean the built-in '" + s->name + "(" + s->usage + ")'?");
+    }
     return std::nullopt;
   }
   return callUser(e, *fn->second);

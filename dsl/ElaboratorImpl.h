@@ -198,6 +198,18 @@ std::optional<Value> elaborateRepeat(Elaborator &E, const Expr &call);
 /// Returns std::nullopt with `handled` false when `call.callee` is no built-in.
 std::optional<Value> elaborateBuiltin(Elaborator &E, const Expr &call, bool &handled);
 bool isBuiltinName(llvm::StringRef name);
+/// The function an unknown name probably means.
+struct FunctionSuggestion {
+  std::string name;
+  std::string usage;   // a built-in's arguments; empty for a user fn
+  SourceLoc definedAt; // a user fn's name in its `fn`; invalid for a built-in
+};
+/// The closest of the built-ins and the user fns `fns` (name, where defined)
+/// to `name` by typoDistance (1 edit for names of 3-5 characters, 2 up to 9,
+/// 3 beyond; user fns win ties), or the built-in that another framework's
+/// name (swish, sum, matmul, ...) corresponds to.
+std::optional<FunctionSuggestion>
+suggestFunction(llvm::StringRef name, llvm::ArrayRef<std::pair<llvm::StringRef, SourceLoc>> fns);
 
 // --- TrainSettings.cpp --------------------------------------------------------
 /// Reads one `key = value` of a `train { }` section (or, with `value` null,

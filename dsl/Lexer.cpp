@@ -79,6 +79,18 @@ llvm::StringRef tokenKindSpelling(TokenKind kind) {
     return "'**'";
   case TokenKind::Ellipsis:
     return "'...'";
+  case TokenKind::Less:
+    return "'<'";
+  case TokenKind::LessEqual:
+    return "'<='";
+  case TokenKind::Greater:
+    return "'>'";
+  case TokenKind::GreaterEqual:
+    return "'>='";
+  case TokenKind::EqualEqual:
+    return "'=='";
+  case TokenKind::NotEqual:
+    return "'!='";
   }
   return "token";
 }
@@ -407,7 +419,22 @@ Token Lexer::next() {
         kind = TokenKind::Colon;
         break;
       case '=':
-        kind = TokenKind::Equal;
+        kind = peekChar(1) == '=' ? TokenKind::EqualEqual : TokenKind::Equal;
+        len = kind == TokenKind::EqualEqual ? 2 : 1;
+        break;
+      case '<':
+      case '>': {
+        bool orEqual = peekChar(1) == '=';
+        kind = c == '<' ? (orEqual ? TokenKind::LessEqual : TokenKind::Less)
+                        : (orEqual ? TokenKind::GreaterEqual : TokenKind::Greater);
+        len = orEqual ? 2 : 1;
+        break;
+      }
+      case '!':
+        if (peekChar(1) == '=') {
+          kind = TokenKind::NotEqual;
+          len = 2;
+        }
         break;
       case '~':
         kind = TokenKind::Tilde;

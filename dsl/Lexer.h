@@ -62,6 +62,13 @@ enum class TokenKind {
   Slash,    // /
   StarStar, // **
   Ellipsis, // ...
+  // Comparisons.
+  Less,         // <
+  LessEqual,    // <=
+  Greater,      // >
+  GreaterEqual, // >=
+  EqualEqual,   // ==
+  NotEqual,     // !=
 };
 
 /// A short fixed spelling of a kind: "identifier", "'('", "newline", "'dim'".

@@ -113,7 +113,7 @@ ExprPtr Parser::finish(ExprPtr expr) {
   return expr;
 }
 
-ExprPtr Parser::parseExpr() { return parseAdditive(); }
+ExprPtr Parser::parseExpr() { return parseComparison(); }
 
 static ExprPtr makeBinary(char op, SourceLoc loc, ExprPtr lhs, ExprPtr rhs) {
   auto expr = std::make_unique<Expr>();
@@ -123,6 +123,44 @@ static ExprPtr makeBinary(char op, SourceLoc loc, ExprPtr lhs, ExprPtr rhs) {
   expr->args.push_back(std::move(lhs));
   expr->args.push_back(std::move(rhs));
   return expr;
+}
+
+/// The comparison an operator token is, as Expr::op; 0 for any other token.
+static char comparisonOp(TokenKind kind) {
+  switch (kind) {
+  case TokenKind::Less:
+    return '<';
+  case TokenKind::Greater:
+    return '>';
+  case TokenKind::LessEqual:
+    return 'l';
+  case TokenKind::GreaterEqual:
+    return 'g';
+  case TokenKind::EqualEqual:
+    return 'e';
+  case TokenKind::NotEqual:
+    return 'n';
+  default:
+    return 0;
+  }
+}
+
+// Comparisons bind loosest and do not chain: `a < b < c` would compare a
+// mask with c.
+ExprPtr Parser::parseComparison() {
+  ExprPtr lhs = parseAdditive();
+  char op = lhs ? comparisonOp(peek().kind) : 0;
+  if (!op)
+    return lhs;
+  Token opToken = consume();
+  ExprPtr rhs = parseAdditive();
+  if (!rhs)
+    return nullptr;
+  if (comparisonOp(peek().kind)) {
+    diags_.error(peek().loc, "comparisons do not chain: 'a < b < c' would compare a mask with c");
+    return nullptr;
+  }
+  return finish(makeBinary(op, opToken.loc, std::move(lhs), std::move(rhs)));
 }
 
 ExprPtr Parser::parseAdditive() {

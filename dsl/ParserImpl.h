@@ -90,6 +90,7 @@ private:
 
   //===--- Expressions -----------------------------------------------------===//
   ExprPtr parseExpr();
+  ExprPtr parseComparison();
   ExprPtr parseAdditive();
   ExprPtr parseMultiplicative();
   ExprPtr parseUnary();

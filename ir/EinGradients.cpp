@@ -456,6 +456,20 @@ LogicalResult CosOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
   return success();
 }
 
+// erf → dY · 2/√π · exp(−x²).
+LogicalResult ErfOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                   SmallVectorImpl<Value> &grads) {
+  Emitter e = begin(*this, b, grads);
+  if (!need[0])
+    return success();
+  ArrayAttr ax = getAxesAttr();
+  Value x = getInput();
+  Value gauss = e.unary<ExpOp>(e.unary<NegOp>(e.binary<MulOp>(x, x, ax), ax), ax);
+  Value scale = e.splat(2.0 / std::sqrt(M_PI), x.getType(), ax);
+  grads[0] = e.binary<MulOp>(dY, e.binary<MulOp>(scale, gauss, ax), ax);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (a = lhs, b = rhs, y the result)
 //===----------------------------------------------------------------------===//
@@ -713,5 +727,13 @@ LogicalResult ScatterAddOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool>
   if (need[0])
     grads[0] =
         b.create<GatherOp>(e.loc, getUpdates().getType(), dY, getIndices(), namesOf(getUpdates()));
+  return success();
+}
+
+// stop_gradient → none: its result is a constant to the backward (what
+// jax.lax.stop_gradient and torch's .detach() do).
+LogicalResult StopGradientOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                            SmallVectorImpl<Value> &grads) {
+  grads.assign(getOperation()->getNumOperands(), Value());
   return success();
 }

@@ -295,3 +295,14 @@ LogicalResult ScatterAddOp::verify() {
 
 #define GET_OP_CLASSES
 #include "ir/EinOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// StopGradientOp
+//===----------------------------------------------------------------------===//
+
+void mlir::ein::eraseStopGradients(Operation *root) {
+  root->walk([](StopGradientOp op) {
+    op.getResult().replaceAllUsesWith(op.getInput());
+    op->erase();
+  });
+}

@@ -26,4 +26,11 @@
 #define GET_OP_CLASSES
 #include "ir/EinOps.h.inc"
 
+namespace mlir::ein {
+/// Replaces every `ein.stop_gradient` under `root` by its input: what
+/// ein-autodiff does once the backward is built, and a compile of @forward
+/// alone (no backward) before lowering.
+void eraseStopGradients(Operation *root);
+} // namespace mlir::ein
+
 #endif // EIN_IR_EINOPS_H

@@ -371,6 +371,17 @@ def Ein_CosOp : Ein_UnaryOp<"cos", EinFloatTensor, [EinTranscendental]> {
   }];
 }
 
+def Ein_ErfOp : Ein_UnaryOp<"erf", EinFloatTensor, [EinTranscendental]> {
+  let summary = "elementwise error function";
+  let description = [{
+    `erf(x)` = 2/√π ∫₀ˣ e^(−t²) dt, elementwise (exact GELU's building block).
+
+    ```mlir
+    %y = ein.erf %x : tensor<4xf32>
+    ```
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Binary elementwise ops (no implicit broadcasting)
 //===----------------------------------------------------------------------===//
@@ -789,6 +800,31 @@ def Ein_ScatterAddOp : Ein_Op<"scatter_add",
     `->` type($result)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient control
+//===----------------------------------------------------------------------===//
+
+def Ein_StopGradientOp : Ein_Op<"stop_gradient", [SameOperandsAndResultType],
+    DeclareOpInterfaceMethods<CostOpInterface,
+                              ["getBytesRead", "getBytesWritten"]>> {
+  let summary = "its input's value, through which no gradient flows";
+  let description = [{
+    The result is the input. ein-autodiff treats the result as a constant:
+    nothing it feeds gives the input a gradient (jax.lax.stop_gradient,
+    torch's `.detach()`). Once the backward is built it has no job:
+    ein-autodiff erases it (`eraseStopGradients`), so fusion, the analyses
+    and the backends never see it, and it costs nothing. No folder: a
+    canonicalize before autodiff must not drop it.
+
+    ```mlir
+    %c = ein.stop_gradient %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins EinTensor:$input, EinAxesAttr:$axes);
+  let results = (outs EinTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
 #endif // EIN_OPS_TD

@@ -210,6 +210,11 @@ LogicalResult EinAutodiff::run() {
     if (!op.hasAttr(kPhaseAttr))
       op.setAttr(kPhaseAttr, backwardPhase);
 
+  // The stop_gradients (their rule: no gradient) have done their job: each
+  // is its input from here on (in @forward too), so nothing after autodiff
+  // sees them.
+  eraseStopGradients(module);
+
   // Drop what only the forward's extra outputs needed.
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())

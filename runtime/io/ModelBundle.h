@@ -34,7 +34,7 @@ namespace einrt {
 
 /// The program file format this runtime reads and writes
 /// (docs/program-file.md says when it changes).
-constexpr uint32_t kProgramFormatVersion = 8;
+constexpr uint32_t kProgramFormatVersion = 9;
 
 /// One lowered function.
 struct BundledProgram {

@@ -7,7 +7,7 @@
   compare_backends.py steps CPU REF TOL  --step mode: every step's loss and
                                          grad_norm agree within TOL (relative)
   compare_backends.py tensors CPU.safetensors REF.safetensors TOL [NAME...]
-                                         every tensor (F32, BF16, F16), or each one
+                                         every tensor (F32, BF16, F16, F64), or each one
                                          named, agrees within TOL:
                                          max |cpu - ref| / max |ref|
   compare_backends.py identical A.safetensors B.safetensors
@@ -61,6 +61,9 @@ def read_safetensors(path):
         raw = data[8 + n + begin:8 + n + end]
         values = array.array("f")
         if info["dtype"] == "F32":
+            values.frombytes(raw)
+        elif info["dtype"] == "F64":  # a float64 reference (test/reference/*_golden)
+            values = array.array("d")
             values.frombytes(raw)
         elif info["dtype"] == "BF16":  # the high half of an f32, exactly
             halves = array.array("H")

@@ -57,6 +57,8 @@ func.func @unary(%x: tensor<4xf32>, %h: tensor<2x2xbf16>, %i: tensor<4xi32>) {
   %9 = ein.sin %x : tensor<4xf32>
   // CHECK: ein.cos %{{.*}} {axes = ["a", "b"]} : tensor<2x2xbf16>
   %10 = ein.cos %h {axes = ["a", "b"]} : tensor<2x2xbf16>
+  // CHECK: ein.erf %{{.*}} : tensor<4xf32>
+  %11 = ein.erf %x : tensor<4xf32>
   return
 }
 
@@ -138,4 +140,11 @@ func.func @indexing(%table: tensor<100x16xf32>, %ids: tensor<4x8xi32>)
   %g = ein.scatter_add %e, %ids
          : tensor<4x8x16xf32>, tensor<4x8xi32> -> tensor<100x16xf32>
   return %g : tensor<100x16xf32>
+}
+
+// CHECK-LABEL: func.func @stop_gradient
+func.func @stop_gradient(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: ein.stop_gradient %{{.*}} {axes = ["b", "d"]} : tensor<4x8xf32>
+  %s = ein.stop_gradient %x {axes = ["b", "d"]} : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
 }

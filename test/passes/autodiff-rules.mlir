@@ -143,6 +143,25 @@ func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param
 
 // -----
 
+// erf: dY · (2/√π · exp(−x²)).
+func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
+  %y = ein.erf %x {axes = ["i", "j"]} : tensor<3x4xf32>
+  %l = ein.reduce sum %y dims [0, 1] {axes = []} : tensor<3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK-LABEL: func.func @grad(
+// CHECK: %[[DY:.+]] = ein.broadcast %{{.+}} dims []
+// CHECK-NEXT: %[[SQ:.+]] = ein.mul %arg0, %arg0 {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: %[[N:.+]] = ein.neg %[[SQ]]
+// CHECK-NEXT: %[[G:.+]] = ein.exp %[[N]]
+// CHECK-NEXT: %[[K:.+]] = ein.constant {{.*}}dense<1.12837{{[0-9]+}}>
+// CHECK-NEXT: %[[KB:.+]] = ein.broadcast %[[K]]
+// CHECK-NEXT: %[[S:.+]] = ein.mul %[[KB]], %[[G]]
+// CHECK-NEXT: %[[DX:.+]] = ein.mul %[[DY]], %[[S]] {axes = ["i", "j"]{{.*}}}
+// CHECK-NEXT: return %{{.+}}, %[[DX]] :
+
+// -----
+
 // abs: dY · sign(x), sign built with cmp + select (0 at 0).
 func.func @forward(%x: tensor<3x4xf32> {ein.axes = ["i", "j"], ein.kind = "param", ein.name = "x"}) -> tensor<f32> {
   %y = ein.abs %x {axes = ["i", "j"]} : tensor<3x4xf32>

@@ -2,6 +2,7 @@
 // RUN: ein-opt %s --ein-print-costs="func=mix ops=true" -o /dev/null | FileCheck %s --check-prefix=MIX
 // RUN: ein-opt %s --ein-print-costs="func=softplus ops=true" -o /dev/null | FileCheck %s --check-prefix=SOFTPLUS
 // RUN: ein-opt %s --ein-print-costs="func=trig ops=true" -o /dev/null | FileCheck %s --check-prefix=TRIG
+// RUN: ein-opt %s --ein-print-costs="func=erf ops=true" -o /dev/null | FileCheck %s --check-prefix=ERF
 // RUN: not ein-opt %s --ein-print-costs -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 //
 // The lecture's facts about FLOPs, from einc-generated @grad functions
@@ -99,6 +100,13 @@ func.func @trig(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>) {
 }
 // TRIG:      op 0 ein.sin elementwise forward - flops 6 trans 6 read 24 write 24
 // TRIG-NEXT: op 1 ein.cos elementwise forward - flops 6 trans 6 read 24 write 24
+
+// erf: 1 FLOP and 1 transcendental per element, as exp.
+func.func @erf(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>) {
+  %e = ein.erf %x : tensor<2x3xf32>
+  return %e : tensor<2x3xf32>
+}
+// ERF: op 0 ein.erf elementwise forward - flops 6 trans 6 read 24 write 24
 
 func.func @mix(%x: tensor<2x3xf32>, %h: tensor<2x3xbf16>, %w: tensor<3x3xf32>) -> (tensor<f32>) {
   %e = ein.exp %x : tensor<2x3xf32>

@@ -8,6 +8,7 @@
 #include "codegen/CpuLowering.h"
 #include "codegen/Lowerings.h"
 #include "dsl/Elaborator.h"
+#include "ir/EinOps.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Backend.h"
@@ -47,6 +48,7 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
   OwningOpRef<ModuleOp> one = sampleModule(module, request, context);
   if (!one)
     return false;
+  mlir::ein::eraseStopGradients(*one); // no backward reads them
   if (failed(applyPrecision(*one, priced)) || (lowering.fused && failed(applyFusion(*one, priced))))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
@@ -109,6 +111,8 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   if (step && request.shardRanks > 1 && module.lookupSymbol("apply_update") &&
       failed(shardOptimizer(module, request.shardRank, request.shardRanks)))
     return false;
+  if (!step) // @forward alone: no backward reads its stop_gradients
+    mlir::ein::eraseStopGradients(module);
   if (!step && failed(applyPrecision(module, priced)))
     return false;
   // The backend's lowering (the cuda backend runs the Programs lowered for

@@ -151,6 +151,39 @@ def check_gpt(r):
     close(r["napkin"]["palm_per_token"], 6 * n + 12 * L * C * D, 1e-12, "napkin.palm_per_token")
 
 
+def check_llama(r):
+    # examples/llama.ein: untied head, no wpe, RMSNorm gains only, grouped k
+    # and v (kv_heads of hd each), SwiGLU (three d x ff matrices).
+    d = r["dims"]
+    V, C, D, L, F = d["vocab"], d["ctx"], d["d"], d["layers"], d["ff"]
+    H, KV, B, half = d["heads"], d["kv_heads"], d["batch"], d["half"]
+    hd = D // H
+    matrices = D * H * hd + 2 * D * KV * hd + H * hd * D + 3 * D * F  # per layer
+    n = V * D + L * (matrices + 2 * D) + D + D * V
+    equal(r["params"], n, "param count from the dims")
+    # Every matrix param is read by one contraction per token (2 FLOPs per
+    # multiply-add) except wte, which is gathered; attention's two
+    # contractions (q.k and att.v) are 2 ctx hd per head and token each,
+    # 4 ctx d per layer, the causal half counted as a dense product does;
+    # RoPE's angle table (positions x frequencies, 2 ctx half) once per layer
+    # per step, q and k sharing it.
+    n_matmul = L * matrices + D * V
+    tokens = r["tokens_per_step"]
+    equal(tokens, B * C, "tokens per step = batch ctx")
+    m = r["model_flops"]
+    forward = tokens * (2 * n_matmul + 4 * L * C * D) + L * 2 * C * half
+    equal(m["forward"], forward, "forward FLOPs = D (2 N_matmul + 4 L ctx d) + L 2 ctx half")
+    # The backward: twice each contraction (the gradients of both operands),
+    # none for the angle table (it reads no param).
+    equal(m["backward"], 2 * (forward - L * 2 * C * half), "backward FLOPs = 2 (forward - the angle tables)")
+    close(m["per_token"], (3 * forward - 2 * L * 2 * C * half) / tokens, 1e-12,
+          "FLOPs/token = 6 N_matmul + 12 L ctx d + 2 L half / batch")
+    # The report's napkin figure counts every param, the gathered wte too
+    # (tied in gpt, read by the logits there): 6 V d above the count here.
+    close(r["napkin"]["palm_per_token"], 6 * n + 12 * L * C * D, 1e-12,
+          "napkin.palm_per_token = 6N + 12 L ctx d (d=%d, layers=%d, ctx=%d)" % (D, L, C))
+
+
 def main():
     check, path = sys.argv[1], sys.argv[2]
     args = sys.argv[3:]
@@ -166,6 +199,7 @@ def main():
         "max-params": check_max_params,
         "activations": check_activations,
         "gpt": check_gpt,
+        "llama": check_llama,
     }[check](r, *args)
     print("PASS " + check)
 

@@ -1,6 +1,6 @@
-//===- ModelProgramsTest.cpp - Both examples' lowered programs in a file --===//
+//===- ModelProgramsTest.cpp - The examples' lowered programs in a file ---===//
 //
-// examples/mlp_lm.ein and examples/gpt.ein through the front end (with
+// examples/mlp_lm.ein, examples/gpt.ein and examples/llama.ein through the front end (with
 // --set overrides, so that the settings are not all defaults), @grad and
 // @train_step, lowered for the reference backend and, fused, for the CPU
 // backend: each bundle comes back from its file identical, and writing it
@@ -92,10 +92,11 @@ struct ModelCase {
 
 } // namespace
 
-TEST(ModelPrograms, BothExamplesRoundTripOnBothBackends) {
+TEST(ModelPrograms, ExamplesRoundTripOnBothBackends) {
   const ModelCase models[] = {
       {"mlp_lm.ein", {{"lr", "0.003"}, {"warmup", "5"}, {"seed", "11"}}},
       {"gpt.ein", {{"optimizer", "adam"}, {"clip", "0.5"}, {"data", "shifted"}}},
+      {"llama.ein", {{"schedule", "wsd"}, {"weight_decay", "0.1"}, {"warmup", "20"}}},
   };
   for (const ModelCase &m : models) {
     SCOPED_TRACE(m.file);

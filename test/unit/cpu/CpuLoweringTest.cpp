@@ -7,7 +7,7 @@
 // (relative error under 1e-5); the Matmul plan is checked too (in place where
 // BLAS can read the layout, a transpose kernel only where it cannot). Then
 // whole models: the forward, the gradient and training steps of
-// examples/mlp_lm.ein and examples/gpt.ein at reduced sizes, unfused and
+// the examples of pipeline/SmallExamples.h at reduced sizes, unfused and
 // after ein-fuse-elementwise (fused kernels: several outputs, broadcasts
 // read in place, mixed element types).
 //

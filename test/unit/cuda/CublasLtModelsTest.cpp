@@ -1,6 +1,6 @@
 //===- CublasLtModelsTest.cpp - The examples' GEMMs as cuBLASLt calls -----===//
 //
-// Every Matmul step of both examples' @train_step, lowered for the CPU
+// Every Matmul step of the examples' @train_step, lowered for the CPU
 // backend (the Programs the cuda device runs), unfused and fused, under
 // fp32 and bf16-mixed: mapGemmToCublasLt's calls, evaluated column-major
 // as cuBLASLt reads them, equal the row-major evaluation of the GemmDesc

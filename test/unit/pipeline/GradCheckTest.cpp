@@ -15,6 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+
 using namespace einc::testing;
 
 namespace {
@@ -195,3 +198,76 @@ module {
 }
 
 } // namespace
+
+// stop_gradient(e) is e's value held constant: the gradients of a model
+// mixing both paths (w reaches the loss through the stopped product and
+// directly; v only directly) are those of the same model with an input `s`
+// in place of the stopped expression, set to its value — a model whose
+// gradients match finite differences.
+TEST(GradCheckStopGradient, MixedPathsAreTheGradientsWithTheStoppedValueAnInput) {
+  const char *loss = "k = einsum(v, w, \"a b, b c -> a c\")\n"
+                     "minimize reduce(einsum(%s, w, \"a b, b c -> a c\") * k, \"a c ->\", sum)\n";
+  auto body = [&](const char *stopped) {
+    char text[256];
+    std::snprintf(text, sizeof text, loss, stopped);
+    return std::string(text);
+  };
+  std::vector<std::pair<std::string, std::string>> dims = {{"a", "3"}, {"b", "4"}, {"c", "2"}};
+  Compiled stopped = compileModel(std::string(kPreamble) + body("stop_gradient(v * v)"), dims);
+  Compiled constant =
+      compileModel(std::string(kPreamble) + "input s: f32[a, b]\n" + body("s"), dims);
+  ASSERT_TRUE(stopped.module) << stopped.errors;
+  ASSERT_TRUE(constant.module) << constant.errors;
+  ASSERT_TRUE(addGrad(stopped)) << stopped.errors;
+  ASSERT_TRUE(addGrad(constant)) << constant.errors;
+
+  std::string error;
+  auto gradStopped = executorFor(stopped, "grad", einrt::Precision::F64, error);
+  ASSERT_TRUE(gradStopped) << error;
+  auto forwardConstant = executorFor(constant, "forward", einrt::Precision::F64, error);
+  ASSERT_TRUE(forwardConstant) << error;
+  auto gradConstant = executorFor(constant, "grad", einrt::Precision::F64, error);
+  ASSERT_TRUE(gradConstant) << error;
+  EINC_ASSERT_OK(einrt::initParams(*gradStopped, 3));
+  EINC_ASSERT_OK(einrt::fillRandomInputs(*gradStopped, 4, 6));
+
+  // The same arguments for all three, by name; `s` = v * v.
+  const einrt::Program &from = gradStopped->program();
+  auto argumentValues = [&](const std::string &name) -> std::vector<double> {
+    for (int32_t buffer : from.arguments)
+      if (from.buffers[size_t(buffer)].name == name)
+        return gradStopped->read(size_t(buffer)).take();
+    ADD_FAILURE() << "no argument " << name;
+    return {};
+  };
+  for (einrt::Executor *to : {&*forwardConstant, &*gradConstant})
+    for (size_t i = 0; i < to->argumentCount(); ++i) {
+      const std::string &name = to->program().buffers[size_t(to->program().arguments[i])].name;
+      std::vector<double> values;
+      if (name == "s")
+        for (double e : argumentValues("v"))
+          values.push_back(e * e);
+      else
+        values = argumentValues(name);
+      EINC_ASSERT_OK(to->setArgument(i, values.data(), values.size()));
+    }
+
+  einrt::GradCheckOptions options;
+  options.samplesPerParam = 12;
+  einrt::GradCheckReport report;
+  EINC_ASSERT_OK_AND_ASSIGN(report, einrt::gradCheck(*forwardConstant, *gradConstant, options));
+  EXPECT_LT(report.worst.relativeError, 1e-6);
+
+  EINC_ASSERT_OK(gradStopped->run());
+  EINC_ASSERT_OK(gradConstant->run());
+  ASSERT_EQ(gradStopped->resultCount(), gradConstant->resultCount());
+  for (size_t r = 0; r < gradStopped->resultCount(); ++r) {
+    std::vector<double> got, want;
+    EINC_ASSERT_OK_AND_ASSIGN(got, gradStopped->read(size_t(from.results[r])));
+    EINC_ASSERT_OK_AND_ASSIGN(want, gradConstant->read(size_t(gradConstant->program().results[r])));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-12 * (1 + std::abs(want[i])))
+          << from.buffers[size_t(from.results[r])].name << "[" << i << "]";
+  }
+}

@@ -1,9 +1,9 @@
-//===- SmallExamples.h - Both examples at sizes a unit test runs -*- C++ -*-===//
+//===- SmallExamples.h - The examples at sizes a unit test runs -*- C++ -*-===//
 //
-// examples/mlp_lm.ein and examples/gpt.ein with `--set` overrides small
+// examples/mlp_lm.ein, examples/gpt.ein and examples/llama.ein with `--set` overrides small
 // enough for a unit test to compile and run them many times (vocabulary 64,
 // so random token ids below 64 are valid). One table for every suite that
-// runs both models: the CPU lowering against the reference (cpu-unit), the
+// runs the models: the CPU lowering against the reference (cpu-unit), the
 // kernel objects against the JIT (cpu-unit, whose JIT then finds the same
 // kernels in its cache) and the cuBLASLt mapping (cuda-unit). A target using
 // it defines EINC_SOURCE_DIR, the source tree's root.
@@ -35,6 +35,14 @@ inline const std::vector<SmallExample> &smallExamples() {
         {"layers", "2"},
         {"d", "32"},
         {"heads", "4"}}},
+      {"llama.ein",
+       {{"batch", "2"},
+        {"ctx", "16"},
+        {"vocab", "64"},
+        {"layers", "2"},
+        {"d", "32"},
+        {"heads", "4"},
+        {"kv_heads", "2"}}},
   };
   return models;
 }
