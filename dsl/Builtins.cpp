@@ -276,9 +276,112 @@ std::optional<Value> arange(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.cast(E.emit.iota(axes, 0, E.i32()), E.f32()));
 }
 
-/// cross_entropy(logits [..., V], targets i32[...]): the mean over all
-/// positions of logsumexp(logits) - logits[target].
+/// x's axes but `axis`: the dims to broadcast a reduction over `axis` back.
+llvm::SmallVector<int64_t> otherDims(const Tensor &x, int64_t axis) {
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != axis)
+      dims.push_back(d);
+  return dims;
+}
+
+/// argmax of x along `axis`: i32, the first position of the largest element
+/// or of the first NaN (as torch.argmax). min over the axis of where(x == max
+/// or x is NaN, position, size): integer results carry no gradient.
+Tensor argmaxOf(Elaborator &E, const Tensor &x, int64_t axis) {
+  auto &em = E.emit;
+  Tensor m =
+      em.broadcast(em.reduce(x, mlir::ein::ReduceKind::max, {axis}), x.axes, otherDims(x, axis));
+  Tensor positions = em.iota(x.axes, axis, E.i32());
+  Tensor past = em.constant(static_cast<double>(x.axes[axis].size), E.i32(), x.axes);
+  Tensor atMax = em.select(em.cmp(mlir::ein::CmpPredicate::eq, x, m), positions, past);
+  Tensor atNaN = em.select(em.cmp(mlir::ein::CmpPredicate::ne, x, x), positions, atMax);
+  return em.reduce(atNaN, mlir::ein::ReduceKind::min, {axis});
+}
+
+/// cross_entropy's keyword arguments, as torch.nn.functional.cross_entropy
+/// names them.
+struct CrossEntropyOptions {
+  std::optional<int64_t> ignoreIndex; ///< targets equal to it add nothing
+  double labelSmoothing = 0;          ///< ε: (1−ε)·nll + ε·mean over classes of −log p
+};
+
+std::optional<CrossEntropyOptions> crossEntropyOptions(Elaborator &E, const Expr &call) {
+  CrossEntropyOptions options;
+  for (const KeywordArg &kw : call.kwargs) { // the parser refuses one given twice
+    if (kw.name == "ignore_index") {
+      auto v = E.constantInteger(*kw.value);
+      if (!v)
+        return std::nullopt;
+      options.ignoreIndex = *v;
+    } else if (kw.name == "label_smoothing") {
+      auto v = E.constantNumber(*kw.value);
+      if (!v)
+        return std::nullopt;
+      if (!(*v >= 0 && *v <= 1)) {
+        E.diags.error(kw.value->loc, "'cross_entropy' label_smoothing must be within [0, 1], got " +
+                                         formatNumber(*v));
+        return std::nullopt;
+      }
+      options.labelSmoothing = *v;
+    } else {
+      E.diags.error(kw.loc, "'cross_entropy' has no argument '" + kw.name +
+                                "'; it takes ignore_index= and label_smoothing=");
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
+/// Whether `targets` fit `logits` as cross_entropy and accuracy take them:
+/// i32, with the logits' axes but the last (the classes).
+bool checkTargets(Elaborator &E, const Expr &call, const Tensor &logits, const Tensor &targets) {
+  const std::string what = "'" + call.callee + "'";
+  if (logits.rank() == 0) {
+    E.diags.error(call.args[0]->loc, what + " needs logits with a class axis last");
+    return false;
+  }
+  if (!targets.elementType().isInteger(32)) {
+    E.diags.error(call.args[1]->loc, what + " needs i32 targets, got " + formatTensor(targets));
+    return false;
+  }
+  Axes positions(logits.axes.begin(), logits.axes.end() - 1);
+  if (targets.axes != positions) {
+    E.diags.error(call.args[1]->loc, what +
+                                         " targets must have the logits' axes without the last "
+                                         "(class) axis: logits " +
+                                         formatTensor(logits) + ", targets " +
+                                         formatTensor(targets) + ", expected i32" +
+                                         formatAxes(positions));
+    return false;
+  }
+  return true;
+}
+
+/// The sum of all of x's elements: a scalar.
+Tensor sumAll(Elaborator &E, const Tensor &x) {
+  llvm::SmallVector<int64_t> all;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    all.push_back(d);
+  return E.emit.reduce(x, mlir::ein::ReduceKind::sum, all);
+}
+
+/// cross_entropy(logits [..., V], targets i32[...], ignore_index=, label_smoothing=):
+/// the mean over positions of (1−ε)·(logsumexp(logits) − logits[target]) +
+/// ε·(logsumexp(logits) − mean(logits)); positions whose target is
+/// ignore_index add nothing and are not counted (all ignored: 0/0, NaN, as
+/// in torch).
 std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
+  if (call.args.size() != 2) {
+    E.diags.error(call.calleeLoc,
+                  "'cross_entropy' takes 2 arguments (logits, targets, ignore_index=, "
+                  "label_smoothing=), got " +
+                      std::to_string(call.args.size()));
+    return std::nullopt;
+  }
+  auto options = crossEntropyOptions(E, call);
+  if (!options)
+    return std::nullopt;
   auto logits = floatArg(E, call, 0);
   if (!logits)
     return std::nullopt;
@@ -286,47 +389,80 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   if (!targets)
     return std::nullopt;
   E.emit.setLoc(E.mlirLoc(call.calleeLoc));
-  if (logits->rank() == 0) {
-    E.diags.error(call.args[0]->loc, "'cross_entropy' needs logits with a class axis last");
+  if (!checkTargets(E, call, *logits, *targets))
     return std::nullopt;
-  }
-  if (!targets->elementType().isInteger(32)) {
-    E.diags.error(call.args[1]->loc,
-                  "'cross_entropy' needs i32 targets, got " + formatTensor(*targets));
-    return std::nullopt;
-  }
-  Axes positions(logits->axes.begin(), logits->axes.end() - 1);
-  if (targets->axes != positions) {
-    E.diags.error(call.args[1]->loc,
-                  "'cross_entropy' targets must have the logits' axes without the last "
-                  "(class) axis: logits " +
-                      formatTensor(*logits) + ", targets " + formatTensor(*targets) +
-                      ", expected i32" + formatAxes(positions));
-    return std::nullopt;
-  }
-  int64_t classAxis = logits->rank() - 1;
+  auto &em = E.emit;
+  const int64_t classAxis = logits->rank() - 1;
+  const Axes positions(logits->axes.begin(), logits->axes.end() - 1);
   Tensor lse = logsumexpOf(E, *logits, classAxis);
   // The target's logit: sum over classes of logits where class == target.
   llvm::SmallVector<int64_t> dims;
   for (int64_t d = 0; d < classAxis; ++d)
     dims.push_back(d);
-  Tensor classes = E.emit.iota(logits->axes, classAxis, E.i32());
-  Tensor wanted = E.emit.broadcast(*targets, logits->axes, dims);
-  Tensor hit = E.emit.cmp(mlir::ein::CmpPredicate::eq, classes, wanted);
-  Tensor picked = E.emit.reduce(E.emit.select(hit, *logits, scalarLike(E, 0.0, *logits)),
-                                mlir::ein::ReduceKind::sum, {classAxis});
-  Tensor perPosition = E.emit.binary<mlir::ein::SubOp>(lse, picked);
-  llvm::SmallVector<int64_t> all;
-  for (int64_t d = 0; d < perPosition.rank(); ++d)
-    all.push_back(d);
-  Tensor total = E.emit.reduce(perPosition, mlir::ein::ReduceKind::sum, all);
-  int64_t count = elementCount(positions).value_or(1);
+  Tensor classes = em.iota(logits->axes, classAxis, E.i32());
+  Tensor wanted = em.broadcast(*targets, logits->axes, dims);
+  Tensor hit = em.cmp(mlir::ein::CmpPredicate::eq, classes, wanted);
+  Tensor picked = em.reduce(em.select(hit, *logits, scalarLike(E, 0.0, *logits)),
+                            mlir::ein::ReduceKind::sum, {classAxis});
+  Tensor perPosition = em.binary<mlir::ein::SubOp>(lse, picked);
+  const double eps = options->labelSmoothing;
+  if (eps > 0) {
+    const double classCount = static_cast<double>(logits->axes.back().size);
+    Tensor meanLogit =
+        em.binary<mlir::ein::MulOp>(em.reduce(*logits, mlir::ein::ReduceKind::sum, {classAxis}),
+                                    scalarLike(E, 1.0 / classCount, lse));
+    Tensor smooth = em.binary<mlir::ein::SubOp>(lse, meanLogit);
+    perPosition =
+        eps == 1
+            ? smooth
+            : em.binary<mlir::ein::AddOp>(
+                  em.binary<mlir::ein::MulOp>(scalarLike(E, 1 - eps, perPosition), perPosition),
+                  em.binary<mlir::ein::MulOp>(scalarLike(E, eps, smooth), smooth));
+  }
+  const int64_t count = elementCount(positions).value_or(1);
   E.recordLossPositions(count);
-  Tensor mean = count == 1 ? total
-                           : E.emit.binary<mlir::ein::MulOp>(
-                                 total, scalarLike(E, 1.0 / static_cast<double>(count), total));
-  E.recordCrossEntropy(mean.value);
+  Tensor mean = perPosition;
+  if (options->ignoreIndex) {
+    Tensor ignored = em.constant(static_cast<double>(*options->ignoreIndex), E.i32(), positions);
+    Tensor counted = em.cmp(mlir::ein::CmpPredicate::ne, *targets, ignored);
+    Tensor total = sumAll(E, em.select(counted, perPosition, scalarLike(E, 0.0, perPosition)));
+    Tensor kept = sumAll(
+        E, em.select(counted, scalarLike(E, 1.0, perPosition), scalarLike(E, 0.0, perPosition)));
+    mean = em.binary<mlir::ein::DivOp>(total, kept);
+  } else {
+    Tensor total = sumAll(E, perPosition);
+    mean = count == 1 ? total
+                      : em.binary<mlir::ein::MulOp>(
+                            total, scalarLike(E, 1.0 / static_cast<double>(count), total));
+  }
+  // Nats per (counted) token, bits per byte on byte tokens; a smoothed loss
+  // is not.
+  if (eps == 0)
+    E.recordCrossEntropy(mean.value);
   return Value::ofTensor(mean);
+}
+
+/// accuracy(logits [..., V], targets i32[...]): the share of positions whose
+/// argmax over the classes is the target, as f32 (a metric: no gradient).
+std::optional<Value> accuracy(Elaborator &E, const Expr &call) {
+  auto logits = floatArg(E, call, 0);
+  if (!logits)
+    return std::nullopt;
+  auto targets = E.tensorOf(*call.args[1], "'accuracy'");
+  if (!targets)
+    return std::nullopt;
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  if (!checkTargets(E, call, *logits, *targets))
+    return std::nullopt;
+  auto &em = E.emit;
+  Tensor best = argmaxOf(E, *logits, logits->rank() - 1);
+  Tensor right = em.cmp(mlir::ein::CmpPredicate::eq, best, *targets);
+  Tensor one = em.constant(1.0, E.f32(), targets->axes);
+  Tensor zero = em.constant(0.0, E.f32(), targets->axes);
+  Tensor total = sumAll(E, em.select(right, one, zero));
+  const int64_t count = elementCount(targets->axes).value_or(1);
+  return Value::ofTensor(
+      em.binary<mlir::ein::MulOp>(total, scalarLike(E, 1.0 / static_cast<double>(count), total)));
 }
 
 /// stop_gradient(x): x's value, through which no gradient flows (the
@@ -392,15 +528,6 @@ std::optional<Value> where(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.select(cond, onTrue, onFalse));
 }
 
-/// x's axes but `axis`: the dims to broadcast a reduction over `axis` back.
-llvm::SmallVector<int64_t> otherDims(const Tensor &x, int64_t axis) {
-  llvm::SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < x.rank(); ++d)
-    if (d != axis)
-      dims.push_back(d);
-  return dims;
-}
-
 /// log_softmax(x, "s") = x − logsumexp_s(x): the max-shifted form, so no
 /// exp overflows and no softmax underflows to log(0).
 std::optional<Value> logSoftmax(Elaborator &E, const Expr &call) {
@@ -412,22 +539,12 @@ std::optional<Value> logSoftmax(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.binary<mlir::ein::SubOp>(x, lse));
 }
 
-/// argmax(x, "s"): i32, the first position along s of the largest element,
-/// or of the first NaN (as torch.argmax). min over s of where(x == max or x
-/// is NaN, position, size): integer results carry no gradient.
+/// argmax(x, "s"): argmaxOf along s.
 std::optional<Value> argmax(Elaborator &E, const Expr &call) {
   auto args = tensorAndAxisArgs(E, call);
   if (!args)
     return std::nullopt;
-  const auto &[x, axis] = *args;
-  auto &em = E.emit;
-  Tensor m =
-      em.broadcast(em.reduce(x, mlir::ein::ReduceKind::max, {axis}), x.axes, otherDims(x, axis));
-  Tensor positions = em.iota(x.axes, axis, E.i32());
-  Tensor past = em.constant(static_cast<double>(x.axes[axis].size), E.i32(), x.axes);
-  Tensor atMax = em.select(em.cmp(mlir::ein::CmpPredicate::eq, x, m), positions, past);
-  Tensor atNaN = em.select(em.cmp(mlir::ein::CmpPredicate::ne, x, x), positions, atMax);
-  return Value::ofTensor(em.reduce(atNaN, mlir::ein::ReduceKind::min, {axis}));
+  return Value::ofTensor(argmaxOf(E, args->first, args->second));
 }
 
 /// Exact GELU (PyTorch's default): 0.5 · x · (1 + erf(x / √2)). `gelu` is
@@ -462,7 +579,8 @@ const Builtin kBuiltins[] = {
     {"logsumexp", 2, "x, axis", logsumexp},
     {"causal", 2, "x, \"t s\"", causal},
     {"arange", 1, "\"t\"", arange},
-    {"cross_entropy", 2, "logits, targets", crossEntropy},
+    {"cross_entropy", -1, "logits, targets, ignore_index=, label_smoothing=", crossEntropy},
+    {"accuracy", 2, "logits, targets", accuracy},
     {"stop_gradient", 1, "x", stopGradient},
     {"where", 3, "mask, a, b", where},
     {"log_softmax", 2, "x, axis", logSoftmax},

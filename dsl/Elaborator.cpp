@@ -359,6 +359,7 @@ void Elaborator::finish() {
   if (!llvm::StringRef(train_.remat).starts_with("names:"))
     forward_.walk([](Operation *op) { op->removeAttr("ein.let"); });
 
+  addCrossEntropyOutput();
   emit.setLoc(mlirLoc(lossLoc_));
   llvm::SmallVector<mlir::Value> results{loss_->value};
   for (auto &out : outputs_)
@@ -423,6 +424,32 @@ void Elaborator::finish() {
   });
   if (failed(verify(*module_)))
     diags.error({}, "internal error: the generated IR does not verify: " + mlirMessage);
+}
+
+/// An objective with one cross_entropy among its terms (a z-loss beside it)
+/// returns that term too, as the output "cross_entropy": the trainer logs it
+/// at each evaluation and gives bits per byte from it alone.
+void Elaborator::addCrossEntropyOutput() {
+  if (crossEntropies_.size() != 1 || crossEntropies_.contains(loss_->value))
+    return;
+  for (auto &out : outputs_)
+    if (out.first == "cross_entropy")
+      return;
+  mlir::Value term = *crossEntropies_.begin();
+  // Only a term of the loss: search the loss's operands back to it.
+  llvm::SmallVector<mlir::Value> work{loss_->value};
+  llvm::DenseSet<mlir::Value> seen;
+  while (!work.empty()) {
+    mlir::Value v = work.pop_back_val();
+    if (v == term) {
+      outputs_.emplace_back("cross_entropy", Tensor{term, {}});
+      return;
+    }
+    if (Operation *def = v.getDefiningOp())
+      for (mlir::Value operand : def->getOperands())
+        if (seen.insert(operand).second)
+          work.push_back(operand);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -106,6 +106,7 @@ public:
   /// Records a cross_entropy's result: a loss that is one of them, and
   /// nothing more, is in nats per token (bits per byte on byte tokens).
   void recordCrossEntropy(mlir::Value v) { crossEntropies_.insert(v); }
+  void addCrossEntropyOutput();
   mlir::Type f32() { return builder_.getF32Type(); }
   mlir::Type i32() { return builder_.getI32Type(); }
 

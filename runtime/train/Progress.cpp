@@ -51,6 +51,8 @@ std::string metricsJson(const StepMetrics &m) {
   j["tokens_per_second"] = metric(m.tokensPerSecond);
   if (m.valLoss)
     j["val_loss"] = metric(*m.valLoss);
+  for (const auto &[name, value] : m.valMetrics)
+    j["val_" + name] = metric(value);
   if (m.scaler) {
     j[kLossScaleName] = metric(m.scaler->scale);
     j[kGoodStepsName] = m.scaler->goodSteps;
@@ -158,6 +160,8 @@ std::string Progress::line(const StepMetrics &m) const {
   s += " loss " + fmt("%.4f", m.loss);
   if (m.valLoss)
     s += " val " + fmt("%.4f", *m.valLoss);
+  for (const auto &[name, value] : m.valMetrics)
+    s += " " + name + " " + fmt("%.4f", value);
   s += " lr " + fmt("%.2e", m.lr);
   s += " gnorm " + fmt("%.3g", m.gradNorm);
   if (m.scaler)

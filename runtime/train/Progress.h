@@ -34,6 +34,8 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace einrt {
 
@@ -45,6 +47,10 @@ struct StepMetrics {
   double stepSeconds = 0;     // training wall time per step (no eval/ckpt)
   double tokensPerSecond = 0; // predicted tokens / step time
   std::optional<double> valLoss;
+  /// At an evaluation: the mean of each other scalar output of @forward
+  /// (an `output` such as accuracy, the cross_entropy term of an objective),
+  /// in the function's result order.
+  std::vector<std::pair<std::string, double>> valMetrics;
   /// Loss scaling: the loss scaler's state after the step.
   struct Scaler {
     double scale = 0;

@@ -180,10 +180,10 @@ Status Trainer::run(TrainResult &result) {
     bool evaluated = false, improved = false;
     const bool evalDue = valSampler && (curStep % cfg.evalEvery == 0 || final);
     if (evalDue && leader()) {
-      Expected<double> evaluation = evaluate();
+      Expected<Evaluation> evaluation = evaluate();
       if (!evaluation.ok())
         return evaluation.takeStatus();
-      const double v = *evaluation;
+      const double v = evaluation->loss;
       if (!std::isfinite(v)) {
         result.stoppedNonFinite = true;
         return Status::invalid("step " + std::to_string(curStep) +
@@ -193,7 +193,9 @@ Status Trainer::run(TrainResult &result) {
       evaluated = true;
       lastVal = v;
       m.valLoss = v;
+      m.valMetrics = evaluation->metrics;
       result.lastValLoss = v;
+      result.lastValMetrics = evaluation->metrics;
       if (!bestVal || v < *bestVal) {
         bestVal = v;
         result.bestValLoss = v;

@@ -169,6 +169,7 @@ struct TrainResult {
   double lastLoss = 0;
   double lastGradNorm = 0;
   std::optional<double> lastValLoss;
+  std::vector<std::pair<std::string, double>> lastValMetrics; // at lastValLoss
   std::optional<double> bestValLoss;
   bool stoppedNonFinite = false;
   bool stopped = false;            // stopRequested: ended after lastStep, `last` holds it
@@ -203,8 +204,15 @@ public:
   /// One optimizer step (step() + 1); fills loss, grad_norm (also when a
   /// non-finite one fails the step).
   Status trainStep(double &loss, double &gradNorm);
-  /// Mean @forward loss over evalSteps batches of the validation file.
-  Expected<double> evaluate();
+  /// An evaluation: the mean @forward loss over evalSteps batches of the
+  /// validation file, and the mean of every other scalar float result.
+  struct Evaluation {
+    double loss = 0;
+    std::vector<std::pair<std::string, double>> metrics; // result order
+    /// The named metric, if @forward has it.
+    std::optional<double> metric(const std::string &name) const;
+  };
+  Expected<Evaluation> evaluate();
   /// Writes params + optimizer state with the current metadata.
   Status saveCheckpoint(const std::string &path);
   /// Params and optimizer state as tensors, argument order, Program dtypes.

@@ -166,7 +166,14 @@ Expected<std::vector<std::vector<double>>> Trainer::lastGradients() const {
   return out;
 }
 
-Expected<double> Trainer::evaluate() {
+std::optional<double> Trainer::Evaluation::metric(const std::string &name) const {
+  for (const auto &[n, value] : metrics)
+    if (n == name)
+      return value;
+  return std::nullopt;
+}
+
+Expected<Trainer::Evaluation> Trainer::evaluate() {
   Impl &I = *impl;
   if (!progs.forward || !valSampler)
     return Status::invalid("evaluation needs @forward, a validation file and eval_every > 0");
@@ -174,17 +181,34 @@ Expected<double> Trainer::evaluate() {
   for (size_t k = 0; k < I.paramCount; ++k)
     EINRT_TRY(f.copyFrom(size_t(f.program().arguments[size_t(I.slots[k].forwardArg)]), *I.holder,
                          I.holderBuf(I.slots[k])));
+  // The loss, then every other scalar float result (its metrics).
+  const Program &p = f.program();
+  std::vector<size_t> scalars{0};
+  Evaluation e;
+  for (size_t r = 1; r < p.results.size(); ++r) {
+    const Buffer &b = p.buffers[size_t(p.results[r])];
+    if (b.elementCount() == 1 && isFloat(b.dtype)) {
+      scalars.push_back(r);
+      e.metrics.emplace_back(
+          r < p.resultNames.size() ? p.resultNames[r] : "output" + std::to_string(r), 0.0);
+    }
+  }
   valSampler->rewind();
-  double sum = 0;
+  std::vector<double> sums(scalars.size(), 0.0);
   for (int64_t i = 0; i < cfg.evalSteps; ++i) {
     EINRT_TRY(valSampler->feed(f));
     EINRT_TRY(f.run().withContext("evaluation at step " + std::to_string(curStep) + ": "));
-    Expected<double> batchLoss = f.readScalar(0);
-    if (!batchLoss.ok())
-      return batchLoss.takeStatus();
-    sum += *batchLoss;
+    for (size_t k = 0; k < scalars.size(); ++k) {
+      Expected<double> value = f.readScalar(scalars[k]);
+      if (!value.ok())
+        return value.takeStatus();
+      sums[k] += *value;
+    }
   }
-  return sum / double(cfg.evalSteps);
+  e.loss = sums[0] / double(cfg.evalSteps);
+  for (size_t k = 1; k < scalars.size(); ++k)
+    e.metrics[k - 1].second = sums[k] / double(cfg.evalSteps);
+  return e;
 }
 
 } // namespace einrt

@@ -527,11 +527,13 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
   // The trainer evaluates at the last step; a resume with nothing to do has
   // the checkpoint's validation loss, if any.
   std::optional<double> valLoss = result.lastValLoss;
+  std::vector<std::pair<std::string, double>> valMetrics = result.lastValMetrics;
   if (config.evalEvery > 0 && !valLoss && leader && !result.stopped) {
-    einrt::Expected<double> evaluation = trainer->evaluate();
+    einrt::Expected<einrt::Trainer::Evaluation> evaluation = trainer->evaluate();
     if (!evaluation.ok())
       return fail(evaluation.status().message());
-    valLoss = *evaluation;
+    valLoss = evaluation->loss;
+    valMetrics = evaluation->metrics;
   }
   int64_t stepsRun = result.lastStep - result.startStep;
   if (stepsRun > 0)
@@ -551,13 +553,25 @@ int TrainRun::run(const einrt::ModelBundle &bundle, const Backend &backend,
         << ")\n";
   // Tokens are bytes: nats per token / ln 2 = bits per byte, where the loss
   // is the cross-entropy alone; a loss with other terms is only the loss.
+  // An objective's cross-entropy term comes as the output "cross_entropy"
+  // (dsl: addCrossEntropyOutput).
   const bool perToken = bundle.loss != "objective";
   if (valLoss) {
     out << "val loss " << fixed(*valLoss, 4);
+    std::optional<double> term;
+    for (const auto &[name, value] : valMetrics)
+      if (name == "cross_entropy")
+        term = value;
     if (perToken)
       out << " nats/token = " << fixed(*valLoss / std::log(2.0), 4) << " bits per byte\n";
+    else if (term)
+      out << " (the whole objective); its cross-entropy term " << fixed(*term, 4)
+          << " nats/token = " << fixed(*term / std::log(2.0), 4) << " bits per byte\n";
     else
       out << " (the whole objective: it is not the cross-entropy alone, so no bits per byte)\n";
+    for (const auto &[name, value] : valMetrics)
+      if (name != "cross_entropy" || perToken)
+        out << "val " << einrt::terminalSafe(name) << " " << fixed(value, 4) << "\n";
   }
   if (result.bestValLoss) {
     out << "best val loss " << fixed(*result.bestValLoss, 4);
