@@ -4,7 +4,8 @@ targets with -100 padding, labels without) and, with PyTorch 2 in float64,
 the loss and gradients of test/e2e/Inputs/ce-options.ein
 (ce_options_golden.safetensors: ignore_index=-100, label_smoothing=0.1) and
 of ce-smoothing.ein (ce_smoothing_golden.safetensors: label_smoothing=0.25),
-as torch.nn.functional.cross_entropy computes them.
+as torch.nn.functional.cross_entropy computes them; it prints the batch's
+accuracy, argmax over the classes = label (cross-entropy-options.test).
 Not needed to run the tests: its output is committed. Run with the bench's
 PyTorch: bench/.venv/bin/python make_ce_options_golden.py
 """
@@ -59,6 +60,8 @@ def main():
            ignore_index=-100, label_smoothing=0.1)
     golden(os.path.join(HERE, "ce_smoothing_golden.safetensors"), emb, w, idx, labels,
            label_smoothing=0.25)
+    logits = emb.double()[idx.long()] @ w.double()
+    print("accuracy(logits, labels) %.12g" % (logits.argmax(-1) == labels).double().mean().item())
 
 
 if __name__ == "__main__":
