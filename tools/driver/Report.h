@@ -250,14 +250,19 @@ struct ReportLayer {
   }
 };
 
-/// The cluster questions (--gpus G --tokens D [--mfu M]).
+/// The cluster questions (--gpus G --tokens D [--mfu M]), or the training
+/// run the schedule fixes (the `steps` setting: D = steps × tokens per step
+/// × accumulate × G, G = 1 without --gpus).
 struct ReportCluster {
   int64_t gpus = 0;
-  double tokens = 0;        // D, training tokens in all
-  double mfu = 0;           // assumed
-  bool mfuGiven = false;    // from --mfu (else the predicted MFU)
-  double flopsPerToken = 0; // counted model FLOPs per token (fwd + bwd contractions)
-  double totalFlops = 0;    // flopsPerToken × D
+  double tokens = 0;         // D, training tokens in all
+  int64_t scheduleSteps = 0; // D from the schedule: its steps (0: D is --tokens)
+  std::string schedule;      // ... and its kind (cosine, wsd, ...)
+  int64_t accumulate = 1;    // micro-batches per step
+  double mfu = 0;            // assumed
+  bool mfuGiven = false;     // from --mfu (else the predicted MFU)
+  double flopsPerToken = 0;  // counted model FLOPs per token (fwd + bwd contractions)
+  double totalFlops = 0;     // flopsPerToken × D
   double seconds = 0, days = 0, gpuHours = 0;
   double sixNDFlops = 0; // 6 · N · D, the napkin figure beside it
   // The largest model that fits G devices (napkin: params + grads + state only).
@@ -268,6 +273,9 @@ struct ReportCluster {
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
     visit("gpus", self.gpus);
     visit("tokens", self.tokens);
+    visit("schedule_steps", self.scheduleSteps);
+    visit("schedule", self.schedule);
+    visit("accumulate", self.accumulate);
     visit("mfu", self.mfu);
     visit("mfu_given", self.mfuGiven);
     visit("flops_per_token", self.flopsPerToken);

@@ -365,12 +365,25 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
     r.dataParallel = d;
   }
 
-  if (o.gpus > 0 && o.clusterTokens > 0) {
+  // The run's length: --tokens, else the schedule's steps (each a step of
+  // every device, `accumulate` micro-batches each).
+  const std::optional<int64_t> &scheduleSteps = request.settings.steps;
+  if ((o.gpus > 0 && o.clusterTokens > 0) || (scheduleSteps && r.tokensKnown)) {
     ReportCluster c;
-    c.gpus = o.gpus;
-    c.tokens = o.clusterTokens;
+    c.gpus = std::max<int64_t>(1, o.gpus);
+    if (o.clusterTokens > 0) {
+      c.tokens = o.clusterTokens;
+    } else {
+      c.scheduleSteps = *scheduleSteps;
+      c.schedule = request.settings.schedule;
+      c.accumulate = request.settings.accumulate;
+      c.tokens = double(c.scheduleSteps) * double(r.tokensPerStep) *
+                 double(request.settings.accumulate) * double(c.gpus);
+    }
     c.mfuGiven = o.mfu > 0;
-    c.mfu = c.mfuGiven ? o.mfu : r.mfu;
+    // The predicted MFU is the data-parallel step's (exposed communication
+    // included) where there is one.
+    c.mfu = c.mfuGiven ? o.mfu : r.dataParallel ? r.dataParallel->mfu : r.mfu;
     c.flopsPerToken = r.modelFlopsPerToken;
     c.totalFlops = c.flopsPerToken * c.tokens;
     c.sixNDFlops = r.sixN * c.tokens;

@@ -400,7 +400,13 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   if (r.cluster) {
     const ReportCluster &c = *r.cluster;
     os << "\nCluster: " << c.gpus << " × " << r.device << ", " << formatCount(c.tokens)
-       << " tokens\n";
+       << " tokens";
+    if (c.scheduleSteps > 0)
+      os << " (the " << c.schedule << " schedule's " << withThousands(c.scheduleSteps)
+         << " steps × " << withThousands(r.tokensPerStep) << " tokens"
+         << (c.accumulate > 1 ? " × " + std::to_string(c.accumulate) + " micro-batches" : "")
+         << (c.gpus > 1 ? " × " + std::to_string(c.gpus) + " devices" : "") << ")";
+    os << "\n";
     Pairs q;
     q.add("training FLOPs", formatFlops(c.totalFlops) + "  (model FLOPs/token " +
                                 formatFlops(c.flopsPerToken) +

@@ -116,6 +116,20 @@ def check_cluster(r, unit, expected):
     close(value, float(expected), 0.05, "%s (the lecture's figure)" % unit)
 
 
+def check_schedule(r, steps):
+    # The run the schedule fixes: D = steps x tokens per step x accumulate x G,
+    # so its time is steps x accumulate x the (data-parallel) step time.
+    c = r["cluster"]
+    steps = int(steps)
+    if c["schedule_steps"] != steps:
+        fail("schedule steps %d, expected %d" % (c["schedule_steps"], steps))
+    tokens = steps * r["tokens_per_step"] * c["accumulate"] * c["gpus"]
+    close(c["tokens"], tokens, 0, "D = steps x tokens/step x accumulate x G")
+    step = r["data_parallel"]["step_seconds"] if "data_parallel" in r else r["predicted"]["step_seconds"]
+    close(c["seconds"], steps * c["accumulate"] * step, 1e-9, "seconds = steps x accumulate x step time")
+    close(c["days"], c["seconds"] / 86400, 1e-12, "days")
+
+
 def check_max_params(r, expected):
     c = r["cluster"]
     close(c["max_params"], c["gpus"] * r["device"]["memory_bytes"] / c["bytes_per_param"], 1e-12,
@@ -197,6 +211,7 @@ def main():
         "sixteen": check_sixteen,
         "cluster": check_cluster,
         "max-params": check_max_params,
+        "schedule": check_schedule,
         "activations": check_activations,
         "gpt": check_gpt,
         "llama": check_llama,
