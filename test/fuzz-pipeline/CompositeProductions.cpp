@@ -1,8 +1,8 @@
 //===- CompositeProductions.cpp - einops, composites, functions, repeats --===//
 //
 // The productions of Productions.h that write patterns or calls: reduce,
-// einsum, rearrange (also of a list), repeat, arange; softmax, causal,
-// attention, logsumexp, gathers; user functions; a subexpression written
+// einsum, rearrange (also of a list), repeat, arange; softmax, log_softmax,
+// where over a comparison, causal, attention, logsumexp, gathers; user functions; a subexpression written
 // again; a value beside a statistic of itself.
 //
 //===----------------------------------------------------------------------===//
@@ -289,6 +289,35 @@ std::optional<Val> softmax(Gen &g, const Axes &want, int depth) {
   g.note("softmax");
   return Val{"softmax(" + x.text + ", \"" + axis + "\")", want,
              softmaxRange(x.range, g.sizeOf(axis))};
+}
+
+/// log_softmax(x, "s"): x − logsumexp_s x, in [lo − hi − log n, 0].
+std::optional<Val> logSoftmax(Gen &g, const Axes &want, int depth) {
+  if (want.empty())
+    return std::nullopt;
+  std::string axis = g.pick(want);
+  if (axis.front() == '(')
+    return std::nullopt;
+  Val x = g.bounded(g.expr(want, depth - 1), 4);
+  g.note("log_softmax");
+  return Val{"log_softmax(" + x.text + ", \"" + axis + "\")",
+             want,
+             {x.range.lo - x.range.hi - std::log(double(g.sizeOf(axis))), 0}};
+}
+
+/// where(a < b, x, y): a comparison's mask choosing between two values (a
+/// kink where a = b, as relu's), the mask's operands over any of `want`'s
+/// axes (broadcast by name).
+std::optional<Val> where(Gen &g, const Axes &want, int depth) {
+  Axes maskAxes = want.empty() || g.chance(0.5) ? want : Axes{g.pick(want)};
+  Val a = g.expr(maskAxes, depth - 1), b = g.expr(maskAxes, depth - 1);
+  Val x = g.expr(want, depth - 1), y = g.expr(want, depth - 1);
+  static const char *kOps[] = {"<", "<=", ">", ">=", "!="};
+  const char *op = kOps[g.below(5)];
+  g.note("where");
+  g.note("kink");
+  return Val{"where(" + a.text + " " + op + " " + b.text + ", " + x.text + ", " + y.text + ")",
+             want, hull(x.range, y.range)};
 }
 
 /// softmax(causal(x, "t s"), ...) over two axes of equal size.

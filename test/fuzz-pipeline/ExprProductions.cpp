@@ -103,6 +103,9 @@ const Unary kUnary[] = {
      [](Gen &, Val x) { return Val{"(-" + x.text + ")", x.axes, {-x.range.hi, -x.range.lo}}; }},
     {"sin", 1, [](Gen &, Val x) { return call("sin", x, {-1, 1}); }},
     {"cos", 1, [](Gen &, Val x) { return call("cos", x, {-1, 1}); }},
+    {"erf", 1, [](Gen &, Val x) { return call("erf", x, {-1, 1}); }},
+    {"gelu_exact", 1,
+     [](Gen &, Val x) { return call("gelu_exact", x, {-0.17, std::max(x.range.hi, 0.0)}); }},
 };
 
 std::optional<Val> unary(Gen &g, const Axes &want, int depth) {
@@ -270,6 +273,8 @@ const Production kProductions[] = {
     {"arange", 1, false, positions},
     {"repeat", 2, true, repeat},
     {"softmax", 2, true, softmax},
+    {"log_softmax", 1, true, logSoftmax},
+    {"where", 1, false, where},
     {"causal", 1, true, causal},
     {"attention", 1, true, attention},
     {"logsumexp", 2, true, logsumexp},

@@ -32,6 +32,8 @@ std::optional<Val> stack(Gen &g, const Axes &want, int depth);
 std::optional<Val> positions(Gen &g, const Axes &want, int depth);
 std::optional<Val> softmax(Gen &g, const Axes &want, int depth);
 std::optional<Val> causal(Gen &g, const Axes &want, int depth);
+std::optional<Val> logSoftmax(Gen &g, const Axes &want, int depth);
+std::optional<Val> where(Gen &g, const Axes &want, int depth);
 std::optional<Val> attention(Gen &g, const Axes &want, int depth);
 std::optional<Val> logsumexp(Gen &g, const Axes &want, int depth);
 std::optional<Val> gather(Gen &g, const Axes &want, int depth);

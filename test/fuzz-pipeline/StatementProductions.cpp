@@ -161,7 +161,18 @@ std::string crossEntropy(Gen &g, int depth, Range &r) {
   Val x = g.bounded(g.expr(logits, depth), 8);
   r = {0, 2 * x.range.mag() + std::log(double(g.sizeOf(g.vocab)))};
   g.note("cross_entropy");
-  return "cross_entropy(" + x.text + ", " + g.tokens(axes) + ")";
+  // torch's options: a smoothing share, and an ignored class where there are
+  // enough positions that not all of them are ignored (0/0).
+  std::string options;
+  if (g.chance(0.25)) {
+    g.note("label_smoothing");
+    options += ", label_smoothing=0." + std::to_string(1 + g.below(9));
+  }
+  if (g.elements(axes) >= 12 && g.chance(0.5)) {
+    g.note("ignore_index");
+    options += ", ignore_index=" + std::to_string(g.below(g.sizeOf(g.vocab)));
+  }
+  return "cross_entropy(" + x.text + ", " + g.tokens(axes) + options + ")";
 }
 
 std::string dot(Gen &g, int depth, Range &r) {
