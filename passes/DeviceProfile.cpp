@@ -27,8 +27,9 @@ namespace {
 // (passes/CMakeLists.txt).
 #include "passes/DevicesJson.inc"
 
-const char *const kFields[] = {"name",          "description", "matmulFlops", "vectorFlops",
-                               "bandwidth",     "memoryBytes", "source",      "intraNodeLink",
+const char *const kFields[] = {"name",          "description",   "matmulFlops",
+                               "vectorFlops",   "bandwidth",     "memoryBytes",
+                               "kernelLatencySeconds", "source", "intraNodeLink",
                                "interNodeLink", "notes"};
 const char *const kLinkKinds[] = {"nvlink", "pcie", "loopback", "infiniband", "ethernet"};
 
@@ -69,7 +70,7 @@ einrt::Expected<DeviceProfile> parseProfile(const Json &value, size_t index) {
       known |= kv.key() == f;
     if (!known)
       return fail(kv.key(), "is not a profile field (expected name, description, "
-                            "matmulFlops, vectorFlops, bandwidth, memoryBytes, source, "
+                            "matmulFlops, vectorFlops, bandwidth, memoryBytes, kernelLatencySeconds, source, "
                             "intraNodeLink, interNodeLink, notes)");
   }
 
@@ -119,6 +120,12 @@ einrt::Expected<DeviceProfile> parseProfile(const Json &value, size_t index) {
   EINRT_TRY(readRates("vectorFlops", p.vectorFlops));
   EINRT_TRY(readNumber("bandwidth", p.bandwidth));
   EINRT_TRY(readNumber("memoryBytes", p.memoryBytes));
+  if (auto latency = value.find("kernelLatencySeconds"); latency != value.end()) {
+    if (!latency->is_number() || !std::isfinite(latency->get<double>()) ||
+        latency->get<double>() < 0)
+      return fail("kernelLatencySeconds", "must be a finite number of seconds, 0 or more");
+    p.kernelLatency = latency->get<double>();
+  }
   auto readLink = [&](const char *field, std::optional<DeviceProfile::Link> &out) -> einrt::Status {
     auto v = value.find(field);
     if (v == value.end())
@@ -234,6 +241,8 @@ std::string printDeviceProfiles(const std::vector<DeviceProfile> &profiles) {
     j["vectorFlops"] = rates(p.vectorFlops);
     j["bandwidth"] = einrt::jsonNumber(p.bandwidth);
     j["memoryBytes"] = einrt::jsonNumber(p.memoryBytes);
+    if (p.kernelLatency > 0)
+      j["kernelLatencySeconds"] = einrt::jsonNumber(p.kernelLatency);
     j["source"] = p.source;
     for (auto [field, link] : {std::pair{"intraNodeLink", &p.intraNodeLink},
                                std::pair{"interNodeLink", &p.interNodeLink}})

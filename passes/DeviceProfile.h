@@ -28,6 +28,10 @@ struct DeviceProfile {
   std::map<std::string, double> vectorFlops;
   double bandwidth = 0;   // bytes/s of main memory
   double memoryBytes = 0; // capacity
+  /// Seconds each kernel of the step adds beyond its roofline time (launch
+  /// and ramp, as the runtime issues kernels: a CUDA graph replayed on a
+  /// GPU); 0 where the profile has no `kernelLatencySeconds`.
+  double kernelLatency = 0;
   std::string source;     // where the numbers come from
   /// The links a data-parallel ring crosses, per device and direction
   /// (optional): within a node (nvlink, pcie, loopback) and between nodes

@@ -49,7 +49,10 @@ struct ReportOp {
   int64_t bytes = 0;    // read + written under the policy
   double intensity = 0; // flops / bytes (0 when bytes = 0)
   bool computeBound = false;
-  double seconds = 0; // max(flops / peak, bytes / bandwidth)
+  double rooflineSeconds = 0; // the op alone: max(flops / peak, bytes / bandwidth)
+  /// Its share of its kernel's time (ReportKernel::seconds, split by the
+  /// kernel's ops' rooflineSeconds); 0 for an op in no kernel (a view).
+  double seconds = 0;
 
   /// "compute", "memory", or "none" (no FLOPs, no bytes).
   const char *bound() const {
@@ -73,6 +76,7 @@ struct ReportOp {
     visit("bytes", self.bytes);
     visit("intensity", self.intensity);
     visit("bound", einrt::computed(self.bound()));
+    visit("roofline_seconds", self.rooflineSeconds);
     visit("seconds", self.seconds);
   }
 };
@@ -103,7 +107,9 @@ struct ReportKernel {
   int64_t bytesRead = 0, bytesWritten = 0;
   double intensity = 0; // flops / bytes
   bool computeBound = false;
-  double seconds = 0; // max(Σ ops' compute time at their peaks, bytes / bandwidth)
+  /// max(Σ ops' compute time at their peaks, bytes / bandwidth) + the
+  /// device's kernel latency: the step time is the sum of these.
+  double seconds = 0;
   std::vector<ReportFusionStop> stops;
 
   /// "compute", "memory", or "none" (no FLOPs, no bytes).
@@ -403,6 +409,8 @@ struct Report {
   std::string fusionSetting; // off | elementwise | on | all
   std::vector<ReportKernel> kernels;
   double kernelSeconds = 0;                                 // Σ kernels' seconds
+  double kernelLatency = 0; // the device's seconds per kernel beyond the roofline
+  double launchSeconds = 0; // kernels × kernelLatency, within kernelSeconds
   std::vector<std::pair<std::string, int64_t>> fusionStops; // reason -> boundaries, by count
   bool kernelTable = false;        // --kernels: the text report lists the kernels
   std::vector<ReportDtype> dtypes; // in order of first appearance

@@ -253,7 +253,7 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
         ein::roofline(*device, op.dtype, op.matrixUnits, static_cast<double>(op.flops),
                       static_cast<double>(op.bytes));
     op.intensity = std::isfinite(roof.intensity) ? roof.intensity : 0;
-    op.seconds = roof.seconds;
+    op.rooflineSeconds = roof.seconds;
     op.computeBound = roof.computeBound && op.flops > 0;
 
     PhaseFlops &phase = r.flops;
@@ -283,12 +283,6 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
     d.flops += op.flops;
     d.matrixFlops += op.matrixUnits ? op.flops : 0;
     d.bytes += op.bytes;
-    d.seconds += op.seconds;
-    r.stepSeconds += op.seconds;
-    if (op.computeBound)
-      r.computeBoundSeconds += op.seconds;
-    if (op.matrixUnits)
-      r.matrixSeconds += op.seconds;
 
     auto [it, inserted] = layerIndex.try_emplace(op.layer, r.layers.size());
     if (inserted)
@@ -298,10 +292,19 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
     l.flops += op.flops;
     l.modelFlops += c.isModelFlop ? op.flops : 0;
     l.bytes += op.bytes;
-    l.seconds += op.seconds;
     r.ops.push_back(std::move(op));
   }
+  // Time is the kernels': each op's share of its kernel's (ReportKernels.cpp).
   buildKernelTable(fn, costs, *device, r);
+  for (const ReportOp &op : r.ops) {
+    r.dtypes[dtypeIndex.at(op.dtype)].seconds += op.seconds;
+    r.layers[layerIndex.at(op.layer)].seconds += op.seconds;
+    r.stepSeconds += op.seconds;
+    if (op.computeBound)
+      r.computeBoundSeconds += op.seconds;
+    if (op.matrixUnits)
+      r.matrixSeconds += op.seconds;
+  }
   // Layers in numeric order, ops outside any loop ("—") last.
   std::stable_sort(r.layers.begin(), r.layers.end(),
                    [](const ReportLayer &a, const ReportLayer &b) {

@@ -104,6 +104,8 @@ template <class Self, class Visit> void Report::fields(Self &r, Visit &&visit) {
         }));
   visit("predicted", group([&](auto &&v) {
           v("step_seconds", r.stepSeconds);
+          v("kernel_latency_seconds", r.kernelLatency);
+          v("launch_seconds", r.launchSeconds);
           v("tokens_per_second", r.tokensPerSecond);
           v("mfu", r.mfu);
           v("hfu", r.hfu);

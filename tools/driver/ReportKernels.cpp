@@ -25,11 +25,16 @@ void buildKernelTable(func::FuncOp fn, const std::vector<ein::OpCost> &costs,
   r.kernels.clear();
   r.fusionStops.clear();
   r.kernelSeconds = 0;
+  r.kernelLatency = device.kernelLatency;
+  r.launchSeconds = 0;
   if (fn.isExternal() || !fn.getBody().hasOneBlock())
     return;
   llvm::DenseMap<Operation *, size_t> costOf;
   for (size_t i = 0; i < costs.size(); ++i)
     costOf[costs[i].op] = i;
+  // An op in no kernel (a view) takes no time.
+  for (ReportOp &op : r.ops)
+    op.seconds = 0;
 
   std::vector<ein::StepKernel> kernels = ein::stepKernels(fn.getBody().front());
   // A broadcast every reader reads in place is no step (as a reshape).
@@ -75,10 +80,24 @@ void buildKernelTable(func::FuncOp fn, const std::vector<ein::OpCost> &costs,
     }
     double bytes = double(out.bytesRead + out.bytesWritten);
     double memory = device.bandwidth > 0 ? bytes / device.bandwidth : 0;
-    out.seconds = std::max(compute, memory);
+    out.seconds = std::max(compute, memory) + device.kernelLatency;
     out.computeBound = out.flops > 0 && compute >= memory;
+    // The kernel's time, shared among its ops by their own roofline times
+    // (evenly where those are all 0), so that every sum of op times — the
+    // step, a phase, a layer, a dtype — is a sum of kernel times.
+    std::vector<size_t> members;
+    double weights = 0;
+    for (Operation *op : sk.members)
+      if (auto it = costOf.find(op); it != costOf.end()) {
+        members.push_back(it->second);
+        weights += r.ops[it->second].rooflineSeconds;
+      }
+    for (size_t i : members)
+      r.ops[i].seconds = weights > 0 ? out.seconds * r.ops[i].rooflineSeconds / weights
+                                     : out.seconds / double(members.size());
     out.intensity = bytes > 0 ? double(out.flops) / bytes : 0;
     r.kernelSeconds += out.seconds;
+    r.launchSeconds += device.kernelLatency;
     row[k] = out.index;
     r.kernels.push_back(std::move(out));
   }

@@ -321,10 +321,18 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   }
   m.print(os);
 
-  os << "\nPredicted on " << r.device << " (roofline: each op max(FLOPs/peak, bytes/bandwidth)"
+  os << "\nPredicted on " << r.device
+     << " (roofline: each kernel max(FLOPs/peak, bytes/bandwidth)"
+     << (r.kernelLatency > 0 ? " + " + formatSeconds(r.kernelLatency) + " launch" : "")
      << (r.fusion ? "; bytes after fusion" : "") << ")\n";
   Pairs p;
   p.add("step time", formatSeconds(r.stepSeconds));
+  if (r.kernelLatency > 0)
+    p.add("kernel launches", withThousands(r.kernels.size()) + " × " +
+                                 formatSeconds(r.kernelLatency) + " = " +
+                                 formatSeconds(r.launchSeconds) + "  (" +
+                                 percent(r.launchSeconds, r.stepSeconds) +
+                                 " of the step; the profile's estimate)");
   p.add("tokens/s", withThousands(static_cast<int64_t>(std::llround(r.tokensPerSecond))));
   p.add("MFU", fixed(100 * r.mfu, 1) + "%  (model FLOPs / (step time × " +
                    formatRate(r.matrixPeak, "FLOP") + "))");
@@ -488,7 +496,8 @@ std::string stopsSummary(const ReportKernel &k) {
 void printKernelTable(const Report &r, llvm::raw_ostream &os) {
   os << "\nKernels (fusion = " << r.fusionSetting << "): " << withThousands(r.kernels.size())
      << " kernels of the step, predicted " << formatSeconds(r.kernelSeconds)
-     << " (each kernel on the roofline)\n";
+     << " (each kernel on the roofline"
+     << (r.kernelLatency > 0 ? " + " + formatSeconds(r.kernelLatency) + " launch" : "") << ")\n";
   Table t{{"#", "kind", "phase", "layer", "ops", "FLOPs", "read", "written", "FLOP/B", "bound",
            "time", "source", "fusion stopped before"},
           {true, false, false, false, false, true, true, true, true, false, true, false, false},

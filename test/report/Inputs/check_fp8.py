@@ -61,9 +61,9 @@ def main():
     peak = A100_BF16 if mode == "a100" else H100_FP8
     if o["units"] != "matrix":
         fail("units %s" % o["units"])
-    close(o["seconds"], flops / peak, "seconds at the %s peak" % want)
+    close(o["roofline_seconds"], flops / peak, "seconds at the %s peak" % want)
     if mode != "a100":
-        close(o["seconds"] * H100_FP8 / H100_BF16, flops / H100_BF16,
+        close(o["roofline_seconds"] * H100_FP8 / H100_BF16, flops / H100_BF16,
               "the same at bf16 takes twice as long")
     def fp8_bytes(rows, cols, axis_len):  # elements + scales along a dim of axis_len
         if mode == "tensor":

@@ -44,6 +44,24 @@ if stops != k["fusion_stops"]:
 seconds = sum(x["seconds"] for x in kernels)
 if abs(seconds - k["seconds"]) > 1e-9 * max(1.0, seconds):
     problems.append("Σ kernel seconds %g != %g" % (seconds, k["seconds"]))
+# One number (issue 30): the headline step time is the kernels' sum, and so is
+# every sum of op times (each op carries its share of its kernel's time); each
+# kernel is its roofline time plus the device's kernel latency.
+p = r["predicted"]
+if abs(p["step_seconds"] - k["seconds"]) > 1e-9 * max(1e-9, seconds):
+    problems.append("step time %g != Σ kernel seconds %g" % (p["step_seconds"], k["seconds"]))
+op_seconds = sum(op["seconds"] for op in r["ops"])
+if abs(op_seconds - k["seconds"]) > 1e-9 * max(1e-9, seconds):
+    problems.append("Σ op seconds %g != Σ kernel seconds %g" % (op_seconds, k["seconds"]))
+layer_seconds = sum(l["seconds"] for l in r["layers"])
+if abs(layer_seconds - k["seconds"]) > 1e-9 * max(1e-9, seconds):
+    problems.append("Σ layer seconds %g != Σ kernel seconds %g" % (layer_seconds, k["seconds"]))
+latency = p["kernel_latency_seconds"]
+if abs(p["launch_seconds"] - latency * len(kernels)) > 1e-15 * max(1, len(kernels)):
+    problems.append("launch seconds %g != %d kernels x %g" % (p["launch_seconds"], len(kernels), latency))
+if any(x["seconds"] < latency for x in kernels):
+    problems.append("a kernel faster than the kernel latency")
+print("kernel latency %.3g s" % latency)
 kinds = {}
 for x in kernels:
     kinds[x["kind"]] = kinds.get(x["kind"], 0) + 1
