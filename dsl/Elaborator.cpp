@@ -380,6 +380,8 @@ void Elaborator::finish() {
           builder_.getNamedAttr("ein.axes", emit.axesAttr(a.axes))};
       if (a.isParam)
         attrs.push_back(builder_.getNamedAttr("ein.init", a.init));
+      if (a.frozen) // passes/Passes.h, kFrozenParam: no gradient, no optimizer state
+        attrs.push_back(builder_.getNamedAttr("ein.frozen", builder_.getUnitAttr()));
       forward_.setArgAttrs(index++, builder_.getDictionaryAttr(attrs));
     }
   }

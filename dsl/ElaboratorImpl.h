@@ -156,6 +156,7 @@ private:
   struct Argument {
     std::string name;
     bool isParam = false;
+    bool frozen = false; // a `buffer`: never trained (ein.frozen)
     Axes axes;
     mlir::DictionaryAttr init;
   };

@@ -41,6 +41,26 @@ def EinMixedPrecision : Pass<"ein-mixed-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinFreezeParams : Pass<"ein-freeze-params", "mlir::ModuleOp"> {
+  let summary = "Marks the params the freeze setting names as never trained";
+  let description = [{
+    Sets `ein.frozen` on the `ein.kind = "param"` arguments of `@forward`
+    whose `ein.name` a `freeze` pattern matches (runtime/base/ParamGroups.h;
+    `*`: any run of characters). A frozen param (and a `buffer`, which the
+    front end marks so) gets no gradient from ein-autodiff and no optimizer
+    state or update from ein-train-step: @train_step returns it as it came.
+    A pattern that names no param is an error at `train { freeze = ... }`,
+    as is freezing every param (nothing left to train).
+  }];
+  let options = [
+    Option<"forwardName", "forward", "std::string", "\"forward\"",
+           "the function whose params are frozen">,
+    Option<"freeze", "freeze", "std::string", "\"\"",
+           "param name patterns, ',' between">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def EinAutodiff : Pass<"ein-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation: @forward -> @grad";
   let description = [{

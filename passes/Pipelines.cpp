@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - Named pass pipelines and registration --------------===//
 //
-// `ein-build-train-step`: the precision policy on @forward (ein-mixed-precision),
+// `ein-build-train-step`: the frozen params (ein-freeze-params), the precision
+// policy on @forward (ein-mixed-precision),
 // the fp8 setting's contractions (ein-fp8-contractions, passes/Fp8Contractions.h),
 // then @forward → @grad → @train_step (and, accumulating
 // over micro-batches, @accumulate_grad), then canonicalize
@@ -18,7 +19,13 @@
 namespace mlir::ein {
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o) {
-  // First: the backward, the optimizer and remat see ordinary IR with casts.
+  // The frozen params first: no pass after trains them.
+  if (!o.freeze.empty()) {
+    EinFreezeParamsOptions freeze;
+    freeze.freeze = o.freeze;
+    pm.addPass(createEinFreezeParams(freeze));
+  }
+  // Then: the backward, the optimizer and remat see ordinary IR with casts.
   if (o.precision != "fp32") {
     EinMixedPrecisionOptions precision;
     precision.policy = o.precision;

@@ -83,6 +83,19 @@ def check_state(r, slots):
           "%s state = %s x fp32 param bytes" % (r["optimizer"], slots))
 
 
+def check_frozen(r, plain_path, frozen_elements, slots):
+    """r froze params of `frozen_elements` f32 elements that the run at
+    plain_path trains: the params' bytes are the same, the gradients drop by
+    4 bytes an element and the optimizer state by `slots` times that."""
+    plain = load(plain_path)["memory"]
+    mem = r["memory"]
+    frozen = int(frozen_elements) * 4
+    equal(mem["params"], plain["params"], "param bytes (frozen ones kept)")
+    equal(plain["grads"] - mem["grads"], frozen, "gradient bytes drop by the frozen params' bytes")
+    equal(plain["optimizer"] - mem["optimizer"], int(slots) * frozen,
+          "optimizer state drops by %s x the frozen params' bytes" % slots)
+
+
 def check_sixteen(r):
     mem = r["memory"]
     n = r["params"]
@@ -194,6 +207,7 @@ def main():
         "ratio": check_ratio,
         "six-nd": check_six_nd,
         "state": check_state,
+        "frozen": check_frozen,
         "sixteen": check_sixteen,
         "cluster": check_cluster,
         "max-params": check_max_params,
