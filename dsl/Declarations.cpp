@@ -145,6 +145,8 @@ void Elaborator::declareParam(const Stmt &s) {
   BlockArgument arg = body_->addArgument(emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
   params_.push_back({fullName, true, s.buffer, *axes, *init});
   argumentNames_[fullName] = s.nameLoc;
+  if (s.buffer)
+    bufferNames_.insert(fullName);
   scopes_.back()[s.name] = Value::ofTensor({arg, *axes});
 }
 

@@ -217,6 +217,11 @@ void Elaborator::assign(const Stmt &s) {
       diags.error(t.loc, "cannot assign to '" + t.name + "': it is a dim");
       return;
     }
+    if (bufferNames_.count(t.name)) {
+      diags.error(t.loc, "cannot assign to '" + t.name +
+                             "': it is a buffer, which the model reads and never writes");
+      return;
+    }
     if (argumentNames_.count(t.name)) {
       diags.error(t.loc, "cannot assign to '" + t.name + "': it is an input or param");
       return;
