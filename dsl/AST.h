@@ -105,7 +105,7 @@ struct Target {
 enum class StmtKind {
   Dim,      // dim NAME = value
   Input,    // input NAME : dtype[shape]
-  Param,    // param NAME : [dtype][shape] (~ value)?
+  Param,    // (param | buffer) NAME : [dtype][shape] (~ value)?
   Assign,   // targets = value
   Fn,       // fn NAME(params) -> [resultShape] { body }
   For,      // for NAME in rangeDim { body }
@@ -132,6 +132,7 @@ struct Stmt {
   SourceLoc rangeLoc;
   std::vector<StmtPtr> body;          // Fn / For
   std::vector<TrainSetting> settings; // Train
+  bool buffer = false;                // Param: declared `buffer` (never trained)
 };
 
 struct Program {

@@ -158,6 +158,8 @@ void printAST(const Stmt &stmt, llvm::raw_ostream &os, unsigned indent) {
     break;
   case StmtKind::Input:
   case StmtKind::Param:
+    if (stmt.buffer)
+      os << " buffer";
     os << " name=" << stmt.name;
     printLoc(stmt.nameLoc, os);
     printDtype(stmt.dtype, stmt.dtypeLoc, os);

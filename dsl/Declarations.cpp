@@ -111,7 +111,7 @@ void Elaborator::declareInput(const Stmt &s) {
   unsigned position = inputs_.size();
   BlockArgument arg =
       body_->insertArgument(position, emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
-  inputs_.push_back({s.name, false, *axes, {}});
+  inputs_.push_back({s.name, false, false, *axes, {}});
   argumentNames_[s.name] = s.nameLoc;
   scopes_.front()[s.name] = Value::ofTensor({arg, *axes});
 }
@@ -121,8 +121,9 @@ void Elaborator::declareParam(const Stmt &s) {
   for (const std::string &p : loopPrefix_)
     fullName += p + ".";
   fullName += s.name;
+  const char *what = s.buffer ? "buffer" : "param";
   if (dims.isDeclared(s.name)) {
-    diags.error(s.nameLoc, "'" + s.name + "' is a dim and cannot name a param");
+    diags.error(s.nameLoc, "'" + s.name + "' is a dim and cannot name a " + what);
     return;
   }
   if (argumentNames_.count(fullName) || (loopPrefix_.empty() && lookup(s.name, {}).has_value())) {
@@ -131,7 +132,8 @@ void Elaborator::declareParam(const Stmt &s) {
   }
   auto type = elementType(s.dtype.empty() ? "f32" : s.dtype, s.dtypeLoc);
   if (type && !isa<FloatType>(*type)) {
-    diags.error(s.dtypeLoc, "param '" + s.name + "' must have a float type, not " + s.dtype);
+    diags.error(s.dtypeLoc,
+                std::string(what) + " '" + s.name + "' must have a float type, not " + s.dtype);
     return;
   }
   auto axes = declaredShape(s.shape, /*allowEllipsis=*/false);
@@ -141,8 +143,10 @@ void Elaborator::declareParam(const Stmt &s) {
     return;
   }
   BlockArgument arg = body_->addArgument(emit.tensorType(*axes, *type), mlirLoc(s.nameLoc));
-  params_.push_back({fullName, true, *axes, *init});
+  params_.push_back({fullName, true, s.buffer, *axes, *init});
   argumentNames_[fullName] = s.nameLoc;
+  if (s.buffer)
+    bufferNames_.insert(fullName);
   scopes_.back()[s.name] = Value::ofTensor({arg, *axes});
 }
 

@@ -217,6 +217,11 @@ void Elaborator::assign(const Stmt &s) {
       diags.error(t.loc, "cannot assign to '" + t.name + "': it is a dim");
       return;
     }
+    if (bufferNames_.count(t.name)) {
+      diags.error(t.loc, "cannot assign to '" + t.name +
+                             "': it is a buffer, which the model reads and never writes");
+      return;
+    }
     if (argumentNames_.count(t.name)) {
       diags.error(t.loc, "cannot assign to '" + t.name + "': it is an input or param");
       return;
@@ -381,6 +386,8 @@ void Elaborator::finish() {
           builder_.getNamedAttr("ein.axes", emit.axesAttr(a.axes))};
       if (a.isParam)
         attrs.push_back(builder_.getNamedAttr("ein.init", a.init));
+      if (a.frozen) // passes/Passes.h, kFrozenParam: no gradient, no optimizer state
+        attrs.push_back(builder_.getNamedAttr("ein.frozen", builder_.getUnitAttr()));
       forward_.setArgAttrs(index++, builder_.getDictionaryAttr(attrs));
     }
   }

@@ -157,11 +157,13 @@ private:
   struct Argument {
     std::string name;
     bool isParam = false;
+    bool frozen = false; // a `buffer`: never trained (ein.frozen)
     Axes axes;
     mlir::DictionaryAttr init;
   };
   std::vector<Argument> inputs_, params_;
   std::map<std::string, SourceLoc> argumentNames_;
+  std::set<std::string> bufferNames_; // the `buffer`s among them
 
   /// Variable scopes: [0] the program's, then one per active user-fn call.
   std::vector<std::map<std::string, Value>> scopes_;

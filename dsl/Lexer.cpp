@@ -31,6 +31,8 @@ llvm::StringRef tokenKindSpelling(TokenKind kind) {
     return "'input'";
   case TokenKind::KwParam:
     return "'param'";
+  case TokenKind::KwBuffer:
+    return "'buffer'";
   case TokenKind::KwFn:
     return "'fn'";
   case TokenKind::KwFor:
@@ -217,6 +219,7 @@ Token Lexer::lexIdentifier(size_t begin) {
                        .Case("dim", TokenKind::KwDim)
                        .Case("input", TokenKind::KwInput)
                        .Case("param", TokenKind::KwParam)
+                       .Case("buffer", TokenKind::KwBuffer)
                        .Case("fn", TokenKind::KwFn)
                        .Case("for", TokenKind::KwFor)
                        .Case("in", TokenKind::KwIn)

@@ -37,6 +37,7 @@ enum class TokenKind {
   KwDim,
   KwInput,
   KwParam,
+  KwBuffer,
   KwFn,
   KwFor,
   KwIn,

@@ -109,10 +109,11 @@ bool Parser::parseStatement(Context ctx, StmtPtr &out) {
     } else if (kind == TokenKind::KwReturn && ctx != Context::Function) {
       diags_.error(tok.loc, "'return' is only allowed in a function body");
       misplaced = true;
-    } else if (ctx == Context::Loop && kind != TokenKind::KwParam && kind != TokenKind::KwFor) {
+    } else if (ctx == Context::Loop && kind != TokenKind::KwParam && kind != TokenKind::KwBuffer &&
+               kind != TokenKind::KwFor) {
       diags_.error(tok.loc, "'" + keywordName(kind) +
                                 "' is not allowed inside a 'for' loop (only "
-                                "param, for and assignments are)");
+                                "param, buffer, for and assignments are)");
       misplaced = true;
     }
   }
@@ -126,6 +127,7 @@ bool Parser::parseStatement(Context ctx, StmtPtr &out) {
     ok = parseInput(out);
     break;
   case TokenKind::KwParam:
+  case TokenKind::KwBuffer:
     ok = parseParam(out);
     break;
   case TokenKind::KwFn:
@@ -200,13 +202,16 @@ bool Parser::parseInput(StmtPtr &out) {
 bool Parser::parseParam(StmtPtr &out) {
   auto stmt = std::make_unique<Stmt>();
   stmt->kind = StmtKind::Param;
+  stmt->buffer = at(TokenKind::KwBuffer);
   stmt->loc = consume().loc;
   if (!at(TokenKind::Identifier))
-    return expected("a parameter name after 'param'");
+    return expected(stmt->buffer ? "a buffer name after 'buffer'"
+                                 : "a parameter name after 'param'");
   Token name = consume();
   stmt->name = name.text.str();
   stmt->nameLoc = name.loc;
-  if (!expect(TokenKind::Colon, "':' after parameter name"))
+  if (!expect(TokenKind::Colon,
+              stmt->buffer ? "':' after buffer name" : "':' after parameter name"))
     return false;
   if (at(TokenKind::Identifier)) {
     Token dtype = consume();

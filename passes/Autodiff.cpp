@@ -149,7 +149,8 @@ LogicalResult EinAutodiff::run() {
   SmallVector<Value> params;
   for (BlockArgument arg : grad.getArguments()) {
     auto kind = grad.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "ein.kind");
-    if (kind && kind.getValue() == "param")
+    // A frozen param (ein-freeze-params, a `buffer`) is a constant here.
+    if (kind && kind.getValue() == "param" && !grad.getArgAttr(arg.getArgNumber(), kFrozenParam))
       params.push_back(arg);
   }
 

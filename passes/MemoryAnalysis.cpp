@@ -10,6 +10,7 @@
 #include "passes/Analysis.h"
 
 #include "ir/EinOps.h"
+#include "passes/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -50,6 +51,7 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
 
   // The signature.
   bool anyGradResult = false, anyParamResult = false;
+  int64_t trainedBytes = 0; // the params a gradient is computed for (not frozen)
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     StringRef kind = kindOf(fn.getArgAttrDict(i));
     Type type = fn.getArgument(i).getType();
@@ -58,6 +60,8 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
       if (auto shaped = dyn_cast<ShapedType>(type); shaped && shaped.hasStaticShape())
         m.paramCount += shaped.getNumElements();
       m.params += bytes;
+      if (!fn.getArgAttr(i, kFrozenParam))
+        trainedBytes += bytes;
     } else if (kind == "opt_state") {
       m.optimizerState += bytes;
     } else if (kind == "input") {
@@ -74,9 +78,9 @@ MemoryLedger analyzeMemory(func::FuncOp fn, const ByteWidth &width, const FusedV
     }
   }
   // A @train_step returns new params, not gradients: it computes one
-  // gradient per param, shaped like the param.
+  // gradient per trained param, shaped like the param.
   if (!anyGradResult && anyParamResult)
-    m.grads = m.params;
+    m.grads = trainedBytes;
 
   // The ops in order; a reshape or slice result aliases the root of its
   // operand (a view).

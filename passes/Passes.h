@@ -23,6 +23,11 @@ namespace mlir::ein {
 /// that param; ein-train-step leaves it and its optimizer state unchanged.
 constexpr llvm::StringLiteral kUnusedGradient = "ein.unused";
 
+/// On a param argument (ein-freeze-params; the front end's `buffer`): never
+/// trained. ein-autodiff computes no gradient for it, ein-train-step gives
+/// it no optimizer state and returns it unchanged.
+constexpr llvm::StringLiteral kFrozenParam = "ein.frozen";
+
 /// Options of the `ein-build-train-step` pipeline (those of ein-train-step).
 struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOptions> {
   Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("adamw | adam | sgd | adagrad"),
@@ -40,6 +45,8 @@ struct TrainStepPipelineOptions : public PassPipelineOptions<TrainStepPipelineOp
   Option<std::string> noDecay{*this, "no-decay",
                               llvm::cl::desc("params that never decay: name patterns"),
                               llvm::cl::init("")};
+  Option<std::string> freeze{*this, "freeze", llvm::cl::desc("params never trained: name patterns"),
+                             llvm::cl::init("")};
   Option<std::string> lrScale{*this, "lr-scale",
                               llvm::cl::desc("learning-rate multipliers: pattern:factor, ..."),
                               llvm::cl::init("")};

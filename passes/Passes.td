@@ -41,6 +41,49 @@ def EinMixedPrecision : Pass<"ein-mixed-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
 }
 
+def EinFoldConstants : Pass<"ein-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluates the tables that depend only on dims at compile time";
+  let description = [{
+    Finds the values that depend on no argument: `ein.iota`, `ein.constant`
+    and the arithmetic, casts, views, broadcasts and contractions over them
+    (RoPE's angle, cos and sin tables built from `arange`). Each such value
+    that another op reads, when some arithmetic computed it, is replaced by
+    one `ein.constant` at the top of the function, computed here (in double,
+    rounded to the element type after every op) and shared by every reader
+    of an equal table (with the same axes): a constant, not recomputed every
+    step, held and counted once. A broadcast of a table stays (its input
+    becomes the constant: the backends read broadcasts in place), as do
+    bare iotas (computed for free in the kernels that read them). A table
+    of more than `max-elements` elements is left to the step, so the
+    program file stays small.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", "65536",
+           "the largest table folded, in elements">,
+  ];
+  let dependentDialects = ["mlir::ein::EinDialect"];
+}
+
+def EinFreezeParams : Pass<"ein-freeze-params", "mlir::ModuleOp"> {
+  let summary = "Marks the params the freeze setting names as never trained";
+  let description = [{
+    Sets `ein.frozen` on the `ein.kind = "param"` arguments of `@forward`
+    whose `ein.name` a `freeze` pattern matches (runtime/base/ParamGroups.h;
+    `*`: any run of characters). A frozen param (and a `buffer`, which the
+    front end marks so) gets no gradient from ein-autodiff and no optimizer
+    state or update from ein-train-step: @train_step returns it as it came.
+    A pattern that names no param is an error at `train { freeze = ... }`,
+    as is freezing every param (nothing left to train).
+  }];
+  let options = [
+    Option<"forwardName", "forward", "std::string", "\"forward\"",
+           "the function whose params are frozen">,
+    Option<"freeze", "freeze", "std::string", "\"\"",
+           "param name patterns, ',' between">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def EinAutodiff : Pass<"ein-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation: @forward -> @grad";
   let description = [{

@@ -1,7 +1,9 @@
 //===- Pipelines.cpp - Named pass pipelines and registration --------------===//
 //
-// `ein-build-train-step`: the precision policy on @forward (ein-mixed-precision),
+// `ein-build-train-step`: the frozen params (ein-freeze-params), the precision
+// policy on @forward (ein-mixed-precision),
 // the fp8 setting's contractions (ein-fp8-contractions, passes/Fp8Contractions.h),
+// the tables that depend only on dims as constants (ein-fold-constants),
 // then @forward → @grad → @train_step (and, accumulating
 // over micro-batches, @accumulate_grad), then canonicalize
 // and CSE, then the remat policy (ein-remat). The one pipeline `einc` runs to build the training
@@ -18,7 +20,13 @@
 namespace mlir::ein {
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o) {
-  // First: the backward, the optimizer and remat see ordinary IR with casts.
+  // The frozen params first: no pass after trains them.
+  if (!o.freeze.empty()) {
+    EinFreezeParamsOptions freeze;
+    freeze.freeze = o.freeze;
+    pm.addPass(createEinFreezeParams(freeze));
+  }
+  // Then: the backward, the optimizer and remat see ordinary IR with casts.
   if (o.precision != "fp32") {
     EinMixedPrecisionOptions precision;
     precision.policy = o.precision;
@@ -26,6 +34,9 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainStepPipelineOptions &o
   }
   if (o.fp8 != "none") // fp8 contractions, on the policy's types
     pm.addPass(createEinFp8Contractions(o.fp8));
+  // Tables that depend only on dims (RoPE's): constants, before the
+  // backward reads them.
+  pm.addNestedPass<func::FuncOp>(createEinFoldConstants());
   const bool scaling = o.lossScaling != "none";
   EinAutodiffOptions autodiff;
   autodiff.lossScale = scaling;

@@ -400,10 +400,15 @@ void EinTrainStepPass::runOnOperation() {
   if (seeded)
     --modelArgs;
   SmallVector<Param> params;
+  SmallVector<unsigned> frozenArgs; // never trained (ein.frozen): returned as they came
   for (unsigned i = 0; i < modelArgs; ++i) {
     auto kind = grad.getArgAttrOfType<StringAttr>(i, "ein.kind");
     if (!kind || kind.getValue() != "param")
       continue;
+    if (grad.getArgAttr(i, mlir::ein::kFrozenParam)) {
+      frozenArgs.push_back(i);
+      continue;
+    }
     Param p{i, gradBody.getArgument(i).getLoc()};
     p.name = grad.getArgAttrOfType<StringAttr>(i, "ein.name");
     p.type = dyn_cast<RankedTensorType>(gradType.getInput(i));
@@ -427,11 +432,19 @@ void EinTrainStepPass::runOnOperation() {
     }
     params.push_back(p);
   }
+  if (params.empty() && !frozenArgs.empty()) {
+    grad.emitError("ein-train-step: every param is frozen or a buffer: nothing is left to train");
+    return signalPassFailure();
+  }
   // Param groups: which params never decay, which train at a multiple of lr.
   {
     std::vector<std::string> names;
     for (const Param &p : params)
       names.push_back(p.name.str());
+    // A pattern that names only frozen params still names a param (no typo);
+    // their groups are not used.
+    for (unsigned i : frozenArgs)
+      names.push_back(grad.getArgAttrOfType<StringAttr>(i, "ein.name").str());
     einrt::Expected<std::vector<einrt::ParamGroup>> groups =
         einrt::paramGroups(names, noDecay, lrScale);
     if (!groups.ok()) {
@@ -523,6 +536,13 @@ void EinTrainStepPass::runOnOperation() {
     resultTypes.push_back(p.type);
     resultAttrs.push_back(b.getDictionaryAttr(named(p.name.getValue(), "param")));
   }
+  // A frozen param is carried to the next step unchanged (the runtime keeps
+  // every param a step takes; it is saved and loaded like the others).
+  for (unsigned i : frozenArgs) {
+    resultTypes.push_back(gradType.getInput(i));
+    resultAttrs.push_back(b.getDictionaryAttr(
+        named(grad.getArgAttrOfType<StringAttr>(i, "ein.name").getValue(), "param")));
+  }
   for (auto [k, name] : llvm::enumerate(stateNames)) {
     resultTypes.push_back(stateTypes[k]);
     resultAttrs.push_back(b.getDictionaryAttr(named(name, "opt_state")));
@@ -601,6 +621,10 @@ void EinTrainStepPass::runOnOperation() {
 
   SmallVector<Value> results{loss};
   updated.appendTo(results, scaling);
+  // The frozen params, after the trained ones (resultAttrs' order).
+  results.insert(results.begin() + 2 + params.size(), frozenArgs.size(), Value());
+  for (auto [k, i] : llvm::enumerate(frozenArgs))
+    results[2 + params.size() + k] = entry->getArgument(i);
   ob.create<func::ReturnOp>(minimize, results);
 
   if (applyName.empty())
@@ -627,8 +651,13 @@ void EinTrainStepPass::runOnOperation() {
     applyArgTypes.push_back(argTypes[a]);
     applyArgAttrs.push_back(argAttrs[a]);
   }
+  // (Frozen params are not its business: it takes the trained ones.)
   SmallVector<Type> applyResultTypes(resultTypes.begin() + 1, resultTypes.end());
   SmallVector<DictionaryAttr> applyResultAttrs(resultAttrs.begin() + 1, resultAttrs.end());
+  applyResultTypes.erase(applyResultTypes.begin() + 1 + params.size(),
+                         applyResultTypes.begin() + 1 + params.size() + frozenArgs.size());
+  applyResultAttrs.erase(applyResultAttrs.begin() + 1 + params.size(),
+                         applyResultAttrs.begin() + 1 + params.size() + frozenArgs.size());
 
   mb.setInsertionPointAfter(fn);
   auto apply =

@@ -2,6 +2,7 @@
 #include "runtime/base/ParamGroups.h"
 #include "runtime/base/TrainSettings.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -49,6 +50,14 @@ Status checkPattern(const std::string &pattern, const char *setting) {
   return Status();
 }
 
+/// "a, b, c" ("none" when empty).
+std::string nameList(const std::vector<std::string> &names) {
+  std::string list;
+  for (const std::string &n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  return list.empty() ? std::string("none") : list;
+}
+
 } // namespace
 
 bool matchesNamePattern(const std::string &pattern, const std::string &name) {
@@ -72,10 +81,10 @@ bool matchesNamePattern(const std::string &pattern, const std::string &name) {
   return p == pattern.size();
 }
 
-Expected<std::vector<std::string>> parseNamePatterns(const std::string &text) {
+Expected<std::vector<std::string>> parseNamePatterns(const std::string &text, const char *setting) {
   std::vector<std::string> out = entries(text);
   for (const std::string &pattern : out)
-    EINRT_TRY(checkPattern(pattern, "no_decay"));
+    EINRT_TRY(checkPattern(pattern, setting));
   return out;
 }
 
@@ -107,12 +116,7 @@ Expected<std::vector<ParamGroup>> paramGroups(const std::vector<std::string> &pa
   Expected<std::vector<LrScale>> scales = parseLrScales(lrScale);
   if (!scales.ok())
     return scales.takeStatus();
-  auto known = [&] {
-    std::string list;
-    for (const std::string &p : params)
-      list += (list.empty() ? "" : ", ") + p;
-    return list.empty() ? std::string("none") : list;
-  };
+  auto known = [&] { return nameList(params); };
   std::vector<ParamGroup> groups(params.size());
   std::vector<const LrScale *> scaledBy(params.size(), nullptr);
   for (const std::string &pattern : *patterns) {
@@ -143,6 +147,27 @@ Expected<std::vector<ParamGroup>> paramGroups(const std::vector<std::string> &pa
                              "' names no param (the params: " + known() + ")");
   }
   return groups;
+}
+
+Expected<std::vector<bool>> frozenParams(const std::vector<std::string> &params,
+                                         const std::string &freeze) {
+  Expected<std::vector<std::string>> patterns = parseNamePatterns(freeze, "freeze");
+  if (!patterns.ok())
+    return patterns.takeStatus();
+  std::vector<bool> frozen(params.size(), false);
+  for (const std::string &pattern : *patterns) {
+    bool any = false;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (matchesNamePattern(pattern, params[i]))
+        frozen[i] = any = true;
+    if (!any)
+      return Status::invalid("freeze: '" + pattern +
+                             "' names no param (the params: " + nameList(params) + ")");
+  }
+  if (!params.empty() && std::find(frozen.begin(), frozen.end(), false) == frozen.end())
+    return Status::invalid("freeze: every param is frozen (" + nameList(params) +
+                           "): nothing is left to train");
+  return frozen;
 }
 
 } // namespace einrt

@@ -4,6 +4,8 @@
 // param groups do (docs/training.md, Param groups):
 //   no_decay = "b*, *norm*"          params weight decay never applies to
 //   lr_scale = "emb*:0.1, head:2"    learning-rate multipliers
+//   freeze   = "wte, layer.0.*"       params never trained (no gradient,
+//                                    no optimizer state, no update)
 // A pattern is a param name with `*` for any run of characters. Both are
 // read by the settings table (their grammar) and by ein-train-step (which
 // params they name: a pattern that names none is an error, a typo caught).
@@ -23,8 +25,10 @@ namespace einrt {
 /// Whether `name` matches `pattern` (`*`: any run of characters, even none).
 bool matchesNamePattern(const std::string &pattern, const std::string &name);
 
-/// `no_decay`'s patterns ("" → none); Invalid names the bad one.
-Expected<std::vector<std::string>> parseNamePatterns(const std::string &text);
+/// The patterns of `no_decay` or `freeze` (`setting`, which messages
+/// name; "" → none); Invalid names the bad one.
+Expected<std::vector<std::string>> parseNamePatterns(const std::string &text,
+                                                     const char *setting = "no_decay");
 
 struct LrScale {
   std::string pattern;
@@ -45,6 +49,12 @@ struct ParamGroup {
 Expected<std::vector<ParamGroup>> paramGroups(const std::vector<std::string> &params,
                                               const std::string &noDecay,
                                               const std::string &lrScale);
+
+/// Which of `params` (their names) the `freeze` setting names. Invalid
+/// when a pattern names no param or every param is frozen (nothing to
+/// train).
+Expected<std::vector<bool>> frozenParams(const std::vector<std::string> &params,
+                                         const std::string &freeze);
 
 } // namespace einrt
 

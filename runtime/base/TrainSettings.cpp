@@ -77,6 +77,11 @@ std::string checkNoDecay(const std::string &word) {
   return patterns.ok() ? "" : patterns.status().message();
 }
 
+std::string checkFreeze(const std::string &word) {
+  Expected<std::vector<std::string>> patterns = parseNamePatterns(word, "freeze");
+  return patterns.ok() ? "" : patterns.status().message();
+}
+
 std::string checkLrScale(const std::string &word) {
   Expected<std::vector<LrScale>> scales = parseLrScales(word);
   return scales.ok() ? "" : scales.status().message();
@@ -105,6 +110,8 @@ const std::vector<SettingInfo> &trainSettingTable() {
        checkNoDecay},
       {"lr_scale", &S::lrScale, "PATTERN:FACTOR,... emb*:0.1", 0, 0,
        "learning-rate multipliers by param name", Compiled, checkLrScale},
+      {"freeze", &S::freeze, "PATTERN,... emb*", 0, 0,
+       "params never trained (no gradient, no optimizer state), by name", Compiled, checkFreeze},
       {"momentum", &S::momentum, nullptr, 0, 0.999999, "SGD momentum", Compiled},
       {"clip", &S::clip, nullptr, 0, kInf, "global gradient-norm clip (0: off)", Compiled},
       {"schedule", &S::schedule, "cosine constant linear wsd inverse_sqrt", 0, 0,

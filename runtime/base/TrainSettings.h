@@ -51,6 +51,7 @@ struct TrainSettings {
   std::string decay = "matrices"; // matrices | all
   std::string noDecay;            // runtime/base/ParamGroups.h: params that never decay
   std::string lrScale;            // ... and learning-rate multipliers
+  std::string freeze;             // ... and params never trained
   double momentum = kOptimizerDefaults[0].momentum;
   double clip = 1.0;               // 0: off
   std::string schedule = "cosine"; // runtime/train/Schedule.h: cosine | constant | linear | ...

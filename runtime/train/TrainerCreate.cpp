@@ -168,6 +168,15 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig &config,
     // (accumulators'...), each result named as its accumulator, the loss's
     // first; @apply_update: (params..., grads..., opt_state..., step, lr).
     const Program &ap = programs.accumulate->program();
+    // A frozen param (or buffer) has no gradient, so @apply_update does not
+    // take it: nothing here would hold, save or restore it.
+    for (size_t a = 0; a < ap.arguments.size(); ++a) {
+      const Buffer &b = ap.buffers[ap.arguments[a]];
+      if (b.role == BufferRole::Param && findArg(hp, b.name, BufferRole::Param) < 0)
+        return Status::invalid("'" + b.name +
+                               "' is frozen or a buffer: a model with one trains with one "
+                               "micro-batch per step on one rank (accumulate = 1)");
+    }
     for (size_t r = 0; r < ap.results.size(); ++r) {
       int64_t a = findArg(ap, ap.resultNames[r], BufferRole::Accumulator);
       if (a < 0 || !sameType(ap.buffers[ap.arguments[size_t(a)]], ap.buffers[ap.results[r]]))

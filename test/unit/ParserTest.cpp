@@ -360,7 +360,7 @@ TEST(ParserTest, ErrorMessages) {
       {"return 1", "'return' is only allowed in a function body", 1, 1},
       {"for i in n {\n  output x\n}",
        "'output' is not allowed inside a 'for' "
-       "loop (only param, for and assignments "
+       "loop (only param, buffer, for and assignments "
        "are)",
        2, 3},
       {"fn f(x: [a]) -> [a] {\n  param w: [a]\n}",

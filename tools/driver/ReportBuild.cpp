@@ -14,6 +14,7 @@
 
 #include "passes/Analysis.h"
 #include "passes/DeviceProfile.h"
+#include "passes/Passes.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Arena.h"
 
@@ -160,7 +161,9 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
       continue;
     if (kind.getValue() == "param") {
       r.params += elements(arg.getType());
-      ++paramTensors;
+      // The slots per trained param: a frozen one (or a buffer) has none.
+      if (!fn.getArgAttr(arg.getArgNumber(), ein::kFrozenParam))
+        ++paramTensors;
     } else if (kind.getValue() == "opt_state") {
       ++stateTensors;
     }

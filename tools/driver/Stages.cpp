@@ -90,6 +90,7 @@ LogicalResult buildTrainStep(ModuleOp module, const einrt::TrainSettings &settin
   options.decay = settings.decay;
   options.noDecay = settings.noDecay;
   options.lrScale = settings.lrScale;
+  options.freeze = settings.freeze;
   options.momentum = settings.momentum;
   options.clip = settings.clip;
   options.microBatches = settings.accumulate;

@@ -83,6 +83,19 @@ def check_state(r, slots):
           "%s state = %s x fp32 param bytes" % (r["optimizer"], slots))
 
 
+def check_frozen(r, plain_path, frozen_elements, slots):
+    """r froze params of `frozen_elements` f32 elements that the run at
+    plain_path trains: the params' bytes are the same, the gradients drop by
+    4 bytes an element and the optimizer state by `slots` times that."""
+    plain = load(plain_path)["memory"]
+    mem = r["memory"]
+    frozen = int(frozen_elements) * 4
+    equal(mem["params"], plain["params"], "param bytes (frozen ones kept)")
+    equal(plain["grads"] - mem["grads"], frozen, "gradient bytes drop by the frozen params' bytes")
+    equal(plain["optimizer"] - mem["optimizer"], int(slots) * frozen,
+          "optimizer state drops by %s x the frozen params' bytes" % slots)
+
+
 def check_sixteen(r):
     mem = r["memory"]
     n = r["params"]
@@ -178,20 +191,18 @@ def check_llama(r):
     # Every matrix param is read by one contraction per token (2 FLOPs per
     # multiply-add) except wte, which is gathered; attention's two
     # contractions (q.k and att.v) are 2 ctx hd per head and token each,
-    # 4 ctx d per layer, the causal half counted as a dense product does;
-    # RoPE's angle table (positions x frequencies, 2 ctx half) once per layer
-    # per step, q and k sharing it.
+    # 4 ctx d per layer, the causal half counted as a dense product does.
+    # RoPE's angle, cos and sin tables depend only on dims: ein-fold-constants
+    # computes them at compile time, so no step counts them.
     n_matmul = L * matrices + D * V
     tokens = r["tokens_per_step"]
     equal(tokens, B * C, "tokens per step = batch ctx")
     m = r["model_flops"]
-    forward = tokens * (2 * n_matmul + 4 * L * C * D) + L * 2 * C * half
-    equal(m["forward"], forward, "forward FLOPs = D (2 N_matmul + 4 L ctx d) + L 2 ctx half")
-    # The backward: twice each contraction (the gradients of both operands),
-    # none for the angle table (it reads no param).
-    equal(m["backward"], 2 * (forward - L * 2 * C * half), "backward FLOPs = 2 (forward - the angle tables)")
-    close(m["per_token"], (3 * forward - 2 * L * 2 * C * half) / tokens, 1e-12,
-          "FLOPs/token = 6 N_matmul + 12 L ctx d + 2 L half / batch")
+    forward = tokens * (2 * n_matmul + 4 * L * C * D)
+    equal(m["forward"], forward, "forward FLOPs = D (2 N_matmul + 4 L ctx d)")
+    # The backward: twice each contraction (the gradients of both operands).
+    equal(m["backward"], 2 * forward, "backward FLOPs = 2 forward")
+    close(m["per_token"], 3 * forward / tokens, 1e-12, "FLOPs/token = 6 N_matmul + 12 L ctx d")
     # The report's napkin figure counts every param, the gathered wte too
     # (tied in gpt, read by the logits there): 6 V d above the count here.
     close(r["napkin"]["palm_per_token"], 6 * n + 12 * L * C * D, 1e-12,
@@ -208,6 +219,7 @@ def main():
         "ratio": check_ratio,
         "six-nd": check_six_nd,
         "state": check_state,
+        "frozen": check_frozen,
         "sixteen": check_sixteen,
         "cluster": check_cluster,
         "max-params": check_max_params,

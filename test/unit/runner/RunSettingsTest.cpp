@@ -82,6 +82,7 @@ const std::map<std::string, std::string> kChanged = {
     {"decay", "all"},
     {"no_decay", "w*"},
     {"lr_scale", "w*:0.5"},
+    {"freeze", "wte"},
     {"cooldown", "0.5"},
     {"momentum", "0.5"}, // SGD's: compared under optimizer=sgd
     {"clip", "0.5"},

@@ -1,4 +1,4 @@
-//===- ParamGroupsTest.cpp - no_decay and lr_scale ------------------------===//
+//===- ParamGroupsTest.cpp - no_decay, lr_scale and freeze ----------------===//
 #include "runtime/base/ParamGroups.h"
 #include "test/unit/StatusTesting.h"
 
@@ -57,6 +57,21 @@ TEST(ParamGroups, GroupsOfParams) {
                         "no_decay: 'x*' names no param (the params: wte, w1, b1, ln_g, head)");
   EINC_EXPECT_STATUS(einrt::paramGroups(params, "", "w*:0.5, wte:0.1"), einrt::StatusCode::Invalid,
                      "lr_scale: 'wte' is named by 'w*:0.5' and by 'wte:0.1'");
+}
+
+TEST(ParamGroups, FrozenParams) {
+  std::vector<std::string> params = {"wte", "w1", "b1", "head"};
+  EINC_ASSERT_OK_AND_ASSIGN(auto frozen, einrt::frozenParams(params, " wte , b* "));
+  EXPECT_EQ(frozen, (std::vector<bool>{true, false, true, false}));
+  EINC_ASSERT_OK_AND_ASSIGN(auto none, einrt::frozenParams(params, ""));
+  EXPECT_EQ(none, std::vector<bool>(4, false));
+  EINC_EXPECT_STATUS_EQ(einrt::frozenParams(params, "x*"), einrt::StatusCode::Invalid,
+                        "freeze: 'x*' names no param (the params: wte, w1, b1, head)");
+  EINC_EXPECT_STATUS_EQ(einrt::frozenParams(params, "w*, b1, head"), einrt::StatusCode::Invalid,
+                        "freeze: every param is frozen (wte, w1, b1, head): nothing is left to "
+                        "train");
+  EINC_EXPECT_STATUS(einrt::frozenParams(params, "w-1"), einrt::StatusCode::Invalid,
+                     "freeze: 'w-1' is not a name pattern");
 }
 
 } // namespace
