@@ -49,6 +49,7 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
   if (!one)
     return false;
   mlir::ein::eraseStopGradients(*one); // no backward reads them
+  mlir::ein::eraseDropouts(*one);      // sampling runs without dropout
   if (failed(applyPrecision(*one, priced)) || (lowering.fused && failed(applyFusion(*one, priced))))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
@@ -111,8 +112,10 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   if (step && request.shardRanks > 1 && module.lookupSymbol("apply_update") &&
       failed(shardOptimizer(module, request.shardRank, request.shardRanks)))
     return false;
-  if (!step) // @forward alone: no backward reads its stop_gradients
+  if (!step) { // @forward alone: no backward reads its stop_gradients; no dropout
     mlir::ein::eraseStopGradients(module);
+    mlir::ein::eraseDropouts(module);
+  }
   if (!step && failed(applyPrecision(module, priced)))
     return false;
   // The backend's lowering (the cuda backend runs the Programs lowered for
