@@ -315,8 +315,8 @@ LogicalResult DropoutOp::verify() {
   double p = getP().convertToDouble();
   if (!(p >= 0 && p < 1))
     return emitOpError("p must be in [0, 1), got ") << p;
-  if (getSite() < 0)
-    return emitOpError("site must be >= 0, got ") << getSite();
+  if (getSiteAttr().getInt() < 0)
+    return emitOpError("site must be >= 0, got ") << getSiteAttr().getInt();
   return success();
 }
 
