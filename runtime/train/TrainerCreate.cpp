@@ -96,10 +96,6 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig &config,
   I.stepArg = size_t(stepArg);
   I.lrArg = size_t(lrArg);
   I.seedArg = findArg(hp, "seed", BufferRole::Scalar);
-  if (global > 1 && programs.trainStep &&
-      findArg(programs.trainStep->program(), "seed", BufferRole::Scalar) >= 0)
-    return Status::invalid("dropout needs one micro-batch per step (accumulate = 1 on one rank): "
-                           "its masks are keyed by @train_step's step and seed");
   I.gradNormResult = global == 1 ? 1 : 0;
   for (int pass = 0; pass < 2; ++pass) {
     BufferRole role = pass == 0 ? BufferRole::Param : BufferRole::OptState;
