@@ -53,7 +53,7 @@ BufferRole roleOf(llvm::StringRef kind) {
     return BufferRole::OptState;
   if (kind == "accumulator")
     return BufferRole::Accumulator;
-  if (kind == "step" || kind == "lr")
+  if (kind == "step" || kind == "lr" || kind == "seed")
     return BufferRole::Scalar;
   return BufferRole::Input;
 }

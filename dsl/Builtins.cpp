@@ -476,6 +476,37 @@ std::optional<Value> stopGradient(Elaborator &E, const Expr &call) {
   return Value::ofTensor(E.emit.unary<mlir::ein::StopGradientOp>(v->tensor));
 }
 
+/// dropout(x, p): x · keep / (1 − p) while training, keep = u ≥ p for a
+/// counter-based draw u per element (passes/Dropout.h); the identity in
+/// evaluation and sampling. p is a number in [0, 1); p = 0 is x itself. Each
+/// call is a site of its own (its mask differs from every other call's): the
+/// dropouts before it in the module are counted.
+std::optional<Value> dropout(Elaborator &E, const Expr &call) {
+  auto x = floatArg(E, call, 0);
+  auto p = E.expr(*call.args[1]);
+  if (!x || !p)
+    return std::nullopt;
+  if (p->isTensor() || !(p->number >= 0 && p->number < 1)) {
+    E.diags.error(call.args[1]->loc,
+                  "dropout's p must be a number in [0, 1), got " +
+                      (p->isTensor() ? formatTensor(p->tensor) : formatNumber(p->number)));
+    return std::nullopt;
+  }
+  if (p->number == 0)
+    return Value::ofTensor(*x);
+  Operation *scope = E.emit.builder().getInsertionBlock()->getParentOp();
+  if (auto module = scope->getParentOfType<ModuleOp>())
+    scope = module;
+  int64_t site = 0;
+  scope->walk([&](mlir::ein::DropoutOp) { ++site; });
+  E.emit.setLoc(E.mlirLoc(call.calleeLoc));
+  OpBuilder &b = E.emit.builder();
+  auto op = b.create<mlir::ein::DropoutOp>(E.emit.loc(), x->value.getType(), x->value,
+                                           b.getF64FloatAttr(p->number), b.getI64IntegerAttr(site),
+                                           E.emit.axesAttr(x->axes));
+  return Value::ofTensor(Tensor{op.getResult(), x->axes});
+}
+
 // --- Masks: where, log_softmax, argmax ----------------------------------------
 
 /// where(c, a, b): a where the i1 mask c holds, else b; a and b are tensors of
@@ -582,6 +613,7 @@ const Builtin kBuiltins[] = {
     {"cross_entropy", -1, "logits, targets, ignore_index=, label_smoothing=", crossEntropy},
     {"accuracy", 2, "logits, targets", accuracy},
     {"stop_gradient", 1, "x", stopGradient},
+    {"dropout", 2, "x, p", dropout},
     {"where", 3, "mask, a, b", where},
     {"log_softmax", 2, "x, axis", logSoftmax},
     {"argmax", 2, "x, axis", argmax},

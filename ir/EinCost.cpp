@@ -9,6 +9,8 @@
 //   Ein_BinaryOp in ir/EinOps.td), cmp, select
 //   cast                                          0
 //   stochastic_round (hash, compare, round)        1
+//   dropout: its expansion (passes/Dropout.cpp):   4
+//     stochastic_round 1, the keep factor's sub and mul 2, x · factor 1
 //
 // Transcendentals (getTranscendentals, counted apart as XLA does; also
 // included in the FLOPs above): one per result element of the ops with the
@@ -83,3 +85,6 @@ int64_t mlir::ein::getTranscendentalCount(Operation *op) {
 int64_t StopGradientOp::getFlops() { return 0; }
 int64_t StopGradientOp::getBytesRead() { return 0; }
 int64_t StopGradientOp::getBytesWritten() { return 0; }
+
+// dropout: what ein-train-step expands it into, per element (see above).
+int64_t DropoutOp::getFlops() { return elementwiseFlops(*this, 4); }

@@ -737,3 +737,14 @@ LogicalResult StopGradientOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<boo
   grads.assign(getOperation()->getNumOperands(), Value());
   return success();
 }
+
+// dropout → a dropout of dY with the same p and site: dY · keep / (1 − p),
+// the forward's mask, drawn again from the same key when it is expanded.
+LogicalResult DropoutOp::buildGradient(OpBuilder &b, Value dY, ArrayRef<bool> need,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.assign(1, Value());
+  if (need[0])
+    grads[0] =
+        b.create<DropoutOp>(getLoc(), dY.getType(), dY, getPAttr(), getSiteAttr(), getAxesAttr());
+  return success();
+}

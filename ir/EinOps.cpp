@@ -306,3 +306,23 @@ void mlir::ein::eraseStopGradients(Operation *root) {
     op->erase();
   });
 }
+
+//===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0 && p < 1))
+    return emitOpError("p must be in [0, 1), got ") << p;
+  if (getSiteAttr().getInt() < 0)
+    return emitOpError("site must be >= 0, got ") << getSiteAttr().getInt();
+  return success();
+}
+
+void mlir::ein::eraseDropouts(Operation *root) {
+  root->walk([](DropoutOp op) {
+    op.getResult().replaceAllUsesWith(op.getInput());
+    op->erase();
+  });
+}

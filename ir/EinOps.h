@@ -31,6 +31,10 @@ namespace mlir::ein {
 /// ein-autodiff does once the backward is built, and a compile of @forward
 /// alone (no backward) before lowering.
 void eraseStopGradients(Operation *root);
+/// Replaces every `ein.dropout` under `root` by its input: dropout is the
+/// identity outside @train_step (evaluation, sampling, `einc run` of
+/// @forward or @grad), where ein-train-step has expanded its own.
+void eraseDropouts(Operation *root);
 } // namespace mlir::ein
 
 #endif // EIN_IR_EINOPS_H

@@ -827,4 +827,32 @@ def Ein_StopGradientOp : Ein_Op<"stop_gradient", [SameOperandsAndResultType],
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def Ein_DropoutOp : Ein_Op<"dropout", [SameOperandsAndResultType],
+    DeclareOpInterfaceMethods<CostOpInterface>> {
+  let summary = "inverted dropout, active only in the training step";
+  let description = [{
+    `x · keep / (1 − p)` with `keep = u ≥ p`, u a uniform draw in [0, 1) per
+    element, keyed by (the run's seed, the step, `site`, the element's
+    row-major index): deterministic, the same on every backend and thread
+    count. `site` tells one dropout call of the model from another. Its
+    gradient is a dropout of the same `p` and `site` (the same mask, drawn
+    again from the same key, never stored).
+
+    The op has no kernel: ein-train-step expands each one in @train_step
+    into the mask's ops (passes/Dropout.h, keyed by its step and seed
+    arguments) and then erases the rest (`eraseDropouts`: @forward and
+    @grad, so evaluation, sampling and `einc run` see the identity), as a
+    compile without a training step does.
+
+    ```mlir
+    %y = ein.dropout %x {p = 1.000000e-01 : f64, site = 0 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins EinFloatTensor:$input, F64Attr:$p, I64Attr:$site,
+                       EinAxesAttr:$axes);
+  let results = (outs EinFloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // EIN_OPS_TD

@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Analysis.h"
+#include "passes/Dropout.h"
 #include "passes/LossScale.h"
 #include "passes/Optimizers.h"
 #include "passes/TrainEntryLoc.h"
@@ -528,6 +529,12 @@ void EinTrainStepPass::runOnOperation() {
   argAttrs.push_back(b.getDictionaryAttr(named("step", "step")));
   argTypes.push_back(scalarType);
   argAttrs.push_back(b.getDictionaryAttr(named("lr", "lr")));
+  // The run's seed (i32), keying the dropout masks: only where there are any.
+  const bool dropout = mlir::ein::hasDropout(grad);
+  if (dropout) {
+    argTypes.push_back(RankedTensorType::get({}, b.getI32Type()));
+    argAttrs.push_back(b.getDictionaryAttr(named("seed", "seed")));
+  }
 
   SmallVector<Type> resultTypes{gradType.getResult(0), scalarType};
   SmallVector<DictionaryAttr> resultAttrs{b.getDictionaryAttr(named("loss", "")),
@@ -596,6 +603,12 @@ void EinTrainStepPass::runOnOperation() {
   SmallVector<Value> grads;
   for (unsigned k = 0; k < params.size(); ++k)
     grads.push_back(map.lookupOrDefault(terminator->getOperand(k + 1)));
+  if (dropout) { // masked here; the identity everywhere else
+    grads.push_back(loss);
+    mlir::ein::expandDropouts(*entry, entry->getArgument(stepArg), entry->getArgument(stepArg + 2),
+                              grads);
+    loss = grads.pop_back_val();
+  }
 
   Operation *lastGradOp = entry->empty() ? nullptr : &entry->back();
   SmallVector<Value> paramValues, stateValues;
@@ -626,6 +639,7 @@ void EinTrainStepPass::runOnOperation() {
   for (auto [k, i] : llvm::enumerate(frozenArgs))
     results[2 + params.size() + k] = entry->getArgument(i);
   ob.create<func::ReturnOp>(minimize, results);
+  mlir::ein::eraseDropouts(module); // @forward's and @grad's: no mask outside @train_step
 
   if (applyName.empty())
     return;
@@ -647,7 +661,7 @@ void EinTrainStepPass::runOnOperation() {
       attrs.push_back(b.getNamedAttr("ein.axes", p.axes));
     applyArgAttrs.push_back(b.getDictionaryAttr(attrs));
   }
-  for (unsigned a = firstState; a < argTypes.size(); ++a) {
+  for (unsigned a = firstState; a < stepArg + 2; ++a) { // not the seed
     applyArgTypes.push_back(argTypes[a]);
     applyArgAttrs.push_back(argAttrs[a]);
   }

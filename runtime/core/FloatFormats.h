@@ -36,6 +36,9 @@ int32_t truncToI32(double x);
 /// h ^= h >> 13; h *= 0xC2B2AE35; h ^= h >> 16), all arithmetic mod 2^32.
 /// For one seed, distinct indices below 2^32 get distinct bits.
 uint32_t stochasticBits(int32_t seed, int64_t index);
+/// The i32 that @train_step's `seed` argument (the dropout masks' key,
+/// passes/Dropout.h) holds for a run's seed: its two 32-bit halves xor-ed.
+inline int32_t dropoutSeed(uint64_t seed) { return int32_t(uint32_t(seed) ^ uint32_t(seed >> 32)); }
 /// x rounded to a neighbouring bf16 value with `bits` as the random draw: the
 /// f32 encoding plus bits >> 16, its low 16 bits cleared (up with
 /// probability (x - lower) / (upper - lower), exactly). NaN gives the quiet

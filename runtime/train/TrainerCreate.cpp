@@ -95,6 +95,7 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(const TrainConfig &config,
     return Status::invalid(std::string(holderName) + " lacks its step or lr argument");
   I.stepArg = size_t(stepArg);
   I.lrArg = size_t(lrArg);
+  I.seedArg = findArg(hp, "seed", BufferRole::Scalar);
   I.gradNormResult = global == 1 ? 1 : 0;
   for (int pass = 0; pass < 2; ++pass) {
     BufferRole role = pass == 0 ? BufferRole::Param : BufferRole::OptState;

@@ -42,6 +42,7 @@ struct Trainer::Impl {
   std::vector<Slot> slots; // params (argument order), then opt state
   size_t paramCount = 0;
   size_t stepArg = 0, lrArg = 0;
+  int64_t seedArg = -1;  // the dropout masks' seed (@train_step has it when the model drops out)
   size_t lossResult = 0; // in the executor producing the loss
   /// @accumulate_grad: (result, argument) of each accumulator, the loss's
   /// first; the loss accumulator's argument.

@@ -7,6 +7,7 @@
 // accumulated gradients of the last step, and the mean validation loss.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/core/FloatFormats.h"
 #include "runtime/dist/DeviceOrderedSum.h"
 #include "runtime/train/TrainerImpl.h"
 
@@ -38,6 +39,10 @@ Status Trainer::trainStep(double &loss, double &gradNorm) {
   const std::string step = "step " + std::to_string(t) + ": ";
   EINRT_TRY(I.holder->setArgument(I.stepArg, &tOpt, 1));
   EINRT_TRY(I.holder->setArgument(I.lrArg, &lr, 1));
+  if (I.seedArg >= 0) { // the dropout masks' key
+    const int32_t seed = dropoutSeed(cfg.seed);
+    EINRT_TRY(I.holder->setArgument(size_t(I.seedArg), &seed, 1));
+  }
 
   if (globalMicroBatches() == 1) {
     Executor &ex = *progs.trainStep;

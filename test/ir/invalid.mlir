@@ -343,3 +343,19 @@ func.func @reduce_type(%x: tensor<3x4xf32>) {
   %0 = ein.reduce sum %x dims [1] : tensor<3x4xf32> -> tensor<3xbf16>
   return
 }
+
+// -----
+
+func.func @dropout_p(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'ein.dropout' op p must be in [0, 1), got 1.000000e+00}}
+  %0 = ein.dropout %x {p = 1.0 : f64, site = 0 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_site(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'ein.dropout' op site must be >= 0, got -1}}
+  %0 = ein.dropout %x {p = 0.5 : f64, site = -1 : i64} : tensor<4xf32>
+  return
+}

@@ -148,3 +148,10 @@ func.func @stop_gradient(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %s = ein.stop_gradient %x {axes = ["b", "d"]} : tensor<4x8xf32>
   return %s : tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @dropout
+func.func @dropout(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: ein.dropout %{{.*}} {axes = ["b", "d"], p = 1.000000e-01 : f64, site = 2 : i64} : tensor<4x8xf32>
+  %d = ein.dropout %x {axes = ["b", "d"], p = 1.000000e-01 : f64, site = 2 : i64} : tensor<4x8xf32>
+  return %d : tensor<4x8xf32>
+}

@@ -3,6 +3,7 @@
 // RUN: ein-opt %s --ein-print-costs="func=softplus ops=true" -o /dev/null | FileCheck %s --check-prefix=SOFTPLUS
 // RUN: ein-opt %s --ein-print-costs="func=trig ops=true" -o /dev/null | FileCheck %s --check-prefix=TRIG
 // RUN: ein-opt %s --ein-print-costs="func=erf ops=true" -o /dev/null | FileCheck %s --check-prefix=ERF
+// RUN: ein-opt %s --ein-print-costs="func=dropout ops=true" -o /dev/null | FileCheck %s --check-prefix=DROPOUT
 // RUN: not ein-opt %s --ein-print-costs -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 //
 // The lecture's facts about FLOPs, from einc-generated @grad functions
@@ -145,3 +146,14 @@ func.func @mix(%x: tensor<2x3xf32>, %h: tensor<2x3xbf16>, %w: tensor<3x3xf32>) -
 // MIX-NEXT: model flops forward 36
 // MIX-NEXT: model flops backward 0
 // MIX-NEXT: transcendentals 36
+
+// dropout: 4 FLOPs per element, its expansion's in @train_step
+// (passes/Dropout.cpp: the stochastic round, the keep factor's sub and mul,
+// x times the factor); the integer hash inside the round counts as 1. Its
+// kind reads "data" (it has no Elementwise trait: it is expanded or erased
+// before fusion).
+func.func @dropout(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>) {
+  %d = ein.dropout %x {p = 1.000000e-01 : f64, site = 0 : i64} : tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+// DROPOUT: op 0 ein.dropout data forward - flops 24 trans 0 read 24 write 24

@@ -9,6 +9,7 @@
 #include "codegen/Lowerings.h"
 #include "dsl/Elaborator.h"
 #include "ir/EinOps.h"
+#include "passes/Dropout.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Backend.h"
@@ -49,6 +50,7 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
   if (!one)
     return false;
   mlir::ein::eraseStopGradients(*one); // no backward reads them
+  mlir::ein::eraseDropouts(*one);      // sampling runs without dropout
   if (failed(applyPrecision(*one, priced)) || (lowering.fused && failed(applyFusion(*one, priced))))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
@@ -106,13 +108,20 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // The pipeline, once (its first pass is the precision policy on @forward;
   // without a step, @forward alone gets it: evaluation and sampling run
   // the policy's forward).
+  // Micro-batches run @grad, which has no step to key a dropout mask by.
+  if (step && priced.accumulate > 1 && mlir::ein::hasDropout(module))
+    return fail("dropout needs one micro-batch per step (accumulate = 1 on one rank): its masks "
+                "are keyed by @train_step's step; got accumulate = " +
+                std::to_string(priced.accumulate));
   if (step && failed(buildTrainStep(module, priced, nullptr, !request.plainGradient)))
     return false;
   if (step && request.shardRanks > 1 && module.lookupSymbol("apply_update") &&
       failed(shardOptimizer(module, request.shardRank, request.shardRanks)))
     return false;
-  if (!step) // @forward alone: no backward reads its stop_gradients
+  if (!step) { // @forward alone: no backward reads its stop_gradients; no dropout
     mlir::ein::eraseStopGradients(module);
+    mlir::ein::eraseDropouts(module);
+  }
   if (!step && failed(applyPrecision(module, priced)))
     return false;
   // The backend's lowering (the cuda backend runs the Programs lowered for

@@ -23,6 +23,7 @@
 #include "runtime/base/LossScaleState.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Executor.h"
+#include "runtime/core/FloatFormats.h"
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
 #include "runtime/core/Safetensors.h"
@@ -430,6 +431,11 @@ int runSteps(const Options &o, ModuleOp module, RunBackend &backend) {
   int64_t stepArg = -1, lrArg = -1;
   for (size_t a = 0; a < p.arguments.size(); ++a) {
     const einrt::Buffer &b = p.buffers[p.arguments[a]];
+    if (b.name == "seed" && b.role == einrt::BufferRole::Scalar) { // dropout's, with --seed
+      const int32_t seed = einrt::dropoutSeed(o.seed);
+      if (einrt::Status s = ex->setArgument(a, &seed, 1); !s.ok())
+        return fail(s);
+    }
     if (b.name == "step" && b.role == einrt::BufferRole::Scalar)
       stepArg = a;
     if (b.name == "lr" && b.role == einrt::BufferRole::Scalar)

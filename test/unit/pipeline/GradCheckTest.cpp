@@ -10,11 +10,16 @@
 #include "Compile.h"
 #include "test/unit/StatusTesting.h"
 
+#include "ir/EinOps.h"
+#include "passes/Dropout.h"
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
 
 #include <gtest/gtest.h>
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -270,4 +275,93 @@ TEST(GradCheckStopGradient, MixedPathsAreTheGradientsWithTheStoppedValueAnInput)
       EXPECT_NEAR(got[i], want[i], 1e-12 * (1 + std::abs(want[i])))
           << from.buffers[size_t(from.results[r])].name << "[" << i << "]";
   }
+}
+
+// dropout's gradient with its mask: @forward and @grad with every dropout
+// expanded under one fixed (step, seed), as ein-train-step expands them in
+// @train_step, match finite differences (the mask is a constant of the
+// params); v's gradient is zero where both of its masks dropped.
+TEST(GradCheckDropout, MaskedGradientsMatchFiniteDifferences) {
+  std::vector<std::pair<std::string, std::string>> dims = {{"a", "6"}, {"b", "8"}, {"c", "2"}};
+  Compiled c = compileModel(std::string(kPreamble) +
+                                "xw = einsum(x, w, \"a b, b c -> a c\")\n"
+                                "h = dropout(v * v, 0.5) + dropout(einsum(xw, t, \"a c, c b -> a "
+                                "b\"), 0.3)\nminimize weigh(dropout(h, 0.2) * v)\n",
+                            dims);
+  ASSERT_TRUE(c.module) << c.errors;
+  ASSERT_TRUE(addGrad(c)) << c.errors;
+  for (const char *name : {"forward", "grad"}) {
+    auto fn = c.module->lookupSymbol<mlir::func::FuncOp>(name);
+    ASSERT_TRUE(fn);
+    mlir::Block &body = fn.getBody().front();
+    mlir::OpBuilder b = mlir::OpBuilder::atBlockBegin(&body);
+    auto scalar = [&](mlir::Type t, mlir::Attribute v) {
+      auto type = mlir::RankedTensorType::get({}, t);
+      return b.create<mlir::ein::ConstantOp>(
+          fn.getLoc(), type, mlir::DenseElementsAttr::get(type, v), b.getStrArrayAttr({}));
+    };
+    mlir::Value step = scalar(b.getF32Type(), b.getF32FloatAttr(7));
+    mlir::Value seed = scalar(b.getI32Type(), b.getI32IntegerAttr(11));
+    llvm::SmallVector<mlir::Value> none;
+    mlir::ein::expandDropouts(body, step, seed, none);
+    ASSERT_FALSE(mlir::ein::hasDropout(fn));
+  }
+
+  std::string error;
+  auto forward = executorFor(c, "forward", einrt::Precision::F64, error);
+  ASSERT_TRUE(forward) << error;
+  auto grad = executorFor(c, "grad", einrt::Precision::F64, error);
+  ASSERT_TRUE(grad) << error;
+  EINC_ASSERT_OK(einrt::initParams(*grad, 5));
+  EINC_ASSERT_OK(einrt::fillRandomInputs(*grad, 6, 6));
+  const einrt::Program &from = grad->program();
+  for (size_t i = 0; i < forward->argumentCount(); ++i) {
+    std::vector<double> values;
+    EINC_ASSERT_OK_AND_ASSIGN(values, grad->read(size_t(from.arguments[i])));
+    EINC_ASSERT_OK(forward->setArgument(i, values.data(), values.size()));
+  }
+  // Central differences of @forward's loss against @grad's gradients, every
+  // entry of v and w. Not einrt::gradCheck: it runs f16 buffers unrounded
+  // (as f64), where the stochastic rounding that draws the mask passes its
+  // input through and every element is kept.
+  EINC_ASSERT_OK(grad->run());
+  auto loss = [&]() -> double {
+    EXPECT_TRUE(forward->run().ok());
+    return forward->readScalar(0).take();
+  };
+  int64_t checked = 0, zeros = 0;
+  double worst = 0;
+  for (size_t r = 1; r < from.results.size(); ++r) {
+    const std::string &name = from.resultNames[r];
+    if (name != "v" && name != "w")
+      continue;
+    std::vector<double> analytic;
+    EINC_ASSERT_OK_AND_ASSIGN(analytic, grad->read(size_t(from.results[r])));
+    size_t arg = 0;
+    while (from.buffers[size_t(from.arguments[arg])].name != name)
+      ++arg;
+    std::vector<double> values;
+    EINC_ASSERT_OK_AND_ASSIGN(values, grad->read(size_t(from.arguments[arg])));
+    const double h = 1e-5;
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::vector<double> moved = values;
+      moved[i] = values[i] + h;
+      EINC_ASSERT_OK(forward->setArgument(arg, moved.data(), moved.size()));
+      double up = loss();
+      moved[i] = values[i] - h;
+      EINC_ASSERT_OK(forward->setArgument(arg, moved.data(), moved.size()));
+      double down = loss();
+      double numeric = (up - down) / (2 * h);
+      worst = std::max(worst, std::abs(analytic[i] - numeric) /
+                                  std::max({std::abs(analytic[i]), std::abs(numeric), 1e-3}));
+      zeros += name == "v" && analytic[i] == 0;
+      ++checked;
+    }
+    EINC_ASSERT_OK(forward->setArgument(arg, values.data(), values.size()));
+  }
+  EXPECT_EQ(checked, 6 * 8 + 8 * 2);
+  EXPECT_LT(worst, 1e-6);
+  // The masks are there: v's gradient is zero where both of its paths dropped.
+  EXPECT_GT(zeros, 0);
+  EXPECT_LT(zeros, 6 * 8);
 }
