@@ -9,6 +9,7 @@
 #include "codegen/Lowerings.h"
 #include "dsl/Elaborator.h"
 #include "ir/EinOps.h"
+#include "passes/DecodeStep.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Backend.h"
@@ -31,7 +32,9 @@ namespace {
 
 bool fail(const llvm::Twine &message) { return printError(message); }
 
-bool needsTrainStep(const std::string &function) { return function != "forward"; }
+bool needsTrainStep(const std::string &function) {
+  return function != "forward" && function != "decode";
+}
 
 /// @sample: @forward of the model at batch 1 under the precision policy and
 /// fusion, lowered into `out.kernels` for the CPU (else for the reference
@@ -115,6 +118,12 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
     mlir::ein::eraseStopGradients(module);
   if (!step && failed(applyPrecision(module, priced)))
     return false;
+  // @decode (sampling with a KV cache) from @forward as the policy left it;
+  // a model it cannot be derived from samples by recomputing the window.
+  std::vector<std::string> functions = request.functions;
+  if (auto at = std::find(functions.begin(), functions.end(), "decode"); at != functions.end())
+    if (failed(mlir::ein::buildDecodeStep(module, out.decodeNote)))
+      functions.erase(at);
   // The backend's lowering (the cuda backend runs the Programs lowered for
   // the CPU, their kernel table rendered as CUDA: its kernel section).
   if ((lowering->fused || report) && failed(applyFusion(module, priced)))
@@ -156,7 +165,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   if (lowering->kernels)
     out.kernels = ::ein::codegen::KernelCompiler::create();
   std::vector<einrt::Program> programs;
-  for (const std::string &name : request.functions) {
+  for (const std::string &name : functions) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
       return fail("the module has no @" + name);
@@ -173,9 +182,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // A step the CPU backend cannot lower is no report: its diagnostic, as
   // `einc run` gives it (the report never prices another Program instead).
   if (report) {
-    auto at = std::find(request.functions.begin(), request.functions.end(), "train_step");
-    const einrt::Program *trainStep = lowering->kernels && at != request.functions.end()
-                                          ? &programs[size_t(at - request.functions.begin())]
+    auto at = std::find(functions.begin(), functions.end(), "train_step");
+    const einrt::Program *trainStep = lowering->kernels && at != functions.end()
+                                          ? &programs[size_t(at - functions.begin())]
                                           : nullptr;
     std::optional<einrt::Program> priceOnly;
     if (!trainStep) {
@@ -236,7 +245,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
       if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
         b.dims[a.getName().str()] = i.getInt();
   b.settings = priced;
-  for (size_t i = 0; i < request.functions.size(); ++i)
+  for (size_t i = 0; i < functions.size(); ++i)
     b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(programs[i])});
   b.loss =
       !module->hasAttr("ein.tokens") || module->hasAttr("ein.loss") ? "objective" : "cross_entropy";
