@@ -60,12 +60,12 @@ struct DecodeBuilder {
   OpBuilder b;
   Value pos; // tensor<1xi32>
   std::string whyNot;
-  DenseSet<Value> timed;                 // @forward values that depend on a context input
-  DenseMap<Value, Roles> roles;          // ... their axes' roles
-  DenseMap<Value, Value> decoded;        // ... their @decode values
-  IRMapping whole;                       // @forward values that depend on no input, whole
+  DenseSet<Value> timed;          // @forward values that depend on a context input
+  DenseMap<Value, Roles> roles;   // ... their axes' roles
+  DenseMap<Value, Value> decoded; // ... their @decode values
+  IRMapping whole;                // @forward values that depend on no input, whole
   std::map<std::pair<void *, Roles>, Value> rebuilt; // ... at a use's shape
-  DenseMap<Value, Value> cached;         // key/value operands read from their cache
+  DenseMap<Value, Value> cached;                     // key/value operands read from their cache
   SmallVector<Value> cacheResults;
 
   DecodeBuilder(ModuleOp m, func::FuncOp f) : module(m), forward(f), b(m.getContext()) {}
@@ -129,11 +129,11 @@ struct DecodeBuilder {
     for (int64_t p : perm)
       shape.push_back(type.getDimSize(p));
     if (axis != 0)
-      front = b.create<TransposeOp>(loc, RankedTensorType::get(shape, type.getElementType()),
-                                    full, perm, frontAxes);
+      front = b.create<TransposeOp>(loc, RankedTensorType::get(shape, type.getElementType()), full,
+                                    perm, frontAxes);
     shape[0] = 1;
-    Value row = b.create<GatherOp>(loc, RankedTensorType::get(shape, type.getElementType()),
-                                   front, pos, frontAxes);
+    Value row = b.create<GatherOp>(loc, RankedTensorType::get(shape, type.getElementType()), front,
+                                   pos, frontAxes);
     if (axis == 0)
       return row;
     SmallVector<int64_t> back(type.getShape());
@@ -158,12 +158,10 @@ struct DecodeBuilder {
     if (auto iota = dyn_cast_if_present<IotaOp>(op); iota && r[iota.getDimension()] == Q) {
       Value p = pos;
       if (!type.getElementType().isInteger(32))
-        p = b.create<CastOp>(iota.getLoc(),
-                             RankedTensorType::get({1}, type.getElementType()), pos,
+        p = b.create<CastOp>(iota.getLoc(), RankedTensorType::get({1}, type.getElementType()), pos,
                              b.getArrayAttr({axesOf(iota)[iota.getDimension()]}));
       out = b.create<BroadcastOp>(iota.getLoc(), type, p,
-                                  ArrayRef<int64_t>{int64_t(iota.getDimension())},
-                                  axesOf(iota));
+                                  ArrayRef<int64_t>{int64_t(iota.getDimension())}, axesOf(iota));
     } else if (op && (isa<IotaOp>(op) || op->hasTrait<OpTrait::Elementwise>() ||
                       isa<TransposeOp, BroadcastOp>(op) ||
                       (isa<ConstantOp>(op) &&
@@ -472,8 +470,7 @@ struct DecodeBuilder {
         }
       }
     } else if (isa<ReshapeOp>(op)) {
-      std::optional<Roles> out =
-          reshaped(tensorOf(in).getShape(), ri, tensorOf(result).getShape());
+      std::optional<Roles> out = reshaped(tensorOf(in).getShape(), ri, tensorOf(result).getShape());
       if (!out)
         return fail(op, "a reshape that merges the time axis");
       r = *out;

@@ -36,8 +36,7 @@ einrt::Expected<DecodeSession> DecodeSession::open(einrt::Executor &ex,
 
 einrt::Status DecodeSession::logitsAfter(const std::vector<int32_t> &window,
                                          std::vector<double> &logits) {
-  bool prefix = held.size() < window.size() &&
-                std::equal(held.begin(), held.end(), window.begin());
+  bool prefix = held.size() < window.size() && std::equal(held.begin(), held.end(), window.begin());
   if (!prefix) { // another window: start over
     held.clear();
     for (auto [arg, result] : caches)

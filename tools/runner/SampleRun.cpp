@@ -160,8 +160,8 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
   // The decode step, for shifted windows.
   std::optional<DecodeSession> session;
   if (!decode.empty() && *mapping == einrt::WindowMapping::Shifted) {
-    auto opened = DecodeSession::open(*loaded.executors[1],
-                                      p.buffers[p.arguments[layout->contextArg]].name);
+    auto opened =
+        DecodeSession::open(*loaded.executors[1], p.buffers[p.arguments[layout->contextArg]].name);
     if (!opened.ok())
       return fail(opened.status().message());
     session = opened.take();

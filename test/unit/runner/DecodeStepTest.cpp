@@ -36,8 +36,8 @@ bool compile(const Model &m, const std::string &backend, mlir::MLIRContext &cont
              einc::CompiledModel &out) {
   einc::CompileRequest request;
   request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + m.name + ".ein";
-  request.overrides = {{"batch", "1"},  {"d", "32"},    {"heads", "4"},
-                       {"layers", "2"}, {"ctx", "16"},  {"vocab", std::to_string(m.vocab)}};
+  request.overrides = {{"batch", "1"},  {"d", "32"},   {"heads", "4"},
+                       {"layers", "2"}, {"ctx", "16"}, {"vocab", std::to_string(m.vocab)}};
   if (m.name == "llama")
     request.overrides.push_back({"kv_heads", "2"});
   einc::Frontend fe;
