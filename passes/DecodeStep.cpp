@@ -74,8 +74,9 @@ struct DecodeBuilder {
     if (whyNot.empty()) {
       std::string where;
       llvm::raw_string_ostream os(where);
-      op->getLoc().print(os);
-      whyNot = (why + " (" + op->getName().getStringRef() + " at " + where + ")").str();
+      if (auto at = op->getLoc()->findInstanceOf<FileLineColLoc>())
+        os << " at " << at.getFilename().getValue() << ":" << at.getLine() << ":" << at.getColumn();
+      whyNot = (why + ": " + op->getName().getStringRef() + where).str();
     }
     return false;
   }
