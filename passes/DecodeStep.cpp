@@ -70,8 +70,11 @@ struct DecodeBuilder {
 
   DecodeBuilder(ModuleOp m, func::FuncOp f) : module(m), forward(f), b(m.getContext()) {}
 
+  std::optional<Location> whyNotAt;
+
   bool fail(Operation *op, const Twine &why) {
     if (whyNot.empty()) {
+      whyNotAt = op->getLoc();
       std::string where;
       llvm::raw_string_ostream os(where);
       if (auto at = op->getLoc()->findInstanceOf<FileLineColLoc>())
@@ -373,10 +376,13 @@ struct DecodeBuilder {
       out.push_back(rl[i]);
     for (int64_t i : rFree)
       out.push_back(rr[i]);
-    IRMapping m;
+    IRMapping m; // lhs and rhs may be one value, read from @decode as two
     m.map(lhs, l);
     m.map(rhs, r);
-    return emit(op, m, out);
+    if (!emit(op, m, out))
+      return false;
+    decoded[op.getResult()].getDefiningOp()->setOperands({l, r});
+    return true;
   }
 
   /// Clones timed `op` with its operands mapped by `m`, its result at
@@ -598,21 +604,9 @@ struct DecodeBuilder {
   }
 };
 
-struct EinDecodeStep : mlir::ein::impl::EinDecodeStepBase<EinDecodeStep> {
-  void runOnOperation() override {
-    std::string whyNot;
-    if (failed(buildDecodeStep(getOperation(), whyNot))) {
-      getOperation().emitError("ein-decode-step: ") << whyNot;
-      signalPassFailure();
-    }
-  }
-};
-
-} // namespace
-
-namespace mlir::ein {
-
-LogicalResult buildDecodeStep(ModuleOp module, std::string &whyNot) {
+/// buildDecodeStep, with where in @forward it failed.
+LogicalResult build(ModuleOp module, std::string &whyNot, Location &where) {
+  where = module.getLoc();
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.isExternal()) {
     whyNot = "the module has no @forward";
@@ -628,7 +622,29 @@ LogicalResult buildDecodeStep(ModuleOp module, std::string &whyNot) {
   if (builder.decode)
     builder.decode.erase();
   whyNot = builder.whyNot;
+  if (builder.whyNotAt)
+    where = *builder.whyNotAt;
   return failure();
+}
+
+struct EinDecodeStep : mlir::ein::impl::EinDecodeStepBase<EinDecodeStep> {
+  void runOnOperation() override {
+    std::string whyNot;
+    Location where = getOperation().getLoc();
+    if (failed(build(getOperation(), whyNot, where))) {
+      emitError(where, "ein-decode-step: ") << whyNot;
+      signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+
+namespace mlir::ein {
+
+LogicalResult buildDecodeStep(ModuleOp module, std::string &whyNot) {
+  Location where = module.getLoc();
+  return build(module, whyNot, where);
 }
 
 } // namespace mlir::ein
