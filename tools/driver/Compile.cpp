@@ -38,11 +38,13 @@ bool needsTrainStep(const std::string &function) {
 
 /// @sample: @forward of the model at batch 1 under the precision policy and
 /// fusion, lowered into `out.kernels` for the CPU (else for the reference
-/// backend). Nothing when the model's batch is 1 already.
+/// backend), and @sample_decode, its decode step (passes/DecodeStep.h), where
+/// the model has one. Nothing when the model's batch is 1 already.
 bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
                         const einrt::TrainSettings &priced,
                         const ::ein::codegen::ProgramLowering &lowering, CompiledModel &out,
-                        std::optional<einrt::Program> &sample) {
+                        std::optional<einrt::Program> &sample,
+                        std::optional<einrt::Program> &sampleDecode) {
   auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
   auto batch = dims ? dims.getAs<IntegerAttr>("batch") : IntegerAttr();
   if (!batch || batch.getInt() == 1)
@@ -52,7 +54,10 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
   if (!one)
     return false;
   mlir::ein::eraseStopGradients(*one); // no backward reads them
-  if (failed(applyPrecision(*one, priced)) || (lowering.fused && failed(applyFusion(*one, priced))))
+  if (failed(applyPrecision(*one, priced)))
+    return false;
+  bool decode = succeeded(mlir::ein::buildDecodeStep(*one, out.decodeNote));
+  if (lowering.fused && failed(applyFusion(*one, priced)))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
   if (!fn)
@@ -62,6 +67,13 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
     return false;
   program->name = "sample";
   sample = std::move(*program);
+  if (!decode)
+    return true;
+  program = lowering.lower(one->lookupSymbol<func::FuncOp>("decode"), out.kernels.get());
+  if (failed(program))
+    return false;
+  program->name = "sample_decode";
+  sampleDecode = std::move(*program);
   return true;
 }
 
@@ -214,8 +226,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
 
   // @sample (an executable's): @forward at batch 1, lowered as @forward is,
   // into the same kernel table (identical kernels share an index).
-  std::optional<einrt::Program> sample;
-  if (request.sampleProgram && !lowerSampleProgram(module, request, priced, *lowering, out, sample))
+  std::optional<einrt::Program> sample, sampleDecode;
+  if (request.sampleProgram &&
+      !lowerSampleProgram(module, request, priced, *lowering, out, sample, sampleDecode))
     return false;
 
   if (const std::string name = backend->kernelSection(); !name.empty()) {
@@ -263,6 +276,8 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   }
   if (sample)
     b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(*sample)});
+  if (sampleDecode)
+    b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(*sampleDecode)});
   out.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;

@@ -44,8 +44,11 @@ einrt::Status DecodeSession::logitsAfter(const std::vector<int32_t> &window,
         return z;
   }
   for (size_t at = held.size(); at < window.size(); ++at) {
-    int32_t token = window[at], position = int32_t(at);
-    if (einrt::Status s = ex->setArgument(tokenArg, &token, 1); !s.ok())
+    // Every row of a batch the same token (as the window's rows are).
+    std::vector<int32_t> tokens(size_t(ex->elementCount(ex->program().arguments[tokenArg])),
+                                window[at]);
+    int32_t position = int32_t(at);
+    if (einrt::Status s = ex->setArgument(tokenArg, tokens.data(), tokens.size()); !s.ok())
       return s;
     if (einrt::Status s = ex->setArgument(posArg, &position, 1); !s.ok())
       return s;
@@ -54,12 +57,13 @@ einrt::Status DecodeSession::logitsAfter(const std::vector<int32_t> &window,
     for (auto [arg, result] : caches)
       if (einrt::Status s = ex->copyFrom(arg, *ex, result); !s.ok())
         return s;
-    held.push_back(token);
+    held.push_back(window[at]);
   }
   einrt::Expected<std::vector<double>> read = ex->read(logitsBuffer);
   if (!read.ok())
     return read.status();
   logits = read.take();
+  logits.resize(size_t(ex->shape(logitsBuffer).back())); // row 0
   return einrt::Status();
 }
 

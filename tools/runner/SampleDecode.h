@@ -25,7 +25,8 @@ public:
 
   /// The logits after the tokens of `window` (positions 0..n-1): only the
   /// tokens past what the caches hold already are run (all of them when
-  /// the caches hold another prefix).
+  /// the caches hold another prefix). Every row of a batch gets the same
+  /// tokens; the logits are row 0's.
   einrt::Status logitsAfter(const std::vector<int32_t> &window, std::vector<double> &logits);
 
 private:
