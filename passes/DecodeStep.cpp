@@ -1,6 +1,6 @@
 //===- DecodeStep.cpp - @decode: one position of a causal @forward --------===//
 //
-// Derives `@decode` from `@forward` (docs/sampling.md, "The KV cache"): the
+// Derives `@decode` from `@forward` (docs/training.md, `einc sample`, "The KV cache"): the
 // logits of one position `pos` given the keys and values of the positions
 // before it, kept in caches that the step reads and returns updated.
 //

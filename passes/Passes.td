@@ -44,7 +44,7 @@ def EinMixedPrecision : Pass<"ein-mixed-precision", "mlir::ModuleOp"> {
 def EinDecodeStep : Pass<"ein-decode-step", "mlir::ModuleOp"> {
   let summary = "@decode: one position of a causal @forward, keys and values cached";
   let description = [{
-    Derives `@decode` from `@forward` for sampling (docs/sampling.md): its
+    Derives `@decode` from `@forward` for sampling (docs/training.md): its
     arguments are @forward's context inputs at one position (their `ctx`
     axis of size 1), the params, `pos: tensor<1xi32>` (the position), then
     one cache per attention key/value operand (`ein.kind = "cache"`, the
