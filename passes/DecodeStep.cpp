@@ -71,6 +71,7 @@ struct DecodeBuilder {
   DecodeBuilder(ModuleOp m, func::FuncOp f) : module(m), forward(f), b(m.getContext()) {}
 
   std::optional<Location> whyNotAt;
+  bool applies = true; // false: nothing reads a window (no `ctx` axis), nothing to cache
 
   bool fail(Operation *op, const Twine &why) {
     if (whyNot.empty()) {
@@ -501,7 +502,6 @@ struct DecodeBuilder {
 
   /// Builds @decode; false (and whyNot) when the model cannot decode.
   bool build() {
-    auto resultNames = forward.getAllResultAttrs();
     func::ReturnOp ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
     int64_t logits = -1;
     for (unsigned i = 0; i < forward.getNumResults(); ++i)
@@ -510,7 +510,6 @@ struct DecodeBuilder {
         logits = i;
     if (logits < 0)
       return fail(forward, "@forward has no `logits` output");
-    (void)resultNames;
     Value target = ret.getOperand(logits);
 
     // The ops the logits need.
@@ -540,7 +539,7 @@ struct DecodeBuilder {
           if (auto s = dyn_cast<StringAttr>(axes[i]); s && s.getValue() == "ctx")
             r[i] = Q;
         if (llvm::count(r, int8_t(Q)) != 1)
-          return fail(forward, "an input the logits read has no `ctx` axis");
+          return applies = false, fail(forward, "an input the logits read has no `ctx` axis");
         args.push_back({a, r});
         types.push_back(decodedType(tensorOf(a), r));
       } else {
@@ -550,7 +549,7 @@ struct DecodeBuilder {
       attrs.push_back(forward.getArgAttrDict(a.getArgNumber()));
     }
     if (llvm::none_of(args, [](auto &a) { return !a.second.empty(); }))
-      return fail(forward, "the logits read no input with a `ctx` axis");
+      return applies = false, fail(forward, "the logits read no input with a `ctx` axis");
     types.push_back(RankedTensorType::get({1}, b.getI32Type()));
     attrs.push_back(b.getDictionaryAttr({b.getNamedAttr("ein.kind", b.getStringAttr("input")),
                                          b.getNamedAttr("ein.name", b.getStringAttr("pos")),
@@ -577,7 +576,7 @@ struct DecodeBuilder {
       if (needed.contains(&op) && !step(&op))
         return false;
     if (!timed.contains(target) || llvm::count(roles[target], int8_t(Q)) != 1)
-      return fail(forward, "the logits have no time axis");
+      return applies = false, fail(forward, "the logits have no time axis");
 
     SmallVector<Value> results{decoded[target]};
     results.append(cacheResults);
@@ -605,7 +604,8 @@ struct DecodeBuilder {
 };
 
 /// buildDecodeStep, with where in @forward it failed.
-LogicalResult build(ModuleOp module, std::string &whyNot, Location &where) {
+LogicalResult build(ModuleOp module, std::string &whyNot, Location &where, bool &applies) {
+  applies = true;
   where = module.getLoc();
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.isExternal()) {
@@ -622,6 +622,7 @@ LogicalResult build(ModuleOp module, std::string &whyNot, Location &where) {
   if (builder.decode)
     builder.decode.erase();
   whyNot = builder.whyNot;
+  applies = builder.applies;
   if (builder.whyNotAt)
     where = *builder.whyNotAt;
   return failure();
@@ -631,7 +632,8 @@ struct EinDecodeStep : mlir::ein::impl::EinDecodeStepBase<EinDecodeStep> {
   void runOnOperation() override {
     std::string whyNot;
     Location where = getOperation().getLoc();
-    if (failed(build(getOperation(), whyNot, where))) {
+    bool applies = true;
+    if (failed(build(getOperation(), whyNot, where, applies))) {
       emitError(where, "ein-decode-step: ") << whyNot;
       signalPassFailure();
     }
@@ -642,9 +644,13 @@ struct EinDecodeStep : mlir::ein::impl::EinDecodeStepBase<EinDecodeStep> {
 
 namespace mlir::ein {
 
-LogicalResult buildDecodeStep(ModuleOp module, std::string &whyNot) {
+LogicalResult buildDecodeStep(ModuleOp module, std::string &whyNot, bool *applies) {
   Location where = module.getLoc();
-  return build(module, whyNot, where);
+  bool any = true;
+  LogicalResult built = build(module, whyNot, where, any);
+  if (applies)
+    *applies = any;
+  return built;
 }
 
 } // namespace mlir::ein

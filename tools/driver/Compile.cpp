@@ -133,9 +133,13 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // @decode (sampling with a KV cache) from @forward as the policy left it;
   // a model it cannot be derived from samples by recomputing the window.
   std::vector<std::string> functions = request.functions;
-  if (auto at = std::find(functions.begin(), functions.end(), "decode"); at != functions.end())
-    if (failed(mlir::ein::buildDecodeStep(module, out.decodeNote)))
+  if (auto at = std::find(functions.begin(), functions.end(), "decode"); at != functions.end()) {
+    bool applies = true;
+    if (failed(mlir::ein::buildDecodeStep(module, out.decodeNote, &applies)))
       functions.erase(at);
+    if (!applies) // nothing to cache: no note
+      out.decodeNote.clear();
+  }
   // The backend's lowering (the cuda backend runs the Programs lowered for
   // the CPU, their kernel table rendered as CUDA: its kernel section).
   if ((lowering->fused || report) && failed(applyFusion(module, priced)))

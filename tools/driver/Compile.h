@@ -54,7 +54,8 @@ struct CompiledModel {
   /// report flags --precision/--optimizer applied).
   einrt::TrainSettings settings;
   /// Why "decode" (asked for in request.functions) is not in the bundle:
-  /// what in @forward the decode step cannot handle ("": it is there).
+  /// what in @forward the decode step cannot handle ("": it is there, or
+  /// the model reads no window, so there is nothing to cache).
   std::string decodeNote;
   double compileSeconds = 0; // pipeline + lowering + kernels
   int64_t kernelsCompiled = 0, kernelsCached = 0;

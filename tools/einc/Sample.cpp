@@ -15,6 +15,7 @@
 #include "tools/runner/Runner.h"
 
 #include "dsl/Elaborator.h"
+#include "runtime/base/TerminalText.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/MLIRContext.h"
@@ -50,9 +51,9 @@ int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
   if (compiled.kernels && backend.kind->hostKernels())
     backend.kernels = compiled.kernels->table();
   bool decode = compiled.bundle.find("decode") != nullptr;
-  if (!o.noKvCache && !decode)
+  if (!o.noKvCache && !decode && !compiled.decodeNote.empty())
     llvm::errs() << "einc sample: recomputing the window for every token (no KV cache: "
-                 << compiled.decodeNote << ")\n";
+                 << einrt::terminalSafe(compiled.decodeNote) << ")\n";
   runner::RunContext run;
   run.model = o.input;
   return runner::sample(run, runOptions(o), compiled.bundle, settings, "forward", backend,
