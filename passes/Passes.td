@@ -84,6 +84,22 @@ def EinFreezeParams : Pass<"ein-freeze-params", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
+def EinDecodeStep : Pass<"ein-decode-step", "mlir::ModuleOp"> {
+  let summary = "@decode: one position of a causal @forward, keys and values cached";
+  let description = [{
+    Derives `@decode` from `@forward` for sampling (docs/training.md): its
+    arguments are @forward's context inputs at one position (their `ctx`
+    axis of size 1), the params, `pos: tensor<1xi32>` (the position), then
+    one cache per attention key/value operand (`ein.kind = "cache"`, the
+    operand's whole-window shape); its results are the logits at `pos` and
+    the caches with row `pos` written. The causal mask tells the key side of
+    each attention; a model that cannot be decoded so (no causal mask, a
+    reduction or contraction over time that is not attention) is an error
+    naming the op.
+  }];
+  let dependentDialects = ["mlir::ein::EinDialect", "mlir::func::FuncDialect"];
+}
+
 def EinAutodiff : Pass<"ein-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation: @forward -> @grad";
   let description = [{

@@ -9,6 +9,7 @@
 #include "codegen/Lowerings.h"
 #include "dsl/Elaborator.h"
 #include "ir/EinOps.h"
+#include "passes/DecodeStep.h"
 #include "passes/Dropout.h"
 #include "runtime/base/Memory.h"
 #include "runtime/base/TerminalText.h"
@@ -32,15 +33,19 @@ namespace {
 
 bool fail(const llvm::Twine &message) { return printError(message); }
 
-bool needsTrainStep(const std::string &function) { return function != "forward"; }
+bool needsTrainStep(const std::string &function) {
+  return function != "forward" && function != "decode";
+}
 
 /// @sample: @forward of the model at batch 1 under the precision policy and
 /// fusion, lowered into `out.kernels` for the CPU (else for the reference
-/// backend). Nothing when the model's batch is 1 already.
+/// backend), and @sample_decode, its decode step (passes/DecodeStep.h), where
+/// the model has one. Nothing when the model's batch is 1 already.
 bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
                         const einrt::TrainSettings &priced,
                         const ::ein::codegen::ProgramLowering &lowering, CompiledModel &out,
-                        std::optional<einrt::Program> &sample) {
+                        std::optional<einrt::Program> &sample,
+                        std::optional<einrt::Program> &sampleDecode) {
   auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
   auto batch = dims ? dims.getAs<IntegerAttr>("batch") : IntegerAttr();
   if (!batch || batch.getInt() == 1)
@@ -51,7 +56,10 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
     return false;
   mlir::ein::eraseStopGradients(*one); // no backward reads them
   mlir::ein::eraseDropouts(*one);      // sampling runs without dropout
-  if (failed(applyPrecision(*one, priced)) || (lowering.fused && failed(applyFusion(*one, priced))))
+  if (failed(applyPrecision(*one, priced)))
+    return false;
+  bool decode = succeeded(mlir::ein::buildDecodeStep(*one, out.decodeNote));
+  if (lowering.fused && failed(applyFusion(*one, priced)))
     return false;
   auto fn = one->lookupSymbol<func::FuncOp>("forward");
   if (!fn)
@@ -61,6 +69,13 @@ bool lowerSampleProgram(ModuleOp module, const CompileRequest &request,
     return false;
   program->name = "sample";
   sample = std::move(*program);
+  if (!decode)
+    return true;
+  program = lowering.lower(one->lookupSymbol<func::FuncOp>("decode"), out.kernels.get());
+  if (failed(program))
+    return false;
+  program->name = "sample_decode";
+  sampleDecode = std::move(*program);
   return true;
 }
 
@@ -124,6 +139,16 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   }
   if (!step && failed(applyPrecision(module, priced)))
     return false;
+  // @decode (sampling with a KV cache) from @forward as the policy left it;
+  // a model it cannot be derived from samples by recomputing the window.
+  std::vector<std::string> functions = request.functions;
+  if (auto at = std::find(functions.begin(), functions.end(), "decode"); at != functions.end()) {
+    bool applies = true;
+    if (failed(mlir::ein::buildDecodeStep(module, out.decodeNote, &applies)))
+      functions.erase(at);
+    if (!applies) // nothing to cache: no note
+      out.decodeNote.clear();
+  }
   // The backend's lowering (the cuda backend runs the Programs lowered for
   // the CPU, their kernel table rendered as CUDA: its kernel section).
   if ((lowering->fused || report) && failed(applyFusion(module, priced)))
@@ -165,7 +190,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   if (lowering->kernels)
     out.kernels = ::ein::codegen::KernelCompiler::create();
   std::vector<einrt::Program> programs;
-  for (const std::string &name : request.functions) {
+  for (const std::string &name : functions) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
       return fail("the module has no @" + name);
@@ -182,9 +207,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   // A step the CPU backend cannot lower is no report: its diagnostic, as
   // `einc run` gives it (the report never prices another Program instead).
   if (report) {
-    auto at = std::find(request.functions.begin(), request.functions.end(), "train_step");
-    const einrt::Program *trainStep = lowering->kernels && at != request.functions.end()
-                                          ? &programs[size_t(at - request.functions.begin())]
+    auto at = std::find(functions.begin(), functions.end(), "train_step");
+    const einrt::Program *trainStep = lowering->kernels && at != functions.end()
+                                          ? &programs[size_t(at - functions.begin())]
                                           : nullptr;
     std::optional<einrt::Program> priceOnly;
     if (!trainStep) {
@@ -214,8 +239,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
 
   // @sample (an executable's): @forward at batch 1, lowered as @forward is,
   // into the same kernel table (identical kernels share an index).
-  std::optional<einrt::Program> sample;
-  if (request.sampleProgram && !lowerSampleProgram(module, request, priced, *lowering, out, sample))
+  std::optional<einrt::Program> sample, sampleDecode;
+  if (request.sampleProgram &&
+      !lowerSampleProgram(module, request, priced, *lowering, out, sample, sampleDecode))
     return false;
 
   if (const std::string name = backend->kernelSection(); !name.empty()) {
@@ -245,7 +271,7 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
       if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
         b.dims[a.getName().str()] = i.getInt();
   b.settings = priced;
-  for (size_t i = 0; i < request.functions.size(); ++i)
+  for (size_t i = 0; i < functions.size(); ++i)
     b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(programs[i])});
   b.loss =
       !module->hasAttr("ein.tokens") || module->hasAttr("ein.loss") ? "objective" : "cross_entropy";
@@ -263,6 +289,8 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
   }
   if (sample)
     b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(*sample)});
+  if (sampleDecode)
+    b.programs.push_back(einrt::BundledProgram{lowering->name, std::move(*sampleDecode)});
   out.compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;

@@ -53,6 +53,10 @@ struct CompiledModel {
   /// The settings the module was compiled with (the model's, with the
   /// report flags --precision/--optimizer applied).
   einrt::TrainSettings settings;
+  /// Why "decode" (asked for in request.functions) is not in the bundle:
+  /// what in @forward the decode step cannot handle ("": it is there, or
+  /// the model reads no window, so there is nothing to cache).
+  std::string decodeNote;
   double compileSeconds = 0; // pipeline + lowering + kernels
   int64_t kernelsCompiled = 0, kernelsCached = 0;
 

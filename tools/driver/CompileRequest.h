@@ -64,7 +64,9 @@ struct CompileRequest {
   /// bundle (cuda: the cpu Programs' kernels as CUDA C++).
   std::string backend = "cpu";
   /// The functions to lower, in order; the bundle's programs follow it.
-  /// "forward" needs no train step; the others ("train_step",
+  /// "forward" needs no train step, nor "decode" (@forward one position at
+  /// a time with a KV cache, passes/DecodeStep.h; left out, with
+  /// CompiledModel::decodeNote, where the model cannot decode so); the others ("train_step",
   /// "accumulate_grad", "apply_update", "grad") are built by the train-step
   /// pipeline (runner::trainFunctionNames says which a training run needs).
   std::vector<std::string> functions;

@@ -86,6 +86,7 @@ struct Options {
   std::string checkpoint;     // --checkpoint FILE.safetensors
   std::string prompt;         // --prompt TEXT
   int64_t sampleTokens = 200; // --tokens N
+  bool noKvCache = false;     // --no-kv-cache
   double temperature = 1.0;   // --temperature T
   int64_t topK = 0;           // --top-k K (0: all)
 

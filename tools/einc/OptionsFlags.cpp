@@ -442,6 +442,10 @@ void buildSample(Command &c, Options &o) {
           });
   c.value("--top-k", "K", "sample among the K most likely tokens only (default 0: all)",
           [&o](const std::string &v) { o.topK = count("--top-k", v, 0); });
+  c.flag("--no-kv-cache",
+         "recompute the whole window for every token (default: a causal model\n"
+         "computes only the new position, keys and values cached)",
+         o.noKvCache);
   addSeed(c, o, "the sampling seed (default 0)");
   if (!c.tool->executable)
     addBackend(c, o, "cpu (the default), reference or cuda");

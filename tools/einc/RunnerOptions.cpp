@@ -27,6 +27,7 @@ runner::RunOptions runOptions(const Options &o) {
   r.checkpoint = o.checkpoint;
   r.prompt = o.prompt;
   r.sampleTokens = o.sampleTokens;
+  r.noKvCache = o.noKvCache;
   r.temperature = o.temperature;
   r.topK = o.topK;
   r.checkJson = o.checkJson;

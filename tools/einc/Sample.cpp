@@ -15,9 +15,11 @@
 #include "tools/runner/Runner.h"
 
 #include "dsl/Elaborator.h"
+#include "runtime/base/TerminalText.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
@@ -37,6 +39,8 @@ int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
   CompileRequest what;
   what.backend = o.backend;
   what.functions = {"forward"};
+  if (!o.noKvCache)
+    what.functions.push_back("decode");
   CompileRequest request = compileRequest(o, settings, fe.file->text().str(), &fe, what);
   OwningOpRef<ModuleOp> module = sampleModule(original, request, context);
   if (!module)
@@ -46,9 +50,14 @@ int sampleModel(const Options &o, const Frontend &fe, ModuleOp original) {
     return 1;
   if (compiled.kernels && backend.kind->hostKernels())
     backend.kernels = compiled.kernels->table();
+  bool decode = compiled.bundle.find("decode") != nullptr;
+  if (!o.noKvCache && !decode && !compiled.decodeNote.empty())
+    llvm::errs() << "einc sample: recomputing the window for every token (no KV cache: "
+                 << einrt::terminalSafe(compiled.decodeNote) << ")\n";
   runner::RunContext run;
   run.model = o.input;
-  return runner::sample(run, runOptions(o), compiled.bundle, settings, "forward", backend);
+  return runner::sample(run, runOptions(o), compiled.bundle, settings, "forward", backend,
+                        decode ? "decode" : "");
 }
 
 } // namespace einc

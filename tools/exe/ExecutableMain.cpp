@@ -223,7 +223,8 @@ int main(int argc, char **argv) {
 
   if (o.command == "sample")
     return runner::sample(context, run, *bundle, settings,
-                          bundle->find("sample") ? "sample" : "forward", backend);
+                          bundle->find("sample") ? "sample" : "forward", backend,
+                          bundle->find("sample_decode") && !run.noKvCache ? "sample_decode" : "");
   // --distributed: the compiled accumulate is the global micro-batch count.
   runner::Ranks ranks(run, context.tool);
   if (!ranks.ok())

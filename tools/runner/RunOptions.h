@@ -43,6 +43,7 @@ struct RunOptions {
   std::string checkpoint;     // --checkpoint FILE.safetensors
   std::string prompt;         // --prompt TEXT
   int64_t sampleTokens = 200; // --tokens N
+  bool noKvCache = false;     // --no-kv-cache
   double temperature = 1.0;   // --temperature T
   int64_t topK = 0;           // --top-k K (0: all)
 

@@ -135,10 +135,12 @@ private:
 /// training batch with every row the same context) on a sliding window,
 /// sampled from a seeded generator; bytes to stdout. The exit status.
 /// `settings`: the bundle's, or the executable's with run-time --set (its
-/// `data` says which input is the context).
+/// `data` says which input is the context). `decode` ("": none): the
+/// bundle's decode step of that forward (passes/DecodeStep.cpp), which
+/// gives shifted windows' logits one position at a time (SampleDecode.h).
 int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
            const einrt::TrainSettings &settings, const std::string &function,
-           const Backend &backend);
+           const Backend &backend, const std::string &decode = "");
 
 /// `report`: the report the bundle was compiled with, as text or JSON
 /// (--format), to stdout or -o FILE. The exit status.

@@ -16,8 +16,15 @@
 // softmax(logits / T) restricted to the top K logits (ties: the lower id),
 // with an einrt::Rng stream seeded by --seed, so a seed fixes the text.
 //
+// With `decode` (shifted windows; passes/DecodeStep.cpp), while the text
+// fits the window the logits come from the decode step, one new position a
+// call with the keys and values of the others cached (SampleDecode.h): the
+// same logits up to f32 rounding, without recomputing the window. Once the
+// window slides every position moves, and the forward recomputes it.
+//
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
+#include "SampleDecode.h"
 
 #include "runtime/base/TerminalText.h"
 #include "runtime/core/Init.h"
@@ -65,10 +72,13 @@ int32_t draw(const std::vector<double> &logits, double temperature, int64_t topK
 
 int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBundle &bundle,
            const einrt::TrainSettings &settings, const std::string &function,
-           const Backend &backend) {
+           const Backend &backend, const std::string &decode) {
   auto fail = [&](const std::string &message) { return context.fail("sample", message); };
   Loaded loaded;
-  if (einrt::Status ok = load(bundle, {function}, backend, loaded); !ok.ok())
+  std::vector<std::string> functions{function};
+  if (!decode.empty())
+    functions.push_back(decode);
+  if (einrt::Status ok = load(bundle, functions, backend, loaded); !ok.ok())
     return fail(ok.message());
   einrt::Executor &ex = *loaded.executors.front();
   const einrt::Program &p = ex.program();
@@ -132,15 +142,29 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
                 " does not fit the model (is it a checkpoint of it? --set the dims it was "
                 "trained with):\n" +
                 mismatch);
-  for (int32_t a : p.arguments) {
-    const einrt::Buffer &b = p.buffers[a];
-    if (b.role != einrt::BufferRole::Param)
-      continue;
-    auto t = std::find_if(tensors->begin(), tensors->end(),
-                          [&](const einrt::TensorData &t) { return t.name == b.name; });
-    if (einrt::Status imported = ex.importBuffer(a, *t); !imported.ok())
-      return fail("cannot load " + einrt::quoted(b.name) + " from " + einrt::quoted(o.checkpoint) +
-                  ": " + imported.message());
+  for (auto &loadedEx : loaded.executors) {
+    const einrt::Program &into = loadedEx->program();
+    for (int32_t a : into.arguments) {
+      const einrt::Buffer &b = into.buffers[a];
+      if (b.role != einrt::BufferRole::Param)
+        continue;
+      auto t = std::find_if(tensors->begin(), tensors->end(),
+                            [&](const einrt::TensorData &t) { return t.name == b.name; });
+      if (t == tensors->end())
+        return fail(einrt::quoted(o.checkpoint) + " has no " + einrt::quoted(b.name));
+      if (einrt::Status imported = loadedEx->importBuffer(a, *t); !imported.ok())
+        return fail("cannot load " + einrt::quoted(b.name) + " from " +
+                    einrt::quoted(o.checkpoint) + ": " + imported.message());
+    }
+  }
+  // The decode step, for shifted windows.
+  std::optional<DecodeSession> session;
+  if (!decode.empty() && *mapping == einrt::WindowMapping::Shifted) {
+    auto opened =
+        DecodeSession::open(*loaded.executors[1], p.buffers[p.arguments[layout->contextArg]].name);
+    if (!opened.ok())
+      return fail(opened.status().message());
+    session = opened.take();
   }
 
   int64_t ctx = layout->context, batch = layout->batch;
@@ -164,6 +188,17 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     return fail(set.message());
   einrt::Rng rng = einrt::Rng::forStream(o.seed, "sample");
   std::vector<double> logits(outVocab), all;
+  auto drawNext = [&]() {
+    for (double l : logits)
+      if (!std::isfinite(l))
+        return einrt::Status::invalid("the logits are not finite");
+    int32_t next = draw(logits, o.temperature, o.topK, rng);
+    tokens.push_back(next);
+    out.put(static_cast<char>(next & 0xff));
+    if (next == '\n')
+      out.flush();
+    return einrt::Status();
+  };
   for (int64_t n = 0; n < o.sampleTokens; ++n) {
     int64_t position; // the logits row that predicts the next token
     if (*mapping == einrt::WindowMapping::NextToken) {
@@ -183,6 +218,14 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
                         : i < have                  ? '\n'
                                                     : 0;
       position = have - 1;
+      if (session && int64_t(tokens.size()) <= ctx) {
+        std::vector<int32_t> window(contextBuf.begin(), contextBuf.begin() + have);
+        if (einrt::Status ran = session->logitsAfter(window, logits); !ran.ok())
+          return fail(ran.message());
+        if (einrt::Status drawn = drawNext(); !drawn.ok())
+          return fail(drawn.message());
+        continue;
+      }
     }
     // Every row gets the same context.
     for (int64_t r = 1; r < batch; ++r)
@@ -199,14 +242,8 @@ int sample(const RunContext &context, const RunOptions &o, const einrt::ModelBun
     all = read.take();
     for (int64_t v = 0; v < outVocab; ++v)
       logits[v] = all[size_t(position * outVocab + v)];
-    for (double l : logits)
-      if (!std::isfinite(l))
-        return fail("the logits are not finite");
-    int32_t next = draw(logits, o.temperature, o.topK, rng);
-    tokens.push_back(next);
-    out.put(static_cast<char>(next & 0xff));
-    if (next == '\n')
-      out.flush();
+    if (einrt::Status drawn = drawNext(); !drawn.ok())
+      return fail(drawn.message());
   }
   out << "\n";
   out.flush();
