@@ -27,10 +27,10 @@ namespace {
 // (passes/CMakeLists.txt).
 #include "passes/DevicesJson.inc"
 
-const char *const kFields[] = {"name",          "description",   "matmulFlops",
-                               "vectorFlops",   "bandwidth",     "memoryBytes",
-                               "kernelLatencySeconds", "source", "intraNodeLink",
-                               "interNodeLink", "notes"};
+const char *const kFields[] = {
+    "name",        "description",          "matmulFlops", "vectorFlops",   "bandwidth",
+    "memoryBytes", "kernelLatencySeconds", "source",      "intraNodeLink", "interNodeLink",
+    "notes"};
 const char *const kLinkKinds[] = {"nvlink", "pcie", "loopback", "infiniband", "ethernet"};
 
 using Json = nlohmann::json;
@@ -69,9 +69,10 @@ einrt::Expected<DeviceProfile> parseProfile(const Json &value, size_t index) {
     for (const char *f : kFields)
       known |= kv.key() == f;
     if (!known)
-      return fail(kv.key(), "is not a profile field (expected name, description, "
-                            "matmulFlops, vectorFlops, bandwidth, memoryBytes, kernelLatencySeconds, source, "
-                            "intraNodeLink, interNodeLink, notes)");
+      return fail(kv.key(),
+                  "is not a profile field (expected name, description, "
+                  "matmulFlops, vectorFlops, bandwidth, memoryBytes, kernelLatencySeconds, source, "
+                  "intraNodeLink, interNodeLink, notes)");
   }
 
   auto readString = [&](const char *field, std::string *out) -> einrt::Status {

@@ -32,7 +32,7 @@ struct DeviceProfile {
   /// and ramp, as the runtime issues kernels: a CUDA graph replayed on a
   /// GPU); 0 where the profile has no `kernelLatencySeconds`.
   double kernelLatency = 0;
-  std::string source;     // where the numbers come from
+  std::string source; // where the numbers come from
   /// The links a data-parallel ring crosses, per device and direction
   /// (optional): within a node (nvlink, pcie, loopback) and between nodes
   /// (infiniband, ethernet: the device's share of the node's NICs).

@@ -2,8 +2,8 @@
 //
 // The productions of Productions.h that write patterns or calls: reduce,
 // einsum, rearrange (also of a list), repeat, arange; softmax, log_softmax,
-// where over a comparison, causal, attention, logsumexp, gathers; user functions; a subexpression written
-// again; a value beside a statistic of itself.
+// where over a comparison, causal, attention, logsumexp, gathers; user functions; a subexpression
+// written again; a value beside a statistic of itself.
 //
 //===----------------------------------------------------------------------===//
 #include "Productions.h"

@@ -104,6 +104,16 @@ const Unary kUnary[] = {
     {"sin", 1, [](Gen &, Val x) { return call("sin", x, {-1, 1}); }},
     {"cos", 1, [](Gen &, Val x) { return call("cos", x, {-1, 1}); }},
     {"erf", 1, [](Gen &, Val x) { return call("erf", x, {-1, 1}); }},
+    {"dropout", 1,
+     [](Gen &g, Val x) {
+       // Masked in @train_step only (CPU and reference draw the same mask);
+       // the identity in @forward and @grad, which the gradient check reads.
+       double p = 0.1 * double(1 + g.below(5));
+       double k = 1 / (1 - p);
+       return Val{"dropout(" + x.text + ", " + std::to_string(p).substr(0, 3) + ")",
+                  x.axes,
+                  {std::min(x.range.lo * k, 0.0), std::max(x.range.hi * k, 0.0)}};
+     }},
     {"gelu_exact", 1,
      [](Gen &, Val x) { return call("gelu_exact", x, {-0.17, std::max(x.range.hi, 0.0)}); }},
 };

@@ -14,6 +14,8 @@
 #include "codegen/ReferenceLowering.h"
 #include "dsl/Elaborator.h"
 #include "dsl/Parser.h"
+#include "ir/EinOps.h"
+#include "passes/Dropout.h"
 #include "runtime/core/GradCheck.h"
 #include "runtime/core/Init.h"
 
@@ -83,7 +85,7 @@ class Checker {
 public:
   Checker(const std::string &source, const CheckOptions &options)
       : source(source), options(options) {
-    ein::dsl::registerElaboratorDialects(context);
+    ::ein::dsl::registerElaboratorDialects(context);
   }
   CheckResult run();
 
@@ -152,14 +154,14 @@ private:
 };
 
 MaybeFailure Checker::frontEnd() {
-  ein::dsl::SourceFile file("program.ein", source);
-  ein::dsl::DiagnosticEngine diags(file);
-  auto program = ein::dsl::parseProgram(file, diags);
-  ein::dsl::ElaborateOptions elaborate;
+  ::ein::dsl::SourceFile file("program.ein", source);
+  ::ein::dsl::DiagnosticEngine diags(file);
+  auto program = ::ein::dsl::parseProgram(file, diags);
+  ::ein::dsl::ElaborateOptions elaborate;
   elaborate.use = einrt::SettingsUse::Execute; // as einc run and train
   elaborate.settings = &settings;
   if (!diags.hasErrors())
-    base = ein::dsl::elaborate(*program, file, diags, context, elaborate);
+    base = ::ein::dsl::elaborate(*program, file, diags, context, elaborate);
   if (!diags.hasErrors() && base)
     return std::nullopt;
   std::string text;
@@ -187,13 +189,13 @@ MaybeFailure Checker::lower(ModuleOp module, const std::vector<std::string> &nam
   std::string diagnostics;
   DiagnosticCapture capture(context, diagnostics);
   if (cpu)
-    out.kernels = ein::codegen::KernelCompiler::create();
+    out.kernels = ::ein::codegen::KernelCompiler::create();
   for (const std::string &name : names) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
       return Failure{combination, "the module has no @" + name};
-    auto program =
-        cpu ? ein::codegen::lowerToCpuProgram(fn, *out.kernels) : ein::codegen::lowerToProgram(fn);
+    auto program = cpu ? ::ein::codegen::lowerToCpuProgram(fn, *out.kernels)
+                       : ::ein::codegen::lowerToProgram(fn);
     if (failed(program))
       return Failure{combination, std::string("lowering @") + name + " for the " +
                                       (cpu ? "CPU" : "reference") + " backend fails:\n" +
@@ -651,6 +653,9 @@ CheckResult Checker::run() {
             [&](ModuleOp m, PassManagerHook hook) {
               if (failed(buildGrad(m, hook)))
                 return failure();
+              // @grad without a step, as einc run --mode grad builds it:
+              // dropout is the identity (masked in @train_step only).
+              mlir::ein::eraseDropouts(m);
               return applyFusion(m, s, hook);
             },
             grad[fuse]))
@@ -693,8 +698,11 @@ CheckResult Checker::run() {
   if (auto f =
           checkSteps(*step[1], *step[0], settings.optimizer, "optimizer " + settings.optimizer))
     return finish(f);
-  if (auto f = checkApply(*step[0], *step[settings.fusion == "off" ? 0 : 1]))
-    return finish(f);
+  // @grad + @apply_update is the accumulating trainer's step, which a model
+  // with dropout is refused (its @grad has no step to key the mask by).
+  if (!mlir::ein::hasDropout(*base))
+    if (auto f = checkApply(*step[0], *step[settings.fusion == "off" ? 0 : 1]))
+      return finish(f);
   if (auto f = checkCombination())
     return finish(f);
   return finish(extraOptimizer());

@@ -408,7 +408,7 @@ struct Report {
   // how often fusion stopped for each reason.
   std::string fusionSetting; // off | elementwise | on | all
   std::vector<ReportKernel> kernels;
-  double kernelSeconds = 0;                                 // Σ kernels' seconds
+  double kernelSeconds = 0; // Σ kernels' seconds
   double kernelLatency = 0; // the device's seconds per kernel beyond the roofline
   double launchSeconds = 0; // kernels × kernelLatency, within kernelSeconds
   std::vector<std::pair<std::string, int64_t>> fusionStops; // reason -> boundaries, by count

@@ -378,9 +378,9 @@ void printReportHtml(const Report &r, llvm::raw_ostream &os) {
   card(os, formatFlops(double(r.flops.total())),
        "FLOPs per step (model " + formatFlops(double(r.modelFlops.total())) + ")");
   card(os, formatSeconds(r.stepSeconds),
-       r.launchSeconds > 0 ? "predicted step time, " + formatSeconds(r.launchSeconds) +
-                                 " of it kernel launches"
-                           : std::string("predicted step time"));
+       r.launchSeconds > 0
+           ? "predicted step time, " + formatSeconds(r.launchSeconds) + " of it kernel launches"
+           : std::string("predicted step time"));
   card(os, withThousands(int64_t(std::llround(r.tokensPerSecond))), "predicted tokens/s");
   card(os, fixed(100 * r.mfu, 1) + "%", "predicted MFU");
   card(os, formatBytes(double(r.peakBytes)),

@@ -321,18 +321,16 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
   }
   m.print(os);
 
-  os << "\nPredicted on " << r.device
-     << " (roofline: each kernel max(FLOPs/peak, bytes/bandwidth)"
+  os << "\nPredicted on " << r.device << " (roofline: each kernel max(FLOPs/peak, bytes/bandwidth)"
      << (r.kernelLatency > 0 ? " + " + formatSeconds(r.kernelLatency) + " launch" : "")
      << (r.fusion ? "; bytes after fusion" : "") << ")\n";
   Pairs p;
   p.add("step time", formatSeconds(r.stepSeconds));
   if (r.kernelLatency > 0)
-    p.add("kernel launches", withThousands(r.kernels.size()) + " × " +
-                                 formatSeconds(r.kernelLatency) + " = " +
-                                 formatSeconds(r.launchSeconds) + "  (" +
-                                 percent(r.launchSeconds, r.stepSeconds) +
-                                 " of the step; the profile's estimate)");
+    p.add("kernel launches",
+          withThousands(r.kernels.size()) + " × " + formatSeconds(r.kernelLatency) + " = " +
+              formatSeconds(r.launchSeconds) + "  (" + percent(r.launchSeconds, r.stepSeconds) +
+              " of the step; the profile's estimate)");
   p.add("tokens/s", withThousands(static_cast<int64_t>(std::llround(r.tokensPerSecond))));
   p.add("MFU", fixed(100 * r.mfu, 1) + "%  (model FLOPs / (step time × " +
                    formatRate(r.matrixPeak, "FLOP") + "))");
