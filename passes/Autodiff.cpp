@@ -3,7 +3,8 @@
 // `ein-autodiff` clones `@forward(inputs..., params...) -> (loss, outputs...)`
 // into `@grad(inputs..., params...) -> (loss, d loss / d param...)` and
 // appends the backward: the ops of the forward in reverse, each
-// differentiated by its GradientOpInterface rule (ir/EinGradients.cpp); a
+// differentiated by its GradientOpInterface rule (ir/EinGradients.cpp,
+// ir/EinElementwiseGradients.cpp); a
 // softmax, decomposed by the front end, is differentiated whole from its
 // output (passes/SoftmaxGradient.h).
 //
