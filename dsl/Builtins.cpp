@@ -171,14 +171,19 @@ std::optional<std::pair<Tensor, int64_t>> tensorAndAxisArgs(Elaborator &E, const
   return std::make_pair(*x, *axis);
 }
 
-/// max over `axis`, broadcast back: the shift that keeps exp() finite.
-Tensor shiftedByMax(Elaborator &E, const Tensor &x, int64_t axis, Tensor &maxOut) {
-  maxOut = E.emit.reduce(x, mlir::ein::ReduceKind::max, {axis});
+/// x's axes but `axis`: the dims to broadcast a reduction over `axis` back.
+llvm::SmallVector<int64_t> otherDims(const Tensor &x, int64_t axis) {
   llvm::SmallVector<int64_t> dims;
   for (int64_t d = 0; d < x.rank(); ++d)
     if (d != axis)
       dims.push_back(d);
-  Tensor back = E.emit.broadcast(maxOut, x.axes, dims);
+  return dims;
+}
+
+/// max over `axis`, broadcast back: the shift that keeps exp() finite.
+Tensor shiftedByMax(Elaborator &E, const Tensor &x, int64_t axis, Tensor &maxOut) {
+  maxOut = E.emit.reduce(x, mlir::ein::ReduceKind::max, {axis});
+  Tensor back = E.emit.broadcast(maxOut, x.axes, otherDims(x, axis));
   return E.emit.binary<mlir::ein::SubOp>(x, back);
 }
 
@@ -198,11 +203,8 @@ std::optional<Value> softmax(Elaborator &E, const Expr &call) {
   Tensor m;
   Tensor e = E.emit.unary<mlir::ein::ExpOp>(shiftedByMax(E, x, axis, m));
   Tensor sum = E.emit.reduce(e, mlir::ein::ReduceKind::sum, {axis});
-  llvm::SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < x.rank(); ++d)
-    if (d != axis)
-      dims.push_back(d);
-  return Value::ofTensor(E.emit.binary<mlir::ein::DivOp>(e, E.emit.broadcast(sum, x.axes, dims)));
+  return Value::ofTensor(
+      E.emit.binary<mlir::ein::DivOp>(e, E.emit.broadcast(sum, x.axes, otherDims(x, axis))));
 }
 
 std::optional<Value> logsumexp(Elaborator &E, const Expr &call) {
@@ -274,15 +276,6 @@ std::optional<Value> arange(Elaborator &E, const Expr &call) {
   E.emit.setLoc(E.mlirLoc(call.calleeLoc));
   Axes axes = {{name.str(), *size}};
   return Value::ofTensor(E.emit.cast(E.emit.iota(axes, 0, E.i32()), E.f32()));
-}
-
-/// x's axes but `axis`: the dims to broadcast a reduction over `axis` back.
-llvm::SmallVector<int64_t> otherDims(const Tensor &x, int64_t axis) {
-  llvm::SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < x.rank(); ++d)
-    if (d != axis)
-      dims.push_back(d);
-  return dims;
 }
 
 /// argmax of x along `axis`: i32, the first position of the largest element
@@ -396,11 +389,8 @@ std::optional<Value> crossEntropy(Elaborator &E, const Expr &call) {
   const Axes positions(logits->axes.begin(), logits->axes.end() - 1);
   Tensor lse = logsumexpOf(E, *logits, classAxis);
   // The target's logit: sum over classes of logits where class == target.
-  llvm::SmallVector<int64_t> dims;
-  for (int64_t d = 0; d < classAxis; ++d)
-    dims.push_back(d);
   Tensor classes = em.iota(logits->axes, classAxis, E.i32());
-  Tensor wanted = em.broadcast(*targets, logits->axes, dims);
+  Tensor wanted = em.broadcast(*targets, logits->axes, otherDims(*logits, classAxis));
   Tensor hit = em.cmp(mlir::ein::CmpPredicate::eq, classes, wanted);
   Tensor picked = em.reduce(em.select(hit, *logits, scalarLike(E, 0.0, *logits)),
                             mlir::ein::ReduceKind::sum, {classAxis});
