@@ -351,8 +351,8 @@ def main():
     p.add_argument("--cpu", action="store_true", default=os.environ.get("EINC_GPU_CHECK_CPU") == "1",
                    help="the CPU backend with gpu-prepare --cpu's executables (also EINC_GPU_CHECK_CPU=1)")
     p.add_argument("--gpu-dir", default=os.path.join(common.ROOT, "gpu"))
-    p.add_argument("--budget", type=float, default=450,
-                   help="seconds for the whole check (default 450: the parts' 420 and the rest)")
+    p.add_argument("--budget", type=float, default=460,
+                   help="seconds for the whole check (default 460: the parts' 430 and the rest)")
     p.add_argument("--sanitizer", default="",
                    help="this compute-sanitizer (also EINC_GPU_CHECK_SANITIZER; default: "
                         "gpu-prepare's, else the machine's)")

@@ -33,6 +33,10 @@ SANITIZER_ARCHIVE = "compute-sanitizer.tar.xz"
 # batch of 8 sequences: bench/gpu_peers.py's defaults, so that both sides train the same model.
 GPT2 = {"batch": 8, "ctx": 1024, "d": 768, "layers": 12, "heads": 12, "vocab": 50304}
 GPT2_CPU = {"batch": 2, "ctx": 32, "d": 64, "layers": 2, "heads": 2, "vocab": 512}
+# gpt shrunk until its kernels do almost no work (a few KiB each): its step, replayed as one
+# CUDA graph, is then the kernels' launch latency, which the device profiles' kernelLatencySeconds
+# estimates (passes/devices.json).
+LATENCY = {"batch": 1, "ctx": 8, "d": 16, "layers": 2, "heads": 2, "vocab": 64}
 
 
 class Model:
@@ -40,7 +44,8 @@ class Model:
 
     uses: "check" (every kernel and GEMM against the CPU), "train" (the loss curve against
     the CPU reference), "copy", "elementwise", "softmax", "gemm", "gpt2" (speed rows),
-    "nccl" (one rank through NCCL against no NCCL, bit for bit). profile: the device profile
+    "nccl" (one rank through NCCL against no NCCL, bit for bit), "latency" (the step of kernels
+    that do almost no work: seconds per kernel). profile: the device profile
     its report is built on.
     """
 
@@ -65,6 +70,8 @@ MODELS = [
           cpu_dims={"rows": 256, "cols": 64}),
     Model("matmul", "bench/gpu/matmul.ein", "bf16-mixed", ["gemm"],
           cpu_dims={"m": 128, "n": 128, "k": 128}),
+    Model("latency", "examples/gpt.ein", "fp32", ["latency"], gpu_dims=LATENCY,
+          cpu_dims=LATENCY),
 ] + [
     # GPT-2 small once per profile: its report's per-class predictions and MFU are the card's.
     Model(f"gpt2-{p}", "examples/gpt.ein", "bf16-mixed", ["gpt2"], gpu_dims=GPT2,

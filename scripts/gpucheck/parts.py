@@ -22,7 +22,7 @@ CUDA = ("GPU", "CUDA driver", "cuBLASLt", "NVRTC")
 OPEN_STEPS = 3
 OPEN_SCHEDULE = ["--set", f"steps={common.TRAIN_STEPS}"]
 
-# (part, seconds at most, what it needs): 420 s in all, so that the whole check (with unpacking
+# (part, seconds at most, what it needs): 430 s in all, so that the whole check (with unpacking
 # and the report) fits one 600 s call on the GPU machine. The synchronised rerun of `open`
 # runs only when `open` went wrong.
 PARTS = [
@@ -38,6 +38,7 @@ PARTS = [
     ("elementwise", 15, CUDA),
     ("softmax", 15, CUDA),
     ("gemm", 15, CUDA),
+    ("launch latency", 10, CUDA),
     ("gpt2 step", 40, CUDA),
     ("gpt2 train", 20, CUDA),
     ("peers", 70, ()),
@@ -70,6 +71,8 @@ def plan(ck):
         out.append(("softmax", part_speed("softmax", "softmax", ["--functions", "forward"])))
     if "matmul" in models:
         out.append(("gemm", part_speed("matmul", "gemm", ["--functions", "forward"])))
+    if "latency" in models:
+        out.append(("launch latency", part_latency))
     if ck.gpt2:
         out += [("gpt2 step", part_gpt2_step), ("gpt2 train", part_gpt2_train)]
     out.append(("peers", part_peers))
@@ -262,6 +265,19 @@ def part_speed(name, kind, args):
             r.update(report.speed_row(data, kind))
         return r
     return fn
+
+
+def part_latency(ck, timeout):
+    """The tiny gpt's @train_step replayed whole: seconds per kernel, beside the profile's
+    kernelLatencySeconds (the report's estimate)."""
+    status, data, note = check_json(ck, "launch latency", "latency", [
+        "--no-compare", "--functions", "train_step", "--repeat", "50"], timeout)
+    profile = ck.manifest["models"]["latency"]["profile"]
+    r = {"status": "measured" if status == "passed" else status, "note": note,
+         "profile": profile}
+    if data:
+        r.update(report.latency_row(data, profile))
+    return r
 
 
 def part_gpt2_step(ck, timeout):

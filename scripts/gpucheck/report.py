@@ -94,6 +94,29 @@ def peak_flops(dtype, profile):
     return None
 
 
+def profile_field(profile, field):
+    """A field of a profile in passes/devices.json (None when it has none)."""
+    with open(os.path.join(common.ROOT, "passes", "devices.json")) as f:
+        profiles = json.load(f)["profiles"]
+    return next((p.get(field) for p in profiles if p["name"] == profile), None)
+
+
+def latency_row(data, profile):
+    """Seconds per kernel of a step whose kernels do almost no work: the whole step replayed
+    (on cuda, one graph launch) and each step alone, synchronised, over the Kernel and Matmul
+    steps; beside the profile's estimate."""
+    f = next((f for f in data.get("functions", []) if f["name"] == "train_step"), None)
+    if not f or f["run_seconds"] <= 0 or f["steps"] <= 0:
+        return {"note": (f or {}).get("error", "no train_step timing")}
+    estimate = profile_field(profile, "kernelLatencySeconds")
+    per_kernel = f["run_seconds"] / f["steps"]
+    return {"kernels": f["steps"], "step_seconds": f["run_seconds"],
+            "seconds_per_kernel": per_kernel,
+            "synchronised_seconds_per_kernel": f["profiled_seconds"] / f["steps"],
+            "profile_seconds_per_kernel": estimate,
+            "ratio": estimate / per_kernel if estimate else None}
+
+
 def step_row(data, profile):
     """GPT-2 small's training step from `gpt2 check --no-compare --functions train_step`, its
     report (and so the MFU's peak) of the card's profile."""
@@ -266,6 +289,13 @@ def markdown(results):
     lines.append(f"| cuBLASLt GEMM | {gm.get('what', '')} | {fmt(gm.get('tflop_per_s'))} | TFLOP/s |")
     for k, v in peers.get("matmul", {}).items():
         lines.append(f"| torch.matmul {k} | | {fmt(v)} | TFLOP/s |")
+    lat = p.get("launch latency", {})
+    lines.append(f"| kernel latency, step replayed ({lat.get('kernels', '—')} kernels of a tiny gpt) | | "
+                 f"{fmt(lat.get('seconds_per_kernel'), 2, 1e6)} | µs/kernel |")
+    lines.append(f"| kernel latency, each kernel synchronised | | "
+                 f"{fmt(lat.get('synchronised_seconds_per_kernel'), 2, 1e6)} | µs/kernel |")
+    lines.append(f"| kernel latency, the profile's estimate ({lat.get('profile', '')}) | | "
+                 f"{fmt(lat.get('profile_seconds_per_kernel'), 2, 1e6)} | µs/kernel |")
     st = p.get("gpt2 step", {})
     tr = p.get("gpt2 train", {})
     lines.append(f"| GPT-2 small step (check: graph replay) | | {fmt(st.get('tokens_per_second'), 0)} | tokens/s |")
@@ -322,6 +352,11 @@ def summary(name, r):
                 f"({r['same_bits']} same bits)" + (f"; {r['note']}" if r.get("note") else ""))
     if "worst_relative" in r:
         return r["note"]
+    if name == "launch latency" and r.get("seconds_per_kernel"):
+        est = r.get("profile_seconds_per_kernel")
+        return (f"{r['seconds_per_kernel'] * 1e6:.2f} µs per kernel over {r['kernels']} kernels "
+                f"replayed ({r['synchronised_seconds_per_kernel'] * 1e6:.2f} µs synchronised); "
+                f"the {r['profile']} profile estimates " + (f"{est * 1e6:.2f} µs" if est else "none"))
     if name == "gpt2 step" and r.get("tokens_per_second"):
         return f"{r['tokens_per_second']:,.0f} tokens/s, MFU {fmt(r.get('mfu'), 1, 100)}%"
     if r.get("tflop_per_s") is not None:
