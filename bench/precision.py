@@ -17,8 +17,10 @@ default), on the bundled corpus (examples/data/kjv.txt through `einc data`):
            bf16-mixed within 2%, bf16 within 5%).
 
 Prints a Markdown table; --json FILE keeps every number and every loss
-curve (--plot FILE.svg draws the training-loss curves). A
-measurement, not a test: nothing here runs in ctest.
+curve, and --plot PREFIX draws each model's training-loss curves into
+PREFIX-MODEL.svg (bench/precision_plot.py, which also draws them again from
+the JSON without training: scripts/docs-pictures). A measurement, not a test:
+nothing here runs in ctest.
 
   /usr/bin/python3 bench/precision.py --steps 300 --threads 2
 """
@@ -28,6 +30,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+
+from precision_plot import loss_curves_svg
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -46,51 +51,17 @@ def run(cmd, env=None):
     return proc.returncode, proc.stdout
 
 
+def git_commit():
+    rc, out = run(["git", "rev-parse", "--short", "HEAD"])
+    return out.strip() if rc == 0 else "an unknown commit"
+
+
 def median(xs):
     xs = sorted(xs)
     n = len(xs)
     if n == 0:
         return float("nan")
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-
-def loss_curves_svg(rows):
-    """Training-loss curves, one panel per model, as a self-contained SVG
-    (no plotting library needed)."""
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-    models = []
-    for r in rows:
-        if r["model"] not in models:
-            models.append(r["model"])
-    w, h, pad = 460, 300, 46
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w * len(models)}" height="{h}" '
-           'font-family="sans-serif" font-size="11">']
-    for i, m in enumerate(models):
-        mine = [r for r in rows if r["model"] == m]
-        ys = [y for r in mine for y in r["train_loss"]]
-        n = max(len(r["train_loss"]) for r in mine)
-        lo, hi = min(ys), max(ys)
-        x0 = i * w
-        sx = lambda k: x0 + pad + (w - 2 * pad) * k / max(1, n - 1)
-        sy = lambda y: h - pad - (h - 2 * pad) * (y - lo) / max(1e-12, hi - lo)
-        out.append(f'<text x="{x0 + w / 2}" y="16" text-anchor="middle">{m}: training loss '
-                   f'by step</text>')
-        out.append(f'<rect x="{x0 + pad}" y="{pad}" width="{w - 2 * pad}" '
-                   f'height="{h - 2 * pad}" fill="none" stroke="#999"/>')
-        for t in range(5):
-            y = lo + (hi - lo) * t / 4
-            out.append(f'<text x="{x0 + pad - 4}" y="{sy(y) + 4:.1f}" '
-                       f'text-anchor="end">{y:.2f}</text>')
-        out.append(f'<text x="{x0 + pad}" y="{h - pad + 14}">1</text>')
-        out.append(f'<text x="{x0 + w - pad}" y="{h - pad + 14}" text-anchor="end">{n}</text>')
-        for j, r in enumerate(mine):
-            pts = " ".join(f"{sx(k):.1f},{sy(y):.1f}" for k, y in enumerate(r["train_loss"]))
-            c = colors[j % len(colors)]
-            out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1" points="{pts}"/>')
-            out.append(f'<text x="{x0 + w - pad - 4}" y="{pad + 14 + 13 * j}" '
-                       f'text-anchor="end" fill="{c}">{r["policy"]}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
 
 
 def main():
@@ -105,7 +76,7 @@ def main():
     ap.add_argument("--set", action="append", default=[],
                     help="MODEL_STEM:NAME=VALUE or NAME=VALUE overrides (repeatable)")
     ap.add_argument("--json")
-    ap.add_argument("--plot", help="FILE.svg: the loss curves")
+    ap.add_argument("--plot", metavar="PREFIX", help="the loss curves into PREFIX-MODEL.svg")
     args = ap.parse_args()
     einc = einc_path(args)
     work = tempfile.mkdtemp(prefix="einc-precision-bench-")
@@ -181,12 +152,16 @@ def main():
         print(f"| {r['model']} | {r['policy']} | {r['val_loss']:.4f} | {ratio} | "
               f"{r['bytes_per_param']:.4g} | {r['activations'] / 2**20:.1f} MiB | "
               f"{r['peak'] / 2**20:.1f} MiB | {r['step_seconds'] * 1e3:.1f} ms | {scale} |")
+    source = (f"bench/precision.py --models {args.models} --steps {args.steps} --threads {args.threads}"
+              f"{''.join(' --set ' + x for x in args.set)}, {time.strftime('%Y-%m-%d')} "
+              f"at {git_commit()}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"source": source, "rows": rows}, f, indent=1)
     if args.plot:
-        with open(args.plot, "w") as f:
-            f.write(loss_curves_svg(rows))
+        for model in dict.fromkeys(r["model"] for r in rows):
+            with open(f"{args.plot}-{model}.svg", "w") as f:
+                f.write(loss_curves_svg(rows, model, source))
 
 
 if __name__ == "__main__":

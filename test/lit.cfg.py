@@ -131,3 +131,8 @@ if shutil.which("mpirun"):
             "mpirun", "--oversubscribe", "--bind-to", "none"])))
     except OSError:
         pass
+
+# Debian's headless Chromium (scripts/screenshots renders the HTML report with
+# it); CI's fresh Debian does not install it, and the tests that need it skip.
+if shutil.which("chromium") or shutil.which("chromium-browser"):
+    config.available_features.add("chromium")
