@@ -78,6 +78,9 @@ table.t th { color: #5f6368; font-weight: 600; white-space: nowrap; }
 table.t .n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 table.t .m { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 table.layers td, table.kernels td:nth-child(-n+5) { white-space: nowrap; }
+table.kernels td:nth-child(6) { min-width: 160px; }
+table.kernels td:last-child { min-width: 220px; }
+.scroll { overflow-x: auto; }
 table.t .bar i { display: inline-block; height: 9px; vertical-align: 0; margin-right: 6px; }
 details summary { cursor: pointer; color: #1a73e8; margin: 6px 0; }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }

@@ -175,14 +175,15 @@ void kernelTable(const Report &r, llvm::raw_ostream &os) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return all[a].seconds() > all[b].seconds(); });
   size_t open = std::min(kOpen, order.size());
-  os << "<div id=\"top-kernels\"><p>The " << open << " kernels of most time:</p>\n";
+  os << "<div id=\"top-kernels\" class=\"scroll\"><p>The " << open
+     << " kernels of most time:</p>\n";
   header(os);
   for (size_t i = 0; i < open; ++i)
     row(r, all[order[i]], os);
   os << "</table></div>\n";
   if (all.size() > open) {
-    os << "<details id=\"all-kernels\"><summary>every kernel, " << r.kernels.size() << " in "
-       << all.size() << " rows, in step order</summary>\n";
+    os << "<details id=\"all-kernels\" class=\"scroll\"><summary>every kernel, " << r.kernels.size()
+       << " in " << all.size() << " rows, in step order</summary>\n";
     header(os);
     for (const Group &g : all)
       row(r, g, os);
