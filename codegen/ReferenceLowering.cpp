@@ -240,6 +240,18 @@ std::string describeOp(Operation *op) {
   return s;
 }
 
+std::vector<Value> loweredValues(func::FuncOp fn) {
+  std::vector<Value> values;
+  if (fn.getBody().empty())
+    return values;
+  Block &body = fn.getBody().front();
+  values.assign(body.getArguments().begin(), body.getArguments().end());
+  // newBuffer: one buffer per op, for its (single) result.
+  for (Operation &op : body.without_terminator())
+    values.push_back(op.getNumResults() == 1 ? op.getResult(0) : Value());
+  return values;
+}
+
 FailureOr<einrt::Program> lowerToProgram(func::FuncOp fn) {
   if (fn.getBody().empty())
     return fn.emitError("cannot lower a function without a body");

@@ -14,12 +14,20 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <string>
+#include <vector>
 
 namespace ein::codegen {
 
 /// "ein.add at file.ein:3:7": an op's name and source location, the `note`
 /// of the steps lowered from it.
 std::string describeOp(mlir::Operation *op);
+
+/// The value each buffer of `fn`'s lowering holds, by buffer index: the
+/// arguments in order, then one result per op in body order (constants
+/// included). lowerToProgram creates its buffers so, and lowerToCpuProgram
+/// keeps them (its transposes and views come after these, holding no value
+/// of `fn`).
+std::vector<mlir::Value> loweredValues(mlir::func::FuncOp fn);
 
 /// Lowers `fn`; unsupported ops or types are reported on the op (as MLIR
 /// diagnostics) and yield failure.

@@ -89,6 +89,7 @@ MemoryPlan planMemory(const Program &program, const StorageSizes &sizes, bool us
     }
   }
   plan.arenaBytes = placeFirstFit(items, plan.arenaOffset);
+  plan.temporaries = std::move(items);
   // Views: their root's place, at their offset.
   for (size_t b = 0; b < nbuf; ++b) {
     int32_t root = storageOf(int32_t(b));

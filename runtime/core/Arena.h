@@ -53,6 +53,10 @@ struct MemoryPlan {
   /// Per step: the bytes of temporaries live while it runs (liveBytes is
   /// their maximum; with residentBytes, the memory timeline of the step).
   std::vector<int64_t> liveAtStep;
+  /// The arena's buffers with their live steps (LiveRange::id is the
+  /// buffer's index): liveAtStep[i] is the sum of the bytes of those live at
+  /// step i (the report splits it by what each buffer holds).
+  std::vector<LiveRange> temporaries;
 
   static constexpr int64_t kAlign = kArenaAlign;
   int64_t totalBytes() const { return arenaBytes + residentBytes; }

@@ -18,6 +18,7 @@
 #include "passes/DeviceProfile.h"
 #include "runtime/base/Fields.h"
 #include "runtime/base/TrainSettings.h"
+#include "runtime/core/Arena.h"
 #include "runtime/core/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -335,6 +336,53 @@ struct ReportDataParallel {
   }
 };
 
+/// A run of consecutive Program steps of one phase.
+struct ReportPhaseRun {
+  std::string phase;           // forward | backward | recompute | optimizer
+  int64_t first = 0, last = 0; // Program steps, inclusive
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("phase", self.phase);
+    visit("first", self.first);
+    visit("last", self.last);
+  }
+};
+
+/// Report::liveAfter by what the bytes hold (ReportMemoryTimeline.cpp): the
+/// resident block, the same at every step, and the arena's temporaries
+/// live at each step of the @train_step Program. At every step i,
+/// resident() + Σ temporaries at i = liveAfter[i].
+struct ReportMemoryTimeline {
+  // Resident, each buffer as planned (64-byte aligned).
+  int64_t params = 0;         // the param arguments and the updated params returned
+  int64_t optimizerState = 0; // the opt_state arguments and the updated state returned
+  int64_t inputs = 0;         // input arguments (tokens, targets)
+  int64_t otherResident = 0;  // scalars, constants, the loss and other results
+  // Temporaries live at each step.
+  std::vector<int64_t> grads;         // backward values the optimizer reads
+  std::vector<int64_t> saved;         // forward values the backward or a recompute reads
+  std::vector<int64_t> recompute;     // values the remat policy's clones compute
+  std::vector<int64_t> other;         // every other temporary
+  std::vector<ReportPhaseRun> phases; // the phase of each step (its outputs' ops')
+
+  int64_t resident() const { return params + optimizerState + inputs + otherResident; }
+  int64_t liveAt(size_t step) const {
+    return resident() + grads[step] + saved[step] + recompute[step] + other[step];
+  }
+
+  template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
+    visit("params", self.params);
+    visit("optimizer_state", self.optimizerState);
+    visit("inputs", self.inputs);
+    visit("other_resident", self.otherResident);
+    visit("grads", self.grads);
+    visit("saved_activations", self.saved);
+    visit("recompute", self.recompute);
+    visit("temporaries", self.other);
+    visit("phases", self.phases);
+  }
+};
+
 struct Report {
   // What was reported on.
   std::string model; // the input file
@@ -383,12 +431,13 @@ struct Report {
   // runs (runtime/core/Arena.h): its arena of temporaries + its resident block
   // (arguments, results, constants), every buffer at its dtype's width.
   int64_t peakBytes = 0;
-  int64_t arenaBytes = 0;         // the planned arena (first fit by liveness)
-  int64_t residentBytes = 0;      // the resident block
-  std::string plannedBackend;     // whose lowering was planned: "cpu" | "reference"
-  int64_t peakOpIndex = -1;       // the Program step where most temporaries are live
-  std::string peakOp;             // that step's op and source location
-  std::vector<int64_t> liveAfter; // per step: resident + temporaries live at it
+  int64_t arenaBytes = 0;              // the planned arena (first fit by liveness)
+  int64_t residentBytes = 0;           // the resident block
+  std::string plannedBackend;          // whose lowering was planned: "cpu" | "reference"
+  int64_t peakOpIndex = -1;            // the Program step where most temporaries are live
+  std::string peakOp;                  // that step's op and source location
+  std::vector<int64_t> liveAfter;      // per step: resident + temporaries live at it
+  ReportMemoryTimeline memoryTimeline; // liveAfter by category, and the steps' phases
   bool fits = false;
   double marginBytes = 0; // device memory − peak (negative: short by)
 
@@ -440,6 +489,12 @@ bool reportOnStep(mlir::ModuleOp module, const einrt::Program &trainStep,
 /// report's ops, one per cost, in order).
 void buildKernelTable(mlir::func::FuncOp trainStep, const std::vector<mlir::ein::OpCost> &costs,
                       const mlir::ein::DeviceProfile &device, Report &report);
+
+/// liveAfter of `plan` (the memory plan of `trainStep`, lowered from `fn`)
+/// by what each buffer holds, and the phase of each step.
+ReportMemoryTimeline memoryTimeline(mlir::func::FuncOp fn, const einrt::Program &trainStep,
+                                    const einrt::MemoryPlan &plan,
+                                    const einrt::StorageSizes &sizes);
 
 void printReportText(const Report &report, llvm::raw_ostream &os);
 /// The kernel table (--kernels): every kernel and where fusion stopped.

@@ -201,6 +201,7 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
   r.liveAfter.clear();
   for (int64_t live : plan.liveAtStep)
     r.liveAfter.push_back(r.residentBytes + live);
+  r.memoryTimeline = memoryTimeline(fn, step, plan, sizes);
   r.marginBytes = r.deviceMemory - static_cast<double>(r.peakBytes);
   r.fits = r.marginBytes >= 0;
 

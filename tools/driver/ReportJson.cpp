@@ -101,6 +101,7 @@ template <class Self, class Visit> void Report::fields(Self &r, Visit &&visit) {
           if (!r.fits && r.rematSweep)
             v("fit_advice", r.rematSweep->fit);
           v("live_after", r.liveAfter);
+          v("timeline", r.memoryTimeline);
         }));
   visit("predicted", group([&](auto &&v) {
           v("step_seconds", r.stepSeconds);

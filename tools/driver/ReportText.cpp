@@ -292,10 +292,9 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
     m.add("working copies of params", bytesLine(r.paramCopyBytes) + "  (read by the backward)");
   m.add("inputs", bytesLine(r.inputBytes) +
                       "  (read by the backward: " + formatBytes(double(r.savedInputBytes)) + ")");
-  m.add("peak (planned)", bytesLine(r.peakBytes) + "  = arena " +
-                              formatBytes(double(r.arenaBytes)) + " + resident " +
-                              formatBytes(double(r.residentBytes)) + " (the " + r.plannedBackend +
-                              " backend's Program)");
+  m.add("peak (planned)",
+        bytesLine(r.peakBytes) + "  = arena " + formatBytes(double(r.arenaBytes)) + " + resident " +
+            formatBytes(double(r.residentBytes)) + " (the runtime's memory plan of the step)");
   if (r.peakOpIndex >= 0)
     m.add("most temporaries live",
           "at step #" + std::to_string(r.peakOpIndex) +
