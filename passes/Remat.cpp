@@ -211,8 +211,9 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
     }
   }
 
-  /// Predicted seconds of an op on the device the options name (roofline).
-  FailureOr<std::function<double(Operation *)>> secondsModel(func::FuncOp fn) {
+  /// Recompute priced on the device the options name: each op on the
+  /// roofline, the clones as the kernels they run as (rematPricingOn).
+  FailureOr<RematGraph::Options> pricing(func::FuncOp fn) {
     const DeviceProfile *found = nullptr;
     for (const DeviceProfile &p : builtinDeviceProfiles())
       if (p.name == device)
@@ -220,18 +221,23 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
     if (!found && (matrixFlops <= 0 || vectorFlops <= 0 || bandwidth <= 0))
       return fn.emitError() << "ein-remat: unknown device '" << device << "'";
     DeviceProfile profile = found ? *found : DeviceProfile{};
+    // A 16-bit rate not given is the f32 one given.
+    auto rates = [](double f32, double bf16, double f16) -> std::map<std::string, double> {
+      return {{"f32", f32}, {"bf16", bf16 > 0 ? bf16 : f32}, {"f16", f16 > 0 ? f16 : f32}};
+    };
     if (matrixFlops > 0)
-      profile.matmulFlops = {{"f32", matrixFlops}, {"bf16", matrixFlops}, {"f16", matrixFlops}};
+      profile.matmulFlops = rates(matrixFlops, bf16MatrixFlops, f16MatrixFlops);
     if (vectorFlops > 0)
-      profile.vectorFlops = {{"f32", vectorFlops}, {"bf16", vectorFlops}, {"f16", vectorFlops}};
+      profile.vectorFlops = rates(vectorFlops, bf16VectorFlops, f16VectorFlops);
     if (bandwidth > 0)
       profile.bandwidth = bandwidth;
-    return recomputeSecondsOn(profile);
+    if (kernelLatency >= 0)
+      profile.kernelLatency = kernelLatency;
+    return rematPricingOn(profile);
   }
 
   LogicalResult runOn(func::FuncOp fn, const RematPolicyChoice &choice) {
     Builder b(fn.getContext());
-    RematGraph::Options graphOptions;
     SmallVector<NamedAttribute> extra;
     std::vector<char> keep;
     std::optional<RematGraph> graph;
@@ -241,11 +247,10 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
       if (!(budget > 0))
         return fn.emitError() << "ein-remat: budget needs a positive number of bytes, got "
                               << budget.getValue();
-      auto seconds = secondsModel(fn);
-      if (failed(seconds))
+      auto options = pricing(fn);
+      if (failed(options))
         return failure();
-      graphOptions.seconds = *seconds;
-      graph.emplace(fn, graphOptions);
+      graph.emplace(fn, *options);
       // Nothing the forward computes is read by the backward (a loss that
       // no param reaches): no plan to choose, and nothing to hold.
       if (graph->nodes().empty())
@@ -288,11 +293,10 @@ struct EinRemat : public impl::EinRematBase<EinRemat> {
            b.getNamedAttr("candidates", b.getI64IntegerAttr(frontier.candidates)),
            b.getNamedAttr("solver_ms", b.getI64IntegerAttr(int64_t(solved * 1000)))});
     } else {
-      auto seconds = secondsModel(fn);
-      if (failed(seconds))
+      auto options = pricing(fn);
+      if (failed(options))
         return failure();
-      graphOptions.seconds = *seconds;
-      graph.emplace(fn, graphOptions);
+      graph.emplace(fn, *options);
       einrt::Expected<std::vector<char>> plan = planForPolicy(*graph, choice);
       if (!plan.ok())
         return fn.emitError() << "ein-remat: " << plan.status().message();

@@ -118,6 +118,28 @@ RematGraph::RematGraph(func::FuncOp fn, Options options) : fn_(fn), options_(std
       n.flops = cost.getFlops();
     if (options_.seconds)
       n.seconds = options_.seconds(op);
+    if (options_.kernels) {
+      n.computeSeconds = options_.kernels->computeSeconds(op);
+      n.resultBytes = valueBytes(op->getResult(0).getType(), width);
+      for (Value operand : op->getOperands()) {
+        auto it = valueNode.find(operand);
+        // A view is read where it is stored (a broadcast reads its source),
+        // a free value (an iota, a constant) is computed in the kernel.
+        Value stored = operand;
+        while (Operation *def = stored.getDefiningOp()) {
+          auto at = valueNode.find(stored);
+          if (at != valueNode.end() && nodes_[at->second].free) {
+            stored = Value();
+            break;
+          }
+          if (!isViewOp(def) || def->getNumOperands() != 1)
+            break;
+          stored = def->getOperand(0);
+        }
+        n.reads.push_back({it == valueNode.end() ? -1 : it->second,
+                           stored ? valueBytes(stored.getType(), width) : 0});
+      }
+    }
     if (auto lets = op->getAttrOfType<ArrayAttr>("ein.let"))
       for (Attribute a : lets)
         if (auto name = dyn_cast<StringAttr>(a))
@@ -294,6 +316,36 @@ bool RematGraph::available(const std::vector<char> &keep, int32_t node) const {
   return keep[node];
 }
 
+double RematGraph::runSeconds(const std::vector<int32_t> &run, const std::vector<char> &clone,
+                              const std::vector<int32_t> &runOf) const {
+  const RematKernelPricing &k = *options_.kernels;
+  int32_t self = run.front();
+  auto inRun = [&](int32_t u) { return u >= 0 && clone[u] && runOf[u] == self; };
+  double compute = 0;
+  int64_t bytes = 0;
+  bool kernel = false;
+  for (int32_t i : run) {
+    const RematNode &node = nodes_[i];
+    if (node.view)
+      continue; // no kernel of its own
+    kernel = true;
+    compute += node.computeSeconds;
+    for (auto [from, read] : node.reads)
+      if (!inRun(from))
+        bytes += read;
+    // Written out unless only clones of this run read it.
+    bool escapes = node.firstLateUse >= 0;
+    for (int32_t u : users_[i])
+      escapes |= clone[u] && !inRun(u);
+    if (escapes)
+      bytes += node.resultBytes;
+  }
+  if (!kernel)
+    return 0;
+  double memory = k.bandwidth > 0 ? double(bytes) / k.bandwidth : 0;
+  return std::max(compute, memory) + k.latency;
+}
+
 RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *schedule,
                                const RematEvalOptions &eval) const {
   const int64_t count = int64_t(nodes_.size());
@@ -332,7 +384,8 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
       ++before[need[i]];
       ++cost.recomputedOps;
       cost.recomputeFlops += nodes_[i].flops;
-      cost.recomputeSeconds += nodes_[i].seconds;
+      if (!options_.kernels)
+        cost.recomputeSeconds += nodes_[i].seconds;
     }
   std::vector<int64_t> slot(n + 1, 0); // schedule index of the first clone before p
   int64_t shift = 0;
@@ -342,12 +395,17 @@ RematCost RematGraph::evaluate(const std::vector<char> &keep, RematSchedule *sch
   }
   auto at = [&](int64_t p) { return slot[runEnd_[p]] + before[runEnd_[p]]; };
   std::vector<int64_t> cloneAt(count, -1);
+  std::vector<int32_t> runOf(count, -1); // per clone: its run's first clone
   {
     std::vector<int64_t> placed(n + 1, 0);
     std::vector<int32_t> run; // the clones of the run being placed
     auto close = [&] {
-      for (int32_t j : run) // the run's step is its last clone's
+      for (int32_t j : run) { // the run's step is its last clone's
         cloneAt[j] = cloneAt[run.back()];
+        runOf[j] = run.front();
+      }
+      if (options_.kernels && !run.empty())
+        cost.recomputeSeconds += runSeconds(run, clone, runOf);
       run.clear();
     };
     for (int32_t i = 0; i < count; ++i) {

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,14 @@ struct RematNode {
   /// Uses by ops of any later phase (backward, optimizer): first and last
   /// position, -1 when none. These are the uses a recompute clone serves.
   int64_t firstLateUse = -1, lastLateUse = -1;
-  int64_t flops = 0;      // CostOpInterface FLOPs of recomputing it
-  double seconds = 0;     // its predicted time (RematGraph::Options::seconds)
+  int64_t flops = 0;  // CostOpInterface FLOPs of recomputing it
+  double seconds = 0; // its predicted time (RematGraph::Options::seconds)
+  /// With RematGraph::Options::kernels: its FLOPs' time alone, the bytes of
+  /// its result, and per operand the node defining it (-1: none) and the
+  /// bytes read.
+  double computeSeconds = 0;
+  int64_t resultBytes = 0;
+  llvm::SmallVector<std::pair<int32_t, int64_t>, 4> reads;
   int32_t iteration = -1; // index into RematGraph::iterations; -1 outside loops
   /// The `let` names bound to it (`ein.let`, recorded by the front end
   /// for the `names:` policy).
@@ -80,6 +87,7 @@ struct RematNode {
 struct RematCost {
   int64_t recomputedOps = 0; // clones, views included
   int64_t recomputeFlops = 0;
+  /// Options::kernels' time of the clone kernels, else the clones' seconds summed.
   double recomputeSeconds = 0;
   int64_t liveBytes = 0;   // the most temporaries live at once
   int64_t arenaBytes = -1; // their first-fit arena (RematEvalOptions::arena; else -1)
@@ -92,6 +100,17 @@ struct RematCost {
   std::vector<int64_t> savedByIteration;
   /// The most temporaries live in each of RematEvalOptions::windows.
   std::vector<int64_t> windowLive;
+};
+
+/// Recompute priced as the step runs it (the report's kernel table): a
+/// run of clones that form one kernel (RematNode::cloneKernel) takes
+/// max(its FLOPs' time, the bytes it moves / bandwidth) + one launch, the
+/// values its clones pass each other moving no bytes; a clone alone is its
+/// own kernel; a view takes nothing.
+struct RematKernelPricing {
+  std::function<double(Operation *)> computeSeconds; // an op's FLOPs on its unit
+  double bandwidth = 0;                              // bytes/s
+  double latency = 0;                                // seconds per kernel launch
 };
 
 struct RematEvalOptions {
@@ -115,6 +134,9 @@ public:
     ByteWidth width = irByteWidth;
     /// Predicted seconds of one op (recompute cost); null: 0.
     std::function<double(Operation *)> seconds;
+    /// When set, a plan's recomputeSeconds is its clone kernels' time
+    /// (RematKernelPricing) rather than the sum of `seconds` over its clones.
+    std::optional<RematKernelPricing> kernels;
     /// Bytes resident besides the function's own (e.g. the mixed-precision
     /// master copy): added to every peak.
     int64_t extraResident = 0;
@@ -126,6 +148,7 @@ public:
   RematGraph(func::FuncOp fn, Options options);
 
   func::FuncOp function() const { return fn_; }
+  const Options &options() const { return options_; }
   const std::vector<RematNode> &nodes() const { return nodes_; }
   /// The body's ops in order, terminator aside (positions index it).
   const std::vector<Operation *> &ops() const { return ops_; }
@@ -155,6 +178,10 @@ public:
 
 private:
   bool available(const std::vector<char> &keep, int32_t node) const;
+  /// Options::kernels' time of one run of clones (`runOf`: each clone's
+  /// run, by its first clone; filled for this run).
+  double runSeconds(const std::vector<int32_t> &run, const std::vector<char> &clone,
+                    const std::vector<int32_t> &runOf) const;
 
   func::FuncOp fn_;
   Options options_;

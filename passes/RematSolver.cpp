@@ -326,6 +326,30 @@ std::function<double(Operation *)> recomputeSecondsOn(const DeviceProfile &devic
   };
 }
 
+RematKernelPricing cloneKernelsOn(const DeviceProfile &device) {
+  RematKernelPricing k;
+  k.computeSeconds = [device](Operation *op) {
+    auto cost = dyn_cast<CostOpInterface>(op);
+    if (!cost)
+      return 0.0;
+    Type e = op->getNumResults() ? getElementTypeOrSelf(op->getResult(0).getType()) : Type();
+    std::string dtype = e && e.isBF16() ? "bf16" : e && e.isF16() ? "f16" : "f32";
+    return roofline(device, dtype, op->hasTrait<OpTrait::ein::EinContraction>(),
+                    double(cost.getFlops()), 0)
+        .seconds;
+  };
+  k.bandwidth = device.bandwidth;
+  k.latency = device.kernelLatency;
+  return k;
+}
+
+RematGraph::Options rematPricingOn(const DeviceProfile &device) {
+  RematGraph::Options options;
+  options.seconds = recomputeSecondsOn(device);
+  options.kernels = cloneKernelsOn(device);
+  return options;
+}
+
 RematFrontier solveRematFrontier(const RematGraph &g, const RematSolverOptions &options) {
   auto start = Clock::now();
   RematFrontier frontier;

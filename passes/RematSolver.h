@@ -39,6 +39,15 @@ struct DeviceProfile;
 /// type; every operand read and result written once).
 std::function<double(Operation *)> recomputeSecondsOn(const DeviceProfile &device);
 
+/// The clone kernels' pricing on `device` (RematKernelPricing): what the
+/// report's kernel table charges a kernel.
+RematKernelPricing cloneKernelsOn(const DeviceProfile &device);
+
+/// The options every plan of einc's is priced with on `device`: a plan's
+/// recompute time is that of the kernels its clones run as (so `budget:`
+/// minimises the time the lowered step spends recomputing).
+RematGraph::Options rematPricingOn(const DeviceProfile &device);
+
 /// One plan on the trade-off, priced exactly.
 struct RematPoint {
   std::vector<char> keep;

@@ -167,16 +167,23 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
           RematDevice{profile->memoryBytes,
                       at(profile->matmulFlops,
                          mlir::ein::contractionDtype(*profile, "f32", priced.tf32 == "on")),
-                      at(profile->vectorFlops, "f32"), profile->bandwidth};
+                      at(profile->vectorFlops, "f32"),
+                      profile->bandwidth,
+                      profile->kernelLatency,
+                      at(profile->matmulFlops, "bf16"),
+                      at(profile->vectorFlops, "bf16"),
+                      at(profile->matmulFlops, "f16"),
+                      at(profile->vectorFlops, "f16")};
     }
   if (!request.functions.empty() && backend->hostMemory())
     if (auto here = thisMachineForRemat(rematDevice ? &*rematDevice : nullptr))
       rematDevice = here;
-  // The report's remat trade-off is of the step before its policy.
+  // The report's remat trade-off is of the step before its policy, each
+  // plan priced as the step it becomes.
   std::optional<ReportRematSweep> sweep;
-  if (report)
-    sweep = sweepRemat(module, request, rematDevice ? &*rematDevice : nullptr,
-                       request.reportFlags.rematSweep);
+  if (report && failed(sweepRemat(module, request, priced, rematDevice ? &*rematDevice : nullptr,
+                                  request.reportFlags.rematSweep, sweep)))
+    return false;
   // A budget must fit the functions this compile lowers (and the report's
   // @train_step); the others only get its best try.
   std::vector<std::string> mustFit = request.functions;
@@ -225,10 +232,9 @@ bool compileModel(ModuleOp module, const CompileRequest &request, CompiledModel 
     }
     Report r;
     r.plannedBackend = "cpu";
-    if (!reportOnStep(module, *trainStep, request, priced, r))
+    if (!reportOnStep(module, trainStep, request, priced, r))
       return false;
     r.rematSweep = std::move(sweep);
-    fillSweepStepTimes(r);
     if (request.renderReport) {
       llvm::raw_string_ostream json(out.bundle.reportJson), text(out.reportText);
       printReportJson(r, json);

@@ -1,6 +1,7 @@
 //===- RematSweep.cpp - The remat trade-off and "does it fit?" ------------===//
 #include "RematSweep.h"
 #include "Frontend.h"
+#include "StepPrice.h"
 
 #include "dsl/Elaborator.h"
 #include "passes/Analysis.h"
@@ -16,6 +17,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 namespace pe = mlir::ein;
@@ -23,23 +25,26 @@ namespace pe = mlir::ein;
 namespace einc {
 namespace {
 
-/// Recompute time on `device`, or on the built-in h100 without one.
+/// Recompute time on `device`, or on the built-in h100 without one, priced
+/// as ein-remat prices it there (applyRemat passes the pass the same rates).
 pe::RematGraph::Options onDevice(const RematDevice *device) {
-  pe::RematGraph::Options options;
   pe::DeviceProfile profile;
-  if (device) {
-    for (const char *dtype : {"f32", "bf16", "f16"}) {
-      profile.matmulFlops[dtype] = device->matrixFlops;
-      profile.vectorFlops[dtype] = device->vectorFlops;
-    }
+  if (device && device->matrixFlops > 0) {
+    auto or32 = [](double rate, double f32) { return rate > 0 ? rate : f32; };
+    profile.matmulFlops = {{"f32", device->matrixFlops},
+                           {"bf16", or32(device->bf16MatrixFlops, device->matrixFlops)},
+                           {"f16", or32(device->f16MatrixFlops, device->matrixFlops)}};
+    profile.vectorFlops = {{"f32", device->vectorFlops},
+                           {"bf16", or32(device->bf16VectorFlops, device->vectorFlops)},
+                           {"f16", or32(device->f16VectorFlops, device->vectorFlops)}};
     profile.bandwidth = device->bandwidth;
+    profile.kernelLatency = device->kernelLatency;
   } else {
     for (const pe::DeviceProfile &p : pe::builtinDeviceProfiles())
       if (p.name == "h100")
         profile = p;
   }
-  options.seconds = pe::recomputeSecondsOn(profile);
-  return options;
+  return pe::rematPricingOn(profile);
 }
 
 /// A budget as the remat setting writes it: whole gigabytes as "80GB", else
@@ -50,11 +55,10 @@ std::string sizeText(int64_t bytes) {
   return std::to_string(bytes);
 }
 
-ReportRematPlan planOf(std::string label, int64_t budget, int64_t peak, const pe::RematCost &cost) {
+ReportRematPlan planOf(std::string label, int64_t budget, const pe::RematCost &cost) {
   ReportRematPlan p;
   p.label = std::move(label);
   p.budget = budget;
-  p.peak = peak;
   p.recomputeFlops = cost.recomputeFlops;
   p.recomputeSeconds = cost.recomputeSeconds;
   return p;
@@ -63,9 +67,10 @@ ReportRematPlan planOf(std::string label, int64_t budget, int64_t peak, const pe
 /// The first split of the batch into 2, 4, 8, ... micro-batches whose
 /// @accumulate_grad (with the plan of least recompute that fits beside it)
 /// and @apply_update fit `memory` together, as a training run allocates
-/// them.
-ReportFitAdvice microBatchAdvice(ModuleOp module, const CompileRequest &request,
-                                 const RematDevice *device, int64_t memory) {
+/// them; priced as they run: `accumulate` × @accumulate_grad's step and one
+/// @apply_update, each lowered and priced as the report prices a step.
+FailureOr<ReportFitAdvice> microBatchAdvice(ModuleOp module, const CompileRequest &request,
+                                            const RematDevice *device, int64_t memory) {
   ReportFitAdvice fit;
   auto dims = module->getAttrOfType<DictionaryAttr>("ein.dims");
   auto batchAttr = dims ? dims.getAs<IntegerAttr>("batch") : nullptr;
@@ -117,10 +122,17 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const CompileRequest &request,
     fit.found = true;
     fit.accumulate = k;
     fit.microBatch = batch / k;
-    fit.peak = pick->placedPeak + applyPeak;
     fit.recomputeSeconds = pick->cost.recomputeSeconds;
     if (pick->cost.recomputedOps > 0)
       fit.remat = "budget:" + sizeText(memory - applyPeak);
+    std::optional<StepPrice> microStep = priceUnderRemat(
+        *m, request, settings, device, fit.remat.empty() ? "none" : fit.remat, "accumulate_grad");
+    std::optional<StepPrice> update =
+        priceUnderRemat(*m, request, settings, device, "none", "apply_update");
+    if (!microStep || !update)
+      return failure();
+    fit.peak = microStep->peak + update->peak;
+    fit.stepSeconds = double(k) * microStep->stepSeconds + update->stepSeconds;
     fit.command = "einc train " + request.modelPath + " --set batch=" + std::to_string(batch / k) +
                   " --set accumulate=" + std::to_string(k) +
                   (fit.remat.empty() ? "" : " --set remat=" + fit.remat);
@@ -131,13 +143,43 @@ ReportFitAdvice microBatchAdvice(ModuleOp module, const CompileRequest &request,
   return fit;
 }
 
+/// Each distinct plan priced once, as the step it becomes (StepPrice.h).
+class PlanPrices {
+public:
+  PlanPrices(ModuleOp module, const CompileRequest &request, const einrt::TrainSettings &settings,
+             const pe::RematGraph::Options &graph)
+      : module_(module), request_(request), settings_(settings), graph_(graph) {}
+
+  LogicalResult price(const std::vector<char> &keep, ReportRematPlan &plan) {
+    auto it = prices_.find(keep);
+    if (it == prices_.end()) {
+      std::optional<StepPrice> step = pricePlan(module_, request_, settings_, graph_, keep);
+      if (!step)
+        return failure();
+      it = prices_.emplace(keep, *step).first;
+    }
+    plan.peak = it->second.peak;
+    plan.stepSeconds = it->second.stepSeconds;
+    return success();
+  }
+
+private:
+  ModuleOp module_;
+  const CompileRequest &request_;
+  const einrt::TrainSettings &settings_;
+  const pe::RematGraph::Options &graph_;
+  std::map<std::vector<char>, StepPrice> prices_;
+};
+
 } // namespace
 
-std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest &request,
-                                           const RematDevice *device, bool ladder) {
+LogicalResult sweepRemat(ModuleOp module, const CompileRequest &request,
+                         const einrt::TrainSettings &settings, const RematDevice *device,
+                         bool ladder, std::optional<ReportRematSweep> &out) {
+  out.reset();
   auto fn = module.lookupSymbol<func::FuncOp>("train_step");
   if (!fn)
-    return std::nullopt;
+    return success();
   auto start = std::chrono::steady_clock::now();
   pe::RematGraph graph(fn, onDevice(device));
   pe::RematEvalOptions placed;
@@ -146,7 +188,7 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest
   int64_t memory = device ? int64_t(device->memoryBytes) : 0;
   bool tooBig = memory > 0 && plain > memory;
   if (!ladder && !tooBig)
-    return std::nullopt;
+    return success();
 
   ReportRematSweep sweep;
   sweep.ladder = ladder;
@@ -157,6 +199,7 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest
     pe::placeFrontier(graph, frontier);
   sweep.frontierPoints = int64_t(frontier.points.size());
   sweep.candidates = frontier.candidates;
+  std::vector<std::vector<char>> keeps; // each row's plan, rungs then policies
   if (ladder && !frontier.points.empty()) {
     int64_t least = plain;
     for (const pe::RematPoint &p : frontier.points)
@@ -164,9 +207,10 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest
     const int64_t rungs = 12;
     for (int64_t k = 0; k < rungs; ++k) {
       int64_t budget = least + (plain - least) * k / (rungs - 1);
-      if (const pe::RematPoint *p = pe::pickForBudget(graph, frontier, budget))
-        sweep.frontier.push_back(
-            planOf("budget:" + std::to_string(budget), budget, p->placedPeak, p->cost));
+      if (const pe::RematPoint *p = pe::pickForBudget(graph, frontier, budget)) {
+        sweep.frontier.push_back(planOf("budget:" + std::to_string(budget), budget, p->cost));
+        keeps.push_back(p->keep);
+      }
     }
     for (const char *policy : einrt::rematPlainPolicies()) {
       pe::RematPolicyChoice choice;
@@ -174,26 +218,43 @@ std::optional<ReportRematSweep> sweepRemat(ModuleOp module, const CompileRequest
       einrt::Expected<std::vector<char>> keep = pe::planForPolicy(graph, choice);
       if (!keep.ok() || keep->empty())
         continue;
-      pe::RematCost cost = graph.evaluate(*keep, nullptr, placed);
-      sweep.policies.push_back(planOf(policy, 0, cost.peakBytes, cost));
+      sweep.policies.push_back(planOf(policy, 0, graph.evaluate(*keep, nullptr, placed)));
+      keeps.push_back(keep.take());
     }
   }
+  sweep.solverSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Every row is the step `einc report --remat ROW` reports: its plan
+  // applied as ein-remat applies the plan that setting picks (the same
+  // graph, the same solver), lowered and priced (StepPrice.h).
+  PlanPrices prices(module, request, settings, graph.options());
+  size_t row = 0;
+  for (auto *plans : {&sweep.frontier, &sweep.policies})
+    for (ReportRematPlan &p : *plans)
+      if (failed(prices.price(keeps[row++], p)))
+        return failure();
   if (tooBig) {
     ReportFitAdvice fit;
     if (const pe::RematPoint *p = pe::pickForBudget(graph, frontier, memory)) {
       fit.found = true;
       fit.remat = "budget:" + sizeText(memory);
-      fit.peak = p->placedPeak;
       fit.recomputeSeconds = p->cost.recomputeSeconds;
       fit.command = "einc train " + request.modelPath + " --set remat=" + fit.remat;
+      std::optional<StepPrice> step = priceUnderRemat(module, request, settings, device, fit.remat);
+      if (!step)
+        return failure();
+      fit.peak = step->peak;
+      fit.stepSeconds = step->stepSeconds;
     } else {
-      fit = microBatchAdvice(module, request, device, memory);
+      FailureOr<ReportFitAdvice> split = microBatchAdvice(module, request, device, memory);
+      if (failed(split))
+        return failure();
+      fit = std::move(*split);
     }
     sweep.fit = fit;
   }
-  sweep.solverSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return sweep;
+  out = std::move(sweep);
+  return success();
 }
 
 int64_t splitResidentFloor(func::FuncOp trainStep, const pe::ByteWidth &width) {
@@ -214,19 +275,6 @@ int64_t splitResidentFloor(func::FuncOp trainStep, const pe::ByteWidth &width) {
       floor += bytes;
   }
   return floor;
-}
-
-void fillSweepStepTimes(Report &r) {
-  if (!r.rematSweep)
-    return;
-  double recompute = 0; // the predicted time of the policy's own clones
-  for (const ReportOp &op : r.ops)
-    if (op.phase == "recompute")
-      recompute += op.seconds;
-  double plain = r.stepSeconds - recompute;
-  for (auto *plans : {&r.rematSweep->frontier, &r.rematSweep->policies})
-    for (ReportRematPlan &p : *plans)
-      p.stepSeconds = plain + p.recomputeSeconds;
 }
 
 } // namespace einc

@@ -6,6 +6,8 @@
 // when keeping everything does not fit the device, the answer: the plan of
 // least recompute that fits, or else the split into micro-batches (with
 // `accumulate`) whose step does, with the command line that applies it.
+// Each plan's step time and peak are those of the step it becomes, lowered
+// and priced as the report prices its own (StepPrice.h).
 // docs/remat.md, docs/report.md.
 //
 //===----------------------------------------------------------------------===//
@@ -25,14 +27,17 @@
 
 namespace einc {
 
-/// The sweep of `module`'s @train_step on `device` (none: no sweep); only
-/// when `ladder` (--remat-sweep) or the plain step does not fit. The
+/// The sweep of `module`'s @train_step on `device` into `sweep` (none: no
+/// sweep); only when `ladder` (--remat-sweep) or the plain step does not
+/// fit. Every plan it shows — a rung, a named policy, the fit advice — is
+/// priced as the step it becomes (StepPrice.h), with `settings` (the
+/// report's): its row is what `einc report --remat PLAN` reports. The
 /// micro-batch splits are `request`'s parsed model elaborated again (no
 /// split without one); its model path goes into the advice's command line.
-/// Step times are left to fillSweepStepTimes, which needs the report's
-/// prediction.
-std::optional<ReportRematSweep> sweepRemat(mlir::ModuleOp module, const CompileRequest &request,
-                                           const RematDevice *device, bool ladder);
+/// Fails (the error printed) where pricing a plan does.
+mlir::LogicalResult sweepRemat(mlir::ModuleOp module, const CompileRequest &request,
+                               const einrt::TrainSettings &settings, const RematDevice *device,
+                               bool ladder, std::optional<ReportRematSweep> &sweep);
 
 /// A floor under every split of the batch into micro-batches: its
 /// @accumulate_grad peak plus its @apply_update peak, whatever the
@@ -43,10 +48,6 @@ std::optional<ReportRematSweep> sweepRemat(mlir::ModuleOp module, const CompileR
 /// exceeds the device.
 int64_t splitResidentFloor(mlir::func::FuncOp trainStep,
                            const mlir::ein::ByteWidth &width = mlir::ein::irByteWidth);
-
-/// Each plan's predicted step: the report's step time without the
-/// recompute its own policy added, plus the plan's recompute time.
-void fillSweepStepTimes(Report &report);
 
 } // namespace einc
 

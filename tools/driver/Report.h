@@ -149,10 +149,10 @@ struct PhaseFlops {
 struct ReportRematPlan {
   std::string label;  // "budget:123456" for the ladder, the policy's name otherwise
   int64_t budget = 0; // the ladder's budget (0 for a named policy)
-  int64_t peak = 0;   // planned peak (arena + resident) of the plan
+  int64_t peak = 0;   // planned peak of the step it becomes (`einc report --remat LABEL`'s)
   int64_t recomputeFlops = 0;
-  double recomputeSeconds = 0; // the plan's model (what budget: minimises)
-  double stepSeconds = 0;      // predicted step without remat + recomputeSeconds
+  double recomputeSeconds = 0; // the solver's model of its clones (what budget: minimises)
+  double stepSeconds = 0;      // the step it becomes, as `einc report --remat LABEL` prices it
 
   /// A named policy is written with its name, a rung of the ladder with its budget.
   template <class Self, class Visit> static void fields(Self &self, Visit &&visit) {
@@ -174,7 +174,10 @@ struct ReportFitAdvice {
   int64_t accumulate = 1; // micro-batches (> 1: split the batch)
   int64_t microBatch = 0; // rows per micro-batch (with accumulate > 1)
   int64_t peak = 0;       // its planned peak (with a split: @accumulate_grad's + @apply_update's)
-  double recomputeSeconds = 0;
+  double recomputeSeconds = 0; // the solver's model of its clones (of one micro-batch)
+  /// The step it becomes, priced as the report prices one (with a split:
+  /// `accumulate` × @accumulate_grad's + @apply_update's).
+  double stepSeconds = 0;
   std::string command;     // the command line that applies it
   std::string why;         // when nothing was found
   int64_t splitsBuilt = 0; // micro-batch splits of the model built to find it (not printed)
@@ -186,6 +189,7 @@ struct ReportFitAdvice {
     visit("micro_batch", self.microBatch);
     visit("peak", self.peak);
     visit("recompute_seconds", self.recomputeSeconds);
+    visit("step_seconds", self.stepSeconds);
     visit("command", self.command);
     visit("why", self.why);
   }
@@ -480,8 +484,10 @@ struct Report {
 /// `priced` (the settings with the request's optimizer applied), with the
 /// Program that step was lowered to (its memory plan is the report's
 /// memory), on the device `request.reportDevice` names (see
-/// findDeviceProfile), with the request's report flags.
-bool reportOnStep(mlir::ModuleOp module, const einrt::Program &trainStep,
+/// findDeviceProfile), with the request's report flags. Without the
+/// Program, no memory plan (the peak left 0): the step's time alone (the
+/// remat sweep's, StepPrice.h).
+bool reportOnStep(mlir::ModuleOp module, const einrt::Program *trainStep,
                   const CompileRequest &request, const einrt::TrainSettings &priced,
                   Report &report);
 

@@ -91,7 +91,7 @@ std::vector<size_t> Report::topOps(size_t n) const {
   return order;
 }
 
-bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequest &request,
+bool reportOnStep(ModuleOp module, const einrt::Program *step, const CompileRequest &request,
                   const einrt::TrainSettings &priced, Report &r) {
   const ReportFlags &o = request.reportFlags;
   r.model = request.modelPath;
@@ -188,20 +188,22 @@ bool reportOnStep(ModuleOp module, const einrt::Program &step, const CompileRequ
   // The memory plan of the Program the runtime runs, each buffer at its
   // dtype's width (bf16/f16 2 bytes, as a GPU and the narrow-storing
   // backends hold them).
-  einrt::StorageSizes sizes;
-  for (uint8_t t = 0; t < einrt::kDTypeCount; ++t)
-    sizes.bytes[t] = einrt::dtypeSize(einrt::DType(t));
-  einrt::MemoryPlan plan = einrt::planMemory(step, sizes);
-  r.arenaBytes = plan.arenaBytes;
-  r.residentBytes = plan.residentBytes;
-  r.peakBytes = plan.totalBytes();
-  r.peakOpIndex = plan.peakStep;
-  if (plan.peakStep >= 0)
-    r.peakOp = step.steps[size_t(plan.peakStep)].note;
-  r.liveAfter.clear();
-  for (int64_t live : plan.liveAtStep)
-    r.liveAfter.push_back(r.residentBytes + live);
-  r.memoryTimeline = memoryTimeline(fn, step, plan, sizes);
+  if (step) {
+    einrt::StorageSizes sizes;
+    for (uint8_t t = 0; t < einrt::kDTypeCount; ++t)
+      sizes.bytes[t] = einrt::dtypeSize(einrt::DType(t));
+    einrt::MemoryPlan plan = einrt::planMemory(*step, sizes);
+    r.arenaBytes = plan.arenaBytes;
+    r.residentBytes = plan.residentBytes;
+    r.peakBytes = plan.totalBytes();
+    r.peakOpIndex = plan.peakStep;
+    if (plan.peakStep >= 0)
+      r.peakOp = step->steps[size_t(plan.peakStep)].note;
+    r.liveAfter.clear();
+    for (int64_t live : plan.liveAtStep)
+      r.liveAfter.push_back(r.residentBytes + live);
+    r.memoryTimeline = memoryTimeline(fn, *step, plan, sizes);
+  }
   r.marginBytes = r.deviceMemory - static_cast<double>(r.peakBytes);
   r.fits = r.marginBytes >= 0;
 

@@ -312,11 +312,13 @@ void printReportText(const Report &r, llvm::raw_ostream &os) {
             std::to_string(fit.accumulate) + " × " + std::to_string(fit.microBatch) +
                 " rows (accumulate = " + std::to_string(fit.accumulate) +
                 (fit.remat.empty() ? "" : ", remat " + fit.remat) + "): peak " +
-                formatBytes(double(fit.peak)) + "; " + einrt::terminalSafe(fit.command));
+                formatBytes(double(fit.peak)) + ", step " + formatSeconds(fit.stepSeconds) + "; " +
+                einrt::terminalSafe(fit.command));
     else
-      m.add("fits with remat", fit.remat + ": peak " + formatBytes(double(fit.peak)) +
-                                   ", recompute " + formatSeconds(fit.recomputeSeconds) +
-                                   " a step; " + einrt::terminalSafe(fit.command));
+      m.add("fits with remat", fit.remat + ": peak " + formatBytes(double(fit.peak)) + ", step " +
+                                   formatSeconds(fit.stepSeconds) + ", recompute " +
+                                   formatSeconds(fit.recomputeSeconds) + "; " +
+                                   einrt::terminalSafe(fit.command));
   }
   m.print(os);
 

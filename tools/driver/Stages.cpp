@@ -130,11 +130,18 @@ LogicalResult applyRemat(ModuleOp module, const einrt::TrainSettings &settings,
                                  "backend (einc train, einc run: this machine's memory), or "
                                  "price it on a device (einc report --device h100)";
     options.budget = remat->budgetOn(device ? device->memoryBytes : 0);
-    if (device) {
-      options.matrixFlops = device->matrixFlops;
-      options.vectorFlops = device->vectorFlops;
-      options.bandwidth = device->bandwidth;
-    }
+  }
+  // The recompute time every plan records, and budget: minimises (a device
+  // without rates, as this machine's memory alone: the built-in h100's).
+  if (device && device->matrixFlops > 0) {
+    options.matrixFlops = device->matrixFlops;
+    options.vectorFlops = device->vectorFlops;
+    options.bandwidth = device->bandwidth;
+    options.kernelLatency = device->kernelLatency;
+    options.bf16MatrixFlops = device->bf16MatrixFlops;
+    options.bf16VectorFlops = device->bf16VectorFlops;
+    options.f16MatrixFlops = device->f16MatrixFlops;
+    options.f16VectorFlops = device->f16VectorFlops;
   }
   PassManager pm(module.getContext());
   pm.addPass(ein::createEinRemat(options));

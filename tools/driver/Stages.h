@@ -56,11 +56,15 @@ mlir::LogicalResult buildTrainStep(mlir::ModuleOp module, const einrt::TrainSett
 /// (the plan then sees the kernels the backend compiles: a clone goes
 /// before a whole kernel, clones of one group form a kernel of their own);
 /// nothing for `none`, or for a function it already rewrote.
-/// The device `budget:` predicts recompute time on (f32 rates of its
-/// profile) and takes `N%` of.
+/// The device recompute time is predicted on (its profile's rates for f32
+/// — tf32's under that setting — bf16 and f16, its launch latency: what
+/// `budget:` minimises) and `budget:N%` takes N% of.
 struct RematDevice {
   double memoryBytes = 0;
   double matrixFlops = 0, vectorFlops = 0, bandwidth = 0;
+  double kernelLatency = 0; // seconds per kernel launch (a clone kernel pays one)
+  /// The rates of 16-bit floats (0: the f32 ones above).
+  double bf16MatrixFlops = 0, bf16VectorFlops = 0, f16MatrixFlops = 0, f16VectorFlops = 0;
 };
 /// Without `device`, time is predicted on the built-in h100 and a
 /// percentage is an error (at `train { remat = ... }` when the file sets it). `mustFit` (for

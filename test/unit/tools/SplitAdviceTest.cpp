@@ -34,7 +34,17 @@ einc::CompileRequest requestFor(const std::string &model, const Overrides &overr
   request.use = einrt::SettingsUse::Report;
   request.modelPath = std::string(EINC_SOURCE_DIR) + "/examples/" + model + ".ein";
   request.overrides = overrides;
+  request.reportDevice = "h100"; // the advice prices each plan's step on it
   return request;
+}
+
+/// The sweep einc report makes of `step` on `device` (no ladder).
+std::optional<einc::ReportRematSweep>
+sweepOf(mlir::ModuleOp step, const einc::CompileRequest &request, const einc::RematDevice &device) {
+  std::optional<einc::ReportRematSweep> sweep;
+  EXPECT_TRUE(succeeded(
+      einc::sweepRemat(step, request, request.settings, &device, /*ladder=*/false, sweep)));
+  return sweep;
 }
 
 /// The example's step, built and fused as `einc report` builds it before
@@ -117,8 +127,7 @@ TEST(SplitAdvice, BuildsNoSplitBelowTheFloor) {
   int64_t floor = einc::splitResidentFloor(step->lookupSymbol<mlir::func::FuncOp>("train_step"));
   auto adviceOn = [&](int64_t memory) {
     einc::RematDevice device{double(memory), 66.9e12, 66.9e12, 3.35e12};
-    std::optional<einc::ReportRematSweep> sweep =
-        einc::sweepRemat(*step, o, &device, /*ladder=*/false);
+    std::optional<einc::ReportRematSweep> sweep = sweepOf(*step, o, device);
     EXPECT_TRUE(sweep && sweep->fit);
     return sweep && sweep->fit ? *sweep->fit : einc::ReportFitAdvice{};
   };
@@ -147,7 +156,7 @@ TEST(SplitAdvice, BuildsSplitsUntilOneFits) {
   mlir::OwningOpRef<mlir::ModuleOp> step = buildStep(o, fe, context);
   ASSERT_TRUE(step);
   einc::RematDevice h100{80e9, 66.9e12, 66.9e12, 3.35e12};
-  std::optional<einc::ReportRematSweep> sweep = einc::sweepRemat(*step, o, &h100, false);
+  std::optional<einc::ReportRematSweep> sweep = sweepOf(*step, o, h100);
   ASSERT_TRUE(sweep && sweep->fit);
   EXPECT_TRUE(sweep->fit->found);
   EXPECT_EQ(sweep->fit->accumulate, 4);
@@ -170,7 +179,7 @@ TEST(SplitAdvice, BuildsSplitsFromTheParsedModelNotTheFile) {
   ASSERT_FALSE(llvm::sys::fs::remove(copy));
   ASSERT_TRUE(step);
   einc::RematDevice h100{80e9, 66.9e12, 66.9e12, 3.35e12};
-  std::optional<einc::ReportRematSweep> sweep = einc::sweepRemat(*step, request, &h100, false);
+  std::optional<einc::ReportRematSweep> sweep = sweepOf(*step, request, h100);
   ASSERT_TRUE(sweep && sweep->fit);
   EXPECT_TRUE(sweep->fit->found) << sweep->fit->why;
   EXPECT_EQ(sweep->fit->accumulate, 4);
@@ -180,7 +189,7 @@ TEST(SplitAdvice, BuildsSplitsFromTheParsedModelNotTheFile) {
 
   // Without a parsed model there is nothing to split, and the advice says so.
   request.frontend = nullptr;
-  sweep = einc::sweepRemat(*step, request, &h100, false);
+  sweep = sweepOf(*step, request, h100);
   ASSERT_TRUE(sweep && sweep->fit);
   EXPECT_FALSE(sweep->fit->found);
   EXPECT_EQ(sweep->fit->splitsBuilt, 0);
