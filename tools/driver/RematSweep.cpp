@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <chrono>
 #include <cmath>
@@ -53,6 +55,35 @@ std::string sizeText(int64_t bytes) {
   if (bytes >= 1000000000 && bytes % 1000000000 == 0)
     return std::to_string(bytes / 1000000000) + "GB";
   return std::to_string(bytes);
+}
+
+/// A word as a POSIX shell reads it back: as is when it is plain, else in
+/// single quotes.
+std::string shellWord(const std::string &word) {
+  bool plain = !word.empty() && llvm::all_of(word, [](char c) {
+    return llvm::isAlnum(c) || llvm::StringRef("_-+=:./,@%").contains(c);
+  });
+  if (plain)
+    return word;
+  std::string quoted = "'";
+  for (char c : word)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// The command that trains the model as reported with the advice's
+/// settings: the model, the request's own `--set`s and optimizer (those the
+/// advice sets replaced), then the advice's.
+std::string adviceCommand(const CompileRequest &request, const Overrides &advice) {
+  std::string command = "einc train " + shellWord(request.modelPath);
+  for (const auto &[key, value] : request.overrides)
+    if (llvm::none_of(advice, [&](const auto &a) { return a.first == key; }))
+      command += " --set " + shellWord(key + "=" + value);
+  if (!request.optimizer.empty())
+    command += " --optimizer " + shellWord(request.optimizer);
+  for (const auto &[key, value] : advice)
+    command += " --set " + shellWord(key + "=" + value);
+  return command;
 }
 
 ReportRematPlan planOf(std::string label, int64_t budget, const pe::RematCost &cost) {
@@ -133,9 +164,9 @@ FailureOr<ReportFitAdvice> microBatchAdvice(ModuleOp module, const CompileReques
       return failure();
     fit.peak = microStep->peak + update->peak;
     fit.stepSeconds = double(k) * microStep->stepSeconds + update->stepSeconds;
-    fit.command = "einc train " + request.modelPath + " --set batch=" + std::to_string(batch / k) +
-                  " --set accumulate=" + std::to_string(k) +
-                  (fit.remat.empty() ? "" : " --set remat=" + fit.remat);
+    fit.command = adviceCommand(request, {{"batch", std::to_string(batch / k)},
+                                          {"accumulate", std::to_string(k)},
+                                          {"remat", fit.remat.empty() ? "none" : fit.remat}});
     return fit;
   }
   fit.why = "no plan fits, and no split of the batch (" + std::to_string(batch) +
@@ -239,7 +270,7 @@ LogicalResult sweepRemat(ModuleOp module, const CompileRequest &request,
       fit.found = true;
       fit.remat = "budget:" + sizeText(memory);
       fit.recomputeSeconds = p->cost.recomputeSeconds;
-      fit.command = "einc train " + request.modelPath + " --set remat=" + fit.remat;
+      fit.command = adviceCommand(request, {{"remat", fit.remat}});
       std::optional<StepPrice> step = priceUnderRemat(module, request, settings, device, fit.remat);
       if (!step)
         return failure();

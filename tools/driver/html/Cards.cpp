@@ -52,8 +52,11 @@ void fitCard(const Report &r, llvm::raw_ostream &os) {
   else
     os << "Recompute with " << escape(rematWithBudget(r, fit->remat)) << " ("
        << escape(formatSeconds(fit->recomputeSeconds)) << " of recompute a step)";
-  os << ": peak " << escape(formatBytes(double(fit->peak))) << ".<br><code>" << escape(fit->command)
-     << "</code></div></div>\n";
+  os << ": peak " << escape(formatBytes(double(fit->peak)));
+  if (fit->stepSeconds > 0)
+    os << ", step " << escape(formatSeconds(fit->stepSeconds)) << " (now "
+       << escape(formatSeconds(r.stepSeconds)) << ")";
+  os << ".<br><code>" << escape(fit->command) << "</code></div></div>\n";
 }
 
 } // namespace
