@@ -17,17 +17,27 @@
 namespace einc {
 namespace html {
 
-const char *phaseColor(llvm::StringRef phase) {
-  if (phase == "backward")
-    return "#e8710a";
-  if (phase == "optimizer")
-    return "#1e8e3e";
-  if (phase == "recompute")
-    return "#9334e6";
-  if (phase == "communication")
-    return "#c5221f";
-  return "#1a73e8";
+namespace {
+/// Each phase's colour (dots, bars, swatches) and its light band (shading
+/// behind the memory chart); the first row is the default (forward).
+struct PhaseStyle {
+  const char *phase, *color, *band;
+};
+constexpr PhaseStyle kPhaseStyles[] = {
+    {"forward", "#1a73e8", "#e8f0fe"},       {"backward", "#e8710a", "#fef3e8"},
+    {"optimizer", "#1e8e3e", "#e6f4ea"},     {"recompute", "#9334e6", "#f3e8fd"},
+    {"communication", "#c5221f", "#e8f0fe"},
+};
+const PhaseStyle &phaseStyle(llvm::StringRef phase) {
+  for (const PhaseStyle &s : kPhaseStyles)
+    if (phase == s.phase)
+      return s;
+  return kPhaseStyles[0];
 }
+} // namespace
+
+const char *phaseColor(llvm::StringRef phase) { return phaseStyle(phase).color; }
+const char *phaseBand(llvm::StringRef phase) { return phaseStyle(phase).band; }
 
 std::string swatch(const char *color, llvm::StringRef name) {
   return "<span><i class=\"dot\" style=\"background:" + std::string(color) + "\"></i>" +

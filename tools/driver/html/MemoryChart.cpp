@@ -25,16 +25,6 @@ struct Category {
   int64_t at(size_t i) const { return live ? (*live)[i] : resident; }
 };
 
-const char *phaseBand(llvm::StringRef phase) {
-  if (phase == "backward")
-    return "#fef3e8";
-  if (phase == "optimizer")
-    return "#e6f4ea";
-  if (phase == "recompute")
-    return "#f3e8fd";
-  return "#e8f0fe";
-}
-
 /// A round axis top at or above `v`: 1, 2 or 5 × a power of ten of the
 /// unit formatBytes uses at that size.
 double niceTop(double v) {

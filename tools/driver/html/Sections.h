@@ -22,6 +22,8 @@ namespace einc::html {
 /// The colour of a phase (forward, backward, recompute, optimizer,
 /// communication) in every chart and legend.
 const char *phaseColor(llvm::StringRef phase);
+/// The light band of a phase behind the memory chart.
+const char *phaseBand(llvm::StringRef phase);
 /// A legend entry: a colour swatch and its name.
 std::string swatch(const char *color, llvm::StringRef name);
 /// `path` as the page prints a source: relative to the model's directory
